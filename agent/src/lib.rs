@@ -1,0 +1,33 @@
+//! fleetbench agent: runs benchmark load on its host on behalf of a coordinator.
+//!
+//! The binary is a thin wrapper around [`serve`]; the coordinator also embeds agents through
+//! the same function when the user names no remote agents.
+
+pub mod runner;
+pub mod service;
+pub mod stats;
+pub mod workloads;
+
+use std::future::Future;
+use std::time::Duration;
+
+use fleetbench_proto::v1::agent_server::AgentServer;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+
+pub use service::AgentService;
+
+/// Serves the agent on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), tonic::transport::Error> {
+    tonic::transport::Server::builder()
+        // Notice a vanished coordinator even when no data flows.
+        .http2_keepalive_interval(Some(Duration::from_secs(1)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(3)))
+        .tcp_nodelay(true)
+        .add_service(AgentServer::new(AgentService::default()))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await
+}

@@ -1,0 +1,56 @@
+//! `fleetbench-agent`: serves benchmark runs to a fleetbench coordinator.
+
+use std::io::Write;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::net::TcpListener;
+
+/// Runs benchmark load on this host for a fleetbench coordinator.
+#[derive(Debug, Parser)]
+#[command(name = "fleetbench-agent", version)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port (the bound address is printed).
+    #[arg(long, default_value = "127.0.0.1:7600")]
+    listen: String,
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run().await {
+        eprintln!("fleetbench-agent: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FLEETBENCH_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let listener = TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, version = env!("CARGO_PKG_VERSION"), "fleetbench-agent listening");
+    // A stable first line on stdout so scripts and tests learn the port chosen for port 0.
+    let mut out = std::io::stdout();
+    writeln!(out, "listening on {addr}")?;
+    out.flush()?;
+    fleetbench_agent::serve(listener, shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("shutting down");
+}

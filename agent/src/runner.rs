@@ -1,0 +1,389 @@
+//! Runs one benchmark on this agent: worker OS threads held at a start gate until Go, an
+//! interval ticker that drains every worker's recorder once per tick, and a final summary.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, mpsc};
+use tokio::time::sleep_until;
+
+use crate::stats::{Sample, WorkerSlot};
+use crate::workloads::ThreadWorkload;
+
+/// Limits and cadence of one run on this agent.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub threads: u32,
+    /// Stop after this long from Go; None = only the event limit ends the run.
+    pub time_limit: Option<Duration>,
+    /// Total events over all of this agent's threads; None = unlimited.
+    pub event_limit: Option<u64>,
+    /// Interval length.
+    pub tick: Duration,
+}
+
+/// Shared by the workers and whoever may stop them.
+#[derive(Debug)]
+pub struct Control {
+    /// Raised to stop every worker; workers check it between (and inside long) events.
+    pub stop: AtomicBool,
+    /// Events still to hand out when the run has an event limit.
+    events_left: Option<AtomicU64>,
+    /// Why the run was stopped early, if it was.
+    abort_reason: Mutex<Option<String>>,
+}
+
+impl Control {
+    fn new(event_limit: Option<u64>) -> Self {
+        Control {
+            stop: AtomicBool::new(false),
+            events_left: event_limit.map(AtomicU64::new),
+            abort_reason: Mutex::new(None),
+        }
+    }
+
+    /// Takes the right to run one more event.
+    fn claim_event(&self) -> bool {
+        if self.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match &self.events_left {
+            None => true,
+            Some(left) => left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok(),
+        }
+    }
+
+    /// Stops the run because its time is up.
+    pub fn finish(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Stops the run early; the first reason given is kept for the final report.
+    pub fn abort(&self, reason: impl Into<String>) {
+        let mut r = self.abort_reason.lock().unwrap_or_else(|p| p.into_inner());
+        if r.is_none() && !self.stop.load(Ordering::Relaxed) {
+            *r = Some(reason.into());
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn abort_reason(&self) -> Option<String> {
+        self.abort_reason
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// One tick's worth of results.
+#[derive(Debug)]
+pub struct IntervalReport {
+    /// 1-based tick number since Go.
+    pub seq: u32,
+    pub duration: Duration,
+    pub threads_running: u32,
+    pub sample: Sample,
+}
+
+/// The whole run's results on this agent.
+#[derive(Debug)]
+pub struct FinalReport {
+    /// From Go until the last worker stopped.
+    pub elapsed: Duration,
+    pub sample: Sample,
+    /// Per thread: (events, busy nanoseconds).
+    pub threads: Vec<(u64, u64)>,
+    pub aborted: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum GateState {
+    Closed,
+    Open,
+    Abandoned,
+}
+
+/// Start gate the workers wait at; abandoned (workers exit) if the run never starts.
+#[derive(Debug)]
+struct Gate {
+    state: Mutex<GateState>,
+    cond: Condvar,
+}
+
+impl Gate {
+    fn set(&self, to: GateState) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if *s == GateState::Closed {
+            *s = to;
+        }
+        self.cond.notify_all();
+    }
+
+    fn wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while *s == GateState::Closed {
+            s = self.cond.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        *s == GateState::Open
+    }
+}
+
+/// A run whose workers exist and wait for Go. Dropping it without `go` releases them.
+pub struct PreparedRun {
+    config: RunConfig,
+    control: Arc<Control>,
+    slots: Vec<Arc<WorkerSlot>>,
+    gate: Arc<Gate>,
+    running: Arc<AtomicUsize>,
+    all_done: Arc<Notify>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl PreparedRun {
+    /// Spawns `config.threads` worker threads, each parked at the start gate.
+    pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
+        let control = Arc::new(Control::new(config.event_limit));
+        let gate = Arc::new(Gate {
+            state: Mutex::new(GateState::Closed),
+            cond: Condvar::new(),
+        });
+        let running = Arc::new(AtomicUsize::new(config.threads as usize));
+        let all_done = Arc::new(Notify::new());
+        let mut run = PreparedRun {
+            config,
+            control,
+            slots: Vec::new(),
+            gate,
+            running,
+            all_done,
+            handles: Vec::new(),
+        };
+        for t in 0..run.config.threads {
+            let slot = Arc::new(WorkerSlot::default());
+            run.slots.push(slot.clone());
+            let worker = workload.worker(t);
+            let (control, gate) = (run.control.clone(), run.gate.clone());
+            let (running, all_done) = (run.running.clone(), run.all_done.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("fb-worker-{t}"))
+                .spawn(move || {
+                    if gate.wait() {
+                        worker_loop(worker, &control, &slot);
+                    }
+                    if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        all_done.notify_one();
+                    }
+                });
+            match handle {
+                Ok(h) => run.handles.push(h),
+                Err(e) => {
+                    // Threads not spawned never decrement; account for them here.
+                    let missing = (run.config.threads - t) as usize;
+                    run.running.fetch_sub(missing, Ordering::AcqRel);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(run)
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.config.threads
+    }
+
+    pub fn control(&self) -> Arc<Control> {
+        self.control.clone()
+    }
+
+    /// Opens the gate and drives the run to its end, sending one report per tick.
+    /// If `intervals` is closed (nobody listening) the run is aborted.
+    pub async fn go(mut self, intervals: mpsc::Sender<IntervalReport>) -> FinalReport {
+        let start = tokio::time::Instant::now();
+        self.gate.set(GateState::Open);
+        let deadline = self.config.time_limit.map(|t| start + t);
+        let mut cumulative = Sample::default();
+        let mut last_tick = start;
+        let mut next_tick = start + self.config.tick;
+        let mut seq = 0u32;
+        loop {
+            // Once stopped, only ticks remain to wait for (a past deadline would spin).
+            let wake = match deadline {
+                Some(d) if !self.control.is_stopped() => d.min(next_tick),
+                _ => next_tick,
+            };
+            tokio::select! {
+                _ = self.all_done.notified() => break,
+                _ = sleep_until(wake) => {}
+            }
+            let now = tokio::time::Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                self.control.finish();
+            }
+            if now >= next_tick {
+                seq += 1;
+                let mut sample = Sample::default();
+                for slot in &self.slots {
+                    slot.drain_into(&mut sample);
+                }
+                cumulative.merge(&sample);
+                let report = IntervalReport {
+                    seq,
+                    duration: next_tick - last_tick,
+                    threads_running: self.running.load(Ordering::Acquire) as u32,
+                    sample,
+                };
+                if intervals.send(report).await.is_err() {
+                    self.control.abort("coordinator went away");
+                }
+                last_tick = next_tick;
+                next_tick += self.config.tick;
+            }
+        }
+        let elapsed = start.elapsed();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+        let mut rest = Sample::default();
+        for slot in &self.slots {
+            slot.drain_into(&mut rest);
+        }
+        cumulative.merge(&rest);
+        FinalReport {
+            elapsed,
+            sample: cumulative,
+            threads: self.slots.iter().map(|s| s.totals()).collect(),
+            aborted: self.control.abort_reason(),
+        }
+    }
+}
+
+impl Drop for PreparedRun {
+    fn drop(&mut self) {
+        // Never started (or dropped mid-run): make sure every worker leaves.
+        self.control.abort("run abandoned before it finished");
+        self.gate.set(GateState::Abandoned);
+    }
+}
+
+fn worker_loop(
+    mut worker: Box<dyn crate::workloads::WorkerLoop>,
+    control: &Control,
+    slot: &WorkerSlot,
+) {
+    while control.claim_event() {
+        let t0 = Instant::now();
+        if !worker.event(&control.stop) {
+            break;
+        }
+        slot.record(t0.elapsed().as_nanos() as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::cpu::Cpu;
+
+    fn config(threads: u32, time_ms: Option<u64>, events: Option<u64>) -> RunConfig {
+        RunConfig {
+            threads,
+            time_limit: time_ms.map(Duration::from_millis),
+            event_limit: events,
+            tick: Duration::from_millis(100),
+        }
+    }
+
+    #[tokio::test]
+    async fn event_limit_is_exact_across_threads() {
+        let run = PreparedRun::new(
+            Arc::new(Cpu { max_prime: 2_000 }),
+            config(3, None, Some(500)),
+        )
+        .unwrap();
+        let (tx, mut rx) = mpsc::channel(64);
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let fin = run.go(tx).await;
+        drain.await.unwrap();
+        assert_eq!(fin.sample.events, 500);
+        assert_eq!(fin.threads.iter().map(|t| t.0).sum::<u64>(), 500);
+        assert_eq!(fin.sample.hist.len(), 500);
+        assert!(fin.aborted.is_none());
+    }
+
+    #[tokio::test]
+    async fn time_limit_ends_the_run_and_ticks_cover_it() {
+        let run = PreparedRun::new(
+            Arc::new(Cpu { max_prime: 1_000 }),
+            config(2, Some(350), None),
+        )
+        .unwrap();
+        let (tx, mut rx) = mpsc::channel(64);
+        let collect = tokio::spawn(async move {
+            let mut v = Vec::new();
+            while let Some(r) = rx.recv().await {
+                v.push(r);
+            }
+            v
+        });
+        let fin = run.go(tx).await;
+        let ticks = collect.await.unwrap();
+        assert!(
+            fin.elapsed >= Duration::from_millis(350),
+            "{:?}",
+            fin.elapsed
+        );
+        assert!(
+            fin.elapsed < Duration::from_millis(1_000),
+            "{:?}",
+            fin.elapsed
+        );
+        assert_eq!(
+            ticks.iter().map(|t| t.seq).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+        let ticked: u64 = ticks.iter().map(|t| t.sample.events).sum();
+        assert!(ticked > 0 && ticked <= fin.sample.events);
+    }
+
+    #[tokio::test]
+    async fn dropping_an_unstarted_run_releases_its_threads() {
+        let run = PreparedRun::new(
+            Arc::new(Cpu { max_prime: 1_000 }),
+            config(4, Some(10_000), None),
+        )
+        .unwrap();
+        let running = run.running.clone();
+        drop(run);
+        let t0 = Instant::now();
+        while running.load(Ordering::Acquire) > 0 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(1),
+                "workers still parked"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    #[tokio::test]
+    async fn closed_receiver_aborts_the_run() {
+        let run = PreparedRun::new(
+            Arc::new(Cpu { max_prime: 1_000 }),
+            config(1, Some(60_000), None),
+        )
+        .unwrap();
+        let (tx, rx) = mpsc::channel(1);
+        drop(rx);
+        let fin = tokio::time::timeout(Duration::from_secs(2), run.go(tx))
+            .await
+            .unwrap();
+        assert_eq!(fin.aborted.as_deref(), Some("coordinator went away"));
+    }
+}

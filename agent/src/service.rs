@@ -1,0 +1,299 @@
+//! The agent's gRPC service: Hello, and Run with its Start / Ready / Go / Interval / Final
+//! exchange. One run at a time; the Run stream is the lease, so a broken stream stops the load.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fleetbench_proto::v1::agent_server::Agent;
+use fleetbench_proto::v1::{
+    self as pb, HelloReply, HelloRequest, RunEvent, RunRequest, run_event, run_request,
+    workload_spec,
+};
+use fleetbench_proto::{PROTOCOL_VERSION, histogram};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{info, warn};
+
+use crate::runner::{FinalReport, IntervalReport, PreparedRun, RunConfig};
+use crate::stats::Sample;
+use crate::workloads::{self, ThreadWorkload};
+
+/// How long the coordinator may take to send Start, and then Go after Ready.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Facts about the run in progress, for the "busy" answer.
+#[derive(Debug, Clone)]
+struct BusyInfo {
+    run_id: String,
+    since: SystemTime,
+    peer: String,
+}
+
+/// State shared by every call to this agent.
+#[derive(Debug)]
+pub struct AgentService {
+    hostname: String,
+    cores: u32,
+    /// The run in progress, if any: an agent runs one at a time.
+    busy: Arc<Mutex<Option<BusyInfo>>>,
+}
+
+impl Default for AgentService {
+    fn default() -> Self {
+        AgentService {
+            hostname: gethostname::gethostname().to_string_lossy().into_owned(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            busy: Arc::default(),
+        }
+    }
+}
+
+/// Marks the agent busy for as long as it lives.
+struct BusyGuard(Arc<Mutex<Option<BusyInfo>>>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+impl AgentService {
+    fn claim(&self, info: BusyInfo) -> Result<BusyGuard, Status> {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = busy.as_ref() {
+            let secs = b
+                .since
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            return Err(Status::unavailable(format!(
+                "busy: run {} since {} (unix time) from {}",
+                b.run_id, secs, b.peer
+            )));
+        }
+        *busy = Some(info);
+        Ok(BusyGuard(self.busy.clone()))
+    }
+}
+
+#[tonic::async_trait]
+impl Agent for AgentService {
+    async fn hello(&self, req: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
+        let req = req.into_inner();
+        if req.protocol_version != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version mismatch: agent {} speaks v{PROTOCOL_VERSION}, coordinator {} speaks v{}",
+                env!("CARGO_PKG_VERSION"),
+                req.coordinator_version,
+                req.protocol_version
+            )));
+        }
+        let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(Response::new(HelloReply {
+            protocol_version: PROTOCOL_VERSION,
+            agent_version: env!("CARGO_PKG_VERSION").to_string(),
+            hostname: self.hostname.clone(),
+            cores: self.cores,
+            workloads: workloads::AVAILABLE.iter().map(|s| s.to_string()).collect(),
+            busy_run_id: busy.as_ref().map(|b| b.run_id.clone()).unwrap_or_default(),
+        }))
+    }
+
+    type RunStream = ReceiverStream<Result<RunEvent, Status>>;
+
+    async fn run(
+        &self,
+        req: Request<Streaming<RunRequest>>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        let peer = req
+            .remote_addr()
+            .map_or_else(|| "unknown".to_string(), |a: SocketAddr| a.to_string());
+        let mut inbound = req.into_inner();
+        let start = match tokio::time::timeout(HANDSHAKE_TIMEOUT, inbound.message()).await {
+            Ok(Ok(Some(RunRequest {
+                msg: Some(run_request::Msg::Start(s)),
+            }))) => s,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(Status::deadline_exceeded("no Start message within 60s")),
+            Ok(_) => {
+                return Err(Status::invalid_argument(
+                    "the first Run message must be Start",
+                ));
+            }
+        };
+        let (workload, config) = plan_from_start(&start)?;
+        let guard = self.claim(BusyInfo {
+            run_id: start.run_id.clone(),
+            since: SystemTime::now(),
+            peer: peer.clone(),
+        })?;
+        let prepared = PreparedRun::new(workload, config)
+            .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?;
+        info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id));
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// Turns a Start message into a workload and run limits, or says what is wrong with it.
+fn plan_from_start(start: &pb::Start) -> Result<(Arc<dyn ThreadWorkload>, RunConfig), Status> {
+    if start.threads == 0 {
+        return Err(Status::invalid_argument("threads must be at least 1"));
+    }
+    if start.time_limit_ms == 0 && start.event_limit == 0 {
+        return Err(Status::invalid_argument(
+            "a run needs a time limit or an event limit",
+        ));
+    }
+    let workload: Arc<dyn ThreadWorkload> =
+        match start.workload.as_ref().and_then(|w| w.kind.as_ref()) {
+            Some(workload_spec::Kind::Cpu(c)) => {
+                if c.max_prime < 3 {
+                    return Err(Status::invalid_argument("cpu max prime must be at least 3"));
+                }
+                Arc::new(workloads::cpu::Cpu {
+                    max_prime: c.max_prime,
+                })
+            }
+            None => {
+                return Err(Status::invalid_argument(
+                    "Start names no workload this agent knows",
+                ));
+            }
+        };
+    let config = RunConfig {
+        threads: start.threads,
+        time_limit: (start.time_limit_ms > 0).then(|| Duration::from_millis(start.time_limit_ms)),
+        event_limit: (start.event_limit > 0).then_some(start.event_limit),
+        tick: Duration::from_millis(start.tick_ms.max(10)),
+    };
+    Ok((workload, config))
+}
+
+/// Drives one run after Start: Ready, wait for Go, stream intervals, send Final.
+async fn drive(
+    prepared: PreparedRun,
+    mut inbound: Streaming<RunRequest>,
+    tx: mpsc::Sender<Result<RunEvent, Status>>,
+    _busy: BusyGuard,
+    run_id: String,
+) {
+    let ready = event(run_event::Msg::Ready(pb::Ready {
+        threads: prepared_threads(&prepared),
+    }));
+    if tx.send(Ok(ready)).await.is_err() {
+        return;
+    }
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, inbound.message()).await {
+        Ok(Ok(Some(RunRequest {
+            msg: Some(run_request::Msg::Go(_)),
+        }))) => {}
+        other => {
+            // Dropping `prepared` releases the parked workers without running anything.
+            warn!(run = %run_id, "run cancelled before Go: {}", describe(&other));
+            return;
+        }
+    }
+    let control = prepared.control();
+    // The lease: a Stop, or the stream ending or breaking, stops all load.
+    let watcher = {
+        let control = control.clone();
+        tokio::spawn(async move {
+            loop {
+                match inbound.message().await {
+                    Ok(Some(RunRequest {
+                        msg: Some(run_request::Msg::Stop(s)),
+                    })) => {
+                        control.abort(format!("stopped by the coordinator: {}", s.reason));
+                        break;
+                    }
+                    Ok(Some(_)) => continue,
+                    Ok(None) | Err(_) => {
+                        control.abort("coordinator went away");
+                        break;
+                    }
+                }
+            }
+        })
+    };
+    let (itx, mut irx) = mpsc::channel::<IntervalReport>(16);
+    let run = tokio::spawn(prepared.go(itx));
+    while let Some(iv) = irx.recv().await {
+        let msg = event(run_event::Msg::Interval(interval_to_proto(&iv)));
+        if tx.send(Ok(msg)).await.is_err() {
+            control.abort("coordinator went away");
+        }
+    }
+    let fin = match run.await {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = tx
+                .send(Err(Status::internal(format!("run failed: {e}"))))
+                .await;
+            watcher.abort();
+            return;
+        }
+    };
+    info!(run = %run_id, events = fin.sample.events, aborted = ?fin.aborted, "run finished");
+    let _ = tx
+        .send(Ok(event(run_event::Msg::Final(final_to_proto(&fin)))))
+        .await;
+    watcher.abort();
+}
+
+fn prepared_threads(p: &PreparedRun) -> u32 {
+    p.threads()
+}
+
+fn describe<T, E: std::fmt::Display>(
+    r: &Result<Result<Option<T>, E>, tokio::time::error::Elapsed>,
+) -> String {
+    match r {
+        Err(_) => "no Go within 60s".into(),
+        Ok(Err(e)) => format!("stream error: {e}"),
+        Ok(Ok(None)) => "coordinator closed the stream".into(),
+        Ok(Ok(Some(_))) => "coordinator sent Stop or an unexpected message".into(),
+    }
+}
+
+fn event(msg: run_event::Msg) -> RunEvent {
+    RunEvent { msg: Some(msg) }
+}
+
+fn latency_to_proto(s: &Sample) -> pb::Latency {
+    pb::Latency {
+        // Encoding an in-memory histogram into a Vec cannot fail in practice; an empty
+        // payload decodes as "no samples" rather than losing the whole report.
+        histogram: histogram::encode(&s.hist).unwrap_or_default(),
+        min_ns: if s.events == 0 { 0 } else { s.min_ns },
+        max_ns: s.max_ns,
+        sum_ns: s.sum_ns,
+    }
+}
+
+fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
+    pb::Interval {
+        seq: iv.seq,
+        duration_ns: iv.duration.as_nanos() as u64,
+        events: iv.sample.events,
+        threads_running: iv.threads_running,
+        latency: Some(latency_to_proto(&iv.sample)),
+    }
+}
+
+fn final_to_proto(f: &FinalReport) -> pb::Final {
+    pb::Final {
+        elapsed_ns: f.elapsed.as_nanos() as u64,
+        events: f.sample.events,
+        latency: Some(latency_to_proto(&f.sample)),
+        threads: f
+            .threads
+            .iter()
+            .map(|&(events, busy_ns)| pb::ThreadStat { events, busy_ns })
+            .collect(),
+        aborted: f.aborted.clone().unwrap_or_default(),
+    }
+}

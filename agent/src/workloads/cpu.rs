@@ -1,0 +1,72 @@
+//! The cpu workload: sysbench's prime search by trial division, one search per event.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{ThreadWorkload, WorkerLoop};
+
+/// sysbench's default `--cpu-max-prime`.
+pub const DEFAULT_MAX_PRIME: u64 = 10_000;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Cpu {
+    pub max_prime: u64,
+}
+
+impl ThreadWorkload for Cpu {
+    fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop> {
+        Box::new(*self)
+    }
+}
+
+impl WorkerLoop for Cpu {
+    fn event(&mut self, stop: &AtomicBool) -> bool {
+        std::hint::black_box(count_primes(std::hint::black_box(self.max_prime), stop)).is_some()
+    }
+}
+
+/// Counts the primes in `3..max_prime` by trial division up to the square root, comparing in
+/// floating point as sysbench does, so one event costs the same work as one sysbench event.
+/// Returns None when `stop` is raised mid-way (checked every 1024 candidates).
+pub fn count_primes(max_prime: u64, stop: &AtomicBool) -> Option<u64> {
+    let mut primes = 0u64;
+    let mut c = 3u64;
+    while c < max_prime {
+        if c & 1023 == 0 && stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let t = (c as f64).sqrt();
+        let mut l = 2u64;
+        while (l as f64) <= t {
+            if c % l == 0 {
+                break;
+            }
+            l += 1;
+        }
+        if (l as f64) > t {
+            primes += 1;
+        }
+        c += 1;
+    }
+    Some(primes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_odd_primes_below_the_limit() {
+        let go = AtomicBool::new(false);
+        // Primes below 100 except 2: 24 of them.
+        assert_eq!(count_primes(100, &go), Some(24));
+        // pi(10000) = 1229, minus the prime 2 that the search starts above.
+        assert_eq!(count_primes(10_000, &go), Some(1228));
+        assert_eq!(count_primes(3, &go), Some(0));
+    }
+
+    #[test]
+    fn stop_cuts_an_event_short() {
+        let stop = AtomicBool::new(true);
+        assert_eq!(count_primes(1_000_000, &stop), None);
+    }
+}

@@ -1,0 +1,85 @@
+//! Histogram codec: HDR histogram V2 format with deflate, as sent in `Latency.histogram`.
+//! Values are event latencies in microseconds at three significant digits.
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+
+/// Significant digits every fleetbench histogram keeps.
+pub const SIGFIG: u8 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    #[error("cannot encode histogram: {0}")]
+    Encode(String),
+    #[error("cannot decode histogram: {0}")]
+    Decode(String),
+}
+
+/// A new empty latency histogram that grows as needed.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new(SIGFIG).expect("3 significant digits is a valid HDR configuration")
+}
+
+/// Serialises `h` as HDR V2 + deflate.
+pub fn encode(h: &Histogram<u64>) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut out)
+        .map_err(|e| CodecError::Encode(format!("{e:?}")))?;
+    Ok(out)
+}
+
+/// Parses bytes made by [`encode`]. Empty input decodes to an empty histogram.
+/// Bad input (truncated, random) is an error, never a panic.
+pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, CodecError> {
+    if bytes.is_empty() {
+        return Ok(new_histogram());
+    }
+    let mut reader = bytes;
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut reader)
+        .map_err(|e| CodecError::Decode(format!("{e:?}")))?;
+    let mut out = new_histogram();
+    out.add(&h)
+        .map_err(|e| CodecError::Decode(format!("{e:?}")))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_counts_and_percentiles() {
+        let mut h = new_histogram();
+        for v in 1..=10_000u64 {
+            h.record(v * 7).unwrap();
+        }
+        let back = decode(&encode(&h).unwrap()).unwrap();
+        assert_eq!(back.len(), h.len());
+        for q in [0.5, 0.9, 0.95, 0.99, 0.999] {
+            assert_eq!(back.value_at_quantile(q), h.value_at_quantile(q), "q={q}");
+        }
+        assert_eq!(back.max(), h.max());
+        assert_eq!(back.min(), h.min());
+    }
+
+    #[test]
+    fn empty_bytes_are_an_empty_histogram() {
+        assert_eq!(decode(&[]).unwrap().len(), 0);
+        let empty = new_histogram();
+        assert_eq!(decode(&encode(&empty).unwrap()).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut h = new_histogram();
+        h.record(1234).unwrap();
+        let bytes = encode(&h).unwrap();
+        for cut in 0..bytes.len() {
+            let _ = decode(&bytes[..cut]);
+        }
+        assert!(decode(&bytes[..bytes.len() / 2]).is_err());
+        assert!(decode(b"definitely not a histogram").is_err());
+    }
+}
