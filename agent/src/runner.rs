@@ -33,6 +33,12 @@ pub struct Control {
     events_left: Option<AtomicU64>,
     /// Why the run was stopped early, if it was.
     abort_reason: Mutex<Option<String>>,
+    /// Set at Go: when the run started and when its time is up. Workers check the deadline
+    /// themselves after each event (as sysbench does) rather than wait for the ticker to be
+    /// scheduled on a busy machine.
+    clock: std::sync::OnceLock<(Instant, Option<Instant>)>,
+    /// Latest moment, in nanoseconds after Go, at which a worker stopped.
+    last_finish_ns: AtomicU64,
 }
 
 impl Control {
@@ -41,12 +47,20 @@ impl Control {
             stop: AtomicBool::new(false),
             events_left: event_limit.map(AtomicU64::new),
             abort_reason: Mutex::new(None),
+            clock: std::sync::OnceLock::new(),
+            last_finish_ns: AtomicU64::new(0),
         }
     }
 
     /// Takes the right to run one more event.
     fn claim_event(&self) -> bool {
         if self.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        if let Some((_, Some(deadline))) = self.clock.get()
+            && Instant::now() >= *deadline
+        {
+            self.finish();
             return false;
         }
         match &self.events_left {
@@ -69,6 +83,14 @@ impl Control {
             *r = Some(reason.into());
         }
         self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Notes that a worker stopped now.
+    fn worker_finished(&self) {
+        if let Some((start, _)) = self.clock.get() {
+            let ns = start.elapsed().as_nanos() as u64;
+            self.last_finish_ns.fetch_max(ns, Ordering::AcqRel);
+        }
     }
 
     pub fn is_stopped(&self) -> bool {
@@ -177,6 +199,7 @@ impl PreparedRun {
                 .spawn(move || {
                     if gate.wait() {
                         worker_loop(worker, &control, &slot);
+                        control.worker_finished();
                     }
                     if running.fetch_sub(1, Ordering::AcqRel) == 1 {
                         all_done.notify_one();
@@ -207,27 +230,37 @@ impl PreparedRun {
     /// If `intervals` is closed (nobody listening) the run is aborted.
     pub async fn go(mut self, intervals: mpsc::Sender<IntervalReport>) -> FinalReport {
         let start = tokio::time::Instant::now();
-        self.gate.set(GateState::Open);
         let deadline = self.config.time_limit.map(|t| start + t);
+        let _ = self
+            .control
+            .clock
+            .set((start.into_std(), deadline.map(|d| d.into_std())));
+        self.gate.set(GateState::Open);
         let mut cumulative = Sample::default();
         let mut last_tick = start;
         let mut next_tick = start + self.config.tick;
         let mut seq = 0u32;
         loop {
-            // Once stopped, only ticks remain to wait for (a past deadline would spin).
-            let wake = match deadline {
-                Some(d) if !self.control.is_stopped() => d.min(next_tick),
-                _ => next_tick,
-            };
+            // Ticks that would end at or after the deadline are never sent (as in sysbench):
+            // what runs past the last full tick is in the final report only.
+            let ticking = deadline.is_none_or(|d| next_tick < d);
+            let mut wake = ticking.then_some(next_tick);
+            if let Some(d) = deadline
+                && !self.control.is_stopped()
+            {
+                wake = Some(wake.map_or(d, |w| w.min(d)));
+            }
             tokio::select! {
                 _ = self.all_done.notified() => break,
-                _ = sleep_until(wake) => {}
+                _ = sleep_until_some(wake) => {}
             }
             let now = tokio::time::Instant::now();
+            // Counted before the deadline stops anyone: the threads that ran this tick.
+            let threads_running = self.running.load(Ordering::Acquire) as u32;
             if deadline.is_some_and(|d| now >= d) {
                 self.control.finish();
             }
-            if now >= next_tick {
+            if ticking && now >= next_tick {
                 seq += 1;
                 let mut sample = Sample::default();
                 for slot in &self.slots {
@@ -236,21 +269,22 @@ impl PreparedRun {
                 cumulative.merge(&sample);
                 let report = IntervalReport {
                     seq,
-                    duration: next_tick - last_tick,
-                    threads_running: self.running.load(Ordering::Acquire) as u32,
+                    // Measured, not nominal: the ticker may wake a little late.
+                    duration: now - last_tick,
+                    threads_running,
                     sample,
                 };
                 if intervals.send(report).await.is_err() {
                     self.control.abort("coordinator went away");
                 }
-                last_tick = next_tick;
+                last_tick = now;
                 next_tick += self.config.tick;
             }
         }
-        let elapsed = start.elapsed();
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
+        let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire));
         let mut rest = Sample::default();
         for slot in &self.slots {
             slot.drain_into(&mut rest);
@@ -262,6 +296,14 @@ impl PreparedRun {
             threads: self.slots.iter().map(|s| s.totals()).collect(),
             aborted: self.control.abort_reason(),
         }
+    }
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wake for.
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -1,1 +1,107 @@
+//! fleetbench coordinator: parses a sysbench-style command line into a plan, greets the
+//! agents, runs the plan over them and prints one merged report.
+//!
+//! Exit codes: 0 success; 1 the run failed after it started; 2 bad input or setup (flags,
+//! unreachable or incompatible agents); 3 the run finished but an agent was lost or stopped.
 
+pub mod cli;
+pub mod local;
+pub mod merge;
+pub mod plan;
+pub mod report;
+pub mod session;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use anyhow::Context;
+
+use crate::plan::{AgentSource, Plan, PlanError};
+use crate::session::SessionError;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_DEGRADED: i32 = 3;
+
+/// A command line clap refused, reduced to its one-line message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(String);
+
+/// The exit code for an error that ended the program.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    let setup = err.downcast_ref::<UsageError>().is_some()
+        || err.downcast_ref::<PlanError>().is_some()
+        || err.downcast_ref::<SessionError>().is_some();
+    if setup { EXIT_USAGE } else { EXIT_FAILED }
+}
+
+/// Runs the coordinator with a full argument vector (program name first); returns the exit
+/// code for a run that happened, or the error that stopped it.
+pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
+    let raw = match cli::parse(args) {
+        Ok(raw) => raw,
+        Err(e) if !e.use_stderr() => {
+            // --help / --version.
+            print!("{e}");
+            return Ok(EXIT_OK);
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            return Err(UsageError(first.trim_start_matches("error: ").to_string()).into());
+        }
+    };
+    let plan = plan::build(&raw)?;
+    let (addrs, local) = match &plan.agents {
+        AgentSource::Remote(a) => (a.clone(), None),
+        AgentSource::Local(k) => {
+            let agents = local::start(*k)
+                .await
+                .context("cannot start the embedded agents")?;
+            (agents.addrs.clone(), Some(agents))
+        }
+    };
+    let outcome = run_plan(&plan, &addrs).await;
+    if let Some(agents) = local {
+        agents.stop().await;
+    }
+    outcome
+}
+
+async fn run_plan(plan: &Plan, addrs: &[String]) -> anyhow::Result<i32> {
+    let conns = session::connect(addrs, &plan.workload).await?;
+    let shares = plan::split_evenly(u64::from(plan.threads), conns.len());
+    let listing: Vec<(String, u32)> = conns
+        .iter()
+        .zip(&shares)
+        .map(|(c, &t)| (c.addr.clone(), t as u32))
+        .collect();
+    let mut out = std::io::stdout();
+    print!("{}", report::text::header(plan, &listing));
+    out.flush().ok();
+    let first_pct = plan.percentiles[0];
+    let show_intervals = plan.report_interval.is_some();
+    let result = session::run(conns, plan, |iv| {
+        if show_intervals {
+            println!("{}", report::text::interval_line(iv, first_pct));
+            std::io::stdout().flush().ok();
+        }
+    })
+    .await?;
+    print!("{}", report::text::final_report(plan, &result));
+    if let Some(path) = &plan.json {
+        report::json::write(path, &report::json::build(plan, &result))
+            .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
+    }
+    let degraded = result
+        .agents
+        .iter()
+        .any(|a| a.status != merge::AgentStatus::Completed);
+    Ok(if degraded || result.interrupted {
+        EXIT_DEGRADED
+    } else {
+        EXIT_OK
+    })
+}

@@ -1,0 +1,49 @@
+//! Embedded agents: when the user names no `--agents`, the coordinator serves agents inside
+//! its own process on loopback and talks to them over the same gRPC path as remote ones.
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Agents running inside this process.
+pub struct LocalAgents {
+    pub addrs: Vec<String>,
+    stops: Vec<oneshot::Sender<()>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// Starts `k` agents on 127.0.0.1 with ports the system picks.
+pub async fn start(k: u32) -> std::io::Result<LocalAgents> {
+    let mut agents = LocalAgents {
+        addrs: Vec::new(),
+        stops: Vec::new(),
+        tasks: Vec::new(),
+    };
+    for _ in 0..k {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        agents.addrs.push(listener.local_addr()?.to_string());
+        let (stop, stopped) = oneshot::channel::<()>();
+        agents.stops.push(stop);
+        agents.tasks.push(tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            if let Err(e) = fleetbench_agent::serve(listener, shutdown).await {
+                tracing::error!("embedded agent failed: {e}");
+            }
+        }));
+    }
+    Ok(agents)
+}
+
+impl LocalAgents {
+    /// Stops every embedded agent and waits for it.
+    pub async fn stop(self) {
+        for s in self.stops {
+            let _ = s.send(());
+        }
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! Merging agents' results: latency histograms are added (never averaged), counters summed,
+//! interval reports lined up by tick number. Pure functions, no I/O.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use fleetbench_proto::histogram::new_histogram;
+use hdrhistogram::Histogram;
+
+/// Latency of a set of events. Percentiles come from the histogram (microseconds, 3
+/// significant digits); min, max and sum are exact nanoseconds.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    pub hist: Histogram<u64>,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub sum_ns: u64,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency {
+            hist: new_histogram(),
+            min_ns: 0,
+            max_ns: 0,
+            sum_ns: 0,
+        }
+    }
+}
+
+impl Latency {
+    /// Number of events recorded.
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn merge(&mut self, other: &Latency) {
+        if other.count() == 0 {
+            return;
+        }
+        self.min_ns = if self.count() == 0 {
+            other.min_ns
+        } else {
+            self.min_ns.min(other.min_ns)
+        };
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
+        // Both sides auto-resize; adding cannot fail for histograms made by new_histogram.
+        let _ = self.hist.add(&other.hist);
+    }
+
+    pub fn min_ms(&self) -> f64 {
+        self.min_ns as f64 / 1e6
+    }
+
+    pub fn max_ms(&self) -> f64 {
+        self.max_ns as f64 / 1e6
+    }
+
+    pub fn sum_ms(&self) -> f64 {
+        self.sum_ns as f64 / 1e6
+    }
+
+    pub fn avg_ms(&self) -> f64 {
+        match self.count() {
+            0 => 0.0,
+            n => self.sum_ns as f64 / n as f64 / 1e6,
+        }
+    }
+
+    /// The `p`th percentile (p in (0, 100]) in milliseconds, 0 without events. Kept within
+    /// the exact [min, max], which the histogram's bucket edges may overshoot.
+    pub fn percentile_ms(&self, p: f64) -> f64 {
+        if self.count() == 0 {
+            return 0.0;
+        }
+        let us = self.hist.value_at_quantile(p / 100.0) as f64;
+        (us / 1e3).clamp(self.min_ms(), self.max_ms())
+    }
+}
+
+/// One agent's report for one tick.
+#[derive(Debug, Clone)]
+pub struct IntervalPart {
+    pub duration: Duration,
+    pub events: u64,
+    pub threads_running: u32,
+    pub latency: Latency,
+}
+
+/// One tick, merged over all agents.
+#[derive(Debug, Clone)]
+pub struct MergedInterval {
+    pub seq: u32,
+    /// Time since Go at the end of this tick.
+    pub end: Duration,
+    pub duration: Duration,
+    pub threads: u32,
+    pub events: u64,
+    pub latency: Latency,
+    /// Per agent (by index): events in this tick, None if the agent had already finished.
+    pub per_agent: Vec<Option<u64>>,
+}
+
+impl MergedInterval {
+    pub fn events_per_sec(&self) -> f64 {
+        per_sec(self.events, self.duration)
+    }
+}
+
+/// Events per second over `d`, 0 for an empty duration.
+pub fn per_sec(n: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 { n as f64 / s } else { 0.0 }
+}
+
+/// Lines up agents' interval reports by tick number and releases a tick, merged, once every
+/// agent still running has reported it.
+#[derive(Debug)]
+pub struct IntervalMerger {
+    tick: Duration,
+    /// Per agent: still expected to report ticks.
+    active: Vec<bool>,
+    pending: BTreeMap<u32, Vec<Option<IntervalPart>>>,
+}
+
+impl IntervalMerger {
+    pub fn new(agents: usize, tick: Duration) -> Self {
+        IntervalMerger {
+            tick,
+            active: vec![true; agents],
+            pending: BTreeMap::new(),
+        }
+    }
+
+    /// Adds agent `agent`'s report of tick `seq`; returns the ticks now complete, in order.
+    pub fn add(&mut self, agent: usize, seq: u32, part: IntervalPart) -> Vec<MergedInterval> {
+        let n = self.active.len();
+        if agent < n {
+            self.pending.entry(seq).or_insert_with(|| vec![None; n])[agent] = Some(part);
+        }
+        self.release()
+    }
+
+    /// Agent `agent` will report no more ticks (finished or lost).
+    pub fn finish(&mut self, agent: usize) -> Vec<MergedInterval> {
+        if let Some(a) = self.active.get_mut(agent) {
+            *a = false;
+        }
+        self.release()
+    }
+
+    fn release(&mut self) -> Vec<MergedInterval> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.pending.first_entry() {
+            let complete = entry
+                .get()
+                .iter()
+                .zip(&self.active)
+                .all(|(part, &active)| part.is_some() || !active);
+            if !complete {
+                break;
+            }
+            let seq = *entry.key();
+            let parts = entry.remove();
+            out.push(merge_tick(seq, self.tick, &parts));
+        }
+        out
+    }
+}
+
+fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> MergedInterval {
+    let mut m = MergedInterval {
+        seq,
+        end: tick * seq,
+        duration: Duration::ZERO,
+        threads: 0,
+        events: 0,
+        latency: Latency::default(),
+        per_agent: parts.iter().map(|p| p.as_ref().map(|p| p.events)).collect(),
+    };
+    for p in parts.iter().flatten() {
+        m.duration = m.duration.max(p.duration);
+        m.threads += p.threads_running;
+        m.events += p.events;
+        m.latency.merge(&p.latency);
+    }
+    if m.duration.is_zero() {
+        m.duration = tick;
+    }
+    m
+}
+
+/// sysbench's "Threads fairness": mean and population standard deviation of events per
+/// thread and of seconds each thread spent inside events.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    pub time_avg_s: f64,
+    pub time_stddev_s: f64,
+}
+
+/// Computes fairness over (events, busy nanoseconds) per thread, across all agents.
+pub fn fairness(threads: &[(u64, u64)]) -> Fairness {
+    fn mean_sd(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+        let n = v.clone().count();
+        if n == 0 {
+            return (0.0, 0.0);
+        }
+        let mean = v.clone().sum::<f64>() / n as f64;
+        let var = v.map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        (mean, var.sqrt())
+    }
+    let (events_avg, events_stddev) = mean_sd(threads.iter().map(|t| t.0 as f64));
+    let (time_avg_s, time_stddev_s) = mean_sd(threads.iter().map(|t| t.1 as f64 / 1e9));
+    Fairness {
+        events_avg,
+        events_stddev,
+        time_avg_s,
+        time_stddev_s,
+    }
+}
+
+/// How an agent's part of the run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentStatus {
+    /// Ran to its time or event limit.
+    Completed,
+    /// Stopped early, by a Stop or its own decision; its results up to then are included.
+    Aborted(String),
+    /// Its stream broke or it sent nonsense; what it reported before is kept in the intervals.
+    Lost(String),
+}
+
+/// One agent's whole run.
+#[derive(Debug, Clone)]
+pub struct AgentResult {
+    pub addr: String,
+    pub host: String,
+    pub threads: u32,
+    /// From Go until its last worker stopped.
+    pub elapsed: Duration,
+    pub events: u64,
+    pub latency: Latency,
+    /// Per thread: (events, busy nanoseconds).
+    pub per_thread: Vec<(u64, u64)>,
+    pub status: AgentStatus,
+}
+
+impl AgentResult {
+    pub fn events_per_sec(&self) -> f64 {
+        per_sec(self.events, self.elapsed)
+    }
+}
+
+/// The merged outcome of a run over all agents.
+#[derive(Debug, Clone, Default)]
+pub struct RunResult {
+    pub agents: Vec<AgentResult>,
+    pub intervals: Vec<MergedInterval>,
+    /// The user interrupted the run (Ctrl-C); figures cover what ran until then.
+    pub interrupted: bool,
+}
+
+impl RunResult {
+    /// Wall time of the run: until the last agent stopped.
+    pub fn total_time(&self) -> Duration {
+        self.agents
+            .iter()
+            .map(|a| a.elapsed)
+            .max()
+            .unwrap_or_default()
+    }
+
+    pub fn events(&self) -> u64 {
+        self.agents.iter().map(|a| a.events).sum()
+    }
+
+    pub fn events_per_sec(&self) -> f64 {
+        per_sec(self.events(), self.total_time())
+    }
+
+    pub fn latency(&self) -> Latency {
+        let mut l = Latency::default();
+        for a in &self.agents {
+            l.merge(&a.latency);
+        }
+        l
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.agents.iter().map(|a| a.threads).sum()
+    }
+
+    pub fn fairness(&self) -> Fairness {
+        let all: Vec<(u64, u64)> = self
+            .agents
+            .iter()
+            .flat_map(|a| a.per_thread.iter().copied())
+            .collect();
+        fairness(&all)
+    }
+
+    pub fn lost_agents(&self) -> impl Iterator<Item = &AgentResult> {
+        self.agents
+            .iter()
+            .filter(|a| matches!(a.status, AgentStatus::Lost(_)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lat(values_us: &[u64]) -> Latency {
+        let mut l = Latency::default();
+        for &v in values_us {
+            let mut one = Latency::default();
+            one.hist.record(v).unwrap();
+            one.min_ns = v * 1000;
+            one.max_ns = v * 1000;
+            one.sum_ns = v * 1000;
+            l.merge(&one);
+        }
+        l
+    }
+
+    #[test]
+    fn merged_histograms_give_the_percentiles_of_all_samples() {
+        // K agents with different latency shapes; merging must equal one histogram of all.
+        let mut all = Vec::new();
+        let mut merged = Latency::default();
+        for k in 0..5u64 {
+            let samples: Vec<u64> = (0..2_000)
+                .map(|i| 50 + (i * 37 + k * 1_000) % (3_000 * (k + 1)))
+                .collect();
+            merged.merge(&lat(&samples));
+            all.extend(samples);
+        }
+        let single = lat(&all);
+        for p in [50.0, 90.0, 95.0, 99.0, 99.9, 100.0] {
+            assert_eq!(merged.percentile_ms(p), single.percentile_ms(p), "p{p}");
+        }
+        assert_eq!(merged.count(), all.len() as u64);
+        assert_eq!(merged.sum_ns, single.sum_ns);
+        assert_eq!(
+            (merged.min_ns, merged.max_ns),
+            (single.min_ns, single.max_ns)
+        );
+        // And the percentile is what sorting says, to HDR precision (0.1%).
+        all.sort_unstable();
+        let exact = all[(all.len() as f64 * 0.95).ceil() as usize - 1] as f64 / 1e3;
+        assert!(
+            (merged.percentile_ms(95.0) - exact).abs() <= exact * 0.001,
+            "{exact}"
+        );
+    }
+
+    #[test]
+    fn averaging_percentiles_would_be_wrong() {
+        // Guard against the classic mistake: agent A fast, agent B slow.
+        let a = lat(&vec![100; 900]);
+        let b = lat(&vec![10_000; 100]);
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!(m.percentile_ms(95.0), 10.0);
+        assert!((a.percentile_ms(95.0) + b.percentile_ms(95.0)) / 2.0 != m.percentile_ms(95.0));
+    }
+
+    #[test]
+    fn empty_latency_reports_zeros() {
+        let l = Latency::default();
+        assert_eq!(
+            (l.min_ms(), l.avg_ms(), l.max_ms(), l.percentile_ms(95.0)),
+            (0.0, 0.0, 0.0, 0.0)
+        );
+        let mut m = lat(&[500]);
+        m.merge(&Latency::default());
+        assert_eq!(m.min_ns, 500_000);
+    }
+
+    fn part(events: u64, threads: u32) -> IntervalPart {
+        IntervalPart {
+            duration: Duration::from_secs(1),
+            events,
+            threads_running: threads,
+            latency: lat(&vec![1_000; events as usize]),
+        }
+    }
+
+    #[test]
+    fn ticks_are_released_in_order_once_every_active_agent_reported() {
+        let mut m = IntervalMerger::new(2, Duration::from_secs(1));
+        assert!(m.add(0, 1, part(10, 2)).is_empty());
+        assert!(m.add(0, 2, part(11, 2)).is_empty());
+        let out = m.add(1, 1, part(5, 1));
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].seq, out[0].events, out[0].threads), (1, 15, 3));
+        assert_eq!(out[0].per_agent, vec![Some(10), Some(5)]);
+        assert_eq!(out[0].events_per_sec(), 15.0);
+        // Agent 1 finishes without reporting tick 2: tick 2 is released with agent 0 alone.
+        let out = m.finish(1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].seq, out[0].events, out[0].end),
+            (2, 11, Duration::from_secs(2))
+        );
+        assert_eq!(out[0].per_agent, vec![Some(11), None]);
+    }
+
+    #[test]
+    fn fairness_matches_sysbench_population_stddev() {
+        // sysbench printed 4421.0000/13.00 for two threads with 4408 and 4434 events.
+        let f = fairness(&[(4408, 2_000_000_000), (4434, 2_000_000_000)]);
+        assert_eq!(f.events_avg, 4421.0);
+        assert_eq!(f.events_stddev, 13.0);
+        assert_eq!((f.time_avg_s, f.time_stddev_s), (2.0, 0.0));
+        assert_eq!(fairness(&[]), Fairness::default());
+    }
+}

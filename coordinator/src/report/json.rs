@@ -1,0 +1,278 @@
+//! The machine-readable result: configuration, per-interval series, per-agent figures and
+//! totals, with latency min/avg/max/sum and p50/p90/p95/p99/p99.9 always present (plus any
+//! percentile the user asked for). Written atomically: a temporary file, then a rename.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::pct_label;
+use crate::merge::{AgentStatus, Latency, RunResult};
+use crate::plan::{AgentSource, Plan, Workload};
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Percentiles every JSON latency object carries.
+const ALWAYS: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub format_version: u32,
+    pub fleetbench_version: &'static str,
+    pub test: &'static str,
+    pub command: &'static str,
+    pub config: Config,
+    pub interrupted: bool,
+    pub totals: Totals,
+    pub intervals: Vec<Interval>,
+    pub agents: Vec<Agent>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Config {
+    pub threads: u32,
+    pub time_s: u64,
+    pub events: u64,
+    pub report_interval_s: u64,
+    /// The tick the interval series below uses.
+    pub interval_s: f64,
+    pub percentiles: Vec<f64>,
+    pub rand_seed: u64,
+    /// Agent addresses, or "local" entries for embedded agents.
+    pub agents: Vec<String>,
+    #[serde(flatten)]
+    pub workload: BTreeMap<&'static str, serde_json::Value>,
+}
+
+/// Latency figures in milliseconds; percentiles as "p50", "p99.9", ...
+#[derive(Debug, Serialize, PartialEq)]
+pub struct LatencyMs {
+    pub count: u64,
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+    pub sum: f64,
+    #[serde(flatten)]
+    pub percentiles: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Totals {
+    pub time_s: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub events_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    pub fairness: Fairness,
+    pub agents_lost: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    pub execution_time_avg_s: f64,
+    pub execution_time_stddev_s: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Interval {
+    /// Seconds since start at the end of the interval.
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub events_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    /// Events per agent in this interval (same order as `agents`); null once an agent ended.
+    pub agent_events: Vec<Option<u64>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Agent {
+    pub addr: String,
+    pub host: String,
+    pub threads: u32,
+    pub time_s: f64,
+    pub events: u64,
+    pub events_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    /// "completed", "stopped" or "lost".
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
+    let mut percentiles = BTreeMap::new();
+    for &p in ALWAYS.iter().chain(requested) {
+        percentiles.insert(format!("p{}", pct_label(p)), round(l.percentile_ms(p)));
+    }
+    LatencyMs {
+        count: l.count(),
+        min: round(l.min_ms()),
+        avg: round(l.avg_ms()),
+        max: round(l.max_ms()),
+        sum: round(l.sum_ms()),
+        percentiles,
+    }
+}
+
+/// Microsecond precision is all a millisecond figure can honestly carry.
+fn round(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
+}
+
+pub fn build(plan: &Plan, r: &RunResult) -> Report {
+    let mut workload = BTreeMap::new();
+    match plan.workload {
+        Workload::Cpu { max_prime } => {
+            workload.insert("cpu_max_prime", max_prime.into());
+        }
+    }
+    let agents_cfg = match &plan.agents {
+        AgentSource::Remote(a) => a.clone(),
+        AgentSource::Local(_) => r
+            .agents
+            .iter()
+            .map(|a| format!("local:{}", a.addr))
+            .collect(),
+    };
+    let f = r.fairness();
+    Report {
+        format_version: FORMAT_VERSION,
+        fleetbench_version: env!("CARGO_PKG_VERSION"),
+        test: plan.workload.name(),
+        command: plan.command.name(),
+        config: Config {
+            threads: plan.threads,
+            time_s: plan.time.map_or(0, |t| t.as_secs()),
+            events: plan.events.unwrap_or(0),
+            report_interval_s: plan.report_interval.map_or(0, |t| t.as_secs()),
+            interval_s: plan.tick().as_secs_f64(),
+            percentiles: plan.percentiles.clone(),
+            rand_seed: plan.seed,
+            agents: agents_cfg,
+            workload,
+        },
+        interrupted: r.interrupted,
+        totals: Totals {
+            time_s: r.total_time().as_secs_f64(),
+            threads: r.threads(),
+            events: r.events(),
+            events_per_sec: r.events_per_sec(),
+            latency_ms: latency_ms(&r.latency(), &plan.percentiles),
+            fairness: Fairness {
+                events_avg: f.events_avg,
+                events_stddev: f.events_stddev,
+                execution_time_avg_s: f.time_avg_s,
+                execution_time_stddev_s: f.time_stddev_s,
+            },
+            agents_lost: r.lost_agents().count(),
+        },
+        intervals: r
+            .intervals
+            .iter()
+            .map(|iv| Interval {
+                t_s: iv.end.as_secs_f64(),
+                duration_s: iv.duration.as_secs_f64(),
+                threads: iv.threads,
+                events: iv.events,
+                events_per_sec: iv.events_per_sec(),
+                latency_ms: latency_ms(&iv.latency, &plan.percentiles),
+                agent_events: iv.per_agent.clone(),
+            })
+            .collect(),
+        agents: r
+            .agents
+            .iter()
+            .map(|a| {
+                let (status, reason) = match &a.status {
+                    AgentStatus::Completed => ("completed", None),
+                    AgentStatus::Aborted(w) => ("stopped", Some(w.clone())),
+                    AgentStatus::Lost(w) => ("lost", Some(w.clone())),
+                };
+                Agent {
+                    addr: a.addr.clone(),
+                    host: a.host.clone(),
+                    threads: a.threads,
+                    time_s: a.elapsed.as_secs_f64(),
+                    events: a.events,
+                    events_per_sec: a.events_per_sec(),
+                    latency_ms: latency_ms(&a.latency, &plan.percentiles),
+                    status,
+                    reason,
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Writes `report` to `path` atomically, so a reader never sees half a file.
+pub fn write(path: &Path, report: &Report) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, report)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_always_carries_the_standard_percentiles() {
+        let mut l = Latency::default();
+        for v in 1..=1000u64 {
+            l.hist.record(v).unwrap();
+            l.sum_ns += v * 1000;
+        }
+        l.min_ns = 1_000;
+        l.max_ns = 1_000_000;
+        let j = latency_ms(&l, &[97.5]);
+        let keys: Vec<&str> = j.percentiles.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["p50", "p90", "p95", "p97.5", "p99", "p99.9"]);
+        assert_eq!(j.count, 1000);
+        assert_eq!((j.min, j.max), (0.001, 1.0));
+        assert!((j.percentiles["p50"] - 0.5).abs() < 0.001);
+        assert!((j.avg - 0.5005).abs() < 0.001);
+    }
+
+    #[test]
+    fn write_is_atomic_and_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("fb-json-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.json");
+        let plan =
+            crate::plan::build(&crate::cli::parse(["fleetbench", "cpu", "run"]).unwrap()).unwrap();
+        write(&path, &build(&plan, &RunResult::default())).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(v["format_version"], FORMAT_VERSION);
+        assert_eq!(v["config"]["cpu_max_prime"], 10_000);
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,25 @@
+//! Report writers: sysbench-layout text for people, JSON for programs.
+
+pub mod json;
+pub mod text;
+
+/// Label of a percentile as sysbench prints it: 95 -> "95", 99.9 -> "99.9".
+pub fn pct_label(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{p:.0}")
+    } else {
+        let s = format!("{p:.3}");
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn percentile_labels() {
+        assert_eq!(super::pct_label(95.0), "95");
+        assert_eq!(super::pct_label(99.9), "99.9");
+        assert_eq!(super::pct_label(99.99), "99.99");
+        assert_eq!(super::pct_label(100.0), "100");
+    }
+}

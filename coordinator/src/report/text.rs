@@ -1,0 +1,311 @@
+//! The human report, in sysbench 1.0's layout so that people and scripts used to sysbench
+//! read it unchanged, followed by fleetbench's own per-agent block.
+
+use std::fmt::Write;
+
+use super::pct_label;
+use crate::merge::{AgentStatus, MergedInterval, RunResult};
+use crate::plan::{Plan, Workload};
+
+/// The preamble printed before the run starts. `agents` is (address, threads) per agent.
+pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "fleetbench {} (sysbench 1.0 compatible)\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(s, "Running the test with following options:");
+    let _ = writeln!(s, "Number of threads: {}", plan.threads);
+    if let Some(r) = plan.report_interval {
+        let _ = writeln!(
+            s,
+            "Report intermediate results every {} second(s)",
+            r.as_secs()
+        );
+    }
+    let list: Vec<String> = agents
+        .iter()
+        .map(|(a, t)| format!("{a} ({t} threads)"))
+        .collect();
+    let _ = writeln!(s, "Agents: {}: {}", agents.len(), list.join(", "));
+    if plan.seed == 0 {
+        let _ = writeln!(s, "Initializing random number generator from current time");
+    } else {
+        let _ = writeln!(
+            s,
+            "Initializing random number generator from seed ({}).",
+            plan.seed
+        );
+    }
+    s.push_str("\n\n");
+    match &plan.workload {
+        Workload::Cpu { max_prime } => {
+            let _ = writeln!(s, "Prime numbers limit: {max_prime}\n");
+        }
+    }
+    s.push_str("Initializing worker threads...\n\nThreads started!\n");
+    s
+}
+
+/// One live interval line: `[ 1s ] thds: 8 eps: 123.45 lat (ms,95%): 1.67`.
+pub fn interval_line(iv: &MergedInterval, percentile: f64) -> String {
+    format!(
+        "[ {}s ] thds: {} eps: {:.2} lat (ms,{}%): {:.2}",
+        iv.end.as_secs(),
+        iv.threads,
+        iv.events_per_sec(),
+        pct_label(percentile),
+        iv.latency.percentile_ms(percentile)
+    )
+}
+
+/// Left part padded to `width`, then the value (sysbench's two-column layout).
+fn row(s: &mut String, label: &str, width: usize, value: &str) {
+    let _ = writeln!(s, "{label:<width$}{value}");
+}
+
+/// A latency row: label then the value right-aligned so the line ends at column 53.
+fn lat_row(s: &mut String, label: &str, ms: f64) {
+    let label = format!("         {label}:");
+    let width = 53usize.saturating_sub(label.len());
+    let _ = writeln!(s, "{label}{ms:>width$.2}");
+}
+
+/// The final report: workload block, General statistics, Latency, Threads fairness, then
+/// the per-agent block and any warnings about lost or stopped agents.
+pub fn final_report(plan: &Plan, r: &RunResult) -> String {
+    let mut s = String::new();
+    if r.interrupted {
+        s.push_str("\nRun interrupted: the figures below cover the time until the interrupt.\n");
+    }
+    match plan.workload {
+        Workload::Cpu { .. } => {
+            let _ = writeln!(
+                s,
+                "CPU speed:\n    events per second: {:8.2}\n",
+                r.events_per_sec()
+            );
+        }
+    }
+    let lat = r.latency();
+    s.push_str("General statistics:\n");
+    row(
+        &mut s,
+        "    total time:",
+        41,
+        &format!("{:.4}s", r.total_time().as_secs_f64()),
+    );
+    row(
+        &mut s,
+        "    total number of events:",
+        41,
+        &r.events().to_string(),
+    );
+    s.push_str("\nLatency (ms):\n");
+    lat_row(&mut s, "min", lat.min_ms());
+    lat_row(&mut s, "avg", lat.avg_ms());
+    lat_row(&mut s, "max", lat.max_ms());
+    for &p in &plan.percentiles {
+        lat_row(
+            &mut s,
+            &format!("{}th percentile", pct_label(p)),
+            lat.percentile_ms(p),
+        );
+    }
+    lat_row(&mut s, "sum", lat.sum_ms());
+    let f = r.fairness();
+    s.push_str("\nThreads fairness:\n");
+    row(
+        &mut s,
+        "    events (avg/stddev):",
+        35,
+        &format!("{:.4}/{:3.2}", f.events_avg, f.events_stddev),
+    );
+    row(
+        &mut s,
+        "    execution time (avg/stddev):",
+        35,
+        &format!("{:.4}/{:3.2}", f.time_avg_s, f.time_stddev_s),
+    );
+    s.push('\n');
+    s.push_str(&agents_block(plan, r));
+    s
+}
+
+/// One row per agent: address, host, threads, events, events/s, first percentile, status.
+pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
+    let p = plan.percentiles.first().copied().unwrap_or(95.0);
+    let lat_head = format!("lat (ms,{}%)", pct_label(p));
+    let addr_w = r
+        .agents
+        .iter()
+        .map(|a| a.addr.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let host_w = r
+        .agents
+        .iter()
+        .map(|a| a.host.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut s = String::from("Per agent:\n");
+    let _ = writeln!(
+        s,
+        "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  {:>13}  status",
+        "agent", "host", "threads", "events", "events/s", lat_head
+    );
+    let mut notes = String::new();
+    for a in &r.agents {
+        let status = match &a.status {
+            AgentStatus::Completed => "ok",
+            AgentStatus::Aborted(why) => {
+                let _ = writeln!(notes, "WARNING: agent {} stopped early: {why}", a.addr);
+                "stopped"
+            }
+            AgentStatus::Lost(why) => {
+                let _ = writeln!(notes, "WARNING: agent {} was lost: {why}", a.addr);
+                "LOST"
+            }
+        };
+        let _ = writeln!(
+            s,
+            "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12.2}  {:>13.2}  {status}",
+            a.addr,
+            a.host,
+            a.threads,
+            a.events,
+            a.events_per_sec(),
+            a.latency.percentile_ms(p)
+        );
+    }
+    if !notes.is_empty() {
+        s.push('\n');
+        s.push_str(&notes);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::merge::{AgentResult, Latency};
+    use crate::plan::AgentSource;
+
+    fn plan() -> Plan {
+        Plan {
+            workload: Workload::Cpu { max_prime: 10_000 },
+            command: crate::plan::Command::Run,
+            threads: 3,
+            time: Some(Duration::from_secs(10)),
+            events: None,
+            report_interval: Some(Duration::from_secs(1)),
+            percentiles: vec![95.0, 99.9],
+            seed: 0,
+            json: None,
+            agents: AgentSource::Local(2),
+        }
+    }
+
+    fn latency(us: &[u64]) -> Latency {
+        let mut l = Latency::default();
+        for &v in us {
+            l.hist.record(v).unwrap();
+            l.sum_ns += v * 1000;
+        }
+        l.min_ns = us.iter().min().unwrap() * 1000;
+        l.max_ns = us.iter().max().unwrap() * 1000;
+        l
+    }
+
+    fn result() -> RunResult {
+        let a = AgentResult {
+            addr: "10.0.0.1:7600".into(),
+            host: "db1".into(),
+            threads: 2,
+            elapsed: Duration::from_millis(10_000),
+            events: 4,
+            latency: latency(&[1_000, 2_000, 3_000, 4_000]),
+            per_thread: vec![(2, 4_000_000_000), (2, 6_000_000_000)],
+            status: AgentStatus::Completed,
+        };
+        let b = AgentResult {
+            addr: "10.0.0.2:7600".into(),
+            host: "db2".into(),
+            threads: 1,
+            elapsed: Duration::from_millis(10_002),
+            events: 2,
+            latency: latency(&[5_000, 6_000]),
+            per_thread: vec![(2, 11_000_000_000)],
+            status: AgentStatus::Lost("connection reset".into()),
+        };
+        RunResult {
+            agents: vec![a, b],
+            intervals: Vec::new(),
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn final_report_has_sysbench_layout() {
+        let text = final_report(&plan(), &result());
+        let expected = "\
+CPU speed:
+    events per second:     0.60
+
+General statistics:
+    total time:                          10.0020s
+    total number of events:              6
+
+Latency (ms):
+         min:                                    1.00
+         avg:                                    3.50
+         max:                                    6.00
+         95th percentile:                        6.00
+         99.9th percentile:                      6.00
+         sum:                                   21.00
+
+Threads fairness:
+    events (avg/stddev):           2.0000/0.00
+    execution time (avg/stddev):   7.0000/2.94
+";
+        assert!(text.starts_with(expected), "got:\n{text}");
+        assert!(
+            text.contains(
+                "    10.0.0.2:7600  db2         1             2          0.20           6.00  LOST"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("WARNING: agent 10.0.0.2:7600 was lost: connection reset"));
+    }
+
+    #[test]
+    fn interval_line_layout() {
+        let iv = MergedInterval {
+            seq: 3,
+            end: Duration::from_secs(3),
+            duration: Duration::from_secs(1),
+            threads: 8,
+            events: 1234,
+            latency: latency(&[1_670]),
+            per_agent: vec![],
+        };
+        assert_eq!(
+            interval_line(&iv, 95.0),
+            "[ 3s ] thds: 8 eps: 1234.00 lat (ms,95%): 1.67"
+        );
+    }
+
+    #[test]
+    fn header_names_agents_and_options() {
+        let h = header(&plan(), &[("a:1".into(), 2), ("b:2".into(), 1)]);
+        assert!(h.contains("Number of threads: 3\n"));
+        assert!(h.contains("Report intermediate results every 1 second(s)\n"));
+        assert!(h.contains("Agents: 2: a:1 (2 threads), b:2 (1 threads)\n"));
+        assert!(h.contains("Prime numbers limit: 10000\n"));
+    }
+}

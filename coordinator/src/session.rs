@@ -1,0 +1,450 @@
+//! Talks to agents: Hello (reachability, protocol version, capabilities), then one Run
+//! stream per agent with the Start / Ready / Go barrier, merging what comes back.
+//! Conversions from wire messages to the coordinator's result types live here too.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fleetbench_proto::v1::agent_client::AgentClient;
+use fleetbench_proto::v1::{
+    self as pb, HelloReply, HelloRequest, RunEvent, RunRequest, run_event, run_request,
+};
+use fleetbench_proto::{PROTOCOL_VERSION, histogram};
+use futures::future::join_all;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Status, Streaming};
+use tracing::warn;
+
+use crate::merge::{
+    AgentResult, AgentStatus, IntervalMerger, IntervalPart, Latency, MergedInterval, RunResult,
+};
+use crate::plan::{Plan, Workload, split_by_threads, split_evenly};
+
+/// How long connecting to and greeting an agent may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an agent may take from Start to Ready (opening connections, files, threads).
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long past the configured time an agent may take to deliver its final report.
+const FINAL_GRACE: Duration = Duration::from_secs(15);
+
+/// Why a session could not start or finish. Every variant names the agent.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot reach agent {agent}: {reason}")]
+    Unreachable { agent: String, reason: String },
+    #[error(
+        "agent {agent} speaks protocol v{theirs} (fleetbench-agent {version}), this coordinator speaks v{ours}: run the same fleetbench version on both sides"
+    )]
+    Protocol {
+        agent: String,
+        theirs: u32,
+        ours: u32,
+        version: String,
+    },
+    #[error("agent {agent} cannot run the {workload} test (it offers: {offers})")]
+    MissingWorkload {
+        agent: String,
+        workload: String,
+        offers: String,
+    },
+    #[error("agent {agent} refused the run: {reason}")]
+    Refused { agent: String, reason: String },
+    #[error("agent {agent} was not ready within {}s; the run was cancelled on every agent", READY_TIMEOUT.as_secs())]
+    NotReady { agent: String },
+}
+
+/// A greeted agent, ready for a run.
+#[derive(Debug, Clone)]
+pub struct AgentConn {
+    pub addr: String,
+    pub hello: HelloReply,
+    client: AgentClient<Channel>,
+}
+
+/// Connects to every agent concurrently and greets it. Fails on the first agent (in the
+/// given order) that is unreachable, speaks another protocol or is already busy.
+pub async fn connect(
+    addrs: &[String],
+    workload: &Workload,
+) -> Result<Vec<AgentConn>, SessionError> {
+    let results = join_all(addrs.iter().map(|a| connect_one(a.clone()))).await;
+    let conns = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    for c in &conns {
+        if !c.hello.workloads.iter().any(|w| w == workload.name()) {
+            return Err(SessionError::MissingWorkload {
+                agent: c.addr.clone(),
+                workload: workload.name().into(),
+                offers: c.hello.workloads.join(", "),
+            });
+        }
+        if !c.hello.busy_run_id.is_empty() {
+            return Err(SessionError::Refused {
+                agent: c.addr.clone(),
+                reason: format!("busy with run {}", c.hello.busy_run_id),
+            });
+        }
+    }
+    Ok(conns)
+}
+
+async fn connect_one(addr: String) -> Result<AgentConn, SessionError> {
+    let unreachable = |reason: String| SessionError::Unreachable {
+        agent: addr.clone(),
+        reason,
+    };
+    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(|e| unreachable(chain(&e)))?
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(1))
+        .keep_alive_timeout(Duration::from_secs(3))
+        .keep_alive_while_idle(true);
+    let channel = tokio::time::timeout(CONNECT_TIMEOUT, endpoint.connect())
+        .await
+        .map_err(|_| unreachable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs())))?
+        .map_err(|e| unreachable(chain(&e)))?;
+    let mut client = AgentClient::new(channel);
+    let req = HelloRequest {
+        protocol_version: PROTOCOL_VERSION,
+        coordinator_version: env!("CARGO_PKG_VERSION").into(),
+    };
+    let hello = tokio::time::timeout(CONNECT_TIMEOUT, client.hello(req))
+        .await
+        .map_err(|_| {
+            unreachable(format!(
+                "no Hello answer within {}s",
+                CONNECT_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|s| match s.code() {
+            Code::FailedPrecondition => SessionError::Refused {
+                agent: addr.clone(),
+                reason: s.message().to_string(),
+            },
+            _ => unreachable(status_text(&s)),
+        })?
+        .into_inner();
+    if hello.protocol_version != PROTOCOL_VERSION {
+        return Err(SessionError::Protocol {
+            agent: addr,
+            theirs: hello.protocol_version,
+            ours: PROTOCOL_VERSION,
+            version: hello.agent_version,
+        });
+    }
+    Ok(AgentConn {
+        addr,
+        hello,
+        client,
+    })
+}
+
+/// An agent taking part in the run, with its open stream.
+struct Participant {
+    conn: AgentConn,
+    threads: u32,
+    requests: mpsc::Sender<RunRequest>,
+    /// Taken by the reader task once the run goes.
+    events: Option<Streaming<RunEvent>>,
+}
+
+/// Runs the plan over `conns`: threads (and events) split evenly, all agents started
+/// together once every one is Ready. `on_interval` sees each merged tick as it completes.
+/// Agents given no threads (fewer threads than agents) sit the run out.
+pub async fn run(
+    conns: Vec<AgentConn>,
+    plan: &Plan,
+    mut on_interval: impl FnMut(&MergedInterval),
+) -> Result<RunResult, SessionError> {
+    let shares = split_evenly(u64::from(plan.threads), conns.len());
+    let events = plan.events.map(|e| split_by_threads(e, &shares));
+    let run_id = run_id();
+    let seed = if plan.seed == 0 {
+        now_nanos()
+    } else {
+        plan.seed
+    };
+    let mut first_thread = 0u32;
+    let mut starts = Vec::new();
+    for (i, conn) in conns.into_iter().enumerate() {
+        let threads = shares[i] as u32;
+        if threads == 0 {
+            continue;
+        }
+        let start = pb::Start {
+            run_id: run_id.clone(),
+            workload: Some(workload_to_proto(&plan.workload)),
+            threads,
+            first_thread,
+            time_limit_ms: plan.time.map_or(0, |t| t.as_millis() as u64),
+            event_limit: events.as_ref().map_or(0, |e| e[i]),
+            tick_ms: plan.tick().as_millis() as u64,
+            seed: seed.wrapping_add(u64::from(first_thread)),
+        };
+        first_thread += threads;
+        starts.push(start_one(conn, start));
+    }
+    // If any agent fails here, dropping the others' streams releases them unstarted.
+    let mut parts = join_all(starts)
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    for p in &parts {
+        let go = RunRequest {
+            msg: Some(run_request::Msg::Go(pb::Go {})),
+        };
+        // A failed send shows up as a broken stream below and marks the agent lost.
+        let _ = p.requests.send(go).await;
+    }
+    let collected = collect(&mut parts, plan, &mut on_interval).await;
+    Ok(collected)
+}
+
+async fn start_one(mut conn: AgentConn, start: pb::Start) -> Result<Participant, SessionError> {
+    let threads = start.threads;
+    let (tx, rx) = mpsc::channel(4);
+    let msg = RunRequest {
+        msg: Some(run_request::Msg::Start(start)),
+    };
+    tx.send(msg).await.expect("receiver is alive");
+    let refused = |reason: String| SessionError::Refused {
+        agent: conn.addr.clone(),
+        reason,
+    };
+    let mut events = conn
+        .client
+        .run(ReceiverStream::new(rx))
+        .await
+        .map_err(|s| refused(status_text(&s)))?
+        .into_inner();
+    match tokio::time::timeout(READY_TIMEOUT, events.message()).await {
+        Err(_) => Err(SessionError::NotReady { agent: conn.addr }),
+        Ok(Err(s)) => Err(refused(status_text(&s))),
+        Ok(Ok(Some(RunEvent {
+            msg: Some(run_event::Msg::Ready(_)),
+        }))) => Ok(Participant {
+            conn,
+            threads,
+            requests: tx,
+            events: Some(events),
+        }),
+        Ok(Ok(_)) => Err(refused(
+            "it answered Start with something other than Ready".into(),
+        )),
+    }
+}
+
+/// What a participant's stream delivered.
+enum Delivery {
+    Interval(pb::Interval),
+    Final(pb::Final),
+    Broken(String),
+}
+
+/// Receives every agent's intervals and final report until all have finished or are lost.
+/// Ctrl-C sends Stop to every agent and keeps collecting, so what ran is still reported.
+async fn collect(
+    parts: &mut [Participant],
+    plan: &Plan,
+    on_interval: &mut impl FnMut(&MergedInterval),
+) -> RunResult {
+    let (tx, mut rx) = mpsc::channel::<(usize, Delivery)>(64);
+    for (i, p) in parts.iter_mut().enumerate() {
+        let Some(mut stream) = p.events.take() else {
+            continue;
+        };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            loop {
+                let d = match stream.message().await {
+                    Ok(Some(RunEvent {
+                        msg: Some(run_event::Msg::Interval(iv)),
+                    })) => Delivery::Interval(iv),
+                    Ok(Some(RunEvent {
+                        msg: Some(run_event::Msg::Final(f)),
+                    })) => Delivery::Final(f),
+                    Ok(Some(_)) => continue,
+                    Ok(None) => Delivery::Broken("its stream ended without a final report".into()),
+                    Err(s) => Delivery::Broken(status_text(&s)),
+                };
+                let last = !matches!(d, Delivery::Interval(_));
+                if tx.send((i, d)).await.is_err() || last {
+                    break;
+                }
+            }
+        });
+    }
+    drop(tx);
+
+    let mut merger = IntervalMerger::new(parts.len(), plan.tick());
+    let mut result = RunResult::default();
+    let mut outcome: Vec<Option<AgentResult>> = vec![None; parts.len()];
+    let deadline = plan
+        .time
+        .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
+    let mut interrupts = 0u32;
+    while outcome.iter().any(Option::is_none) {
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let released = tokio::select! {
+            got = rx.recv() => match got {
+                None => break,
+                Some((i, Delivery::Interval(iv))) => match interval_from_proto(&iv) {
+                    Ok(part) => merger.add(i, iv.seq, part),
+                    Err(e) => {
+                        warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
+                        Vec::new()
+                    }
+                },
+                Some((i, Delivery::Final(f))) => {
+                    outcome[i] = Some(final_from_proto(&parts[i], &f));
+                    merger.finish(i)
+                }
+                Some((i, Delivery::Broken(why))) => {
+                    outcome[i] = Some(lost(&parts[i], why));
+                    merger.finish(i)
+                }
+            },
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                result.interrupted = true;
+                if interrupts > 1 {
+                    break;
+                }
+                for p in parts.iter() {
+                    let stop = RunRequest { msg: Some(run_request::Msg::Stop(pb::Stop { reason: "interrupted by the user".into() })) };
+                    let _ = p.requests.try_send(stop);
+                }
+                Vec::new()
+            }
+            _ = sleep => {
+                for (i, o) in outcome.iter_mut().enumerate() {
+                    if o.is_none() {
+                        *o = Some(lost(&parts[i], format!("no final report within {}s after the run's time", FINAL_GRACE.as_secs())));
+                    }
+                }
+                Vec::new()
+            }
+        };
+        for m in released {
+            on_interval(&m);
+            result.intervals.push(m);
+        }
+    }
+    for (i, o) in outcome.iter_mut().enumerate() {
+        if o.is_none() {
+            *o = Some(lost(&parts[i], "abandoned after a second interrupt".into()));
+        }
+    }
+    for i in 0..parts.len() {
+        for m in merger.finish(i) {
+            on_interval(&m);
+            result.intervals.push(m);
+        }
+    }
+    result.agents = outcome.into_iter().flatten().collect();
+    result
+}
+
+fn lost(p: &Participant, why: String) -> AgentResult {
+    AgentResult {
+        addr: p.conn.addr.clone(),
+        host: p.conn.hello.hostname.clone(),
+        threads: p.threads,
+        elapsed: Duration::ZERO,
+        events: 0,
+        latency: Latency::default(),
+        per_thread: Vec::new(),
+        status: AgentStatus::Lost(why),
+    }
+}
+
+fn workload_to_proto(w: &Workload) -> pb::WorkloadSpec {
+    use pb::workload_spec::Kind;
+    let kind = match w {
+        Workload::Cpu { max_prime } => Kind::Cpu(pb::CpuSpec {
+            max_prime: *max_prime,
+        }),
+    };
+    pb::WorkloadSpec { kind: Some(kind) }
+}
+
+fn latency_from_proto(l: Option<&pb::Latency>) -> Result<Latency, histogram::CodecError> {
+    let Some(l) = l else {
+        return Ok(Latency::default());
+    };
+    Ok(Latency {
+        hist: histogram::decode(&l.histogram)?,
+        min_ns: l.min_ns,
+        max_ns: l.max_ns,
+        sum_ns: l.sum_ns,
+    })
+}
+
+fn interval_from_proto(iv: &pb::Interval) -> Result<IntervalPart, histogram::CodecError> {
+    Ok(IntervalPart {
+        duration: Duration::from_nanos(iv.duration_ns),
+        events: iv.events,
+        threads_running: iv.threads_running,
+        latency: latency_from_proto(iv.latency.as_ref())?,
+    })
+}
+
+fn final_from_proto(p: &Participant, f: &pb::Final) -> AgentResult {
+    let latency = match latency_from_proto(f.latency.as_ref()) {
+        Ok(l) => l,
+        Err(e) => return lost(p, format!("its final report was unreadable: {e}")),
+    };
+    AgentResult {
+        addr: p.conn.addr.clone(),
+        host: p.conn.hello.hostname.clone(),
+        threads: p.threads,
+        elapsed: Duration::from_nanos(f.elapsed_ns),
+        events: f.events,
+        latency,
+        per_thread: f.threads.iter().map(|t| (t.events, t.busy_ns)).collect(),
+        status: if f.aborted.is_empty() {
+            AgentStatus::Completed
+        } else {
+            AgentStatus::Aborted(f.aborted.clone())
+        },
+    }
+}
+
+fn status_text(s: &Status) -> String {
+    if s.message().is_empty() {
+        format!("{:?}", s.code())
+    } else {
+        s.message().to_string()
+    }
+}
+
+/// The error and its causes on one line, deduplicated.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let s = c.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = c.source();
+    }
+    parts.join(": ")
+}
+
+fn now_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64
+}
+
+fn run_id() -> String {
+    format!("{:x}-{:x}", now_nanos() / 1_000_000, std::process::id())
+}
