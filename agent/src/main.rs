@@ -13,6 +13,11 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (the bound address is printed).
     #[arg(long, default_value = "127.0.0.1:7600")]
     listen: String,
+
+    /// Allow listening on a non-loopback address. This agent has no authentication yet:
+    /// anyone who reaches the port can start load on this host.
+    #[arg(long)]
+    insecure: bool,
 }
 
 #[tokio::main]
@@ -36,6 +41,12 @@ async fn run() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && !args.insecure {
+        anyhow::bail!(
+            "refusing to listen on {addr}: anyone reaching it could start load on this host; \
+             listen on 127.0.0.1 or pass --insecure"
+        );
+    }
     tracing::info!(%addr, version = env!("CARGO_PKG_VERSION"), "fleetbench-agent listening");
     // A stable first line on stdout so scripts and tests learn the port chosen for port 0.
     let mut out = std::io::stdout();

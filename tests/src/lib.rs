@@ -1,1 +1,164 @@
-//! Helpers for the end-to-end tests: start agent processes, run the coordinator.
+//! Helpers for the end-to-end tests: start real `fleetbench-agent` processes on port 0, run
+//! the real `fleetbench` binary against them, inspect processes through /proc.
+//!
+//! The binaries must be built first (`cargo build --workspace --bins`, which the test
+//! script does); a missing binary fails the test with that instruction.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use fleetbench_proto::PROTOCOL_VERSION;
+use fleetbench_proto::v1::HelloRequest;
+use fleetbench_proto::v1::agent_client::AgentClient;
+
+/// Path of a workspace binary next to the test executable's profile directory.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>/<name>
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target profile dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the binaries first with `cargo build --workspace --bins`",
+        path.display()
+    );
+    path
+}
+
+/// A scratch directory unique to this test process and label, removed on drop.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(label: &str) -> Self {
+        let p =
+            std::env::temp_dir().join(format!("fleetbench-test-{}-{label}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("scratch dir");
+        Scratch(p)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running agent process, killed when dropped.
+pub struct AgentProc {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl AgentProc {
+    /// Starts `fleetbench-agent --listen 127.0.0.1:0` and waits for its address line.
+    pub fn start() -> Self {
+        let mut child = Command::new(bin("fleetbench-agent"))
+            .args(["--listen", "127.0.0.1:0"])
+            .env("FLEETBENCH_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn fleetbench-agent");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read agent address");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from agent: {line:?}"))
+            .to_string();
+        AgentProc { child, addr }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for AgentProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the coordinator to completion with a time limit.
+pub fn fleetbench(args: &[&str]) -> Output {
+    let mut child = Command::new(bin("fleetbench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetbench");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("fleetbench {args:?} did not finish within 120s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Number of threads of process `pid`.
+pub fn thread_count(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("Threads: line")
+}
+
+/// CPU time (user + system) of process `pid` in clock ticks.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// Asks an agent who it is and whether it is busy: (busy run id, cores).
+pub async fn hello(addr: &str) -> (String, u32) {
+    let mut c = AgentClient::connect(format!("http://{addr}"))
+        .await
+        .expect("connect");
+    let r = c
+        .hello(HelloRequest {
+            protocol_version: PROTOCOL_VERSION,
+            coordinator_version: "test".into(),
+        })
+        .await
+        .expect("hello")
+        .into_inner();
+    (r.busy_run_id, r.cores)
+}
+
+/// Polls `cond` every 20 ms until it holds or `within` passes; returns whether it held.
+pub fn wait_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

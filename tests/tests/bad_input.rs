@@ -1,0 +1,124 @@
+//! Bad input: one clear error line, exit code 2, and no agent left running load.
+
+use std::net::TcpListener;
+
+use fleetbench_proto::v1::agent_server::{Agent, AgentServer};
+use fleetbench_proto::v1::{HelloReply, HelloRequest, RunEvent, RunRequest};
+use fleetbench_tests::{AgentProc, fleetbench, hello, thread_count};
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::{Request, Response, Status, Streaming};
+
+/// Runs the coordinator and checks: exit 2, exactly one line on stderr containing `expect`.
+fn refused(args: &[&str], expect: &str) -> String {
+    let out = fleetbench(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?}: one line expected, got:\n{err}"
+    );
+    assert!(err.contains(expect), "{args:?}: {err:?} lacks {expect:?}");
+    assert!(
+        out.stdout.is_empty() || !String::from_utf8_lossy(&out.stdout).contains("Threads started")
+    );
+    err
+}
+
+#[test]
+fn bad_flags_are_refused_with_one_line() {
+    refused(&["nosuch", "run"], "unknown test 'nosuch'");
+    refused(&["cpu", "--threads=0", "run"], "--threads: '0'");
+    refused(&["cpu", "--threads=many", "run"], "--threads: 'many'");
+    refused(
+        &["cpu", "--time=0", "--events=0", "run"],
+        "--time and --events are both 0",
+    );
+    refused(&["cpu", "--percentile=0", "run"], "--percentile: '0'");
+    refused(
+        &["cpu", "--percentile=100.5", "run"],
+        "--percentile: '100.5'",
+    );
+    refused(&["cpu", "--no-such-flag=1", "run"], "--no-such-flag");
+    refused(
+        &["cpu", "prepare"],
+        "does not implement the 'prepare' command",
+    );
+    refused(&["cpu"], "requires a command");
+}
+
+#[test]
+fn an_unreachable_agent_is_named_and_the_others_stay_idle() {
+    let good = AgentProc::start();
+    let idle = thread_count(good.pid());
+    // A port that was free a moment ago: nothing listens there now.
+    let dead = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let agents = format!("{},{dead}", good.addr);
+    let err = refused(
+        &["cpu", "--agents", &agents, "--threads=2", "run"],
+        &format!("cannot reach agent {dead}"),
+    );
+    assert!(err.to_lowercase().contains("refused"), "{err}");
+    assert_eq!(
+        thread_count(good.pid()),
+        idle,
+        "the reachable agent started no workers"
+    );
+}
+
+/// An agent that answers Hello with another protocol version.
+struct FutureAgent;
+
+#[tonic::async_trait]
+impl Agent for FutureAgent {
+    async fn hello(&self, _: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
+        Ok(Response::new(HelloReply {
+            protocol_version: fleetbench_proto::PROTOCOL_VERSION + 1,
+            agent_version: "9.9.9".into(),
+            hostname: "future".into(),
+            cores: 1,
+            workloads: vec!["cpu".into()],
+            busy_run_id: String::new(),
+        }))
+    }
+
+    type RunStream = tokio_stream::Empty<Result<RunEvent, Status>>;
+
+    async fn run(
+        &self,
+        _: Request<Streaming<RunRequest>>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        panic!("the coordinator must not start a run on an incompatible agent");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_of_another_protocol_version_is_refused() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fake = listener.local_addr().unwrap().to_string();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(AgentServer::new(FutureAgent))
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    let good = AgentProc::start();
+    let idle = thread_count(good.pid());
+    let agents = format!("{},{fake}", good.addr);
+    let err = tokio::task::spawn_blocking(move || {
+        refused(
+            &["cpu", "--agents", &agents, "--threads=2", "run"],
+            "protocol",
+        )
+    })
+    .await
+    .unwrap();
+    assert!(err.contains(&fake) && err.contains("9.9.9"), "{err}");
+    assert_eq!(thread_count(good.pid()), idle);
+    assert!(
+        hello(&good.addr).await.0.is_empty(),
+        "the compatible agent is idle"
+    );
+}

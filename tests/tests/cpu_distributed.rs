@@ -1,0 +1,213 @@
+//! A coordinator over two real agent processes: threads split, all agents start together,
+//! merged totals equal the per-agent sums, and the JSON agrees with the text report.
+
+use fleetbench_tests::{AgentProc, Scratch, fleetbench};
+use serde_json::Value;
+
+/// The number after `label` on the line that starts with it (after trimming).
+fn field(text: &str, label: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no line {label:?} in:\n{text}"))
+        .trim()
+        .to_string()
+}
+
+fn json(path: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("json file written")).expect("valid JSON")
+}
+
+#[test]
+fn two_agents_split_threads_and_merge_exactly() {
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let scratch = Scratch::new("two-agents");
+    let out_json = scratch.path("result.json");
+    let agents = format!("{},{}", a.addr, b.addr);
+    let out = fleetbench(&[
+        "cpu",
+        "--agents",
+        &agents,
+        "--threads=3",
+        "--time=3",
+        "--report-interval=1",
+        "--cpu-max-prime=3000",
+        "--percentile=95,99",
+        "--json",
+        out_json.to_str().unwrap(),
+        "run",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out_json);
+
+    // Threads: 3 over 2 agents = 2 + 1, in the order given.
+    let agents = j["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    assert_eq!(
+        (
+            agents[0]["addr"].as_str().unwrap(),
+            agents[0]["threads"].as_u64().unwrap()
+        ),
+        (a.addr.as_str(), 2)
+    );
+    assert_eq!(
+        (
+            agents[1]["addr"].as_str().unwrap(),
+            agents[1]["threads"].as_u64().unwrap()
+        ),
+        (b.addr.as_str(), 1)
+    );
+    assert!(
+        text.contains(&format!("{} (2 threads), {} (1 threads)", a.addr, b.addr)),
+        "{text}"
+    );
+
+    // Totals are the sums of the per-agent figures.
+    let total = j["totals"]["events"].as_u64().unwrap();
+    assert!(total > 0);
+    let per_agent: u64 = agents.iter().map(|a| a["events"].as_u64().unwrap()).sum();
+    assert_eq!(total, per_agent);
+    let count: u64 = agents
+        .iter()
+        .map(|a| a["latency_ms"]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(j["totals"]["latency_ms"]["count"].as_u64().unwrap(), count);
+    for a in agents {
+        assert_eq!(a["status"], "completed");
+        assert!(a["events"].as_u64().unwrap() > 0, "every agent ran: {a}");
+    }
+    // Both agents started together after Ready: their run times agree closely.
+    let t0 = agents[0]["time_s"].as_f64().unwrap();
+    let t1 = agents[1]["time_s"].as_f64().unwrap();
+    assert!((t0 - t1).abs() < 0.25, "{t0} vs {t1}");
+    assert!((2.9..3.5).contains(&j["totals"]["time_s"].as_f64().unwrap()));
+
+    // The text report says the same as the JSON.
+    assert_eq!(field(&text, "total number of events:"), total.to_string());
+    let lat = &j["totals"]["latency_ms"];
+    assert_eq!(
+        field(&text, "95th percentile:"),
+        format!("{:.2}", lat["p95"].as_f64().unwrap())
+    );
+    assert_eq!(
+        field(&text, "99th percentile:"),
+        format!("{:.2}", lat["p99"].as_f64().unwrap())
+    );
+    assert_eq!(
+        field(&text, "max:"),
+        format!("{:.2}", lat["max"].as_f64().unwrap())
+    );
+    let eps: f64 = field(&text, "events per second:").parse().unwrap();
+    assert!((eps - j["totals"]["events_per_sec"].as_f64().unwrap()).abs() < 0.01);
+    for key in [
+        "p50", "p90", "p95", "p99", "p99.9", "min", "avg", "max", "sum",
+    ] {
+        assert!(lat[key].is_number(), "JSON latency lacks {key}");
+    }
+
+    // Interval lines: one per full second, the same series as the JSON, thds = 3.
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("[ ")).collect();
+    let intervals = j["intervals"].as_array().unwrap();
+    assert_eq!(lines.len(), intervals.len());
+    assert!(lines.len() >= 2, "{text}");
+    for (line, iv) in lines.iter().zip(intervals) {
+        assert!(line.contains("thds: 3 eps: "), "{line}");
+        assert!(
+            line.contains(&format!(
+                "eps: {:.2} ",
+                iv["events_per_sec"].as_f64().unwrap()
+            )),
+            "{line} vs {iv}"
+        );
+        let sum: u64 = iv["agent_events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, iv["events"].as_u64().unwrap());
+    }
+    // The per-agent block lists both agents with their events.
+    for a in agents {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(a["addr"].as_str().unwrap()) && l.ends_with("ok"));
+        let row = row.unwrap_or_else(|| panic!("no per-agent row for {a} in\n{text}"));
+        assert!(
+            row.split_whitespace()
+                .any(|w| w == a["events"].as_u64().unwrap().to_string()),
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn event_limit_is_exact_and_split_by_threads() {
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let scratch = Scratch::new("events");
+    let out_json = scratch.path("r.json");
+    // sysbench 0.4 spellings, options after the command, underscores.
+    let out = fleetbench(&[
+        "--test=cpu",
+        &format!("--agents={},{}", a.addr, b.addr),
+        "run",
+        "--num_threads=4",
+        "--max-requests=1001",
+        "--max-time=0",
+        "--cpu-max-prime=2000",
+        &format!("--json={}", out_json.display()),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out_json);
+    assert_eq!(j["totals"]["events"], 1001);
+    // 1001 events over 4 threads = 251, 250, 250, 250; agent 1 has threads 0-1.
+    assert_eq!(j["agents"][0]["events"], 501);
+    assert_eq!(j["agents"][1]["events"], 500);
+    assert_eq!(j["config"]["threads"], 4);
+}
+
+#[test]
+fn embedded_agents_need_nothing_installed() {
+    let scratch = Scratch::new("local");
+    let out_json = scratch.path("r.json");
+    let out = fleetbench(&[
+        "cpu",
+        "--threads=2",
+        "--local-agents=2",
+        "--time=1",
+        "--cpu-max-prime=2000",
+        "--json",
+        out_json.to_str().unwrap(),
+        "run",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out_json);
+    let agents = j["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    assert!(
+        agents
+            .iter()
+            .all(|a| a["addr"].as_str().unwrap().starts_with("127.0.0.1:"))
+    );
+    assert!(
+        agents
+            .iter()
+            .all(|a| a["threads"] == 1 && a["events"].as_u64().unwrap() > 0)
+    );
+}

@@ -1,0 +1,92 @@
+//! The Run stream is the lease: when the coordinator dies, the agent stops its load within a
+//! second and is free for the next run.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fleetbench_tests::{AgentProc, bin, cpu_ticks, hello, thread_count, wait_until};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_the_coordinator_stops_the_agents_load_within_a_second() {
+    let agent = AgentProc::start();
+    let pid = agent.pid();
+    let idle_threads = thread_count(pid);
+    let mut coordinator = Command::new(bin("fleetbench"))
+        .args([
+            "cpu",
+            "--agents",
+            &agent.addr,
+            "--threads=2",
+            "--time=60",
+            "--report-interval=1",
+            "run",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fleetbench");
+    // Wait for the first interval line: the load is running.
+    let mut lines = BufReader::new(coordinator.stdout.take().unwrap()).lines();
+    let started = Instant::now();
+    loop {
+        let line = lines.next().expect("coordinator output").expect("line");
+        if line.starts_with("[ 1s ]") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no interval line"
+        );
+    }
+    assert_eq!(
+        thread_count(pid),
+        idle_threads + 2,
+        "two worker threads run"
+    );
+    assert!(
+        !hello(&agent.addr).await.0.is_empty(),
+        "agent reports itself busy"
+    );
+
+    coordinator.kill().expect("SIGKILL");
+    let killed = Instant::now();
+    coordinator.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(1), || thread_count(pid) <= idle_threads),
+        "worker threads still alive 1s after the coordinator died ({} threads)",
+        thread_count(pid)
+    );
+    let stopped_after = killed.elapsed();
+    // And the CPU use has dropped: well under one core over the next half second.
+    let t0 = cpu_ticks(pid);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let used = cpu_ticks(pid) - t0;
+    assert!(
+        used <= 10,
+        "agent used {used} ticks in 0.5s after its coordinator died"
+    );
+    assert!(hello(&agent.addr).await.0.is_empty(), "agent idle again");
+    eprintln!("load stopped {stopped_after:?} after SIGKILL");
+}
+
+#[test]
+fn a_finished_run_leaves_the_agent_idle_for_the_next() {
+    let agent = AgentProc::start();
+    for _ in 0..2 {
+        let out = fleetbench_tests::fleetbench(&[
+            "cpu",
+            "--agents",
+            &agent.addr,
+            "--events=50",
+            "--time=0",
+            "run",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
