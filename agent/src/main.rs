@@ -43,8 +43,9 @@ async fn run() -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() && !args.insecure {
         anyhow::bail!(
-            "refusing to listen on {addr}: anyone reaching it could start load on this host; \
-             listen on 127.0.0.1 or pass --insecure"
+            "refusing to listen on {}: anyone reaching it could start load on this host; \
+             listen on 127.0.0.1 or pass --insecure",
+            args.listen
         );
     }
     tracing::info!(%addr, version = env!("CARGO_PKG_VERSION"), "fleetbench-agent listening");
