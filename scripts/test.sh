@@ -8,6 +8,24 @@ cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "test.sh: cargo is missing: install Rust (https://rustup.rs)" >&2; exit 1; }
 command -v cc >/dev/null || { echo "test.sh: a C compiler (gcc) is needed to build dependencies: apt-get install gcc" >&2; exit 1; }
 
+# The end-to-end tests start private MariaDB servers (never the system service), so the
+# server binaries must be installed; the system service is left alone (not started here).
+have_mariadbd() { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; }
+if ! have_mariadbd; then
+    echo "test.sh: mariadbd is missing: installing mariadb-server" >&2
+    sudo=""
+    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
+    # policy-rc.d answering 101 keeps the package from starting the system service.
+    policy_rc=""
+    if [ ! -e /usr/sbin/policy-rc.d ] && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; }; then
+        policy_rc=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy_rc" >/dev/null && $sudo chmod +x "$policy_rc" || policy_rc=""
+    fi
+    { $sudo apt-get update && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends mariadb-server; } >&2 || true
+    if [ -n "$policy_rc" ]; then $sudo rm -f "$policy_rc"; fi
+    have_mariadbd || { echo "test.sh: mariadbd is missing and mariadb-server could not be installed: install it with apt-get install mariadb-server" >&2; exit 1; }
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build --workspace --bins --locked

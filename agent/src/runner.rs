@@ -11,6 +11,8 @@ use tokio::time::sleep_until;
 
 use crate::stats::{Sample, WorkerSlot};
 use crate::workloads::ThreadWorkload;
+use crate::workloads::oltp::OltpConfig;
+use crate::workloads::oltp::worker::{OltpWorker, OpenError, Outcome, WorkerTail};
 
 /// Limits and cadence of one run on this agent.
 #[derive(Debug, Clone)]
@@ -39,6 +41,10 @@ pub struct Control {
     clock: std::sync::OnceLock<(Instant, Option<Instant>)>,
     /// Latest moment, in nanoseconds after Go, at which a worker stopped.
     last_finish_ns: AtomicU64,
+    /// Raised with an abort (not when time is up): async workers drop their in-flight
+    /// statements instead of waiting for them, so load stops within a second even when a
+    /// query waits on a lock.
+    cancel: tokio::sync::watch::Sender<bool>,
 }
 
 impl Control {
@@ -49,6 +55,7 @@ impl Control {
             abort_reason: Mutex::new(None),
             clock: std::sync::OnceLock::new(),
             last_finish_ns: AtomicU64::new(0),
+            cancel: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -83,6 +90,13 @@ impl Control {
             *r = Some(reason.into());
         }
         self.stop.store(true, Ordering::Relaxed);
+        self.cancel.send_replace(true);
+    }
+
+    /// Completes when the run is aborted.
+    async fn cancelled(&self) {
+        let mut rx = self.cancel.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
     }
 
     /// Notes that a worker stopped now.
@@ -124,6 +138,15 @@ pub struct FinalReport {
     /// Per thread: (events, busy nanoseconds).
     pub threads: Vec<(u64, u64)>,
     pub aborted: Option<String>,
+    /// Per statement kind and per target figures (OLTP only).
+    pub tail: WorkerTail,
+}
+
+/// Where an OLTP run's worker tasks live: a runtime of their own, so that database work
+/// and the gRPC service never compete for the same scheduler.
+struct AsyncWorkers {
+    runtime: Option<tokio::runtime::Runtime>,
+    tasks: Vec<tokio::task::JoinHandle<WorkerTail>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,19 +157,38 @@ enum GateState {
 }
 
 /// Start gate the workers wait at; abandoned (workers exit) if the run never starts.
+/// Thread workers block on the condvar, async workers watch the channel.
 #[derive(Debug)]
 struct Gate {
     state: Mutex<GateState>,
     cond: Condvar,
+    watch: tokio::sync::watch::Sender<GateState>,
 }
 
 impl Gate {
+    fn new() -> Self {
+        Gate {
+            state: Mutex::new(GateState::Closed),
+            cond: Condvar::new(),
+            watch: tokio::sync::watch::Sender::new(GateState::Closed),
+        }
+    }
+
     fn set(&self, to: GateState) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if *s == GateState::Closed {
             *s = to;
+            self.watch.send_replace(to);
         }
         self.cond.notify_all();
+    }
+
+    async fn wait_async(&self) -> bool {
+        let mut rx = self.watch.subscribe();
+        match rx.wait_for(|s| *s != GateState::Closed).await {
+            Ok(s) => *s == GateState::Open,
+            Err(_) => false,
+        }
     }
 
     fn wait(&self) -> bool {
@@ -167,27 +209,13 @@ pub struct PreparedRun {
     running: Arc<AtomicUsize>,
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
+    oltp: Option<AsyncWorkers>,
 }
 
 impl PreparedRun {
     /// Spawns `config.threads` worker threads, each parked at the start gate.
     pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
-        let control = Arc::new(Control::new(config.event_limit));
-        let gate = Arc::new(Gate {
-            state: Mutex::new(GateState::Closed),
-            cond: Condvar::new(),
-        });
-        let running = Arc::new(AtomicUsize::new(config.threads as usize));
-        let all_done = Arc::new(Notify::new());
-        let mut run = PreparedRun {
-            config,
-            control,
-            slots: Vec::new(),
-            gate,
-            running,
-            all_done,
-            handles: Vec::new(),
-        };
+        let mut run = PreparedRun::empty(config);
         for t in 0..run.config.threads {
             let slot = Arc::new(WorkerSlot::default());
             run.slots.push(slot.clone());
@@ -215,6 +243,126 @@ impl PreparedRun {
                 }
             }
         }
+        Ok(run)
+    }
+
+    fn empty(config: RunConfig) -> Self {
+        PreparedRun {
+            control: Arc::new(Control::new(config.event_limit)),
+            gate: Arc::new(Gate::new()),
+            running: Arc::new(AtomicUsize::new(config.threads as usize)),
+            all_done: Arc::new(Notify::new()),
+            config,
+            slots: Vec::new(),
+            handles: Vec::new(),
+            oltp: None,
+        }
+    }
+
+    /// Opens `config.threads` OLTP workers (connections and prepared statements) on a
+    /// runtime of `runtime_threads` threads; each waits at the start gate. Fails, with
+    /// every connection closed again, if any worker cannot open.
+    pub async fn new_oltp(
+        cfg: Arc<OltpConfig>,
+        config: RunConfig,
+        first_thread: u64,
+        total_threads: u64,
+        seed: u64,
+        runtime_threads: usize,
+    ) -> Result<Self, OpenError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(runtime_threads.max(1))
+            .thread_name("fb-oltp")
+            .enable_all()
+            .build()
+            .map_err(|e| OpenError::Connect {
+                target: "(none)".into(),
+                message: format!("cannot start the worker runtime: {e}"),
+            })?;
+        let opens: Vec<_> = (0..u64::from(config.threads))
+            .map(|t| {
+                runtime.spawn(OltpWorker::open(
+                    cfg.clone(),
+                    first_thread + t,
+                    total_threads,
+                    seed,
+                ))
+            })
+            .collect();
+        let mut workers = Vec::new();
+        let mut failure = None;
+        for h in opens {
+            match h.await {
+                Ok(Ok(w)) => workers.push(w),
+                Ok(Err(e)) => {
+                    failure.get_or_insert(e);
+                }
+                Err(e) => {
+                    failure.get_or_insert(OpenError::Connect {
+                        target: "(none)".into(),
+                        message: format!("worker task failed: {e}"),
+                    });
+                }
+            }
+        }
+        if let Some(e) = failure {
+            for w in workers {
+                let _ = runtime.spawn(w.close()).await;
+            }
+            runtime.shutdown_background();
+            return Err(e);
+        }
+        let mut run = PreparedRun::empty(config);
+        let mut tasks = Vec::new();
+        for mut w in workers {
+            let slot = Arc::new(WorkerSlot::default());
+            run.slots.push(slot.clone());
+            let (control, gate) = (run.control.clone(), run.gate.clone());
+            let (running, all_done) = (run.running.clone(), run.all_done.clone());
+            tasks.push(runtime.spawn(async move {
+                let mut cancelled = false;
+                if gate.wait_async().await {
+                    while control.claim_event() {
+                        let t0 = Instant::now();
+                        let outcome = tokio::select! {
+                            o = w.event(&control.stop) => o,
+                            _ = control.cancelled() => {
+                                cancelled = true;
+                                Outcome::Stopped
+                            }
+                        };
+                        match outcome {
+                            Outcome::Done => {
+                                slot.record_db(t0.elapsed().as_nanos() as u64, &w.tally);
+                                w.tally.reset();
+                            }
+                            Outcome::Stopped => break,
+                            Outcome::Fatal(msg) => {
+                                control.abort(msg);
+                                break;
+                            }
+                        }
+                    }
+                    // Queries of an event cut short still happened: count them.
+                    slot.add_db(&w.tally);
+                    control.worker_finished();
+                }
+                // After a cancel a connection may be mid-statement: drop it rather than talk.
+                let tail = if cancelled {
+                    w.abandon()
+                } else {
+                    w.close().await
+                };
+                if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    all_done.notify_one();
+                }
+                tail
+            }));
+        }
+        run.oltp = Some(AsyncWorkers {
+            runtime: Some(runtime),
+            tasks,
+        });
         Ok(run)
     }
 
@@ -284,6 +432,14 @@ impl PreparedRun {
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
+        let mut tail = WorkerTail::default();
+        if let Some(oltp) = self.oltp.as_mut() {
+            for t in oltp.tasks.drain(..) {
+                if let Ok(t) = t.await {
+                    merge_tail(&mut tail, &t);
+                }
+            }
+        }
         let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire));
         let mut rest = Sample::default();
         for slot in &self.slots {
@@ -295,7 +451,25 @@ impl PreparedRun {
             sample: cumulative,
             threads: self.slots.iter().map(|s| s.totals()).collect(),
             aborted: self.control.abort_reason(),
+            tail,
         }
+    }
+}
+
+fn merge_tail(into: &mut WorkerTail, from: &WorkerTail) {
+    if into.kinds.len() < from.kinds.len() {
+        into.kinds.resize_with(from.kinds.len(), Sample::default);
+    }
+    for (a, b) in into.kinds.iter_mut().zip(&from.kinds) {
+        a.merge(b);
+    }
+    if into.targets.len() < from.targets.len() {
+        into.targets
+            .resize_with(from.targets.len(), Default::default);
+    }
+    for (a, b) in into.targets.iter_mut().zip(&from.targets) {
+        a.db.merge(&b.db);
+        a.statements.merge(&b.statements);
     }
 }
 
@@ -312,6 +486,11 @@ impl Drop for PreparedRun {
         // Never started (or dropped mid-run): make sure every worker leaves.
         self.control.abort("run abandoned before it finished");
         self.gate.set(GateState::Abandoned);
+        if let Some(rt) = self.oltp.as_mut().and_then(|o| o.runtime.take()) {
+            // Workers see the stop flag and close their connections; a runtime may not be
+            // dropped from async code, so it winds down in the background.
+            rt.shutdown_background();
+        }
     }
 }
 

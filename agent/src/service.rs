@@ -17,7 +17,10 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
 use crate::runner::{FinalReport, IntervalReport, PreparedRun, RunConfig};
-use crate::stats::Sample;
+use crate::stats::{DbCounters, Sample};
+use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
+use crate::workloads::oltp::rand::Distribution;
+use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
 use crate::workloads::{self, ThreadWorkload};
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
@@ -31,22 +34,35 @@ struct BusyInfo {
     peer: String,
 }
 
+/// Settings of an agent that are the operator's, not the coordinator's, to choose.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Threads of the runtime that drives OLTP workers. One worker thread did best on a
+    /// 2-core box with the database on it (DESIGN.md); raise it on bigger client hosts.
+    pub oltp_runtime_threads: usize,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            oltp_runtime_threads: 1,
+        }
+    }
+}
+
 /// State shared by every call to this agent.
 #[derive(Debug)]
 pub struct AgentService {
     hostname: String,
     cores: u32,
+    options: AgentOptions,
     /// The run in progress, if any: an agent runs one at a time.
     busy: Arc<Mutex<Option<BusyInfo>>>,
 }
 
 impl Default for AgentService {
     fn default() -> Self {
-        AgentService {
-            hostname: gethostname::gethostname().to_string_lossy().into_owned(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-            busy: Arc::default(),
-        }
+        AgentService::new(AgentOptions::default())
     }
 }
 
@@ -60,6 +76,15 @@ impl Drop for BusyGuard {
 }
 
 impl AgentService {
+    pub fn new(options: AgentOptions) -> Self {
+        AgentService {
+            hostname: gethostname::gethostname().to_string_lossy().into_owned(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            options,
+            busy: Arc::default(),
+        }
+    }
+
     fn claim(&self, info: BusyInfo) -> Result<BusyGuard, Status> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(b) = busy.as_ref() {
@@ -102,6 +127,22 @@ impl Agent for AgentService {
     }
 
     type RunStream = ReceiverStream<Result<RunEvent, Status>>;
+    type PrepareStream = ReceiverStream<Result<pb::Progress, Status>>;
+    type CleanupStream = ReceiverStream<Result<pb::Progress, Status>>;
+
+    async fn prepare(
+        &self,
+        req: Request<pb::PrepareRequest>,
+    ) -> Result<Response<Self::PrepareStream>, Status> {
+        self.table_job(req, true).await
+    }
+
+    async fn cleanup(
+        &self,
+        req: Request<pb::PrepareRequest>,
+    ) -> Result<Response<Self::CleanupStream>, Status> {
+        self.table_job(req, false).await
+    }
 
     async fn run(
         &self,
@@ -123,14 +164,26 @@ impl Agent for AgentService {
                 ));
             }
         };
-        let (workload, config) = plan_from_start(&start)?;
+        let planned = plan_from_start(&start)?;
         let guard = self.claim(BusyInfo {
             run_id: start.run_id.clone(),
             since: SystemTime::now(),
             peer: peer.clone(),
         })?;
-        let prepared = PreparedRun::new(workload, config)
-            .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?;
+        let prepared = match planned {
+            Planned::Threads(workload, config) => PreparedRun::new(workload, config)
+                .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?,
+            Planned::Oltp(cfg, config, total_threads) => PreparedRun::new_oltp(
+                cfg,
+                config,
+                u64::from(start.first_thread),
+                total_threads,
+                start.seed,
+                self.options.oltp_runtime_threads,
+            )
+            .await
+            .map_err(|e| Status::failed_precondition(e.to_string()))?,
+        };
         info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id));
@@ -138,8 +191,100 @@ impl Agent for AgentService {
     }
 }
 
+/// What a Start message asks for.
+enum Planned {
+    Threads(Arc<dyn ThreadWorkload>, RunConfig),
+    /// OLTP options, limits, and the number of threads in the whole run (for unique ids).
+    Oltp(Arc<OltpConfig>, RunConfig, u64),
+}
+
+impl AgentService {
+    /// Prepare (create and load) or cleanup (drop) this agent's tables, streaming progress
+    /// every 250 ms. A dry run only checks what the real one would need.
+    async fn table_job(
+        &self,
+        req: Request<pb::PrepareRequest>,
+        create: bool,
+    ) -> Result<Response<ReceiverStream<Result<pb::Progress, Status>>>, Status> {
+        let peer = req
+            .remote_addr()
+            .map_or_else(|| "unknown".to_string(), |a| a.to_string());
+        let r = req.into_inner();
+        let Some(workload_spec::Kind::Oltp(o)) = r.workload.as_ref().and_then(|w| w.kind.as_ref())
+        else {
+            return Err(Status::invalid_argument(
+                "prepare and cleanup need an OLTP workload",
+            ));
+        };
+        let cfg = Arc::new(oltp_from_proto(o)?);
+        let guard = self.claim(BusyInfo {
+            run_id: r.run_id.clone(),
+            since: SystemTime::now(),
+            peer,
+        })?;
+        let job = Job::new(cfg.clone());
+        let total = if create {
+            job.prepare_total()
+        } else {
+            job.cleanup_total()
+        };
+        let (tx, rx) = mpsc::channel(16);
+        if r.dry_run {
+            oltp_prepare::check(&cfg, create)
+                .await
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+            let _ = tx
+                .send(Ok(pb::Progress {
+                    done: 0,
+                    total,
+                    summary: "ok".into(),
+                }))
+                .await;
+            return Ok(Response::new(ReceiverStream::new(rx)));
+        }
+        let (threads, seed) = (r.threads, r.seed);
+        tokio::spawn(async move {
+            let _busy = guard;
+            let work = {
+                let job = job.clone();
+                async move {
+                    if create {
+                        oltp_prepare::prepare(job, threads, seed).await
+                    } else {
+                        oltp_prepare::cleanup(job).await
+                    }
+                }
+            };
+            tokio::pin!(work);
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            let result = loop {
+                tokio::select! {
+                    r = &mut work => break r,
+                    _ = tick.tick() => {
+                        let p = pb::Progress { done: job.done.load(std::sync::atomic::Ordering::Relaxed), total, summary: String::new() };
+                        if tx.send(Ok(p)).await.is_err() {
+                            // Nobody is watching any more: stop loading.
+                            job.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                }
+            };
+            let msg = match result {
+                Ok(()) => Ok(pb::Progress {
+                    done: job.done.load(std::sync::atomic::Ordering::Relaxed),
+                    total,
+                    summary: job.summary(),
+                }),
+                Err(e) => Err(Status::aborted(e.to_string())),
+            };
+            let _ = tx.send(msg).await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
 /// Turns a Start message into a workload and run limits, or says what is wrong with it.
-fn plan_from_start(start: &pb::Start) -> Result<(Arc<dyn ThreadWorkload>, RunConfig), Status> {
+fn plan_from_start(start: &pb::Start) -> Result<Planned, Status> {
     if start.threads == 0 {
         return Err(Status::invalid_argument("threads must be at least 1"));
     }
@@ -148,29 +293,105 @@ fn plan_from_start(start: &pb::Start) -> Result<(Arc<dyn ThreadWorkload>, RunCon
             "a run needs a time limit or an event limit",
         ));
     }
-    let workload: Arc<dyn ThreadWorkload> =
-        match start.workload.as_ref().and_then(|w| w.kind.as_ref()) {
-            Some(workload_spec::Kind::Cpu(c)) => {
-                if c.max_prime < 3 {
-                    return Err(Status::invalid_argument("cpu max prime must be at least 3"));
-                }
-                Arc::new(workloads::cpu::Cpu {
-                    max_prime: c.max_prime,
-                })
-            }
-            None => {
-                return Err(Status::invalid_argument(
-                    "Start names no workload this agent knows",
-                ));
-            }
-        };
     let config = RunConfig {
         threads: start.threads,
         time_limit: (start.time_limit_ms > 0).then(|| Duration::from_millis(start.time_limit_ms)),
         event_limit: (start.event_limit > 0).then_some(start.event_limit),
         tick: Duration::from_millis(start.tick_ms.max(10)),
     };
-    Ok((workload, config))
+    match start.workload.as_ref().and_then(|w| w.kind.as_ref()) {
+        Some(workload_spec::Kind::Cpu(c)) => {
+            if c.max_prime < 3 {
+                return Err(Status::invalid_argument("cpu max prime must be at least 3"));
+            }
+            let cpu = workloads::cpu::Cpu {
+                max_prime: c.max_prime,
+            };
+            Ok(Planned::Threads(Arc::new(cpu), config))
+        }
+        Some(workload_spec::Kind::Oltp(o)) => {
+            let cfg = oltp_from_proto(o)?;
+            let total = u64::from(start.total_threads.max(start.first_thread + start.threads));
+            Ok(Planned::Oltp(Arc::new(cfg), config, total))
+        }
+        None => Err(Status::invalid_argument(
+            "Start names no workload this agent knows",
+        )),
+    }
+}
+
+/// Validates the wire OLTP options into the agent's configuration.
+pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
+    let bad = |m: String| Status::invalid_argument(m);
+    let script = Script::from_name(&o.script)
+        .ok_or_else(|| bad(format!("unknown OLTP script '{}'", o.script)))?;
+    if o.targets.is_empty() {
+        return Err(bad("no database target given".into()));
+    }
+    let targets = o
+        .targets
+        .iter()
+        .map(|t| Target {
+            name: t.name.clone(),
+            host: t.host.clone(),
+            port: u16::try_from(t.port).unwrap_or(3306),
+            socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
+            user: t.user.clone(),
+            password: t.password.clone(),
+            database: t.database.clone(),
+        })
+        .collect::<Vec<_>>();
+    let mut tables = Vec::new();
+    for t in &o.tables {
+        if t.target as usize >= targets.len() {
+            return Err(bad(format!(
+                "table sbtest{} maps to an unknown target",
+                t.number
+            )));
+        }
+        tables.push((t.number, t.target as usize));
+    }
+    if tables.is_empty() {
+        return Err(bad("no tables given".into()));
+    }
+    let distribution = Distribution::parse(
+        &o.rand_type,
+        o.rand_spec_iter,
+        o.rand_spec_pct,
+        o.rand_spec_res,
+        o.rand_pareto_h,
+        o.rand_zipfian_exp,
+    )
+    .map_err(bad)?;
+    Ok(OltpConfig {
+        script,
+        targets,
+        tables,
+        table_size: o.table_size,
+        range_size: o.range_size,
+        point_selects: o.point_selects,
+        simple_ranges: o.simple_ranges,
+        sum_ranges: o.sum_ranges,
+        order_ranges: o.order_ranges,
+        distinct_ranges: o.distinct_ranges,
+        index_updates: o.index_updates,
+        non_index_updates: o.non_index_updates,
+        delete_inserts: o.delete_inserts,
+        range_selects: o.range_selects,
+        auto_inc: o.auto_inc,
+        skip_trx: o.skip_trx,
+        secondary: o.secondary,
+        create_secondary: o.create_secondary,
+        engine: o.storage_engine.clone(),
+        prepared: o.prepared_statements,
+        ignore_errors: o.ignore_errors.clone(),
+        ignore_all_errors: o.ignore_all_errors,
+        distribution,
+        random_points: o.random_points,
+        number_of_ranges: o.number_of_ranges,
+        delta: o.delta,
+        reconnect: o.reconnect,
+    })
 }
 
 /// Drives one run after Start: Ready, wait for Go, stream intervals, send Final.
@@ -274,6 +495,17 @@ fn latency_to_proto(s: &Sample) -> pb::Latency {
     }
 }
 
+fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
+    (!d.is_zero()).then(|| pb::DbCounters {
+        reads: d.reads,
+        writes: d.writes,
+        others: d.others,
+        ignored_errors: d.ignored_errors,
+        reconnects: d.reconnects,
+        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
+    })
+}
+
 fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
     pb::Interval {
         seq: iv.seq,
@@ -281,6 +513,7 @@ fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         events: iv.sample.events,
         threads_running: iv.threads_running,
         latency: Some(latency_to_proto(&iv.sample)),
+        db: db_to_proto(&iv.sample.db),
     }
 }
 
@@ -295,5 +528,28 @@ fn final_to_proto(f: &FinalReport) -> pb::Final {
             .map(|&(events, busy_ns)| pb::ThreadStat { events, busy_ns })
             .collect(),
         aborted: f.aborted.clone().unwrap_or_default(),
+        db: db_to_proto(&f.sample.db),
+        kinds: f
+            .tail
+            .kinds
+            .iter()
+            .zip(Kind::ALL)
+            .filter(|(s, _)| s.events > 0)
+            .map(|(s, k)| pb::KindLatency {
+                kind: k.name().into(),
+                latency: Some(latency_to_proto(s)),
+            })
+            .collect(),
+        targets: f
+            .tail
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| pb::TargetStats {
+                name: i.to_string(),
+                db: db_to_proto(&t.db),
+                statements: Some(latency_to_proto(&t.statements)),
+            })
+            .collect(),
     }
 }

@@ -2,10 +2,45 @@
 //! once per interval. Each worker owns its slot; the only other party to its lock is the
 //! ticker, once per tick, so the lock is practically uncontended.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
+
+/// Counters of database work (OLTP only; zero for other workloads).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+    /// Ignored errors by server error code.
+    pub errors_by_code: BTreeMap<u32, u64>,
+}
+
+impl DbCounters {
+    pub fn merge(&mut self, o: &DbCounters) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.others += o.others;
+        self.ignored_errors += o.ignored_errors;
+        self.reconnects += o.reconnects;
+        for (code, n) in &o.errors_by_code {
+            *self.errors_by_code.entry(*code).or_default() += n;
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        *self == DbCounters::default()
+    }
+
+    /// Empties the counters, keeping nothing allocated worth keeping.
+    pub fn reset(&mut self) {
+        *self = DbCounters::default();
+    }
+}
 
 /// Latencies and event counts of a set of events.
 #[derive(Debug, Clone)]
@@ -17,6 +52,7 @@ pub struct Sample {
     pub min_ns: u64,
     pub max_ns: u64,
     pub sum_ns: u64,
+    pub db: DbCounters,
 }
 
 impl Default for Sample {
@@ -27,6 +63,7 @@ impl Default for Sample {
             min_ns: u64::MAX,
             max_ns: 0,
             sum_ns: 0,
+            db: DbCounters::default(),
         }
     }
 }
@@ -49,6 +86,7 @@ impl Sample {
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
         self.sum_ns += other.sum_ns;
+        self.db.merge(&other.db);
     }
 
     /// Empties the sample, keeping the histogram's allocation.
@@ -58,6 +96,7 @@ impl Sample {
         self.min_ns = u64::MAX;
         self.max_ns = 0;
         self.sum_ns = 0;
+        self.db.reset();
     }
 }
 
@@ -83,6 +122,20 @@ impl WorkerSlot {
         s.interval.record(ns);
         s.events += 1;
         s.busy_ns += ns;
+    }
+
+    /// Records one finished event with the database work it did.
+    pub fn record_db(&self, ns: u64, db: &DbCounters) {
+        let mut s = self.lock();
+        s.interval.record(ns);
+        s.interval.db.merge(db);
+        s.events += 1;
+        s.busy_ns += ns;
+    }
+
+    /// Adds database work that belongs to no finished event (an event cut short).
+    pub fn add_db(&self, db: &DbCounters) {
+        self.lock().interval.db.merge(db);
     }
 
     /// Moves this worker's interval sample into `into` and starts a new interval.

@@ -14,8 +14,12 @@ use clap::Parser;
 #[command(
     name = "fleetbench",
     version,
+    // As in sysbench, a later occurrence of an option wins (scripts append overrides).
+    args_override_self = true,
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
-    after_help = "Tests: cpu.  Commands: prepare, run, cleanup.\n\
+    after_help = "Tests: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
+                  oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
+                  select_random_points, select_random_ranges.  Commands: prepare, run, cleanup.\n\
                   Without --agents, one embedded agent runs in this process (--local-agents K for more)."
 )]
 pub struct RawArgs {
@@ -66,6 +70,140 @@ pub struct RawArgs {
     /// cpu: upper limit for primes generator [default: 10000].
     #[arg(long)]
     pub cpu_max_prime: Option<String>,
+
+    // --- OLTP (sysbench's oltp_common options; old 0.4/0.5 names as aliases) ---
+    /// Number of tables [default: 1].
+    #[arg(long, alias = "oltp-tables-count", help_heading = "OLTP")]
+    pub tables: Option<String>,
+    /// Number of rows per table [default: 10000].
+    #[arg(long, alias = "oltp-table-size", help_heading = "OLTP")]
+    pub table_size: Option<String>,
+    /// Range size for range SELECT queries [default: 100].
+    #[arg(long, alias = "oltp-range-size", help_heading = "OLTP")]
+    pub range_size: Option<String>,
+    /// Number of point SELECT queries per transaction [default: 10].
+    #[arg(long, alias = "oltp-point-selects", help_heading = "OLTP")]
+    pub point_selects: Option<String>,
+    /// Number of simple range SELECT queries per transaction [default: 1].
+    #[arg(long, alias = "oltp-simple-ranges", help_heading = "OLTP")]
+    pub simple_ranges: Option<String>,
+    /// Number of SELECT SUM() queries per transaction [default: 1].
+    #[arg(long, alias = "oltp-sum-ranges", help_heading = "OLTP")]
+    pub sum_ranges: Option<String>,
+    /// Number of SELECT ORDER BY queries per transaction [default: 1].
+    #[arg(long, alias = "oltp-order-ranges", help_heading = "OLTP")]
+    pub order_ranges: Option<String>,
+    /// Number of SELECT DISTINCT queries per transaction [default: 1].
+    #[arg(long, alias = "oltp-distinct-ranges", help_heading = "OLTP")]
+    pub distinct_ranges: Option<String>,
+    /// Number of UPDATE index queries per transaction [default: 1].
+    #[arg(long, alias = "oltp-index-updates", help_heading = "OLTP")]
+    pub index_updates: Option<String>,
+    /// Number of UPDATE non-index queries per transaction [default: 1].
+    #[arg(long, alias = "oltp-non-index-updates", help_heading = "OLTP")]
+    pub non_index_updates: Option<String>,
+    /// Number of DELETE/INSERT combinations per transaction [default: 1].
+    #[arg(long, alias = "oltp-delete-inserts", help_heading = "OLTP")]
+    pub delete_inserts: Option<String>,
+    /// Enable/disable all range SELECT queries [default: on].
+    #[arg(long, help_heading = "OLTP")]
+    pub range_selects: Option<String>,
+    /// Use AUTO_INCREMENT column as Primary Key [default: on].
+    #[arg(long, help_heading = "OLTP")]
+    pub auto_inc: Option<String>,
+    /// Don't start explicit transactions [default: off].
+    #[arg(long, alias = "oltp-skip-trx", help_heading = "OLTP")]
+    pub skip_trx: Option<String>,
+    /// Use a secondary index in place of the PRIMARY KEY [default: off].
+    #[arg(long, help_heading = "OLTP")]
+    pub secondary: Option<String>,
+    /// Create a secondary index in addition to the PRIMARY KEY [default: on].
+    #[arg(long, help_heading = "OLTP")]
+    pub create_secondary: Option<String>,
+    /// Storage engine [default: innodb].
+    #[arg(long, alias = "mysql-table-engine", help_heading = "OLTP")]
+    pub mysql_storage_engine: Option<String>,
+    /// 0.4/0.5 spelling: read-only OLTP (with --test=oltp).
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_read_only: Option<String>,
+    /// select_random_points: number of random points [default: 10].
+    #[arg(long, help_heading = "OLTP")]
+    pub random_points: Option<String>,
+    /// select_random_ranges: number of ranges [default: 10].
+    #[arg(long, help_heading = "OLTP")]
+    pub number_of_ranges: Option<String>,
+    /// select_random_ranges: delta of each range [default: 5].
+    #[arg(long, help_heading = "OLTP")]
+    pub delta: Option<String>,
+    /// Reconnect after every N events per thread; 0 = never [default: 0].
+    #[arg(long, help_heading = "OLTP")]
+    pub reconnect: Option<String>,
+    /// How tables are shared by agents: shared (every thread picks among all tables, as
+    /// sysbench does) or partition (each agent owns a disjoint set) [default: shared].
+    #[arg(long, help_heading = "OLTP")]
+    pub table_split: Option<String>,
+
+    // --- Random numbers ---
+    /// Random distribution: uniform, gaussian, special, pareto, zipfian [default: special].
+    #[arg(long, help_heading = "Random numbers")]
+    pub rand_type: Option<String>,
+    /// Iterations for the gaussian and special distributions [default: 12].
+    #[arg(long, help_heading = "Random numbers")]
+    pub rand_spec_iter: Option<String>,
+    /// Percentage of the range treated as 'special' [default: 1].
+    #[arg(long, help_heading = "Random numbers")]
+    pub rand_spec_pct: Option<String>,
+    /// Percentage of 'special' values to use [default: 75].
+    #[arg(long, help_heading = "Random numbers")]
+    pub rand_spec_res: Option<String>,
+    /// Parameter h of the pareto distribution [default: 0.2].
+    #[arg(long, help_heading = "Random numbers")]
+    pub rand_pareto_h: Option<String>,
+    /// Exponent of the zipfian distribution [default: 0.8].
+    #[arg(long, help_heading = "Random numbers")]
+    pub rand_zipfian_exp: Option<String>,
+
+    // --- Database ---
+    /// Database driver; only mysql [default: mysql].
+    #[arg(long, help_heading = "Database")]
+    pub db_driver: Option<String>,
+    /// Prepared statements mode: auto or disable [default: auto].
+    #[arg(long, help_heading = "Database")]
+    pub db_ps_mode: Option<String>,
+    /// MySQL server host [default: localhost, meaning 127.0.0.1 without --mysql-socket].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_host: Option<String>,
+    /// MySQL server port [default: 3306].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_port: Option<String>,
+    /// MySQL socket.
+    #[arg(long, help_heading = "Database")]
+    pub mysql_socket: Option<String>,
+    /// MySQL user [default: sbtest].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_user: Option<String>,
+    /// MySQL password [default: empty].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_password: Option<String>,
+    /// MySQL database name [default: sbtest].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_db: Option<String>,
+    /// Error codes to ignore (count and retry), or "all" [default: 1213,1020,1205].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_ignore_errors: Option<String>,
+    /// SSL to the server: only off is supported [default: off].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_ssl: Option<String>,
+    /// Compression: only off is supported [default: off].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_compression: Option<String>,
+    /// A named database target, NAME=mysql://USER:PASSWORD@HOST:PORT/DB (repeatable);
+    /// replaces the --mysql-* target called "default".
+    #[arg(long, value_name = "NAME=URL", help_heading = "Database")]
+    pub target: Vec<String>,
+    /// Which target holds which tables, e.g. 'sbtest1-5=master,sbtest6-10=slave'.
+    #[arg(long, value_name = "MAP", help_heading = "Database")]
+    pub table_map: Option<String>,
 }
 
 /// Parses the command line. Returns clap's error for --help/--version too (its kind says so).
@@ -132,6 +270,12 @@ mod tests {
     fn underscores_in_values_are_kept() {
         let a = p(&["--json=my_file.json", "cpu", "run"]);
         assert_eq!(a.json.unwrap().to_str(), Some("my_file.json"));
+    }
+
+    #[test]
+    fn a_later_option_wins() {
+        let a = p(&["cpu", "--time=10", "run", "--time=3"]);
+        assert_eq!(a.time.as_deref(), Some("3"));
     }
 
     #[test]

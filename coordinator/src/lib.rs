@@ -70,8 +70,45 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
     outcome
 }
 
+/// prepare / cleanup with a progress bar on stderr (hidden when it is not a terminal),
+/// then what was done, in sysbench's words, on stdout.
+async fn table_job(plan: &Plan, conns: Vec<session::AgentConn>) -> anyhow::Result<i32> {
+    let create = plan.command == plan::Command::Prepare;
+    println!(
+        "fleetbench {} (sysbench 1.0 compatible)\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(if create {
+            "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}"
+        } else {
+            "{bar:40} {pos}/{len} tables"
+        })
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let summaries = session::table_job(conns, plan, create, |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })
+    .await;
+    bar.finish_and_clear();
+    for s in summaries? {
+        if !s.is_empty() {
+            println!("{s}");
+        }
+    }
+    Ok(EXIT_OK)
+}
+
 async fn run_plan(plan: &Plan, addrs: &[String]) -> anyhow::Result<i32> {
     let conns = session::connect(addrs, &plan.workload).await?;
+    match plan.command {
+        plan::Command::Run => {}
+        plan::Command::Prepare | plan::Command::Cleanup => {
+            return table_job(plan, conns).await;
+        }
+    }
     let shares = plan::split_evenly(u64::from(plan.threads), conns.len());
     let listing: Vec<(String, u32)> = conns
         .iter()
@@ -83,9 +120,10 @@ async fn run_plan(plan: &Plan, addrs: &[String]) -> anyhow::Result<i32> {
     out.flush().ok();
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
+    let db = matches!(plan.workload, plan::Workload::Oltp(_));
     let result = session::run(conns, plan, |iv| {
         if show_intervals {
-            println!("{}", report::text::interval_line(iv, first_pct));
+            println!("{}", report::text::interval_line(iv, first_pct, db));
             std::io::stdout().flush().ok();
         }
     })

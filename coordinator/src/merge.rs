@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use fleetbench_agent::stats::DbCounters;
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
 
@@ -86,6 +87,7 @@ pub struct IntervalPart {
     pub events: u64,
     pub threads_running: u32,
     pub latency: Latency,
+    pub db: DbCounters,
 }
 
 /// One tick, merged over all agents.
@@ -98,6 +100,7 @@ pub struct MergedInterval {
     pub threads: u32,
     pub events: u64,
     pub latency: Latency,
+    pub db: DbCounters,
     /// Per agent (by index): events in this tick, None if the agent had already finished.
     pub per_agent: Vec<Option<u64>>,
 }
@@ -177,6 +180,7 @@ fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> Merge
         threads: 0,
         events: 0,
         latency: Latency::default(),
+        db: DbCounters::default(),
         per_agent: parts.iter().map(|p| p.as_ref().map(|p| p.events)).collect(),
     };
     for p in parts.iter().flatten() {
@@ -184,6 +188,7 @@ fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> Merge
         m.threads += p.threads_running;
         m.events += p.events;
         m.latency.merge(&p.latency);
+        m.db.merge(&p.db);
     }
     if m.duration.is_zero() {
         m.duration = tick;
@@ -246,6 +251,11 @@ pub struct AgentResult {
     /// Per thread: (events, busy nanoseconds).
     pub per_thread: Vec<(u64, u64)>,
     pub status: AgentStatus,
+    pub db: DbCounters,
+    /// Latency per statement kind (OLTP), by kind name.
+    pub kinds: Vec<(String, Latency)>,
+    /// Per database target (index into the plan's targets): counters and statement latency.
+    pub targets: Vec<(usize, DbCounters, Latency)>,
 }
 
 impl AgentResult {
@@ -300,6 +310,46 @@ impl RunResult {
             .flat_map(|a| a.per_thread.iter().copied())
             .collect();
         fairness(&all)
+    }
+
+    pub fn db(&self) -> DbCounters {
+        let mut d = DbCounters::default();
+        for a in &self.agents {
+            d.merge(&a.db);
+        }
+        d
+    }
+
+    /// Statement latency per kind, merged over agents, in first-seen order.
+    pub fn kinds(&self) -> Vec<(String, Latency)> {
+        let mut out: Vec<(String, Latency)> = Vec::new();
+        for a in &self.agents {
+            for (k, l) in &a.kinds {
+                match out.iter_mut().find(|(n, _)| n == k) {
+                    Some((_, m)) => m.merge(l),
+                    None => out.push((k.clone(), l.clone())),
+                }
+            }
+        }
+        out
+    }
+
+    /// Per target index: counters and statement latency, merged over agents.
+    pub fn targets(&self) -> Vec<(usize, DbCounters, Latency)> {
+        let mut out: Vec<(usize, DbCounters, Latency)> = Vec::new();
+        for a in &self.agents {
+            for (t, d, l) in &a.targets {
+                match out.iter_mut().find(|(n, _, _)| n == t) {
+                    Some((_, md, ml)) => {
+                        md.merge(d);
+                        ml.merge(l);
+                    }
+                    None => out.push((*t, d.clone(), l.clone())),
+                }
+            }
+        }
+        out.sort_by_key(|t| t.0);
+        out
     }
 
     pub fn lost_agents(&self) -> impl Iterator<Item = &AgentResult> {
@@ -386,6 +436,7 @@ mod tests {
             events,
             threads_running: threads,
             latency: lat(&vec![1_000; events as usize]),
+            db: DbCounters::default(),
         }
     }
 

@@ -5,6 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use fleetbench_agent::workloads::oltp::rand::Distribution;
+use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
+
 use crate::cli::RawArgs;
 
 /// What is wrong with the command line; always the user's to fix (exit code 2).
@@ -14,7 +17,9 @@ pub enum PlanError {
     MissingTest,
     #[error("the '{0}' test requires a command argument: prepare, run or cleanup")]
     MissingCommand(String),
-    #[error("unknown test '{0}': available tests are: cpu")]
+    #[error(
+        "unknown test '{0}': available tests are: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges"
+    )]
     UnknownTest(String),
     #[error("unknown command '{0}': expected prepare, run or cleanup")]
     UnknownCommand(String),
@@ -32,6 +37,22 @@ pub enum PlanError {
     Endless,
     #[error("--agents and --local-agents exclude each other")]
     AgentsConflict,
+    #[error("invalid --target '{0}': {1}")]
+    Target(String, String),
+    #[error("invalid --table-map: {0}")]
+    TableMap(String),
+    #[error(
+        "--range-size={range} is larger than --table-size={size}: every range would run past the table"
+    )]
+    RangeTooLarge { range: u32, size: u64 },
+    #[error(
+        "--table-split=partition needs at least one table per agent ({tables} tables, {agents} agents)"
+    )]
+    TooFewTables { tables: u32, agents: usize },
+    #[error("{0} is not supported")]
+    NotSupported(String),
+    #[error("invalid random distribution: {0}")]
+    Rand(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,12 +76,40 @@ impl Command {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
     Cpu { max_prime: u64 },
+    Oltp(Box<OltpPlan>),
+}
+
+/// How the tables are shared among agents during a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableSplit {
+    /// Every thread picks among all tables (sysbench's semantics).
+    Shared,
+    /// Each agent owns a disjoint, contiguous set of tables.
+    Partition,
+}
+
+/// OLTP options: the agents' configuration with every table (1..=tables) mapped to its
+/// target, plus how tables are shared out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OltpPlan {
+    pub config: OltpConfig,
+    pub split: TableSplit,
 }
 
 impl Workload {
+    /// The test's name as the user gave it (sysbench's names).
     pub fn name(&self) -> &'static str {
         match self {
             Workload::Cpu { .. } => "cpu",
+            Workload::Oltp(o) => o.config.script.name(),
+        }
+    }
+
+    /// The capability an agent must offer to run it.
+    pub fn capability(&self) -> &'static str {
+        match self {
+            Workload::Cpu { .. } => "cpu",
+            Workload::Oltp(_) => "oltp",
         }
     }
 
@@ -68,6 +117,7 @@ impl Workload {
     pub fn commands(&self) -> &'static [Command] {
         match self {
             Workload::Cpu { .. } => &[Command::Run],
+            Workload::Oltp(_) => &[Command::Prepare, Command::Run, Command::Cleanup],
         }
     }
 }
@@ -122,7 +172,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if let Some(extra) = words.next() {
         return Err(PlanError::ExtraArgument(extra.clone()));
     }
-    let workload = match test.as_str() {
+    let workload = match test_name(&test, raw)?.as_str() {
         "cpu" => {
             let max_prime = num(&raw.cpu_max_prime, "cpu-max-prime", 10_000)?;
             if max_prime < 3 {
@@ -130,7 +180,10 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             }
             Workload::Cpu { max_prime }
         }
-        other => return Err(PlanError::UnknownTest(other.to_string())),
+        other => match Script::from_name(other) {
+            Some(script) => Workload::Oltp(Box::new(oltp(script, raw)?)),
+            None => return Err(PlanError::UnknownTest(test.clone())),
+        },
     };
     if !workload.commands().contains(&command) {
         return Err(PlanError::Unsupported {
@@ -174,6 +227,388 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         json: raw.json.clone(),
         agents,
     })
+}
+
+/// Maps sysbench's other spellings of a test to its 1.0 name: `tests/db/oltp.lua` and
+/// `oltp` (0.5) mean oltp_read_write, or oltp_read_only with --oltp-read-only=on; a path or a
+/// `.lua` suffix is dropped.
+fn test_name(test: &str, raw: &RawArgs) -> Result<String, PlanError> {
+    let base = test.rsplit('/').next().unwrap_or(test);
+    let base = base.strip_suffix(".lua").unwrap_or(base);
+    Ok(match base {
+        "oltp" => {
+            if flag(&raw.oltp_read_only, "oltp-read-only", false)? {
+                "oltp_read_only".into()
+            } else {
+                "oltp_read_write".into()
+            }
+        }
+        other => other.to_string(),
+    })
+}
+
+/// sysbench's boolean spellings.
+fn flag(raw: &Option<String>, option: &'static str, default: bool) -> Result<bool, PlanError> {
+    match raw.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None => Ok(default),
+        Some("on" | "true" | "yes" | "1") => Ok(true),
+        Some("off" | "false" | "no" | "0") => Ok(false),
+        Some(_) => Err(invalid(
+            option,
+            raw.as_deref().unwrap_or(""),
+            "expected on or off",
+        )),
+    }
+}
+
+fn float(raw: &Option<String>, option: &'static str, default: f64) -> Result<f64, PlanError> {
+    match raw {
+        None => Ok(default),
+        Some(s) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| invalid(option, s, "not a number")),
+    }
+}
+
+/// Validates the OLTP options of `script`.
+fn oltp(script: Script, raw: &RawArgs) -> Result<OltpPlan, PlanError> {
+    if let Some(d) = &raw.db_driver
+        && d != "mysql"
+    {
+        return Err(invalid("db-driver", d, "only mysql is supported"));
+    }
+    if flag(&raw.mysql_ssl, "mysql-ssl", false)? {
+        return Err(PlanError::NotSupported("--mysql-ssl=on".into()));
+    }
+    if flag(&raw.mysql_compression, "mysql-compression", false)? {
+        return Err(PlanError::NotSupported("--mysql-compression=on".into()));
+    }
+    let tables: u32 = num(&raw.tables, "tables", 1)?;
+    if tables == 0 {
+        return Err(invalid("tables", 0, "must be at least 1"));
+    }
+    let table_size: u64 = num(&raw.table_size, "table-size", 10_000)?;
+    if table_size == 0 || table_size > i32::MAX as u64 {
+        return Err(invalid(
+            "table-size",
+            table_size,
+            "must be between 1 and 2147483647",
+        ));
+    }
+    let range_size: u32 = num(&raw.range_size, "range-size", 100)?;
+    if range_size == 0 {
+        return Err(invalid("range-size", 0, "must be at least 1"));
+    }
+    if u64::from(range_size) > table_size {
+        return Err(PlanError::RangeTooLarge {
+            range: range_size,
+            size: table_size,
+        });
+    }
+    let prepared = match raw.db_ps_mode.as_deref() {
+        None | Some("auto") => true,
+        Some("disable") => false,
+        Some(other) => return Err(invalid("db-ps-mode", other, "expected auto or disable")),
+    };
+    let (ignore_errors, ignore_all_errors) = match raw.mysql_ignore_errors.as_deref() {
+        None => (vec![1213, 1020, 1205], false),
+        Some("all") => (Vec::new(), true),
+        Some("none") | Some("") => (Vec::new(), false),
+        Some(list) => (
+            list.split(',')
+                .map(|c| c.trim().parse::<u32>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| {
+                    invalid("mysql-ignore-errors", list, "expected error codes or 'all'")
+                })?,
+            false,
+        ),
+    };
+    let rand_type = raw.rand_type.clone().unwrap_or_else(|| "special".into());
+    let distribution = Distribution::parse(
+        &rand_type,
+        num(&raw.rand_spec_iter, "rand-spec-iter", 12)?,
+        float(&raw.rand_spec_pct, "rand-spec-pct", 1.0)?,
+        float(&raw.rand_spec_res, "rand-spec-res", 75.0)?,
+        float(&raw.rand_pareto_h, "rand-pareto-h", 0.2)?,
+        float(&raw.rand_zipfian_exp, "rand-zipfian-exp", 0.8)?,
+    )
+    .map_err(PlanError::Rand)?;
+    let targets = if raw.target.is_empty() {
+        vec![default_target(raw)?]
+    } else {
+        raw.target
+            .iter()
+            .map(|t| parse_target(t))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let map = match &raw.table_map {
+        Some(m) => parse_table_map(m, tables, &targets)?,
+        None if targets.len() == 1 => vec![0; tables as usize],
+        None => {
+            return Err(PlanError::TableMap(
+                "several --target given: say which holds which tables, e.g. --table-map 'sbtest1-5=a,sbtest6-10=b'".into(),
+            ));
+        }
+    };
+    let split = match raw.table_split.as_deref() {
+        None | Some("shared") => TableSplit::Shared,
+        Some("partition") => TableSplit::Partition,
+        Some(other) => {
+            return Err(invalid(
+                "table-split",
+                other,
+                "expected shared or partition",
+            ));
+        }
+    };
+    let config = OltpConfig {
+        script,
+        targets,
+        tables: (1..=tables).zip(map).collect(),
+        table_size,
+        range_size,
+        point_selects: num(&raw.point_selects, "point-selects", 10)?,
+        simple_ranges: num(&raw.simple_ranges, "simple-ranges", 1)?,
+        sum_ranges: num(&raw.sum_ranges, "sum-ranges", 1)?,
+        order_ranges: num(&raw.order_ranges, "order-ranges", 1)?,
+        distinct_ranges: num(&raw.distinct_ranges, "distinct-ranges", 1)?,
+        index_updates: num(&raw.index_updates, "index-updates", 1)?,
+        non_index_updates: num(&raw.non_index_updates, "non-index-updates", 1)?,
+        delete_inserts: num(&raw.delete_inserts, "delete-inserts", 1)?,
+        range_selects: flag(&raw.range_selects, "range-selects", true)?,
+        auto_inc: flag(&raw.auto_inc, "auto-inc", true)?,
+        skip_trx: flag(&raw.skip_trx, "skip-trx", false)?,
+        secondary: flag(&raw.secondary, "secondary", false)?,
+        create_secondary: flag(&raw.create_secondary, "create-secondary", true)?,
+        engine: raw
+            .mysql_storage_engine
+            .clone()
+            .unwrap_or_else(|| "innodb".into()),
+        prepared,
+        ignore_errors,
+        ignore_all_errors,
+        distribution,
+        random_points: num(&raw.random_points, "random-points", 10)?,
+        number_of_ranges: num(&raw.number_of_ranges, "number-of-ranges", 10)?,
+        delta: num(&raw.delta, "delta", 5)?,
+        reconnect: num(&raw.reconnect, "reconnect", 0)?,
+    };
+    if !config
+        .engine
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(invalid(
+            "mysql-storage-engine",
+            &config.engine,
+            "not an engine name",
+        ));
+    }
+    Ok(OltpPlan { config, split })
+}
+
+/// The target called "default", from the --mysql-* options.
+fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
+    let host = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
+    if host.contains(',') {
+        return Err(PlanError::NotSupported(
+            "a list of --mysql-host (use --target and --table-map to spread tables over hosts)"
+                .into(),
+        ));
+    }
+    Ok(Target {
+        name: "default".into(),
+        host,
+        port: num(&raw.mysql_port, "mysql-port", 3306)?,
+        socket: raw.mysql_socket.clone().filter(|s| !s.is_empty()),
+        user: raw.mysql_user.clone().unwrap_or_else(|| "sbtest".into()),
+        password: raw.mysql_password.clone().unwrap_or_default(),
+        database: raw.mysql_db.clone().unwrap_or_else(|| "sbtest".into()),
+    })
+}
+
+/// Parses `NAME=mysql://USER:PASSWORD@HOST:PORT/DB[?socket=PATH]`. User defaults to sbtest,
+/// password to empty, port to 3306, database to sbtest; `%XX` escapes are decoded.
+pub fn parse_target(s: &str) -> Result<Target, PlanError> {
+    let bad = |why: &str| PlanError::Target(redact(s), why.to_string());
+    let (name, url) = s
+        .split_once('=')
+        .ok_or_else(|| bad("expected NAME=mysql://USER:PASSWORD@HOST:PORT/DB"))?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Err(bad("the name may hold letters, digits, '_', '-' and '.'"));
+    }
+    let rest = url
+        .strip_prefix("mysql://")
+        .ok_or_else(|| bad("the URL must start with mysql://"))?;
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (auth, hostpart) = match rest.rsplit_once('@') {
+        Some((a, h)) => (Some(a), h),
+        None => (None, rest),
+    };
+    let (user, password) = match auth {
+        Some(a) => match a.split_once(':') {
+            Some((u, p)) => (
+                decode(u).ok_or_else(|| bad("bad %-escape"))?,
+                decode(p).ok_or_else(|| bad("bad %-escape"))?,
+            ),
+            None => (decode(a).ok_or_else(|| bad("bad %-escape"))?, String::new()),
+        },
+        None => ("sbtest".to_string(), String::new()),
+    };
+    let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, ""));
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse::<u16>()
+                .map_err(|_| bad("the port must be a number up to 65535"))?,
+        ),
+        None => (hostport, 3306),
+    };
+    let mut socket = None;
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        match kv.split_once('=') {
+            Some(("socket", v)) => socket = Some(decode(v).ok_or_else(|| bad("bad %-escape"))?),
+            _ => return Err(bad("the only URL parameter understood is socket=PATH")),
+        }
+    }
+    if host.is_empty() && socket.is_none() {
+        return Err(bad("no host"));
+    }
+    Ok(Target {
+        name: name.to_string(),
+        host: if host.is_empty() {
+            "localhost".into()
+        } else {
+            host.to_string()
+        },
+        port,
+        socket,
+        user,
+        password,
+        database: if db.is_empty() {
+            "sbtest".into()
+        } else {
+            decode(db).ok_or_else(|| bad("bad %-escape"))?
+        },
+    })
+}
+
+/// The target text without its password, for messages.
+fn redact(s: &str) -> String {
+    match (s.find("://"), s.rfind('@')) {
+        (Some(a), Some(b)) if b > a => {
+            let auth = &s[a + 3..b];
+            match auth.split_once(':') {
+                Some((u, _)) => format!("{}{u}:***{}", &s[..a + 3], &s[b..]),
+                None => s.to_string(),
+            }
+        }
+        _ => s.to_string(),
+    }
+}
+
+fn decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Parses 'sbtest1-5=master,sbtest6-10=slave' (the 'sbtest' prefix is optional) into the
+/// target index of each table 1..=tables. Every table must be mapped exactly once.
+pub fn parse_table_map(s: &str, tables: u32, targets: &[Target]) -> Result<Vec<usize>, PlanError> {
+    let mut map: Vec<Option<usize>> = vec![None; tables as usize];
+    for entry in s.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (range, name) = entry
+            .split_once('=')
+            .ok_or_else(|| PlanError::TableMap(format!("'{entry}' is not TABLES=TARGET")))?;
+        let t = targets
+            .iter()
+            .position(|t| t.name == name.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+                PlanError::TableMap(format!(
+                    "unknown target '{}' (targets: {})",
+                    name.trim(),
+                    names.join(", ")
+                ))
+            })?;
+        let range = range.trim();
+        let range = range.strip_prefix("sbtest").unwrap_or(range);
+        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+        let lo = lo.trim().trim_start_matches("sbtest");
+        let hi = hi.trim().trim_start_matches("sbtest");
+        let (lo, hi): (u32, u32) = match (lo.parse(), hi.parse()) {
+            (Ok(a), Ok(b)) if a >= 1 && a <= b => (a, b),
+            _ => {
+                return Err(PlanError::TableMap(format!(
+                    "'{entry}': expected sbtestA-B=TARGET with 1 <= A <= B"
+                )));
+            }
+        };
+        if hi > tables {
+            return Err(PlanError::TableMap(format!(
+                "'{entry}' names sbtest{hi}, but --tables={tables}"
+            )));
+        }
+        for n in lo..=hi {
+            if map[n as usize - 1].replace(t).is_some() {
+                return Err(PlanError::TableMap(format!("sbtest{n} is mapped twice")));
+            }
+        }
+    }
+    let unmapped: Vec<String> = map
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.is_none())
+        .map(|(i, _)| format!("sbtest{}", i + 1))
+        .collect();
+    if !unmapped.is_empty() {
+        return Err(PlanError::TableMap(format!(
+            "no target for {}",
+            unmapped.join(", ")
+        )));
+    }
+    Ok(map.into_iter().map(|m| m.unwrap_or(0)).collect())
+}
+
+/// The tables each agent works on: all of them (shared) or a contiguous share each
+/// (partition; larger shares first). For prepare and cleanup, always a share each.
+pub fn tables_for_agents(
+    tables: &[(u32, usize)],
+    agents: usize,
+    shared: bool,
+) -> Vec<Vec<(u32, usize)>> {
+    if shared {
+        return vec![tables.to_vec(); agents];
+    }
+    let shares = split_evenly(tables.len() as u64, agents);
+    let mut out = Vec::with_capacity(agents);
+    let mut at = 0usize;
+    for n in shares {
+        out.push(tables[at..at + n as usize].to_vec());
+        at += n as usize;
+    }
+    out
 }
 
 fn invalid(option: &'static str, value: impl ToString, why: &'static str) -> PlanError {

@@ -16,10 +16,13 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status, Streaming};
 use tracing::warn;
 
+use fleetbench_agent::workloads::oltp::OltpConfig;
+
 use crate::merge::{
-    AgentResult, AgentStatus, IntervalMerger, IntervalPart, Latency, MergedInterval, RunResult,
+    AgentResult, AgentStatus, DbCounters, IntervalMerger, IntervalPart, Latency, MergedInterval,
+    RunResult,
 };
-use crate::plan::{Plan, Workload, split_by_threads, split_evenly};
+use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
 
 /// How long connecting to and greeting an agent may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,6 +55,8 @@ pub enum SessionError {
     Refused { agent: String, reason: String },
     #[error("agent {agent} was not ready within {}s; the run was cancelled on every agent", READY_TIMEOUT.as_secs())]
     NotReady { agent: String },
+    #[error("{what} failed on agent {reason}")]
+    TableJob { what: &'static str, reason: String },
 }
 
 /// A greeted agent, ready for a run.
@@ -71,10 +76,10 @@ pub async fn connect(
     let results = join_all(addrs.iter().map(|a| connect_one(a.clone()))).await;
     let conns = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     for c in &conns {
-        if !c.hello.workloads.iter().any(|w| w == workload.name()) {
+        if !c.hello.workloads.iter().any(|w| w == workload.capability()) {
             return Err(SessionError::MissingWorkload {
                 agent: c.addr.clone(),
-                workload: workload.name().into(),
+                workload: workload.capability().into(),
                 offers: c.hello.workloads.join(", "),
             });
         }
@@ -165,6 +170,14 @@ pub async fn run(
     } else {
         plan.seed
     };
+    let active = shares.iter().filter(|&&t| t > 0).count();
+    let tables = match &plan.workload {
+        Workload::Oltp(o) => {
+            let shared = o.split == TableSplit::Shared;
+            tables_for_agents(&o.config.tables, active, shared)
+        }
+        Workload::Cpu { .. } => vec![Vec::new(); active],
+    };
     let mut first_thread = 0u32;
     let mut starts = Vec::new();
     for (i, conn) in conns.into_iter().enumerate() {
@@ -174,13 +187,14 @@ pub async fn run(
         }
         let start = pb::Start {
             run_id: run_id.clone(),
-            workload: Some(workload_to_proto(&plan.workload)),
+            workload: Some(workload_to_proto(&plan.workload, &tables[starts.len()])),
             threads,
             first_thread,
             time_limit_ms: plan.time.map_or(0, |t| t.as_millis() as u64),
             event_limit: events.as_ref().map_or(0, |e| e[i]),
             tick_ms: plan.tick().as_millis() as u64,
             seed: seed.wrapping_add(u64::from(first_thread)),
+            total_threads: plan.threads,
         };
         first_thread += threads;
         starts.push(start_one(conn, start));
@@ -233,6 +247,146 @@ async fn start_one(mut conn: AgentConn, start: pb::Start) -> Result<Participant,
             "it answered Start with something other than Ready".into(),
         )),
     }
+}
+
+/// Creates and loads (`create`) or drops the OLTP tables, each agent taking a contiguous
+/// share of the tables and of the threads. Every agent first checks (dry run) that it can
+/// reach its targets and, for prepare, that none of its tables exists, so a bad setup
+/// creates nothing anywhere. `progress` sees (done, total) summed over agents. Returns
+/// each agent's summary lines.
+pub async fn table_job(
+    conns: Vec<AgentConn>,
+    plan: &Plan,
+    create: bool,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Vec<String>, SessionError> {
+    let Workload::Oltp(o) = &plan.workload else {
+        return Ok(Vec::new());
+    };
+    let n = conns.len().min(o.config.tables.len()).max(1);
+    let shares = tables_for_agents(&o.config.tables, n, false);
+    let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
+    let run_id = run_id();
+    let seed = if plan.seed == 0 {
+        now_nanos()
+    } else {
+        plan.seed
+    };
+    let request = |i: usize, dry_run: bool| pb::PrepareRequest {
+        run_id: run_id.clone(),
+        workload: Some(workload_to_proto(&plan.workload, &shares[i])),
+        threads: threads[i] as u32,
+        dry_run,
+        seed: seed.wrapping_add(i as u64),
+    };
+    let call = |mut conn: AgentConn, req: pb::PrepareRequest| async move {
+        let r = if create {
+            conn.client.prepare(req).await
+        } else {
+            conn.client.cleanup(req).await
+        };
+        let refused = |s: Status| SessionError::Refused {
+            agent: conn.addr.clone(),
+            reason: status_text(&s),
+        };
+        let mut stream = r.map_err(refused)?.into_inner();
+        Ok::<_, SessionError>((
+            conn.addr.clone(),
+            stream_progress(&mut stream).await.map_err(refused)?,
+        ))
+    };
+    let conns: Vec<AgentConn> = conns.into_iter().take(n).collect();
+    // Dry run everywhere first.
+    let checks = conns
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, c)| call(c, request(i, true)));
+    join_all(checks)
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let (tx, mut rx) = mpsc::channel::<(usize, Result<pb::Progress, Status>)>(64);
+    for (i, mut conn) in conns.iter().cloned().enumerate() {
+        let req = request(i, false);
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let r = if create {
+                conn.client.prepare(req).await
+            } else {
+                conn.client.cleanup(req).await
+            };
+            match r {
+                Err(s) => {
+                    let _ = tx.send((i, Err(s))).await;
+                }
+                Ok(resp) => {
+                    let mut stream = resp.into_inner();
+                    loop {
+                        match stream.message().await {
+                            Ok(Some(p)) => {
+                                let last = !p.summary.is_empty();
+                                let _ = tx.send((i, Ok(p))).await;
+                                if last {
+                                    break;
+                                }
+                            }
+                            Ok(None) => {
+                                let _ = tx
+                                    .send((
+                                        i,
+                                        Err(Status::unavailable(
+                                            "the agent closed the stream early",
+                                        )),
+                                    ))
+                                    .await;
+                                break;
+                            }
+                            Err(s) => {
+                                let _ = tx.send((i, Err(s))).await;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+    drop(tx);
+    let mut done = vec![0u64; n];
+    let mut total = vec![0u64; n];
+    let mut summaries = vec![String::new(); n];
+    let mut failures = Vec::new();
+    while let Some((i, r)) = rx.recv().await {
+        match r {
+            Ok(p) => {
+                done[i] = p.done;
+                total[i] = p.total;
+                if !p.summary.is_empty() {
+                    summaries[i] = p.summary;
+                }
+                progress(done.iter().sum(), total.iter().sum());
+            }
+            Err(s) => failures.push(format!("{}: {}", conns[i].addr, status_text(&s))),
+        }
+    }
+    if !failures.is_empty() {
+        return Err(SessionError::TableJob {
+            what: if create { "prepare" } else { "cleanup" },
+            reason: failures.join("; "),
+        });
+    }
+    Ok(summaries)
+}
+
+/// Reads a progress stream to its end; the last message's summary.
+async fn stream_progress(stream: &mut Streaming<pb::Progress>) -> Result<String, Status> {
+    let mut summary = String::new();
+    while let Some(p) = stream.message().await? {
+        summary = p.summary;
+    }
+    Ok(summary)
 }
 
 /// What a participant's stream delivered.
@@ -361,17 +515,114 @@ fn lost(p: &Participant, why: String) -> AgentResult {
         latency: Latency::default(),
         per_thread: Vec::new(),
         status: AgentStatus::Lost(why),
+        db: DbCounters::default(),
+        kinds: Vec::new(),
+        targets: Vec::new(),
     }
 }
 
-fn workload_to_proto(w: &Workload) -> pb::WorkloadSpec {
+/// The wire form of a workload; `tables` are the OLTP tables this agent works on.
+fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec {
     use pb::workload_spec::Kind;
     let kind = match w {
         Workload::Cpu { max_prime } => Kind::Cpu(pb::CpuSpec {
             max_prime: *max_prime,
         }),
+        Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
     };
     pb::WorkloadSpec { kind: Some(kind) }
+}
+
+fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
+    use fleetbench_agent::workloads::oltp::rand::Distribution as D;
+    let mut spec = pb::OltpSpec {
+        script: c.script.name().into(),
+        targets: c
+            .targets
+            .iter()
+            .map(|t| pb::Target {
+                name: t.name.clone(),
+                host: t.host.clone(),
+                port: u32::from(t.port),
+                socket: t.socket.clone().unwrap_or_default(),
+                user: t.user.clone(),
+                password: t.password.clone(),
+                database: t.database.clone(),
+            })
+            .collect(),
+        tables: tables
+            .iter()
+            .map(|&(number, t)| pb::TableRef {
+                number,
+                target: t as u32,
+            })
+            .collect(),
+        table_size: c.table_size,
+        range_size: c.range_size,
+        point_selects: c.point_selects,
+        simple_ranges: c.simple_ranges,
+        sum_ranges: c.sum_ranges,
+        order_ranges: c.order_ranges,
+        distinct_ranges: c.distinct_ranges,
+        index_updates: c.index_updates,
+        non_index_updates: c.non_index_updates,
+        delete_inserts: c.delete_inserts,
+        range_selects: c.range_selects,
+        auto_inc: c.auto_inc,
+        skip_trx: c.skip_trx,
+        secondary: c.secondary,
+        create_secondary: c.create_secondary,
+        storage_engine: c.engine.clone(),
+        prepared_statements: c.prepared,
+        ignore_errors: c.ignore_errors.clone(),
+        ignore_all_errors: c.ignore_all_errors,
+        rand_type: String::new(),
+        rand_spec_iter: 12,
+        rand_spec_pct: 1.0,
+        rand_spec_res: 75.0,
+        rand_pareto_h: 0.2,
+        rand_zipfian_exp: 0.8,
+        random_points: c.random_points,
+        number_of_ranges: c.number_of_ranges,
+        delta: c.delta,
+        reconnect: c.reconnect,
+    };
+    match &c.distribution {
+        D::Uniform => spec.rand_type = "uniform".into(),
+        D::Gaussian { iter } => {
+            spec.rand_type = "gaussian".into();
+            spec.rand_spec_iter = *iter;
+        }
+        D::Special { iter, pct, res } => {
+            spec.rand_type = "special".into();
+            spec.rand_spec_iter = *iter;
+            spec.rand_spec_pct = *pct;
+            spec.rand_spec_res = *res;
+        }
+        D::Pareto { h } => {
+            spec.rand_type = "pareto".into();
+            spec.rand_pareto_h = *h;
+        }
+        D::Zipfian { exp } => {
+            spec.rand_type = "zipfian".into();
+            spec.rand_zipfian_exp = *exp;
+        }
+    }
+    spec
+}
+
+fn db_from_proto(d: Option<&pb::DbCounters>) -> DbCounters {
+    let Some(d) = d else {
+        return DbCounters::default();
+    };
+    DbCounters {
+        reads: d.reads,
+        writes: d.writes,
+        others: d.others,
+        ignored_errors: d.ignored_errors,
+        reconnects: d.reconnects,
+        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
+    }
 }
 
 fn latency_from_proto(l: Option<&pb::Latency>) -> Result<Latency, histogram::CodecError> {
@@ -392,6 +643,7 @@ fn interval_from_proto(iv: &pb::Interval) -> Result<IntervalPart, histogram::Cod
         events: iv.events,
         threads_running: iv.threads_running,
         latency: latency_from_proto(iv.latency.as_ref())?,
+        db: db_from_proto(iv.db.as_ref()),
     })
 }
 
@@ -400,6 +652,24 @@ fn final_from_proto(p: &Participant, f: &pb::Final) -> AgentResult {
         Ok(l) => l,
         Err(e) => return lost(p, format!("its final report was unreadable: {e}")),
     };
+    let mut kinds = Vec::new();
+    for k in &f.kinds {
+        match latency_from_proto(k.latency.as_ref()) {
+            Ok(l) => kinds.push((k.kind.clone(), l)),
+            Err(e) => warn!(agent = %p.conn.addr, "dropping {} latency: {e}", k.kind),
+        }
+    }
+    let mut targets = Vec::new();
+    for t in &f.targets {
+        let (Ok(idx), Ok(l)) = (
+            t.name.parse::<usize>(),
+            latency_from_proto(t.statements.as_ref()),
+        ) else {
+            warn!(agent = %p.conn.addr, "dropping unreadable target figures");
+            continue;
+        };
+        targets.push((idx, db_from_proto(t.db.as_ref()), l));
+    }
     AgentResult {
         addr: p.conn.addr.clone(),
         host: p.conn.hello.hostname.clone(),
@@ -413,6 +683,9 @@ fn final_from_proto(p: &Participant, f: &pb::Final) -> AgentResult {
         } else {
             AgentStatus::Aborted(f.aborted.clone())
         },
+        db: db_from_proto(f.db.as_ref()),
+        kinds,
+        targets,
     }
 }
 

@@ -13,6 +13,8 @@ use fleetbench_proto::PROTOCOL_VERSION;
 use fleetbench_proto::v1::HelloRequest;
 use fleetbench_proto::v1::agent_client::AgentClient;
 
+pub mod mariadb;
+
 /// Path of a workspace binary next to the test executable's profile directory.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");

@@ -3,7 +3,9 @@
 use std::net::TcpListener;
 
 use fleetbench_proto::v1::agent_server::{Agent, AgentServer};
-use fleetbench_proto::v1::{HelloReply, HelloRequest, RunEvent, RunRequest};
+use fleetbench_proto::v1::{
+    HelloReply, HelloRequest, PrepareRequest, Progress, RunEvent, RunRequest,
+};
 use fleetbench_tests::{AgentProc, fleetbench, hello, thread_count};
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -86,6 +88,22 @@ impl Agent for FutureAgent {
     }
 
     type RunStream = tokio_stream::Empty<Result<RunEvent, Status>>;
+    type PrepareStream = tokio_stream::Empty<Result<Progress, Status>>;
+    type CleanupStream = tokio_stream::Empty<Result<Progress, Status>>;
+
+    async fn prepare(
+        &self,
+        _: Request<PrepareRequest>,
+    ) -> Result<Response<Self::PrepareStream>, Status> {
+        panic!("the coordinator must not prepare on an incompatible agent");
+    }
+
+    async fn cleanup(
+        &self,
+        _: Request<PrepareRequest>,
+    ) -> Result<Response<Self::CleanupStream>, Status> {
+        panic!("the coordinator must not clean up on an incompatible agent");
+    }
 
     async fn run(
         &self,

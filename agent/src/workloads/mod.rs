@@ -1,11 +1,12 @@
 //! Workloads an agent can run. Each turns a wire spec into something the runner drives.
 
 pub mod cpu;
+pub mod oltp;
 
 use std::sync::atomic::AtomicBool;
 
 /// Names of the workloads this agent offers (sent in Hello).
-pub const AVAILABLE: &[&str] = &["cpu"];
+pub const AVAILABLE: &[&str] = &["cpu", "oltp"];
 
 /// A workload run on dedicated OS threads (CPU-bound work never runs on the async runtime).
 pub trait ThreadWorkload: Send + Sync + 'static {

@@ -68,6 +68,63 @@ pub struct Totals {
     pub latency_ms: LatencyMs,
     pub fairness: Fairness,
     pub agents_lost: usize,
+    /// OLTP: sysbench's SQL statistics, plus errors by code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sql: Option<Sql>,
+    /// OLTP: latency of single statements per kind (point_select, commit, ...).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub statements_latency_ms: BTreeMap<String, LatencyMs>,
+    /// OLTP: what each database target received.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetJson>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Sql {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub queries: u64,
+    pub transactions: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub ignored_errors: u64,
+    pub errors_by_code: BTreeMap<String, u64>,
+    pub reconnects: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TargetJson {
+    pub name: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub queries: u64,
+    pub qps: f64,
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+    pub statement_latency_ms: LatencyMs,
+}
+
+fn sql(d: &crate::merge::DbCounters, events: u64, secs: f64) -> Sql {
+    let secs = secs.max(f64::MIN_POSITIVE);
+    let q = d.reads + d.writes + d.others;
+    Sql {
+        reads: d.reads,
+        writes: d.writes,
+        others: d.others,
+        queries: q,
+        transactions: events,
+        tps: events as f64 / secs,
+        qps: q as f64 / secs,
+        ignored_errors: d.ignored_errors,
+        errors_by_code: d
+            .errors_by_code
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        reconnects: d.reconnects,
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -89,6 +146,8 @@ pub struct Interval {
     pub latency_ms: LatencyMs,
     /// Events per agent in this interval (same order as `agents`); null once an agent ended.
     pub agent_events: Vec<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sql: Option<Sql>,
 }
 
 #[derive(Debug, Serialize)]
@@ -102,6 +161,8 @@ pub struct Agent {
     pub latency_ms: LatencyMs,
     /// "completed", "stopped" or "lost".
     pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sql: Option<Sql>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -128,9 +189,57 @@ fn round(ms: f64) -> f64 {
 
 pub fn build(plan: &Plan, r: &RunResult) -> Report {
     let mut workload = BTreeMap::new();
-    match plan.workload {
+    match &plan.workload {
         Workload::Cpu { max_prime } => {
-            workload.insert("cpu_max_prime", max_prime.into());
+            workload.insert("cpu_max_prime", (*max_prime).into());
+        }
+        Workload::Oltp(o) => {
+            let c = &o.config;
+            workload.insert("tables", c.tables.len().into());
+            workload.insert("table_size", c.table_size.into());
+            workload.insert("range_size", c.range_size.into());
+            workload.insert("point_selects", c.point_selects.into());
+            workload.insert("simple_ranges", c.simple_ranges.into());
+            workload.insert("sum_ranges", c.sum_ranges.into());
+            workload.insert("order_ranges", c.order_ranges.into());
+            workload.insert("distinct_ranges", c.distinct_ranges.into());
+            workload.insert("index_updates", c.index_updates.into());
+            workload.insert("non_index_updates", c.non_index_updates.into());
+            workload.insert("delete_inserts", c.delete_inserts.into());
+            workload.insert("range_selects", c.range_selects.into());
+            workload.insert("auto_inc", c.auto_inc.into());
+            workload.insert("skip_trx", c.skip_trx.into());
+            workload.insert("secondary", c.secondary.into());
+            workload.insert("create_secondary", c.create_secondary.into());
+            workload.insert("mysql_storage_engine", c.engine.clone().into());
+            workload.insert(
+                "db_ps_mode",
+                if c.prepared { "auto" } else { "disable" }.into(),
+            );
+            workload.insert("rand_type", format!("{:?}", c.distribution).into());
+            workload.insert(
+                "table_split",
+                if o.split == crate::plan::TableSplit::Shared {
+                    "shared"
+                } else {
+                    "partition"
+                }
+                .into(),
+            );
+            let targets: Vec<serde_json::Value> = c
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let tables: Vec<u32> =
+                        c.tables.iter().filter(|x| x.1 == i).map(|x| x.0).collect();
+                    serde_json::json!({
+                        "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
+                        "user": t.user, "database": t.database, "tables": tables,
+                    })
+                })
+                .collect();
+            workload.insert("targets", targets.into());
         }
     }
     let agents_cfg = match &plan.agents {
@@ -142,6 +251,11 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             .collect(),
     };
     let f = r.fairness();
+    let is_db = matches!(plan.workload, Workload::Oltp(_));
+    let target_names: Vec<String> = match &plan.workload {
+        Workload::Oltp(o) => o.config.targets.iter().map(|t| t.name.clone()).collect(),
+        _ => Vec::new(),
+    };
     Report {
         format_version: FORMAT_VERSION,
         fleetbench_version: env!("CARGO_PKG_VERSION"),
@@ -172,6 +286,31 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 execution_time_stddev_s: f.time_stddev_s,
             },
             agents_lost: r.lost_agents().count(),
+            sql: is_db.then(|| sql(&r.db(), r.events(), r.total_time().as_secs_f64())),
+            statements_latency_ms: r
+                .kinds()
+                .iter()
+                .map(|(k, l)| (k.clone(), latency_ms(l, &plan.percentiles)))
+                .collect(),
+            targets: r
+                .targets()
+                .iter()
+                .map(|(i, d, l)| TargetJson {
+                    name: target_names
+                        .get(*i)
+                        .cloned()
+                        .unwrap_or_else(|| format!("#{i}")),
+                    reads: d.reads,
+                    writes: d.writes,
+                    others: d.others,
+                    queries: d.reads + d.writes + d.others,
+                    qps: (d.reads + d.writes + d.others) as f64
+                        / r.total_time().as_secs_f64().max(f64::MIN_POSITIVE),
+                    ignored_errors: d.ignored_errors,
+                    reconnects: d.reconnects,
+                    statement_latency_ms: latency_ms(l, &plan.percentiles),
+                })
+                .collect(),
         },
         intervals: r
             .intervals
@@ -184,6 +323,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 events_per_sec: iv.events_per_sec(),
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
+                sql: is_db.then(|| sql(&iv.db, iv.events, iv.duration.as_secs_f64())),
             })
             .collect(),
         agents: r
@@ -205,6 +345,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     latency_ms: latency_ms(&a.latency, &plan.percentiles),
                     status,
                     reason,
+                    sql: is_db.then(|| sql(&a.db, a.events, a.elapsed.as_secs_f64())),
                 }
             })
             .collect(),

@@ -43,13 +43,70 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
         Workload::Cpu { max_prime } => {
             let _ = writeln!(s, "Prime numbers limit: {max_prime}\n");
         }
+        Workload::Oltp(o) => {
+            for (i, t) in o.config.targets.iter().enumerate() {
+                let tables: Vec<u32> = o
+                    .config
+                    .tables
+                    .iter()
+                    .filter(|x| x.1 == i)
+                    .map(|x| x.0)
+                    .collect();
+                let _ = writeln!(s, "Target {}: {}", t.describe(), table_ranges(&tables));
+            }
+            s.push('\n');
+        }
     }
     s.push_str("Initializing worker threads...\n\nThreads started!\n");
     s
 }
 
-/// One live interval line: `[ 1s ] thds: 8 eps: 123.45 lat (ms,95%): 1.67`.
-pub fn interval_line(iv: &MergedInterval, percentile: f64) -> String {
+/// "sbtest1-3, sbtest7" for a sorted list of table numbers.
+pub fn table_ranges(tables: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < tables.len() {
+        let mut j = i;
+        while j + 1 < tables.len() && tables[j + 1] == tables[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            format!("sbtest{}", tables[i])
+        } else {
+            format!("sbtest{}-{}", tables[i], tables[j])
+        });
+        i = j + 1;
+    }
+    if parts.is_empty() {
+        "no tables".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// One live interval line, sysbench's layout: for OLTP
+/// `[ 10s ] thds: 16 tps: .. qps: .. (r/w/o: ../../..) lat (ms,95%): .. err/s: .. reconn/s: ..`,
+/// otherwise `[ 1s ] thds: 8 eps: 123.45 lat (ms,95%): 1.67`.
+pub fn interval_line(iv: &MergedInterval, percentile: f64, db: bool) -> String {
+    if db {
+        let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
+        let d = &iv.db;
+        let q = d.reads + d.writes + d.others;
+        return format!(
+            "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+            iv.end.as_secs(),
+            iv.threads,
+            iv.events_per_sec(),
+            q as f64 / secs,
+            d.reads as f64 / secs,
+            d.writes as f64 / secs,
+            d.others as f64 / secs,
+            pct_label(percentile),
+            iv.latency.percentile_ms(percentile),
+            d.ignored_errors as f64 / secs,
+            d.reconnects as f64 / secs,
+        );
+    }
     format!(
         "[ {}s ] thds: {} eps: {:.2} lat (ms,{}%): {:.2}",
         iv.end.as_secs(),
@@ -87,6 +144,7 @@ pub fn final_report(plan: &Plan, r: &RunResult) -> String {
                 r.events_per_sec()
             );
         }
+        Workload::Oltp(_) => s.push_str(&sql_statistics(r)),
     }
     let lat = r.latency();
     s.push_str("General statistics:\n");
@@ -130,6 +188,67 @@ pub fn final_report(plan: &Plan, r: &RunResult) -> String {
     );
     s.push('\n');
     s.push_str(&agents_block(plan, r));
+    s.push_str(&targets_block(plan, r));
+    s
+}
+
+/// sysbench's "SQL statistics" block, merged over agents.
+pub fn sql_statistics(r: &RunResult) -> String {
+    let d = r.db();
+    let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);
+    let total = d.reads + d.writes + d.others;
+    let mut s = String::from("SQL statistics:\n    queries performed:\n");
+    row(&mut s, "        read:", 41, &d.reads.to_string());
+    row(&mut s, "        write:", 41, &d.writes.to_string());
+    row(&mut s, "        other:", 41, &d.others.to_string());
+    row(&mut s, "        total:", 41, &total.to_string());
+    let rate = |n: u64| format!("{n:<6} ({:.2} per sec.)", n as f64 / secs);
+    row(&mut s, "    transactions:", 41, &rate(r.events()));
+    row(&mut s, "    queries:", 41, &rate(total));
+    row(&mut s, "    ignored errors:", 41, &rate(d.ignored_errors));
+    row(&mut s, "    reconnects:", 41, &rate(d.reconnects));
+    s.push('\n');
+    s
+}
+
+/// One row per target: where it is, the queries it received by class, errors, reconnects
+/// and the latency of single statements.
+pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
+    let Workload::Oltp(o) = &plan.workload else {
+        return String::new();
+    };
+    let p = plan.percentiles.first().copied().unwrap_or(95.0);
+    let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);
+    let names: Vec<String> = o.config.targets.iter().map(|t| t.describe()).collect();
+    let w = names.iter().map(String::len).max().unwrap_or(6).max(6);
+    let mut s = String::from("\nPer target:\n");
+    let _ = writeln!(
+        s,
+        "    {:<w$}  {:>10}  {:>10}  {:>10}  {:>12}  {:>8}  {:>8}  {:>17}",
+        "target",
+        "read",
+        "write",
+        "other",
+        "qps",
+        "errors",
+        "reconn",
+        format!("stmt lat (ms,{}%)", pct_label(p))
+    );
+    for (i, d, l) in r.targets() {
+        let name = names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+        let q = d.reads + d.writes + d.others;
+        let _ = writeln!(
+            s,
+            "    {name:<w$}  {:>10}  {:>10}  {:>10}  {:>12.2}  {:>8}  {:>8}  {:>17.2}",
+            d.reads,
+            d.writes,
+            d.others,
+            q as f64 / secs,
+            d.ignored_errors,
+            d.reconnects,
+            l.percentile_ms(p)
+        );
+    }
     s
 }
 
@@ -232,6 +351,9 @@ mod tests {
             latency: latency(&[1_000, 2_000, 3_000, 4_000]),
             per_thread: vec![(2, 4_000_000_000), (2, 6_000_000_000)],
             status: AgentStatus::Completed,
+            db: Default::default(),
+            kinds: Vec::new(),
+            targets: Vec::new(),
         };
         let b = AgentResult {
             addr: "10.0.0.2:7600".into(),
@@ -242,6 +364,9 @@ mod tests {
             latency: latency(&[5_000, 6_000]),
             per_thread: vec![(2, 11_000_000_000)],
             status: AgentStatus::Lost("connection reset".into()),
+            db: Default::default(),
+            kinds: Vec::new(),
+            targets: Vec::new(),
         };
         RunResult {
             agents: vec![a, b],
@@ -292,11 +417,50 @@ Threads fairness:
             threads: 8,
             events: 1234,
             latency: latency(&[1_670]),
+            db: Default::default(),
             per_agent: vec![],
         };
         assert_eq!(
-            interval_line(&iv, 95.0),
+            interval_line(&iv, 95.0, false),
             "[ 3s ] thds: 8 eps: 1234.00 lat (ms,95%): 1.67"
+        );
+        let mut iv = iv;
+        iv.events = 500;
+        iv.db.reads = 7000;
+        iv.db.writes = 2000;
+        iv.db.others = 1000;
+        iv.db.ignored_errors = 2;
+        assert_eq!(
+            interval_line(&iv, 95.0, true),
+            "[ 3s ] thds: 8 tps: 500.00 qps: 10000.00 (r/w/o: 7000.00/2000.00/1000.00) lat (ms,95%): 1.67 err/s: 2.00 reconn/s: 0.00"
+        );
+    }
+
+    #[test]
+    fn sql_statistics_layout_matches_sysbench() {
+        let mut r = result();
+        r.agents[1].status = AgentStatus::Completed;
+        r.agents[0].db.reads = 140;
+        r.agents[1].db.reads = 140;
+        r.agents[0].db.writes = 40;
+        r.agents[0].db.others = 20;
+        let text = sql_statistics(&r);
+        let expected = "\
+SQL statistics:
+    queries performed:
+        read:                            280
+        write:                           40
+        other:                           20
+        total:                           340
+    transactions:                        6      (0.60 per sec.)
+    queries:                             340    (33.99 per sec.)
+    ignored errors:                      0      (0.00 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+";
+        assert!(text.starts_with(expected), "got:\n{text}");
+        assert_eq!(
+            table_ranges(&[1, 2, 3, 5, 7, 8]),
+            "sbtest1-3, sbtest5, sbtest7-8"
         );
     }
 

@@ -1,0 +1,426 @@
+//! The OLTP workloads of sysbench 1.0 against MySQL/MariaDB: configuration, statement texts,
+//! schema, and which statements one event (transaction) runs for each script.
+
+pub mod prepare;
+pub mod rand;
+pub mod worker;
+
+use std::fmt::Write;
+
+/// sysbench's OLTP scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    ReadWrite,
+    ReadOnly,
+    WriteOnly,
+    PointSelect,
+    Insert,
+    Delete,
+    UpdateIndex,
+    UpdateNonIndex,
+    SelectRandomPoints,
+    SelectRandomRanges,
+}
+
+impl Script {
+    pub const ALL: [Script; 10] = [
+        Script::ReadWrite,
+        Script::ReadOnly,
+        Script::WriteOnly,
+        Script::PointSelect,
+        Script::Insert,
+        Script::Delete,
+        Script::UpdateIndex,
+        Script::UpdateNonIndex,
+        Script::SelectRandomPoints,
+        Script::SelectRandomRanges,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Script::ReadWrite => "oltp_read_write",
+            Script::ReadOnly => "oltp_read_only",
+            Script::WriteOnly => "oltp_write_only",
+            Script::PointSelect => "oltp_point_select",
+            Script::Insert => "oltp_insert",
+            Script::Delete => "oltp_delete",
+            Script::UpdateIndex => "oltp_update_index",
+            Script::UpdateNonIndex => "oltp_update_non_index",
+            Script::SelectRandomPoints => "select_random_points",
+            Script::SelectRandomRanges => "select_random_ranges",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Script> {
+        Script::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// Statement kinds; also the keys of the per-kind latency figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Point,
+    SimpleRange,
+    SumRange,
+    OrderRange,
+    DistinctRange,
+    IndexUpdate,
+    NonIndexUpdate,
+    Delete,
+    Insert,
+    RandomPoints,
+    RandomRanges,
+    Begin,
+    Commit,
+}
+
+impl Kind {
+    pub const COUNT: usize = 13;
+    pub const ALL: [Kind; Kind::COUNT] = [
+        Kind::Point,
+        Kind::SimpleRange,
+        Kind::SumRange,
+        Kind::OrderRange,
+        Kind::DistinctRange,
+        Kind::IndexUpdate,
+        Kind::NonIndexUpdate,
+        Kind::Delete,
+        Kind::Insert,
+        Kind::RandomPoints,
+        Kind::RandomRanges,
+        Kind::Begin,
+        Kind::Commit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Point => "point_select",
+            Kind::SimpleRange => "simple_range",
+            Kind::SumRange => "sum_range",
+            Kind::OrderRange => "order_range",
+            Kind::DistinctRange => "distinct_range",
+            Kind::IndexUpdate => "index_update",
+            Kind::NonIndexUpdate => "non_index_update",
+            Kind::Delete => "delete",
+            Kind::Insert => "insert",
+            Kind::RandomPoints => "random_points",
+            Kind::RandomRanges => "random_ranges",
+            Kind::Begin => "begin",
+            Kind::Commit => "commit",
+        }
+    }
+
+    /// Statements that return a result set count as reads.
+    pub fn is_select(self) -> bool {
+        matches!(
+            self,
+            Kind::Point
+                | Kind::SimpleRange
+                | Kind::SumRange
+                | Kind::OrderRange
+                | Kind::DistinctRange
+                | Kind::RandomPoints
+                | Kind::RandomRanges
+        )
+    }
+
+    /// Statement text for table `n`; `points`/`ranges` size the IN list and the OR'ed ranges.
+    pub fn sql(self, n: u32, points: u32, ranges: u32) -> String {
+        match self {
+            Kind::Point => format!("SELECT c FROM sbtest{n} WHERE id=?"),
+            Kind::SimpleRange => format!("SELECT c FROM sbtest{n} WHERE id BETWEEN ? AND ?"),
+            Kind::SumRange => format!("SELECT SUM(k) FROM sbtest{n} WHERE id BETWEEN ? AND ?"),
+            Kind::OrderRange => {
+                format!("SELECT c FROM sbtest{n} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Kind::DistinctRange => {
+                format!("SELECT DISTINCT c FROM sbtest{n} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Kind::IndexUpdate => format!("UPDATE sbtest{n} SET k=k+1 WHERE id=?"),
+            Kind::NonIndexUpdate => format!("UPDATE sbtest{n} SET c=? WHERE id=?"),
+            Kind::Delete => format!("DELETE FROM sbtest{n} WHERE id=?"),
+            Kind::Insert => format!("INSERT INTO sbtest{n} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+            Kind::RandomPoints => {
+                let marks = vec!["?"; points.max(1) as usize].join(", ");
+                format!("SELECT id, k, c, pad FROM sbtest{n} WHERE k IN ({marks})")
+            }
+            Kind::RandomRanges => {
+                let ors = vec!["k BETWEEN ? AND ?"; ranges.max(1) as usize].join(" OR ");
+                format!("SELECT count(k) FROM sbtest{n} WHERE {ors}")
+            }
+            Kind::Begin => "BEGIN".into(),
+            Kind::Commit => "COMMIT".into(),
+        }
+    }
+}
+
+/// A database server, as the agent connects to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub name: String,
+    pub host: String,
+    pub port: u16,
+    pub socket: Option<String>,
+    pub user: String,
+    pub password: String,
+    pub database: String,
+}
+
+impl Target {
+    pub fn opts(&self) -> mysql_async::Opts {
+        let b = mysql_async::OptsBuilder::default()
+            .user(Some(self.user.clone()))
+            .pass(Some(self.password.clone()))
+            .db_name(Some(self.database.clone()))
+            .tcp_nodelay(true)
+            // Statements are prepared once per connection by the worker itself.
+            .stmt_cache_size(0)
+            .prefer_socket(false);
+        let b = match &self.socket {
+            Some(s) => b.socket(Some(s.clone())),
+            // libmysqlclient's "localhost" means the socket; without one, use loopback TCP.
+            None if self.host == "localhost" => b.ip_or_hostname("127.0.0.1").tcp_port(self.port),
+            None => b.ip_or_hostname(self.host.clone()).tcp_port(self.port),
+        };
+        b.into()
+    }
+
+    /// Where this target is, for messages.
+    pub fn describe(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("{} ({s})", self.name),
+            None => format!("{} ({}:{})", self.name, self.host, self.port),
+        }
+    }
+}
+
+/// Validated OLTP options as the agent uses them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OltpConfig {
+    pub script: Script,
+    pub targets: Vec<Target>,
+    /// (table number, index into `targets`) of the tables this agent uses.
+    pub tables: Vec<(u32, usize)>,
+    pub table_size: u64,
+    pub range_size: u32,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    pub range_selects: bool,
+    pub auto_inc: bool,
+    pub skip_trx: bool,
+    pub secondary: bool,
+    pub create_secondary: bool,
+    pub engine: String,
+    pub prepared: bool,
+    pub ignore_errors: Vec<u32>,
+    pub ignore_all_errors: bool,
+    pub distribution: rand::Distribution,
+    pub random_points: u32,
+    pub number_of_ranges: u32,
+    pub delta: u32,
+    pub reconnect: u64,
+}
+
+impl OltpConfig {
+    /// The statement groups one event runs, in order, as (kind, count).
+    pub fn groups(&self) -> Vec<(Kind, u32)> {
+        let reads = |v: &mut Vec<(Kind, u32)>| {
+            v.push((Kind::Point, self.point_selects));
+            if self.range_selects {
+                v.push((Kind::SimpleRange, self.simple_ranges));
+                v.push((Kind::SumRange, self.sum_ranges));
+                v.push((Kind::OrderRange, self.order_ranges));
+                v.push((Kind::DistinctRange, self.distinct_ranges));
+            }
+        };
+        let writes = |v: &mut Vec<(Kind, u32)>| {
+            v.push((Kind::IndexUpdate, self.index_updates));
+            v.push((Kind::NonIndexUpdate, self.non_index_updates));
+            // Each delete-insert deletes an id and inserts it again.
+            v.push((Kind::Delete, self.delete_inserts));
+        };
+        let mut v = Vec::new();
+        match self.script {
+            Script::ReadWrite => {
+                reads(&mut v);
+                writes(&mut v);
+            }
+            Script::ReadOnly => reads(&mut v),
+            Script::WriteOnly => writes(&mut v),
+            Script::PointSelect => v.push((Kind::Point, 1)),
+            Script::Insert => v.push((Kind::Insert, 1)),
+            Script::Delete => v.push((Kind::Delete, 1)),
+            Script::UpdateIndex => v.push((Kind::IndexUpdate, 1)),
+            Script::UpdateNonIndex => v.push((Kind::NonIndexUpdate, 1)),
+            Script::SelectRandomPoints => v.push((Kind::RandomPoints, 1)),
+            Script::SelectRandomRanges => v.push((Kind::RandomRanges, 1)),
+        }
+        v.retain(|&(_, n)| n > 0);
+        v
+    }
+
+    /// Whether events are wrapped in BEGIN/COMMIT.
+    pub fn transactional(&self) -> bool {
+        !self.skip_trx
+            && matches!(
+                self.script,
+                Script::ReadWrite | Script::ReadOnly | Script::WriteOnly
+            )
+    }
+
+    /// Every kind a worker must prepare.
+    pub fn kinds(&self) -> Vec<Kind> {
+        let mut v: Vec<Kind> = self.groups().iter().map(|g| g.0).collect();
+        if v.contains(&Kind::Delete) && self.script != Script::Delete {
+            v.push(Kind::Insert);
+        }
+        v
+    }
+
+    /// Whether `code` is an error to count and retry rather than fail on.
+    pub fn ignores(&self, code: u16) -> bool {
+        self.ignore_all_errors || self.ignore_errors.contains(&u32::from(code))
+    }
+}
+
+/// The CREATE TABLE statement of sbtest`n` (sysbench's DDL for MySQL).
+pub fn create_table_sql(n: u32, auto_inc: bool, secondary: bool, engine: &str) -> String {
+    let id = if auto_inc {
+        "INTEGER NOT NULL AUTO_INCREMENT"
+    } else {
+        "INTEGER NOT NULL"
+    };
+    let key = if secondary {
+        "KEY xid (id)"
+    } else {
+        "PRIMARY KEY (id)"
+    };
+    format!(
+        "CREATE TABLE sbtest{n}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) ENGINE = {engine}"
+    )
+}
+
+/// The secondary index sysbench creates after loading (--create-secondary=on).
+pub fn create_index_sql(n: u32) -> String {
+    format!("CREATE INDEX k_{n} ON sbtest{n}(k)")
+}
+
+/// Appends `v` as a quoted SQL string literal (text protocol); values here are digits and '-'.
+pub fn push_quoted(sql: &mut String, v: &str) {
+    sql.push('\'');
+    for ch in v.chars() {
+        if ch == '\'' || ch == '\\' {
+            sql.push('\\');
+        }
+        sql.push(ch);
+    }
+    sql.push('\'');
+}
+
+/// Appends a number to `sql` without allocating.
+pub fn push_num(sql: &mut String, v: i64) {
+    let _ = write!(sql, "{v}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn config(script: Script) -> OltpConfig {
+        OltpConfig {
+            script,
+            targets: Vec::new(),
+            tables: vec![(1, 0)],
+            table_size: 10_000,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            auto_inc: true,
+            skip_trx: false,
+            secondary: false,
+            create_secondary: true,
+            engine: "innodb".into(),
+            prepared: true,
+            ignore_errors: vec![1213, 1020, 1205],
+            ignore_all_errors: false,
+            distribution: rand::Distribution::Uniform,
+            random_points: 10,
+            number_of_ranges: 10,
+            delta: 5,
+            reconnect: 0,
+        }
+    }
+
+    fn statements(c: &OltpConfig) -> (u32, u32, u32) {
+        // (reads, writes, others) of one event when every DML affects a row.
+        let mut r = (0, 0, 0);
+        for (k, n) in c.groups() {
+            if k.is_select() {
+                r.0 += n;
+            } else if k == Kind::Delete && c.script != Script::Delete {
+                r.1 += 2 * n;
+            } else {
+                r.1 += n;
+            }
+        }
+        if c.transactional() {
+            r.2 += 2;
+        }
+        r
+    }
+
+    #[test]
+    fn read_write_default_is_14_4_2() {
+        assert_eq!(statements(&config(Script::ReadWrite)), (14, 4, 2));
+        assert_eq!(statements(&config(Script::ReadOnly)), (14, 0, 2));
+        assert_eq!(statements(&config(Script::WriteOnly)), (0, 4, 2));
+        assert_eq!(statements(&config(Script::PointSelect)), (1, 0, 0));
+        let mut c = config(Script::ReadWrite);
+        c.point_selects = 3;
+        c.range_selects = false;
+        assert_eq!(statements(&c), (3, 4, 2));
+        c.skip_trx = true;
+        assert_eq!(statements(&c), (3, 4, 0));
+    }
+
+    #[test]
+    fn ddl_follows_the_options() {
+        let d = create_table_sql(3, true, false, "innodb");
+        assert!(d.starts_with("CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,"));
+        assert!(d.contains("PRIMARY KEY (id)") && d.ends_with("ENGINE = innodb"));
+        let d = create_table_sql(1, false, true, "myisam");
+        assert!(
+            d.contains("id INTEGER NOT NULL,")
+                && d.contains("KEY xid (id)")
+                && d.ends_with("myisam")
+        );
+        assert_eq!(create_index_sql(7), "CREATE INDEX k_7 ON sbtest7(k)");
+    }
+
+    #[test]
+    fn statement_texts() {
+        assert_eq!(Kind::Point.sql(2, 0, 0), "SELECT c FROM sbtest2 WHERE id=?");
+        assert_eq!(
+            Kind::RandomPoints.sql(1, 3, 0),
+            "SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ?, ?)"
+        );
+        assert_eq!(
+            Kind::RandomRanges.sql(1, 0, 2),
+            "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
+        );
+        assert!(config(Script::ReadWrite).kinds().contains(&Kind::Insert));
+    }
+}

@@ -1,0 +1,286 @@
+//! prepare and cleanup of the sbtest tables: a dry-run check (connectivity, database, no
+//! table already there), parallel creation and loading with multi-row inserts, and dropping
+//! exactly the sbtestN tables of the run's options.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mysql_async::Conn;
+use mysql_async::prelude::Queryable;
+
+use super::rand::{Rng, fill_c, fill_pad};
+use super::worker::{OpenError, open_error};
+use super::{OltpConfig, create_index_sql, create_table_sql};
+
+/// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
+const MAX_INSERT_BYTES: usize = 512 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error(
+        "tables already exist on target {target}: {tables}; nothing was created or dropped (run cleanup first, or pick other --tables)"
+    )]
+    Exists { target: String, tables: String },
+    #[error("{what} failed on target {target}: {message}{created}")]
+    Failed {
+        what: String,
+        target: String,
+        message: String,
+        created: String,
+    },
+    #[error("stopped before it finished{created}")]
+    Stopped { created: String },
+}
+
+/// Connects to every target this agent's tables live on and checks that none of the tables
+/// exists yet (for prepare) — before anything is created anywhere.
+pub async fn check(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
+    for (t, target) in cfg.targets.iter().enumerate() {
+        let mine: Vec<u32> = cfg
+            .tables
+            .iter()
+            .filter(|x| x.1 == t)
+            .map(|x| x.0)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut conn = Conn::new(target.opts())
+            .await
+            .map_err(|e| open_error(target, &e))?;
+        if for_prepare {
+            let names: Vec<String> = conn
+                .query("SHOW TABLES LIKE 'sbtest%'")
+                .await
+                .map_err(|e| open_error(target, &e))?;
+            let clash: Vec<String> = mine
+                .iter()
+                .map(|n| format!("sbtest{n}"))
+                .filter(|n| names.iter().any(|x| x.eq_ignore_ascii_case(n)))
+                .collect();
+            if !clash.is_empty() {
+                let _ = conn.disconnect().await;
+                return Err(PrepareError::Exists {
+                    target: target.describe(),
+                    tables: clash.join(", "),
+                });
+            }
+        }
+        let _ = conn.disconnect().await;
+    }
+    Ok(())
+}
+
+/// Shared state of one prepare or cleanup.
+pub struct Job {
+    cfg: Arc<OltpConfig>,
+    /// Rows loaded (prepare) or tables dropped (cleanup) so far.
+    pub done: AtomicU64,
+    pub stop: AtomicBool,
+    created: Mutex<Vec<String>>,
+    log: Mutex<Vec<String>>,
+}
+
+impl Job {
+    pub fn new(cfg: Arc<OltpConfig>) -> Arc<Job> {
+        Arc::new(Job {
+            cfg,
+            done: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            created: Mutex::default(),
+            log: Mutex::default(),
+        })
+    }
+
+    pub fn prepare_total(&self) -> u64 {
+        self.cfg.tables.len() as u64 * self.cfg.table_size
+    }
+
+    pub fn cleanup_total(&self) -> u64 {
+        self.cfg.tables.len() as u64
+    }
+
+    /// What was done, line by line, in sysbench's words.
+    pub fn summary(&self) -> String {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .join("\n")
+    }
+
+    fn note(&self, line: String) {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(line);
+    }
+
+    fn created_note(&self) -> String {
+        let c = self.created.lock().unwrap_or_else(|p| p.into_inner());
+        if c.is_empty() {
+            "; no table was created".into()
+        } else {
+            format!(
+                "; created so far (run cleanup to drop them): {}",
+                c.join(", ")
+            )
+        }
+    }
+}
+
+/// Creates and loads this agent's tables with `threads` connections, one table at a time
+/// per connection.
+pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), PrepareError> {
+    check(&job.cfg, true).await?;
+    let queue: Arc<Mutex<VecDeque<(u32, usize)>>> =
+        Arc::new(Mutex::new(job.cfg.tables.iter().copied().collect()));
+    let loaders = (threads.max(1) as usize).min(job.cfg.tables.len().max(1));
+    let mut tasks = Vec::new();
+    for i in 0..loaders {
+        let (job, queue) = (job.clone(), queue.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut rng = Rng::new(seed ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
+            loop {
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                let Some((n, t)) = next else { return Ok(()) };
+                if job.stop.load(Ordering::Relaxed) {
+                    return Err(PrepareError::Stopped {
+                        created: job.created_note(),
+                    });
+                }
+                load_table(&job, n, t, &mut rng).await?;
+            }
+        }));
+    }
+    let mut first_err = None;
+    for t in tasks {
+        let r = t.await.unwrap_or_else(|e| {
+            Err(PrepareError::Stopped {
+                created: format!(" (a loader failed: {e})"),
+            })
+        });
+        if let Err(e) = r {
+            job.stop.store(true, Ordering::Relaxed);
+            first_err.get_or_insert(e);
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
+async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareError> {
+    let cfg = &job.cfg;
+    let target = &cfg.targets[t];
+    let failed = |what: String, e: mysql_async::Error| PrepareError::Failed {
+        what,
+        target: target.describe(),
+        message: e.to_string(),
+        created: job.created_note(),
+    };
+    let mut conn = Conn::new(target.opts())
+        .await
+        .map_err(|e| open_error(target, &e))?;
+    job.note(format!("Creating table 'sbtest{n}'..."));
+    conn.query_drop(create_table_sql(
+        n,
+        cfg.auto_inc,
+        cfg.secondary,
+        &cfg.engine,
+    ))
+    .await
+    .map_err(|e| failed(format!("CREATE TABLE sbtest{n}"), e))?;
+    job.created
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(format!("sbtest{n} on {}", target.name));
+    job.note(format!(
+        "Inserting {} records into 'sbtest{n}'",
+        cfg.table_size
+    ));
+    let head = if cfg.auto_inc {
+        format!("INSERT INTO sbtest{n}(k, c, pad) VALUES")
+    } else {
+        format!("INSERT INTO sbtest{n}(id, k, c, pad) VALUES")
+    };
+    let mut sql = String::with_capacity(MAX_INSERT_BYTES + 512);
+    let (mut c, mut pad) = (String::with_capacity(128), String::with_capacity(64));
+    let mut rows_in_stmt = 0u64;
+    for id in 1..=cfg.table_size {
+        if rows_in_stmt == 0 {
+            sql.clear();
+            sql.push_str(&head);
+        } else {
+            sql.push(',');
+        }
+        let k = rng.uniform(1, cfg.table_size);
+        fill_c(rng, &mut c);
+        fill_pad(rng, &mut pad);
+        sql.push('(');
+        if !cfg.auto_inc {
+            super::push_num(&mut sql, id as i64);
+            sql.push_str(", ");
+        }
+        super::push_num(&mut sql, k as i64);
+        sql.push_str(", ");
+        super::push_quoted(&mut sql, &c);
+        sql.push_str(", ");
+        super::push_quoted(&mut sql, &pad);
+        sql.push(')');
+        rows_in_stmt += 1;
+        if sql.len() >= MAX_INSERT_BYTES || id == cfg.table_size {
+            conn.query_drop(sql.as_str())
+                .await
+                .map_err(|e| failed(format!("loading sbtest{n}"), e))?;
+            job.done.fetch_add(rows_in_stmt, Ordering::Relaxed);
+            rows_in_stmt = 0;
+            if job.stop.load(Ordering::Relaxed) {
+                return Err(PrepareError::Stopped {
+                    created: job.created_note(),
+                });
+            }
+        }
+    }
+    if cfg.create_secondary {
+        job.note(format!("Creating a secondary index on 'sbtest{n}'..."));
+        conn.query_drop(create_index_sql(n))
+            .await
+            .map_err(|e| failed(format!("CREATE INDEX k_{n}"), e))?;
+    }
+    let _ = conn.disconnect().await;
+    Ok(())
+}
+
+/// Drops this agent's sbtestN tables (DROP TABLE IF EXISTS: only the run's own names).
+pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
+    let cfg = job.cfg.clone();
+    for (t, target) in cfg.targets.iter().enumerate() {
+        let mine: Vec<u32> = cfg
+            .tables
+            .iter()
+            .filter(|x| x.1 == t)
+            .map(|x| x.0)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut conn = Conn::new(target.opts())
+            .await
+            .map_err(|e| open_error(target, &e))?;
+        for n in mine {
+            job.note(format!("Dropping table 'sbtest{n}'..."));
+            conn.query_drop(format!("DROP TABLE IF EXISTS sbtest{n}"))
+                .await
+                .map_err(|e| PrepareError::Failed {
+                    what: format!("DROP TABLE sbtest{n}"),
+                    target: target.describe(),
+                    message: e.to_string(),
+                    created: String::new(),
+                })?;
+            job.done.fetch_add(1, Ordering::Relaxed);
+        }
+        let _ = conn.disconnect().await;
+    }
+    Ok(())
+}

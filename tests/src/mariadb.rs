@@ -1,0 +1,518 @@
+//! Private MariaDB instances for the end-to-end tests.
+//!
+//! [`MariaDb::start`] runs `mariadb-install-db` into a fresh temporary datadir and starts
+//! `mariadbd` on a free loopback port with its own socket, pid file and error log inside that
+//! datadir. Both run with `--no-defaults`, so the machine's own MySQL/MariaDB configuration,
+//! service, passwords and port 3306 are never read or touched, and any number of instances can
+//! run side by side (tests run in parallel).
+//!
+//! Every instance has a database `sbtest` and a user `sbtest` (password `sbtest-pw`, ALL on
+//! `*.*`) reachable over TCP ([`MariaDb::url`]); the harness itself talks to the server as
+//! `root` (no password) over the socket with the `mariadb` command-line client.
+//!
+//! A missing server or a failed start panics with the reason and the tail of the error log:
+//! a test that needs a database never skips silently. `scripts/test.sh` installs
+//! `mariadb-server` when `mariadbd` is missing.
+//!
+//! Cleanup: dropping a [`MariaDb`] stops the server and removes the datadir. Servers are
+//! spawned from one long-lived thread with `PR_SET_PDEATHSIG`, so they also die when the test
+//! process dies without dropping them (killed, or an instance kept in a `static`); the
+//! datadirs such processes leave behind are removed by the next [`MariaDb::start`].
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Database created in every instance.
+pub const DATABASE: &str = "sbtest";
+/// User created in every instance, with ALL on `*.*`.
+pub const USER: &str = "sbtest";
+/// Password of [`USER`].
+pub const PASSWORD: &str = "sbtest-pw";
+
+/// How long a start or restart may take before it counts as failed.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a stop waits after SIGTERM before SIGKILL.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Fresh ports tried when another process takes ours between probing and binding.
+const PORT_ATTEMPTS: usize = 5;
+/// Prefix of every datadir; the owning test process's pid follows it.
+const DIR_PREFIX: &str = "fleetbench-mariadb-";
+
+/// A private `mariadbd` process with its own datadir, port and socket.
+pub struct MariaDb {
+    child: Option<Child>,
+    dir: PathBuf,
+    port: u16,
+    socket: PathBuf,
+    mariadbd: PathBuf,
+    client: PathBuf,
+}
+
+impl MariaDb {
+    /// Starts a private instance and waits until it answers queries, with database `sbtest`
+    /// and user `sbtest`@`%`/`localhost` (password `sbtest-pw`, ALL on `*.*`) in place.
+    ///
+    /// Panics with a clear message if `mariadbd`, `mariadb-install-db` or `mariadb` is
+    /// missing, or if the server does not come up within 30 s.
+    pub fn start() -> MariaDb {
+        let mariadbd = find_binary(&["mariadbd", "mysqld"]);
+        let install_db = find_binary(&["mariadb-install-db", "mysql_install_db"]);
+        let client = find_binary(&["mariadb", "mysql"]);
+        reap_stale_dirs();
+
+        let dir = new_dir();
+        let data = dir.join("data");
+        // Same InnoDB sizes as the server gets, so the first start need not resize the redo log.
+        let mut install = Command::new(&install_db);
+        install
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            // The bootstrap's temporary tables must not live in the shared /tmp: concurrent
+            // installs there failed with "Unknown table 'mysql.tmp_user_sys'".
+            .arg(format!("--tmpdir={}", dir.display()))
+            .args([
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--skip-name-resolve",
+                "--innodb-buffer-pool-size=128M",
+                "--innodb-log-file-size=48M",
+            ])
+            .stdin(Stdio::null());
+        if is_root() {
+            install.arg("--user=root");
+        }
+        let out = install
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", install_db.display()));
+        if !out.status.success() {
+            let _ = fs::remove_dir_all(&dir);
+            panic!(
+                "{} failed ({}):\n{}{}",
+                install_db.display(),
+                out.status,
+                tail(&String::from_utf8_lossy(&out.stdout), 20),
+                tail(&String::from_utf8_lossy(&out.stderr), 20)
+            );
+        }
+
+        let mut db = MariaDb {
+            child: None,
+            socket: dir.join("mysqld.sock"),
+            dir,
+            port: 0,
+            mariadbd,
+            client,
+        };
+        // The probed port is free only until released: another process may take it before
+        // mariadbd binds, so a bind failure is retried on a fresh port.
+        for attempt in 1..=PORT_ATTEMPTS {
+            db.port = free_port();
+            match db.launch() {
+                Ok(()) => break,
+                Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => continue,
+                Err(e) => db.fail(&e.message),
+            }
+        }
+        db.sql(&format!(
+            "CREATE DATABASE IF NOT EXISTS {DATABASE};
+             CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{PASSWORD}';
+             CREATE USER IF NOT EXISTS '{USER}'@'localhost' IDENTIFIED BY '{PASSWORD}';
+             GRANT ALL ON *.* TO '{USER}'@'%';
+             GRANT ALL ON *.* TO '{USER}'@'localhost';"
+        ));
+        db
+    }
+
+    /// TCP port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Unix socket of the server.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Connection URL for the `sbtest` user over TCP:
+    /// `mysql://sbtest:sbtest-pw@127.0.0.1:PORT/sbtest`.
+    pub fn url(&self) -> String {
+        format!(
+            "mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
+            self.port
+        )
+    }
+
+    /// Runs `sql` (one or more `;`-separated statements) as root over the socket with the
+    /// `mariadb` client in batch mode without column names, and returns its stdout
+    /// (tab-separated columns, one row per line). Panics if the client fails.
+    pub fn sql(&self, sql: &str) -> String {
+        match self.try_sql(sql) {
+            Ok(out) => out,
+            Err(e) => panic!(
+                "SQL failed on the MariaDB at port {}: {e}\nSQL: {sql}",
+                self.port
+            ),
+        }
+    }
+
+    /// Value of `SHOW GLOBAL STATUS LIKE 'name'` as a number; panics if there is no such
+    /// variable or it is not a number.
+    pub fn status(&self, name: &str) -> u64 {
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "status variable name {name:?} must be letters, digits and _"
+        );
+        let out = self.sql(&format!("SHOW GLOBAL STATUS LIKE '{name}'"));
+        let value = out
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once('\t')?;
+                k.eq_ignore_ascii_case(name).then_some(v)
+            })
+            .unwrap_or_else(|| panic!("no global status variable {name}: {out:?}"));
+        value
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("global status {name} = {value:?} is not a number"))
+    }
+
+    /// Stops the server (SIGTERM, up to 10 s, then SIGKILL) and removes the datadir.
+    /// Idempotent; also done on drop. The instance cannot be restarted afterwards.
+    pub fn stop(&mut self) {
+        self.shutdown();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+
+    /// Restarts the server on the same port and datadir (data survives) and waits until it
+    /// answers queries again.
+    pub fn restart(&mut self) {
+        assert!(
+            self.dir.join("data").is_dir(),
+            "restart after stop: the datadir {} is gone",
+            self.dir.display()
+        );
+        self.shutdown();
+        // Callers rely on the port staying the same, so no other port is tried; an outgoing
+        // connection may briefly hold it as its ephemeral port, so retry a few times.
+        for attempt in 1..=PORT_ATTEMPTS {
+            match self.launch() {
+                Ok(()) => return,
+                Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => self.fail(&e.message),
+            }
+        }
+    }
+
+    /// Starts mariadbd on `self.port` and waits until it answers over the socket.
+    fn launch(&mut self) -> Result<(), LaunchError> {
+        let data = self.dir.join("data");
+        let log = self.dir.join("error.log");
+        // Server messages before the error log opens (and on some failures) go to stderr.
+        let out = fs::File::create(self.dir.join("mariadbd.out")).expect("create mariadbd.out");
+        let log_start = fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+        let mut cmd = Command::new(&self.mariadbd);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--socket={}", self.socket.display()))
+            .arg(format!(
+                "--pid-file={}",
+                self.dir.join("mariadbd.pid").display()
+            ))
+            .arg(format!("--log-error={}", log.display()))
+            .arg(format!("--tmpdir={}", self.dir.display()))
+            .arg(format!("--port={}", self.port))
+            .args([
+                "--bind-address=127.0.0.1",
+                "--skip-log-bin",
+                "--skip-name-resolve",
+                "--innodb-buffer-pool-size=128M",
+                "--innodb-log-file-size=48M",
+                "--max-connections=1000",
+            ])
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("dup mariadbd.out"))
+            .stderr(out);
+        // mariadbd refuses to run as root unless told to.
+        if is_root() {
+            cmd.arg("--user=root");
+        }
+        self.child = Some(
+            spawn_tied(cmd)
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.mariadbd.display())),
+        );
+
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let child = self.child.as_mut().expect("child");
+            if let Some(status) = child.try_wait().expect("wait for mariadbd") {
+                self.child = None;
+                let new_log = read_from(&log, log_start);
+                let port_taken = new_log.contains("Address already in use")
+                    || new_log.contains("Bind on TCP/IP port");
+                return Err(LaunchError {
+                    port_taken,
+                    message: format!("mariadbd exited during startup ({status})"),
+                });
+            }
+            // mariadbd listens on TCP before the socket and answers neither before it is
+            // ready, so a query over the socket covers both (and a raw TCP probe would count
+            // as an aborted connect).
+            if self.try_sql("SELECT 1").is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(LaunchError {
+                    port_taken: false,
+                    message: format!(
+                        "mariadbd did not answer within {}s",
+                        READY_TIMEOUT.as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Stops the process, keeping the datadir.
+    fn shutdown(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        // SIGTERM is mariadbd's clean shutdown: it flushes InnoDB, so a restart needs no
+        // crash recovery.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Panics with `what`, the tail of the error log and of the server's own output, after
+    /// stopping the server and removing the datadir.
+    fn fail(&mut self, what: &str) -> ! {
+        let log = fs::read_to_string(self.dir.join("error.log")).unwrap_or_default();
+        let out = fs::read_to_string(self.dir.join("mariadbd.out")).unwrap_or_default();
+        let dir = self.dir.display().to_string();
+        self.stop();
+        panic!(
+            "private MariaDB in {dir} (port {}): {what}\n--- error.log (tail) ---\n{}--- mariadbd output (tail) ---\n{}",
+            self.port,
+            tail(&log, 30),
+            tail(&out, 10)
+        );
+    }
+
+    fn try_sql(&self, sql: &str) -> Result<String, String> {
+        let mut child = Command::new(&self.client)
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", self.socket.display()))
+            .args(["--user=root", "--batch", "--skip-column-names"])
+            .args(["--connect-timeout=5"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", self.client.display()))?;
+        // SQL goes through stdin so its size is not limited by the command line.
+        {
+            let mut stdin = child.stdin.take().expect("stdin");
+            let _ = stdin.write_all(sql.as_bytes());
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("waiting for the client: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "{} ({}): {}",
+                self.client.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+}
+
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+struct LaunchError {
+    port_taken: bool,
+    message: String,
+}
+
+/// First of `names` found on PATH, /usr/sbin or /usr/bin (Debian puts mariadbd in /usr/sbin,
+/// which is often not on a non-root PATH).
+fn find_binary(names: &[&str]) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    dirs.extend(["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"].map(PathBuf::from));
+    for name in names {
+        for d in &dirs {
+            let p = d.join(name);
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    panic!(
+        "{} not found on PATH, /usr/sbin or /usr/bin: the end-to-end tests need MariaDB \
+         (scripts/test.sh installs it; or `apt-get install mariadb-server`)",
+        names[0]
+    );
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("probe a free port")
+        .port()
+}
+
+/// A new empty directory for one instance: `<tmp>/fleetbench-mariadb-<pid>-<n>`.
+fn new_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("{DIR_PREFIX}{}-{n}", std::process::id());
+    let mut dir = std::env::temp_dir().join(&name);
+    // A Unix socket path must fit in 108 bytes; fall back to /tmp for a long TMPDIR.
+    if dir.join("mysqld.sock").as_os_str().len() > 100 {
+        dir = Path::new("/tmp").join(&name);
+    }
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+    dir
+}
+
+/// Removes datadirs left by test processes that no longer exist, stopping their server if it
+/// somehow still runs. Done once per process.
+fn reap_stale_dirs() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let mut tmps = vec![std::env::temp_dir(), PathBuf::from("/tmp")];
+        tmps.dedup();
+        for tmp in tmps {
+            let Ok(entries) = fs::read_dir(&tmp) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(owner) = name
+                    .strip_prefix(DIR_PREFIX)
+                    .and_then(|r| r.split('-').next())
+                    .and_then(|p| p.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                if Path::new(&format!("/proc/{owner}")).exists() {
+                    continue;
+                }
+                let dir = e.path();
+                kill_orphan(&dir);
+                let _ = fs::remove_dir_all(&dir);
+            }
+        }
+    });
+}
+
+/// SIGKILLs the server of an abandoned datadir, if its pid file names a live mariadbd that
+/// really uses this datadir (the pid may have been reused by anything else).
+fn kill_orphan(dir: &Path) {
+    let Some(pid) = fs::read_to_string(dir.join("mariadbd.pid"))
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let needle = format!("--datadir={}", dir.join("data").display());
+    if String::from_utf8_lossy(&cmdline).contains(&needle) {
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Spawns `cmd` so that it gets SIGTERM when this process dies.
+///
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, and every test runs
+/// on its own short-lived thread, so the fork happens on one thread that lives as long as the
+/// process.
+fn spawn_tied(cmd: Command) -> std::io::Result<Child> {
+    type Request = (Command, mpsc::Sender<std::io::Result<Child>>);
+    static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("mariadb-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    // SAFETY: the closure only calls prctl, which is async-signal-safe.
+                    unsafe {
+                        cmd.pre_exec(|| {
+                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                                return Err(std::io::Error::last_os_error());
+                            }
+                            Ok(())
+                        });
+                    }
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("spawn the mariadb-spawner thread");
+        tx
+    });
+    let (reply_tx, reply_rx) = mpsc::channel();
+    spawner
+        .send((cmd, reply_tx))
+        .expect("mariadb-spawner thread is gone");
+    reply_rx.recv().expect("mariadb-spawner thread is gone")
+}
+
+/// The part of `path` after byte `from` (the log of the current launch only).
+fn read_from(path: &Path, from: u64) -> String {
+    let mut s = String::new();
+    if let Ok(mut f) = fs::File::open(path) {
+        let _ = f.seek(SeekFrom::Start(from));
+        let mut buf = Vec::new();
+        let _ = f.read_to_end(&mut buf);
+        s = String::from_utf8_lossy(&buf).into_owned();
+    }
+    s
+}
+
+/// Last `n` lines of `s`, each ending in a newline.
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    let mut out = lines[lines.len().saturating_sub(n)..].join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
