@@ -1,0 +1,602 @@
+//! OLTP end to end: real agent processes, real private MariaDB instances, checked against
+//! the server's own view (SHOW CREATE TABLE, global status counters, the general log).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench, wait_until};
+use serde_json::Value;
+
+/// Options pointing fleetbench at `db` as the default target.
+fn db_opts(db: &MariaDb) -> Vec<String> {
+    vec![
+        "--mysql-host=127.0.0.1".into(),
+        format!("--mysql-port={}", db.port()),
+        "--mysql-user=sbtest".into(),
+        "--mysql-password=sbtest-pw".into(),
+        "--mysql-db=sbtest".into(),
+    ]
+}
+
+fn run_ok(args: &[String]) -> Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = fleetbench(&refs);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "fleetbench {args:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn args(parts: &[&str], extra: &[String]) -> Vec<String> {
+    parts
+        .iter()
+        .map(|s| s.to_string())
+        .chain(extra.iter().cloned())
+        .collect()
+}
+
+fn json(path: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("json written")).expect("valid json")
+}
+
+/// SHOW CREATE TABLE without the AUTO_INCREMENT counter and with the table name neutral.
+fn create_table(db: &MariaDb, schema: &str, table: &str) -> String {
+    let out = db.sql(&format!("SHOW CREATE TABLE {schema}.{table}"));
+    let ddl = out
+        .split_once('\t')
+        .map(|x| x.1)
+        .unwrap_or(&out)
+        .replace("\\n", "\n");
+    ddl.split_whitespace()
+        .filter(|w| !w.starts_with("AUTO_INCREMENT="))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(&format!("`{table}`"), "`T`")
+}
+
+fn count_rows(db: &MariaDb, tables: u32) -> u64 {
+    (1..=tables)
+        .map(|n| {
+            db.sql(&format!("SELECT COUNT(*) FROM sbtest.sbtest{n}"))
+                .trim()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum()
+}
+
+#[test]
+fn prepared_schema_equals_sysbench_ddl() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    // sysbench 1.0's DDL for MySQL (shared/reference), run by hand into another schema.
+    let cases: [(&[&str], &str, &str, bool); 4] = [
+        (
+            &[],
+            "INTEGER NOT NULL AUTO_INCREMENT",
+            "PRIMARY KEY (id)",
+            true,
+        ),
+        (
+            &["--secondary=on"],
+            "INTEGER NOT NULL AUTO_INCREMENT",
+            "KEY xid (id)",
+            true,
+        ),
+        (
+            &["--auto-inc=off"],
+            "INTEGER NOT NULL",
+            "PRIMARY KEY (id)",
+            true,
+        ),
+        (
+            &["--mysql-storage-engine=myisam", "--create-secondary=off"],
+            "INTEGER NOT NULL AUTO_INCREMENT",
+            "PRIMARY KEY (id)",
+            false,
+        ),
+    ];
+    db.sql("CREATE DATABASE ref");
+    for (i, (flags, id, key, index)) in cases.iter().enumerate() {
+        let engine = if flags.iter().any(|f| f.contains("myisam")) {
+            "myisam"
+        } else {
+            "innodb"
+        };
+        let mut a = args(
+            &[
+                "oltp_read_write",
+                "--table-size=50",
+                "--range-size=10",
+                "prepare",
+            ],
+            &o,
+        );
+        a.extend(flags.iter().map(|s| s.to_string()));
+        run_ok(&a);
+        db.sql(&format!(
+            "CREATE TABLE ref.sbtest1(id {id}, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, {key}) ENGINE = {engine}"
+        ));
+        if *index {
+            db.sql("CREATE INDEX k_1 ON ref.sbtest1(k)");
+        }
+        assert_eq!(
+            create_table(&db, "sbtest", "sbtest1"),
+            create_table(&db, "ref", "sbtest1"),
+            "case {i}: {flags:?}"
+        );
+        assert_eq!(count_rows(&db, 1), 50, "case {i}");
+        let mut c = args(&["oltp_read_write", "cleanup"], &o);
+        c.extend(flags.iter().map(|s| s.to_string()));
+        run_ok(&c);
+        db.sql("DROP TABLE ref.sbtest1");
+    }
+}
+
+/// Global status counters of interest.
+fn counters(db: &MariaDb) -> BTreeMap<&'static str, u64> {
+    [
+        "Com_select",
+        "Com_update",
+        "Com_delete",
+        "Com_insert",
+        "Com_commit",
+        "Com_begin",
+        "Com_stmt_prepare",
+        "Com_stmt_execute",
+    ]
+    .into_iter()
+    .map(|n| (n, db.status(n)))
+    .collect()
+}
+
+fn delta(
+    before: &BTreeMap<&'static str, u64>,
+    after: &BTreeMap<&'static str, u64>,
+    k: &str,
+) -> u64 {
+    after[k] - before[k]
+}
+
+#[test]
+fn query_counts_agree_with_the_server() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    let scratch = Scratch::new("oltp-counts");
+    run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=2",
+            "prepare",
+        ],
+        &o,
+    ));
+    assert_eq!(
+        count_rows(&db, 2),
+        2000,
+        "tables x table-size rows after prepare"
+    );
+
+    // Defaults: 14 reads, 4 writes, 2 other per transaction; one thread so nothing conflicts.
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let agents = format!("{},{}", a.addr, b.addr);
+    let out_json = scratch.path("rw.json");
+    let before = counters(&db);
+    run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=2",
+            "--events=300",
+            "--time=0",
+            "--agents",
+            &agents,
+            "--json",
+            out_json.to_str().unwrap(),
+            "run",
+        ],
+        &o,
+    ));
+    let after = counters(&db);
+    let j = json(&out_json);
+    let sql = &j["totals"]["sql"];
+    let tx = sql["transactions"].as_u64().unwrap();
+    let ignored = sql["ignored_errors"].as_u64().unwrap();
+    assert_eq!(tx, 300);
+    if ignored == 0 {
+        assert_eq!(sql["reads"].as_u64().unwrap(), 14 * tx);
+        assert_eq!(sql["writes"].as_u64().unwrap(), 4 * tx);
+        assert_eq!(sql["others"].as_u64().unwrap(), 2 * tx);
+    }
+    // The server saw what the report says.
+    assert_eq!(
+        delta(&before, &after, "Com_select"),
+        sql["reads"].as_u64().unwrap(),
+        "{before:?} {after:?}"
+    );
+    assert_eq!(delta(&before, &after, "Com_commit"), tx);
+    assert_eq!(delta(&before, &after, "Com_begin"), tx + ignored);
+    let dml = delta(&before, &after, "Com_update")
+        + delta(&before, &after, "Com_delete")
+        + delta(&before, &after, "Com_insert");
+    assert!(dml >= sql["writes"].as_u64().unwrap());
+    // Both agents ran their share; rows are unchanged by read_write.
+    assert_eq!(j["agents"].as_array().unwrap().len(), 2);
+    assert_eq!(count_rows(&db, 2), 2000, "read_write keeps the row count");
+    // Statement-kind latencies are there.
+    for k in [
+        "point_select",
+        "simple_range",
+        "sum_range",
+        "order_range",
+        "distinct_range",
+        "index_update",
+        "non_index_update",
+        "delete",
+        "insert",
+        "begin",
+        "commit",
+    ] {
+        assert!(
+            j["totals"]["statements_latency_ms"][k]["count"]
+                .as_u64()
+                .unwrap()
+                > 0,
+            "no {k} latency"
+        );
+    }
+
+    // The counts follow the options.
+    let before = counters(&db);
+    let out = run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=1",
+            "--events=100",
+            "--time=0",
+            "--point-selects=3",
+            "--range-selects=off",
+            "--json",
+            out_json.to_str().unwrap(),
+            "run",
+        ],
+        &o,
+    ));
+    let after = counters(&db);
+    let sql = &json(&out_json)["totals"]["sql"];
+    assert_eq!(sql["reads"].as_u64().unwrap(), 300);
+    assert_eq!(delta(&before, &after, "Com_select"), 300);
+    assert_eq!(
+        sql["writes"].as_u64().unwrap() + sql["others"].as_u64().unwrap(),
+        600
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("        read:                            300\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    transactions:                        100    ("),
+        "{text}"
+    );
+
+    // Prepared statements by default; --db-ps-mode=disable prepares nothing.
+    let before = counters(&db);
+    run_ok(&args(
+        &[
+            "oltp_point_select",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=2",
+            "--events=200",
+            "--time=0",
+            "run",
+        ],
+        &o,
+    ));
+    let after = counters(&db);
+    assert!(
+        delta(&before, &after, "Com_stmt_prepare") >= 4,
+        "2 threads x 2 tables prepared"
+    );
+    assert_eq!(delta(&before, &after, "Com_stmt_execute"), 200);
+    let before = counters(&db);
+    run_ok(&args(
+        &[
+            "oltp_point_select",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=2",
+            "--events=200",
+            "--time=0",
+            "--db-ps-mode=disable",
+            "run",
+        ],
+        &o,
+    ));
+    let after = counters(&db);
+    assert_eq!(delta(&before, &after, "Com_stmt_prepare"), 0);
+    assert_eq!(delta(&before, &after, "Com_stmt_execute"), 0);
+    assert_eq!(delta(&before, &after, "Com_select"), 200);
+
+    run_ok(&args(&["oltp_read_write", "--tables=2", "cleanup"], &o));
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'").trim(), "");
+}
+
+/// Tables each server connection touched, from the general log.
+fn tables_by_connection(db: &MariaDb) -> BTreeMap<u64, BTreeSet<u32>> {
+    let rows = db.sql(
+        "SELECT thread_id, argument FROM mysql.general_log WHERE command_type IN ('Execute','Query') AND argument LIKE '%FROM sbtest%' OR argument LIKE 'UPDATE sbtest%'",
+    );
+    let mut out: BTreeMap<u64, BTreeSet<u32>> = BTreeMap::new();
+    for line in rows.lines() {
+        let Some((id, q)) = line.split_once('\t') else {
+            continue;
+        };
+        let Ok(id) = id.trim().parse() else { continue };
+        for part in q.split("sbtest").skip(1) {
+            let n: String = part.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(n) = n.parse() {
+                out.entry(id).or_default().insert(n);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn partition_split_keeps_each_agent_on_its_own_tables() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--tables=4",
+            "--table-size=200",
+            "--threads=2",
+            "prepare",
+        ],
+        &o,
+    ));
+    db.sql("SET GLOBAL log_output='TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let agents = format!("{},{}", a.addr, b.addr);
+    run_ok(&args(
+        &[
+            "oltp_read_only",
+            "--tables=4",
+            "--table-size=200",
+            "--threads=4",
+            "--events=200",
+            "--time=0",
+            "--table-split=partition",
+            "--agents",
+            &agents,
+            "run",
+        ],
+        &o,
+    ));
+    db.sql("SET GLOBAL general_log=0");
+    let by_conn = tables_by_connection(&db);
+    let first: BTreeSet<u32> = [1, 2].into();
+    let second: BTreeSet<u32> = [3, 4].into();
+    assert!(
+        by_conn.len() >= 4,
+        "4 worker connections expected: {by_conn:?}"
+    );
+    let mut seen = [0, 0];
+    for (conn, tables) in &by_conn {
+        if tables.is_subset(&first) {
+            seen[0] += 1;
+        } else if tables.is_subset(&second) {
+            seen[1] += 1;
+        } else {
+            panic!("connection {conn} touched tables of both agents: {tables:?}");
+        }
+    }
+    assert_eq!(seen, [2, 2], "two connections per agent: {by_conn:?}");
+
+    // Shared (sysbench's semantics): connections pick among all tables.
+    db.sql("TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
+    run_ok(&args(
+        &[
+            "oltp_read_only",
+            "--tables=4",
+            "--table-size=200",
+            "--threads=2",
+            "--events=200",
+            "--time=0",
+            "--agents",
+            &agents,
+            "run",
+        ],
+        &o,
+    ));
+    db.sql("SET GLOBAL general_log=0");
+    let by_conn = tables_by_connection(&db);
+    assert!(
+        by_conn.values().any(|t| t.len() == 4),
+        "shared: some connection uses all tables: {by_conn:?}"
+    );
+}
+
+#[test]
+fn contention_errors_are_counted_and_retried() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    db.sql("SET GLOBAL innodb_lock_wait_timeout=1");
+    let scratch = Scratch::new("oltp-contention");
+    let out_json = scratch.path("r.json");
+    run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--table-size=10",
+            "--range-size=5",
+            "prepare",
+        ],
+        &o,
+    ));
+    run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--table-size=10",
+            "--range-size=5",
+            "--threads=32",
+            "--time=4",
+            "--json",
+            out_json.to_str().unwrap(),
+            "run",
+        ],
+        &o,
+    ));
+    let j = json(&out_json);
+    let sql = &j["totals"]["sql"];
+    assert!(sql["transactions"].as_u64().unwrap() > 0);
+    let ignored = sql["ignored_errors"].as_u64().unwrap();
+    assert!(ignored > 0, "32 threads on 10 rows must collide: {sql}");
+    let by_code: u64 = sql["errors_by_code"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(by_code, ignored);
+    assert!(
+        sql["errors_by_code"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|k| ["1213", "1205", "1020"].contains(&k.as_str())),
+        "{sql}"
+    );
+    assert_eq!(count_rows(&db, 1), 10, "delete/insert pairs keep the rows");
+}
+
+#[test]
+fn a_killed_connection_is_reconnected_and_counted() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    let scratch = Scratch::new("oltp-kill");
+    let out_json = scratch.path("r.json");
+    run_ok(&args(
+        &["oltp_read_write", "--table-size=1000", "prepare"],
+        &o,
+    ));
+    let mut child = Command::new(bin("fleetbench"))
+        .args(args(
+            &[
+                "oltp_read_write",
+                "--table-size=1000",
+                "--threads=2",
+                "--time=5",
+                "--json",
+                out_json.to_str().unwrap(),
+                "run",
+            ],
+            &o,
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ids = || -> Vec<String> {
+        db.sql("SELECT id FROM information_schema.processlist WHERE user='sbtest' AND command <> 'Daemon'")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || ids().len() >= 2),
+        "workers connected"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let victim = ids()[0].clone();
+    db.sql(&format!("KILL CONNECTION {victim}"));
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "run continued after the kill: {err}");
+    let j = json(&out_json);
+    assert!(
+        j["totals"]["sql"]["reconnects"].as_u64().unwrap() >= 1,
+        "{}",
+        j["totals"]["sql"]
+    );
+    assert!(j["totals"]["time_s"].as_f64().unwrap() >= 4.9);
+}
+
+#[test]
+fn two_targets_hold_and_receive_only_their_tables() {
+    let (m, s) = (MariaDb::start(), MariaDb::start());
+    let t = [
+        format!("--target=master={}", m.url()),
+        format!("--target=slave={}", s.url()),
+        "--tables=4".into(),
+        "--table-size=300".into(),
+        "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
+    ];
+    run_ok(&args(&["oltp_read_write", "--threads=2", "prepare"], &t));
+    let tables = |db: &MariaDb| {
+        db.sql("SHOW TABLES FROM sbtest")
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tables(&m), ["sbtest1", "sbtest2"]);
+    assert_eq!(tables(&s), ["sbtest3", "sbtest4"]);
+    for db in [&m, &s] {
+        db.sql(
+            "SET GLOBAL log_output='TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log=1",
+        );
+    }
+    let scratch = Scratch::new("oltp-targets");
+    let out_json = scratch.path("r.json");
+    let out = run_ok(&args(
+        &[
+            "oltp_read_write",
+            "--threads=2",
+            "--events=100",
+            "--time=0",
+            "--json",
+            out_json.to_str().unwrap(),
+            "run",
+        ],
+        &t,
+    ));
+    for db in [&m, &s] {
+        db.sql("SET GLOBAL general_log=0");
+    }
+    let on_master: BTreeSet<u32> = tables_by_connection(&m).into_values().flatten().collect();
+    let on_slave: BTreeSet<u32> = tables_by_connection(&s).into_values().flatten().collect();
+    assert_eq!(on_master, [1, 2].into());
+    assert_eq!(on_slave, [3, 4].into());
+    let j = json(&out_json);
+    let targets = j["totals"]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    let q: u64 = targets.iter().map(|t| t["queries"].as_u64().unwrap()).sum();
+    assert_eq!(
+        q,
+        j["totals"]["sql"]["queries"].as_u64().unwrap(),
+        "per-target figures add up"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Per target:")
+            && text.contains("master (127.0.0.1:")
+            && text.contains("slave (127.0.0.1:"),
+        "{text}"
+    );
+    run_ok(&args(&["oltp_read_write", "cleanup"], &t));
+    assert!(tables(&m).is_empty() && tables(&s).is_empty());
+}
