@@ -121,7 +121,11 @@ async fn run_plan(plan: &Plan, addrs: &[String]) -> anyhow::Result<i32> {
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
     let db = matches!(plan.workload, plan::Workload::Oltp(_));
-    let result = session::run(conns, plan, |iv| {
+    let go = || {
+        println!("Threads started!\n");
+        std::io::stdout().flush().ok();
+    };
+    let result = session::run(conns, plan, go, |iv| {
         if show_intervals {
             println!("{}", report::text::interval_line(iv, first_pct, db));
             std::io::stdout().flush().ok();

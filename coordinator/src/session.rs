@@ -155,11 +155,13 @@ struct Participant {
 }
 
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
-/// together once every one is Ready. `on_interval` sees each merged tick as it completes.
+/// together once every one is Ready. `on_go` runs once all are Ready, just before Go;
+/// `on_interval` sees each merged tick as it completes.
 /// Agents given no threads (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
+    on_go: impl FnOnce(),
     mut on_interval: impl FnMut(&MergedInterval),
 ) -> Result<RunResult, SessionError> {
     let shares = split_evenly(u64::from(plan.threads), conns.len());
@@ -204,6 +206,7 @@ pub async fn run(
         .await
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
+    on_go();
     for p in &parts {
         let go = RunRequest {
             msg: Some(run_request::Msg::Go(pb::Go {})),

@@ -57,7 +57,7 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
             s.push('\n');
         }
     }
-    s.push_str("Initializing worker threads...\n\nThreads started!\n");
+    s.push_str("Initializing worker threads...\n\n");
     s
 }
 

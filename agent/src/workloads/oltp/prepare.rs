@@ -10,7 +10,7 @@ use mysql_async::Conn;
 use mysql_async::prelude::Queryable;
 
 use super::rand::{Rng, fill_c, fill_pad};
-use super::worker::{OpenError, open_error};
+use super::worker::{OpenError, error_text, open_error};
 use super::{OltpConfig, create_index_sql, create_table_sql};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
@@ -176,7 +176,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     let failed = |what: String, e: mysql_async::Error| PrepareError::Failed {
         what,
         target: target.describe(),
-        message: e.to_string(),
+        message: error_text(&e),
         created: job.created_note(),
     };
     let mut conn = Conn::new(target.opts())
@@ -275,7 +275,7 @@ pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
                 .map_err(|e| PrepareError::Failed {
                     what: format!("DROP TABLE sbtest{n}"),
                     target: target.describe(),
-                    message: e.to_string(),
+                    message: error_text(&e),
                     created: String::new(),
                 })?;
             job.done.fetch_add(1, Ordering::Relaxed);

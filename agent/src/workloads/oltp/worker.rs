@@ -199,7 +199,7 @@ impl OltpWorker {
                     Err(e) => {
                         return Err(OpenError::Prepare {
                             target: target.describe(),
-                            message: e.to_string(),
+                            message: error_text(&e),
                         });
                     }
                 }
@@ -478,9 +478,10 @@ impl OltpWorker {
                     return Err(Failure::Lost(t));
                 }
                 Err(Failure::Fatal(format!(
-                    "{} failed on target {}: {e}",
+                    "{} failed on target {}: {}",
                     kind.name(),
-                    self.cfg.targets[t].describe()
+                    self.cfg.targets[t].describe(),
+                    error_text(&e)
                 )))
             }
         }
@@ -517,12 +518,37 @@ fn render(out: &mut String, template: &str, vals: &[Value]) {
     }
 }
 
+/// A driver error as one short line: the server's message with its code, or the root
+/// cause of an I/O error (the driver's own wrapping repeats itself).
+pub fn error_text(e: &mysql_async::Error) -> String {
+    match e {
+        mysql_async::Error::Server(s) => format!("{} (error {})", s.message, s.code),
+        _ => {
+            let mut msg = e.to_string();
+            let mut cur = std::error::Error::source(e);
+            while let Some(c) = cur {
+                msg = c.to_string();
+                cur = c.source();
+            }
+            msg
+        }
+    }
+}
+
 /// A readable error for a failed connect.
 pub(crate) fn open_error(target: &Target, e: &mysql_async::Error) -> OpenError {
     match code_of(e) {
-        Some(1045) | Some(1044) => OpenError::Access {
+        Some(1045) => OpenError::Access {
             target: target.describe(),
-            message: e.to_string(),
+            message: error_text(e),
+        },
+        Some(1044) => OpenError::Access {
+            target: target.describe(),
+            message: format!(
+                "{} (if the database does not exist, create it: CREATE DATABASE {})",
+                error_text(e),
+                target.database
+            ),
         },
         Some(1049) => OpenError::NoDatabase {
             target: target.describe(),
@@ -530,7 +556,7 @@ pub(crate) fn open_error(target: &Target, e: &mysql_async::Error) -> OpenError {
         },
         _ => OpenError::Connect {
             target: target.describe(),
-            message: e.to_string(),
+            message: error_text(e),
         },
     }
 }

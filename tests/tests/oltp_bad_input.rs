@@ -1,0 +1,191 @@
+//! OLTP bad input: one clear error line on stderr, a non-zero exit, and nothing created or
+//! dropped behind the user's back.
+
+use fleetbench_tests::fleetbench;
+use fleetbench_tests::mariadb::MariaDb;
+
+fn opts(db: &MariaDb) -> Vec<String> {
+    vec![
+        "--mysql-host=127.0.0.1".into(),
+        format!("--mysql-port={}", db.port()),
+        "--mysql-user=sbtest".into(),
+        "--mysql-password=sbtest-pw".into(),
+    ]
+}
+
+/// Runs fleetbench with `args` + `extra`; expects exit 2 and one stderr line holding every
+/// string of `expect`.
+fn refused(args: &[&str], extra: &[String], expect: &[&str]) -> String {
+    let all: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+        .collect();
+    let out = fleetbench(&all);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{all:?}: one line expected:\n{err}");
+    for e in expect {
+        assert!(err.contains(e), "{all:?}: {err:?} lacks {e:?}");
+    }
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Threads started"));
+    err
+}
+
+fn tables(db: &MariaDb) -> String {
+    db.sql("SHOW TABLES FROM sbtest").trim().to_string()
+}
+
+#[test]
+fn connection_problems_are_named() {
+    let db = MariaDb::start();
+    let mut o = opts(&db);
+    o[3] = "--mysql-password=wrong".into();
+    refused(
+        &["oltp_read_write", "prepare"],
+        &o,
+        &["access denied on target default", "1045"],
+    );
+    refused(
+        &["oltp_read_write", "--time=1", "run"],
+        &o,
+        &["access denied"],
+    );
+    refused(
+        &["oltp_read_write", "--mysql-host=nohost.invalid", "prepare"],
+        &[],
+        &["cannot connect to target default (nohost.invalid:3306)"],
+    );
+    let o = opts(&db);
+    refused(
+        &["oltp_read_write", "--mysql-db=nosuch", "prepare"],
+        &o,
+        &[
+            "database 'nosuch' does not exist on target default",
+            "CREATE DATABASE nosuch",
+        ],
+    );
+    assert_eq!(tables(&db), "", "nothing was created");
+}
+
+#[test]
+fn existing_tables_stop_prepare_before_anything_is_created() {
+    let db = MariaDb::start();
+    let o = opts(&db);
+    db.sql(
+        "CREATE TABLE sbtest.sbtest2 (id INT PRIMARY KEY); INSERT INTO sbtest.sbtest2 VALUES (7)",
+    );
+    let err = refused(
+        &[
+            "oltp_read_write",
+            "--tables=3",
+            "--table-size=100",
+            "prepare",
+        ],
+        &o,
+        &["already exist", "sbtest2"],
+    );
+    assert!(err.contains("nothing was created or dropped"), "{err}");
+    // Not sbtest1 nor sbtest3: the check runs before any CREATE.
+    assert_eq!(tables(&db), "sbtest2");
+    assert_eq!(
+        db.sql("SELECT id FROM sbtest.sbtest2").trim(),
+        "7",
+        "the user's table is untouched"
+    );
+}
+
+#[test]
+fn running_without_tables_names_the_missing_table() {
+    let db = MariaDb::start();
+    let o = opts(&db);
+    refused(
+        &["oltp_read_write", "--time=1", "run"],
+        &o,
+        &[
+            "table sbtest1 does not exist on target default",
+            "run prepare first",
+        ],
+    );
+    refused(
+        &[
+            "oltp_point_select",
+            "--time=1",
+            "--db-ps-mode=disable",
+            "run",
+        ],
+        &o,
+        &["table sbtest1 does not exist"],
+    );
+}
+
+#[test]
+fn bad_options_are_refused_before_any_connection() {
+    // No database needed: these never get that far.
+    let t = ["--target=a=mysql://sbtest@127.0.0.1:1/sbtest".to_string()];
+    refused(
+        &[
+            "oltp_read_write",
+            "--tables=3",
+            "--table-map=sbtest1-3=b",
+            "run",
+        ],
+        &t,
+        &["unknown target 'b'"],
+    );
+    refused(
+        &[
+            "oltp_read_write",
+            "--tables=3",
+            "--table-map=sbtest1-2=a",
+            "run",
+        ],
+        &t,
+        &["no target for sbtest3"],
+    );
+    refused(
+        &[
+            "oltp_read_write",
+            "--tables=3",
+            "--table-map=sbtest1-3=a,sbtest2=a",
+            "run",
+        ],
+        &t,
+        &["sbtest2 is mapped twice"],
+    );
+    let two = [
+        t[0].clone(),
+        "--target=b=mysql://sbtest@127.0.0.1:2/sbtest".to_string(),
+    ];
+    refused(&["oltp_read_write", "run"], &two, &["--table-map"]);
+    refused(
+        &["oltp_read_write", "--table-size=50", "run"],
+        &[],
+        &["--range-size=100 is larger than --table-size=50"],
+    );
+    refused(
+        &["oltp_read_write", "--target=nourl", "run"],
+        &[],
+        &["invalid --target 'nourl'"],
+    );
+    refused(
+        &["oltp_read_write", "--db-ps-mode=sometimes", "run"],
+        &[],
+        &["--db-ps-mode"],
+    );
+    refused(
+        &["oltp_read_write", "--rand-type=lumpy", "run"],
+        &[],
+        &["lumpy"],
+    );
+    refused(
+        &["oltp_read_write", "--auto-inc=maybe", "run"],
+        &[],
+        &["--auto-inc"],
+    );
+    refused(
+        &["oltp_read_write", "--mysql-ssl=on", "run"],
+        &[],
+        &["--mysql-ssl=on is not supported"],
+    );
+}
