@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# fleetbench's main job on one machine: builds the release binaries, starts two agent
-# processes on free loopback ports, runs a cpu benchmark through them and stops them again.
-# Extra arguments go to the coordinator, e.g. `scripts/demo.sh --threads=4 --time=5`.
+# fleetbench's main job on one machine: builds the release binaries, starts a throwaway
+# MariaDB (installing mariadb-server first if mariadbd is missing) and two agent processes
+# on free loopback ports, then runs sysbench's oltp_read_write through both agents:
+# prepare (4 tables x 10000 rows), a 10 s run with a report every second, cleanup.
+# Everything it started is stopped at the end. Extra arguments go to the run, e.g.
+# `scripts/demo.sh --threads=8 --time=30`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/private-mariadb.sh
 
 cargo build --release --locked --bins
 bin=target/release
@@ -11,10 +15,14 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  private_mariadb_stop
   wait 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
+
+private_mariadb_start "$work/db"
+echo "demo: private MariaDB on 127.0.0.1:$MARIADB_PORT"
 
 addrs=()
 for i in 1 2; do
@@ -32,5 +40,11 @@ done
 echo "demo: agents at ${addrs[0]} and ${addrs[1]}"
 echo
 
-"$bin/fleetbench" cpu --agents "${addrs[0]},${addrs[1]}" --threads=2 --time=10 \
-  --report-interval=1 --cpu-max-prime=20000 --percentile=95,99 "$@" run
+opts=(oltp_read_write --agents "${addrs[0]},${addrs[1]}"
+  --mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
+  --mysql-password=sbtest-pw --mysql-db=sbtest --tables=4 --table-size=10000)
+"$bin/fleetbench" "${opts[@]}" --threads=4 prepare
+echo
+"$bin/fleetbench" "${opts[@]}" --threads=4 --time=10 --report-interval=1 --percentile=95,99 "$@" run
+echo
+"$bin/fleetbench" "${opts[@]}" cleanup

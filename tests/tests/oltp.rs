@@ -600,3 +600,62 @@ fn two_targets_hold_and_receive_only_their_tables() {
     run_ok(&args(&["oltp_read_write", "cleanup"], &t));
     assert!(tables(&m).is_empty() && tables(&s).is_empty());
 }
+
+#[test]
+fn killing_the_coordinator_closes_every_worker_connection() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    run_ok(&args(
+        &["oltp_read_write", "--table-size=1000", "prepare"],
+        &o,
+    ));
+    let agent = AgentProc::start();
+    let mut child = Command::new(bin("fleetbench"))
+        .args(args(
+            &[
+                "oltp_read_write",
+                "--table-size=1000",
+                "--threads=4",
+                "--time=60",
+                "--agents",
+                &agent.addr,
+                "run",
+            ],
+            &o,
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let workers = || {
+        db.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user='sbtest'")
+            .trim()
+            .parse::<u32>()
+            .unwrap()
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || workers() == 4),
+        "4 worker connections"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(2), || workers() == 0),
+        "{} worker connections still open 2s after the coordinator died",
+        workers()
+    );
+    // The agent is free for the next run.
+    run_ok(&args(
+        &[
+            "oltp_point_select",
+            "--table-size=1000",
+            "--events=10",
+            "--time=0",
+            "--agents",
+            &agent.addr,
+            "run",
+        ],
+        &o,
+    ));
+}

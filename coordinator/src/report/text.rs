@@ -270,12 +270,22 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
         .max()
         .unwrap_or(4)
         .max(4);
+    let db = matches!(plan.workload, Workload::Oltp(_));
+    let (events_head, rate_head) = if db {
+        ("transactions", "tps")
+    } else {
+        ("events", "events/s")
+    };
     let mut s = String::from("Per agent:\n");
-    let _ = writeln!(
+    let _ = write!(
         s,
-        "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  {:>13}  status",
-        "agent", "host", "threads", "events", "events/s", lat_head
+        "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
+        "agent", "host", "threads", events_head, rate_head
     );
+    if db {
+        let _ = write!(s, "{:>12}  ", "qps");
+    }
+    let _ = writeln!(s, "{lat_head:>13}  status");
     let mut notes = String::new();
     for a in &r.agents {
         let status = match &a.status {
@@ -289,16 +299,20 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
                 "LOST"
             }
         };
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12.2}  {:>13.2}  {status}",
+            "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12.2}  ",
             a.addr,
             a.host,
             a.threads,
             a.events,
             a.events_per_sec(),
-            a.latency.percentile_ms(p)
         );
+        if db {
+            let q = a.db.reads + a.db.writes + a.db.others;
+            let _ = write!(s, "{:>12.2}  ", crate::merge::per_sec(q, a.elapsed));
+        }
+        let _ = writeln!(s, "{:>13.2}  {status}", a.latency.percentile_ms(p));
     }
     if !notes.is_empty() {
         s.push('\n');

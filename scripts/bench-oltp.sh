@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# Side-by-side OLTP benchmark: fleetbench against sysbench 1.0 (the reference) on the same
+# private MariaDB server, which this script starts in a temporary directory on a free
+# loopback port (never the system service on 3306) and removes again on exit.
+#
+#  1. prepare: times `sysbench oltp_read_write ... prepare` and fleetbench's prepare with the
+#     same options (cleanup in between) and prints seconds side by side with the ratio.
+#  2. run: prepares once, then for each script in SCRIPTS and thread count in THREADS runs
+#     sysbench and fleetbench alternately (ROUNDS rounds of SECONDS seconds each) and prints
+#     QPS (from the report's "queries: N (X per sec.)" line), the QPS ratio fb/sb, and the
+#     client CPU seconds (user+sys of the client process) per 1000 queries, with a mean line
+#     per (script, threads) built from the summed queries, time and CPU of its rounds.
+#  3. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= sysbench's, and
+#     fleetbench prepare no slower than sysbench's; prints PASS/MISS for each.
+#
+# Usage: scripts/bench-oltp.sh
+# Environment (defaults in brackets):
+#   FLEETBENCH_BIN   directory holding the fleetbench binary [target/release; built with
+#                    `cargo build --release --locked --bins -q` if the binary is absent]
+#   TABLES [10]  TABLE_SIZE [100000]  PREPARE_THREADS [4]
+#   SCRIPTS ["oltp_read_write oltp_point_select"]  THREADS ["4 64"]
+#   ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  RAND_TYPE [special]
+#   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
+# Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
+# Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
+# or a prepare failed (its command and error are printed), 2 for a setup problem.
+
+# SECONDS is bash's own clock; take a value given in the environment before it moves on.
+run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo 10)}
+
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tables=${TABLES:-10}
+table_size=${TABLE_SIZE:-100000}
+prepare_threads=${PREPARE_THREADS:-4}
+scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
+threads_list=${THREADS:-4 64}
+rounds=${ROUNDS:-2}
+rand_type=${RAND_TYPE:-special}
+password=sbtest-pw
+
+die() { echo "bench-oltp: $*" >&2; exit 2; }
+for tool in sysbench mariadb mariadb-install-db mariadb-admin /usr/sbin/mariadbd awk; do
+  command -v "$tool" >/dev/null || die "$tool is missing (apt-get install sysbench mariadb-server)"
+done
+
+# --- fleetbench binary -------------------------------------------------------------------
+bin_dir=${FLEETBENCH_BIN:-target/release}
+fleetbench=$bin_dir/fleetbench
+if [[ ! -x $fleetbench ]]; then
+  if [[ -n ${FLEETBENCH_BIN:-} ]]; then die "no fleetbench binary in FLEETBENCH_BIN=$bin_dir"; fi
+  cargo build --release --locked --bins -q
+fi
+
+# --- private MariaDB server ----------------------------------------------------------------
+dir=$(mktemp -d "${BENCH_DIR_PARENT:-${TMPDIR:-/tmp}}/fb-oltp.XXXXXX")
+sock=$dir/sock
+server_pid=
+
+# shellcheck disable=SC2317  # called by the EXIT trap
+stop_server() {
+  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+    mariadb-admin --no-defaults -S "$sock" -uroot shutdown >/dev/null 2>&1 || kill "$server_pid"
+    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$dir"
+}
+trap stop_server EXIT
+trap 'exit 130' INT TERM
+
+# A free port: let the kernel pick one (python3), else probe from a random start.
+free_port() {
+  if command -v python3 >/dev/null &&
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null; then
+    return
+  fi
+  local p=$((20000 + RANDOM % 30000))
+  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+  echo "$p"
+}
+port=$(free_port)
+
+mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
+  --skip-test-db --user=root >"$dir/install.log" 2>&1 ||
+  { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
+/usr/sbin/mariadbd --no-defaults --datadir="$dir/data" --socket="$sock" --port="$port" \
+  --bind-address=127.0.0.1 --tmpdir="$dir" --skip-log-bin --innodb-buffer-pool-size=512M \
+  --max-connections=1000 --user=root --log-error="$dir/server.err" >/dev/null 2>&1 &
+server_pid=$!
+
+sql() { mariadb --no-defaults -S "$sock" -uroot "$@"; }
+for i in $(seq 300); do
+  sql -e 'select 1' >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$dir/server.err" >&2; die "mariadbd exited"; }
+  [[ $i -lt 300 ]] || { cat "$dir/server.err" >&2; die "mariadbd did not answer in 30 s"; }
+  sleep 0.1
+done
+sql <<SQL
+CREATE DATABASE sbtest;
+CREATE USER 'sbtest'@'%' IDENTIFIED BY '$password';
+CREATE USER 'sbtest'@'localhost' IDENTIFIED BY '$password';
+GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'%';
+GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'localhost';
+SQL
+
+# --- helpers ---------------------------------------------------------------------------------
+conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=sbtest
+  --mysql-password="$password" --mysql-db=sbtest)
+calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
+failed=0
+
+# measure OUT CMD...: runs CMD with stdout/stderr to OUT.out/OUT.err and its wall, user and
+# system seconds (the client process and its children) to OUT.time as "WALL USER SYS".
+# On failure prints the command and its error, and returns 1.
+if [[ -x /usr/bin/time ]]; then
+  measure() {
+    local out=$1; shift
+    /usr/bin/time -f '%e %U %S' -o "$out.time" "$@" >"$out.out" 2>"$out.err" && return
+    report_failure "$out" "$@"
+  }
+else
+  measure() {
+    local out=$1; shift
+    local t0 t1 before after
+    before=$(times | tail -1); t0=$(date +%s.%N)
+    "$@" >"$out.out" 2>"$out.err" || { report_failure "$out" "$@"; return 1; }
+    t1=$(date +%s.%N); after=$(times | tail -1)
+    # `times` prints children's user and system time as "XmY.YYYs XmY.YYYs".
+    echo "$before $after" | awk -v w="$(calc "$t1 - $t0")" '
+      function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
+      { printf "%s %.2f %.2f\n", w, s($3) - s($1), s($4) - s($2) }' >"$out.time"
+  }
+fi
+report_failure() {
+  local out=$1; shift
+  failed=1
+  {
+    printf 'bench-oltp: FAILED:'; printf ' %q' "$@"; echo
+    # the error, or the end of the report for tools that print errors there (sysbench)
+    if [[ -s $out.err ]]; then tail -20 "$out.err"; else tail -20 "$out.out"; fi | sed 's/^/  | /'
+  } >&2
+  return 1
+}
+wall() { awk '{print $1}' "$1.time"; }
+cpu() { awk '{printf "%.2f", $2 + $3}' "$1.time"; }
+queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
+qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
+total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
+# bench_run OUT CMD...: measure, then check that the report has the figures used here.
+bench_run() {
+  measure "$@" || return 1
+  [[ -n $(qps "$1") && -n $(total_time "$1") ]] && return
+  failed=1
+  echo "bench-oltp: no 'queries:' or 'total time:' line in the report of: ${*:2}" >&2
+  return 1
+}
+# client CPU seconds per 1000 queries (4 decimals)
+cpu_per_k() { calc "1000 * $1 / $2" 4; }
+cleanup_tables() { sysbench oltp_read_write --tables="$tables" "${conn[@]}" cleanup >/dev/null; }
+
+echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
+echo "server: $(/usr/sbin/mariadbd --version | awk '{print $3}') on 127.0.0.1:$port, data in $dir"
+echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+# --- 1. prepare ------------------------------------------------------------------------------
+prep=(--tables="$tables" --table-size="$table_size" --threads="$prepare_threads" "${conn[@]}")
+echo "== prepare: $tables tables x $table_size rows, $prepare_threads threads"
+sb_prep='' fb_prep=''
+if measure "$dir/prep-sb" sysbench oltp_read_write "${prep[@]}" prepare; then sb_prep=$(wall "$dir/prep-sb"); fi
+cleanup_tables
+if measure "$dir/prep-fb" "$fleetbench" oltp_read_write "${prep[@]}" prepare; then fb_prep=$(wall "$dir/prep-fb"); fi
+printf '%-12s %12s %12s %10s\n' "" sysbench fleetbench "ratio fb/sb"
+printf '%-12s %12s %12s %10s\n' "wall s" "${sb_prep:-ERR}" "${fb_prep:-ERR}" \
+  "$([[ -n $sb_prep && -n $fb_prep ]] && calc "$fb_prep / $sb_prep" || echo -)"
+printf '%-12s %12s %12s\n' "client CPU s" "$(cpu "$dir/prep-sb" 2>/dev/null || echo -)" \
+  "$(cpu "$dir/prep-fb" 2>/dev/null || echo -)"
+echo
+
+# --- 2. runs ---------------------------------------------------------------------------------
+# The run uses one set of tables prepared by sysbench, whatever happened above.
+cleanup_tables
+sysbench oltp_read_write --tables="$tables" --table-size="$table_size" \
+  --threads="$prepare_threads" "${conn[@]}" prepare >/dev/null
+
+echo "== run: ${run_secs} s per run, $rounds rounds, --rand-type=$rand_type; CPU = client user+sys s per 1000 queries"
+row() { printf '%-18s %7s %5s %12s %12s %9s %11s %11s\n' "$@"; }
+row script threads round "sb QPS" "fb QPS" "QPS fb/sb" "sb CPU/1kq" "fb CPU/1kq"
+verdicts=()
+for script in $scripts; do
+  for threads in $threads_list; do
+    # sums over the rounds that worked for both: queries, seconds, CPU seconds
+    sq=0 st=0 sc=0 fq=0 ft=0 fc=0 ok=0
+    for r in $(seq "$rounds"); do
+      opts=(--threads="$threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
+        --rand-type="$rand_type" "${conn[@]}")
+      s=$dir/run-sb-$script-$threads-$r f=$dir/run-fb-$script-$threads-$r
+      s_ok=0 f_ok=0
+      bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
+      bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
+      sb_qps=ERR fb_qps=ERR ratio=- sb_cpu=- fb_cpu=-
+      if [[ $s_ok == 1 ]]; then sb_qps=$(qps "$s"); sb_cpu=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")"); fi
+      if [[ $f_ok == 1 ]]; then fb_qps=$(qps "$f"); fb_cpu=$(cpu_per_k "$(cpu "$f")" "$(queries "$f")"); fi
+      if [[ $s_ok == 1 && $f_ok == 1 ]]; then
+        ratio=$(calc "$fb_qps / $sb_qps")
+        ok=$((ok + 1))
+        sq=$(calc "$sq + $(queries "$s")" 0) st=$(calc "$st + $(total_time "$s")" 4)
+        sc=$(calc "$sc + $(cpu "$s")" 2)
+        fq=$(calc "$fq + $(queries "$f")" 0) ft=$(calc "$ft + $(total_time "$f")" 4)
+        fc=$(calc "$fc + $(cpu "$f")" 2)
+      fi
+      row "$script" "$threads" "$r" "$sb_qps" "$fb_qps" "$ratio" "$sb_cpu" "$fb_cpu"
+    done
+    if [[ $ok -gt 0 ]]; then
+      m_sb=$(calc "$sq / $st" 2) m_fb=$(calc "$fq / $ft" 2)
+      m_ratio=$(calc "$m_fb / $m_sb") m_sc=$(cpu_per_k "$sc" "$sq") m_fc=$(cpu_per_k "$fc" "$fq")
+      row "$script" "$threads" mean "$m_sb" "$m_fb" "$m_ratio" "$m_sc" "$m_fc"
+      v_qps=MISS v_cpu=MISS
+      [[ $(calc "$m_ratio >= 1.0" 0) == 1 ]] && v_qps=PASS
+      [[ $(calc "$m_fc <= $m_sc" 0) == 1 ]] && v_cpu=PASS
+      verdicts+=("$(printf '%-18s %3s thr: QPS ratio %s >= 1.0: %s; fb CPU/1kq %s <= sb %s: %s' \
+        "$script" "$threads" "$m_ratio" "$v_qps" "$m_fc" "$m_sc" "$v_cpu")")
+    else
+      row "$script" "$threads" mean - - - - -
+      verdicts+=("$(printf '%-18s %3s thr: no round where both worked' "$script" "$threads")")
+    fi
+  done
+done
+cleanup_tables
+echo
+
+# --- 3. targets -------------------------------------------------------------------------------
+echo "== targets"
+if [[ -n $sb_prep && -n $fb_prep ]]; then
+  v=MISS; [[ $(calc "$fb_prep <= $sb_prep" 0) == 1 ]] && v=PASS
+  echo "prepare: fleetbench ${fb_prep} s <= sysbench ${sb_prep} s: $v"
+else
+  echo "prepare: not compared (a prepare failed)"
+fi
+printf '%s\n' "${verdicts[@]}"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores; client and server share them)"
+exit "$failed"

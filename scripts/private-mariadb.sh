@@ -1,0 +1,84 @@
+# Sourced by fleetbench's scripts: a throwaway MariaDB server for one script run.
+#   private_mariadb_start DIR   installs mariadb-server if mariadbd is missing (apt-get, as
+#                               root or with sudo), creates a datadir under DIR, starts
+#                               mariadbd on a free loopback port with its own socket and
+#                               tmpdir, creates database sbtest and user sbtest/sbtest-pw;
+#                               sets MARIADB_PORT and MARIADB_SOCKET.
+#   private_mariadb_stop        stops it and removes DIR's datadir.
+# Never touches the system service, its configuration or port 3306.
+
+private_mariadb_install() {
+  command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "mariadbd is missing: install mariadb-server (apt-get install mariadb-server)" >&2; return 1; }
+    sudo=sudo
+  fi
+  echo "mariadbd is missing: installing mariadb-server with apt-get" >&2
+  local policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    # Keep the package from starting the system service.
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod +x "$policy"
+  fi
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends mariadb-server; } >&2
+  local rc=$?
+  [ -n "$policy" ] && $sudo rm -f "$policy"
+  [ $rc -eq 0 ] || { echo "could not install mariadb-server" >&2; return 1; }
+}
+
+private_mariadb_free_port() {
+  # A random high port nobody answers on (bash's /dev/tcp: no extra tools needed).
+  local p
+  while :; do
+    p=$(( 20000 + RANDOM % 30000 ))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+private_mariadb_start() {
+  PRIVATE_MARIADB_DIR=$1
+  private_mariadb_install || return 1
+  local mariadbd install_db client
+  mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+  install_db=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
+  client=$(command -v mariadb || echo /usr/bin/mariadb)
+  mkdir -p "$PRIVATE_MARIADB_DIR/data" "$PRIVATE_MARIADB_DIR/tmp"
+  local user_opt=()
+  [ "$(id -u)" -eq 0 ] && user_opt=(--user=root)
+  "$install_db" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --auth-root-authentication-method=normal \
+    --skip-test-db "${user_opt[@]}" >"$PRIVATE_MARIADB_DIR/install.log" 2>&1 \
+    || { echo "mariadb-install-db failed:" >&2; tail -20 "$PRIVATE_MARIADB_DIR/install.log" >&2; return 1; }
+  MARIADB_PORT=$(private_mariadb_free_port)
+  MARIADB_SOCKET=$PRIVATE_MARIADB_DIR/mysqld.sock
+  "$mariadbd" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --socket="$MARIADB_SOCKET" \
+    --port="$MARIADB_PORT" --bind-address=127.0.0.1 --tmpdir="$PRIVATE_MARIADB_DIR/tmp" \
+    --pid-file="$PRIVATE_MARIADB_DIR/mysqld.pid" --log-error="$PRIVATE_MARIADB_DIR/error.log" \
+    --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size=256M --max-connections=1000 \
+    "${user_opt[@]}" >/dev/null 2>&1 &
+  PRIVATE_MARIADB_PID=$!
+  local i
+  for i in $(seq 300); do
+    "$client" --no-defaults -S "$MARIADB_SOCKET" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break
+    kill -0 "$PRIVATE_MARIADB_PID" 2>/dev/null || { echo "mariadbd exited:" >&2; tail -20 "$PRIVATE_MARIADB_DIR/error.log" >&2; return 1; }
+    sleep 0.1
+  done
+  "$client" --no-defaults -S "$MARIADB_SOCKET" -uroot -e "
+    CREATE DATABASE IF NOT EXISTS sbtest;
+    CREATE USER 'sbtest'@'%' IDENTIFIED BY 'sbtest-pw';
+    CREATE USER 'sbtest'@'localhost' IDENTIFIED BY 'sbtest-pw';
+    GRANT ALL ON *.* TO 'sbtest'@'%';
+    GRANT ALL ON *.* TO 'sbtest'@'localhost';" \
+    || { echo "MariaDB did not come up:" >&2; tail -20 "$PRIVATE_MARIADB_DIR/error.log" >&2; return 1; }
+}
+
+private_mariadb_stop() {
+  [ -n "${PRIVATE_MARIADB_PID:-}" ] || return 0
+  kill "$PRIVATE_MARIADB_PID" 2>/dev/null
+  local i
+  for i in $(seq 100); do kill -0 "$PRIVATE_MARIADB_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$PRIVATE_MARIADB_PID" 2>/dev/null
+  wait "$PRIVATE_MARIADB_PID" 2>/dev/null
+  PRIVATE_MARIADB_PID=
+  rm -rf "$PRIVATE_MARIADB_DIR"
+}
