@@ -19,7 +19,7 @@ use clap::Parser;
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
-                  select_random_points, select_random_ranges.  Commands: prepare, run, cleanup.\n\
+                  select_random_points, select_random_ranges, bulk_insert.  Commands: prepare, run, cleanup.\n\
                   Without --agents, one embedded agent runs in this process (--local-agents K for more)."
 )]
 pub struct RawArgs {

@@ -181,7 +181,11 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             Workload::Cpu { max_prime }
         }
         other => match Script::from_name(other) {
-            Some(script) => Workload::Oltp(Box::new(oltp(script, raw)?)),
+            Some(script) => Workload::Oltp(Box::new(oltp(
+                script,
+                raw,
+                num(&raw.threads, "threads", 1)?,
+            )?)),
             None => return Err(PlanError::UnknownTest(test.clone())),
         },
     };
@@ -274,7 +278,7 @@ fn float(raw: &Option<String>, option: &'static str, default: f64) -> Result<f64
 }
 
 /// Validates the OLTP options of `script`.
-fn oltp(script: Script, raw: &RawArgs) -> Result<OltpPlan, PlanError> {
+fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanError> {
     if let Some(d) = &raw.db_driver
         && d != "mysql"
     {
@@ -286,7 +290,11 @@ fn oltp(script: Script, raw: &RawArgs) -> Result<OltpPlan, PlanError> {
     if flag(&raw.mysql_compression, "mysql-compression", false)? {
         return Err(PlanError::NotSupported("--mysql-compression=on".into()));
     }
-    let tables: u32 = num(&raw.tables, "tables", 1)?;
+    let mut tables: u32 = num(&raw.tables, "tables", 1)?;
+    if script == Script::BulkInsert {
+        // bulk_insert works on one table per thread, as in sysbench.
+        tables = threads.max(1);
+    }
     if tables == 0 {
         return Err(invalid("tables", 0, "must be at least 1"));
     }

@@ -659,3 +659,40 @@ fn killing_the_coordinator_closes_every_worker_connection() {
         &o,
     ));
 }
+
+#[test]
+fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    run_ok(&args(&["bulk_insert", "--threads=2", "prepare"], &o));
+    assert_eq!(
+        db.sql("SHOW TABLES FROM sbtest")
+            .lines()
+            .collect::<Vec<_>>(),
+        ["sbtest1", "sbtest2"]
+    );
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let agents = format!("{},{}", a.addr, b.addr);
+    run_ok(&args(
+        &[
+            "bulk_insert",
+            "--threads=2",
+            "--events=50000",
+            "--time=0",
+            "--agents",
+            &agents,
+            "run",
+        ],
+        &o,
+    ));
+    let rows = |n: u32| {
+        db.sql(&format!("SELECT COUNT(*) FROM sbtest.sbtest{n}"))
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert_eq!(rows(1), 25_000);
+    assert_eq!(rows(2), 25_000);
+    run_ok(&args(&["bulk_insert", "--threads=2", "cleanup"], &o));
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
+}

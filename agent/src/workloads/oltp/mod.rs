@@ -20,10 +20,13 @@ pub enum Script {
     UpdateNonIndex,
     SelectRandomPoints,
     SelectRandomRanges,
+    /// One table per thread (sbtest1..=threads, columns id and k); an event appends one row
+    /// to the thread's pending multi-row INSERT, sent when it reaches ~512 KiB.
+    BulkInsert,
 }
 
 impl Script {
-    pub const ALL: [Script; 10] = [
+    pub const ALL: [Script; 11] = [
         Script::ReadWrite,
         Script::ReadOnly,
         Script::WriteOnly,
@@ -34,6 +37,7 @@ impl Script {
         Script::UpdateNonIndex,
         Script::SelectRandomPoints,
         Script::SelectRandomRanges,
+        Script::BulkInsert,
     ];
 
     pub fn name(self) -> &'static str {
@@ -48,6 +52,7 @@ impl Script {
             Script::UpdateNonIndex => "oltp_update_non_index",
             Script::SelectRandomPoints => "select_random_points",
             Script::SelectRandomRanges => "select_random_ranges",
+            Script::BulkInsert => "bulk_insert",
         }
     }
 
@@ -265,6 +270,8 @@ impl OltpConfig {
             Script::UpdateNonIndex => v.push((Kind::NonIndexUpdate, 1)),
             Script::SelectRandomPoints => v.push((Kind::RandomPoints, 1)),
             Script::SelectRandomRanges => v.push((Kind::RandomRanges, 1)),
+            // Rows are batched by the worker itself; nothing to prepare per event.
+            Script::BulkInsert => {}
         }
         v.retain(|&(_, n)| n > 0);
         v
@@ -308,6 +315,13 @@ pub fn create_table_sql(n: u32, auto_inc: bool, secondary: bool, engine: &str) -
     };
     format!(
         "CREATE TABLE sbtest{n}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) ENGINE = {engine}"
+    )
+}
+
+/// bulk_insert's table: ids written by one thread, k random.
+pub fn create_bulk_table_sql(n: u32, engine: &str) -> String {
+    format!(
+        "CREATE TABLE sbtest{n}(\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id)\n) ENGINE = {engine}"
     )
 }
 

@@ -11,7 +11,7 @@ use mysql_async::prelude::Queryable;
 
 use super::rand::{Rng, fill_c, fill_pad};
 use super::worker::{OpenError, error_text, open_error};
-use super::{OltpConfig, create_index_sql, create_table_sql};
+use super::{OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
 const MAX_INSERT_BYTES: usize = 512 * 1024;
@@ -96,6 +96,9 @@ impl Job {
     }
 
     pub fn prepare_total(&self) -> u64 {
+        if self.cfg.script == Script::BulkInsert {
+            return 0;
+        }
         self.cfg.tables.len() as u64 * self.cfg.table_size
     }
 
@@ -183,6 +186,17 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         .await
         .map_err(|e| open_error(target, &e))?;
     job.note(format!("Creating table 'sbtest{n}'..."));
+    if cfg.script == Script::BulkInsert {
+        conn.query_drop(create_bulk_table_sql(n, &cfg.engine))
+            .await
+            .map_err(|e| failed(format!("CREATE TABLE sbtest{n}"), e))?;
+        job.created
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("sbtest{n} on {}", target.name));
+        let _ = conn.disconnect().await;
+        return Ok(());
+    }
     conn.query_drop(create_table_sql(
         n,
         cfg.auto_inc,

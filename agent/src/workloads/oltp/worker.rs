@@ -92,6 +92,9 @@ pub struct OltpWorker {
     tail: WorkerTail,
     events: u64,
     unique: u64,
+    /// bulk_insert: the pending multi-row INSERT and the number of rows in it.
+    bulk: String,
+    bulk_rows: u64,
 }
 
 fn kind_index(k: Kind) -> usize {
@@ -148,6 +151,8 @@ impl OltpWorker {
             },
             events: 0,
             unique: 0,
+            bulk: String::new(),
+            bulk_rows: 0,
             cfg,
         };
         for t in 0..w.cfg.targets.len() {
@@ -231,6 +236,9 @@ impl OltpWorker {
                 }
             }
         }
+        if self.cfg.script == super::Script::BulkInsert {
+            return self.bulk_row(stop).await;
+        }
         loop {
             match self.attempt().await {
                 Ok(()) => {
@@ -259,6 +267,81 @@ impl OltpWorker {
             }
             if stop.load(Relaxed) {
                 return Outcome::Stopped;
+            }
+        }
+    }
+
+    /// bulk_insert: appends one row to this thread's pending INSERT and sends it once it
+    /// reaches the size sysbench's bulk inserts use.
+    async fn bulk_row(&mut self, stop: &std::sync::atomic::AtomicBool) -> Outcome {
+        const FLUSH_BYTES: usize = 512 * 1024;
+        let Some(slot) = self
+            .cfg
+            .tables
+            .iter()
+            .position(|&(n, _)| u64::from(n) == self.thread + 1)
+        else {
+            return Outcome::Fatal(format!(
+                "bulk_insert: no table sbtest{} for thread {}",
+                self.thread + 1,
+                self.thread
+            ));
+        };
+        let (n, _) = self.cfg.tables[slot];
+        if self.bulk_rows == 0 {
+            self.bulk.clear();
+            self.bulk.push_str(&format!("INSERT INTO sbtest{n} VALUES"));
+        } else {
+            self.bulk.push(',');
+        }
+        self.events += 1;
+        let k = self.ids.pick(&mut self.rng);
+        self.bulk.push('(');
+        super::push_num(&mut self.bulk, self.events as i64);
+        self.bulk.push(',');
+        super::push_num(&mut self.bulk, k as i64);
+        self.bulk.push(')');
+        self.bulk_rows += 1;
+        if self.bulk.len() >= FLUSH_BYTES {
+            return self.flush_bulk(slot, stop).await;
+        }
+        Outcome::Done
+    }
+
+    /// Sends the pending bulk INSERT, reconnecting if the connection was lost.
+    async fn flush_bulk(&mut self, slot: usize, stop: &std::sync::atomic::AtomicBool) -> Outcome {
+        if self.bulk_rows == 0 {
+            return Outcome::Done;
+        }
+        let t = self.cfg.tables[slot].1;
+        loop {
+            let t0 = Instant::now();
+            let Some(c) = self.conns[t].as_mut() else {
+                return Outcome::Stopped;
+            };
+            let r = c.conn.query_drop(self.bulk.as_str()).await.map(|_| true);
+            match self.finish(t, Kind::Insert, t0, r) {
+                Ok(()) => {
+                    self.bulk_rows = 0;
+                    return Outcome::Done;
+                }
+                Err(Failure::Lost(t)) => {
+                    self.conns[t] = None;
+                    if let Some(o) = self.reopen(t, stop).await {
+                        return o;
+                    }
+                    self.tally.reconnects += 1;
+                    self.tail.targets[t].db.reconnects += 1;
+                }
+                Err(Failure::Ignored(code)) => {
+                    self.tally.ignored_errors += 1;
+                    *self
+                        .tally
+                        .errors_by_code
+                        .entry(u32::from(code))
+                        .or_default() += 1;
+                }
+                Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
             }
         }
     }
@@ -493,7 +576,18 @@ impl OltpWorker {
     }
 
     /// Closes every connection politely and hands back the run's per-kind/target figures.
+    /// bulk_insert's pending rows are sent first.
     pub async fn close(mut self) -> WorkerTail {
+        if self.bulk_rows > 0
+            && let Some(slot) = self
+                .cfg
+                .tables
+                .iter()
+                .position(|&(n, _)| u64::from(n) == self.thread + 1)
+        {
+            let never = std::sync::atomic::AtomicBool::new(true);
+            let _ = self.flush_bulk(slot, &never).await;
+        }
         for c in self.conns.iter_mut().filter_map(Option::take) {
             let _ = c.conn.disconnect().await;
         }
