@@ -18,7 +18,7 @@ pub enum PlanError {
     #[error("the '{0}' test requires a command argument: prepare, run or cleanup")]
     MissingCommand(String),
     #[error(
-        "unknown test '{0}': available tests are: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges"
+        "unknown test '{0}': available tests are: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges, bulk_insert"
     )]
     UnknownTest(String),
     #[error("unknown command '{0}': expected prepare, run or cleanup")]
