@@ -71,6 +71,10 @@ struct DbConn {
     /// `None` where the server cannot prepare (proxy without prepared statements) or
     /// prepared statements are off: the text of `templates` is sent instead.
     stmts: Vec<Option<Statement>>,
+    /// BEGIN and COMMIT, prepared like the rest (sysbench executes them as prepared
+    /// statements too, which shows in the server's Com_stmt_execute).
+    begin: Option<Statement>,
+    commit: Option<Statement>,
     in_trx: bool,
 }
 
@@ -210,9 +214,17 @@ impl OltpWorker {
                 }
             }
         }
+        let (mut begin, mut commit) = (None, None);
+        if self.cfg.prepared && self.cfg.transactional() {
+            // A server or proxy that cannot prepare them gets the text form (1295).
+            begin = conn.prep("BEGIN").await.ok();
+            commit = conn.prep("COMMIT").await.ok();
+        }
         Ok(DbConn {
             conn,
             stmts,
+            begin,
+            commit,
             in_trx: false,
         })
     }
@@ -485,14 +497,14 @@ impl OltpWorker {
     async fn simple(&mut self, t: usize, kind: Kind) -> Result<(), Failure> {
         let t0 = Instant::now();
         let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
-        let r = c
-            .conn
-            .query_drop(if kind == Kind::Begin {
-                "BEGIN"
-            } else {
-                "COMMIT"
-            })
-            .await;
+        let (stmt, text) = match kind {
+            Kind::Begin => (&c.begin, "BEGIN"),
+            _ => (&c.commit, "COMMIT"),
+        };
+        let r = match stmt {
+            Some(s) => c.conn.exec_drop(s, ()).await,
+            None => c.conn.query_drop(text).await,
+        };
         self.finish(t, kind, t0, r.map(|_| false))
     }
 
