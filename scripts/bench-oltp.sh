@@ -159,11 +159,18 @@ bench_run() {
 }
 # client CPU seconds per 1000 queries (4 decimals)
 cpu_per_k() { calc "1000 * $1 / $2" 4; }
+# Share of the machine's CPU time that was busy over one second (other load on the box).
+cpu_busy() {
+  local a b
+  a=$(head -1 /proc/stat); sleep 1; b=$(head -1 /proc/stat)
+  echo "$a $b" | awk '{ n = (NF - 2) / 2; for (i = 2; i <= n + 1; i++) { t += $(i + n + 1) - $i }
+    idle = $(5 + n + 1) - $5 + $(6 + n + 1) - $6; printf "%.0f%%", 100 * (t - idle) / t }'
+}
 cleanup_tables() { sysbench oltp_read_write --tables="$tables" "${conn[@]}" cleanup >/dev/null; }
 
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
 echo "server: $(/usr/sbin/mariadbd --version | awk '{print $3}') on 127.0.0.1:$port, data in $dir"
-echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 
 # --- 1. prepare ------------------------------------------------------------------------------
@@ -241,5 +248,6 @@ else
   echo "prepare: not compared (a prepare failed)"
 fi
 printf '%s\n' "${verdicts[@]}"
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores; client and server share them)"
+echo "CPU busy after the runs: $(cpu_busy); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "($(nproc) cores; client and server share them: a busy machine lowers every figure above)"
 exit "$failed"

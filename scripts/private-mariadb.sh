@@ -47,7 +47,7 @@ private_mariadb_start() {
   local user_opt=()
   [ "$(id -u)" -eq 0 ] && user_opt=(--user=root)
   "$install_db" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --tmpdir="$PRIVATE_MARIADB_DIR/tmp" \
-    --auth-root-authentication-method=normal --skip-name-resolve \
+    --auth-root-authentication-method=normal --skip-name-resolve --force \
     --skip-test-db "${user_opt[@]}" >"$PRIVATE_MARIADB_DIR/install.log" 2>&1 \
     || { echo "mariadb-install-db failed:" >&2; tail -20 "$PRIVATE_MARIADB_DIR/install.log" >&2; return 1; }
   MARIADB_PORT=$(private_mariadb_free_port)

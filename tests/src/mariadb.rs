@@ -82,6 +82,8 @@ impl MariaDb {
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
                 "--skip-name-resolve",
+                // No host name check: minimal machines may have no /etc/hosts at all.
+                "--force",
                 "--innodb-buffer-pool-size=128M",
                 "--innodb-log-file-size=48M",
             ])

@@ -99,6 +99,8 @@ pub struct OltpWorker {
     /// bulk_insert: the pending multi-row INSERT and the number of rows in it.
     bulk: String,
     bulk_rows: u64,
+    /// The statement groups of one event, worked out once.
+    groups: Arc<[(Kind, u32)]>,
 }
 
 fn kind_index(k: Kind) -> usize {
@@ -157,6 +159,7 @@ impl OltpWorker {
             unique: 0,
             bulk: String::new(),
             bulk_rows: 0,
+            groups: cfg.groups().into(),
             cfg,
         };
         for t in 0..w.cfg.targets.len() {
@@ -403,7 +406,8 @@ impl OltpWorker {
     async fn attempt(&mut self) -> Result<(), Failure> {
         let cfg = self.cfg.clone();
         let size = cfg.table_size.max(1);
-        for (kind, count) in cfg.groups() {
+        let groups = self.groups.clone();
+        for &(kind, count) in groups.iter() {
             // Each group picks one table, as sysbench does.
             let slot = self.rng.uniform(0, cfg.tables.len() as u64 - 1) as usize;
             for _ in 0..count {
