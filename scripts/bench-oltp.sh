@@ -144,8 +144,9 @@ report_failure() {
   } >&2
   return 1
 }
-wall() { awk '{print $1}' "$1.time"; }
-cpu() { awk '{printf "%.2f", $2 + $3}' "$1.time"; }
+# (the last line of OUT.time: /usr/bin/time puts a "Command exited ..." line before it)
+wall() { awk 'END {print $1}' "$1.time"; }
+cpu() { awk 'END {printf "%.2f", $2 + $3}' "$1.time"; }
 queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
 qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
 total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
@@ -183,8 +184,8 @@ if measure "$dir/prep-fb" "$fleetbench" oltp_read_write "${prep[@]}" prepare; th
 printf '%-12s %12s %12s %10s\n' "" sysbench fleetbench "ratio fb/sb"
 printf '%-12s %12s %12s %10s\n' "wall s" "${sb_prep:-ERR}" "${fb_prep:-ERR}" \
   "$([[ -n $sb_prep && -n $fb_prep ]] && calc "$fb_prep / $sb_prep" || echo -)"
-printf '%-12s %12s %12s\n' "client CPU s" "$(cpu "$dir/prep-sb" 2>/dev/null || echo -)" \
-  "$(cpu "$dir/prep-fb" 2>/dev/null || echo -)"
+printf '%-12s %12s %12s\n' "client CPU s" "$([[ -n $sb_prep ]] && cpu "$dir/prep-sb" || echo -)" \
+  "$([[ -n $fb_prep ]] && cpu "$dir/prep-fb" || echo -)"
 echo
 
 # --- 2. runs ---------------------------------------------------------------------------------

@@ -14,10 +14,12 @@ bin=target/release
 work=$(mktemp -d)
 pids=()
 cleanup() {
+  local rc=$?
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   private_mariadb_stop
   wait 2>/dev/null || true
   rm -rf "$work"
+  exit "$rc"
 }
 trap cleanup EXIT INT TERM
 

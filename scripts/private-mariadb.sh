@@ -74,12 +74,13 @@ private_mariadb_start() {
 }
 
 private_mariadb_stop() {
+  # Safe under `set -e` in an EXIT trap: nothing here may fail the caller.
   [ -n "${PRIVATE_MARIADB_PID:-}" ] || return 0
-  kill "$PRIVATE_MARIADB_PID" 2>/dev/null
+  kill "$PRIVATE_MARIADB_PID" 2>/dev/null || true
   local i
   for i in $(seq 100); do kill -0 "$PRIVATE_MARIADB_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$PRIVATE_MARIADB_PID" 2>/dev/null
-  wait "$PRIVATE_MARIADB_PID" 2>/dev/null
+  kill -9 "$PRIVATE_MARIADB_PID" 2>/dev/null || true
+  wait "$PRIVATE_MARIADB_PID" 2>/dev/null || true
   PRIVATE_MARIADB_PID=
-  rm -rf "$PRIVATE_MARIADB_DIR"
+  rm -rf "$PRIVATE_MARIADB_DIR" || true
 }

@@ -44,8 +44,12 @@ pub struct AgentOptions {
 
 impl Default for AgentOptions {
     fn default() -> Self {
+        let n = std::env::var("FLEETBENCH_OLTP_RUNTIME_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
         AgentOptions {
-            oltp_runtime_threads: 1,
+            oltp_runtime_threads: n,
         }
     }
 }
