@@ -15,11 +15,12 @@ use fleetbench_proto::v1::agent_server::AgentServer;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
-pub use service::AgentService;
+pub use service::{AgentOptions, AgentService};
 
 /// Serves the agent on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
+    options: AgentOptions,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
     tonic::transport::Server::builder()
@@ -27,7 +28,7 @@ pub async fn serve(
         .http2_keepalive_interval(Some(Duration::from_secs(1)))
         .http2_keepalive_timeout(Some(Duration::from_secs(3)))
         .tcp_nodelay(true)
-        .add_service(AgentServer::new(AgentService::default()))
+        .add_service(AgentServer::new(AgentService::new(options)))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await
 }

@@ -14,6 +14,10 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:7600")]
     listen: String,
 
+    /// Threads of the runtime that drives OLTP workers (database connections).
+    #[arg(long, default_value_t = 1)]
+    oltp_runtime_threads: usize,
+
     /// Allow listening on a non-loopback address. This agent has no authentication yet:
     /// anyone who reaches the port can start load on this host.
     #[arg(long)]
@@ -53,7 +57,10 @@ async fn run() -> anyhow::Result<()> {
     let mut out = std::io::stdout();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
-    fleetbench_agent::serve(listener, shutdown_signal()).await?;
+    let options = fleetbench_agent::AgentOptions {
+        oltp_runtime_threads: args.oltp_runtime_threads.max(1),
+    };
+    fleetbench_agent::serve(listener, options, shutdown_signal()).await?;
     Ok(())
 }
 

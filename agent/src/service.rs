@@ -37,19 +37,16 @@ struct BusyInfo {
 /// Settings of an agent that are the operator's, not the coordinator's, to choose.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
-    /// Threads of the runtime that drives OLTP workers. One worker thread did best on a
-    /// 2-core box with the database on it (DESIGN.md); raise it on bigger client hosts.
+    /// Threads of the runtime that drives OLTP workers. One did best at 4 client threads on
+    /// a 2-core box shared with the database; at 64 client threads 2 to 4 did better
+    /// (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
     pub oltp_runtime_threads: usize,
 }
 
 impl Default for AgentOptions {
     fn default() -> Self {
-        let n = std::env::var("FLEETBENCH_OLTP_RUNTIME_THREADS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1);
         AgentOptions {
-            oltp_runtime_threads: n,
+            oltp_runtime_threads: 1,
         }
     }
 }

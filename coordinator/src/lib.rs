@@ -56,8 +56,11 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
     let plan = plan::build(&raw)?;
     let (addrs, local) = match &plan.agents {
         AgentSource::Remote(a) => (a.clone(), None),
-        AgentSource::Local(k) => {
-            let agents = local::start(*k)
+        AgentSource::Local(k, threads) => {
+            let options = fleetbench_agent::AgentOptions {
+                oltp_runtime_threads: *threads,
+            };
+            let agents = local::start(*k, options)
                 .await
                 .context("cannot start the embedded agents")?;
             (agents.addrs.clone(), Some(agents))

@@ -13,7 +13,10 @@ pub struct LocalAgents {
 }
 
 /// Starts `k` agents on 127.0.0.1 with ports the system picks.
-pub async fn start(k: u32) -> std::io::Result<LocalAgents> {
+pub async fn start(
+    k: u32,
+    options: fleetbench_agent::AgentOptions,
+) -> std::io::Result<LocalAgents> {
     let mut agents = LocalAgents {
         addrs: Vec::new(),
         stops: Vec::new(),
@@ -23,12 +26,13 @@ pub async fn start(k: u32) -> std::io::Result<LocalAgents> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         agents.addrs.push(listener.local_addr()?.to_string());
         let (stop, stopped) = oneshot::channel::<()>();
+        let options = options.clone();
         agents.stops.push(stop);
         agents.tasks.push(tokio::spawn(async move {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            if let Err(e) = fleetbench_agent::serve(listener, shutdown).await {
+            if let Err(e) = fleetbench_agent::serve(listener, options, shutdown).await {
                 tracing::error!("embedded agent failed: {e}");
             }
         }));

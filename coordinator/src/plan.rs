@@ -127,8 +127,9 @@ impl Workload {
 pub enum AgentSource {
     /// Agents already running elsewhere, by address.
     Remote(Vec<String>),
-    /// This many agents embedded in the coordinator's process.
-    Local(u32),
+    /// This many agents embedded in the coordinator's process, each driving OLTP
+    /// connections with this many runtime threads.
+    Local(u32, usize),
 }
 
 /// A fully validated invocation.
@@ -207,14 +208,18 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let report_interval: u64 = num(&raw.report_interval, "report-interval", 0)?;
     let percentiles = parse_percentiles(raw.percentile.as_deref().unwrap_or("95"))?;
     let seed = num(&raw.rand_seed, "rand-seed", 0)?;
+    let local_threads: usize = num(&raw.local_agent_threads, "local-agent-threads", 1)?;
+    if local_threads == 0 {
+        return Err(invalid("local-agent-threads", 0, "must be at least 1"));
+    }
     let agents = match (&raw.agents[..], &raw.local_agents) {
-        ([], None) => AgentSource::Local(1),
+        ([], None) => AgentSource::Local(1, local_threads),
         ([], Some(_)) => {
             let k: u32 = num(&raw.local_agents, "local-agents", 1)?;
             if k == 0 {
                 return Err(invalid("local-agents", 0, "must be at least 1"));
             }
-            AgentSource::Local(k)
+            AgentSource::Local(k, local_threads)
         }
         (_, Some(_)) => return Err(PlanError::AgentsConflict),
         (list, None) => AgentSource::Remote(parse_agents(list)?),
@@ -736,7 +741,7 @@ mod tests {
         assert_eq!(p.time, Some(Duration::from_secs(10)));
         assert_eq!(p.events, None);
         assert_eq!(p.percentiles, vec![95.0]);
-        assert_eq!(p.agents, AgentSource::Local(1));
+        assert_eq!(p.agents, AgentSource::Local(1, 1));
         assert_eq!(p.tick(), Duration::from_secs(1));
     }
 

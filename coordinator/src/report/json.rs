@@ -244,7 +244,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
     }
     let agents_cfg = match &plan.agents {
         AgentSource::Remote(a) => a.clone(),
-        AgentSource::Local(_) => r
+        AgentSource::Local(..) => r
             .agents
             .iter()
             .map(|a| format!("local:{}", a.addr))

@@ -340,7 +340,7 @@ mod tests {
             percentiles: vec![95.0, 99.9],
             seed: 0,
             json: None,
-            agents: AgentSource::Local(2),
+            agents: AgentSource::Local(2, 1),
         }
     }
 
