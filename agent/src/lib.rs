@@ -3,6 +3,7 @@
 //! The binary is a thin wrapper around [`serve`]; the coordinator also embeds agents through
 //! the same function when the user names no remote agents.
 
+pub mod auth;
 pub mod runner;
 pub mod service;
 pub mod stats;
@@ -28,7 +29,10 @@ pub async fn serve(
         .http2_keepalive_interval(Some(Duration::from_secs(1)))
         .http2_keepalive_timeout(Some(Duration::from_secs(3)))
         .tcp_nodelay(true)
-        .add_service(AgentServer::new(AgentService::new(options)))
+        .add_service(AgentServer::with_interceptor(
+            AgentService::new(options.clone()),
+            auth::Check::new(options.token.clone()),
+        ))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await
 }

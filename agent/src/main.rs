@@ -18,8 +18,12 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     oltp_runtime_threads: usize,
 
-    /// Allow listening on a non-loopback address. This agent has no authentication yet:
-    /// anyone who reaches the port can start load on this host.
+    /// File holding the token every call must carry (default: FLEETBENCH_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+
+    /// Allow listening on a non-loopback address without a token: anyone who reaches the
+    /// port could then start load on this host.
     #[arg(long)]
     insecure: bool,
 }
@@ -41,14 +45,16 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    let token =
+        fleetbench_agent::auth::load(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() && !args.insecure {
+    if !addr.ip().is_loopback() && token.is_none() && !args.insecure {
         anyhow::bail!(
-            "refusing to listen on {}: anyone reaching it could start load on this host; \
-             listen on 127.0.0.1 or pass --insecure",
+            "refusing to listen on {} without a token: anyone reaching it could start load on \
+             this host; give --token-file or FLEETBENCH_TOKEN (or --insecure)",
             args.listen
         );
     }
@@ -58,6 +64,7 @@ async fn run() -> anyhow::Result<()> {
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
     let options = fleetbench_agent::AgentOptions {
+        token,
         oltp_runtime_threads: args.oltp_runtime_threads.max(1),
     };
     fleetbench_agent::serve(listener, options, shutdown_signal()).await?;

@@ -37,6 +37,8 @@ struct BusyInfo {
 /// Settings of an agent that are the operator's, not the coordinator's, to choose.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
+    /// Token every call must carry; None only on loopback or with --insecure.
+    pub token: Option<String>,
     /// Threads of the runtime that drives OLTP workers. One did best at 4 client threads on
     /// a 2-core box shared with the database; at 64 client threads 2 to 4 did better
     /// (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
@@ -46,6 +48,7 @@ pub struct AgentOptions {
 impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
+            token: None,
             oltp_runtime_threads: 1,
         }
     }

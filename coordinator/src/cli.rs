@@ -63,6 +63,10 @@ pub struct RawArgs {
     #[arg(long, value_name = "HOST:PORT,...")]
     pub agents: Vec<String>,
 
+    /// File holding the agents' token (default: FLEETBENCH_TOKEN); sent with every call.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
     /// Number of embedded agents to start in this process when --agents is not given [default: 1].
     #[arg(long)]
     pub local_agents: Option<String>,

@@ -54,10 +54,14 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
     };
     let plan = plan::build(&raw)?;
+    let token = fleetbench_agent::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
+    let auth = fleetbench_agent::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
     let (addrs, local) = match &plan.agents {
         AgentSource::Remote(a) => (a.clone(), None),
         AgentSource::Local(k, threads) => {
+            // In-process agents on loopback: no token needed between us and ourselves.
             let options = fleetbench_agent::AgentOptions {
+                token: None,
                 oltp_runtime_threads: *threads,
             };
             let agents = local::start(*k, options)
@@ -66,7 +70,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             (agents.addrs.clone(), Some(agents))
         }
     };
-    let outcome = run_plan(&plan, &addrs).await;
+    let outcome = run_plan(&plan, &addrs, &auth).await;
     if let Some(agents) = local {
         agents.stop().await;
     }
@@ -104,8 +108,12 @@ async fn table_job(plan: &Plan, conns: Vec<session::AgentConn>) -> anyhow::Resul
     Ok(EXIT_OK)
 }
 
-async fn run_plan(plan: &Plan, addrs: &[String]) -> anyhow::Result<i32> {
-    let conns = session::connect(addrs, &plan.workload).await?;
+async fn run_plan(
+    plan: &Plan,
+    addrs: &[String],
+    auth: &fleetbench_agent::auth::Attach,
+) -> anyhow::Result<i32> {
+    let conns = session::connect(addrs, &plan.workload, auth).await?;
     match plan.command {
         plan::Command::Run => {}
         plan::Command::Prepare | plan::Command::Cleanup => {

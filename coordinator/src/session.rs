@@ -4,6 +4,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use fleetbench_agent::auth::Attach;
 use fleetbench_proto::v1::agent_client::AgentClient;
 use fleetbench_proto::v1::{
     self as pb, HelloReply, HelloRequest, RunEvent, RunRequest, run_event, run_request,
@@ -12,6 +13,7 @@ use fleetbench_proto::{PROTOCOL_VERSION, histogram};
 use futures::future::join_all;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status, Streaming};
 use tracing::warn;
@@ -55,6 +57,8 @@ pub enum SessionError {
     Refused { agent: String, reason: String },
     #[error("agent {agent} was not ready within {}s; the run was cancelled on every agent", READY_TIMEOUT.as_secs())]
     NotReady { agent: String },
+    #[error("agent {agent} refused the token: {reason}")]
+    Auth { agent: String, reason: String },
     #[error("{what} failed on agent {reason}")]
     TableJob { what: &'static str, reason: String },
 }
@@ -64,7 +68,7 @@ pub enum SessionError {
 pub struct AgentConn {
     pub addr: String,
     pub hello: HelloReply,
-    client: AgentClient<Channel>,
+    client: AgentClient<InterceptedService<Channel, Attach>>,
 }
 
 /// Connects to every agent concurrently and greets it. Fails on the first agent (in the
@@ -72,8 +76,9 @@ pub struct AgentConn {
 pub async fn connect(
     addrs: &[String],
     workload: &Workload,
+    auth: &Attach,
 ) -> Result<Vec<AgentConn>, SessionError> {
-    let results = join_all(addrs.iter().map(|a| connect_one(a.clone()))).await;
+    let results = join_all(addrs.iter().map(|a| connect_one(a.clone(), auth.clone()))).await;
     let conns = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     for c in &conns {
         if !c.hello.workloads.iter().any(|w| w == workload.capability()) {
@@ -93,7 +98,7 @@ pub async fn connect(
     Ok(conns)
 }
 
-async fn connect_one(addr: String) -> Result<AgentConn, SessionError> {
+async fn connect_one(addr: String, auth: Attach) -> Result<AgentConn, SessionError> {
     let unreachable = |reason: String| SessionError::Unreachable {
         agent: addr.clone(),
         reason,
@@ -109,7 +114,7 @@ async fn connect_one(addr: String) -> Result<AgentConn, SessionError> {
         .await
         .map_err(|_| unreachable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs())))?
         .map_err(|e| unreachable(chain(&e)))?;
-    let mut client = AgentClient::new(channel);
+    let mut client = AgentClient::with_interceptor(channel, auth);
     let req = HelloRequest {
         protocol_version: PROTOCOL_VERSION,
         coordinator_version: env!("CARGO_PKG_VERSION").into(),
@@ -124,6 +129,10 @@ async fn connect_one(addr: String) -> Result<AgentConn, SessionError> {
         })?
         .map_err(|s| match s.code() {
             Code::FailedPrecondition => SessionError::Refused {
+                agent: addr.clone(),
+                reason: s.message().to_string(),
+            },
+            Code::Unauthenticated => SessionError::Auth {
                 agent: addr.clone(),
                 reason: s.message().to_string(),
             },

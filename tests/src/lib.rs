@@ -64,8 +64,15 @@ pub struct AgentProc {
 impl AgentProc {
     /// Starts `fleetbench-agent --listen 127.0.0.1:0` and waits for its address line.
     pub fn start() -> Self {
+        Self::start_with(&[], &[])
+    }
+
+    /// Like [`AgentProc::start`], with extra arguments and environment variables.
+    pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(bin("fleetbench-agent"))
             .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
             .env("FLEETBENCH_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -97,8 +104,15 @@ impl Drop for AgentProc {
 
 /// Runs the coordinator to completion with a time limit.
 pub fn fleetbench(args: &[&str]) -> Output {
+    fleetbench_env(args, &[])
+}
+
+/// Runs the coordinator with extra environment variables.
+pub fn fleetbench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(bin("fleetbench"))
         .args(args)
+        .env_remove("FLEETBENCH_TOKEN")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
