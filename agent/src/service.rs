@@ -127,6 +127,16 @@ impl Agent for AgentService {
             cores: self.cores,
             workloads: workloads::AVAILABLE.iter().map(|s| s.to_string()).collect(),
             busy_run_id: busy.as_ref().map(|b| b.run_id.clone()).unwrap_or_default(),
+            busy_since_unix: busy
+                .as_ref()
+                .map(|b| {
+                    b.since
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap_or_default()
+                        .as_secs()
+                })
+                .unwrap_or_default(),
+            busy_peer: busy.as_ref().map(|b| b.peer.clone()).unwrap_or_default(),
         }))
     }
 

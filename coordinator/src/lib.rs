@@ -53,9 +53,12 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             return Err(UsageError(first.trim_start_matches("error: ").to_string()).into());
         }
     };
-    let plan = plan::build(&raw)?;
     let token = fleetbench_agent::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
     let auth = fleetbench_agent::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
+    if raw.test.is_none() && raw.words.first().map(String::as_str) == Some("agents") {
+        return list_agents(&raw, &auth).await;
+    }
+    let plan = plan::build(&raw)?;
     let (addrs, local) = match &plan.agents {
         AgentSource::Remote(a) => (a.clone(), None),
         AgentSource::Local(k, threads) => {
@@ -75,6 +78,32 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         agents.stop().await;
     }
     outcome
+}
+
+/// `fleetbench agents --agents ...`: each agent's version, host, cores, state and round-trip
+/// time. Exit 0 when every agent answered, 1 otherwise.
+async fn list_agents(
+    raw: &cli::RawArgs,
+    auth: &fleetbench_agent::auth::Attach,
+) -> anyhow::Result<i32> {
+    if raw.words.len() > 1 {
+        return Err(UsageError(format!(
+            "unexpected argument '{}' after 'agents'",
+            raw.words[1]
+        ))
+        .into());
+    }
+    if raw.agents.is_empty() {
+        return Err(UsageError("'fleetbench agents' needs --agents HOST:PORT,...".into()).into());
+    }
+    let addrs = plan::parse_agents(&raw.agents)?;
+    let lines = session::probe(&addrs, auth).await;
+    print!("{}", report::text::agents_status(&lines));
+    Ok(if lines.iter().all(|l| l.result.is_ok()) {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
 }
 
 /// prepare / cleanup with a progress bar on stderr (hidden when it is not a terminal),

@@ -662,7 +662,7 @@ pub fn parse_percentiles(s: &str) -> Result<Vec<f64>, PlanError> {
     Ok(out)
 }
 
-fn parse_agents(list: &[String]) -> Result<Vec<String>, PlanError> {
+pub fn parse_agents(list: &[String]) -> Result<Vec<String>, PlanError> {
     let mut out = Vec::new();
     for a in list.iter().flat_map(|s| s.split(',')).map(str::trim) {
         let ok = a.rsplit_once(':').is_some_and(|(host, port)| {

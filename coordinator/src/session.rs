@@ -71,6 +71,41 @@ pub struct AgentConn {
     client: AgentClient<InterceptedService<Channel, Attach>>,
 }
 
+/// What `fleetbench agents` shows of one agent.
+pub struct AgentStatusLine {
+    pub addr: String,
+    /// The Hello answer and its round-trip time, or why there was none.
+    pub result: Result<(HelloReply, Duration), SessionError>,
+}
+
+/// Greets every agent (concurrently) and times a second Hello on the open connection.
+pub async fn probe(addrs: &[String], auth: &Attach) -> Vec<AgentStatusLine> {
+    join_all(addrs.iter().map(|a| async move {
+        let result = match connect_one(a.clone(), auth.clone()).await {
+            Err(e) => Err(e),
+            Ok(mut c) => {
+                let t0 = std::time::Instant::now();
+                let req = HelloRequest {
+                    protocol_version: PROTOCOL_VERSION,
+                    coordinator_version: env!("CARGO_PKG_VERSION").into(),
+                };
+                match c.client.hello(req).await {
+                    Ok(r) => Ok((r.into_inner(), t0.elapsed())),
+                    Err(s) => Err(SessionError::Unreachable {
+                        agent: a.clone(),
+                        reason: status_text(&s),
+                    }),
+                }
+            }
+        };
+        AgentStatusLine {
+            addr: a.clone(),
+            result,
+        }
+    }))
+    .await
+}
+
 /// Connects to every agent concurrently and greets it. Fails on the first agent (in the
 /// given order) that is unreachable, speaks another protocol or is already busy.
 pub async fn connect(

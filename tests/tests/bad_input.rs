@@ -84,6 +84,8 @@ impl Agent for FutureAgent {
             cores: 1,
             workloads: vec!["cpu".into()],
             busy_run_id: String::new(),
+            busy_since_unix: 0,
+            busy_peer: String::new(),
         }))
     }
 

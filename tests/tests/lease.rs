@@ -90,3 +90,54 @@ fn a_finished_run_leaves_the_agent_idle_for_the_next() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
+    let agent = AgentProc::start();
+    let mut first = Command::new(bin("fleetbench"))
+        .args([
+            "cpu",
+            "--agents",
+            &agent.addr,
+            "--threads=1",
+            "--time=30",
+            "run",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while hello(&agent.addr).await.0.is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "first run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let addr = agent.addr.clone();
+    let (second, status) = tokio::task::spawn_blocking(move || {
+        let second = fleetbench_tests::fleetbench(&["cpu", "--agents", &addr, "--time=1", "run"]);
+        let status = fleetbench_tests::fleetbench(&["agents", "--agents", &addr]);
+        (second, status)
+    })
+    .await
+    .unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "agent {} refused the run: busy with run",
+            agent.addr
+        )),
+        "{err}"
+    );
+    let listing = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0));
+    assert!(
+        listing.contains("busy: run ") && listing.contains(" from 127.0.0.1:"),
+        "{listing}"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+}

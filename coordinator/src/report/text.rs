@@ -252,6 +252,48 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
     s
 }
 
+/// `fleetbench agents`: one row per agent with version, host, cores, state and round trip.
+pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
+    let w = lines.iter().map(|l| l.addr.len()).max().unwrap_or(5).max(5);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<w$}  {:<8}  {:<20}  {:>5}  {:>9}  state",
+        "agent", "version", "host", "cores", "rtt (ms)"
+    );
+    for l in lines {
+        match &l.result {
+            Ok((h, rtt)) => {
+                let state = if h.busy_run_id.is_empty() {
+                    "idle".to_string()
+                } else {
+                    format!(
+                        "busy: run {} since {} (unix time) from {}",
+                        h.busy_run_id, h.busy_since_unix, h.busy_peer
+                    )
+                };
+                let _ = writeln!(
+                    s,
+                    "{:<w$}  {:<8}  {:<20}  {:>5}  {:>9.2}  {state}",
+                    l.addr,
+                    h.agent_version,
+                    h.hostname,
+                    h.cores,
+                    rtt.as_secs_f64() * 1e3
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    s,
+                    "{:<w$}  {:<8}  {:<20}  {:>5}  {:>9}  error: {e}",
+                    l.addr, "-", "-", "-", "-"
+                );
+            }
+        }
+    }
+    s
+}
+
 /// One row per agent: address, host, threads, events, events/s, first percentile, status.
 pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
     let p = plan.percentiles.first().copied().unwrap_or(95.0);
