@@ -21,6 +21,7 @@
 #   SCRIPTS ["oltp_read_write oltp_point_select"]  THREADS ["4 64"]
 #   ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  RAND_TYPE [special]
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
+#   FB_ARGS []  extra options for fleetbench's runs, e.g. "--local-agent-threads=2"
 # Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.
@@ -208,7 +209,8 @@ for script in $scripts; do
       s=$dir/run-sb-$script-$threads-$r f=$dir/run-fb-$script-$threads-$r
       s_ok=0 f_ok=0
       bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
-      bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
+      # shellcheck disable=SC2086 # FB_ARGS is a list of extra options on purpose
+      bench_run "$f" "$fleetbench" "$script" "${opts[@]}" ${FB_ARGS:-} run && f_ok=1
       sb_qps=ERR fb_qps=ERR ratio=- sb_cpu=- fb_cpu=-
       if [[ $s_ok == 1 ]]; then sb_qps=$(qps "$s"); sb_cpu=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")"); fi
       if [[ $f_ok == 1 ]]; then fb_qps=$(qps "$f"); fb_cpu=$(cpu_per_k "$(cpu "$f")" "$(queries "$f")"); fi
