@@ -68,12 +68,32 @@ async fn run() -> anyhow::Result<()> {
     let mut out = std::io::stdout();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
+    notify_systemd_ready();
     let options = fleetbench_agent::AgentOptions {
         token,
         oltp_runtime_threads: args.oltp_runtime_threads.max(1),
     };
     fleetbench_agent::serve(listener, options, shutdown_signal()).await?;
     Ok(())
+}
+
+/// Tells systemd (Type=notify) that the agent is listening, when started by it.
+fn notify_systemd_ready() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let path = path.to_string_lossy().into_owned();
+    // A leading '@' names an abstract socket.
+    let addr = match path.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes()),
+        None => SocketAddr::from_pathname(&path),
+    };
+    let sent = addr.and_then(|a| UnixDatagram::unbound()?.send_to_addr(b"READY=1", &a));
+    if let Err(e) = sent {
+        tracing::warn!("cannot notify systemd at {path}: {e}");
+    }
 }
 
 async fn shutdown_signal() {

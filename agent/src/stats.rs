@@ -32,6 +32,12 @@ impl DbCounters {
         }
     }
 
+    /// Counts one ignored error with its server error code.
+    pub fn count_ignored(&mut self, code: u16) {
+        self.ignored_errors += 1;
+        *self.errors_by_code.entry(u32::from(code)).or_default() += 1;
+    }
+
     pub fn is_zero(&self) -> bool {
         *self == DbCounters::default()
     }

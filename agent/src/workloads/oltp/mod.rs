@@ -295,6 +295,15 @@ impl OltpConfig {
         v
     }
 
+    /// Numbers of the tables that target `t` holds.
+    pub fn tables_on(&self, t: usize) -> Vec<u32> {
+        self.tables
+            .iter()
+            .filter(|x| x.1 == t)
+            .map(|x| x.0)
+            .collect()
+    }
+
     /// Whether `code` is an error to count and retry rather than fail on.
     pub fn ignores(&self, code: u16) -> bool {
         self.ignore_all_errors || self.ignore_errors.contains(&u32::from(code))

@@ -39,12 +39,7 @@ pub enum PrepareError {
 /// exists yet (for prepare) — before anything is created anywhere.
 pub async fn check(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
     for (t, target) in cfg.targets.iter().enumerate() {
-        let mine: Vec<u32> = cfg
-            .tables
-            .iter()
-            .filter(|x| x.1 == t)
-            .map(|x| x.0)
-            .collect();
+        let mine = cfg.tables_on(t);
         if mine.is_empty() {
             continue;
         }
@@ -270,12 +265,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
 pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
     let cfg = job.cfg.clone();
     for (t, target) in cfg.targets.iter().enumerate() {
-        let mine: Vec<u32> = cfg
-            .tables
-            .iter()
-            .filter(|x| x.1 == t)
-            .map(|x| x.0)
-            .collect();
+        let mine = cfg.tables_on(t);
         if mine.is_empty() {
             continue;
         }

@@ -261,12 +261,7 @@ impl OltpWorker {
                     return Outcome::Done;
                 }
                 Err(Failure::Ignored(code)) => {
-                    self.tally.ignored_errors += 1;
-                    *self
-                        .tally
-                        .errors_by_code
-                        .entry(u32::from(code))
-                        .or_default() += 1;
+                    self.tally.count_ignored(code);
                     self.rollback_all().await;
                 }
                 Err(Failure::Lost(t)) => {
@@ -349,12 +344,7 @@ impl OltpWorker {
                     self.tail.targets[t].db.reconnects += 1;
                 }
                 Err(Failure::Ignored(code)) => {
-                    self.tally.ignored_errors += 1;
-                    *self
-                        .tally
-                        .errors_by_code
-                        .entry(u32::from(code))
-                        .or_default() += 1;
+                    self.tally.count_ignored(code);
                 }
                 Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
             }
@@ -565,12 +555,7 @@ impl OltpWorker {
                 if let Some(code) = code_of(&e)
                     && self.cfg.ignores(code)
                 {
-                    *self.tail.targets[t]
-                        .db
-                        .errors_by_code
-                        .entry(u32::from(code))
-                        .or_default() += 1;
-                    self.tail.targets[t].db.ignored_errors += 1;
+                    self.tail.targets[t].db.count_ignored(code);
                     return Err(Failure::Ignored(code));
                 }
                 if is_lost(&e) {
