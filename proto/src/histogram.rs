@@ -82,4 +82,33 @@ mod tests {
         assert!(decode(&bytes[..bytes.len() / 2]).is_err());
         assert!(decode(b"definitely not a histogram").is_err());
     }
+
+    #[test]
+    fn random_and_mutated_bytes_never_panic() {
+        // A small xorshift keeps the test free of dependencies and repeatable.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut h = new_histogram();
+        for v in 1..500u64 {
+            h.record(v * 31).unwrap();
+        }
+        let good = encode(&h).unwrap();
+        for _ in 0..2_000 {
+            let len = (next() % 256) as usize;
+            let random: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let _ = decode(&random);
+            let mut mutated = good.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() as usize) % mutated.len();
+                mutated[i] = next() as u8;
+            }
+            // Decoding may fail or give another histogram; it must not panic or hang.
+            let _ = decode(&mutated);
+        }
+    }
 }
