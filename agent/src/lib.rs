@@ -16,7 +16,7 @@ use fleetbench_proto::v1::agent_server::AgentServer;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
-pub use service::{AgentOptions, AgentService};
+pub use service::{AgentOptions, AgentService, TlsFiles};
 
 /// Serves the agent on `listener` until `shutdown` completes.
 pub async fn serve(
@@ -24,7 +24,16 @@ pub async fn serve(
     options: AgentOptions,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = &options.tls {
+        let mut cfg = tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(&tls.cert, &tls.key));
+        if let Some(ca) = &tls.client_ca {
+            cfg = cfg.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+        }
+        builder = builder.tls_config(cfg)?;
+    }
+    builder
         // Notice a vanished coordinator even when no data flows.
         .http2_keepalive_interval(Some(Duration::from_secs(1)))
         .http2_keepalive_timeout(Some(Duration::from_secs(3)))

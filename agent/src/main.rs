@@ -27,6 +27,18 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     token_file: Option<std::path::PathBuf>,
 
+    /// Serve TLS with this certificate (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+
+    /// Require client certificates signed by this CA (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_client_ca: Option<std::path::PathBuf>,
+
     /// Allow listening on a non-loopback address without a token: anyone who reaches the
     /// port could then start load on this host.
     #[arg(long)]
@@ -69,8 +81,20 @@ async fn run() -> anyhow::Result<()> {
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
     notify_systemd_ready();
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
+    };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some(fleetbench_agent::TlsFiles {
+            cert: read(c)?,
+            key: read(k)?,
+            client_ca: args.tls_client_ca.as_deref().map(read).transpose()?,
+        }),
+        _ => None,
+    };
     let options = fleetbench_agent::AgentOptions {
         token,
+        tls,
         oltp_runtime_threads: args.oltp_runtime_threads.max(1),
     };
     fleetbench_agent::serve(listener, options, shutdown_signal()).await?;

@@ -39,6 +39,8 @@ struct BusyInfo {
 pub struct AgentOptions {
     /// Token every call must carry; None only on loopback or with --insecure.
     pub token: Option<String>,
+    /// Serve TLS with this certificate and key (PEM); None = plain text.
+    pub tls: Option<TlsFiles>,
     /// Threads of the runtime that drives OLTP workers. One did best at 4 client threads on
     /// a 2-core box shared with the database; at 64 client threads 2 to 4 did better
     /// (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
@@ -49,9 +51,19 @@ impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
             token: None,
+            tls: None,
             oltp_runtime_threads: 1,
         }
     }
+}
+
+/// PEM contents for TLS: the agent's certificate and key, and optionally the CA that
+/// client certificates must be signed by (then every client must present one).
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: Vec<u8>,
+    pub key: Vec<u8>,
+    pub client_ca: Option<Vec<u8>>,
 }
 
 /// State shared by every call to this agent.

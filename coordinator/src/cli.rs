@@ -67,6 +67,18 @@ pub struct RawArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
+    /// Agents serve TLS: check their certificates against this CA (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// Client certificate (PEM) for agents that require one; needs --tls-key and --tls-ca.
+    #[arg(long, value_name = "FILE", requires = "tls_key", requires = "tls_ca")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
     /// Number of embedded agents to start in this process when --agents is not given [default: 1].
     #[arg(long)]
     pub local_agents: Option<String>,

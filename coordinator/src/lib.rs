@@ -55,8 +55,12 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
     };
     let token = fleetbench_agent::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
     let auth = fleetbench_agent::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
+    let link = session::Link {
+        auth,
+        tls: tls_config(&raw)?,
+    };
     if raw.test.is_none() && raw.words.first().map(String::as_str) == Some("agents") {
-        return list_agents(&raw, &auth).await;
+        return list_agents(&raw, &link).await;
     }
     let plan = plan::build(&raw)?;
     let (addrs, local) = match &plan.agents {
@@ -65,6 +69,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             // In-process agents on loopback: no token needed between us and ourselves.
             let options = fleetbench_agent::AgentOptions {
                 token: None,
+                tls: None,
                 oltp_runtime_threads: *threads,
             };
             let agents = local::start(*k, options)
@@ -73,7 +78,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             (agents.addrs.clone(), Some(agents))
         }
     };
-    let outcome = run_plan(&plan, &addrs, &auth).await;
+    let outcome = run_plan(&plan, &addrs, &link).await;
     if let Some(agents) = local {
         agents.stop().await;
     }
@@ -82,10 +87,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
 
 /// `fleetbench agents --agents ...`: each agent's version, host, cores, state and round-trip
 /// time. Exit 0 when every agent answered, 1 otherwise.
-async fn list_agents(
-    raw: &cli::RawArgs,
-    auth: &fleetbench_agent::auth::Attach,
-) -> anyhow::Result<i32> {
+async fn list_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result<i32> {
     if raw.words.len() > 1 {
         return Err(UsageError(format!(
             "unexpected argument '{}' after 'agents'",
@@ -97,7 +99,7 @@ async fn list_agents(
         return Err(UsageError("'fleetbench agents' needs --agents HOST:PORT,...".into()).into());
     }
     let addrs = plan::parse_agents(&raw.agents)?;
-    let lines = session::probe(&addrs, auth).await;
+    let lines = session::probe(&addrs, link).await;
     print!("{}", report::text::agents_status(&lines));
     Ok(if lines.iter().all(|l| l.result.is_ok()) {
         EXIT_OK
@@ -137,12 +139,24 @@ async fn table_job(plan: &Plan, conns: Vec<session::AgentConn>) -> anyhow::Resul
     Ok(EXIT_OK)
 }
 
-async fn run_plan(
-    plan: &Plan,
-    addrs: &[String],
-    auth: &fleetbench_agent::auth::Attach,
-) -> anyhow::Result<i32> {
-    let conns = session::connect(addrs, &plan.workload, auth).await?;
+/// TLS settings for talking to agents, from --tls-ca (and --tls-cert/--tls-key).
+fn tls_config(raw: &cli::RawArgs) -> anyhow::Result<Option<tonic::transport::ClientTlsConfig>> {
+    let Some(ca) = &raw.tls_ca else {
+        return Ok(None);
+    };
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| UsageError(format!("cannot read {}: {e}", p.display())))
+    };
+    let mut cfg = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(read(ca)?));
+    if let (Some(c), Some(k)) = (&raw.tls_cert, &raw.tls_key) {
+        cfg = cfg.identity(tonic::transport::Identity::from_pem(read(c)?, read(k)?));
+    }
+    Ok(Some(cfg))
+}
+
+async fn run_plan(plan: &Plan, addrs: &[String], link: &session::Link) -> anyhow::Result<i32> {
+    let conns = session::connect(addrs, &plan.workload, link).await?;
     match plan.command {
         plan::Command::Run => {}
         plan::Command::Prepare | plan::Command::Cleanup => {

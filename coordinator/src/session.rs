@@ -14,7 +14,7 @@ use futures::future::join_all;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status, Streaming};
 use tracing::warn;
 
@@ -79,9 +79,9 @@ pub struct AgentStatusLine {
 }
 
 /// Greets every agent (concurrently) and times a second Hello on the open connection.
-pub async fn probe(addrs: &[String], auth: &Attach) -> Vec<AgentStatusLine> {
+pub async fn probe(addrs: &[String], link: &Link) -> Vec<AgentStatusLine> {
     join_all(addrs.iter().map(|a| async move {
-        let result = match connect_one(a.clone(), auth.clone()).await {
+        let result = match connect_one(a.clone(), link.clone()).await {
             Err(e) => Err(e),
             Ok(mut c) => {
                 let t0 = std::time::Instant::now();
@@ -106,14 +106,21 @@ pub async fn probe(addrs: &[String], auth: &Attach) -> Vec<AgentStatusLine> {
     .await
 }
 
+/// How to reach agents: the token to attach and, when they serve TLS, how to check them.
+#[derive(Clone)]
+pub struct Link {
+    pub auth: Attach,
+    pub tls: Option<ClientTlsConfig>,
+}
+
 /// Connects to every agent concurrently and greets it. Fails on the first agent (in the
 /// given order) that is unreachable, speaks another protocol or is already busy.
 pub async fn connect(
     addrs: &[String],
     workload: &Workload,
-    auth: &Attach,
+    link: &Link,
 ) -> Result<Vec<AgentConn>, SessionError> {
-    let results = join_all(addrs.iter().map(|a| connect_one(a.clone(), auth.clone()))).await;
+    let results = join_all(addrs.iter().map(|a| connect_one(a.clone(), link.clone()))).await;
     let conns = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     for c in &conns {
         if !c.hello.workloads.iter().any(|w| w == workload.capability()) {
@@ -133,13 +140,31 @@ pub async fn connect(
     Ok(conns)
 }
 
-async fn connect_one(addr: String, auth: Attach) -> Result<AgentConn, SessionError> {
-    let unreachable = |reason: String| SessionError::Unreachable {
-        agent: addr.clone(),
-        reason,
+async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError> {
+    let plain = link.tls.is_none();
+    let unreachable = |reason: String| {
+        // A plain-text client meeting a TLS agent gets past TCP and fails in the handshake.
+        let hint = if plain && !reason.contains("tcp connect") && !reason.contains("dns error") {
+            " (if the agent serves TLS, give --tls-ca)"
+        } else {
+            ""
+        };
+        SessionError::Unreachable {
+            agent: addr.clone(),
+            reason: format!("{reason}{hint}"),
+        }
     };
-    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-        .map_err(|e| unreachable(chain(&e)))?
+    let scheme = if plain { "http" } else { "https" };
+    let mut endpoint =
+        Endpoint::from_shared(format!("{scheme}://{addr}")).map_err(|e| unreachable(chain(&e)))?;
+    if let Some(tls) = &link.tls {
+        let host = addr.rsplit_once(':').map_or(addr.as_str(), |(h, _)| h);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        endpoint = endpoint
+            .tls_config(tls.clone().domain_name(host))
+            .map_err(|e| unreachable(chain(&e)))?;
+    }
+    let endpoint = endpoint
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(1))
@@ -149,7 +174,7 @@ async fn connect_one(addr: String, auth: Attach) -> Result<AgentConn, SessionErr
         .await
         .map_err(|_| unreachable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs())))?
         .map_err(|e| unreachable(chain(&e)))?;
-    let mut client = AgentClient::with_interceptor(channel, auth);
+    let mut client = AgentClient::with_interceptor(channel, link.auth);
     let req = HelloRequest {
         protocol_version: PROTOCOL_VERSION,
         coordinator_version: env!("CARGO_PKG_VERSION").into(),
