@@ -66,14 +66,18 @@ pub struct TlsFiles {
     pub client_ca: Option<Vec<u8>>,
 }
 
+/// Stops the work in progress, whatever it is; called with the reason.
+type Stopper = Arc<dyn Fn(String) + Send + Sync>;
+
 /// State shared by every call to this agent.
-#[derive(Debug)]
 pub struct AgentService {
     hostname: String,
     cores: u32,
     options: AgentOptions,
     /// The run in progress, if any: an agent runs one at a time.
     busy: Arc<Mutex<Option<BusyInfo>>>,
+    /// How to stop it (the Stop RPC).
+    stopper: Arc<Mutex<Option<Stopper>>>,
 }
 
 impl Default for AgentService {
@@ -83,10 +87,18 @@ impl Default for AgentService {
 }
 
 /// Marks the agent busy for as long as it lives.
-struct BusyGuard(Arc<Mutex<Option<BusyInfo>>>);
+struct BusyGuard(Arc<Mutex<Option<BusyInfo>>>, Arc<Mutex<Option<Stopper>>>);
+
+impl BusyGuard {
+    /// Lets the Stop RPC stop this work.
+    fn set_stopper(&self, stop: Stopper) {
+        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(stop);
+    }
+}
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
+        *self.1.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
@@ -98,6 +110,7 @@ impl AgentService {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             options,
             busy: Arc::default(),
+            stopper: Arc::default(),
         }
     }
 
@@ -115,7 +128,7 @@ impl AgentService {
             )));
         }
         *busy = Some(info);
-        Ok(BusyGuard(self.busy.clone()))
+        Ok(BusyGuard(self.busy.clone(), self.stopper.clone()))
     }
 }
 
@@ -153,6 +166,30 @@ impl Agent for AgentService {
     }
 
     type RunStream = ReceiverStream<Result<RunEvent, Status>>;
+
+    async fn stop(&self, req: Request<pb::StopRequest>) -> Result<Response<pb::StopReply>, Status> {
+        let peer = req
+            .remote_addr()
+            .map_or_else(|| "unknown".to_string(), |a| a.to_string());
+        let reason = req.into_inner().reason;
+        let run_id = self
+            .busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|b| b.run_id.clone())
+            .unwrap_or_default();
+        let stopper = self
+            .stopper
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(stop) = stopper {
+            warn!(run = %run_id, %peer, "stopped on request: {reason}");
+            stop(format!("stopped by {peer}: {reason}"));
+        }
+        Ok(Response::new(pb::StopReply { run_id }))
+    }
     type PrepareStream = ReceiverStream<Result<pb::Progress, Status>>;
     type CleanupStream = ReceiverStream<Result<pb::Progress, Status>>;
 
@@ -210,6 +247,8 @@ impl Agent for AgentService {
             .await
             .map_err(|e| Status::failed_precondition(e.to_string()))?,
         };
+        let control = prepared.control();
+        guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
         info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id));
@@ -249,6 +288,12 @@ impl AgentService {
             peer,
         })?;
         let job = Job::new(cfg.clone());
+        let stop_job = job.clone();
+        guard.set_stopper(Arc::new(move |_| {
+            stop_job
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed)
+        }));
         let total = if create {
             job.prepare_total()
         } else {

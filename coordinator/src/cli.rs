@@ -67,6 +67,10 @@ pub struct RawArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
+    /// Seconds an agent may take to open its workers and answer Ready [default: 30].
+    #[arg(long)]
+    pub ready_timeout: Option<String>,
+
     /// Agents serve TLS: check their certificates against this CA (PEM).
     #[arg(long, value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,

@@ -59,8 +59,12 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         auth,
         tls: tls_config(&raw)?,
     };
-    if raw.test.is_none() && raw.words.first().map(String::as_str) == Some("agents") {
-        return list_agents(&raw, &link).await;
+    if raw.test.is_none() {
+        match raw.words.first().map(String::as_str) {
+            Some("agents") => return list_agents(&raw, &link).await,
+            Some("stop") => return stop_agents(&raw, &link).await,
+            _ => {}
+        }
     }
     let plan = plan::build(&raw)?;
     let (addrs, local) = match &plan.agents {
@@ -106,6 +110,26 @@ async fn list_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result
     } else {
         EXIT_FAILED
     })
+}
+
+/// `fleetbench stop --agents ...`: stops whatever each agent runs, for whoever started it.
+async fn stop_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result<i32> {
+    if raw.agents.is_empty() {
+        return Err(UsageError("'fleetbench stop' needs --agents HOST:PORT,...".into()).into());
+    }
+    let addrs = plan::parse_agents(&raw.agents)?;
+    let mut code = EXIT_OK;
+    for (addr, r) in session::stop_all(&addrs, link, "fleetbench stop").await {
+        match r {
+            Ok(run) if run.is_empty() => println!("{addr}: idle"),
+            Ok(run) => println!("{addr}: stopped run {run}"),
+            Err(e) => {
+                println!("{addr}: error: {e}");
+                code = EXIT_FAILED;
+            }
+        }
+    }
+    Ok(code)
 }
 
 /// prepare / cleanup with a progress bar on stderr (hidden when it is not a terminal),

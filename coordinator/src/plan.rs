@@ -146,6 +146,8 @@ pub struct Plan {
     pub seed: u64,
     pub json: Option<PathBuf>,
     pub agents: AgentSource,
+    /// How long an agent may take from Start to Ready (opening connections, threads).
+    pub ready_timeout: Duration,
 }
 
 impl Plan {
@@ -208,6 +210,10 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let report_interval: u64 = num(&raw.report_interval, "report-interval", 0)?;
     let percentiles = parse_percentiles(raw.percentile.as_deref().unwrap_or("95"))?;
     let seed = num(&raw.rand_seed, "rand-seed", 0)?;
+    let ready_timeout: u64 = num(&raw.ready_timeout, "ready-timeout", 30)?;
+    if ready_timeout == 0 {
+        return Err(invalid("ready-timeout", 0, "must be at least 1"));
+    }
     let local_threads: usize = num(&raw.local_agent_threads, "local-agent-threads", 1)?;
     if local_threads == 0 {
         return Err(invalid("local-agent-threads", 0, "must be at least 1"));
@@ -235,6 +241,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         seed,
         json: raw.json.clone(),
         agents,
+        ready_timeout: Duration::from_secs(ready_timeout),
     })
 }
 

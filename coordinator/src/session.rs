@@ -28,8 +28,6 @@ use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, ta
 
 /// How long connecting to and greeting an agent may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long an agent may take from Start to Ready (opening connections, files, threads).
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long past the configured time an agent may take to deliver its final report.
 const FINAL_GRACE: Duration = Duration::from_secs(15);
 
@@ -55,8 +53,8 @@ pub enum SessionError {
     },
     #[error("agent {agent} refused the run: {reason}")]
     Refused { agent: String, reason: String },
-    #[error("agent {agent} was not ready within {}s; the run was cancelled on every agent", READY_TIMEOUT.as_secs())]
-    NotReady { agent: String },
+    #[error("agent {agent} was not ready within {secs}s; the run was cancelled on every agent")]
+    NotReady { agent: String, secs: u64 },
     #[error("agent {agent} refused the token: {reason}")]
     Auth { agent: String, reason: String },
     #[error("{what} failed on agent {reason}")]
@@ -111,6 +109,32 @@ pub async fn probe(addrs: &[String], link: &Link) -> Vec<AgentStatusLine> {
 pub struct Link {
     pub auth: Attach,
     pub tls: Option<ClientTlsConfig>,
+}
+
+/// Asks every agent to stop whatever it runs; per agent the stopped run id ("" if idle).
+pub async fn stop_all(
+    addrs: &[String],
+    link: &Link,
+    reason: &str,
+) -> Vec<(String, Result<String, SessionError>)> {
+    join_all(addrs.iter().map(|a| async move {
+        let r = match connect_one(a.clone(), link.clone()).await {
+            Err(e) => Err(e),
+            Ok(mut c) => c
+                .client
+                .stop(pb::StopRequest {
+                    reason: reason.into(),
+                })
+                .await
+                .map(|r| r.into_inner().run_id)
+                .map_err(|s| SessionError::Refused {
+                    agent: a.clone(),
+                    reason: status_text(&s),
+                }),
+        };
+        (a.clone(), r)
+    }))
+    .await
 }
 
 /// Connects to every agent concurrently and greets it. Fails on the first agent (in the
@@ -268,7 +292,7 @@ pub async fn run(
             total_threads: plan.threads,
         };
         first_thread += threads;
-        starts.push(start_one(conn, start));
+        starts.push(start_one(conn, start, plan.ready_timeout));
     }
     // If any agent fails here, dropping the others' streams releases them unstarted.
     let mut parts = join_all(starts)
@@ -287,7 +311,11 @@ pub async fn run(
     Ok(collected)
 }
 
-async fn start_one(mut conn: AgentConn, start: pb::Start) -> Result<Participant, SessionError> {
+async fn start_one(
+    conn: AgentConn,
+    start: pb::Start,
+    ready_timeout: Duration,
+) -> Result<Participant, SessionError> {
     let threads = start.threads;
     let (tx, rx) = mpsc::channel(4);
     let msg = RunRequest {
@@ -298,18 +326,26 @@ async fn start_one(mut conn: AgentConn, start: pb::Start) -> Result<Participant,
         agent: conn.addr.clone(),
         reason,
     };
-    let mut events = conn
-        .client
-        .run(ReceiverStream::new(rx))
-        .await
-        .map_err(|s| refused(status_text(&s)))?
-        .into_inner();
-    match tokio::time::timeout(READY_TIMEOUT, events.message()).await {
-        Err(_) => Err(SessionError::NotReady { agent: conn.addr }),
+    // The agent opens its workers (threads, database connections) before it answers, so
+    // the timeout covers the call and the first message together.
+    let mut client = conn.client.clone();
+    let answer = async move {
+        let mut events = client.run(ReceiverStream::new(rx)).await?.into_inner();
+        let first = events.message().await?;
+        Ok::<_, Status>((events, first))
+    };
+    match tokio::time::timeout(ready_timeout, answer).await {
+        Err(_) => Err(SessionError::NotReady {
+            agent: conn.addr,
+            secs: ready_timeout.as_secs(),
+        }),
         Ok(Err(s)) => Err(refused(status_text(&s))),
-        Ok(Ok(Some(RunEvent {
-            msg: Some(run_event::Msg::Ready(_)),
-        }))) => Ok(Participant {
+        Ok(Ok((
+            events,
+            Some(RunEvent {
+                msg: Some(run_event::Msg::Ready(_)),
+            }),
+        ))) => Ok(Participant {
             conn,
             threads,
             requests: tx,

@@ -4,7 +4,8 @@ use std::net::TcpListener;
 
 use fleetbench_proto::v1::agent_server::{Agent, AgentServer};
 use fleetbench_proto::v1::{
-    HelloReply, HelloRequest, PrepareRequest, Progress, RunEvent, RunRequest,
+    HelloReply, HelloRequest, PrepareRequest, Progress, RunEvent, RunRequest, StopReply,
+    StopRequest,
 };
 use fleetbench_tests::{AgentProc, fleetbench, hello, thread_count};
 use tokio_stream::wrappers::TcpListenerStream;
@@ -93,6 +94,10 @@ impl Agent for FutureAgent {
     type PrepareStream = tokio_stream::Empty<Result<Progress, Status>>;
     type CleanupStream = tokio_stream::Empty<Result<Progress, Status>>;
 
+    async fn stop(&self, _: Request<StopRequest>) -> Result<Response<StopReply>, Status> {
+        panic!("nothing to stop");
+    }
+
     async fn prepare(
         &self,
         _: Request<PrepareRequest>,
@@ -141,4 +146,91 @@ async fn an_agent_of_another_protocol_version_is_refused() {
         hello(&good.addr).await.0.is_empty(),
         "the compatible agent is idle"
     );
+}
+
+/// An agent that takes Start and never answers Ready.
+struct SilentAgent;
+
+#[tonic::async_trait]
+impl Agent for SilentAgent {
+    async fn hello(&self, _: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
+        Ok(Response::new(HelloReply {
+            protocol_version: fleetbench_proto::PROTOCOL_VERSION,
+            agent_version: "silent".into(),
+            hostname: "silent".into(),
+            cores: 1,
+            workloads: vec!["cpu".into()],
+            ..Default::default()
+        }))
+    }
+
+    type RunStream =
+        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<RunEvent, Status>> + Send>>;
+    type PrepareStream = tokio_stream::Empty<Result<Progress, Status>>;
+    type CleanupStream = tokio_stream::Empty<Result<Progress, Status>>;
+
+    async fn run(
+        &self,
+        _: Request<Streaming<RunRequest>>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        Ok(Response::new(Box::pin(tokio_stream::pending())))
+    }
+
+    async fn stop(&self, _: Request<StopRequest>) -> Result<Response<StopReply>, Status> {
+        Ok(Response::new(StopReply::default()))
+    }
+
+    async fn prepare(
+        &self,
+        _: Request<PrepareRequest>,
+    ) -> Result<Response<Self::PrepareStream>, Status> {
+        Err(Status::unimplemented("silent"))
+    }
+
+    async fn cleanup(
+        &self,
+        _: Request<PrepareRequest>,
+    ) -> Result<Response<Self::CleanupStream>, Status> {
+        Err(Status::unimplemented("silent"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_not_ready_in_time_cancels_the_run_everywhere() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent = listener.local_addr().unwrap().to_string();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(AgentServer::new(SilentAgent))
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    let good = AgentProc::start();
+    let idle = thread_count(good.pid());
+    let agents = format!("{},{silent}", good.addr);
+    let err = tokio::task::spawn_blocking(move || {
+        refused(
+            &[
+                "cpu",
+                "--agents",
+                &agents,
+                "--threads=2",
+                "--ready-timeout=1",
+                "run",
+            ],
+            "not ready within 1s",
+        )
+    })
+    .await
+    .unwrap();
+    assert!(err.contains(&silent), "{err}");
+    // The ready agent was released without running anything.
+    let mut released = false;
+    for _ in 0..100 {
+        if hello(&good.addr).await.0.is_empty() && thread_count(good.pid()) == idle {
+            released = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(released, "the ready agent is idle again");
 }

@@ -141,3 +141,50 @@ async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
     first.kill().unwrap();
     first.wait().unwrap();
 }
+
+#[test]
+fn fleetbench_stop_ends_another_coordinators_run() {
+    let agent = AgentProc::start();
+    let mut first = Command::new(bin("fleetbench"))
+        .args([
+            "cpu",
+            "--agents",
+            &agent.addr,
+            "--threads=2",
+            "--time=60",
+            "--report-interval=1",
+            "run",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    while !lines.next().unwrap().unwrap().starts_with("[ 1s ]") {}
+    let t0 = Instant::now();
+    let out = fleetbench_tests::fleetbench(&["stop", "--agents", &agent.addr]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        said.contains(&format!("{}: stopped run ", agent.addr)),
+        "{said}"
+    );
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = first.wait().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "the run ended promptly"
+    );
+    assert_eq!(status.code(), Some(3), "an agent stopped early");
+    let rest = rest.join("\n");
+    assert!(
+        rest.contains("stopped early: stopped by 127.0.0.1:"),
+        "{rest}"
+    );
+    assert!(
+        rest.contains("total number of events:"),
+        "the report is still printed: {rest}"
+    );
+    let out = fleetbench_tests::fleetbench(&["stop", "--agents", &agent.addr]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(": idle"));
+}

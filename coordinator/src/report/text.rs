@@ -383,6 +383,7 @@ mod tests {
             seed: 0,
             json: None,
             agents: AgentSource::Local(2, 1),
+            ready_timeout: Duration::from_secs(30),
         }
     }
 
