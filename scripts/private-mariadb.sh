@@ -5,6 +5,9 @@
 #                               tmpdir, creates database sbtest and user sbtest/sbtest-pw;
 #                               sets MARIADB_PORT and MARIADB_SOCKET.
 #   private_mariadb_stop        stops it and removes DIR's datadir.
+# Optional settings for private_mariadb_start: PRIVATE_MARIADB_BIND (address, default
+# 127.0.0.1), PRIVATE_MARIADB_PORT (default: a free one), PRIVATE_MARIADB_EXEC (a command
+# prefix, e.g. "ip netns exec NS", to start the server inside a network namespace).
 # Never touches the system service, its configuration or port 3306.
 
 private_mariadb_install() {
@@ -50,10 +53,12 @@ private_mariadb_start() {
     --auth-root-authentication-method=normal --skip-name-resolve --force \
     --skip-test-db "${user_opt[@]}" >"$PRIVATE_MARIADB_DIR/install.log" 2>&1 \
     || { echo "mariadb-install-db failed:" >&2; tail -20 "$PRIVATE_MARIADB_DIR/install.log" >&2; return 1; }
-  MARIADB_PORT=$(private_mariadb_free_port)
+  MARIADB_PORT=${PRIVATE_MARIADB_PORT:-$(private_mariadb_free_port)}
   MARIADB_SOCKET=$PRIVATE_MARIADB_DIR/mysqld.sock
-  "$mariadbd" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --socket="$MARIADB_SOCKET" \
-    --port="$MARIADB_PORT" --bind-address=127.0.0.1 --tmpdir="$PRIVATE_MARIADB_DIR/tmp" \
+  local exec_prefix=()
+  [ -n "${PRIVATE_MARIADB_EXEC:-}" ] && read -r -a exec_prefix <<<"$PRIVATE_MARIADB_EXEC"
+  "${exec_prefix[@]}" "$mariadbd" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --socket="$MARIADB_SOCKET" \
+    --port="$MARIADB_PORT" --bind-address="${PRIVATE_MARIADB_BIND:-127.0.0.1}" --tmpdir="$PRIVATE_MARIADB_DIR/tmp" \
     --pid-file="$PRIVATE_MARIADB_DIR/mysqld.pid" --log-error="$PRIVATE_MARIADB_DIR/error.log" \
     --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size=256M --max-connections=1000 \
     "${user_opt[@]}" >/dev/null 2>&1 &
