@@ -546,6 +546,15 @@ async fn collect(
         .time
         .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
     let mut interrupts = 0u32;
+    // One stream for the whole run: a SIGINT that arrives while an interval is being
+    // merged waits in it instead of being lost between two select! rounds.
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    let interrupted = async |s: &mut Option<tokio::signal::unix::Signal>| match s {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    };
     while outcome.iter().any(Option::is_none) {
         let sleep = async {
             match deadline {
@@ -572,7 +581,7 @@ async fn collect(
                     merger.finish(i)
                 }
             },
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupted(&mut sigint) => {
                 interrupts += 1;
                 result.interrupted = true;
                 if interrupts > 1 {
