@@ -14,6 +14,9 @@ use crate::workloads::ThreadWorkload;
 use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::worker::{OltpWorker, OpenError, Outcome, WorkerTail};
 
+/// How long past its time a run may take to wind down before in-flight work is cancelled.
+pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
+
 /// Limits and cadence of one run on this agent.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -86,11 +89,15 @@ impl Control {
     /// Stops the run early; the first reason given is kept for the final report.
     pub fn abort(&self, reason: impl Into<String>) {
         let mut r = self.abort_reason.lock().unwrap_or_else(|p| p.into_inner());
-        if r.is_none() && !self.stop.load(Ordering::Relaxed) {
+        if r.is_none() {
             *r = Some(reason.into());
         }
         self.stop.store(true, Ordering::Relaxed);
         self.cancel.send_replace(true);
+    }
+
+    fn is_cancelled(&self) -> bool {
+        *self.cancel.borrow()
     }
 
     /// Completes when the run is aborted.
@@ -398,6 +405,14 @@ impl PreparedRun {
             {
                 wake = Some(wake.map_or(d, |w| w.min(d)));
             }
+            // The hard deadline: a worker still busy this long after the run's time (a
+            // statement stuck on a lock, a lost server) is cancelled.
+            let hard = deadline.map(|d| d + HARD_DEADLINE_GRACE);
+            if let Some(h) = hard
+                && !self.control.is_cancelled()
+            {
+                wake = Some(wake.map_or(h, |w| w.min(h)));
+            }
             tokio::select! {
                 _ = self.all_done.notified() => break,
                 _ = sleep_until_some(wake) => {}
@@ -407,6 +422,12 @@ impl PreparedRun {
             let threads_running = self.running.load(Ordering::Acquire) as u32;
             if deadline.is_some_and(|d| now >= d) {
                 self.control.finish();
+            }
+            if hard.is_some_and(|h| now >= h) {
+                self.control.abort(format!(
+                    "hard deadline: workers still busy {}s after the run's time were cancelled",
+                    HARD_DEADLINE_GRACE.as_secs()
+                ));
             }
             if ticking && now >= next_tick {
                 seq += 1;

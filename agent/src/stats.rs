@@ -21,14 +21,17 @@ pub struct DbCounters {
 }
 
 impl DbCounters {
+    /// Adds `o` in. Saturating: the coordinator merges what agents send, and a broken
+    /// agent's nonsense must not crash it.
     pub fn merge(&mut self, o: &DbCounters) {
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.others += o.others;
-        self.ignored_errors += o.ignored_errors;
-        self.reconnects += o.reconnects;
+        self.reads = self.reads.saturating_add(o.reads);
+        self.writes = self.writes.saturating_add(o.writes);
+        self.others = self.others.saturating_add(o.others);
+        self.ignored_errors = self.ignored_errors.saturating_add(o.ignored_errors);
+        self.reconnects = self.reconnects.saturating_add(o.reconnects);
         for (code, n) in &o.errors_by_code {
-            *self.errors_by_code.entry(*code).or_default() += n;
+            let e = self.errors_by_code.entry(*code).or_default();
+            *e = e.saturating_add(*n);
         }
     }
 

@@ -75,8 +75,13 @@ impl Latency {
         if self.count() == 0 {
             return 0.0;
         }
-        let us = self.hist.value_at_quantile(p / 100.0) as f64;
-        (us / 1e3).clamp(self.min_ms(), self.max_ms())
+        let ms = self.hist.value_at_quantile(p / 100.0) as f64 / 1e3;
+        // An agent that sent min > max gets its histogram's word, unclamped.
+        if self.min_ms() <= self.max_ms() {
+            ms.clamp(self.min_ms(), self.max_ms())
+        } else {
+            ms
+        }
     }
 }
 
@@ -185,8 +190,9 @@ fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> Merge
     };
     for p in parts.iter().flatten() {
         m.duration = m.duration.max(p.duration);
-        m.threads += p.threads_running;
-        m.events += p.events;
+        // Saturating throughout: agents' figures are input, and input may be garbage.
+        m.threads = m.threads.saturating_add(p.threads_running);
+        m.events = m.events.saturating_add(p.events);
         m.latency.merge(&p.latency);
         m.db.merge(&p.db);
     }
@@ -284,7 +290,9 @@ impl RunResult {
     }
 
     pub fn events(&self) -> u64 {
-        self.agents.iter().map(|a| a.events).sum()
+        self.agents
+            .iter()
+            .fold(0u64, |n, a| n.saturating_add(a.events))
     }
 
     pub fn events_per_sec(&self) -> f64 {
@@ -300,7 +308,9 @@ impl RunResult {
     }
 
     pub fn threads(&self) -> u32 {
-        self.agents.iter().map(|a| a.threads).sum()
+        self.agents
+            .iter()
+            .fold(0u32, |n, a| n.saturating_add(a.threads))
     }
 
     pub fn fairness(&self) -> Fairness {
@@ -458,6 +468,46 @@ mod tests {
             (2, 11, Duration::from_secs(2))
         );
         assert_eq!(out[0].per_agent, vec![Some(11), None]);
+    }
+
+    #[test]
+    fn garbage_from_an_agent_never_panics() {
+        let mut weird = lat(&[5, 50_000]);
+        weird.min_ns = u64::MAX;
+        weird.max_ns = 3;
+        weird.sum_ns = u64::MAX;
+        let mut m = lat(&[100]);
+        m.merge(&weird);
+        m.merge(&weird);
+        let _ = (
+            m.percentile_ms(95.0),
+            m.avg_ms(),
+            m.max_ms(),
+            weird.percentile_ms(99.9),
+        );
+        let mut merger = IntervalMerger::new(2, Duration::from_secs(1));
+        let huge = IntervalPart {
+            duration: Duration::from_nanos(u64::MAX),
+            events: u64::MAX,
+            threads_running: u32::MAX,
+            latency: weird.clone(),
+            db: DbCounters {
+                reads: u64::MAX,
+                writes: u64::MAX,
+                errors_by_code: [(1213, u64::MAX)].into(),
+                ..Default::default()
+            },
+        };
+        assert!(
+            merger.add(7, 1, huge.clone()).is_empty(),
+            "unknown agent index ignored"
+        );
+        merger.add(0, u32::MAX, huge.clone());
+        let out = merger.add(1, u32::MAX, huge);
+        assert_eq!(out[0].events, u64::MAX);
+        assert_eq!(out[0].db.reads, u64::MAX);
+        assert_eq!(out[0].db.errors_by_code[&1213], u64::MAX);
+        let _ = out[0].events_per_sec();
     }
 
     #[test]

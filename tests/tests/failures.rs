@@ -196,3 +196,63 @@ fn a_database_restart_costs_reconnects_not_the_run() {
     let iv = j["intervals"].as_array().unwrap();
     assert!(iv.last().unwrap()["events"].as_u64().unwrap() > 0, "{iv:?}");
 }
+
+#[test]
+fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
+    let db = MariaDb::start();
+    let o = [
+        "--mysql-host=127.0.0.1".to_string(),
+        format!("--mysql-port={}", db.port()),
+        "--mysql-user=sbtest".into(),
+        "--mysql-password=sbtest-pw".into(),
+        "--table-size=1000".into(),
+    ];
+    let prep = fleetbench_tests::fleetbench(&[
+        "oltp_point_select",
+        &o[0],
+        &o[1],
+        &o[2],
+        &o[3],
+        &o[4],
+        "prepare",
+    ]);
+    assert!(prep.status.success());
+    let (mut child, lines) = start_run(&[
+        "oltp_point_select",
+        &o[0],
+        &o[1],
+        &o[2],
+        &o[3],
+        &o[4],
+        "--threads=2",
+        "--time=2",
+        "--report-interval=1",
+        "run",
+    ]);
+    // Another session takes the table away: every worker blocks in its next statement.
+    let mut locker = Command::new("mariadb")
+        .args([
+            "--no-defaults",
+            "-uroot",
+            "-S",
+            db.socket().to_str().unwrap(),
+            "-e",
+        ])
+        .arg("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(60)")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let text: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    let _ = locker.kill();
+    let _ = locker.wait();
+    let waited = t0.elapsed();
+    let text = text.join("\n");
+    assert!(
+        waited < Duration::from_secs(20),
+        "ended {waited:?} after the lock"
+    );
+    assert_eq!(status.code(), Some(3), "{text}");
+    assert!(text.contains("hard deadline"), "{text}");
+}
