@@ -157,7 +157,10 @@ pub async fn connect(
         if !c.hello.busy_run_id.is_empty() {
             return Err(SessionError::Refused {
                 agent: c.addr.clone(),
-                reason: format!("busy with run {}", c.hello.busy_run_id),
+                reason: format!(
+                    "busy: run {} since {} (unix time) from {}",
+                    c.hello.busy_run_id, c.hello.busy_since_unix, c.hello.busy_peer
+                ),
             });
         }
     }

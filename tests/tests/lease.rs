@@ -126,10 +126,11 @@ async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!(
-            "agent {} refused the run: busy with run",
-            agent.addr
-        )),
+        err.contains(&format!("agent {} refused the run: busy: run ", agent.addr)),
+        "{err}"
+    );
+    assert!(
+        err.contains(" since ") && err.contains(" from 127.0.0.1:"),
         "{err}"
     );
     let listing = String::from_utf8_lossy(&status.stdout);
