@@ -7,6 +7,8 @@
 #   deploy/lab.sh env            prints the lab's addresses and token file as shell variables
 #   deploy/lab.sh down           stops everything and removes the namespaces and the bridge
 #
+# Processes enter a namespace with `nsenter --net` (util-linux) rather than `ip netns exec`,
+# which also remounts /sys and fails where / is not a mount point (chroots).
 # Needs root, iproute2, mariadb-server (installed on demand) and the release binaries
 # (built on demand; FLEETBENCH_BIN=DIR uses others). State lives in $FLEETBENCH_LAB_DIR
 # (default /tmp/fleetbench-lab).
@@ -43,18 +45,18 @@ up() {
     i=$((i + 1))
     ip=$net.$((10 + i))
     ip netns add "fblab-$name"
+    echo "$name $ip" >> "$lab/hosts"   # recorded at once, so `down` removes a half-made host
     ip link add "fbl-$i" type veth peer name eth0 netns "fblab-$name"
     ip link set "fbl-$i" master "$bridge" up
-    ip -n "fblab-$name" addr add "$ip/24" dev eth0
-    ip -n "fblab-$name" link set eth0 up
-    ip -n "fblab-$name" link set lo up
-    echo "$name $ip" >> "$lab/hosts"
+    nsenter --net="/run/netns/fblab-$name" ip addr add "$ip/24" dev eth0
+    nsenter --net="/run/netns/fblab-$name" ip link set eth0 up
+    nsenter --net="/run/netns/fblab-$name" ip link set lo up
     # MariaDB inside the namespace, on the host's own address.
-    PRIVATE_MARIADB_BIND=$ip PRIVATE_MARIADB_PORT=3306 PRIVATE_MARIADB_EXEC="ip netns exec fblab-$name" \
+    PRIVATE_MARIADB_BIND=$ip PRIVATE_MARIADB_PORT=3306 PRIVATE_MARIADB_EXEC="nsenter --net=/run/netns/fblab-$name" \
       private_mariadb_start "$lab/$name/db"
     echo "$PRIVATE_MARIADB_PID" > "$lab/$name/db.pid"
     # The agent inside the namespace.
-    FLEETBENCH_TOKEN=$(cat "$lab/token") ip netns exec "fblab-$name" \
+    FLEETBENCH_TOKEN=$(cat "$lab/token") nsenter --net="/run/netns/fblab-$name" \
       "$bin/fleetbench-agent" --listen "$ip:7600" >"$lab/$name/agent.out" 2>"$lab/$name/agent.log" &
     echo $! > "$lab/$name/agent.pid"
     local n
