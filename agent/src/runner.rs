@@ -149,10 +149,60 @@ pub struct FinalReport {
     pub tail: WorkerTail,
 }
 
+/// Single-threaded runtimes, each driven by an OS thread of its own; tasks are spread over
+/// them round-robin. Cheaper per statement than one multi-threaded runtime (no work
+/// stealing, no cross-thread wake-ups), and each thread counts for the OS scheduler.
+struct WorkerRuntimes {
+    handles: Vec<tokio::runtime::Handle>,
+    /// Dropping these lets each driver thread return and drop its runtime.
+    stops: Vec<tokio::sync::oneshot::Sender<()>>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl WorkerRuntimes {
+    fn new(threads: usize) -> std::io::Result<Self> {
+        let mut rts = WorkerRuntimes {
+            handles: Vec::new(),
+            stops: Vec::new(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+        };
+        for i in 0..threads.max(1) {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            rts.handles.push(rt.handle().clone());
+            rts.stops.push(tx);
+            std::thread::Builder::new()
+                .name(format!("fb-oltp-{i}"))
+                .spawn(move || {
+                    rt.block_on(async {
+                        let _ = rx.await;
+                    });
+                })?;
+        }
+        Ok(rts)
+    }
+
+    fn spawn<F>(&self, f: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
+        self.handles[i].spawn(f)
+    }
+
+    /// Lets the driver threads end; tasks still pending are dropped with their runtime.
+    fn shutdown_background(&mut self) {
+        self.stops.clear();
+    }
+}
+
 /// Where an OLTP run's worker tasks live: a runtime of their own, so that database work
 /// and the gRPC service never compete for the same scheduler.
 struct AsyncWorkers {
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Option<WorkerRuntimes>,
     tasks: Vec<tokio::task::JoinHandle<WorkerTail>>,
 }
 
@@ -277,15 +327,10 @@ impl PreparedRun {
         seed: u64,
         runtime_threads: usize,
     ) -> Result<Self, OpenError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(runtime_threads.max(1))
-            .thread_name("fb-oltp")
-            .enable_all()
-            .build()
-            .map_err(|e| OpenError::Connect {
-                target: "(none)".into(),
-                message: format!("cannot start the worker runtime: {e}"),
-            })?;
+        let mut runtime = WorkerRuntimes::new(runtime_threads).map_err(|e| OpenError::Connect {
+            target: "(none)".into(),
+            message: format!("cannot start the worker runtime: {e}"),
+        })?;
         let opens: Vec<_> = (0..u64::from(config.threads))
             .map(|t| {
                 runtime.spawn(OltpWorker::open(
@@ -507,7 +552,7 @@ impl Drop for PreparedRun {
         // Never started (or dropped mid-run): make sure every worker leaves.
         self.control.abort("run abandoned before it finished");
         self.gate.set(GateState::Abandoned);
-        if let Some(rt) = self.oltp.as_mut().and_then(|o| o.runtime.take()) {
+        if let Some(mut rt) = self.oltp.as_mut().and_then(|o| o.runtime.take()) {
             // Workers see the stop flag and close their connections; a runtime may not be
             // dropped from async code, so it winds down in the background.
             rt.shutdown_background();
