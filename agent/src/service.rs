@@ -41,9 +41,9 @@ pub struct AgentOptions {
     pub token: Option<String>,
     /// Serve TLS with this certificate and key (PEM); None = plain text.
     pub tls: Option<TlsFiles>,
-    /// OS threads (one single-threaded runtime each) that drive OLTP workers. One did best at 4 client threads on
-    /// a 2-core box shared with the database; at 64 client threads 2 to 4 did better
-    /// (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
+    /// OS threads (one single-threaded runtime each) that drive OLTP workers. One did best
+    /// at 4 client threads on a 2-core box shared with the database; at 64 client threads
+    /// 2 to 4 did better (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
     pub oltp_runtime_threads: usize,
 }
 
