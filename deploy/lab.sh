@@ -35,6 +35,10 @@ up() {
   [ ${#names[@]} -gt 0 ] || names=(master slave mycat)
   [ -x "$bin/fleetbench-agent" ] || cargo build --release --locked --bins -q
   mkdir -p "$lab"
+  # Leftovers of a lab that died without `down` (same fixed names) would block this one.
+  local stale
+  for stale in "${names[@]}"; do ip netns del "fblab-$stale" 2>/dev/null || true; done
+  ip link del "$bridge" 2>/dev/null || true
   head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$lab/token"
   chmod 600 "$lab/token"
   ip link add "$bridge" type bridge
