@@ -474,7 +474,7 @@ async fn drive(
     run_id: String,
 ) {
     let ready = event(run_event::Msg::Ready(pb::Ready {
-        threads: prepared_threads(&prepared),
+        threads: prepared.threads(),
     }));
     if tx.send(Ok(ready)).await.is_err() {
         return;
@@ -534,10 +534,6 @@ async fn drive(
         .send(Ok(event(run_event::Msg::Final(final_to_proto(&fin)))))
         .await;
     watcher.abort();
-}
-
-fn prepared_threads(p: &PreparedRun) -> u32 {
-    p.threads()
 }
 
 fn describe<T, E: std::fmt::Display>(
