@@ -654,7 +654,6 @@ fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec 
 }
 
 fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
-    use fleetbench_agent::workloads::oltp::rand::Distribution as D;
     let mut spec = pb::OltpSpec {
         script: c.script.name().into(),
         targets: c
@@ -707,25 +706,15 @@ fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         delta: c.delta,
         reconnect: c.reconnect,
     };
-    match &c.distribution {
-        D::Uniform => spec.rand_type = "uniform".into(),
-        D::Gaussian { iter } => {
-            spec.rand_type = "gaussian".into();
-            spec.rand_spec_iter = *iter;
-        }
-        D::Special { iter, pct, res } => {
-            spec.rand_type = "special".into();
-            spec.rand_spec_iter = *iter;
-            spec.rand_spec_pct = *pct;
-            spec.rand_spec_res = *res;
-        }
-        D::Pareto { h } => {
-            spec.rand_type = "pareto".into();
-            spec.rand_pareto_h = *h;
-        }
-        D::Zipfian { exp } => {
-            spec.rand_type = "zipfian".into();
-            spec.rand_zipfian_exp = *exp;
+    spec.rand_type = c.distribution.name().into();
+    for (option, value) in c.distribution.options() {
+        match option {
+            "rand_spec_iter" => spec.rand_spec_iter = value as u32,
+            "rand_spec_pct" => spec.rand_spec_pct = value,
+            "rand_spec_res" => spec.rand_spec_res = value,
+            "rand_pareto_h" => spec.rand_pareto_h = value,
+            "rand_zipfian_exp" => spec.rand_zipfian_exp = value,
+            _ => {}
         }
     }
     spec

@@ -130,6 +130,42 @@ pub fn fleetbench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     }
 }
 
+/// A coordinator started in the background, its stdout read line by line.
+pub struct Running {
+    pub child: Child,
+    pub lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Running {
+    /// Starts `fleetbench ARGS` and returns once its first interval line (`[ 1s ]`) is out,
+    /// i.e. once the load runs. The args should include `--report-interval=1`.
+    pub fn until_first_interval<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Self {
+        let mut child = Command::new(bin("fleetbench"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn fleetbench");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let t0 = Instant::now();
+        loop {
+            let line = lines.next().expect("coordinator output").expect("line");
+            if line.starts_with("[ 1s ]") {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "no interval line");
+        }
+        Running { child, lines }
+    }
+
+    /// Waits for the end: the exit code and the rest of stdout.
+    pub fn finish(mut self) -> (Option<i32>, String) {
+        let rest: Vec<String> = self.lines.by_ref().map(|l| l.expect("line")).collect();
+        let status = self.child.wait().expect("wait");
+        (status.code(), rest.join("\n"))
+    }
+}
+
 /// Number of threads of process `pid`.
 pub fn thread_count(pid: u32) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");

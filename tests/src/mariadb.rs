@@ -152,6 +152,17 @@ impl MariaDb {
         )
     }
 
+    /// The `--mysql-*` options that point fleetbench at this instance as the sbtest user.
+    pub fn fleetbench_args(&self) -> Vec<String> {
+        vec![
+            "--mysql-host=127.0.0.1".into(),
+            format!("--mysql-port={}", self.port),
+            format!("--mysql-user={USER}"),
+            format!("--mysql-password={PASSWORD}"),
+            format!("--mysql-db={DATABASE}"),
+        ]
+    }
+
     /// Runs `sql` (one or more `;`-separated statements) as root over the socket with the
     /// `mariadb` client in batch mode without column names, and returns its stdout
     /// (tab-separated columns, one row per line). Panics if the client fails.

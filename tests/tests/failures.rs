@@ -1,42 +1,39 @@
 //! A run survives the loss of its parts without losing results: a killed agent is marked
 //! lost while the others finish; Ctrl-C stops every agent and still prints and saves the
-//! report; a database restart costs reconnects, not the run.
+//! report; a database restart costs reconnects, not the run; work stuck past the run's time
+//! is cancelled at the hard deadline.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Scratch, bin, hello};
+use fleetbench_tests::{AgentProc, Running, Scratch, fleetbench, hello};
 use serde_json::Value;
-
-/// Starts the coordinator and returns it once its first interval line is out.
-fn start_run(
-    args: &[&str],
-) -> (
-    std::process::Child,
-    std::io::Lines<BufReader<std::process::ChildStdout>>,
-) {
-    let mut child = Command::new(bin("fleetbench"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let t0 = Instant::now();
-    loop {
-        let line = lines.next().expect("coordinator output").unwrap();
-        if line.starts_with("[ 1s ]") {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(20));
-    }
-    (child, lines)
-}
 
 fn json(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("json written")).expect("valid json")
+}
+
+/// `words` followed by the options that point fleetbench at `db` (1,000-row tables).
+fn oltp(db: &MariaDb, words: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+    a.extend(db.fleetbench_args());
+    a.push("--table-size=1000".into());
+    a
+}
+
+fn prepare(db: &MariaDb, script: &str) {
+    let out = fleetbench(
+        &oltp(db, &[script, "prepare"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -49,7 +46,7 @@ fn a_killed_agent_is_marked_lost_and_the_others_finish() {
         .join(",");
     let scratch = Scratch::new("lost");
     let out = scratch.path("r.json");
-    let (mut child, lines) = start_run(&[
+    let run = Running::until_first_interval(&[
         "cpu",
         "--agents",
         &list,
@@ -61,18 +58,16 @@ fn a_killed_agent_is_marked_lost_and_the_others_finish() {
         out.to_str().unwrap(),
         "run",
     ]);
-    let mut victim = agents.into_iter();
+    let mut agents = agents.into_iter();
     let (a, mut b, c) = (
-        victim.next().unwrap(),
-        victim.next().unwrap(),
-        victim.next().unwrap(),
+        agents.next().unwrap(),
+        agents.next().unwrap(),
+        agents.next().unwrap(),
     );
     b.child.kill().unwrap();
     b.child.wait().unwrap();
-    let text: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(3), "an agent was lost: {text:?}");
-    let text = text.join("\n");
+    let (code, text) = run.finish();
+    assert_eq!(code, Some(3), "an agent was lost: {text}");
     assert!(
         text.contains(&format!("WARNING: agent {} was lost", b.addr)),
         "{text}"
@@ -103,8 +98,8 @@ async fn ctrl_c_stops_every_agent_and_still_reports() {
     let scratch = Scratch::new("sigint");
     let out = scratch.path("r.json");
     let out_s = out.to_str().unwrap().to_string();
-    let (mut child, lines) = tokio::task::spawn_blocking(move || {
-        start_run(&[
+    let run = tokio::task::spawn_blocking(move || {
+        Running::until_first_interval(&[
             "cpu",
             "--agents",
             &list,
@@ -120,12 +115,10 @@ async fn ctrl_c_stops_every_agent_and_still_reports() {
     .unwrap();
     let t0 = Instant::now();
     // SAFETY: kill(2) with the pid of our own child process and a plain signal number.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let text: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let status = child.wait().unwrap();
+    unsafe { libc::kill(run.child.id() as i32, libc::SIGINT) };
+    let (code, text) = run.finish();
     assert!(t0.elapsed() < Duration::from_secs(5), "stopped promptly");
-    let text = text.join("\n");
-    assert_eq!(status.code(), Some(3), "{text}");
+    assert_eq!(code, Some(3), "{text}");
     assert!(
         text.contains("Run interrupted") && text.contains("total number of events:"),
         "{text}"
@@ -145,54 +138,31 @@ async fn ctrl_c_stops_every_agent_and_still_reports() {
 #[test]
 fn a_database_restart_costs_reconnects_not_the_run() {
     let mut db = MariaDb::start();
-    let o = [
-        "--mysql-host=127.0.0.1".to_string(),
-        format!("--mysql-port={}", db.port()),
-        "--mysql-user=sbtest".into(),
-        "--mysql-password=sbtest-pw".into(),
-        "--table-size=1000".into(),
-    ];
-    let prep = fleetbench_tests::fleetbench(&[
-        "oltp_read_write",
-        &o[0],
-        &o[1],
-        &o[2],
-        &o[3],
-        &o[4],
-        "prepare",
-    ]);
-    assert!(
-        prep.status.success(),
-        "{}",
-        String::from_utf8_lossy(&prep.stderr)
-    );
+    prepare(&db, "oltp_read_write");
     let scratch = Scratch::new("restart");
     let out = scratch.path("r.json");
-    let (mut child, lines) = start_run(&[
-        "oltp_read_write",
-        &o[0],
-        &o[1],
-        &o[2],
-        &o[3],
-        &o[4],
-        "--threads=2",
-        "--time=6",
-        "--report-interval=1",
-        "--json",
-        out.to_str().unwrap(),
-        "run",
-    ]);
+    let run = Running::until_first_interval(&oltp(
+        &db,
+        &[
+            "oltp_read_write",
+            "--threads=2",
+            "--time=6",
+            "--report-interval=1",
+            "--json",
+            out.to_str().unwrap(),
+            "run",
+        ],
+    ));
     db.restart();
-    let text: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "{text:?}");
+    let (code, text) = run.finish();
+    assert_eq!(code, Some(0), "{text}");
     let j = json(&out);
     let sql = &j["totals"]["sql"];
     assert!(
         sql["reconnects"].as_u64().unwrap() >= 2,
         "both workers reconnected: {sql}"
     );
-    // Load went on after the restart: the last intervals have transactions.
+    // Load went on after the restart: the last interval has transactions.
     let iv = j["intervals"].as_array().unwrap();
     assert!(iv.last().unwrap()["events"].as_u64().unwrap() > 0, "{iv:?}");
 }
@@ -200,35 +170,17 @@ fn a_database_restart_costs_reconnects_not_the_run() {
 #[test]
 fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
     let db = MariaDb::start();
-    let o = [
-        "--mysql-host=127.0.0.1".to_string(),
-        format!("--mysql-port={}", db.port()),
-        "--mysql-user=sbtest".into(),
-        "--mysql-password=sbtest-pw".into(),
-        "--table-size=1000".into(),
-    ];
-    let prep = fleetbench_tests::fleetbench(&[
-        "oltp_point_select",
-        &o[0],
-        &o[1],
-        &o[2],
-        &o[3],
-        &o[4],
-        "prepare",
-    ]);
-    assert!(prep.status.success());
-    let (mut child, lines) = start_run(&[
-        "oltp_point_select",
-        &o[0],
-        &o[1],
-        &o[2],
-        &o[3],
-        &o[4],
-        "--threads=2",
-        "--time=2",
-        "--report-interval=1",
-        "run",
-    ]);
+    prepare(&db, "oltp_point_select");
+    let run = Running::until_first_interval(&oltp(
+        &db,
+        &[
+            "oltp_point_select",
+            "--threads=2",
+            "--time=2",
+            "--report-interval=1",
+            "run",
+        ],
+    ));
     // Another session takes the table away: every worker blocks in its next statement.
     let mut locker = Command::new("mariadb")
         .args([
@@ -243,16 +195,14 @@ fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    let text: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let status = child.wait().unwrap();
+    let (code, text) = run.finish();
     let _ = locker.kill();
     let _ = locker.wait();
     let waited = t0.elapsed();
-    let text = text.join("\n");
     assert!(
         waited < Duration::from_secs(20),
         "ended {waited:?} after the lock"
     );
-    assert_eq!(status.code(), Some(3), "{text}");
+    assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("hard deadline"), "{text}");
 }

@@ -1,44 +1,26 @@
 //! The Run stream is the lease: when the coordinator dies, the agent stops its load within a
 //! second and is free for the next run.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{AgentProc, bin, cpu_ticks, hello, thread_count, wait_until};
+use fleetbench_tests::{AgentProc, Running, bin, cpu_ticks, hello, thread_count, wait_until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_of_the_coordinator_stops_the_agents_load_within_a_second() {
     let agent = AgentProc::start();
     let pid = agent.pid();
     let idle_threads = thread_count(pid);
-    let mut coordinator = Command::new(bin("fleetbench"))
-        .args([
-            "cpu",
-            "--agents",
-            &agent.addr,
-            "--threads=2",
-            "--time=60",
-            "--report-interval=1",
-            "run",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn fleetbench");
-    // Wait for the first interval line: the load is running.
-    let mut lines = BufReader::new(coordinator.stdout.take().unwrap()).lines();
-    let started = Instant::now();
-    loop {
-        let line = lines.next().expect("coordinator output").expect("line");
-        if line.starts_with("[ 1s ]") {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no interval line"
-        );
-    }
+    let run = Running::until_first_interval(&[
+        "cpu",
+        "--agents",
+        &agent.addr,
+        "--threads=2",
+        "--time=60",
+        "--report-interval=1",
+        "run",
+    ]);
+    let mut coordinator = run.child;
     assert_eq!(
         thread_count(pid),
         idle_threads + 2,
@@ -146,22 +128,15 @@ async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
 #[test]
 fn fleetbench_stop_ends_another_coordinators_run() {
     let agent = AgentProc::start();
-    let mut first = Command::new(bin("fleetbench"))
-        .args([
-            "cpu",
-            "--agents",
-            &agent.addr,
-            "--threads=2",
-            "--time=60",
-            "--report-interval=1",
-            "run",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
-    while !lines.next().unwrap().unwrap().starts_with("[ 1s ]") {}
+    let run = Running::until_first_interval(&[
+        "cpu",
+        "--agents",
+        &agent.addr,
+        "--threads=2",
+        "--time=60",
+        "--report-interval=1",
+        "run",
+    ]);
     let t0 = Instant::now();
     let out = fleetbench_tests::fleetbench(&["stop", "--agents", &agent.addr]);
     let said = String::from_utf8_lossy(&out.stdout);
@@ -170,14 +145,12 @@ fn fleetbench_stop_ends_another_coordinators_run() {
         said.contains(&format!("{}: stopped run ", agent.addr)),
         "{said}"
     );
-    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let status = first.wait().unwrap();
+    let (code, rest) = run.finish();
     assert!(
         t0.elapsed() < Duration::from_secs(5),
         "the run ended promptly"
     );
-    assert_eq!(status.code(), Some(3), "an agent stopped early");
-    let rest = rest.join("\n");
+    assert_eq!(code, Some(3), "an agent stopped early");
     assert!(
         rest.contains("stopped early: stopped by 127.0.0.1:"),
         "{rest}"

@@ -11,13 +11,7 @@ use serde_json::Value;
 
 /// Options pointing fleetbench at `db` as the default target.
 fn db_opts(db: &MariaDb) -> Vec<String> {
-    vec![
-        "--mysql-host=127.0.0.1".into(),
-        format!("--mysql-port={}", db.port()),
-        "--mysql-user=sbtest".into(),
-        "--mysql-password=sbtest-pw".into(),
-        "--mysql-db=sbtest".into(),
-    ]
+    db.fleetbench_args()
 }
 
 fn run_ok(args: &[String]) -> Output {

@@ -216,7 +216,10 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 "db_ps_mode",
                 if c.prepared { "auto" } else { "disable" }.into(),
             );
-            workload.insert("rand_type", format!("{:?}", c.distribution).into());
+            workload.insert("rand_type", c.distribution.name().into());
+            for (option, value) in c.distribution.options() {
+                workload.insert(option, value.into());
+            }
             workload.insert(
                 "table_split",
                 if o.split == crate::plan::TableSplit::Shared {
@@ -231,8 +234,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let tables: Vec<u32> =
-                        c.tables.iter().filter(|x| x.1 == i).map(|x| x.0).collect();
+                    let tables = c.tables_on(i);
                     serde_json::json!({
                         "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
                         "user": t.user, "database": t.database, "tables": tables,

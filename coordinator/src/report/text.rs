@@ -45,13 +45,7 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
         }
         Workload::Oltp(o) => {
             for (i, t) in o.config.targets.iter().enumerate() {
-                let tables: Vec<u32> = o
-                    .config
-                    .tables
-                    .iter()
-                    .filter(|x| x.1 == i)
-                    .map(|x| x.0)
-                    .collect();
+                let tables = o.config.tables_on(i);
                 let _ = writeln!(s, "Target {}: {}", t.describe(), table_ranges(&tables));
             }
             s.push('\n');

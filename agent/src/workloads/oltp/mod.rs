@@ -304,6 +304,14 @@ impl OltpConfig {
             .collect()
     }
 
+    /// The targets this agent's tables live on, each with the numbers of its tables.
+    pub fn targets_in_use(&self) -> Vec<(usize, Vec<u32>)> {
+        (0..self.targets.len())
+            .map(|t| (t, self.tables_on(t)))
+            .filter(|(_, tables)| !tables.is_empty())
+            .collect()
+    }
+
     /// Whether `code` is an error to count and retry rather than fail on.
     pub fn ignores(&self, code: u16) -> bool {
         self.ignore_all_errors || self.ignore_errors.contains(&u32::from(code))

@@ -6,11 +6,10 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mysql_async::Conn;
 use mysql_async::prelude::Queryable;
 
 use super::rand::{Rng, fill_c, fill_pad};
-use super::worker::{OpenError, error_text, open_error};
+use super::worker::{OpenError, error_text, open, open_error};
 use super::{OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
@@ -38,14 +37,9 @@ pub enum PrepareError {
 /// Connects to every target this agent's tables live on and checks that none of the tables
 /// exists yet (for prepare) — before anything is created anywhere.
 pub async fn check(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
-    for (t, target) in cfg.targets.iter().enumerate() {
-        let mine = cfg.tables_on(t);
-        if mine.is_empty() {
-            continue;
-        }
-        let mut conn = Conn::new(target.opts())
-            .await
-            .map_err(|e| open_error(target, &e))?;
+    for (t, mine) in cfg.targets_in_use() {
+        let target = &cfg.targets[t];
+        let mut conn = open(target).await?;
         if for_prepare {
             let names: Vec<String> = conn
                 .query("SHOW TABLES LIKE 'sbtest%'")
@@ -177,9 +171,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         message: error_text(&e),
         created: job.created_note(),
     };
-    let mut conn = Conn::new(target.opts())
-        .await
-        .map_err(|e| open_error(target, &e))?;
+    let mut conn = open(target).await?;
     job.note(format!("Creating table 'sbtest{n}'..."));
     if cfg.script == Script::BulkInsert {
         conn.query_drop(create_bulk_table_sql(n, &cfg.engine))
@@ -264,14 +256,9 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
 /// Drops this agent's sbtestN tables (DROP TABLE IF EXISTS: only the run's own names).
 pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
     let cfg = job.cfg.clone();
-    for (t, target) in cfg.targets.iter().enumerate() {
-        let mine = cfg.tables_on(t);
-        if mine.is_empty() {
-            continue;
-        }
-        let mut conn = Conn::new(target.opts())
-            .await
-            .map_err(|e| open_error(target, &e))?;
+    for (t, mine) in cfg.targets_in_use() {
+        let target = &cfg.targets[t];
+        let mut conn = open(target).await?;
         for n in mine {
             job.note(format!("Dropping table 'sbtest{n}'..."));
             conn.query_drop(format!("DROP TABLE IF EXISTS sbtest{n}"))

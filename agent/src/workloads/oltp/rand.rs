@@ -113,6 +113,32 @@ pub enum Distribution {
 }
 
 impl Distribution {
+    /// The `--rand-type` name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Distribution::Uniform => "uniform",
+            Distribution::Gaussian { .. } => "gaussian",
+            Distribution::Special { .. } => "special",
+            Distribution::Pareto { .. } => "pareto",
+            Distribution::Zipfian { .. } => "zipfian",
+        }
+    }
+
+    /// The sysbench options this distribution uses, by option name (underscored).
+    pub fn options(&self) -> Vec<(&'static str, f64)> {
+        match *self {
+            Distribution::Uniform => Vec::new(),
+            Distribution::Gaussian { iter } => vec![("rand_spec_iter", f64::from(iter))],
+            Distribution::Special { iter, pct, res } => vec![
+                ("rand_spec_iter", f64::from(iter)),
+                ("rand_spec_pct", pct),
+                ("rand_spec_res", res),
+            ],
+            Distribution::Pareto { h } => vec![("rand_pareto_h", h)],
+            Distribution::Zipfian { exp } => vec![("rand_zipfian_exp", exp)],
+        }
+    }
+
     /// Builds a distribution from a `--rand-type` name and the `--rand-spec-iter`,
     /// `--rand-spec-pct`, `--rand-spec-res`, `--rand-pareto-h` and `--rand-zipfian-exp` values.
     /// Only the parameters the named distribution uses are validated and kept.
@@ -495,6 +521,34 @@ mod tests {
             Distribution::Zipfian { exp: 1.0 },
             Distribution::Zipfian { exp: 1.5 },
         ]
+    }
+
+    #[test]
+    fn names_and_options_parse_back() {
+        for d in [
+            Distribution::Uniform,
+            Distribution::Gaussian { iter: 7 },
+            Distribution::Special {
+                iter: 12,
+                pct: 1.0,
+                res: 75.0,
+            },
+            Distribution::Pareto { h: 0.3 },
+            Distribution::Zipfian { exp: 0.9 },
+        ] {
+            let opt =
+                |k: &str, dflt: f64| d.options().iter().find(|o| o.0 == k).map_or(dflt, |o| o.1);
+            let back = Distribution::parse(
+                d.name(),
+                opt("rand_spec_iter", 12.0) as u32,
+                opt("rand_spec_pct", 1.0),
+                opt("rand_spec_res", 75.0),
+                opt("rand_pareto_h", 0.2),
+                opt("rand_zipfian_exp", 0.8),
+            )
+            .unwrap();
+            assert_eq!(back, d);
+        }
     }
 
     #[test]

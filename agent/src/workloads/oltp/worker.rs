@@ -162,19 +162,15 @@ impl OltpWorker {
             groups: cfg.groups().into(),
             cfg,
         };
-        for t in 0..w.cfg.targets.len() {
-            if w.cfg.tables.iter().any(|&(_, tt)| tt == t) {
-                w.conns[t] = Some(w.connect(t).await?);
-            }
+        for (t, _) in w.cfg.targets_in_use() {
+            w.conns[t] = Some(w.connect(t).await?);
         }
         Ok(w)
     }
 
     async fn connect(&self, t: usize) -> Result<DbConn, OpenError> {
         let target: &Target = &self.cfg.targets[t];
-        let mut conn = Conn::new(target.opts())
-            .await
-            .map_err(|e| open_error(target, &e))?;
+        let mut conn = open(target).await?;
         let mut stmts = vec![None; self.templates.len()];
         let kinds = self.cfg.kinds();
         for (slot, &(n, tt)) in self.cfg.tables.iter().enumerate() {
@@ -628,6 +624,13 @@ pub fn error_text(e: &mysql_async::Error) -> String {
             msg
         }
     }
+}
+
+/// Opens a connection to `target`, with a readable error.
+pub(crate) async fn open(target: &Target) -> Result<Conn, OpenError> {
+    Conn::new(target.opts())
+        .await
+        .map_err(|e| open_error(target, &e))
 }
 
 /// A readable error for a failed connect.
