@@ -39,6 +39,11 @@ struct Args {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_client_ca: Option<std::path::PathBuf>,
 
+    /// The only directory fileio may create, write and remove files in; --file-dir is
+    /// relative to it (default: $STATE_DIRECTORY under systemd, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<std::path::PathBuf>,
+
     /// Allow listening on a non-loopback address without a token: anyone who reaches the
     /// port could then start load on this host.
     #[arg(long)]
@@ -62,6 +67,20 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    let work_dir = match &args.work_dir {
+        Some(d) => d.clone(),
+        // systemd's StateDirectory= (possibly a list: the first one).
+        None => match std::env::var_os("STATE_DIRECTORY") {
+            Some(s) => s.to_string_lossy().split(':').next().unwrap_or(".").into(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        },
+    };
+    let work_dir = work_dir
+        .canonicalize()
+        .with_context(|| format!("work directory {} is not usable", work_dir.display()))?;
+    if !work_dir.is_dir() {
+        anyhow::bail!("work directory {} is not a directory", work_dir.display());
+    }
     let token =
         fleetbench_agent::auth::load(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
     let listener = TcpListener::bind(&args.listen)
@@ -75,7 +94,7 @@ async fn run() -> anyhow::Result<()> {
             args.listen
         );
     }
-    tracing::info!(%addr, version = env!("CARGO_PKG_VERSION"), "fleetbench-agent listening");
+    tracing::info!(%addr, version = env!("CARGO_PKG_VERSION"), work_dir = %work_dir.display(), "fleetbench-agent listening");
     // A stable first line on stdout so scripts and tests learn the port chosen for port 0.
     let mut out = std::io::stdout();
     writeln!(out, "listening on {addr}")?;
@@ -96,6 +115,7 @@ async fn run() -> anyhow::Result<()> {
         token,
         tls,
         oltp_runtime_threads: args.oltp_runtime_threads.max(1),
+        work_dir,
     };
     fleetbench_agent::serve(listener, options, shutdown_signal()).await?;
     Ok(())

@@ -64,11 +64,16 @@ impl Control {
 
     /// Takes the right to run one more event.
     fn claim_event(&self) -> bool {
+        self.claim_event_at(Instant::now())
+    }
+
+    /// [`Control::claim_event`] with the current time already read.
+    fn claim_event_at(&self, now: Instant) -> bool {
         if self.stop.load(Ordering::Relaxed) {
             return false;
         }
         if let Some((_, Some(deadline))) = self.clock.get()
-            && Instant::now() >= *deadline
+            && now >= *deadline
         {
             self.finish();
             return false;
@@ -267,12 +272,15 @@ pub struct PreparedRun {
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
     oltp: Option<AsyncWorkers>,
+    /// The thread workload, for its end-of-run step.
+    workload: Option<Arc<dyn ThreadWorkload>>,
 }
 
 impl PreparedRun {
     /// Spawns `config.threads` worker threads, each parked at the start gate.
     pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
         let mut run = PreparedRun::empty(config);
+        run.workload = Some(workload.clone());
         for t in 0..run.config.threads {
             let slot = Arc::new(WorkerSlot::default());
             run.slots.push(slot.clone());
@@ -313,6 +321,7 @@ impl PreparedRun {
             slots: Vec::new(),
             handles: Vec::new(),
             oltp: None,
+            workload: None,
         }
     }
 
@@ -498,6 +507,13 @@ impl PreparedRun {
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
+        if let Some(w) = self.workload.take() {
+            // Blocking work (fsync of every file) off the async runtime.
+            let done = tokio::task::spawn_blocking(move || w.finish()).await;
+            if let Ok(Err(msg)) = done {
+                self.control.abort(msg);
+            }
+        }
         let mut tail = WorkerTail::default();
         if let Some(oltp) = self.oltp.as_mut() {
             for t in oltp.tasks.drain(..) {
@@ -565,12 +581,38 @@ fn worker_loop(
     control: &Control,
     slot: &WorkerSlot,
 ) {
-    while control.claim_event() {
+    use crate::stats::IoCounters;
+    use crate::workloads::Step;
+    let mut io = IoCounters::default();
+    // Two clock reads per event: the end of one event serves as "now" for the next claim.
+    let mut now = Instant::now();
+    while control.claim_event_at(now) {
         let t0 = Instant::now();
-        if !worker.event(&control.stop) {
-            break;
+        let step = worker.event(&control.stop, &mut io);
+        now = Instant::now();
+        match step {
+            Step::Done => {
+                let ns = now.duration_since(t0).as_nanos() as u64;
+                if io.is_zero() {
+                    slot.record(ns);
+                } else {
+                    slot.record_io(ns, &io);
+                    io = IoCounters::default();
+                }
+            }
+            Step::Stopped => break,
+            Step::Fatal(msg) => {
+                control.abort(msg);
+                break;
+            }
         }
-        slot.record(t0.elapsed().as_nanos() as u64);
+    }
+    // Operations of an event cut short, and completions still in flight, happened too.
+    if let Err(msg) = worker.finish(&mut io) {
+        control.abort(msg);
+    }
+    if !io.is_zero() {
+        slot.add_io(&io);
     }
 }
 

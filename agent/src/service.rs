@@ -2,6 +2,7 @@
 //! exchange. One run at a time; the Run stream is the lease, so a broken stream stops the load.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -17,11 +18,12 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
 use crate::runner::{FinalReport, IntervalReport, PreparedRun, RunConfig};
-use crate::stats::{DbCounters, Sample};
+use crate::stats::{DbCounters, IoCounters, Sample};
+use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
 use crate::workloads::oltp::rand::Distribution;
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
-use crate::workloads::{self, ThreadWorkload};
+use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -45,6 +47,8 @@ pub struct AgentOptions {
     /// at 4 client threads on a 2-core box shared with the database; at 64 client threads
     /// 2 to 4 did better (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
     pub oltp_runtime_threads: usize,
+    /// The only directory fileio may write in (absolute; --file-dir is relative to it).
+    pub work_dir: std::path::PathBuf,
 }
 
 impl Default for AgentOptions {
@@ -53,6 +57,7 @@ impl Default for AgentOptions {
             token: None,
             tls: None,
             oltp_runtime_threads: 1,
+            work_dir: std::env::current_dir().unwrap_or_else(|_| "/".into()),
         }
     }
 }
@@ -227,7 +232,7 @@ impl Agent for AgentService {
                 ));
             }
         };
-        let planned = plan_from_start(&start)?;
+        let planned = plan_from_start(&start, &self.options.work_dir)?;
         let guard = self.claim(BusyInfo {
             run_id: start.run_id.clone(),
             since: SystemTime::now(),
@@ -256,6 +261,75 @@ impl Agent for AgentService {
     }
 }
 
+/// A prepare or cleanup: of OLTP tables, or of fileio's test files.
+#[derive(Clone)]
+enum TableWork {
+    Oltp(Arc<Job>),
+    Files(Arc<FileJob>),
+}
+
+impl TableWork {
+    fn stop(&self) -> &std::sync::atomic::AtomicBool {
+        match self {
+            TableWork::Oltp(j) => &j.stop,
+            TableWork::Files(j) => &j.stop,
+        }
+    }
+
+    fn done(&self) -> u64 {
+        let done = match self {
+            TableWork::Oltp(j) => &j.done,
+            TableWork::Files(j) => &j.done,
+        };
+        done.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn total(&self, create: bool) -> u64 {
+        match (self, create) {
+            (TableWork::Oltp(j), true) => j.prepare_total(),
+            (TableWork::Oltp(j), false) => j.cleanup_total(),
+            (TableWork::Files(j), true) => j.prepare_total(),
+            (TableWork::Files(j), false) => j.cleanup_total(),
+        }
+    }
+
+    fn summary(&self) -> String {
+        match self {
+            TableWork::Oltp(j) => j.summary(),
+            TableWork::Files(j) => j.summary(),
+        }
+    }
+
+    /// The dry run: what the real job needs is there, and nothing is in the way.
+    async fn check(&self, create: bool) -> Result<(), String> {
+        match self {
+            TableWork::Oltp(j) => oltp_prepare::check(j.config(), create)
+                .await
+                .map_err(|e| e.to_string()),
+            TableWork::Files(j) => j.check().map_err(|e| e.to_string()),
+        }
+    }
+
+    async fn work(self, create: bool, threads: u32, seed: u64) -> Result<(), String> {
+        match self {
+            TableWork::Oltp(j) if create => oltp_prepare::prepare(j, threads, seed)
+                .await
+                .map_err(|e| e.to_string()),
+            TableWork::Oltp(j) => oltp_prepare::cleanup(j).await.map_err(|e| e.to_string()),
+            TableWork::Files(j) => tokio::task::spawn_blocking(move || {
+                if create {
+                    j.prepare(threads)
+                } else {
+                    j.cleanup()
+                }
+            })
+            .await
+            .map_err(|e| format!("file job failed: {e}"))?
+            .map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// What a Start message asks for.
 enum Planned {
     Threads(Arc<dyn ThreadWorkload>, RunConfig),
@@ -275,35 +349,36 @@ impl AgentService {
             .remote_addr()
             .map_or_else(|| "unknown".to_string(), |a| a.to_string());
         let r = req.into_inner();
-        let Some(workload_spec::Kind::Oltp(o)) = r.workload.as_ref().and_then(|w| w.kind.as_ref())
-        else {
-            return Err(Status::invalid_argument(
-                "prepare and cleanup need an OLTP workload",
-            ));
+        let job = match r.workload.as_ref().and_then(|w| w.kind.as_ref()) {
+            Some(workload_spec::Kind::Oltp(o)) => {
+                TableWork::Oltp(Job::new(Arc::new(oltp_from_proto(o)?)))
+            }
+            Some(workload_spec::Kind::Fileio(f)) => TableWork::Files(FileJob::new(
+                fileio_from_proto(f, &self.options.work_dir, r.seed)?,
+            )),
+            _ => {
+                return Err(Status::invalid_argument(
+                    "prepare and cleanup need an OLTP or fileio workload",
+                ));
+            }
         };
-        let cfg = Arc::new(oltp_from_proto(o)?);
         let guard = self.claim(BusyInfo {
             run_id: r.run_id.clone(),
             since: SystemTime::now(),
             peer,
         })?;
-        let job = Job::new(cfg.clone());
         let stop_job = job.clone();
         guard.set_stopper(Arc::new(move |_| {
             stop_job
-                .stop
+                .stop()
                 .store(true, std::sync::atomic::Ordering::Relaxed)
         }));
-        let total = if create {
-            job.prepare_total()
-        } else {
-            job.cleanup_total()
-        };
+        let total = job.total(create);
         let (tx, rx) = mpsc::channel(16);
         if r.dry_run {
-            oltp_prepare::check(&cfg, create)
+            job.check(create)
                 .await
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+                .map_err(Status::failed_precondition)?;
             let _ = tx
                 .send(Ok(pb::Progress {
                     done: 0,
@@ -316,37 +391,28 @@ impl AgentService {
         let (threads, seed) = (r.threads, r.seed);
         tokio::spawn(async move {
             let _busy = guard;
-            let work = {
-                let job = job.clone();
-                async move {
-                    if create {
-                        oltp_prepare::prepare(job, threads, seed).await
-                    } else {
-                        oltp_prepare::cleanup(job).await
-                    }
-                }
-            };
+            let work = job.clone().work(create, threads, seed);
             tokio::pin!(work);
             let mut tick = tokio::time::interval(Duration::from_millis(250));
             let result = loop {
                 tokio::select! {
                     r = &mut work => break r,
                     _ = tick.tick() => {
-                        let p = pb::Progress { done: job.done.load(std::sync::atomic::Ordering::Relaxed), total, summary: String::new() };
+                        let p = pb::Progress { done: job.done(), total, summary: String::new() };
                         if tx.send(Ok(p)).await.is_err() {
                             // Nobody is watching any more: stop loading.
-                            job.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                            job.stop().store(true, std::sync::atomic::Ordering::Relaxed);
                         }
                     }
                 }
             };
             let msg = match result {
                 Ok(()) => Ok(pb::Progress {
-                    done: job.done.load(std::sync::atomic::Ordering::Relaxed),
+                    done: job.done(),
                     total,
                     summary: job.summary(),
                 }),
-                Err(e) => Err(Status::aborted(e.to_string())),
+                Err(e) => Err(Status::aborted(e)),
             };
             let _ = tx.send(msg).await;
         });
@@ -355,7 +421,7 @@ impl AgentService {
 }
 
 /// Turns a Start message into a workload and run limits, or says what is wrong with it.
-fn plan_from_start(start: &pb::Start) -> Result<Planned, Status> {
+fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status> {
     if start.threads == 0 {
         return Err(Status::invalid_argument("threads must be at least 1"));
     }
@@ -385,10 +451,126 @@ fn plan_from_start(start: &pb::Start) -> Result<Planned, Status> {
             let total = u64::from(start.total_threads.max(start.first_thread + start.threads));
             Ok(Planned::Oltp(Arc::new(cfg), config, total))
         }
+        Some(workload_spec::Kind::Fileio(f)) => {
+            let cfg = fileio_from_proto(f, work_dir, start.seed)?;
+            if cfg.mode.is_none() {
+                return Err(Status::invalid_argument("fileio run needs a test mode"));
+            }
+            let set = FileSet::open(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
+            if let Some(engine) = set.async_engine() {
+                info!(engine, "asynchronous file I/O");
+            }
+            Ok(Planned::Threads(
+                Arc::new(fileio::Fileio(Arc::new(set))),
+                config,
+            ))
+        }
+        Some(workload_spec::Kind::Memory(m)) => {
+            let oper = memory::Oper::parse(&m.oper).ok_or_else(|| {
+                Status::invalid_argument(format!("unknown memory operation '{}'", m.oper))
+            })?;
+            let cfg = memory::MemoryConfig {
+                block_size: usize::try_from(m.block_size)
+                    .map_err(|_| Status::invalid_argument("memory block size too large"))?,
+                global: match m.scope.as_str() {
+                    "global" => true,
+                    "local" => false,
+                    other => {
+                        return Err(Status::invalid_argument(format!(
+                            "unknown memory scope '{other}'"
+                        )));
+                    }
+                },
+                hugetlb: m.hugetlb,
+                oper,
+                random: match m.access_mode.as_str() {
+                    "seq" => false,
+                    "rnd" => true,
+                    other => {
+                        return Err(Status::invalid_argument(format!(
+                            "unknown memory access mode '{other}'"
+                        )));
+                    }
+                },
+                seed: start.seed,
+            };
+            let w =
+                memory::Memory::new(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
+            Ok(Planned::Threads(Arc::new(w), config))
+        }
+        Some(workload_spec::Kind::Threads(t)) => {
+            if t.locks == 0 {
+                return Err(Status::invalid_argument("thread locks must be at least 1"));
+            }
+            let w = threads::Threads::new(threads::ThreadsConfig {
+                yields: t.yields,
+                locks: t.locks,
+            });
+            Ok(Planned::Threads(Arc::new(w), config))
+        }
+        Some(workload_spec::Kind::Mutex(m)) => {
+            if m.num == 0 {
+                return Err(Status::invalid_argument("mutex number must be at least 1"));
+            }
+            let w = mutex::MutexTest::new(mutex::MutexConfig {
+                num: m.num,
+                locks: m.locks,
+                loops: m.loops,
+                seed: start.seed,
+            });
+            Ok(Planned::Threads(Arc::new(w), config))
+        }
         None => Err(Status::invalid_argument(
             "Start names no workload this agent knows",
         )),
     }
+}
+
+/// Validates the wire fileio options into the agent's configuration.
+pub fn fileio_from_proto(
+    f: &pb::FileioSpec,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<FileioConfig, Status> {
+    let bad = |m: String| Status::invalid_argument(m);
+    let mode = match f.test_mode.as_str() {
+        "" => None,
+        m => Some(
+            fileio::TestMode::parse(m)
+                .ok_or_else(|| bad(format!("unknown file test mode '{m}'")))?,
+        ),
+    };
+    let io_mode = fileio::IoMode::parse(&f.io_mode)
+        .ok_or_else(|| bad(format!("unknown file io mode '{}'", f.io_mode)))?;
+    let flags = fileio::ExtraFlags::parse(&f.extra_flags.join(",")).ok_or_else(|| {
+        bad(format!(
+            "unknown file extra flags '{}'",
+            f.extra_flags.join(",")
+        ))
+    })?;
+    let cfg = FileioConfig {
+        work_dir: work_dir.to_path_buf(),
+        file_dir: f.file_dir.clone(),
+        file_num: f.file_num,
+        block_size: f.block_size,
+        total_size: f.total_size,
+        mode,
+        io_mode,
+        async_backlog: f.async_backlog,
+        flags,
+        fsync_freq: f.fsync_freq,
+        fsync_all: f.fsync_all,
+        fsync_end: f.fsync_end,
+        fdatasync: match f.fsync_mode.as_str() {
+            "fsync" | "" => false,
+            "fdatasync" => true,
+            other => return Err(bad(format!("unknown fsync mode '{other}'"))),
+        },
+        rw_ratio: f.rw_ratio,
+        seed,
+    };
+    cfg.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(cfg)
 }
 
 /// Validates the wire OLTP options into the agent's configuration.
@@ -573,6 +755,16 @@ fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
     })
 }
 
+fn io_to_proto(d: &IoCounters) -> Option<pb::IoCounters> {
+    (!d.is_zero()).then_some(pb::IoCounters {
+        reads: d.reads,
+        writes: d.writes,
+        fsyncs: d.fsyncs,
+        bytes_read: d.bytes_read,
+        bytes_written: d.bytes_written,
+    })
+}
+
 fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
     pb::Interval {
         seq: iv.seq,
@@ -581,6 +773,7 @@ fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         threads_running: iv.threads_running,
         latency: Some(latency_to_proto(&iv.sample)),
         db: db_to_proto(&iv.sample.db),
+        io: io_to_proto(&iv.sample.io),
     }
 }
 
@@ -596,6 +789,7 @@ fn final_to_proto(f: &FinalReport) -> pb::Final {
             .collect(),
         aborted: f.aborted.clone().unwrap_or_default(),
         db: db_to_proto(&f.sample.db),
+        io: io_to_proto(&f.sample.io),
         kinds: f
             .tail
             .kinds

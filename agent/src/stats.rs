@@ -51,6 +51,31 @@ impl DbCounters {
     }
 }
 
+/// File operations (fileio only; zero for other workloads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub fsyncs: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+impl IoCounters {
+    /// Adds `o` in, saturating (see [`DbCounters::merge`]).
+    pub fn merge(&mut self, o: &IoCounters) {
+        self.reads = self.reads.saturating_add(o.reads);
+        self.writes = self.writes.saturating_add(o.writes);
+        self.fsyncs = self.fsyncs.saturating_add(o.fsyncs);
+        self.bytes_read = self.bytes_read.saturating_add(o.bytes_read);
+        self.bytes_written = self.bytes_written.saturating_add(o.bytes_written);
+    }
+
+    pub fn is_zero(&self) -> bool {
+        *self == IoCounters::default()
+    }
+}
+
 /// Latencies and event counts of a set of events.
 #[derive(Debug, Clone)]
 pub struct Sample {
@@ -62,6 +87,7 @@ pub struct Sample {
     pub max_ns: u64,
     pub sum_ns: u64,
     pub db: DbCounters,
+    pub io: IoCounters,
 }
 
 impl Default for Sample {
@@ -73,6 +99,7 @@ impl Default for Sample {
             max_ns: 0,
             sum_ns: 0,
             db: DbCounters::default(),
+            io: IoCounters::default(),
         }
     }
 }
@@ -96,6 +123,7 @@ impl Sample {
         self.max_ns = self.max_ns.max(other.max_ns);
         self.sum_ns += other.sum_ns;
         self.db.merge(&other.db);
+        self.io.merge(&other.io);
     }
 
     /// Empties the sample, keeping the histogram's allocation.
@@ -106,6 +134,7 @@ impl Sample {
         self.max_ns = 0;
         self.sum_ns = 0;
         self.db.reset();
+        self.io = IoCounters::default();
     }
 }
 
@@ -140,6 +169,21 @@ impl WorkerSlot {
         s.interval.db.merge(db);
         s.events += 1;
         s.busy_ns += ns;
+    }
+
+    /// Records one finished event with the file operations it did.
+    pub fn record_io(&self, ns: u64, io: &IoCounters) {
+        let mut s = self.lock();
+        s.interval.record(ns);
+        s.interval.io.merge(io);
+        s.events += 1;
+        s.busy_ns += ns;
+    }
+
+    /// Adds file operations that belong to no finished event (completions reaped at the
+    /// end of the run).
+    pub fn add_io(&self, io: &IoCounters) {
+        self.lock().interval.io.merge(io);
     }
 
     /// Adds database work that belongs to no finished event (an event cut short).

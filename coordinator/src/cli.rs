@@ -17,7 +17,7 @@ use clap::Parser;
     // As in sysbench, a later occurrence of an option wins (scripts append overrides).
     args_override_self = true,
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
-    after_help = "Tests: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
+    after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
                   select_random_points, select_random_ranges, bulk_insert.  Commands: prepare, run, cleanup.\n\
                   Without --agents, one embedded agent runs in this process (--local-agents K for more)."
@@ -94,6 +94,106 @@ pub struct RawArgs {
     /// cpu: upper limit for primes generator [default: 10000].
     #[arg(long)]
     pub cpu_max_prime: Option<String>,
+
+    /// Number of files to create [default: 128].
+    #[arg(long, help_heading = "fileio")]
+    pub file_num: Option<String>,
+
+    /// Block size for all I/O operations [default: 16384].
+    #[arg(long, help_heading = "fileio")]
+    pub file_block_size: Option<String>,
+
+    /// Total size of the files on each agent, e.g. 2G [default: 2G].
+    #[arg(long, help_heading = "fileio")]
+    pub file_total_size: Option<String>,
+
+    /// seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw (run needs it).
+    #[arg(long, help_heading = "fileio")]
+    pub file_test_mode: Option<String>,
+
+    /// sync, async (io_uring, else a thread pool) or mmap [default: sync].
+    #[arg(long, help_heading = "fileio")]
+    pub file_io_mode: Option<String>,
+
+    /// Asynchronous operations queued per thread [default: 128].
+    #[arg(long, help_heading = "fileio")]
+    pub file_async_backlog: Option<String>,
+
+    /// Extra open flags, comma-separated: sync, dsync, direct [default: none].
+    #[arg(long, help_heading = "fileio")]
+    pub file_extra_flags: Option<String>,
+
+    /// fsync() every N requests; 0 = never [default: 100].
+    #[arg(long, help_heading = "fileio")]
+    pub file_fsync_freq: Option<String>,
+
+    /// fsync() after every write [default: off].
+    #[arg(long, help_heading = "fileio")]
+    pub file_fsync_all: Option<String>,
+
+    /// fsync() at the end of the test [default: on].
+    #[arg(long, help_heading = "fileio")]
+    pub file_fsync_end: Option<String>,
+
+    /// fsync or fdatasync [default: fsync].
+    #[arg(long, help_heading = "fileio")]
+    pub file_fsync_mode: Option<String>,
+
+    /// Merge at most N requests; only 0 is supported [default: 0].
+    #[arg(long, help_heading = "fileio")]
+    pub file_merged_requests: Option<String>,
+
+    /// Reads per write in rndrw [default: 1.5].
+    #[arg(long, help_heading = "fileio")]
+    pub file_rw_ratio: Option<String>,
+
+    /// Directory of the test files, relative to each agent's --work-dir [default: .].
+    #[arg(long, help_heading = "fileio")]
+    pub file_dir: Option<String>,
+
+    /// Size of the memory block per event, e.g. 1K [default: 1K].
+    #[arg(long, help_heading = "memory")]
+    pub memory_block_size: Option<String>,
+
+    /// Total size to transfer, over all agents, e.g. 100G [default: 100G].
+    #[arg(long, help_heading = "memory")]
+    pub memory_total_size: Option<String>,
+
+    /// global (one block shared) or local (one per thread) [default: global].
+    #[arg(long, help_heading = "memory")]
+    pub memory_scope: Option<String>,
+
+    /// Allocate from huge pages [default: off].
+    #[arg(long, help_heading = "memory")]
+    pub memory_hugetlb: Option<String>,
+
+    /// read, write or none [default: write].
+    #[arg(long, help_heading = "memory")]
+    pub memory_oper: Option<String>,
+
+    /// seq or rnd [default: seq].
+    #[arg(long, help_heading = "memory")]
+    pub memory_access_mode: Option<String>,
+
+    /// Yields per event [default: 1000].
+    #[arg(long, help_heading = "threads")]
+    pub thread_yields: Option<String>,
+
+    /// Mutexes to lock [default: 8].
+    #[arg(long, help_heading = "threads")]
+    pub thread_locks: Option<String>,
+
+    /// Number of mutexes [default: 4096].
+    #[arg(long, help_heading = "mutex")]
+    pub mutex_num: Option<String>,
+
+    /// Locks per thread [default: 50000].
+    #[arg(long, help_heading = "mutex")]
+    pub mutex_locks: Option<String>,
+
+    /// Empty loop iterations before each lock [default: 10000].
+    #[arg(long, help_heading = "mutex")]
+    pub mutex_loops: Option<String>,
 
     // --- OLTP (sysbench's oltp_common options; old 0.4/0.5 names as aliases) ---
     /// Number of tables [default: 1].

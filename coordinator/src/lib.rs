@@ -75,8 +75,10 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
                 token: None,
                 tls: None,
                 oltp_runtime_threads: *threads,
+                work_dir: std::env::current_dir().context("cannot read the current directory")?,
             };
-            let agents = local::start(*k, options)
+            let own_dirs = *k > 1 && matches!(plan.workload, plan::Workload::Fileio(_));
+            let agents = local::start(*k, options, own_dirs)
                 .await
                 .context("cannot start the embedded agents")?;
             (agents.addrs.clone(), Some(agents))
@@ -140,12 +142,28 @@ async fn table_job(plan: &Plan, conns: Vec<session::AgentConn>) -> anyhow::Resul
         "fleetbench {} (sysbench 1.0 compatible)\n",
         env!("CARGO_PKG_VERSION")
     );
+    let files = match &plan.workload {
+        plan::Workload::Fileio(f) => {
+            print!("{}", report::text::fileio_options(f, false));
+            println!(
+                "{}",
+                if create {
+                    "Creating files for the test..."
+                } else {
+                    "Removing test files..."
+                }
+            );
+            true
+        }
+        _ => false,
+    };
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(if create {
-            "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}"
-        } else {
-            "{bar:40} {pos}/{len} tables"
+        indicatif::ProgressStyle::with_template(match (create, files) {
+            (true, false) => "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}",
+            (false, false) => "{bar:40} {pos}/{len} tables",
+            (true, true) => "{bar:40} {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
+            (false, true) => "{bar:40} {pos}/{len} files",
         })
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
@@ -198,14 +216,16 @@ async fn run_plan(plan: &Plan, addrs: &[String], link: &session::Link) -> anyhow
     out.flush().ok();
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
-    let db = matches!(plan.workload, plan::Workload::Oltp(_));
     let go = || {
         println!("Threads started!\n");
         std::io::stdout().flush().ok();
     };
     let result = session::run(conns, plan, go, |iv| {
         if show_intervals {
-            println!("{}", report::text::interval_line(iv, first_pct, db));
+            println!(
+                "{}",
+                report::text::interval_line(iv, first_pct, &plan.workload)
+            );
             std::io::stdout().flush().ok();
         }
     })

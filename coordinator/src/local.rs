@@ -12,21 +12,28 @@ pub struct LocalAgents {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Starts `k` agents on 127.0.0.1 with ports the system picks.
+/// Starts `k` agents on 127.0.0.1 with ports the system picks. With `own_dirs` (fileio
+/// with several embedded agents, whose files would otherwise collide) agent i works in
+/// `fleetbench-agent-i` under the given work directory, created when missing.
 pub async fn start(
     k: u32,
     options: fleetbench_agent::AgentOptions,
+    own_dirs: bool,
 ) -> std::io::Result<LocalAgents> {
     let mut agents = LocalAgents {
         addrs: Vec::new(),
         stops: Vec::new(),
         tasks: Vec::new(),
     };
-    for _ in 0..k {
+    for i in 0..k {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         agents.addrs.push(listener.local_addr()?.to_string());
         let (stop, stopped) = oneshot::channel::<()>();
-        let options = options.clone();
+        let mut options = options.clone();
+        if own_dirs {
+            options.work_dir = options.work_dir.join(format!("fleetbench-agent-{i}"));
+            std::fs::create_dir_all(&options.work_dir)?;
+        }
         agents.stops.push(stop);
         agents.tasks.push(tokio::spawn(async move {
             let shutdown = async {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use fleetbench_agent::stats::DbCounters;
+pub use fleetbench_agent::stats::{DbCounters, IoCounters};
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
 
@@ -93,6 +93,7 @@ pub struct IntervalPart {
     pub threads_running: u32,
     pub latency: Latency,
     pub db: DbCounters,
+    pub io: IoCounters,
 }
 
 /// One tick, merged over all agents.
@@ -106,6 +107,7 @@ pub struct MergedInterval {
     pub events: u64,
     pub latency: Latency,
     pub db: DbCounters,
+    pub io: IoCounters,
     /// Per agent (by index): events in this tick, None if the agent had already finished.
     pub per_agent: Vec<Option<u64>>,
 }
@@ -186,6 +188,7 @@ fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> Merge
         events: 0,
         latency: Latency::default(),
         db: DbCounters::default(),
+        io: IoCounters::default(),
         per_agent: parts.iter().map(|p| p.as_ref().map(|p| p.events)).collect(),
     };
     for p in parts.iter().flatten() {
@@ -195,6 +198,7 @@ fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> Merge
         m.events = m.events.saturating_add(p.events);
         m.latency.merge(&p.latency);
         m.db.merge(&p.db);
+        m.io.merge(&p.io);
     }
     if m.duration.is_zero() {
         m.duration = tick;
@@ -258,6 +262,7 @@ pub struct AgentResult {
     pub per_thread: Vec<(u64, u64)>,
     pub status: AgentStatus,
     pub db: DbCounters,
+    pub io: IoCounters,
     /// Latency per statement kind (OLTP), by kind name.
     pub kinds: Vec<(String, Latency)>,
     /// Per database target (index into the plan's targets): counters and statement latency.
@@ -320,6 +325,14 @@ impl RunResult {
             .flat_map(|a| a.per_thread.iter().copied())
             .collect();
         fairness(&all)
+    }
+
+    pub fn io(&self) -> IoCounters {
+        let mut d = IoCounters::default();
+        for a in &self.agents {
+            d.merge(&a.io);
+        }
+        d
     }
 
     pub fn db(&self) -> DbCounters {
@@ -447,6 +460,7 @@ mod tests {
             threads_running: threads,
             latency: lat(&vec![1_000; events as usize]),
             db: DbCounters::default(),
+            io: IoCounters::default(),
         }
     }
 
@@ -497,6 +511,7 @@ mod tests {
                 errors_by_code: [(1213, u64::MAX)].into(),
                 ..Default::default()
             },
+            io: IoCounters::default(),
         };
         assert!(
             merger.add(7, 1, huge.clone()).is_empty(),

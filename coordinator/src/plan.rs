@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use fleetbench_agent::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
+use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::rand::Distribution;
 use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
 
@@ -18,7 +20,7 @@ pub enum PlanError {
     #[error("the '{0}' test requires a command argument: prepare, run or cleanup")]
     MissingCommand(String),
     #[error(
-        "unknown test '{0}': available tests are: cpu, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges, bulk_insert"
+        "unknown test '{0}': available tests are: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges, bulk_insert"
     )]
     UnknownTest(String),
     #[error("unknown command '{0}': expected prepare, run or cleanup")]
@@ -53,6 +55,12 @@ pub enum PlanError {
     NotSupported(String),
     #[error("invalid random distribution: {0}")]
     Rand(String),
+    #[error("{0}")]
+    Fileio(String),
+    #[error(
+        "missing required argument: --file-test-mode (seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw)"
+    )]
+    MissingTestMode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +85,48 @@ impl Command {
 pub enum Workload {
     Cpu { max_prime: u64 },
     Oltp(Box<OltpPlan>),
+    Fileio(Box<FileioPlan>),
+    Memory(MemoryPlan),
+    Threads { yields: u32, locks: u32 },
+    Mutex { num: u32, locks: u32, loops: u32 },
+}
+
+/// fileio options. Every agent works on the full set of files in its own work directory:
+/// N agents on N hosts measure N disks at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileioPlan {
+    pub file_dir: String,
+    pub file_num: u32,
+    pub block_size: u64,
+    pub total_size: u64,
+    /// Required for run; prepare and cleanup do without.
+    pub mode: Option<TestMode>,
+    pub io_mode: IoMode,
+    pub async_backlog: u32,
+    pub flags: ExtraFlags,
+    pub fsync_freq: u32,
+    pub fsync_all: bool,
+    pub fsync_end: bool,
+    pub fdatasync: bool,
+    pub rw_ratio: f64,
+}
+
+impl FileioPlan {
+    pub fn file_size(&self) -> u64 {
+        self.total_size / u64::from(self.file_num.max(1))
+    }
+}
+
+/// memory options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryPlan {
+    pub block_size: u64,
+    /// Over the whole run (all agents): it ends after total_size / block_size events.
+    pub total_size: u64,
+    pub global: bool,
+    pub hugetlb: bool,
+    pub oper: Oper,
+    pub random: bool,
 }
 
 /// How the tables are shared among agents during a run.
@@ -102,22 +152,28 @@ impl Workload {
         match self {
             Workload::Cpu { .. } => "cpu",
             Workload::Oltp(o) => o.config.script.name(),
+            Workload::Fileio(_) => "fileio",
+            Workload::Memory(_) => "memory",
+            Workload::Threads { .. } => "threads",
+            Workload::Mutex { .. } => "mutex",
         }
     }
 
     /// The capability an agent must offer to run it.
     pub fn capability(&self) -> &'static str {
         match self {
-            Workload::Cpu { .. } => "cpu",
             Workload::Oltp(_) => "oltp",
+            other => other.name(),
         }
     }
 
     /// The commands this test implements.
     pub fn commands(&self) -> &'static [Command] {
         match self {
-            Workload::Cpu { .. } => &[Command::Run],
-            Workload::Oltp(_) => &[Command::Prepare, Command::Run, Command::Cleanup],
+            Workload::Oltp(_) | Workload::Fileio(_) => {
+                &[Command::Prepare, Command::Run, Command::Cleanup]
+            }
+            _ => &[Command::Run],
         }
     }
 }
@@ -183,6 +239,29 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             }
             Workload::Cpu { max_prime }
         }
+        "fileio" => Workload::Fileio(Box::new(fileio(raw, command)?)),
+        "memory" => Workload::Memory(memory(raw)?),
+        "threads" => {
+            let locks = num(&raw.thread_locks, "thread-locks", 8)?;
+            if locks == 0 {
+                return Err(invalid("thread-locks", 0, "must be at least 1"));
+            }
+            Workload::Threads {
+                yields: num(&raw.thread_yields, "thread-yields", 1000)?,
+                locks,
+            }
+        }
+        "mutex" => {
+            let n = num(&raw.mutex_num, "mutex-num", 4096)?;
+            if n == 0 {
+                return Err(invalid("mutex-num", 0, "must be at least 1"));
+            }
+            Workload::Mutex {
+                num: n,
+                locks: num(&raw.mutex_locks, "mutex-locks", 50_000)?,
+                loops: num(&raw.mutex_loops, "mutex-loops", 10_000)?,
+            }
+        }
         other => match Script::from_name(other) {
             Some(script) => Workload::Oltp(Box::new(oltp(
                 script,
@@ -203,8 +282,23 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         return Err(invalid("threads", 0, "must be at least 1"));
     }
     let time: u64 = num(&raw.time, "time", 10)?;
-    let events: u64 = num(&raw.events, "events", 0)?;
-    if command == Command::Run && time == 0 && events == 0 {
+    let mut events: u64 = num(&raw.events, "events", 0)?;
+    match &workload {
+        // memory ends when --memory-total-size has been transferred.
+        Workload::Memory(m) => {
+            let by_size = m.total_size / m.block_size;
+            events = if events == 0 {
+                by_size
+            } else {
+                events.min(by_size)
+            };
+        }
+        // Each mutex thread runs exactly one event; --events does not apply.
+        Workload::Mutex { .. } => events = 0,
+        _ => {}
+    }
+    let one_shot = matches!(workload, Workload::Mutex { .. });
+    if command == Command::Run && time == 0 && events == 0 && !one_shot {
         return Err(PlanError::Endless);
     }
     let report_interval: u64 = num(&raw.report_interval, "report-interval", 0)?;
@@ -287,6 +381,173 @@ fn float(raw: &Option<String>, option: &'static str, default: f64) -> Result<f64
             .filter(|v| v.is_finite())
             .ok_or_else(|| invalid(option, s, "not a number")),
     }
+}
+
+/// Parses a size as sysbench does: a number with an optional suffix b, k, m, g or t (any
+/// case, binary multiples; `K`, `KB` and `KiB` alike).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..digits].parse().ok()?;
+    let suffix = t[digits..].trim().to_ascii_lowercase();
+    let unit = match suffix.trim_end_matches("ib").trim_end_matches('b') {
+        "" => 1u64,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(unit)
+}
+
+fn size(raw: &Option<String>, option: &'static str, default: u64) -> Result<u64, PlanError> {
+    match raw {
+        None => Ok(default),
+        Some(s) => parse_size(s)
+            .ok_or_else(|| invalid(option, s, "expected a size such as 16384, 16K, 100M or 2G")),
+    }
+}
+
+/// Validates the fileio options.
+fn fileio(raw: &RawArgs, command: Command) -> Result<FileioPlan, PlanError> {
+    let mode = match raw.file_test_mode.as_deref() {
+        None if command == Command::Run => return Err(PlanError::MissingTestMode),
+        None => None,
+        Some(m) => Some(TestMode::parse(m).ok_or_else(|| {
+            invalid(
+                "file-test-mode",
+                m,
+                "expected seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
+            )
+        })?),
+    };
+    let io_mode = match raw.file_io_mode.as_deref() {
+        None => IoMode::Sync,
+        Some(m) => IoMode::parse(m)
+            .ok_or_else(|| invalid("file-io-mode", m, "expected sync, async or mmap"))?,
+    };
+    let flags = match raw.file_extra_flags.as_deref() {
+        None => ExtraFlags::default(),
+        Some(f) => ExtraFlags::parse(f).ok_or_else(|| {
+            invalid(
+                "file-extra-flags",
+                f,
+                "expected a comma-separated list of sync, dsync, direct",
+            )
+        })?,
+    };
+    let fdatasync = match raw.file_fsync_mode.as_deref() {
+        None | Some("fsync") => false,
+        Some("fdatasync") => true,
+        Some(m) => return Err(invalid("file-fsync-mode", m, "expected fsync or fdatasync")),
+    };
+    if num::<u32>(&raw.file_merged_requests, "file-merged-requests", 0)? != 0 {
+        return Err(PlanError::NotSupported(
+            "--file-merged-requests other than 0".into(),
+        ));
+    }
+    let rw_ratio = float(&raw.file_rw_ratio, "file-rw-ratio", 1.5)?;
+    if rw_ratio < 0.0 {
+        return Err(invalid("file-rw-ratio", rw_ratio, "must not be negative"));
+    }
+    let plan = FileioPlan {
+        file_dir: raw.file_dir.clone().unwrap_or_default(),
+        file_num: num(&raw.file_num, "file-num", 128)?,
+        block_size: size(&raw.file_block_size, "file-block-size", 16384)?,
+        total_size: size(&raw.file_total_size, "file-total-size", 2 << 30)?,
+        mode,
+        io_mode,
+        async_backlog: num(&raw.file_async_backlog, "file-async-backlog", 128)?,
+        flags,
+        fsync_freq: num(&raw.file_fsync_freq, "file-fsync-freq", 100)?,
+        fsync_all: flag(&raw.file_fsync_all, "file-fsync-all", false)?,
+        fsync_end: flag(&raw.file_fsync_end, "file-fsync-end", true)?,
+        fdatasync,
+        rw_ratio,
+    };
+    // The agent's own checks, run here first so bad options never reach an agent.
+    plan.agent_config(std::path::Path::new("/"), 0)
+        .validate()
+        .map_err(|e| PlanError::Fileio(e.to_string()))?;
+    let rel = std::path::Path::new(&plan.file_dir);
+    if rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err(PlanError::Fileio(format!(
+            "--file-dir '{}' is refused: it must be relative to each agent's work directory and must not contain '..'",
+            plan.file_dir
+        )));
+    }
+    Ok(plan)
+}
+
+impl FileioPlan {
+    /// The agent-side configuration for an agent whose work directory is `work_dir`.
+    pub fn agent_config(&self, work_dir: &std::path::Path, seed: u64) -> FileioConfig {
+        FileioConfig {
+            work_dir: work_dir.to_path_buf(),
+            file_dir: self.file_dir.clone(),
+            file_num: self.file_num,
+            block_size: self.block_size,
+            total_size: self.total_size,
+            mode: self.mode,
+            io_mode: self.io_mode,
+            async_backlog: self.async_backlog,
+            flags: self.flags,
+            fsync_freq: self.fsync_freq,
+            fsync_all: self.fsync_all,
+            fsync_end: self.fsync_end,
+            fdatasync: self.fdatasync,
+            rw_ratio: self.rw_ratio,
+            seed,
+        }
+    }
+}
+
+/// Validates the memory options.
+fn memory(raw: &RawArgs) -> Result<MemoryPlan, PlanError> {
+    let block_size = size(&raw.memory_block_size, "memory-block-size", 1024)?;
+    if block_size == 0 || block_size % 8 != 0 {
+        return Err(invalid(
+            "memory-block-size",
+            block_size,
+            "must be a positive multiple of 8 bytes",
+        ));
+    }
+    let total_size = size(&raw.memory_total_size, "memory-total-size", 100 << 30)?;
+    if total_size < block_size {
+        return Err(invalid(
+            "memory-total-size",
+            total_size,
+            "must be at least one block (--memory-block-size)",
+        ));
+    }
+    let global = match raw.memory_scope.as_deref() {
+        None | Some("global") => true,
+        Some("local") => false,
+        Some(s) => return Err(invalid("memory-scope", s, "expected global or local")),
+    };
+    let oper = match raw.memory_oper.as_deref() {
+        None => Oper::Write,
+        Some(o) => Oper::parse(o)
+            .ok_or_else(|| invalid("memory-oper", o, "expected read, write or none"))?,
+    };
+    let random = match raw.memory_access_mode.as_deref() {
+        None | Some("seq") => false,
+        Some("rnd") => true,
+        Some(m) => return Err(invalid("memory-access-mode", m, "expected seq or rnd")),
+    };
+    Ok(MemoryPlan {
+        block_size,
+        total_size,
+        global,
+        hugetlb: flag(&raw.memory_hugetlb, "memory-hugetlb", false)?,
+        oper,
+        random,
+    })
 }
 
 /// Validates the OLTP options of `script`.

@@ -18,11 +18,12 @@ use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status, Streaming};
 use tracing::warn;
 
+use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::OltpConfig;
 
 use crate::merge::{
-    AgentResult, AgentStatus, DbCounters, IntervalMerger, IntervalPart, Latency, MergedInterval,
-    RunResult,
+    AgentResult, AgentStatus, DbCounters, IntervalMerger, IntervalPart, IoCounters, Latency,
+    MergedInterval, RunResult,
 };
 use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
 
@@ -274,7 +275,7 @@ pub async fn run(
             let shared = o.split == TableSplit::Shared;
             tables_for_agents(&o.config.tables, active, shared)
         }
-        Workload::Cpu { .. } => vec![Vec::new(); active],
+        _ => vec![Vec::new(); active],
     };
     let mut first_thread = 0u32;
     let mut starts = Vec::new();
@@ -371,12 +372,21 @@ pub async fn table_job(
     create: bool,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Vec<String>, SessionError> {
-    let Workload::Oltp(o) = &plan.workload else {
-        return Ok(Vec::new());
+    // OLTP: each agent a contiguous share of the tables and threads. fileio: every agent
+    // its own full set of files, with all the threads.
+    let (n, shares, threads) = match &plan.workload {
+        Workload::Oltp(o) => {
+            let n = conns.len().min(o.config.tables.len()).max(1);
+            let shares = tables_for_agents(&o.config.tables, n, false);
+            let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
+            (n, shares, threads)
+        }
+        Workload::Fileio(_) => {
+            let n = conns.len();
+            (n, vec![Vec::new(); n], vec![u64::from(plan.threads); n])
+        }
+        _ => return Ok(Vec::new()),
     };
-    let n = conns.len().min(o.config.tables.len()).max(1);
-    let shares = tables_for_agents(&o.config.tables, n, false);
-    let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
     let run_id = run_id();
     let seed = if plan.seed == 0 {
         now_nanos()
@@ -636,6 +646,7 @@ fn lost(p: &Participant, why: String) -> AgentResult {
         per_thread: Vec::new(),
         status: AgentStatus::Lost(why),
         db: DbCounters::default(),
+        io: IoCounters::default(),
         kinds: Vec::new(),
         targets: Vec::new(),
     }
@@ -649,6 +660,42 @@ fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec 
             max_prime: *max_prime,
         }),
         Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
+        Workload::Fileio(f) => Kind::Fileio(pb::FileioSpec {
+            file_dir: f.file_dir.clone(),
+            file_num: f.file_num,
+            block_size: f.block_size,
+            total_size: f.total_size,
+            test_mode: f.mode.map_or("", |m| m.name()).into(),
+            io_mode: f.io_mode.name().into(),
+            async_backlog: f.async_backlog,
+            extra_flags: f.flags.names().into_iter().map(String::from).collect(),
+            fsync_freq: f.fsync_freq,
+            fsync_all: f.fsync_all,
+            fsync_end: f.fsync_end,
+            fsync_mode: if f.fdatasync { "fdatasync" } else { "fsync" }.into(),
+            rw_ratio: f.rw_ratio,
+        }),
+        Workload::Memory(m) => Kind::Memory(pb::MemorySpec {
+            block_size: m.block_size,
+            scope: if m.global { "global" } else { "local" }.into(),
+            hugetlb: m.hugetlb,
+            oper: match m.oper {
+                Oper::Read => "read",
+                Oper::Write => "write",
+                Oper::None => "none",
+            }
+            .into(),
+            access_mode: if m.random { "rnd" } else { "seq" }.into(),
+        }),
+        Workload::Threads { yields, locks } => Kind::Threads(pb::ThreadsSpec {
+            yields: *yields,
+            locks: *locks,
+        }),
+        Workload::Mutex { num, locks, loops } => Kind::Mutex(pb::MutexSpec {
+            num: *num,
+            locks: *locks,
+            loops: *loops,
+        }),
     };
     pb::WorkloadSpec { kind: Some(kind) }
 }
@@ -734,6 +781,16 @@ fn db_from_proto(d: Option<&pb::DbCounters>) -> DbCounters {
     }
 }
 
+fn io_from_proto(d: Option<&pb::IoCounters>) -> IoCounters {
+    d.map_or_else(IoCounters::default, |d| IoCounters {
+        reads: d.reads,
+        writes: d.writes,
+        fsyncs: d.fsyncs,
+        bytes_read: d.bytes_read,
+        bytes_written: d.bytes_written,
+    })
+}
+
 fn latency_from_proto(l: Option<&pb::Latency>) -> Result<Latency, histogram::CodecError> {
     let Some(l) = l else {
         return Ok(Latency::default());
@@ -753,6 +810,7 @@ fn interval_from_proto(iv: &pb::Interval) -> Result<IntervalPart, histogram::Cod
         threads_running: iv.threads_running,
         latency: latency_from_proto(iv.latency.as_ref())?,
         db: db_from_proto(iv.db.as_ref()),
+        io: io_from_proto(iv.io.as_ref()),
     })
 }
 
@@ -793,6 +851,7 @@ fn final_from_proto(p: &Participant, f: &pb::Final) -> AgentResult {
             AgentStatus::Aborted(f.aborted.clone())
         },
         db: db_from_proto(f.db.as_ref()),
+        io: io_from_proto(f.io.as_ref()),
         kinds,
         targets,
     }

@@ -2,7 +2,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{ThreadWorkload, WorkerLoop};
+use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::stats::IoCounters;
 
 /// sysbench's default `--cpu-max-prime`.
 pub const DEFAULT_MAX_PRIME: u64 = 10_000;
@@ -19,8 +20,11 @@ impl ThreadWorkload for Cpu {
 }
 
 impl WorkerLoop for Cpu {
-    fn event(&mut self, stop: &AtomicBool) -> bool {
-        std::hint::black_box(count_primes(std::hint::black_box(self.max_prime), stop)).is_some()
+    fn event(&mut self, stop: &AtomicBool, _io: &mut IoCounters) -> Step {
+        match std::hint::black_box(count_primes(std::hint::black_box(self.max_prime), stop)) {
+            Some(_) => Step::Done,
+            None => Step::Stopped,
+        }
     }
 }
 

@@ -1,21 +1,50 @@
 //! Workloads an agent can run. Each turns a wire spec into something the runner drives.
 
 pub mod cpu;
+pub mod fileio;
+pub mod memory;
+pub mod mutex;
 pub mod oltp;
+pub mod threads;
 
 use std::sync::atomic::AtomicBool;
 
+use crate::stats::IoCounters;
+
 /// Names of the workloads this agent offers (sent in Hello).
-pub const AVAILABLE: &[&str] = &["cpu", "oltp"];
+pub const AVAILABLE: &[&str] = &["cpu", "oltp", "fileio", "memory", "threads", "mutex"];
 
 /// A workload run on dedicated OS threads (CPU-bound work never runs on the async runtime).
 pub trait ThreadWorkload: Send + Sync + 'static {
     /// Creates the per-thread state of worker `thread` (0-based within this agent).
     fn worker(&self, thread: u32) -> Box<dyn WorkerLoop>;
+
+    /// Runs once after every worker has stopped (fileio's fsync at the end of the test).
+    fn finish(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// How one event ended.
+#[derive(Debug, PartialEq)]
+pub enum Step {
+    /// Finished; it is counted.
+    Done,
+    /// Cut short by `stop`, or the worker has no more events to run (mutex runs one per
+    /// thread); not counted, and the worker leaves its loop.
+    Stopped,
+    /// Cannot go on (an I/O error): the whole run stops with this reason.
+    Fatal(String),
 }
 
 /// One worker thread's event loop body.
 pub trait WorkerLoop: Send {
-    /// Runs one event. Returns false if `stop` cut it short (the event is then not counted).
-    fn event(&mut self, stop: &AtomicBool) -> bool;
+    /// Runs one event, adding the file operations it completed to `io`.
+    fn event(&mut self, stop: &AtomicBool, io: &mut IoCounters) -> Step;
+
+    /// Called once when the worker leaves its loop: waits for operations still in flight
+    /// (async I/O) and counts them in `io`.
+    fn finish(&mut self, _io: &mut IoCounters) -> Result<(), String> {
+        Ok(())
+    }
 }

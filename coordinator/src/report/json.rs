@@ -77,6 +77,12 @@ pub struct Totals {
     /// OLTP: what each database target received.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetJson>,
+    /// fileio: file operations and throughput.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileOps>,
+    /// memory: operations and MiB transferred.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryOps>,
 }
 
 #[derive(Debug, Serialize)]
@@ -148,6 +154,61 @@ pub struct Interval {
     pub agent_events: Vec<Option<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sql: Option<Sql>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileOps>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryOps>,
+}
+
+/// fileio: sysbench's "File operations" and "Throughput" figures.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct FileOps {
+    pub reads: u64,
+    pub writes: u64,
+    pub fsyncs: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub reads_per_sec: f64,
+    pub writes_per_sec: f64,
+    pub fsyncs_per_sec: f64,
+    pub read_mib_per_sec: f64,
+    pub written_mib_per_sec: f64,
+}
+
+fn file_ops(io: &crate::merge::IoCounters, secs: f64) -> FileOps {
+    let secs = secs.max(f64::MIN_POSITIVE);
+    FileOps {
+        reads: io.reads,
+        writes: io.writes,
+        fsyncs: io.fsyncs,
+        bytes_read: io.bytes_read,
+        bytes_written: io.bytes_written,
+        reads_per_sec: io.reads as f64 / secs,
+        writes_per_sec: io.writes as f64 / secs,
+        fsyncs_per_sec: io.fsyncs as f64 / secs,
+        read_mib_per_sec: io.bytes_read as f64 / 1048576.0 / secs,
+        written_mib_per_sec: io.bytes_written as f64 / 1048576.0 / secs,
+    }
+}
+
+/// memory: operations (blocks) and MiB transferred.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct MemoryOps {
+    pub operations: u64,
+    pub operations_per_sec: f64,
+    pub mib_transferred: f64,
+    pub mib_per_sec: f64,
+}
+
+fn memory_ops(events: u64, block: u64, secs: f64) -> MemoryOps {
+    let secs = secs.max(f64::MIN_POSITIVE);
+    let mib = events as f64 * block as f64 / 1048576.0;
+    MemoryOps {
+        operations: events,
+        operations_per_sec: events as f64 / secs,
+        mib_transferred: mib,
+        mib_per_sec: mib / secs,
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -163,6 +224,10 @@ pub struct Agent {
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sql: Option<Sql>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileOps>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryOps>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -243,7 +308,61 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 .collect();
             workload.insert("targets", targets.into());
         }
+        Workload::Fileio(f) => {
+            workload.insert("file_num", f.file_num.into());
+            workload.insert("file_block_size", f.block_size.into());
+            workload.insert("file_total_size", f.total_size.into());
+            workload.insert("file_test_mode", f.mode.map_or("", |m| m.name()).into());
+            workload.insert("file_io_mode", f.io_mode.name().into());
+            workload.insert("file_async_backlog", f.async_backlog.into());
+            workload.insert("file_extra_flags", f.flags.names().join(",").into());
+            workload.insert("file_fsync_freq", f.fsync_freq.into());
+            workload.insert("file_fsync_all", f.fsync_all.into());
+            workload.insert("file_fsync_end", f.fsync_end.into());
+            workload.insert(
+                "file_fsync_mode",
+                if f.fdatasync { "fdatasync" } else { "fsync" }.into(),
+            );
+            workload.insert("file_rw_ratio", f.rw_ratio.into());
+            workload.insert("file_dir", f.file_dir.clone().into());
+        }
+        Workload::Memory(m) => {
+            workload.insert("memory_block_size", m.block_size.into());
+            workload.insert("memory_total_size", m.total_size.into());
+            workload.insert(
+                "memory_scope",
+                if m.global { "global" } else { "local" }.into(),
+            );
+            workload.insert("memory_hugetlb", m.hugetlb.into());
+            workload.insert(
+                "memory_oper",
+                match m.oper {
+                    fleetbench_agent::workloads::memory::Oper::Read => "read",
+                    fleetbench_agent::workloads::memory::Oper::Write => "write",
+                    fleetbench_agent::workloads::memory::Oper::None => "none",
+                }
+                .into(),
+            );
+            workload.insert(
+                "memory_access_mode",
+                if m.random { "rnd" } else { "seq" }.into(),
+            );
+        }
+        Workload::Threads { yields, locks } => {
+            workload.insert("thread_yields", (*yields).into());
+            workload.insert("thread_locks", (*locks).into());
+        }
+        Workload::Mutex { num, locks, loops } => {
+            workload.insert("mutex_num", (*num).into());
+            workload.insert("mutex_locks", (*locks).into());
+            workload.insert("mutex_loops", (*loops).into());
+        }
     }
+    let is_file = matches!(plan.workload, Workload::Fileio(_));
+    let block = match plan.workload {
+        Workload::Memory(m) => Some(m.block_size),
+        _ => None,
+    };
     let agents_cfg = match &plan.agents {
         AgentSource::Remote(a) => a.clone(),
         AgentSource::Local(..) => r
@@ -313,6 +432,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     statement_latency_ms: latency_ms(l, &plan.percentiles),
                 })
                 .collect(),
+            file: is_file.then(|| file_ops(&r.io(), r.total_time().as_secs_f64())),
+            memory: block.map(|b| memory_ops(r.events(), b, r.total_time().as_secs_f64())),
         },
         intervals: r
             .intervals
@@ -326,6 +447,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
                 sql: is_db.then(|| sql(&iv.db, iv.events, iv.duration.as_secs_f64())),
+                file: is_file.then(|| file_ops(&iv.io, iv.duration.as_secs_f64())),
+                memory: block.map(|b| memory_ops(iv.events, b, iv.duration.as_secs_f64())),
             })
             .collect(),
         agents: r
@@ -348,6 +471,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     status,
                     reason,
                     sql: is_db.then(|| sql(&a.db, a.events, a.elapsed.as_secs_f64())),
+                    file: is_file.then(|| file_ops(&a.io, a.elapsed.as_secs_f64())),
+                    memory: block.map(|b| memory_ops(a.events, b, a.elapsed.as_secs_f64())),
                 }
             })
             .collect(),

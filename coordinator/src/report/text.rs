@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use super::pct_label;
 use crate::merge::{AgentStatus, MergedInterval, RunResult};
-use crate::plan::{Plan, Workload};
+use crate::plan::{FileioPlan, Plan, Workload};
+use fleetbench_agent::workloads::fileio::IoMode;
+use fleetbench_agent::workloads::memory::Oper;
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
 pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
@@ -50,8 +52,104 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
             }
             s.push('\n');
         }
+        Workload::Fileio(f) => s.push_str(&fileio_options(f, true)),
+        Workload::Memory(m) => {
+            let _ = writeln!(
+                s,
+                "Running memory speed test with the following options:\n  block size: {}\n  total size: {}MiB\n  operation: {}\n  scope: {}\n",
+                size_label(m.block_size),
+                m.total_size >> 20,
+                match m.oper {
+                    Oper::Read => "read",
+                    Oper::Write => "write",
+                    Oper::None => "none",
+                },
+                if m.global { "global" } else { "local" }
+            );
+        }
+        Workload::Threads { .. } | Workload::Mutex { .. } => {}
     }
     s.push_str("Initializing worker threads...\n\n");
+    s
+}
+
+/// A size as sysbench prints it: the largest binary unit that divides it ("16MiB", "2GiB").
+pub fn size_label(bytes: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}b")
+}
+
+/// sysbench's description of the fileio options; `run` adds the run-only lines.
+pub fn fileio_options(f: &FileioPlan, run: bool) -> String {
+    let mut s = String::new();
+    let flags = f.flags.names();
+    let _ = writeln!(
+        s,
+        "Extra file open flags: {}",
+        if flags.is_empty() {
+            "(none)".to_string()
+        } else {
+            flags.join(", ")
+        }
+    );
+    let _ = writeln!(
+        s,
+        "{} files, {} each\n{} total file size",
+        f.file_num,
+        size_label(f.file_size()),
+        size_label(f.file_size() * u64::from(f.file_num))
+    );
+    let _ = writeln!(
+        s,
+        "Files: test_file.0..{} in each agent's work directory{}",
+        f.file_num.saturating_sub(1),
+        if f.file_dir.is_empty() {
+            String::new()
+        } else {
+            format!(", under {}", f.file_dir)
+        }
+    );
+    if !run {
+        return s;
+    }
+    let _ = writeln!(s, "Block size {}", size_label(f.block_size));
+    let _ = writeln!(
+        s,
+        "Read/Write ratio for combined random IO test: {:.2}",
+        f.rw_ratio
+    );
+    if f.fsync_all {
+        let _ = writeln!(s, "Calling fsync() after each write operation.");
+    } else if f.fsync_freq > 0 {
+        let _ = writeln!(
+            s,
+            "Periodic FSYNC enabled, calling fsync() each {} requests.",
+            f.fsync_freq
+        );
+    } else {
+        let _ = writeln!(s, "Periodic FSYNC disabled.");
+    }
+    let _ = writeln!(
+        s,
+        "Calling fsync() at the end of test, {}.",
+        if f.fsync_end { "Enabled" } else { "Disabled" }
+    );
+    let _ = writeln!(
+        s,
+        "Using {} I/O mode",
+        match f.io_mode {
+            IoMode::Sync => "synchronous".to_string(),
+            IoMode::Async => format!("asynchronous (backlog {})", f.async_backlog),
+            IoMode::Mmap => "mmap".to_string(),
+        }
+    );
+    if let Some(m) = f.mode {
+        let _ = writeln!(s, "Doing {}", m.describe());
+    }
     s
 }
 
@@ -81,9 +179,30 @@ pub fn table_ranges(tables: &[u32]) -> String {
 /// One live interval line, sysbench's layout: for OLTP
 /// `[ 10s ] thds: 16 tps: .. qps: .. (r/w/o: ../../..) lat (ms,95%): .. err/s: .. reconn/s: ..`,
 /// otherwise `[ 1s ] thds: 8 eps: 123.45 lat (ms,95%): 1.67`.
-pub fn interval_line(iv: &MergedInterval, percentile: f64, db: bool) -> String {
-    if db {
-        let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
+pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
+    let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
+    match workload {
+        Workload::Fileio(_) => {
+            return format!(
+                "[ {}s ] reads: {:.2} MiB/s writes: {:.2} MiB/s fsyncs: {:.2}/s latency (ms,{}%): {:.3}",
+                iv.end.as_secs(),
+                iv.io.bytes_read as f64 / MIB / secs,
+                iv.io.bytes_written as f64 / MIB / secs,
+                iv.io.fsyncs as f64 / secs,
+                pct_label(percentile),
+                iv.latency.percentile_ms(percentile)
+            );
+        }
+        Workload::Memory(m) => {
+            return format!(
+                "[ {}s ] {:.2} MiB/sec",
+                iv.end.as_secs(),
+                (iv.events as f64 * m.block_size as f64) / MIB / secs
+            );
+        }
+        _ => {}
+    }
+    if matches!(workload, Workload::Oltp(_)) {
         let d = &iv.db;
         let q = d.reads + d.writes + d.others;
         return format!(
@@ -139,6 +258,20 @@ pub fn final_report(plan: &Plan, r: &RunResult) -> String {
             );
         }
         Workload::Oltp(_) => s.push_str(&sql_statistics(r)),
+        Workload::Fileio(_) => s.push_str(&file_operations(r)),
+        Workload::Memory(m) => {
+            let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);
+            let mib = r.events() as f64 * m.block_size as f64 / MIB;
+            let _ = writeln!(
+                s,
+                "Total operations: {} ({:.2} per second)\n\n{:.2} MiB transferred ({:.2} MiB/sec)\n\n",
+                r.events(),
+                r.events_per_sec(),
+                mib,
+                mib / secs
+            );
+        }
+        Workload::Threads { .. } | Workload::Mutex { .. } => s.push('\n'),
     }
     let lat = r.latency();
     s.push_str("General statistics:\n");
@@ -183,6 +316,48 @@ pub fn final_report(plan: &Plan, r: &RunResult) -> String {
     s.push('\n');
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
+    s
+}
+
+const MIB: f64 = 1048576.0;
+
+/// sysbench's "File operations" and "Throughput" blocks, merged over agents.
+pub fn file_operations(r: &RunResult) -> String {
+    let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);
+    let io = r.io();
+    let mut s = String::from("File operations:\n");
+    row(
+        &mut s,
+        "    reads/s:",
+        34,
+        &format!("{:.2}", io.reads as f64 / secs),
+    );
+    row(
+        &mut s,
+        "    writes/s:",
+        34,
+        &format!("{:.2}", io.writes as f64 / secs),
+    );
+    row(
+        &mut s,
+        "    fsyncs/s:",
+        34,
+        &format!("{:.2}", io.fsyncs as f64 / secs),
+    );
+    s.push_str("\nThroughput:\n");
+    row(
+        &mut s,
+        "    read, MiB/s:",
+        34,
+        &format!("{:.2}", io.bytes_read as f64 / MIB / secs),
+    );
+    row(
+        &mut s,
+        "    written, MiB/s:",
+        34,
+        &format!("{:.2}", io.bytes_written as f64 / MIB / secs),
+    );
+    s.push('\n');
     s
 }
 
@@ -318,8 +493,23 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
         "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
         "agent", "host", "threads", events_head, rate_head
     );
+    let fileio = matches!(plan.workload, Workload::Fileio(_));
+    let memory = match plan.workload {
+        Workload::Memory(m) => Some(m.block_size),
+        _ => None,
+    };
     if db {
         let _ = write!(s, "{:>12}  ", "qps");
+    }
+    if fileio {
+        let _ = write!(
+            s,
+            "{:>10}  {:>10}  {:>10}  {:>10}  {:>10}  ",
+            "reads/s", "writes/s", "fsyncs/s", "read MiB/s", "wrtn MiB/s"
+        );
+    }
+    if memory.is_some() {
+        let _ = write!(s, "{:>12}  ", "MiB/sec");
     }
     let _ = writeln!(s, "{lat_head:>13}  status");
     let mut notes = String::new();
@@ -347,6 +537,22 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
         if db {
             let q = a.db.reads + a.db.writes + a.db.others;
             let _ = write!(s, "{:>12.2}  ", crate::merge::per_sec(q, a.elapsed));
+        }
+        if fileio {
+            let secs = a.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+            let _ = write!(
+                s,
+                "{:>10.2}  {:>10.2}  {:>10.2}  {:>10.2}  {:>10.2}  ",
+                a.io.reads as f64 / secs,
+                a.io.writes as f64 / secs,
+                a.io.fsyncs as f64 / secs,
+                a.io.bytes_read as f64 / MIB / secs,
+                a.io.bytes_written as f64 / MIB / secs,
+            );
+        }
+        if let Some(block) = memory {
+            let secs = a.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+            let _ = write!(s, "{:>12.2}  ", a.events as f64 * block as f64 / MIB / secs);
         }
         let _ = writeln!(s, "{:>13.2}  {status}", a.latency.percentile_ms(p));
     }
@@ -379,6 +585,12 @@ mod tests {
             agents: AgentSource::Local(2, 1),
             ready_timeout: Duration::from_secs(30),
         }
+    }
+
+    fn plan_of(words: &[&str]) -> Plan {
+        let mut args: Vec<std::ffi::OsString> = vec!["fleetbench".into()];
+        args.extend(words.iter().map(|w| w.into()));
+        crate::plan::build(&crate::cli::parse(args).unwrap()).unwrap()
     }
 
     fn latency(us: &[u64]) -> Latency {
@@ -472,7 +684,7 @@ Threads fairness:
             per_agent: vec![],
         };
         assert_eq!(
-            interval_line(&iv, 95.0, false),
+            interval_line(&iv, 95.0, &Workload::Cpu { max_prime: 3 }),
             "[ 3s ] thds: 8 eps: 1234.00 lat (ms,95%): 1.67"
         );
         let mut iv = iv;
@@ -482,7 +694,7 @@ Threads fairness:
         iv.db.others = 1000;
         iv.db.ignored_errors = 2;
         assert_eq!(
-            interval_line(&iv, 95.0, true),
+            interval_line(&iv, 95.0, &plan_of(&["oltp_read_write", "run"]).workload),
             "[ 3s ] thds: 8 tps: 500.00 qps: 10000.00 (r/w/o: 7000.00/2000.00/1000.00) lat (ms,95%): 1.67 err/s: 2.00 reconn/s: 0.00"
         );
     }

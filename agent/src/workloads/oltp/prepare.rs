@@ -95,6 +95,10 @@ impl Job {
         self.cfg.tables.len() as u64
     }
 
+    pub fn config(&self) -> &OltpConfig {
+        &self.cfg
+    }
+
     /// What was done, line by line, in sysbench's words.
     pub fn summary(&self) -> String {
         self.log

@@ -1,0 +1,965 @@
+//! The fileio workload: sysbench's file I/O test on `test_file.0..N-1` inside the agent's
+//! work directory. Prepare writes the files, run reads and writes blocks of them
+//! (sequentially or at random, synchronously, through io_uring or a thread pool, or through
+//! mmap) with periodic fsyncs, cleanup removes exactly those files.
+//!
+//! Safety rule: nothing is ever created, written or removed outside the work directory. The
+//! file directory is relative, has no `..`, and no part of it may be a symbolic link; the
+//! test files are opened with `O_NOFOLLOW`.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::oltp::rand::Rng;
+use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::stats::IoCounters;
+
+mod aio;
+mod buffer;
+
+use buffer::AlignedBuf;
+
+/// sysbench's --file-test-mode values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestMode {
+    SeqWr,
+    SeqRewr,
+    SeqRd,
+    RndRd,
+    RndWr,
+    RndRw,
+}
+
+impl TestMode {
+    pub const NAMES: &'static [&'static str] =
+        &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
+
+    pub fn parse(s: &str) -> Option<TestMode> {
+        Some(match s {
+            "seqwr" => TestMode::SeqWr,
+            "seqrewr" => TestMode::SeqRewr,
+            "seqrd" => TestMode::SeqRd,
+            "rndrd" => TestMode::RndRd,
+            "rndwr" => TestMode::RndWr,
+            "rndrw" => TestMode::RndRw,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TestMode::SeqWr => "seqwr",
+            TestMode::SeqRewr => "seqrewr",
+            TestMode::SeqRd => "seqrd",
+            TestMode::RndRd => "rndrd",
+            TestMode::RndWr => "rndwr",
+            TestMode::RndRw => "rndrw",
+        }
+    }
+
+    /// sysbench's description, for the run's header.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TestMode::SeqWr => "sequential write (creation) test",
+            TestMode::SeqRewr => "sequential rewrite test",
+            TestMode::SeqRd => "sequential read test",
+            TestMode::RndRd => "random read test",
+            TestMode::RndWr => "random write test",
+            TestMode::RndRw => "random r/w test",
+        }
+    }
+
+    fn sequential(self) -> bool {
+        matches!(self, TestMode::SeqWr | TestMode::SeqRewr | TestMode::SeqRd)
+    }
+
+    /// Modes that write, and so fsync periodically.
+    fn writes(self) -> bool {
+        !matches!(self, TestMode::SeqRd | TestMode::RndRd)
+    }
+}
+
+/// sysbench's --file-io-mode values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    Sync,
+    Async,
+    Mmap,
+}
+
+impl IoMode {
+    pub fn parse(s: &str) -> Option<IoMode> {
+        Some(match s {
+            "sync" => IoMode::Sync,
+            "async" => IoMode::Async,
+            "mmap" => IoMode::Mmap,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Sync => "sync",
+            IoMode::Async => "async",
+            IoMode::Mmap => "mmap",
+        }
+    }
+}
+
+/// --file-extra-flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExtraFlags {
+    pub sync: bool,
+    pub dsync: bool,
+    pub direct: bool,
+}
+
+impl ExtraFlags {
+    /// Parses a comma-separated list of sync, dsync, direct (empty = none).
+    pub fn parse(s: &str) -> Option<ExtraFlags> {
+        let mut f = ExtraFlags::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "sync" => f.sync = true,
+                "dsync" => f.dsync = true,
+                "direct" => f.direct = true,
+                _ => return None,
+            }
+        }
+        Some(f)
+    }
+
+    pub fn names(self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.sync {
+            v.push("sync");
+        }
+        if self.dsync {
+            v.push("dsync");
+        }
+        if self.direct {
+            v.push("direct");
+        }
+        v
+    }
+
+    fn bits(self) -> i32 {
+        let mut b = 0;
+        if self.sync {
+            b |= libc::O_SYNC;
+        }
+        if self.dsync {
+            b |= libc::O_DSYNC;
+        }
+        if self.direct {
+            b |= libc::O_DIRECT;
+        }
+        b
+    }
+}
+
+/// Options of a fileio prepare, run or cleanup on this agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileioConfig {
+    /// The agent's work directory (absolute, canonical).
+    pub work_dir: PathBuf,
+    /// --file-dir, relative to `work_dir` ("" = the work directory).
+    pub file_dir: String,
+    pub file_num: u32,
+    pub block_size: u64,
+    pub total_size: u64,
+    /// None for prepare and cleanup.
+    pub mode: Option<TestMode>,
+    pub io_mode: IoMode,
+    pub async_backlog: u32,
+    pub flags: ExtraFlags,
+    pub fsync_freq: u32,
+    pub fsync_all: bool,
+    pub fsync_end: bool,
+    pub fdatasync: bool,
+    pub rw_ratio: f64,
+    pub seed: u64,
+}
+
+impl FileioConfig {
+    /// Size of each file: the total divided evenly, as sysbench does.
+    pub fn file_size(&self) -> u64 {
+        self.total_size / u64::from(self.file_num.max(1))
+    }
+
+    fn blocks_per_file(&self) -> u64 {
+        self.file_size() / self.block_size.max(1)
+    }
+
+    /// Checks the options that do not depend on the file system.
+    pub fn validate(&self) -> Result<(), FileError> {
+        if self.file_num == 0 {
+            return Err(FileError::Options("--file-num must be at least 1".into()));
+        }
+        if self.block_size == 0 {
+            return Err(FileError::Options(
+                "--file-block-size must be at least 1".into(),
+            ));
+        }
+        if self.file_size() < self.block_size {
+            return Err(FileError::Options(format!(
+                "each file would be {} bytes (--file-total-size / --file-num), smaller than one block of {} bytes (--file-block-size)",
+                self.file_size(),
+                self.block_size
+            )));
+        }
+        if self.flags.direct && self.block_size % 512 != 0 {
+            return Err(FileError::Options(format!(
+                "--file-extra-flags=direct needs a --file-block-size that is a multiple of 512, not {}",
+                self.block_size
+            )));
+        }
+        if self.io_mode == IoMode::Async && self.async_backlog == 0 {
+            return Err(FileError::Options(
+                "--file-async-backlog must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong with the files; every message names the file or directory.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{0}")]
+    Options(String),
+    #[error("--file-dir '{dir}' is refused: {why}")]
+    Escape { dir: String, why: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is missing: run fleetbench fileio with the same --file-num, --file-total-size and --file-dir and the prepare command first"
+    )]
+    Missing { path: String },
+    #[error(
+        "{path} is {size} bytes, smaller than the {want} bytes each file needs: run prepare again with the same --file-num and --file-total-size"
+    )]
+    TooSmall { path: String, size: u64, want: u64 },
+    #[error("{path} is not a regular file (a symbolic link or a directory): refused")]
+    NotRegular { path: String },
+    #[error("the file system of {dir} does not support O_DIRECT (--file-extra-flags=direct)")]
+    NoDirect { dir: String },
+    #[error("prepare stopped")]
+    Stopped,
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> FileError {
+    FileError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Resolves --file-dir inside `work_dir`, creating missing directories when `create`. Refuses
+/// absolute paths, `..`, and symbolic links anywhere on the way, so that nothing outside the
+/// work directory can be reached.
+pub fn resolve_dir(work_dir: &Path, file_dir: &str, create: bool) -> Result<PathBuf, FileError> {
+    let refuse = |why: &str| FileError::Escape {
+        dir: file_dir.to_string(),
+        why: why.to_string(),
+    };
+    let rel = Path::new(file_dir);
+    if rel.is_absolute() {
+        return Err(refuse(
+            "it must be relative to the agent's work directory, not absolute",
+        ));
+    }
+    let mut path = work_dir.to_path_buf();
+    for c in rel.components() {
+        match c {
+            Component::CurDir => continue,
+            Component::Normal(part) => path.push(part),
+            Component::ParentDir => {
+                return Err(refuse("'..' would leave the agent's work directory"));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refuse("it must be relative"));
+            }
+        }
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(refuse(&format!(
+                    "{} is a symbolic link, which could lead outside the agent's work directory",
+                    path.display()
+                )));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(refuse(&format!("{} is not a directory", path.display())));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
+                std::fs::create_dir(&path).map_err(|e| io_err(&path, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(FileError::Missing {
+                    path: path.display().to_string(),
+                });
+            }
+            Err(e) => return Err(io_err(&path, e)),
+        }
+    }
+    Ok(path)
+}
+
+/// `test_file.N` in `dir`.
+pub fn file_path(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!("test_file.{n}"))
+}
+
+/// Opens (or creates) one test file without following symbolic links.
+fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileError> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true);
+    if create {
+        o.create(true).truncate(true).mode(0o600);
+    }
+    o.custom_flags(libc::O_NOFOLLOW | flags.bits());
+    o.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => FileError::NotRegular {
+            path: path.display().to_string(),
+        },
+        Some(libc::EINVAL) if flags.direct => FileError::NoDirect {
+            dir: path
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string()),
+        },
+        Some(libc::ENOENT) if !create => FileError::Missing {
+            path: path.display().to_string(),
+        },
+        _ => io_err(path, e),
+    })
+}
+
+/// A prepare or cleanup in progress, shared with whoever reports progress or stops it.
+#[derive(Debug)]
+pub struct FileJob {
+    pub cfg: FileioConfig,
+    /// Bytes written (prepare) or files removed (cleanup).
+    pub done: AtomicU64,
+    pub stop: AtomicBool,
+    summary: std::sync::Mutex<String>,
+}
+
+impl FileJob {
+    pub fn new(cfg: FileioConfig) -> Arc<FileJob> {
+        Arc::new(FileJob {
+            cfg,
+            done: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            summary: std::sync::Mutex::new(String::new()),
+        })
+    }
+
+    pub fn prepare_total(&self) -> u64 {
+        self.cfg.file_size() * u64::from(self.cfg.file_num)
+    }
+
+    pub fn cleanup_total(&self) -> u64 {
+        u64::from(self.cfg.file_num)
+    }
+
+    pub fn summary(&self) -> String {
+        self.summary
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn set_summary(&self, s: String) {
+        *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = s;
+    }
+
+    /// Checks, without writing anything, that the options are sound and the directory is
+    /// inside the work directory (prepare creates it when missing; cleanup then has
+    /// nothing to remove).
+    pub fn check(&self) -> Result<(), FileError> {
+        self.cfg.validate()?;
+        match resolve_dir(&self.cfg.work_dir, &self.cfg.file_dir, false) {
+            Ok(_) | Err(FileError::Missing { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes every file to its full size over `threads` threads (blocking). On failure or
+    /// stop, the files this prepare wrote are removed again and the error says so.
+    pub fn prepare(&self, threads: u32) -> Result<(), FileError> {
+        let cfg = &self.cfg;
+        cfg.validate()?;
+        let dir = resolve_dir(&cfg.work_dir, &cfg.file_dir, true)?;
+        let t0 = Instant::now();
+        let next = AtomicU64::new(0);
+        let threads = threads.clamp(1, cfg.file_num);
+        let failure = std::sync::Mutex::new(None::<FileError>);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    loop {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        if n >= u64::from(cfg.file_num) {
+                            break;
+                        }
+                        if self.stop.load(Ordering::Relaxed) {
+                            failure
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get_or_insert(FileError::Stopped);
+                            break;
+                        }
+                        if let Err(e) = self.write_file(&dir, n as u32) {
+                            self.stop.store(true, Ordering::Relaxed);
+                            failure
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get_or_insert(e);
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            let removed = remove_files(&dir, cfg.file_num);
+            return Err(FileError::Options(format!(
+                "{e}; removed the {removed} test files this prepare had created in {}",
+                dir.display()
+            )));
+        }
+        let secs = t0.elapsed().as_secs_f64().max(1e-9);
+        let bytes = self.prepare_total();
+        self.set_summary(format!(
+            "{} files, {} bytes written in {:.2} seconds ({:.2} MiB/sec) in {}",
+            cfg.file_num,
+            bytes,
+            secs,
+            bytes as f64 / secs / 1048576.0,
+            dir.display()
+        ));
+        Ok(())
+    }
+
+    fn write_file(&self, dir: &Path, n: u32) -> Result<(), FileError> {
+        let cfg = &self.cfg;
+        let path = file_path(dir, n);
+        let f = open_file(&path, cfg.flags, true)?;
+        let mut buf = AlignedBuf::new(cfg.block_size as usize);
+        buf.fill(n as u8);
+        let size = cfg.file_size();
+        let mut off = 0u64;
+        while off < size {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(FileError::Stopped);
+            }
+            let len = (size - off).min(cfg.block_size) as usize;
+            f.write_all_at(&buf.as_slice()[..len], off)
+                .map_err(|e| direct_err(&path, cfg.flags, e))?;
+            off += len as u64;
+            self.done.fetch_add(len as u64, Ordering::Relaxed);
+        }
+        f.sync_all().map_err(|e| io_err(&path, e))
+    }
+
+    /// Removes test_file.0..N-1 (regular files only), counting them.
+    pub fn cleanup(&self) -> Result<(), FileError> {
+        let cfg = &self.cfg;
+        let dir = match resolve_dir(&cfg.work_dir, &cfg.file_dir, false) {
+            Ok(d) => d,
+            Err(FileError::Missing { path }) => {
+                self.done.store(self.cleanup_total(), Ordering::Relaxed);
+                self.set_summary(format!("no test files: {path} does not exist"));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let mut removed = 0;
+        let mut skipped = Vec::new();
+        for n in 0..cfg.file_num {
+            let path = file_path(&dir, n);
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_file() => {
+                    std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+                    removed += 1;
+                }
+                Ok(_) => skipped.push(path.display().to_string()),
+                Err(_) => {}
+            }
+            self.done.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut s = format!("Removed {removed} test files from {}", dir.display());
+        if !skipped.is_empty() {
+            s.push_str(&format!(
+                "; left alone (not regular files): {}",
+                skipped.join(", ")
+            ));
+        }
+        self.set_summary(s);
+        Ok(())
+    }
+}
+
+/// Removes what prepare wrote after a failure; returns how many files went.
+fn remove_files(dir: &Path, n: u32) -> u32 {
+    (0..n)
+        .filter(|&i| {
+            let p = file_path(dir, i);
+            std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
+                && std::fs::remove_file(&p).is_ok()
+        })
+        .count() as u32
+}
+
+fn direct_err(path: &Path, flags: ExtraFlags, e: std::io::Error) -> FileError {
+    if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
+        FileError::NoDirect {
+            dir: path
+                .parent()
+                .map_or_else(String::new, |d| d.display().to_string()),
+        }
+    } else {
+        io_err(path, e)
+    }
+}
+
+/// The open test files of a run, shared by its workers.
+pub struct FileSet {
+    cfg: FileioConfig,
+    mode: TestMode,
+    dir: PathBuf,
+    files: Vec<File>,
+    /// mmap mode: each file mapped whole.
+    maps: Vec<Map>,
+    /// Next block of the sequential modes, over all files in turn.
+    seq_next: AtomicU64,
+    /// Requests begun on this agent, for --file-fsync-freq.
+    requests: AtomicU64,
+    /// Async mode: the thread pool used when io_uring is not available.
+    pool: Option<Arc<aio::Pool>>,
+}
+
+/// A shared, writable mapping of one whole file.
+struct Map {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping lives as long as the FileSet; workers copy in and out of it with
+// ptr::copy, like concurrent pwrite/pread on the same file would.
+unsafe impl Send for Map {}
+unsafe impl Sync for Map {}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what was mapped.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.len);
+        }
+    }
+}
+
+impl FileSet {
+    /// Opens every test file for a run (checking it exists and is big enough), maps them
+    /// in mmap mode, and decides how async I/O is done.
+    pub fn open(cfg: FileioConfig) -> Result<FileSet, FileError> {
+        cfg.validate()?;
+        let mode = cfg
+            .mode
+            .ok_or_else(|| FileError::Options("--file-test-mode is required for run".into()))?;
+        let dir = resolve_dir(&cfg.work_dir, &cfg.file_dir, false)?;
+        let want = cfg.file_size();
+        let mut files = Vec::new();
+        let mut maps = Vec::new();
+        for n in 0..cfg.file_num {
+            let path = file_path(&dir, n);
+            let f = open_file(&path, cfg.flags, false)?;
+            let m = f.metadata().map_err(|e| io_err(&path, e))?;
+            if !m.is_file() {
+                return Err(FileError::NotRegular {
+                    path: path.display().to_string(),
+                });
+            }
+            if m.len() < want {
+                return Err(FileError::TooSmall {
+                    path: path.display().to_string(),
+                    size: m.len(),
+                    want,
+                });
+            }
+            if cfg.io_mode == IoMode::Mmap {
+                use std::os::fd::AsRawFd;
+                // SAFETY: shared mapping of an open file over its first `want` bytes,
+                // checked for failure.
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        want as usize,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_SHARED,
+                        f.as_raw_fd(),
+                        0,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return Err(io_err(&path, std::io::Error::last_os_error()));
+                }
+                maps.push(Map {
+                    ptr: p.cast(),
+                    len: want as usize,
+                });
+            }
+            files.push(f);
+        }
+        let pool = (cfg.io_mode == IoMode::Async && aio::use_pool())
+            .then(|| Arc::new(aio::Pool::new(cfg.async_backlog)));
+        Ok(FileSet {
+            cfg,
+            mode,
+            dir,
+            files,
+            maps,
+            seq_next: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            pool,
+        })
+    }
+
+    /// How async I/O is done on this agent ("io_uring" or "thread pool"), None otherwise.
+    pub fn async_engine(&self) -> Option<&'static str> {
+        match self.cfg.io_mode {
+            IoMode::Async if self.pool.is_some() => Some("thread pool"),
+            IoMode::Async => Some("io_uring"),
+            _ => None,
+        }
+    }
+
+    fn path(&self, n: usize) -> PathBuf {
+        file_path(&self.dir, n as u32)
+    }
+
+    fn fsync(&self, n: usize) -> Result<(), FileError> {
+        let r = if let Some(m) = self.maps.get(n) {
+            // SAFETY: msync over exactly the mapping.
+            let rc = unsafe { libc::msync(m.ptr.cast(), m.len, libc::MS_SYNC) };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        } else if self.cfg.fdatasync {
+            self.files[n].sync_data()
+        } else {
+            self.files[n].sync_all()
+        };
+        r.map_err(|e| io_err(&self.path(n), e))
+    }
+}
+
+/// The fileio workload of a run.
+pub struct Fileio(pub Arc<FileSet>);
+
+impl ThreadWorkload for Fileio {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
+        let set = self.0.clone();
+        let files = set.files.len() as u32;
+        let engine = match set.cfg.io_mode {
+            IoMode::Async => Some(aio::Engine::new(&set, set.pool.clone())),
+            _ => None,
+        };
+        Box::new(FileWorker {
+            buf: AlignedBuf::new(set.cfg.block_size as usize),
+            rng: Rng::new(set.cfg.seed.wrapping_add(u64::from(thread))),
+            fsync_next: files,
+            reads: 0,
+            writes: 0,
+            engine,
+            set,
+        })
+    }
+
+    fn finish(&self) -> Result<(), String> {
+        let set = &self.0;
+        if set.cfg.fsync_end && set.mode.writes() {
+            for n in 0..set.files.len() {
+                set.fsync(n).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One request of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Fsync,
+}
+
+struct FileWorker {
+    set: Arc<FileSet>,
+    buf: AlignedBuf,
+    rng: Rng,
+    /// Index of the next file to fsync in a periodic round; = file count when none is due.
+    fsync_next: u32,
+    /// This thread's reads and writes, for --file-rw-ratio.
+    reads: u64,
+    writes: u64,
+    engine: Option<aio::Engine>,
+}
+
+impl FileWorker {
+    /// The next request: an fsync due from a periodic round, or a read or write of a block.
+    fn next_request(&mut self) -> (Op, usize, u64) {
+        let set = &*self.set;
+        let files = set.files.len();
+        if (self.fsync_next as usize) < files {
+            let n = self.fsync_next as usize;
+            self.fsync_next += 1;
+            return (Op::Fsync, n, 0);
+        }
+        let mode = set.mode;
+        let op = match mode {
+            TestMode::SeqWr | TestMode::SeqRewr | TestMode::RndWr => Op::Write,
+            TestMode::SeqRd | TestMode::RndRd => Op::Read,
+            TestMode::RndRw => {
+                if (self.reads as f64) < set.cfg.rw_ratio * self.writes as f64 {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        let blocks = set.cfg.blocks_per_file();
+        let (file, block) = if mode.sequential() {
+            let i = set.seq_next.fetch_add(1, Ordering::Relaxed) % (blocks * files as u64);
+            ((i / blocks) as usize, i % blocks)
+        } else {
+            (
+                self.rng.uniform(0, files as u64 - 1) as usize,
+                self.rng.uniform(0, blocks - 1),
+            )
+        };
+        match op {
+            Op::Read => self.reads += 1,
+            _ => self.writes += 1,
+        }
+        if mode.writes() && set.cfg.fsync_freq > 0 && !set.cfg.fsync_all {
+            let n = set.requests.fetch_add(1, Ordering::Relaxed) + 1;
+            if n % u64::from(set.cfg.fsync_freq) == 0 {
+                // The following events fsync every file in turn.
+                self.fsync_next = 0;
+            }
+        }
+        (op, file, block * set.cfg.block_size)
+    }
+
+    fn sync_request(&mut self, op: Op, file: usize, off: u64, io: &mut IoCounters) -> Step {
+        let set = &*self.set;
+        let bs = set.cfg.block_size;
+        let r = match op {
+            Op::Fsync => set.fsync(file).map(|_| io.fsyncs += 1),
+            Op::Read => {
+                if let Some(m) = set.maps.get(file) {
+                    // SAFETY: off + bs <= file size = mapping length (blocks_per_file).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            m.ptr.add(off as usize),
+                            self.buf.as_mut_slice().as_mut_ptr(),
+                            bs as usize,
+                        )
+                    };
+                    Ok(())
+                } else {
+                    set.files[file]
+                        .read_exact_at(self.buf.as_mut_slice(), off)
+                        .map_err(|e| io_err(&set.path(file), e))
+                }
+                .map(|_| {
+                    io.reads += 1;
+                    io.bytes_read += bs;
+                })
+            }
+            Op::Write => {
+                if let Some(m) = set.maps.get(file) {
+                    // SAFETY: as for reads.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            self.buf.as_slice().as_ptr(),
+                            m.ptr.add(off as usize),
+                            bs as usize,
+                        )
+                    };
+                    Ok(())
+                } else {
+                    set.files[file]
+                        .write_all_at(self.buf.as_slice(), off)
+                        .map_err(|e| io_err(&set.path(file), e))
+                }
+                .map(|_| {
+                    io.writes += 1;
+                    io.bytes_written += bs;
+                })
+                .and_then(|_| {
+                    if set.cfg.fsync_all {
+                        set.fsync(file).map(|_| io.fsyncs += 1)
+                    } else {
+                        Ok(())
+                    }
+                })
+            }
+        };
+        match r {
+            Ok(()) => Step::Done,
+            Err(e) => Step::Fatal(e.to_string()),
+        }
+    }
+}
+
+impl WorkerLoop for FileWorker {
+    fn event(&mut self, _stop: &AtomicBool, io: &mut IoCounters) -> Step {
+        let (op, file, off) = self.next_request();
+        match self.engine.as_mut() {
+            None => self.sync_request(op, file, off, io),
+            Some(engine) => match engine.submit(&self.set, op, file, off, io) {
+                Ok(()) => Step::Done,
+                Err(e) => Step::Fatal(e),
+            },
+        }
+    }
+
+    fn finish(&mut self, io: &mut IoCounters) -> Result<(), String> {
+        match self.engine.as_mut() {
+            Some(engine) => engine.drain(&self.set, io),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(work: &Path) -> FileioConfig {
+        FileioConfig {
+            work_dir: work.to_path_buf(),
+            file_dir: String::new(),
+            file_num: 4,
+            block_size: 4096,
+            total_size: 4 * 64 * 1024,
+            mode: None,
+            io_mode: IoMode::Sync,
+            async_backlog: 8,
+            flags: ExtraFlags::default(),
+            fsync_freq: 10,
+            fsync_all: false,
+            fsync_end: true,
+            fdatasync: false,
+            rw_ratio: 1.5,
+            seed: 3,
+        }
+    }
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fb-fileio-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn dirs_that_leave_the_work_directory_are_refused() {
+        let work = tmp("escape");
+        for bad in ["/tmp", "..", "a/../../b", "../x"] {
+            assert!(
+                matches!(resolve_dir(&work, bad, true), Err(FileError::Escape { .. })),
+                "{bad}"
+            );
+        }
+        std::os::unix::fs::symlink("/tmp", work.join("out")).unwrap();
+        assert!(matches!(
+            resolve_dir(&work, "out/sub", true),
+            Err(FileError::Escape { .. })
+        ));
+        assert!(!Path::new("/tmp/sub").exists() || Path::new("/tmp/sub").is_dir());
+        assert_eq!(resolve_dir(&work, "a/b", true).unwrap(), work.join("a/b"));
+        assert_eq!(resolve_dir(&work, "", false).unwrap(), work);
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn prepare_writes_exact_sizes_and_cleanup_removes_only_test_files() {
+        let work = tmp("prep");
+        std::fs::write(work.join("keep.txt"), b"x").unwrap();
+        let job = FileJob::new(cfg(&work));
+        job.prepare(2).unwrap();
+        for n in 0..4 {
+            assert_eq!(
+                std::fs::metadata(file_path(&work, n)).unwrap().len(),
+                64 * 1024
+            );
+        }
+        assert_eq!(job.done.load(Ordering::Relaxed), job.prepare_total());
+        let job = FileJob::new(cfg(&work));
+        job.cleanup().unwrap();
+        assert!(!file_path(&work, 0).exists());
+        assert!(work.join("keep.txt").exists());
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn request_mix_follows_the_mode() {
+        let work = tmp("mix");
+        FileJob::new(cfg(&work)).prepare(1).unwrap();
+        let mut c = cfg(&work);
+        c.mode = Some(TestMode::RndRw);
+        let set = Arc::new(FileSet::open(c).unwrap());
+        let w = Fileio(set.clone());
+        let mut worker = w.worker(0);
+        let mut io = IoCounters::default();
+        let stop = AtomicBool::new(false);
+        for _ in 0..1000 {
+            assert_eq!(worker.event(&stop, &mut io), Step::Done);
+        }
+        // 1.5 reads per write, and a round of 4 fsyncs after every 10 requests: 71 cycles
+        // of 14 events, then 6 requests.
+        assert_eq!((io.reads + io.writes, io.fsyncs), (716, 284));
+        assert!(
+            (io.reads as f64 / io.writes as f64 - 1.5).abs() < 0.01,
+            "{io:?}"
+        );
+        assert_eq!(io.bytes_read, io.reads * 4096);
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn run_without_prepare_names_the_file() {
+        let work = tmp("missing");
+        let mut c = cfg(&work);
+        c.mode = Some(TestMode::SeqRd);
+        match FileSet::open(c) {
+            Err(FileError::Missing { path }) => assert!(path.ends_with("test_file.0"), "{path}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("opened missing files"),
+        }
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn direct_needs_512_byte_blocks() {
+        let mut c = cfg(Path::new("/nonexistent"));
+        c.flags.direct = true;
+        c.block_size = 1000;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("multiple of 512"), "{e}");
+    }
+}

@@ -1,0 +1,285 @@
+//! The memory workload: each event reads, writes or just walks one block of memory, word by
+//! word, sequentially or at random word offsets, as sysbench's memory test does.
+//!
+//! Words are `AtomicU64` with relaxed loads and stores: on x86-64 and arm64 those compile to
+//! plain 8-byte moves (what sysbench's word loop executes), and they keep the global scope,
+//! where every thread writes the same block, free of data races.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::oltp::rand::Rng;
+use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::stats::IoCounters;
+
+/// What an event does with each word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Oper {
+    Read,
+    Write,
+    None,
+}
+
+impl Oper {
+    pub fn parse(s: &str) -> Option<Oper> {
+        match s {
+            "read" => Some(Oper::Read),
+            "write" => Some(Oper::Write),
+            "none" => Some(Oper::None),
+            _ => None,
+        }
+    }
+}
+
+/// Options of a memory run on this agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryConfig {
+    pub block_size: usize,
+    /// One block shared by every thread (global) or one per thread (local).
+    pub global: bool,
+    pub hugetlb: bool,
+    pub oper: Oper,
+    /// Random word offsets instead of a sequential walk.
+    pub random: bool,
+    pub seed: u64,
+}
+
+/// Why a memory run cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("memory block size must be a positive multiple of 8 bytes, not {0}")]
+    BlockSize(usize),
+    #[error("cannot allocate {size} bytes of huge pages (--memory-hugetlb=on): {source}")]
+    HugeTlb { size: usize, source: std::io::Error },
+}
+
+/// A block of words, from the heap or from huge pages.
+struct Block {
+    ptr: *mut AtomicU64,
+    words: usize,
+    /// Mapped length when the block came from mmap (huge pages), else 0.
+    mapped: usize,
+    _heap: Option<Box<[AtomicU64]>>,
+}
+
+// SAFETY: the block is only accessed through `&[AtomicU64]`, which is Sync; the pointer
+// stays valid until drop.
+unsafe impl Send for Block {}
+unsafe impl Sync for Block {}
+
+impl Block {
+    fn new(bytes: usize, hugetlb: bool) -> Result<Block, MemoryError> {
+        let words = bytes / 8;
+        if !hugetlb {
+            let mut heap: Box<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
+            return Ok(Block {
+                ptr: heap.as_mut_ptr(),
+                words,
+                mapped: 0,
+                _heap: Some(heap),
+            });
+        }
+        // Huge pages are 2 MiB on the platforms we run on; round the mapping up.
+        let len = bytes.div_ceil(2 << 20) * (2 << 20);
+        // SAFETY: anonymous private mapping, checked for failure below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(MemoryError::HugeTlb {
+                size: bytes,
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(Block {
+            ptr: p.cast(),
+            words,
+            mapped: len,
+            _heap: None,
+        })
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `ptr` points at `words` initialised (zeroed) AtomicU64s that live as long
+        // as `self`; mmap memory is zero-filled, and zero is a valid AtomicU64.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.words) }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.mapped > 0 {
+            // SAFETY: unmapping exactly what `new` mapped.
+            unsafe {
+                libc::munmap(self.ptr.cast(), self.mapped);
+            }
+        }
+    }
+}
+
+/// The memory workload on this agent.
+pub struct Memory {
+    cfg: MemoryConfig,
+    /// The shared block of the global scope.
+    global: Option<Arc<Block>>,
+}
+
+impl Memory {
+    pub fn new(cfg: MemoryConfig) -> Result<Memory, MemoryError> {
+        if cfg.block_size == 0 || cfg.block_size % 8 != 0 {
+            return Err(MemoryError::BlockSize(cfg.block_size));
+        }
+        let global = if cfg.global {
+            Some(Arc::new(Block::new(cfg.block_size, cfg.hugetlb)?))
+        } else {
+            // Fail now rather than in a worker when huge pages are not there.
+            if cfg.hugetlb {
+                Block::new(cfg.block_size, true)?;
+            }
+            None
+        };
+        Ok(Memory { cfg, global })
+    }
+}
+
+impl ThreadWorkload for Memory {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
+        let block = match &self.global {
+            Some(b) => b.clone(),
+            // Checked in `new`; a failure here (memory exhausted since) falls back to the heap.
+            None => Arc::new(
+                Block::new(self.cfg.block_size, self.cfg.hugetlb)
+                    .or_else(|_| Block::new(self.cfg.block_size, false))
+                    .expect("heap allocation does not fail"),
+            ),
+        };
+        Box::new(MemoryWorker {
+            block,
+            oper: self.cfg.oper,
+            random: self.cfg.random,
+            rng: Rng::new(self.cfg.seed.wrapping_add(u64::from(thread))),
+        })
+    }
+}
+
+struct MemoryWorker {
+    block: Arc<Block>,
+    oper: Oper,
+    random: bool,
+    rng: Rng,
+}
+
+impl WorkerLoop for MemoryWorker {
+    fn event(&mut self, _stop: &AtomicBool, _io: &mut IoCounters) -> Step {
+        let words = self.block.words();
+        if self.random {
+            random_pass(words, self.oper, &mut self.rng);
+        } else {
+            seq_pass(words, self.oper);
+        }
+        Step::Done
+    }
+}
+
+/// One sequential pass over the block.
+#[inline(never)]
+pub fn seq_pass(words: &[AtomicU64], oper: Oper) {
+    match oper {
+        Oper::Write => {
+            for (i, w) in words.iter().enumerate() {
+                w.store(i as u64, Ordering::Relaxed);
+            }
+        }
+        Oper::Read => {
+            let mut acc = 0u64;
+            for w in words {
+                acc ^= w.load(Ordering::Relaxed);
+            }
+            std::hint::black_box(acc);
+        }
+        Oper::None => {
+            for w in words {
+                std::hint::black_box(w as *const AtomicU64);
+            }
+        }
+    }
+}
+
+/// As many accesses as the block has words, each at a random word.
+#[inline(never)]
+pub fn random_pass(words: &[AtomicU64], oper: Oper, rng: &mut Rng) {
+    let last = words.len() as u64 - 1;
+    let mut acc = 0u64;
+    for _ in 0..words.len() {
+        let i = rng.uniform(0, last) as usize;
+        match oper {
+            Oper::Write => words[i].store(i as u64, Ordering::Relaxed),
+            Oper::Read => acc ^= words[i].load(Ordering::Relaxed),
+            Oper::None => acc ^= i as u64,
+        }
+    }
+    std::hint::black_box(acc);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(oper: Oper, random: bool, global: bool) -> MemoryConfig {
+        MemoryConfig {
+            block_size: 1024,
+            global,
+            hugetlb: false,
+            oper,
+            random,
+            seed: 7,
+        }
+    }
+
+    #[test]
+    fn sequential_write_touches_every_word() {
+        let m = Memory::new(cfg(Oper::Write, false, true)).unwrap();
+        let mut w = m.worker(0);
+        let stop = AtomicBool::new(false);
+        assert_eq!(w.event(&stop, &mut IoCounters::default()), Step::Done);
+        let words = m.global.as_ref().unwrap().words();
+        assert_eq!(words.len(), 128);
+        assert!(
+            words
+                .iter()
+                .enumerate()
+                .all(|(i, v)| v.load(Ordering::Relaxed) == i as u64)
+        );
+    }
+
+    #[test]
+    fn random_write_stays_inside_the_block() {
+        let m = Memory::new(cfg(Oper::Write, true, true)).unwrap();
+        let mut w = m.worker(1);
+        for _ in 0..50 {
+            w.event(&AtomicBool::new(false), &mut IoCounters::default());
+        }
+        let words = m.global.as_ref().unwrap().words();
+        // Each written word holds its own index; unwritten ones are still zero.
+        let written = words
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| *i > 0 && v.load(Ordering::Relaxed) == *i as u64)
+            .count();
+        assert!(written > 100, "only {written} of 127 words written");
+    }
+
+    #[test]
+    fn block_size_must_be_whole_words() {
+        let mut c = cfg(Oper::Read, false, false);
+        c.block_size = 12;
+        assert!(matches!(Memory::new(c), Err(MemoryError::BlockSize(12))));
+    }
+}
