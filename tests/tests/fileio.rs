@@ -1,0 +1,249 @@
+//! fileio end to end: two real agent processes, each with its own work directory, prepare,
+//! run and cleanup through the coordinator; the safety rules about the work directory; and
+//! the errors a user meets first.
+
+use std::path::Path;
+
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_env};
+use serde_json::Value;
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("json file written")).expect("valid JSON")
+}
+
+fn agent_in(dir: &Path, env: &[(&str, &str)]) -> AgentProc {
+    std::fs::create_dir_all(dir).unwrap();
+    AgentProc::start_with(&["--work-dir", dir.to_str().unwrap()], env)
+}
+
+fn ok(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// One clear line on stderr, exit code 2.
+fn refused(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line expected: {err}");
+    err
+}
+
+fn files_in(dir: &Path) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.metadata().unwrap().len(),
+                )
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn sum(agents: &[Value], section: &str, field: &str) -> u64 {
+    agents
+        .iter()
+        .map(|a| a[section][field].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
+    let scratch = Scratch::new("fileio-two");
+    let (wa, wb) = (scratch.path("a"), scratch.path("b"));
+    let (a, b) = (agent_in(&wa, &[]), agent_in(&wb, &[("FLEETBENCH_AIO", "pool")]));
+    // Files that are not this test's: cleanup must leave them alone.
+    std::fs::create_dir_all(wa.join("data")).unwrap();
+    std::fs::write(wa.join("data/keep.txt"), b"mine").unwrap();
+    std::fs::write(wa.join("data/test_file.7"), b"also mine").unwrap();
+    let agents = format!("{},{}", a.addr, b.addr);
+    let common = [
+        "fileio",
+        "--agents",
+        &agents,
+        "--file-num=4",
+        "--file-total-size=4M",
+        "--file-block-size=4K",
+        "--file-dir=data",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        common
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let args = with(extra);
+        fleetbench(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+
+    // Prepare: each agent writes the full set, exactly 4 x 1 MiB.
+    let text = ok(&run(&["--threads=2", "prepare"]));
+    assert!(text.contains("4 files, 1MiB each"), "{text}");
+    assert!(text.contains("4194304 bytes written"), "{text}");
+    for dir in [&wa, &wb] {
+        let files: Vec<(String, u64)> = files_in(&dir.join("data"))
+            .into_iter()
+            .filter(|(n, _)| n.starts_with("test_file.") && n != "test_file.7")
+            .collect();
+        assert_eq!(
+            files,
+            (0..4)
+                .map(|i| (format!("test_file.{i}"), 1 << 20))
+                .collect::<Vec<_>>(),
+            "{}",
+            dir.display()
+        );
+    }
+
+    // A timed random r/w run: merged figures are the sums of the per-agent ones.
+    let out_json = scratch.path("rndrw.json");
+    let text = ok(&run(&[
+        "--file-test-mode=rndrw",
+        "--threads=3",
+        "--time=2",
+        "--report-interval=1",
+        "--json",
+        out_json.to_str().unwrap(),
+        "run",
+    ]));
+    for part in [
+        "File operations:",
+        "    reads/s:",
+        "Throughput:",
+        "    written, MiB/s:",
+        "Doing random r/w test",
+        "[ 1s ] reads: ",
+    ] {
+        assert!(text.contains(part), "missing {part:?} in\n{text}");
+    }
+    let j = json(&out_json);
+    let agents = j["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    let t = &j["totals"]["file"];
+    for field in ["reads", "writes", "fsyncs", "bytes_read", "bytes_written"] {
+        assert_eq!(t[field].as_u64().unwrap(), sum(agents, "file", field), "{field}");
+    }
+    assert!(t["reads"].as_u64().unwrap() > 0 && t["writes"].as_u64().unwrap() > 0);
+    assert_eq!(t["bytes_read"].as_u64(), Some(t["reads"].as_u64().unwrap() * 4096));
+    // Every event is one read, write or periodic fsync (the fsyncs at the end are extra).
+    let events = j["totals"]["events"].as_u64().unwrap();
+    let ops = t["reads"].as_u64().unwrap() + t["writes"].as_u64().unwrap();
+    assert!(events >= ops && events <= ops + t["fsyncs"].as_u64().unwrap());
+    let ratio = t["reads"].as_f64().unwrap() / t["writes"].as_f64().unwrap();
+    assert!((ratio - 1.5).abs() < 0.05, "read/write ratio {ratio}");
+
+    // Every test mode in every I/O mode, with an exact event limit over both agents.
+    for (mode, reads, writes) in [
+        ("seqwr", false, true),
+        ("seqrewr", false, true),
+        ("seqrd", true, false),
+        ("rndrd", true, false),
+        ("rndwr", false, true),
+    ] {
+        for io in ["sync", "async", "mmap"] {
+            let out_json = scratch.path(&format!("{mode}-{io}.json"));
+            ok(&run(&[
+                &format!("--file-test-mode={mode}"),
+                &format!("--file-io-mode={io}"),
+                "--file-async-backlog=8",
+                "--threads=2",
+                "--events=400",
+                "--time=0",
+                "--json",
+                out_json.to_str().unwrap(),
+                "run",
+            ]));
+            let j = json(&out_json);
+            let t = &j["totals"]["file"];
+            assert_eq!(j["totals"]["events"].as_u64(), Some(400), "{mode} {io}");
+            let (r, w) = (t["reads"].as_u64().unwrap(), t["writes"].as_u64().unwrap());
+            assert_eq!((r > 0, w > 0), (reads, writes), "{mode} {io}: {t}");
+            let agents = j["agents"].as_array().unwrap();
+            assert_eq!(r, sum(agents, "file", "reads"), "{mode} {io}");
+            assert_eq!(w, sum(agents, "file", "writes"), "{mode} {io}");
+        }
+    }
+
+    // Cleanup removes test_file.0..3 and nothing else.
+    let text = ok(&run(&["cleanup"]));
+    assert!(text.contains("Removed 4 test files"), "{text}");
+    assert_eq!(
+        files_in(&wa.join("data")),
+        vec![("keep.txt".into(), 4), ("test_file.7".into(), 9)]
+    );
+    assert!(files_in(&wb.join("data")).is_empty());
+}
+
+#[test]
+fn file_dir_outside_the_work_directory_is_refused() {
+    let scratch = Scratch::new("fileio-escape");
+    let work = scratch.path("work");
+    let outside = scratch.path("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let agent = agent_in(&work, &[]);
+    std::os::unix::fs::symlink(&outside, work.join("link")).unwrap();
+    let abs = format!("--file-dir={}", outside.display());
+    for dir in ["--file-dir=../outside", abs.as_str(), "--file-dir=link", "--file-dir=link/sub"] {
+        let out = fleetbench(&[
+            "fileio",
+            "--agents",
+            &agent.addr,
+            "--file-num=2",
+            "--file-total-size=64K",
+            dir,
+            "prepare",
+        ]);
+        let err = refused(&out);
+        assert!(err.contains("refused"), "{dir}: {err}");
+    }
+    assert!(files_in(&outside).is_empty(), "something was written outside");
+    assert_eq!(files_in(&work), vec![("link".into(), files_in(&work)[0].1)]);
+}
+
+#[test]
+fn direct_io_needs_512_byte_blocks() {
+    let out = fleetbench(&[
+        "fileio",
+        "--file-extra-flags=direct",
+        "--file-block-size=1000",
+        "--file-test-mode=rndrd",
+        "run",
+    ]);
+    let err = refused(&out);
+    assert!(err.contains("multiple of 512"), "{err}");
+}
+
+#[test]
+fn run_without_prepare_names_the_missing_file() {
+    let scratch = Scratch::new("fileio-missing");
+    let agent = agent_in(&scratch.path("w"), &[]);
+    let out = fleetbench_env(
+        &[
+            "fileio",
+            "--agents",
+            &agent.addr,
+            "--file-num=2",
+            "--file-total-size=64K",
+            "--file-test-mode=seqrd",
+            "run",
+        ],
+        &[],
+    );
+    let err = refused(&out);
+    assert!(err.contains("test_file.0") && err.contains("prepare"), "{err}");
+    assert!(files_in(&scratch.path("w")).is_empty());
+}
