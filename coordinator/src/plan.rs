@@ -510,7 +510,7 @@ impl FileioPlan {
 /// Validates the memory options.
 fn memory(raw: &RawArgs) -> Result<MemoryPlan, PlanError> {
     let block_size = size(&raw.memory_block_size, "memory-block-size", 1024)?;
-    if block_size == 0 || block_size % 8 != 0 {
+    if block_size == 0 || !block_size.is_multiple_of(8) {
         return Err(invalid(
             "memory-block-size",
             block_size,

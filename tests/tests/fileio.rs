@@ -63,7 +63,10 @@ fn sum(agents: &[Value], section: &str, field: &str) -> u64 {
 fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     let scratch = Scratch::new("fileio-two");
     let (wa, wb) = (scratch.path("a"), scratch.path("b"));
-    let (a, b) = (agent_in(&wa, &[]), agent_in(&wb, &[("FLEETBENCH_AIO", "pool")]));
+    let (a, b) = (
+        agent_in(&wa, &[]),
+        agent_in(&wb, &[("FLEETBENCH_AIO", "pool")]),
+    );
     // Files that are not this test's: cleanup must leave them alone.
     std::fs::create_dir_all(wa.join("data")).unwrap();
     std::fs::write(wa.join("data/keep.txt"), b"mine").unwrap();
@@ -135,10 +138,17 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     assert_eq!(agents.len(), 2);
     let t = &j["totals"]["file"];
     for field in ["reads", "writes", "fsyncs", "bytes_read", "bytes_written"] {
-        assert_eq!(t[field].as_u64().unwrap(), sum(agents, "file", field), "{field}");
+        assert_eq!(
+            t[field].as_u64().unwrap(),
+            sum(agents, "file", field),
+            "{field}"
+        );
     }
     assert!(t["reads"].as_u64().unwrap() > 0 && t["writes"].as_u64().unwrap() > 0);
-    assert_eq!(t["bytes_read"].as_u64(), Some(t["reads"].as_u64().unwrap() * 4096));
+    assert_eq!(
+        t["bytes_read"].as_u64(),
+        Some(t["reads"].as_u64().unwrap() * 4096)
+    );
     // Every event is one read, write or periodic fsync (the fsyncs at the end are extra).
     let events = j["totals"]["events"].as_u64().unwrap();
     let ops = t["reads"].as_u64().unwrap() + t["writes"].as_u64().unwrap();
@@ -197,7 +207,12 @@ fn file_dir_outside_the_work_directory_is_refused() {
     let agent = agent_in(&work, &[]);
     std::os::unix::fs::symlink(&outside, work.join("link")).unwrap();
     let abs = format!("--file-dir={}", outside.display());
-    for dir in ["--file-dir=../outside", abs.as_str(), "--file-dir=link", "--file-dir=link/sub"] {
+    for dir in [
+        "--file-dir=../outside",
+        abs.as_str(),
+        "--file-dir=link",
+        "--file-dir=link/sub",
+    ] {
         let out = fleetbench(&[
             "fileio",
             "--agents",
@@ -210,7 +225,10 @@ fn file_dir_outside_the_work_directory_is_refused() {
         let err = refused(&out);
         assert!(err.contains("refused"), "{dir}: {err}");
     }
-    assert!(files_in(&outside).is_empty(), "something was written outside");
+    assert!(
+        files_in(&outside).is_empty(),
+        "something was written outside"
+    );
     assert_eq!(files_in(&work), vec![("link".into(), files_in(&work)[0].1)]);
 }
 
@@ -244,6 +262,9 @@ fn run_without_prepare_names_the_missing_file() {
         &[],
     );
     let err = refused(&out);
-    assert!(err.contains("test_file.0") && err.contains("prepare"), "{err}");
+    assert!(
+        err.contains("test_file.0") && err.contains("prepare"),
+        "{err}"
+    );
     assert!(files_in(&scratch.path("w")).is_empty());
 }

@@ -11,7 +11,12 @@ fn run_json(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value) {
     let (a, b) = (AgentProc::start(), AgentProc::start());
     let agents = format!("{},{}", a.addr, b.addr);
     let path = scratch.path(&format!("{name}.json"));
-    let mut all = vec!["--agents", agents.as_str(), "--json", path.to_str().unwrap()];
+    let mut all = vec![
+        "--agents",
+        agents.as_str(),
+        "--json",
+        path.to_str().unwrap(),
+    ];
     all.extend_from_slice(args);
     let out = fleetbench(&all);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -77,7 +82,10 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
     assert!(total > 0);
     assert_eq!(total, agent_sum(&j, |a| a["events"].as_u64().unwrap()));
     let mib = j["totals"]["memory"]["mib_transferred"].as_f64().unwrap();
-    assert!((mib - total as f64 / 1024.0).abs() < 1e-6, "{mib} vs {total}");
+    assert!(
+        (mib - total as f64 / 1024.0).abs() < 1e-6,
+        "{mib} vs {total}"
+    );
 }
 
 #[test]
@@ -101,7 +109,9 @@ fn threads_events_merge_over_agents() {
     assert_eq!(total, agent_sum(&j, |a| a["events"].as_u64().unwrap()));
     assert_eq!(
         j["totals"]["latency_ms"]["count"].as_u64(),
-        Some(agent_sum(&j, |a| a["latency_ms"]["count"].as_u64().unwrap()))
+        Some(agent_sum(&j, |a| a["latency_ms"]["count"]
+            .as_u64()
+            .unwrap()))
     );
 }
 

@@ -212,7 +212,7 @@ impl FileioConfig {
                 self.block_size
             )));
         }
-        if self.flags.direct && self.block_size % 512 != 0 {
+        if self.flags.direct && !self.block_size.is_multiple_of(512) {
             return Err(FileError::Options(format!(
                 "--file-extra-flags=direct needs a --file-block-size that is a multiple of 512, not {}",
                 self.block_size
@@ -755,7 +755,7 @@ impl FileWorker {
         }
         if mode.writes() && set.cfg.fsync_freq > 0 && !set.cfg.fsync_all {
             let n = set.requests.fetch_add(1, Ordering::Relaxed) + 1;
-            if n % u64::from(set.cfg.fsync_freq) == 0 {
+            if n.is_multiple_of(u64::from(set.cfg.fsync_freq)) {
                 // The following events fsync every file in turn.
                 self.fsync_next = 0;
             }

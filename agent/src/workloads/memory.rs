@@ -133,7 +133,7 @@ pub struct Memory {
 
 impl Memory {
     pub fn new(cfg: MemoryConfig) -> Result<Memory, MemoryError> {
-        if cfg.block_size == 0 || cfg.block_size % 8 != 0 {
+        if cfg.block_size == 0 || !cfg.block_size.is_multiple_of(8) {
             return Err(MemoryError::BlockSize(cfg.block_size));
         }
         let global = if cfg.global {

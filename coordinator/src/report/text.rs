@@ -76,7 +76,7 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
 /// A size as sysbench prints it: the largest binary unit that divides it ("16MiB", "2GiB").
 pub fn size_label(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -615,6 +615,7 @@ mod tests {
             per_thread: vec![(2, 4_000_000_000), (2, 6_000_000_000)],
             status: AgentStatus::Completed,
             db: Default::default(),
+            io: Default::default(),
             kinds: Vec::new(),
             targets: Vec::new(),
         };
@@ -628,6 +629,7 @@ mod tests {
             per_thread: vec![(2, 11_000_000_000)],
             status: AgentStatus::Lost("connection reset".into()),
             db: Default::default(),
+            io: Default::default(),
             kinds: Vec::new(),
             targets: Vec::new(),
         };
@@ -681,6 +683,7 @@ Threads fairness:
             events: 1234,
             latency: latency(&[1_670]),
             db: Default::default(),
+            io: Default::default(),
             per_agent: vec![],
         };
         assert_eq!(

@@ -107,7 +107,7 @@ impl Drop for Pool {
 }
 
 enum Backend {
-    Uring(IoUring),
+    Uring(Box<IoUring>),
     Pool {
         pool: Arc<Pool>,
         done_tx: Sender<Completion>,
@@ -136,7 +136,7 @@ impl Engine {
         let backend = match pool {
             Some(pool) => pool_backend(pool),
             None => match IoUring::new(backlog.next_power_of_two() as u32) {
-                Ok(ring) => Backend::Uring(ring),
+                Ok(ring) => Backend::Uring(Box::new(ring)),
                 Err(_) => pool_backend(Arc::new(Pool::new(backlog as u32))),
             },
         };
