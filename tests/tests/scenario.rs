@@ -59,12 +59,14 @@ targets = ["second"]
     )
     .unwrap();
     let json = dir.path("scenarios.json");
+    let html = dir.path("scenarios.html");
     let (b1, b2) = (counters(&db1), counters(&db2));
     let out = fleetbench(&[
         "scenario",
         "run",
         file.to_str().unwrap(),
         &format!("--json={}", json.display()),
+        &format!("--html={}", html.display()),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -139,6 +141,20 @@ targets = ["second"]
     let sel2 = delta(&b2, &a2, "Com_select");
     assert!((reads2..reads2 + 100).contains(&sel2), "{sel2} vs {reads2}");
     assert!(reads1 > 100, "the first scenario's selects would show");
+    // The HTML charts QPS against threads with one line per scenario, a point per step.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let qps_chart = &page[page.find("id=\"qps-threads\"").expect("qps chart")..];
+    let qps_chart = &qps_chart[..qps_chart.find("</svg>").unwrap()];
+    for (s, name) in sc.iter().zip(["text-on-first", "prepared-on-second"]) {
+        assert_eq!(s["name"], name);
+        for st in s["steps"].as_array().unwrap() {
+            let point = format!(
+                "data-series=\"{name}\" data-x=\"{}\"",
+                st["threads"].as_u64().unwrap()
+            );
+            assert!(qps_chart.contains(&point), "{point} missing");
+        }
+    }
     // prepare and cleanup ran around each scenario: nothing is left behind.
     assert_eq!(db1.sql("SHOW TABLES FROM sbtest").trim(), "");
     assert_eq!(db2.sql("SHOW TABLES FROM sbtest").trim(), "");
