@@ -105,9 +105,12 @@ fn change_text(base: f64, new: f64) -> String {
     }
 }
 
-/// The metrics compared, as (label, getter), for rows like `rows`.
-fn metrics(rows: &[&Summary]) -> Vec<(String, Box<dyn Fn(&Summary) -> f64>)> {
-    let mut m: Vec<(String, Box<dyn Fn(&Summary) -> f64>)> = Vec::new();
+/// A compared figure: its label and how to read it from a summary.
+type Metric = (String, Box<dyn Fn(&Summary) -> f64>);
+
+/// The metrics compared for rows like `rows`.
+fn metrics(rows: &[&Summary]) -> Vec<Metric> {
+    let mut m: Vec<Metric> = Vec::new();
     let db = rows.iter().any(|r| r.qps.is_some());
     m.push((
         if db { "tps" } else { "events/s" }.into(),

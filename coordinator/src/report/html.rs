@@ -44,7 +44,10 @@ pub struct Chart {
 
 /// About `n` round tick values covering [lo, hi] (steps of 1, 2 or 5 times a power of 10).
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater)
+        || !lo.is_finite()
+        || !hi.is_finite()
+    {
         return vec![lo];
     }
     let raw = (hi - lo) / n.max(1) as f64;
@@ -540,7 +543,7 @@ pub fn render(doc: &Value) -> Result<String, String> {
                 .into_iter()
                 .map(|mut s| {
                     if s.label.is_empty() {
-                        s.label = format!("{}", doc["test"].as_str().unwrap_or("sweep"));
+                        s.label = doc["test"].as_str().unwrap_or("sweep").to_string();
                     }
                     s
                 })
