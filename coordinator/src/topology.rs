@@ -303,7 +303,7 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
         } else {
             args.extend(cli_agents.iter().cloned());
         }
-        let s = Scenario {
+        let mut s = Scenario {
             name,
             description: sc.description.clone(),
             targets: target_names,
@@ -314,8 +314,12 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
             line: line_of(src, sc.name.span().start),
         };
         // Check every command's plan now, so a mistake never surfaces half-way through.
-        for command in ["prepare", "run", "cleanup"] {
-            s.plan(command, s.threads[0], path)?;
+        // A test without prepare (cpu) just runs.
+        let run = s.plan("run", s.threads[0], path)?;
+        s.prepare &= run.workload.commands().contains(&Command::Prepare);
+        if s.prepare {
+            s.plan("prepare", s.threads[0], path)?;
+            s.plan("cleanup", s.threads[0], path)?;
         }
         scenarios.push(s);
     }

@@ -462,4 +462,29 @@ mod tests {
         assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn the_schema_in_docs_names_every_field_written() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/result-schema.json")).unwrap();
+        let plan =
+            crate::plan::build(&crate::cli::parse(["fleetbench", "cpu", "run"]).unwrap()).unwrap();
+        let v = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
+        let run = &schema["$defs"]["run"];
+        assert_eq!(run["properties"]["format_version"]["const"], FORMAT_VERSION);
+        let mut required: Vec<&str> = run["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let mut written: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        required.sort_unstable();
+        written.sort_unstable();
+        assert_eq!(required, written);
+        let totals = schema["$defs"]["totals"]["properties"].as_object().unwrap();
+        for k in v["totals"].as_object().unwrap().keys() {
+            assert!(totals.contains_key(k), "totals.{k} is not in the schema");
+        }
+    }
 }
