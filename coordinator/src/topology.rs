@@ -762,6 +762,22 @@ threads = [8]
     }
 
     #[test]
+    fn the_example_in_deploy_is_valid() {
+        let src = include_str!("../../deploy/scenarios-master-slave-mycat.toml");
+        let f = parse("example.toml", src, &[]).unwrap();
+        let names: Vec<&str> = f.scenarios.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["direct", "proxy", "sharded-2"]);
+        assert_eq!(f.scenarios[0].threads, [16, 32, 48, 64, 96, 128]);
+        assert_eq!((f.warmup_s, f.cooldown_s), (Some(30), Some(10)));
+        let p = f.scenarios[2].plan("run", 64, "example.toml").unwrap();
+        assert_eq!(p.percentiles, [95.0, 99.0]);
+        assert_eq!(
+            p.agents,
+            AgentSource::Remote(vec!["client1:7600".into(), "client2:7600".into()])
+        );
+    }
+
+    #[test]
     fn line_numbers() {
         assert_eq!(line_of("a\nb\nc", 0), 1);
         assert_eq!(line_of("a\nb\nc", 2), 2);
