@@ -31,7 +31,8 @@ pub struct RawArgs {
     #[arg(long)]
     pub test: Option<String>,
 
-    /// Number of threads, split over the agents [default: 1].
+    /// Number of threads, split over the agents, or a comma-separated list for a sweep
+    /// (one measurement per count) [default: 1].
     #[arg(long, alias = "num-threads")]
     pub threads: Option<String>,
 
@@ -58,6 +59,25 @@ pub struct RawArgs {
     /// Write the whole result as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// Seconds of load before each measurement, excluded from the figures [default: 0].
+    #[arg(long)]
+    pub warmup_time: Option<String>,
+    /// Thread sweeps: seconds of rest between two steps [default: 0].
+    #[arg(long)]
+    pub cooldown: Option<String>,
+    /// Write the run's, sweep's or scenarios' table as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print the merged latency histogram, as sysbench does: --histogram or --histogram=on.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub histogram: Option<String>,
+    /// `scenario run`: run only this scenario (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
 
     /// Agents to run the load on, comma-separated HOST:PORT (repeatable).
     #[arg(long, value_name = "HOST:PORT,...")]

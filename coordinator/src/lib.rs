@@ -10,6 +10,8 @@ pub mod merge;
 pub mod plan;
 pub mod report;
 pub mod session;
+pub mod sweep;
+pub mod topology;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -33,14 +35,16 @@ pub struct UsageError(String);
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     let setup = err.downcast_ref::<UsageError>().is_some()
         || err.downcast_ref::<PlanError>().is_some()
-        || err.downcast_ref::<SessionError>().is_some();
+        || err.downcast_ref::<SessionError>().is_some()
+        || err.downcast_ref::<topology::ScenarioError>().is_some()
+        || err.downcast_ref::<report::compare::DocError>().is_some();
     if setup { EXIT_USAGE } else { EXIT_FAILED }
 }
 
 /// Runs the coordinator with a full argument vector (program name first); returns the exit
 /// code for a run that happened, or the error that stopped it.
 pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
-    let raw = match cli::parse(args) {
+    let mut raw = match cli::parse(args) {
         Ok(raw) => raw,
         Err(e) if !e.use_stderr() => {
             // --help / --version.
@@ -53,6 +57,14 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             return Err(UsageError(first.trim_start_matches("error: ").to_string()).into());
         }
     };
+    let extras = sweep::take_extras(&mut raw)?;
+    if raw.test.is_none() {
+        match raw.words.first().map(String::as_str) {
+            Some("compare") => return report::compare::main(&raw),
+            Some("report") => return report::html::main(&raw),
+            _ => {}
+        }
+    }
     let token = fleetbench_agent::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
     let auth = fleetbench_agent::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
     let link = session::Link {
@@ -63,6 +75,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         match raw.words.first().map(String::as_str) {
             Some("agents") => return list_agents(&raw, &link).await,
             Some("stop") => return stop_agents(&raw, &link).await,
+            Some("scenario") => return topology::main(&raw, &extras, &link).await,
             _ => {}
         }
     }
@@ -84,7 +97,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             (agents.addrs.clone(), Some(agents))
         }
     };
-    let outcome = run_plan(&plan, &addrs, &link).await;
+    let outcome = run_plan(&plan, &addrs, &link, &extras).await;
     if let Some(agents) = local {
         agents.stop().await;
     }
@@ -197,8 +210,19 @@ fn tls_config(raw: &cli::RawArgs) -> anyhow::Result<Option<tonic::transport::Cli
     Ok(Some(cfg))
 }
 
-async fn run_plan(plan: &Plan, addrs: &[String], link: &session::Link) -> anyhow::Result<i32> {
-    let conns = session::connect(addrs, &plan.workload, link).await?;
+async fn run_plan(
+    plan: &Plan,
+    addrs: &[String],
+    link: &session::Link,
+    extras: &sweep::Extras,
+) -> anyhow::Result<i32> {
+    if plan.command == plan::Command::Run {
+        if extras.counts.is_some() {
+            return sweep::run(plan, extras, addrs, link).await;
+        }
+        sweep::warm_up(plan, extras.warmup, addrs, link).await?;
+    }
+    let conns = sweep::connect_idle(addrs, &plan.workload, link).await?;
     match plan.command {
         plan::Command::Run => {}
         plan::Command::Prepare | plan::Command::Cleanup => {
@@ -230,11 +254,15 @@ async fn run_plan(plan: &Plan, addrs: &[String], link: &session::Link) -> anyhow
         }
     })
     .await?;
+    if extras.histogram {
+        print!("{}", report::histogram::text(&result.latency()));
+    }
     print!("{}", report::text::final_report(plan, &result));
     if let Some(path) = &plan.json {
         report::json::write(path, &report::json::build(plan, &result))
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
+    sweep::single_outputs(plan, &result, extras)?;
     let degraded = result
         .agents
         .iter()

@@ -12,8 +12,10 @@ use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
 use crate::plan::{AgentSource, Plan, Workload};
 
-/// Bumped whenever a field changes meaning or disappears.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped whenever a field changes meaning or disappears, or a new kind of document appears
+/// (2: `kind`, sweep and scenario documents, `totals.latency_spectrum_ms`). The shape is
+/// documented in docs/result-format.md and docs/result-schema.json.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Percentiles every JSON latency object carries.
 const ALWAYS: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
@@ -21,6 +23,8 @@ const ALWAYS: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub format_version: u32,
+    /// "run" (this document); sweeps and scenarios are "sweep" and "scenarios".
+    pub kind: &'static str,
     pub fleetbench_version: &'static str,
     pub test: &'static str,
     pub command: &'static str,
@@ -66,6 +70,8 @@ pub struct Totals {
     pub events: u64,
     pub events_per_sec: f64,
     pub latency_ms: LatencyMs,
+    /// Latency at many percentiles, for the percentile spectrum chart.
+    pub latency_spectrum_ms: Vec<SpectrumPoint>,
     pub fairness: Fairness,
     pub agents_lost: usize,
     /// OLTP: sysbench's SQL statistics, plus errors by code.
@@ -247,6 +253,37 @@ pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
     }
 }
 
+/// One point of the percentile spectrum.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct SpectrumPoint {
+    pub percentile: f64,
+    pub ms: f64,
+}
+
+/// Percentiles of the spectrum: evenly up to 90, then ever closer to 100.
+const SPECTRUM: [f64; 19] = [
+    0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 97.0, 99.0, 99.5, 99.9, 99.95,
+    99.99, 99.999, 100.0,
+];
+
+/// Latency at the spectrum's percentiles (0 is the minimum); empty without events.
+pub fn spectrum(l: &Latency) -> Vec<SpectrumPoint> {
+    if l.count() == 0 {
+        return Vec::new();
+    }
+    SPECTRUM
+        .iter()
+        .map(|&p| SpectrumPoint {
+            percentile: p,
+            ms: round(if p == 0.0 {
+                l.min_ms()
+            } else {
+                l.percentile_ms(p)
+            }),
+        })
+        .collect()
+}
+
 /// Microsecond precision is all a millisecond figure can honestly carry.
 fn round(ms: f64) -> f64 {
     (ms * 1e3).round() / 1e3
@@ -379,6 +416,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
     };
     Report {
         format_version: FORMAT_VERSION,
+        kind: "run",
         fleetbench_version: env!("CARGO_PKG_VERSION"),
         test: plan.workload.name(),
         command: plan.command.name(),
@@ -400,6 +438,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             events: r.events(),
             events_per_sec: r.events_per_sec(),
             latency_ms: latency_ms(&r.latency(), &plan.percentiles),
+            latency_spectrum_ms: spectrum(&r.latency()),
             fairness: Fairness {
                 events_avg: f.events_avg,
                 events_stddev: f.events_stddev,
@@ -481,6 +520,11 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
 
 /// Writes `report` to `path` atomically, so a reader never sees half a file.
 pub fn write(path: &Path, report: &Report) -> std::io::Result<()> {
+    write_value(path, report)
+}
+
+/// Writes any serialisable document to `path` atomically.
+pub fn write_value(path: &Path, report: &impl Serialize) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -542,5 +586,30 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_schema_in_docs_names_every_field_written() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/result-schema.json")).unwrap();
+        let plan =
+            crate::plan::build(&crate::cli::parse(["fleetbench", "cpu", "run"]).unwrap()).unwrap();
+        let v = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
+        let run = &schema["$defs"]["run"];
+        assert_eq!(run["properties"]["format_version"]["const"], FORMAT_VERSION);
+        let mut required: Vec<&str> = run["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let mut written: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        required.sort_unstable();
+        written.sort_unstable();
+        assert_eq!(required, written);
+        let totals = schema["$defs"]["totals"]["properties"].as_object().unwrap();
+        for k in v["totals"].as_object().unwrap().keys() {
+            assert!(totals.contains_key(k), "totals.{k} is not in the schema");
+        }
     }
 }

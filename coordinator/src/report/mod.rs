@@ -1,5 +1,10 @@
-//! Report writers: sysbench-layout text for people, JSON for programs.
+//! Report writers: sysbench-layout text for people, JSON for programs, and the tables,
+//! comparisons and charts built from them.
 
+pub mod compare;
+pub mod csv;
+pub mod histogram;
+pub mod html;
 pub mod json;
 pub mod text;
 

@@ -1,0 +1,585 @@
+//! Thread sweeps: `--threads 16,32,48` runs one measurement per thread count (each after an
+//! optional warm-up that is not measured, with an optional rest between steps) and prints
+//! one table of threads, TPS, QPS, latency percentiles and errors per second. Also the
+//! output options every run shares (`--csv`, `--html`, `--histogram`) and the summary row
+//! that tables, CSV, `compare` and the HTML report are built from.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cli::RawArgs;
+use crate::merge::{AgentStatus, RunResult};
+use crate::plan::{Plan, PlanError, Workload};
+use crate::report;
+use crate::session::{self, Link, SessionError};
+
+/// Output and sweep options beyond a single run's plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// Thread counts of a sweep; None for a single run.
+    pub counts: Option<Vec<u32>>,
+    /// Load before each measurement, excluded from the figures.
+    pub warmup: Duration,
+    /// Rest between two steps of a sweep.
+    pub cooldown: Duration,
+    pub csv: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    /// Print the merged latency histogram, as sysbench's --histogram does.
+    pub histogram: bool,
+}
+
+/// Takes the sweep and output options out of `raw`. A thread list leaves its first count in
+/// `raw.threads`, so the plan built from `raw` is that of the first step.
+pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
+    let counts = match raw.threads.as_deref() {
+        Some(s) if s.contains(',') => {
+            let counts = parse_thread_list(s)?;
+            raw.threads = Some(counts[0].to_string());
+            Some(counts)
+        }
+        _ => None,
+    };
+    let secs = |v: &Option<String>, option: &'static str| -> Result<Duration, PlanError> {
+        match v {
+            None => Ok(Duration::ZERO),
+            Some(s) => s
+                .trim()
+                .parse::<u64>()
+                .map(Duration::from_secs)
+                .map_err(|_| PlanError::Invalid {
+                    option,
+                    value: s.clone(),
+                    why: "not a non-negative integer",
+                }),
+        }
+    };
+    let histogram = match raw
+        .histogram
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("off" | "false" | "no" | "0") => false,
+        Some("on" | "true" | "yes" | "1") => true,
+        Some(_) => {
+            return Err(PlanError::Invalid {
+                option: "histogram",
+                value: raw.histogram.clone().unwrap_or_default(),
+                why: "expected on or off",
+            });
+        }
+    };
+    Ok(Extras {
+        counts,
+        warmup: secs(&raw.warmup_time, "warmup-time")?,
+        cooldown: secs(&raw.cooldown, "cooldown")?,
+        csv: raw.csv.clone(),
+        html: raw.html.clone(),
+        histogram,
+    })
+}
+
+/// Parses `16,32,48`: positive counts, no duplicates, in the order given.
+pub fn parse_thread_list(s: &str) -> Result<Vec<u32>, PlanError> {
+    let bad = |why| PlanError::Invalid {
+        option: "threads",
+        value: s.to_string(),
+        why,
+    };
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let n: u32 = part
+            .parse()
+            .map_err(|_| bad("expected a thread count or a comma-separated list of them"))?;
+        if n == 0 {
+            return Err(bad("every thread count must be at least 1"));
+        }
+        if out.contains(&n) {
+            return Err(bad("a thread count is listed twice"));
+        }
+        out.push(n);
+    }
+    if out.is_empty() {
+        return Err(bad(
+            "expected a thread count or a comma-separated list of them",
+        ));
+    }
+    Ok(out)
+}
+
+/// One measurement reduced to the figures tables and charts compare: from a run's JSON
+/// document, so that files written earlier give the same rows as a run in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub threads: u32,
+    pub time_s: f64,
+    pub events: u64,
+    /// Transactions per second for OLTP, events per second otherwise.
+    pub tps: f64,
+    /// Queries per second (OLTP only).
+    pub qps: Option<f64>,
+    /// Latency in ms: min, avg, max and percentiles ("p50", "p99.9", ...).
+    pub latency_ms: BTreeMap<String, f64>,
+    /// Ignored errors per second (OLTP only, else 0).
+    pub errors_per_sec: f64,
+    pub reconnects_per_sec: f64,
+}
+
+impl Summary {
+    /// The summary of a run document (`kind` "run"); None if it lacks the totals.
+    pub fn from_run(doc: &Value) -> Option<Summary> {
+        let t = doc.get("totals")?;
+        let time_s = t.get("time_s")?.as_f64()?;
+        let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
+        let sql = t.get("sql").filter(|s| s.is_object());
+        let latency_ms = t
+            .get("latency_ms")?
+            .as_object()?
+            .iter()
+            .filter(|(k, _)| k.as_str() != "count" && k.as_str() != "sum")
+            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+            .collect();
+        Some(Summary {
+            threads: doc.pointer("/config/threads")?.as_u64()? as u32,
+            time_s,
+            events: t.get("events")?.as_u64()?,
+            tps: match sql {
+                Some(s) => s.get("tps")?.as_f64()?,
+                None => t.get("events_per_sec")?.as_f64()?,
+            },
+            qps: sql.and_then(|s| s.get("qps")?.as_f64()),
+            latency_ms,
+            errors_per_sec: per_s(
+                sql.and_then(|s| s.get("ignored_errors")?.as_f64())
+                    .unwrap_or(0.0),
+            ),
+            reconnects_per_sec: per_s(
+                sql.and_then(|s| s.get("reconnects")?.as_f64())
+                    .unwrap_or(0.0),
+            ),
+        })
+    }
+
+    pub fn latency(&self, key: &str) -> f64 {
+        self.latency_ms.get(key).copied().unwrap_or(0.0)
+    }
+}
+
+/// The percentile keys of `rows` ("p50", "p95", ...), in numeric order.
+pub fn percentile_keys<'a>(rows: impl IntoIterator<Item = &'a Summary>) -> Vec<String> {
+    let mut keys: Vec<(f64, String)> = Vec::new();
+    for r in rows {
+        for k in r.latency_ms.keys() {
+            if let Some(p) = k.strip_prefix('p').and_then(|p| p.parse::<f64>().ok())
+                && !keys.iter().any(|(_, x)| x == k)
+            {
+                keys.push((p, k.clone()));
+            }
+        }
+    }
+    keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+    keys.into_iter().map(|(_, k)| k).collect()
+}
+
+/// The latency columns a table shows: avg, p50, p95, p99, any other requested percentile
+/// present in every row, and max.
+fn latency_columns(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> Vec<String> {
+    let mut cols = vec!["avg".to_string()];
+    let wanted: Vec<String> = [50.0, 95.0, 99.0]
+        .iter()
+        .chain(requested)
+        .map(|&p| format!("p{}", report::pct_label(p)))
+        .collect();
+    for k in percentile_keys(rows.iter().map(|r| r.1)) {
+        if wanted.contains(&k) && rows.iter().all(|r| r.1.latency_ms.contains_key(&k)) {
+            cols.push(k);
+        }
+    }
+    cols.push("max".into());
+    cols
+}
+
+/// The sweep or scenario table: one row per (scenario, threads). Scenario names appear in
+/// a first column when any row has one. Latencies in ms.
+pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
+    let named = rows.iter().any(|r| r.0.is_some());
+    let db = rows.iter().any(|r| r.1.qps.is_some());
+    let w = rows
+        .iter()
+        .filter_map(|r| r.0.map(str::len))
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let lat = latency_columns(rows, requested);
+    let mut s = String::new();
+    if named {
+        let _ = write!(s, "{:<w$}  ", "scenario");
+    }
+    let _ = write!(
+        s,
+        "{:>7}  {:>10}",
+        "threads",
+        if db { "tps" } else { "events/s" }
+    );
+    if db {
+        let _ = write!(s, "  {:>11}", "qps");
+    }
+    for c in &lat {
+        let _ = write!(s, "  {:>9}", format!("{c} ms"));
+    }
+    if db {
+        let _ = write!(s, "  {:>8}  {:>8}", "err/s", "reconn/s");
+    }
+    s.push('\n');
+    for (name, r) in rows {
+        if named {
+            let _ = write!(s, "{:<w$}  ", name.unwrap_or("-"));
+        }
+        let _ = write!(s, "{:>7}  {:>10.2}", r.threads, r.tps);
+        if db {
+            let _ = write!(s, "  {:>11.2}", r.qps.unwrap_or(0.0));
+        }
+        for c in &lat {
+            let _ = write!(s, "  {:>9.2}", r.latency(c));
+        }
+        if db {
+            let _ = write!(
+                s,
+                "  {:>8.2}  {:>8.2}",
+                r.errors_per_sec, r.reconnects_per_sec
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// One step of a sweep as written to JSON: its summary and the whole run document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub threads: u32,
+    pub summary: Summary,
+    pub result: Value,
+}
+
+/// The JSON document of a sweep (`kind` "sweep").
+pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool) -> Value {
+    serde_json::json!({
+        "format_version": report::json::FORMAT_VERSION,
+        "kind": "sweep",
+        "fleetbench_version": env!("CARGO_PKG_VERSION"),
+        "test": plan.workload.name(),
+        "threads": extras.counts.clone().unwrap_or_else(|| vec![plan.threads]),
+        "warmup_time_s": extras.warmup.as_secs(),
+        "cooldown_s": extras.cooldown.as_secs(),
+        "interrupted": interrupted,
+        "steps": steps,
+    })
+}
+
+/// Waits for `addrs` to be idle and greets them: an agent that has just finished a run may
+/// still be releasing it for a moment.
+pub async fn connect_idle(
+    addrs: &[String],
+    workload: &Workload,
+    link: &Link,
+) -> Result<Vec<session::AgentConn>, SessionError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match session::connect(addrs, workload, link).await {
+            Err(SessionError::Refused { reason, .. })
+                if reason.starts_with("busy") && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Runs `plan`'s load for `warmup` and discards the figures (nothing when zero).
+pub async fn warm_up(
+    plan: &Plan,
+    warmup: Duration,
+    addrs: &[String],
+    link: &Link,
+) -> anyhow::Result<()> {
+    if warmup.is_zero() {
+        return Ok(());
+    }
+    let mut w = plan.clone();
+    w.time = Some(warmup);
+    w.events = None;
+    let conns = connect_idle(addrs, &w.workload, link).await?;
+    println!("Warming up for {}s (not measured)...", warmup.as_secs());
+    std::io::stdout().flush().ok();
+    session::run(conns, &w, || {}, |_| {}).await?;
+    Ok(())
+}
+
+/// One measured run of `plan` (after its warm-up), interval lines printed when asked for.
+pub async fn measure(
+    plan: &Plan,
+    warmup: Duration,
+    addrs: &[String],
+    link: &Link,
+) -> anyhow::Result<RunResult> {
+    warm_up(plan, warmup, addrs, link).await?;
+    let conns = connect_idle(addrs, &plan.workload, link).await?;
+    let show = plan.report_interval.is_some();
+    let db = matches!(plan.workload, Workload::Oltp(_));
+    let p = plan.percentiles[0];
+    let result = session::run(
+        conns,
+        plan,
+        || {},
+        |iv| {
+            if show {
+                println!("{}", report::text::interval_line(iv, p, db));
+                std::io::stdout().flush().ok();
+            }
+        },
+    )
+    .await?;
+    Ok(result)
+}
+
+/// Whether every agent completed and nobody interrupted.
+pub fn clean(r: &RunResult) -> bool {
+    !r.interrupted && r.agents.iter().all(|a| a.status == AgentStatus::Completed)
+}
+
+/// Runs the steps of a sweep over `counts`; returns the steps done and whether all of them
+/// ran cleanly. Stops early on an interrupt.
+pub async fn run_steps(
+    plan: &Plan,
+    extras: &Extras,
+    counts: &[u32],
+    addrs: &[String],
+    link: &Link,
+    label: &str,
+) -> anyhow::Result<(Vec<Step>, bool, bool)> {
+    let mut steps = Vec::new();
+    let mut all_clean = true;
+    let mut interrupted = false;
+    for (i, &n) in counts.iter().enumerate() {
+        if i > 0 && !extras.cooldown.is_zero() {
+            tokio::time::sleep(extras.cooldown).await;
+        }
+        let mut p = plan.clone();
+        p.threads = n;
+        println!("{label}step {}/{}: {n} threads", i + 1, counts.len());
+        std::io::stdout().flush().ok();
+        let r = measure(&p, extras.warmup, addrs, link).await?;
+        if extras.histogram {
+            print!("{}", report::histogram::text(&r.latency()));
+        }
+        let doc = serde_json::to_value(report::json::build(&p, &r))?;
+        let summary = Summary::from_run(&doc).context("a run document without totals")?;
+        println!(
+            "{label}step {}/{}: {n} threads: {} {:.2}{} lat (ms,{}%): {:.2}\n",
+            i + 1,
+            counts.len(),
+            if summary.qps.is_some() {
+                "tps"
+            } else {
+                "events/s"
+            },
+            summary.tps,
+            summary
+                .qps
+                .map(|q| format!(" qps {q:.2}"))
+                .unwrap_or_default(),
+            report::pct_label(p.percentiles[0]),
+            r.latency().percentile_ms(p.percentiles[0]),
+        );
+        all_clean &= clean(&r);
+        steps.push(Step {
+            threads: n,
+            summary,
+            result: doc,
+        });
+        if r.interrupted {
+            interrupted = true;
+            break;
+        }
+    }
+    Ok((steps, all_clean, interrupted))
+}
+
+/// `--threads A,B,C ... run`: every step, then the table, CSV, JSON and HTML.
+pub async fn run(
+    plan: &Plan,
+    extras: &Extras,
+    addrs: &[String],
+    link: &Link,
+) -> anyhow::Result<i32> {
+    let counts = extras.counts.clone().unwrap_or_else(|| vec![plan.threads]);
+    if matches!(&plan.workload, Workload::Oltp(o)
+        if o.config.script == fleetbench_agent::workloads::oltp::Script::BulkInsert)
+    {
+        return Err(PlanError::NotSupported("a thread sweep of bulk_insert".into()).into());
+    }
+    println!(
+        "fleetbench {} (sysbench 1.0 compatible)\n\nThread sweep of {}: {} threads, {} per step{}{}\n",
+        env!("CARGO_PKG_VERSION"),
+        plan.workload.name(),
+        counts
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.time
+            .map_or("no time limit".into(), |t| format!("{}s", t.as_secs())),
+        if extras.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(", {}s warm-up", extras.warmup.as_secs())
+        },
+        if extras.cooldown.is_zero() {
+            String::new()
+        } else {
+            format!(", {}s cool-down", extras.cooldown.as_secs())
+        },
+    );
+    let (steps, all_clean, interrupted) = run_steps(plan, extras, &counts, addrs, link, "").await?;
+    let rows: Vec<(Option<&str>, &Summary)> = steps.iter().map(|s| (None, &s.summary)).collect();
+    println!("Thread sweep:");
+    print!("{}", table(&rows, &plan.percentiles));
+    let doc = sweep_doc(plan, extras, &steps, interrupted);
+    write_outputs(plan.json.as_ref(), extras, &doc, &rows)?;
+    Ok(if all_clean {
+        crate::EXIT_OK
+    } else {
+        crate::EXIT_DEGRADED
+    })
+}
+
+/// `--csv` and `--html` of a single run.
+pub fn single_outputs(plan: &Plan, r: &RunResult, extras: &Extras) -> anyhow::Result<()> {
+    if extras.csv.is_none() && extras.html.is_none() {
+        return Ok(());
+    }
+    let doc = serde_json::to_value(report::json::build(plan, r))?;
+    let summary = Summary::from_run(&doc).context("a run document without totals")?;
+    write_outputs(None, extras, &doc, &[(None, &summary)])
+}
+
+/// Writes the JSON, CSV and HTML files asked for.
+pub fn write_outputs(
+    json: Option<&PathBuf>,
+    extras: &Extras,
+    doc: &Value,
+    rows: &[(Option<&str>, &Summary)],
+) -> anyhow::Result<()> {
+    if let Some(path) = json {
+        report::json::write_value(path, doc)
+            .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
+    }
+    if let Some(path) = &extras.csv {
+        report::csv::write(path, rows)
+            .with_context(|| format!("cannot write the CSV table to {}", path.display()))?;
+    }
+    if let Some(path) = &extras.html {
+        report::html::write(path, doc)
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists() {
+        assert_eq!(
+            parse_thread_list("16,32, 48,64,96,128").unwrap(),
+            vec![16, 32, 48, 64, 96, 128]
+        );
+        assert_eq!(parse_thread_list("8,").unwrap(), vec![8]);
+        for bad in ["", ",", "4,x", "4,0", "4,4", "-1,2"] {
+            assert!(
+                matches!(
+                    parse_thread_list(bad),
+                    Err(PlanError::Invalid {
+                        option: "threads",
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn extras_take_the_first_count_into_the_plan() {
+        let mut raw = crate::cli::parse([
+            "fleetbench",
+            "cpu",
+            "--threads=2,4,8",
+            "--warmup-time=3",
+            "--cooldown=1",
+            "--histogram",
+            "run",
+        ])
+        .unwrap();
+        let e = take_extras(&mut raw).unwrap();
+        assert_eq!(e.counts, Some(vec![2, 4, 8]));
+        assert_eq!(raw.threads.as_deref(), Some("2"));
+        assert_eq!(
+            (e.warmup, e.cooldown, e.histogram),
+            (Duration::from_secs(3), Duration::from_secs(1), true)
+        );
+        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--histogram=maybe", "run"]).unwrap();
+        assert!(take_extras(&mut raw).is_err());
+        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--threads=3", "run"]).unwrap();
+        assert_eq!(take_extras(&mut raw).unwrap().counts, None);
+    }
+
+    pub(crate) fn run_doc(threads: u32, tps: f64, qps: f64, p95: f64) -> Value {
+        serde_json::json!({
+            "format_version": 2, "kind": "run",
+            "config": {"threads": threads},
+            "totals": {
+                "time_s": 10.0, "events": (tps * 10.0) as u64, "events_per_sec": tps,
+                "latency_ms": {"count": 5, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 10.0,
+                               "p50": 2.0, "p95": p95, "p99": p95 * 2.0},
+                "sql": {"tps": tps, "qps": qps, "ignored_errors": 20, "reconnects": 0},
+            }
+        })
+    }
+
+    #[test]
+    fn summary_from_a_run_document() {
+        let s = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5)).unwrap();
+        assert_eq!((s.threads, s.tps, s.qps), (16, 100.0, Some(2000.0)));
+        assert_eq!(s.errors_per_sec, 2.0);
+        assert_eq!(s.latency("p95"), 5.5);
+        assert!(!s.latency_ms.contains_key("count"));
+        assert_eq!(percentile_keys([&s]), ["p50", "p95", "p99"]);
+        assert!(Summary::from_run(&serde_json::json!({"config": {}})).is_none());
+    }
+
+    #[test]
+    fn table_has_one_row_per_step() {
+        let a = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5)).unwrap();
+        let b = Summary::from_run(&run_doc(32, 150.0, 3000.0, 7.25)).unwrap();
+        let t = table(&[(None, &a), (None, &b)], &[95.0]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        assert!(lines[0].contains("threads") && lines[0].contains("p95 ms"));
+        assert!(lines[2].trim_start().starts_with("32"));
+        assert!(lines[2].contains("150.00") && lines[2].contains("3000.00"));
+        assert!(lines[2].contains("7.25") && lines[2].contains("14.50"));
+        let named = table(&[(Some("direct"), &a), (Some("proxy"), &b)], &[95.0]);
+        assert!(named.lines().nth(1).unwrap().starts_with("direct "));
+    }
+}

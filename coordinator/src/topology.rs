@@ -1,0 +1,787 @@
+//! Scenario files: named database targets, agents, table maps and per-scenario options in
+//! TOML, so that one command (`fleetbench scenario run FILE [--only NAME]`) prepares, sweeps
+//! and cleans up every topology a comparison needs and prints one table, scenario by thread
+//! count. Everything in the file is checked before any load starts; errors name the line
+//! and the field.
+//!
+//! ```toml
+//! test = "oltp_read_write"          # defaults for every scenario
+//! threads = [16, 32, 64]
+//! time = 60
+//! warmup-time = 10                  # seconds before each step, not measured
+//! cooldown = 5                      # seconds of rest between steps
+//! agents = ["client1:7600"]         # else --agents / --local-agents / one embedded agent
+//! prepare = true                    # prepare and clean up around each scenario
+//! [options]                         # any fleetbench option, without the dashes
+//! tables = 10
+//! [targets]
+//! master = "mysql://sbtest:pw@master:3306/sbtest"
+//! [[scenario]]
+//! name = "direct"
+//! targets = ["master"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+use serde_json::Value;
+use toml::Spanned;
+
+use crate::cli::{self, RawArgs};
+use crate::plan::{self, AgentSource, Command, Plan, PlanError};
+use crate::session::{self, Link};
+use crate::sweep::{self, Extras, Step, Summary};
+
+/// A mistake in a scenario file, with the line (1-based) and field it concerns.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("{file}: line {line}: field '{field}': {message}")]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+/// Options a scenario sets through its own fields, never through `options`.
+const MANAGED: [&str; 12] = [
+    "threads",
+    "num-threads",
+    "test",
+    "target",
+    "table-map",
+    "agents",
+    "json",
+    "csv",
+    "html",
+    "warmup-time",
+    "cooldown",
+    "only",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct FileToml {
+    test: Option<Spanned<String>>,
+    threads: Option<Spanned<Vec<u32>>>,
+    time: Option<Spanned<u64>>,
+    warmup_time: Option<u64>,
+    cooldown: Option<u64>,
+    agents: Option<Vec<String>>,
+    prepare: Option<bool>,
+    #[serde(default)]
+    options: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    #[serde(default)]
+    targets: BTreeMap<Spanned<String>, Spanned<String>>,
+    #[serde(default)]
+    scenario: Vec<ScenarioToml>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ScenarioToml {
+    name: Spanned<String>,
+    description: Option<String>,
+    targets: Spanned<Vec<Spanned<String>>>,
+    table_map: Option<Spanned<String>>,
+    test: Option<Spanned<String>>,
+    threads: Option<Spanned<Vec<u32>>>,
+    time: Option<Spanned<u64>>,
+    prepare: Option<bool>,
+    #[serde(default)]
+    options: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+}
+
+/// One checked scenario: the command-line arguments it stands for, and where each came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub targets: Vec<String>,
+    pub threads: Vec<u32>,
+    pub prepare: bool,
+    /// Arguments after the program name, without the command word and --threads.
+    args: Vec<String>,
+    /// Option name (as in `--name`) -> (line, field) it was set at, for error messages.
+    origin: Vec<(String, usize, String)>,
+    /// Line of the scenario's name, for errors with no better place.
+    line: usize,
+}
+
+/// A checked scenario file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioFile {
+    pub path: String,
+    pub scenarios: Vec<Scenario>,
+    pub warmup_s: Option<u64>,
+    pub cooldown_s: Option<u64>,
+}
+
+/// 1-based line of byte `offset` in `src`.
+pub fn line_of(src: &str, offset: usize) -> usize {
+    src.as_bytes()[..offset.min(src.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The key written on the line holding `offset` (`key = value` or `[table]`), if any.
+fn key_at(src: &str, offset: usize) -> Option<String> {
+    let start = src[..offset.min(src.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = src[start..].lines().next().unwrap_or("").trim();
+    if let Some((k, _)) = line.split_once('=') {
+        return Some(k.trim().trim_matches('"').to_string());
+    }
+    line.strip_prefix('[')
+        .map(|t| t.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+}
+
+/// The field a serde message names (`unknown field `x``, `missing field `x``).
+fn field_in_message(msg: &str) -> Option<String> {
+    let rest = msg.split_once("field `")?.1;
+    Some(rest.split_once('`')?.0.to_string())
+}
+
+/// Parses and checks a scenario file's text. `cli_agents` are the command line's agent
+/// options (`--agents=...`, `--local-agents=...`), which win over the file's `agents`.
+pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFile, ScenarioError> {
+    let err = |span: Range<usize>, field: &str, message: String| ScenarioError {
+        file: path.to_string(),
+        line: line_of(src, span.start),
+        field: field.to_string(),
+        message,
+    };
+    let file: FileToml = toml::from_str(src).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let msg = e.message().trim().to_string();
+        let field = field_in_message(&msg)
+            .or_else(|| key_at(src, span.start))
+            .unwrap_or_else(|| "-".into());
+        err(span, &field, msg)
+    })?;
+    if file.scenario.is_empty() {
+        return Err(err(
+            0..0,
+            "scenario",
+            "no [[scenario]]: the file must define at least one".into(),
+        ));
+    }
+    for (k, v) in &file.targets {
+        plan::parse_target(&format!("{}={}", k.get_ref(), v.get_ref()))
+            .map_err(|e| err(v.span(), &format!("targets.{}", k.get_ref()), e.to_string()))?;
+    }
+    let mut scenarios = Vec::new();
+    for sc in &file.scenario {
+        let name = sc.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(err(sc.name.span(), "name", "empty scenario name".into()));
+        }
+        if scenarios.iter().any(|s: &Scenario| s.name == name) {
+            return Err(err(
+                sc.name.span(),
+                "name",
+                format!("scenario '{name}' is defined twice"),
+            ));
+        }
+        let mut args = Vec::new();
+        let mut origin = Vec::new();
+        let test = sc.test.as_ref().or(file.test.as_ref()).ok_or_else(|| {
+            err(
+                sc.name.span(),
+                "test",
+                format!("scenario '{name}' has no test: set `test` at the top or in the scenario"),
+            )
+        })?;
+        args.push(test.get_ref().clone());
+        origin.push((
+            "test".into(),
+            line_of(src, test.span().start),
+            "test".into(),
+        ));
+        let threads = sc
+            .threads
+            .as_ref()
+            .or(file.threads.as_ref())
+            .ok_or_else(|| {
+                err(
+                    sc.name.span(),
+                    "threads",
+                    format!("scenario '{name}' has no threads: set e.g. `threads = [16, 32]`"),
+                )
+            })?;
+        let counts = sweep::parse_thread_list(
+            &threads
+                .get_ref()
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+        .map_err(|e| err(threads.span(), "threads", e.to_string()))?;
+        if let Some(t) = sc.time.as_ref().or(file.time.as_ref()) {
+            args.push(format!("--time={}", t.get_ref()));
+            origin.push(("time".into(), line_of(src, t.span().start), "time".into()));
+        }
+        for opts in [&file.options, &sc.options] {
+            for (k, v) in opts {
+                let key = k.get_ref().replace('_', "-");
+                let field = format!("options.{}", k.get_ref());
+                if MANAGED.contains(&key.as_str()) {
+                    return Err(err(
+                        k.span(),
+                        &field,
+                        format!("'{key}' is set by the scenario's own fields, not in options"),
+                    ));
+                }
+                let value = option_value(v.get_ref()).ok_or_else(|| {
+                    err(
+                        v.span(),
+                        &field,
+                        "expected a string, number, boolean or a list of them".into(),
+                    )
+                })?;
+                args.push(format!("--{key}={value}"));
+                origin.push((key, line_of(src, k.span().start), field));
+            }
+        }
+        if sc.targets.get_ref().is_empty() {
+            return Err(err(
+                sc.targets.span(),
+                "targets",
+                format!("scenario '{name}' names no target"),
+            ));
+        }
+        let mut target_names = Vec::new();
+        for t in sc.targets.get_ref() {
+            let Some((_, url)) = file
+                .targets
+                .iter()
+                .find(|(k, _)| k.get_ref() == t.get_ref())
+            else {
+                let known: Vec<&str> = file.targets.keys().map(|k| k.get_ref().as_str()).collect();
+                return Err(err(
+                    t.span(),
+                    "targets",
+                    format!(
+                        "unknown target '{}' (defined in [targets]: {})",
+                        t.get_ref(),
+                        if known.is_empty() {
+                            "none".into()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                ));
+            };
+            args.push(format!("--target={}={}", t.get_ref(), url.get_ref()));
+            origin.push((
+                "target".into(),
+                line_of(src, t.span().start),
+                "targets".into(),
+            ));
+            target_names.push(t.get_ref().clone());
+        }
+        if let Some(m) = &sc.table_map {
+            args.push(format!("--table-map={}", m.get_ref()));
+            origin.push((
+                "table-map".into(),
+                line_of(src, m.span().start),
+                "table-map".into(),
+            ));
+        }
+        if cli_agents.is_empty() {
+            if let Some(a) = &file.agents {
+                args.push(format!("--agents={}", a.join(",")));
+            }
+        } else {
+            args.extend(cli_agents.iter().cloned());
+        }
+        let mut s = Scenario {
+            name,
+            description: sc.description.clone(),
+            targets: target_names,
+            threads: counts,
+            prepare: sc.prepare.or(file.prepare).unwrap_or(true),
+            args,
+            origin,
+            line: line_of(src, sc.name.span().start),
+        };
+        // Check every command's plan now, so a mistake never surfaces half-way through.
+        // A test without prepare (cpu) just runs.
+        let run = s.plan("run", s.threads[0], path)?;
+        s.prepare &= run.workload.commands().contains(&Command::Prepare);
+        if s.prepare {
+            s.plan("prepare", s.threads[0], path)?;
+            s.plan("cleanup", s.threads[0], path)?;
+        }
+        scenarios.push(s);
+    }
+    Ok(ScenarioFile {
+        path: path.to_string(),
+        scenarios,
+        warmup_s: file.warmup_time,
+        cooldown_s: file.cooldown,
+    })
+}
+
+/// A TOML value as a command-line option value; booleans as on/off, lists comma-joined.
+fn option_value(v: &toml::Value) -> Option<String> {
+    Some(match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => if *b { "on" } else { "off" }.into(),
+        toml::Value::Array(a) => a
+            .iter()
+            .map(|x| match x {
+                toml::Value::Array(_) | toml::Value::Table(_) => None,
+                other => option_value(other),
+            })
+            .collect::<Option<Vec<_>>>()?
+            .join(","),
+        _ => return None,
+    })
+}
+
+impl Scenario {
+    /// The raw arguments of `command` at `threads`; errors point at the file.
+    fn raw(&self, command: &str, threads: u32, path: &str) -> Result<RawArgs, ScenarioError> {
+        let argv = std::iter::once("fleetbench".to_string())
+            .chain(self.args.iter().cloned())
+            .chain([format!("--threads={threads}"), command.to_string()]);
+        cli::parse(argv).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("invalid option")
+                .trim_start_matches("error: ")
+                .to_string();
+            // clap quotes the offending option: find which of ours it is.
+            let place = self
+                .origin
+                .iter()
+                .find(|(name, _, _)| first.contains(&format!("--{name}")));
+            self.error(path, place, first)
+        })
+    }
+
+    /// The validated plan of `command` at `threads`.
+    pub fn plan(&self, command: &str, threads: u32, path: &str) -> Result<Plan, ScenarioError> {
+        let raw = self.raw(command, threads, path)?;
+        plan::build(&raw).map_err(|e| {
+            let option = match &e {
+                PlanError::Invalid { option, .. } => Some(option.to_string()),
+                PlanError::Target(..) => Some("target".into()),
+                PlanError::TableMap(..) => Some("table-map".into()),
+                PlanError::RangeTooLarge { .. } => Some("range-size".into()),
+                PlanError::UnknownTest(_) => Some("test".into()),
+                _ => None,
+            };
+            let place = option.and_then(|o| self.origin.iter().find(|(n, _, _)| *n == o));
+            self.error(path, place, e.to_string())
+        })
+    }
+
+    fn error(
+        &self,
+        path: &str,
+        place: Option<&(String, usize, String)>,
+        message: String,
+    ) -> ScenarioError {
+        let (line, field) = match place {
+            Some((_, line, field)) => (*line, field.clone()),
+            None => (self.line, "name".to_string()),
+        };
+        ScenarioError {
+            file: path.to_string(),
+            line,
+            field,
+            message: format!("scenario '{}': {message}", self.name),
+        }
+    }
+}
+
+/// Reads and checks `path`.
+pub fn load(path: &Path, cli_agents: &[String]) -> Result<ScenarioFile, ScenarioError> {
+    let name = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: name.clone(),
+        line: 0,
+        field: "-".into(),
+        message: format!("cannot read the file: {e}"),
+    })?;
+    parse(&name, &src, cli_agents)
+}
+
+/// The agent options given on the command line, passed on to every scenario.
+fn cli_agent_args(raw: &RawArgs) -> Vec<String> {
+    let mut out: Vec<String> = raw.agents.iter().map(|a| format!("--agents={a}")).collect();
+    if let Some(k) = &raw.local_agents {
+        out.push(format!("--local-agents={k}"));
+    }
+    if let Some(k) = &raw.local_agent_threads {
+        out.push(format!("--local-agent-threads={k}"));
+    }
+    out
+}
+
+/// `fleetbench scenario run FILE [--only NAME]...`.
+pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result<i32> {
+    let usage = |m: &str| crate::UsageError(m.to_string());
+    let path = match &raw.words[..] {
+        [_, cmd, file] if cmd == "run" => PathBuf::from(file),
+        [_, cmd, ..] if cmd != "run" => {
+            return Err(usage(&format!("unknown scenario command '{cmd}': expected run")).into());
+        }
+        _ => return Err(usage("usage: fleetbench scenario run FILE [--only NAME]").into()),
+    };
+    if extras.counts.is_some() || raw.threads.is_some() || raw.test.is_some() {
+        return Err(usage("the scenario file sets test and threads, not the command line").into());
+    }
+    let file = load(&path, &cli_agent_args(raw))?;
+    for only in &raw.only {
+        if !file.scenarios.iter().any(|s| &s.name == only) {
+            let names: Vec<&str> = file.scenarios.iter().map(|s| s.name.as_str()).collect();
+            return Err(usage(&format!(
+                "--only {only}: no such scenario in {} (scenarios: {})",
+                file.path,
+                names.join(", ")
+            ))
+            .into());
+        }
+    }
+    let chosen: Vec<&Scenario> = file
+        .scenarios
+        .iter()
+        .filter(|s| raw.only.is_empty() || raw.only.contains(&s.name))
+        .collect();
+    let mut extras = extras.clone();
+    if raw.warmup_time.is_none() {
+        extras.warmup = std::time::Duration::from_secs(file.warmup_s.unwrap_or(0));
+    }
+    if raw.cooldown.is_none() {
+        extras.cooldown = std::time::Duration::from_secs(file.cooldown_s.unwrap_or(0));
+    }
+    println!(
+        "fleetbench {} (sysbench 1.0 compatible)\n\nScenarios from {}: {}\n",
+        env!("CARGO_PKG_VERSION"),
+        file.path,
+        chosen
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut done: Vec<(&Scenario, Plan, Vec<Step>)> = Vec::new();
+    let mut all_clean = true;
+    let mut interrupted = false;
+    for sc in chosen {
+        let plan = sc.plan("run", sc.threads[0], &file.path)?;
+        println!(
+            "=== scenario {}{}: {} on {}",
+            sc.name,
+            sc.description
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default(),
+            plan.workload.name(),
+            sc.targets.join(", ")
+        );
+        std::io::stdout().flush().ok();
+        let (extras, file, plan_ref) = (&extras, &file, &plan);
+        let (steps, clean, stopped) = with_agents(&plan, |addrs| async move {
+            run_scenario(sc, plan_ref, extras, &addrs, link, &file.path).await
+        })
+        .await?;
+        all_clean &= clean;
+        done.push((sc, plan, steps));
+        if stopped {
+            interrupted = true;
+            break;
+        }
+    }
+    let rows: Vec<(Option<&str>, &Summary)> = done
+        .iter()
+        .flat_map(|(sc, _, steps)| steps.iter().map(|s| (Some(sc.name.as_str()), &s.summary)))
+        .collect();
+    let requested = done
+        .first()
+        .map(|d| d.1.percentiles.clone())
+        .unwrap_or_else(|| vec![95.0]);
+    println!("Scenarios compared:");
+    print!("{}", sweep::table(&rows, &requested));
+    let doc = scenarios_doc(&file.path, &extras, &done, interrupted);
+    sweep::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
+    Ok(if all_clean {
+        crate::EXIT_OK
+    } else {
+        crate::EXIT_DEGRADED
+    })
+}
+
+/// Runs `f` with the agents of `plan`: embedded ones are started before and stopped after.
+async fn with_agents<F, Fut, T>(plan: &Plan, f: F) -> anyhow::Result<T>
+where
+    F: FnOnce(Vec<String>) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    match &plan.agents {
+        AgentSource::Remote(a) => f(a.clone()).await,
+        AgentSource::Local(k, threads) => {
+            let options = fleetbench_agent::AgentOptions {
+                token: None,
+                tls: None,
+                oltp_runtime_threads: *threads,
+            };
+            let agents = crate::local::start(*k, options)
+                .await
+                .context("cannot start the embedded agents")?;
+            let out = f(agents.addrs.clone()).await;
+            agents.stop().await;
+            out
+        }
+    }
+}
+
+/// prepare, sweep, cleanup of one scenario. Cleanup runs even when the sweep failed.
+async fn run_scenario(
+    sc: &Scenario,
+    plan: &Plan,
+    extras: &Extras,
+    addrs: &[String],
+    link: &Link,
+    path: &str,
+) -> anyhow::Result<(Vec<Step>, bool, bool)> {
+    let label = format!("[{}] ", sc.name);
+    if sc.prepare {
+        table_job(sc, Command::Prepare, addrs, link, path).await?;
+    }
+    let outcome = sweep::run_steps(plan, extras, &sc.threads, addrs, link, &label).await;
+    if sc.prepare {
+        let cleaned = table_job(sc, Command::Cleanup, addrs, link, path).await;
+        if outcome.is_ok() {
+            cleaned?;
+        }
+    }
+    outcome
+}
+
+async fn table_job(
+    sc: &Scenario,
+    command: Command,
+    addrs: &[String],
+    link: &Link,
+    path: &str,
+) -> anyhow::Result<()> {
+    let plan = sc.plan(command.name(), sc.threads[0], path)?;
+    let conns = sweep::connect_idle(addrs, &plan.workload, link).await?;
+    println!("[{}] {} ...", sc.name, command.name());
+    std::io::stdout().flush().ok();
+    let lines = session::table_job(conns, &plan, command == Command::Prepare, |_, _| {}).await?;
+    for l in lines.iter().filter(|l| !l.is_empty()) {
+        println!("[{}] {l}", sc.name);
+    }
+    Ok(())
+}
+
+/// The JSON document of a scenario run (`kind` "scenarios").
+fn scenarios_doc(
+    path: &str,
+    extras: &Extras,
+    done: &[(&Scenario, Plan, Vec<Step>)],
+    interrupted: bool,
+) -> Value {
+    let scenarios: Vec<Value> = done
+        .iter()
+        .map(|(sc, plan, steps)| {
+            serde_json::json!({
+                "name": sc.name,
+                "description": sc.description,
+                "test": plan.workload.name(),
+                "targets": sc.targets,
+                "threads": sc.threads,
+                "steps": steps,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "format_version": crate::report::json::FORMAT_VERSION,
+        "kind": "scenarios",
+        "fleetbench_version": env!("CARGO_PKG_VERSION"),
+        "file": path,
+        "warmup_time_s": extras.warmup.as_secs(),
+        "cooldown_s": extras.cooldown.as_secs(),
+        "interrupted": interrupted,
+        "scenarios": scenarios,
+    })
+}
+
+/// A short description of the scenarios in a file, for `--help`-like listings and tests.
+pub fn describe(f: &ScenarioFile) -> String {
+    let mut s = String::new();
+    for sc in &f.scenarios {
+        let _ = writeln!(
+            s,
+            "{}: targets {} threads {:?}",
+            sc.name,
+            sc.targets.join(","),
+            sc.threads
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+test = "oltp_read_write"
+threads = [16, 32]
+time = 30
+[options]
+tables = 10
+table-size = 1000
+
+[targets]
+master = "mysql://sbtest:pw@master:3306/sbtest"
+slave = "mysql://sbtest:pw@slave:3306/sbtest"
+mycat = "mysql://sbtest:pw@mycat:8066/sbtest"
+
+[[scenario]]
+name = "direct"
+targets = ["master"]
+
+[[scenario]]
+name = "proxy"
+targets = ["mycat"]
+prepare = false
+[scenario.options]
+db-ps-mode = "disable"
+auto-inc = false
+
+[[scenario]]
+name = "sharded-2"
+targets = ["master", "slave"]
+table-map = "sbtest1-5=master,sbtest6-10=slave"
+threads = [8]
+"#;
+
+    fn bad(src: &str) -> ScenarioError {
+        parse("s.toml", src, &[]).expect_err("should be refused")
+    }
+
+    #[test]
+    fn a_good_file_gives_plans_per_scenario() {
+        let f = parse("s.toml", GOOD, &[]).unwrap();
+        assert_eq!(
+            describe(&f),
+            "direct: targets master threads [16, 32]\nproxy: targets mycat threads [16, 32]\nsharded-2: targets master,slave threads [8]\n"
+        );
+        let proxy = f.scenarios[1].plan("run", 16, "s.toml").unwrap();
+        let plan::Workload::Oltp(o) = &proxy.workload else {
+            panic!("oltp expected")
+        };
+        assert!(!o.config.prepared && !o.config.auto_inc);
+        assert_eq!(o.config.targets[0].port, 8066);
+        assert_eq!(o.config.tables.len(), 10);
+        assert!(!f.scenarios[1].prepare && f.scenarios[0].prepare);
+        let sharded = f.scenarios[2].plan("run", 8, "s.toml").unwrap();
+        let plan::Workload::Oltp(o) = &sharded.workload else {
+            panic!("oltp expected")
+        };
+        assert_eq!(o.config.tables_on(1), vec![6, 7, 8, 9, 10]);
+        assert_eq!(sharded.threads, 8);
+        assert_eq!(sharded.time, Some(std::time::Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = bad(&GOOD.replace("time = 30", "time = 30\nthreadz = [1]"));
+        assert_eq!((e.line, e.field.as_str()), (5, "threadz"), "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
+
+        let e = bad(&GOOD.replace("time = 30", "time = \"long\""));
+        assert_eq!((e.line, e.field.as_str()), (4, "time"), "{e}");
+        assert!(e.message.contains("invalid type"), "{e}");
+
+        let e = bad(&GOOD.replace("targets = [\"mycat\"]", "targets = [\"nosuch\"]"));
+        assert_eq!((e.line, e.field.as_str()), (20, "targets"), "{e}");
+        assert!(e.message.contains("unknown target 'nosuch'"), "{e}");
+
+        let e = bad(&GOOD.replace("targets = [\"mycat\"]\n", ""));
+        assert!(e.message.contains("missing field `targets`"), "{e}");
+        assert_eq!(e.field, "targets");
+
+        let e = bad(&GOOD.replace("db-ps-mode = \"disable\"", "db-ps-mode = \"sometimes\""));
+        assert_eq!(
+            (e.line, e.field.as_str()),
+            (23, "options.db-ps-mode"),
+            "{e}"
+        );
+
+        let e = bad(&GOOD.replace("auto-inc = false", "no-such-option = 1"));
+        assert_eq!(
+            (e.line, e.field.as_str()),
+            (24, "options.no-such-option"),
+            "{e}"
+        );
+
+        let e = bad(&GOOD.replace("table-size = 1000", "threads = 4"));
+        assert_eq!((e.line, e.field.as_str()), (7, "options.threads"), "{e}");
+
+        let e = bad(&GOOD.replace("sbtest6-10=slave", "sbtest6-9=slave"));
+        assert_eq!((e.line, e.field.as_str()), (29, "table-map"), "{e}");
+
+        let e = bad(&GOOD.replace("name = \"proxy\"", "name = \"direct\""));
+        assert_eq!((e.line, e.field.as_str()), (19, "name"), "{e}");
+
+        let e = bad("test = \"cpu\"\n");
+        assert_eq!(e.field, "scenario");
+
+        let e = bad(&GOOD.replace("threads = [8]", "threads = [8, 0]"));
+        assert_eq!((e.line, e.field.as_str()), (30, "threads"), "{e}");
+
+        let e = bad(&GOOD.replace(
+            "slave = \"mysql://sbtest:pw@slave:3306/sbtest\"",
+            "slave = \"postgres://x\"",
+        ));
+        assert_eq!((e.line, e.field.as_str()), (11, "targets.slave"), "{e}");
+        assert_eq!(
+            e.to_string().split(": ").take(3).collect::<Vec<_>>(),
+            ["s.toml", "line 11", "field 'targets.slave'"]
+        );
+    }
+
+    #[test]
+    fn the_example_in_deploy_is_valid() {
+        let src = include_str!("../../deploy/scenarios-master-slave-mycat.toml");
+        let f = parse("example.toml", src, &[]).unwrap();
+        let names: Vec<&str> = f.scenarios.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["direct", "proxy", "sharded-2"]);
+        assert_eq!(f.scenarios[0].threads, [16, 32, 48, 64, 96, 128]);
+        assert_eq!((f.warmup_s, f.cooldown_s), (Some(30), Some(10)));
+        let p = f.scenarios[2].plan("run", 64, "example.toml").unwrap();
+        assert_eq!(p.percentiles, [95.0, 99.0]);
+        assert_eq!(
+            p.agents,
+            AgentSource::Remote(vec!["client1:7600".into(), "client2:7600".into()])
+        );
+    }
+
+    #[test]
+    fn line_numbers() {
+        assert_eq!(line_of("a\nb\nc", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 99), 3);
+        assert_eq!(key_at("x = 1\n  y = \"z\"\n", 9).as_deref(), Some("y"));
+    }
+}

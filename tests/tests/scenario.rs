@@ -1,0 +1,226 @@
+//! Scenario files end to end: two private MariaDB servers, one scenario on each; the
+//! comparison table has a row per scenario and thread count, and each server's own
+//! counters show that only its scenario's queries reached it. Malformed files are refused
+//! with one line naming the line and the field.
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{Scratch, fleetbench};
+use serde_json::Value;
+
+const COUNTERS: [&str; 3] = ["Com_select", "Com_stmt_execute", "Com_stmt_prepare"];
+
+fn counters(db: &MariaDb) -> Vec<u64> {
+    COUNTERS.iter().map(|c| db.status(c)).collect()
+}
+
+fn delta(before: &[u64], after: &[u64], name: &str) -> u64 {
+    let i = COUNTERS.iter().position(|c| *c == name).unwrap();
+    after[i] - before[i]
+}
+
+#[test]
+fn two_scenarios_on_two_servers_give_one_row_per_scenario_and_thread_count() {
+    let db1 = MariaDb::start();
+    let db2 = MariaDb::start();
+    let dir = Scratch::new("scenario");
+    let file = dir.path("scenarios.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+test = "oltp_read_only"
+threads = [1, 2]
+time = 2
+cooldown = 1
+
+[options]
+tables = 2
+table-size = 300
+local-agents = 2
+
+[targets]
+first = "{}"
+second = "{}"
+
+[[scenario]]
+name = "text-on-first"
+description = "text protocol, like a proxy"
+targets = ["first"]
+[scenario.options]
+db-ps-mode = "disable"
+
+[[scenario]]
+name = "prepared-on-second"
+targets = ["second"]
+"#,
+            db1.url(),
+            db2.url()
+        ),
+    )
+    .unwrap();
+    let json = dir.path("scenarios.json");
+    let html = dir.path("scenarios.html");
+    let (b1, b2) = (counters(&db1), counters(&db2));
+    let out = fleetbench(&[
+        "scenario",
+        "run",
+        file.to_str().unwrap(),
+        &format!("--json={}", json.display()),
+        &format!("--html={}", html.display()),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (a1, a2) = (counters(&db1), counters(&db2));
+
+    // One table, scenario by thread count.
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| *l != "Scenarios compared:")
+        .skip(1)
+        .collect();
+    let keys: Vec<(String, String)> = table[1..]
+        .iter()
+        .map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next().unwrap().into(), f.next().unwrap().into())
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("text-on-first", "1"),
+            ("text-on-first", "2"),
+            ("prepared-on-second", "1"),
+            ("prepared-on-second", "2")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string())),
+        "{stdout}"
+    );
+
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["kind"], "scenarios");
+    let sc = doc["scenarios"].as_array().unwrap();
+    assert_eq!(sc.len(), 2);
+    let sum = |s: &Value, what: &str| -> u64 {
+        s["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| st["result"]["totals"]["sql"][what].as_u64().unwrap())
+            .sum()
+    };
+    for s in sc {
+        assert_eq!(s["steps"].as_array().unwrap().len(), 2);
+        for (st, threads) in s["steps"].as_array().unwrap().iter().zip([1, 2]) {
+            assert_eq!(st["threads"], threads);
+            let targets = st["result"]["totals"]["targets"].as_array().unwrap();
+            assert_eq!(targets.len(), 1);
+            assert_eq!(targets[0]["name"], s["targets"][0]);
+        }
+    }
+    let reads1 = sum(&sc[0], "reads");
+    let reads2 = sum(&sc[1], "reads");
+    assert!(reads1 > 100 && reads2 > 100, "{reads1} {reads2}");
+    // First server: text protocol only, so no prepared statement ever reached it (the
+    // second scenario prepares every statement); its selects are the first scenario's,
+    // plus a few from prepare's checks.
+    assert_eq!(delta(&b1, &a1, "Com_stmt_prepare"), 0);
+    assert_eq!(delta(&b1, &a1, "Com_stmt_execute"), 0);
+    let sel1 = delta(&b1, &a1, "Com_select");
+    assert!((reads1..reads1 + 100).contains(&sel1), "{sel1} vs {reads1}");
+    // Second server: every read of the second scenario was a prepared execution, and
+    // its selects (MariaDB counts prepared executions there too) are the second
+    // scenario's alone: the first scenario's thousands of selects did not arrive.
+    let exec2 = delta(&b2, &a2, "Com_stmt_execute");
+    assert!(exec2 >= reads2, "{exec2} < {reads2}");
+    let sel2 = delta(&b2, &a2, "Com_select");
+    assert!((reads2..reads2 + 100).contains(&sel2), "{sel2} vs {reads2}");
+    assert!(reads1 > 100, "the first scenario's selects would show");
+    // The HTML charts QPS against threads with one line per scenario, a point per step.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let qps_chart = &page[page.find("id=\"qps-threads\"").expect("qps chart")..];
+    let qps_chart = &qps_chart[..qps_chart.find("</svg>").unwrap()];
+    for (s, name) in sc.iter().zip(["text-on-first", "prepared-on-second"]) {
+        assert_eq!(s["name"], name);
+        for st in s["steps"].as_array().unwrap() {
+            let point = format!(
+                "data-series=\"{name}\" data-x=\"{}\"",
+                st["threads"].as_u64().unwrap()
+            );
+            assert!(qps_chart.contains(&point), "{point} missing");
+        }
+    }
+    // prepare and cleanup ran around each scenario: nothing is left behind.
+    assert_eq!(db1.sql("SHOW TABLES FROM sbtest").trim(), "");
+    assert_eq!(db2.sql("SHOW TABLES FROM sbtest").trim(), "");
+}
+
+/// Runs `scenario run` on `text`; expects exit 2 and one stderr line naming the line and
+/// the field.
+fn refused(text: &str, line: usize, field: &str, what: &str) {
+    let dir = Scratch::new(&format!("bad-scenario-{line}-{}", field.replace('.', "_")));
+    let file = dir.path("bad.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = fleetbench(&["scenario", "run", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line expected: {err}");
+    for e in [&format!("line {line}:"), &format!("field '{field}'"), what] {
+        assert!(err.contains(e), "{err:?} lacks {e:?}");
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).is_empty());
+}
+
+#[test]
+fn malformed_scenario_files_name_line_and_field() {
+    let good = r#"test = "oltp_read_write"
+threads = [4, 8]
+[targets]
+master = "mysql://sbtest:pw@127.0.0.1:1/sbtest"
+[[scenario]]
+name = "direct"
+targets = ["master"]
+"#;
+    refused(
+        &good.replace("threads = [4, 8]", "threads = [4, 8]\nthredas = 3"),
+        3,
+        "thredas",
+        "unknown field",
+    );
+    refused(
+        &good.replace("threads = [4, 8]", "threads = \"many\""),
+        2,
+        "threads",
+        "invalid type",
+    );
+    refused(
+        &good.replace("targets = [\"master\"]", "targets = [\"slave\"]"),
+        7,
+        "targets",
+        "unknown target 'slave'",
+    );
+    refused(
+        &good.replace("targets = [\"master\"]\n", ""),
+        5,
+        "targets",
+        "missing field `targets`",
+    );
+    refused(
+        &format!("{good}[scenario.options]\ntable-size = \"big\"\n"),
+        9,
+        "options.table-size",
+        "--table-size",
+    );
+    // --only must name a scenario of the file.
+    let dir = Scratch::new("only");
+    let file = dir.path("s.toml");
+    std::fs::write(&file, good).unwrap();
+    let out = fleetbench(&["scenario", "run", file.to_str().unwrap(), "--only=nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such scenario"));
+}

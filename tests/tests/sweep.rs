@@ -1,0 +1,183 @@
+//! Thread sweeps and --histogram end to end: a real private MariaDB, embedded agents, the
+//! real `fleetbench` binary; every row of the sweep is checked against its own run.
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{Scratch, fleetbench};
+use serde_json::Value;
+
+fn run_ok(args: &[String]) -> String {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = fleetbench(&refs);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "fleetbench {args:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn with(db: &MariaDb, parts: &[&str]) -> Vec<String> {
+    parts
+        .iter()
+        .map(|s| s.to_string())
+        .chain(db.fleetbench_args())
+        .collect()
+}
+
+#[test]
+fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
+    let db = MariaDb::start();
+    let dir = Scratch::new("sweep");
+    let common = ["oltp_read_only", "--tables=2", "--table-size=500"];
+    run_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
+    let json = dir.path("sweep.json");
+    let csv = dir.path("sweep.csv");
+    let before = db.status("Com_select");
+    let out = run_ok(&with(
+        &db,
+        &[
+            &common[..],
+            &[
+                "--threads=1,2,3",
+                "--time=2",
+                "--warmup-time=1",
+                "--cooldown=1",
+                "--local-agents=2",
+                "--percentile=95,99",
+                &format!("--json={}", json.display()),
+                &format!("--csv={}", csv.display()),
+                "run",
+            ],
+        ]
+        .concat(),
+    ));
+    let after = db.status("Com_select");
+
+    // The printed table: a header and one row per thread count, in order.
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "Thread sweep:")
+        .skip(1)
+        .collect();
+    assert_eq!(table.len(), 4, "{out}");
+    assert!(
+        table[0].contains("tps") && table[0].contains("p95 ms"),
+        "{out}"
+    );
+    let first_col: Vec<u32> = table[1..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(first_col, [1, 2, 3]);
+
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["kind"], "sweep");
+    assert_eq!(doc["format_version"], 2);
+    assert_eq!(doc["warmup_time_s"], 1);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    let csv_rows: Vec<&str> = csv_text.lines().skip(1).collect();
+    assert_eq!(csv_rows.len(), 3, "{csv_text}");
+    let mut reads = 0;
+    for (i, step) in steps.iter().enumerate() {
+        let threads = i as u64 + 1;
+        let s = &step["summary"];
+        let r = &step["result"];
+        let t = &r["totals"];
+        assert_eq!(step["threads"], threads);
+        assert_eq!(r["kind"], "run");
+        assert_eq!(r["config"]["threads"], threads);
+        assert_eq!(t["threads"], threads, "every thread ran");
+        assert_eq!(s["events"], t["events"]);
+        assert_eq!(s["tps"], t["sql"]["tps"]);
+        assert_eq!(s["qps"], t["sql"]["qps"]);
+        for k in ["p50", "p95", "p99", "avg", "max"] {
+            assert_eq!(s["latency_ms"][k], t["latency_ms"][k], "step {threads} {k}");
+        }
+        // Measured time only: the warm-up is not in the figures.
+        let time = t["time_s"].as_f64().unwrap();
+        assert!((1.9..2.9).contains(&time), "step {threads}: {time}s");
+        let events = t["events"].as_u64().unwrap();
+        assert!(events > 0);
+        let tps = t["sql"]["tps"].as_f64().unwrap();
+        assert!((tps - events as f64 / time).abs() < 1e-6 * tps.max(1.0));
+        // read_only: 16 queries per transaction (14 selects, BEGIN, COMMIT); a
+        // transaction cut off by the end of the time may add a few.
+        let queries = t["sql"]["queries"].as_u64().unwrap();
+        assert!(
+            (events * 16..(events + threads) * 16).contains(&queries),
+            "step {threads}: {queries} queries, {events} transactions"
+        );
+        reads += t["sql"]["reads"].as_u64().unwrap();
+        // The CSV row carries the same figures.
+        let f: Vec<&str> = csv_rows[i].split(',').collect();
+        assert_eq!(f[1], threads.to_string());
+        assert_eq!(f[3], events.to_string());
+        assert_eq!(f[4].parse::<f64>().unwrap(), tps);
+        // The table row too, to its two decimals.
+        assert!(
+            table[i + 1].contains(&format!("{tps:.2}")),
+            "{} lacks {tps:.2}",
+            table[i + 1]
+        );
+    }
+    // The server saw at least the measured selects, plus the warm-ups'.
+    assert!(after - before > reads, "{} <= {reads}", after - before);
+    run_ok(&with(&db, &["oltp_read_only", "--tables=2", "cleanup"]));
+}
+
+#[test]
+fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
+    let db = MariaDb::start();
+    let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
+    run_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
+    let out = run_ok(&with(
+        &db,
+        &[
+            &common[..],
+            &["--threads=2", "--time=1", "--histogram", "run"],
+        ]
+        .concat(),
+    ));
+    let start = out
+        .find("Latency histogram (values are in milliseconds)\n")
+        .expect("histogram header");
+    let sql = out.find("SQL statistics:").expect("SQL statistics");
+    assert!(start < sql, "{out}");
+    let block = &out[start..sql];
+    let mut lines = block.lines().skip(1);
+    assert_eq!(
+        lines.next(),
+        Some("       value  ------------- distribution ------------- count")
+    );
+    let mut total = 0u64;
+    let mut widest = 0usize;
+    let mut last = 0.0f64;
+    for l in lines.take_while(|l| !l.is_empty()) {
+        let (value, rest) = l.split_once(" |").expect(l);
+        assert_eq!(value.len(), 12, "{l:?}");
+        let v: f64 = value.trim().parse().unwrap();
+        assert!(v > last, "increasing values: {l}");
+        last = v;
+        assert_eq!(value.trim().split('.').nth(1).unwrap().len(), 3);
+        let bar = &rest[..40];
+        assert!(bar.trim_end().chars().all(|c| c == '*'), "{l:?}");
+        widest = widest.max(bar.trim_end().len());
+        let count: u64 = rest[41..].parse().unwrap();
+        assert!(count > 0);
+        total += count;
+    }
+    assert_eq!(widest, 40, "the largest bucket fills the bar");
+    let events: u64 = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("total number of events:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(total, events);
+    run_ok(&with(&db, &["oltp_point_select", "--tables=1", "cleanup"]));
+}
