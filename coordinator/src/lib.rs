@@ -82,18 +82,8 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
     let plan = plan::build(&raw)?;
     let (addrs, local) = match &plan.agents {
         AgentSource::Remote(a) => (a.clone(), None),
-        AgentSource::Local(k, threads) => {
-            // In-process agents on loopback: no token needed between us and ourselves.
-            let options = fleetbench_agent::AgentOptions {
-                token: None,
-                tls: None,
-                oltp_runtime_threads: *threads,
-                work_dir: std::env::current_dir().context("cannot read the current directory")?,
-            };
-            let own_dirs = *k > 1 && matches!(plan.workload, plan::Workload::Fileio(_));
-            let agents = local::start(*k, options, own_dirs)
-                .await
-                .context("cannot start the embedded agents")?;
+        AgentSource::Local(..) => {
+            let agents = local::start_for(&plan).await?.expect("local agents");
             (agents.addrs.clone(), Some(agents))
         }
     };

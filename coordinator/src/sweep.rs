@@ -334,7 +334,6 @@ pub async fn measure(
     warm_up(plan, warmup, addrs, link).await?;
     let conns = connect_idle(addrs, &plan.workload, link).await?;
     let show = plan.report_interval.is_some();
-    let db = matches!(plan.workload, Workload::Oltp(_));
     let p = plan.percentiles[0];
     let result = session::run(
         conns,
@@ -342,7 +341,7 @@ pub async fn measure(
         || {},
         |iv| {
             if show {
-                println!("{}", report::text::interval_line(iv, p, db));
+                println!("{}", report::text::interval_line(iv, p, &plan.workload));
                 std::io::stdout().flush().ok();
             }
         },

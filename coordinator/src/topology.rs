@@ -27,7 +27,6 @@ use std::io::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
@@ -535,15 +534,8 @@ where
 {
     match &plan.agents {
         AgentSource::Remote(a) => f(a.clone()).await,
-        AgentSource::Local(k, threads) => {
-            let options = fleetbench_agent::AgentOptions {
-                token: None,
-                tls: None,
-                oltp_runtime_threads: *threads,
-            };
-            let agents = crate::local::start(*k, options)
-                .await
-                .context("cannot start the embedded agents")?;
+        AgentSource::Local(..) => {
+            let agents = crate::local::start_for(plan).await?.expect("local agents");
             let out = f(agents.addrs.clone()).await;
             agents.stop().await;
             out
