@@ -272,29 +272,33 @@ pub struct PreparedRun {
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
     oltp: Option<AsyncWorkers>,
-    /// The thread workload, for its end-of-run step.
-    workload: Option<Arc<dyn ThreadWorkload>>,
 }
 
 impl PreparedRun {
     /// Spawns `config.threads` worker threads, each parked at the start gate.
     pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
         let mut run = PreparedRun::empty(config);
-        run.workload = Some(workload.clone());
         for t in 0..run.config.threads {
             let slot = Arc::new(WorkerSlot::default());
             run.slots.push(slot.clone());
             let worker = workload.worker(t);
+            let workload = workload.clone();
             let (control, gate) = (run.control.clone(), run.gate.clone());
             let (running, all_done) = (run.running.clone(), run.all_done.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("fb-worker-{t}"))
                 .spawn(move || {
-                    if gate.wait() {
+                    let ran = gate.wait();
+                    if ran {
                         worker_loop(worker, &control, &slot);
                         control.worker_finished();
                     }
                     if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        // The last worker out runs the workload's end step (fileio's
+                        // fsync of every file) before the run is declared over.
+                        if ran && let Err(msg) = workload.finish() {
+                            control.abort(msg);
+                        }
                         all_done.notify_one();
                     }
                 });
@@ -321,7 +325,6 @@ impl PreparedRun {
             slots: Vec::new(),
             handles: Vec::new(),
             oltp: None,
-            workload: None,
         }
     }
 
@@ -507,13 +510,7 @@ impl PreparedRun {
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
-        if let Some(w) = self.workload.take() {
-            // Blocking work (fsync of every file) off the async runtime.
-            let done = tokio::task::spawn_blocking(move || w.finish()).await;
-            if let Ok(Err(msg)) = done {
-                self.control.abort(msg);
-            }
-        }
+
         let mut tail = WorkerTail::default();
         if let Some(oltp) = self.oltp.as_mut() {
             for t in oltp.tasks.drain(..) {

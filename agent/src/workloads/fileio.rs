@@ -543,6 +543,11 @@ pub struct FileSet {
     seq_next: AtomicU64,
     /// Requests begun on this agent, for --file-fsync-freq.
     requests: AtomicU64,
+    /// fsyncs of a periodic round still to hand out: whichever thread asks next takes one,
+    /// so the workers fsync the files in parallel, as sysbench's do.
+    fsync_due: AtomicU64,
+    /// The file the next periodic fsync goes to.
+    fsync_next: AtomicU64,
     /// Async mode: the thread pool used when io_uring is not available.
     pool: Option<Arc<aio::Pool>>,
 }
@@ -629,6 +634,8 @@ impl FileSet {
             maps,
             seq_next: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            fsync_due: AtomicU64::new(0),
+            fsync_next: AtomicU64::new(0),
             pool,
         })
     }
@@ -670,7 +677,6 @@ pub struct Fileio(pub Arc<FileSet>);
 impl ThreadWorkload for Fileio {
     fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
         let set = self.0.clone();
-        let files = set.files.len() as u32;
         let engine = match set.cfg.io_mode {
             IoMode::Async => Some(aio::Engine::new(&set, set.pool.clone())),
             _ => None,
@@ -678,7 +684,6 @@ impl ThreadWorkload for Fileio {
         Box::new(FileWorker {
             buf: AlignedBuf::new(set.cfg.block_size as usize),
             rng: Rng::new(set.cfg.seed.wrapping_add(u64::from(thread))),
-            fsync_next: files,
             reads: 0,
             writes: 0,
             engine,
@@ -709,8 +714,6 @@ struct FileWorker {
     set: Arc<FileSet>,
     buf: AlignedBuf,
     rng: Rng,
-    /// Index of the next file to fsync in a periodic round; = file count when none is due.
-    fsync_next: u32,
     /// This thread's reads and writes, for --file-rw-ratio.
     reads: u64,
     writes: u64,
@@ -722,10 +725,14 @@ impl FileWorker {
     fn next_request(&mut self) -> (Op, usize, u64) {
         let set = &*self.set;
         let files = set.files.len();
-        if (self.fsync_next as usize) < files {
-            let n = self.fsync_next as usize;
-            self.fsync_next += 1;
-            return (Op::Fsync, n, 0);
+        if set.fsync_due.load(Ordering::Relaxed) > 0
+            && set
+                .fsync_due
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            let n = set.fsync_next.fetch_add(1, Ordering::Relaxed) % files as u64;
+            return (Op::Fsync, n as usize, 0);
         }
         let mode = set.mode;
         let op = match mode {
@@ -756,8 +763,8 @@ impl FileWorker {
         if mode.writes() && set.cfg.fsync_freq > 0 && !set.cfg.fsync_all {
             let n = set.requests.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(u64::from(set.cfg.fsync_freq)) {
-                // The following events fsync every file in turn.
-                self.fsync_next = 0;
+                // The following events, on any thread, fsync every file in turn.
+                set.fsync_due.fetch_add(files as u64, Ordering::Relaxed);
             }
         }
         (op, file, block * set.cfg.block_size)

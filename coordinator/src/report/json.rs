@@ -611,5 +611,33 @@ mod tests {
         for k in v["totals"].as_object().unwrap().keys() {
             assert!(totals.contains_key(k), "totals.{k} is not in the schema");
         }
+        // The workloads' own sections, with every field they write.
+        for (words, section) in [
+            (
+                ["fleetbench", "fileio", "--file-test-mode=rndrw", "run"],
+                "file",
+            ),
+            (["fleetbench", "memory", "--threads=1", "run"], "memory"),
+        ] {
+            let plan = crate::plan::build(&crate::cli::parse(words).unwrap()).unwrap();
+            let v = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
+            assert!(totals.contains_key(section), "totals.{section}");
+            let def = &schema["$defs"][section];
+            let mut required: Vec<&str> = def["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap())
+                .collect();
+            let mut written: Vec<&str> = v["totals"][section]
+                .as_object()
+                .unwrap_or_else(|| panic!("totals.{section} written"))
+                .keys()
+                .map(String::as_str)
+                .collect();
+            required.sort_unstable();
+            written.sort_unstable();
+            assert_eq!(required, written, "{section}");
+        }
     }
 }
