@@ -18,6 +18,9 @@ use tokio_stream::wrappers::TcpListenerStream;
 
 pub use service::{AgentOptions, AgentService, TlsFiles};
 
+/// How long a keepalive ping may go unanswered before the peer counts as gone.
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves the agent on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
@@ -34,9 +37,12 @@ pub async fn serve(
         builder = builder.tls_config(cfg)?;
     }
     builder
-        // Notice a vanished coordinator even when no data flows.
+        // Notice a vanished coordinator host even when no data flows. A coordinator process
+        // that dies closes its socket and is noticed at once; the timeout is for hosts that
+        // drop off the network, and is generous because a client host saturated by its own
+        // load (or a stalled VM) can answer pings seconds late, which must not end a run.
         .http2_keepalive_interval(Some(Duration::from_secs(1)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(3)))
+        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
         .tcp_nodelay(true)
         .add_service(AgentServer::with_interceptor(
             AgentService::new(options.clone()),

@@ -196,7 +196,7 @@ async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(1))
-        .keep_alive_timeout(Duration::from_secs(3))
+        .keep_alive_timeout(fleetbench_agent::KEEPALIVE_TIMEOUT)
         .keep_alive_while_idle(true);
     let channel = tokio::time::timeout(CONNECT_TIMEOUT, endpoint.connect())
         .await
