@@ -514,6 +514,11 @@ impl Conn {
         if self.rend - self.rpos >= need {
             return Ok(());
         }
+        if self.rpos == self.rend {
+            // All consumed (the usual case between replies): start over at the front.
+            self.rpos = 0;
+            self.rend = 0;
+        }
         if self.rpos + need > self.rbuf.len() {
             // Move what is unread to the front (and grow for a big packet).
             self.rbuf.copy_within(self.rpos..self.rend, 0);
@@ -685,7 +690,10 @@ fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param]) {
         return;
     }
     let bitmap = out.len();
-    out.resize(bitmap + params.len().div_ceil(8), 0);
+    // Pushed byte by byte: a resize would call memset for what is usually one byte.
+    for _ in 0..params.len().div_ceil(8) {
+        out.push(0);
+    }
     for (i, p) in params.iter().enumerate() {
         if *p == Param::Null {
             out[bitmap + i / 8] |= 1 << (i % 8);
