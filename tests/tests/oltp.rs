@@ -742,3 +742,53 @@ fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
     run_ok(&args(&["bulk_insert", "--threads=2", "cleanup"], &o));
     assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
 }
+
+/// The lean protocol client (the default) and the mysql_async fallback send the server the
+/// same statements; the fallback is what runs when FLEETBENCH_OLTP_CLIENT=mysql_async (or the
+/// server wants an authentication plugin the lean client lacks). Only mysql_async closes its
+/// prepared statements one by one (COM_STMT_CLOSE), which tells the two apart on the server.
+#[test]
+fn lean_client_and_mysql_async_fallback_send_the_same_statements() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    run_ok(&args(
+        &["oltp_read_write", "--table-size=1000", "prepare"],
+        &o,
+    ));
+    let run = |client: &str| {
+        let before = (counters(&db), db.status("Com_stmt_close"));
+        let out = Command::new(bin("fleetbench"))
+            .args(args(
+                &[
+                    "oltp_read_write",
+                    "--table-size=1000",
+                    "--threads=1",
+                    "--events=200",
+                    "--time=0",
+                    "run",
+                ],
+                &o,
+            ))
+            .env("FLEETBENCH_OLTP_CLIENT", client)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{client}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = (counters(&db), db.status("Com_stmt_close"));
+        let deltas: BTreeMap<&str, u64> = after
+            .0
+            .keys()
+            .map(|&k| (k, delta(&before.0, &after.0, k)))
+            .collect();
+        (deltas, after.1 - before.1)
+    };
+    let (lean, lean_closes) = run("lean");
+    let (fallback, fallback_closes) = run("mysql_async");
+    assert_eq!(lean, fallback);
+    assert_eq!(lean["Com_stmt_execute"], 200 * 20, "{lean:?}");
+    assert_eq!(lean_closes, 0, "the lean client was not the one in use");
+    assert!(fallback_closes > 0, "the fallback was not the one in use");
+}
