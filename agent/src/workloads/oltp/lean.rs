@@ -514,11 +514,11 @@ impl LeanWorker {
     fn simple(&mut self, t: usize, kind: Kind) -> Result<(), Failure> {
         let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
         let (stmt, text) = match kind {
-            Kind::Begin => (c.begin, "BEGIN"),
-            _ => (c.commit, "COMMIT"),
+            Kind::Begin => (&mut c.begin, "BEGIN"),
+            _ => (&mut c.commit, "COMMIT"),
         };
         let r = match stmt {
-            Some(s) => c.conn.execute(&s, &[]),
+            Some(s) => c.conn.execute(s, &[]),
             None => c.conn.query(text),
         };
         self.finish(t, kind, r)
@@ -535,7 +535,7 @@ impl LeanWorker {
         }
         let i = slot * Kind::COUNT + kind_index(kind);
         let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
-        let r = match &c.stmts[i] {
+        let r = match &mut c.stmts[i] {
             Some(stmt) => c.conn.execute(stmt, params),
             None => {
                 render(&mut self.sql, &self.templates[i], params);

@@ -38,7 +38,6 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 
-const TYPE_NULL: u8 = 0x06;
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_STRING: u8 = 0xfe;
 
@@ -88,6 +87,9 @@ pub enum Param<'a> {
 pub struct Stmt {
     pub id: u32,
     pub params: u16,
+    /// Parameter types already sent: later executions leave them out, as libmysqlclient
+    /// does, so the server does not set up its conversions again for every statement.
+    pub bound: bool,
 }
 
 /// What a statement returned.
@@ -367,11 +369,16 @@ impl Conn {
                 self.skip_to_eof()?;
             }
         }
-        Ok(Stmt { id, params })
+        Ok(Stmt {
+            id,
+            params,
+            bound: false,
+        })
     }
 
-    /// Executes a prepared statement with `params` (binary protocol).
-    pub fn execute(&mut self, stmt: &Stmt, params: &[Param]) -> Result<Reply, WireError> {
+    /// Executes a prepared statement with `params` (binary protocol). The parameters' types
+    /// must be the same at every execution of `stmt` (NULL goes as a LONGLONG).
+    pub fn execute(&mut self, stmt: &mut Stmt, params: &[Param]) -> Result<Reply, WireError> {
         if params.len() != usize::from(stmt.params) {
             return Err(WireError::Protocol(format!(
                 "statement takes {} parameters, {} given",
@@ -380,8 +387,10 @@ impl Conn {
             )));
         }
         self.command(COM_STMT_EXECUTE);
-        encode_execute(&mut self.wbuf, stmt.id, params);
+        encode_execute(&mut self.wbuf, stmt.id, params, !stmt.bound);
         self.send()?;
+        // Sent, so the server has the types whatever the reply (a failed execution too).
+        stmt.bound = true;
         self.read_reply()
     }
 
@@ -681,8 +690,8 @@ pub fn get_lenenc(p: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Appends a COM_STMT_EXECUTE body (after the command byte): no cursor, one iteration,
-/// the parameter types (sent every time; the server then needs no memory of them) and values.
-fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param]) {
+/// the parameter types when `types` (the first execution) and the values.
+fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param], types: bool) {
     out.extend_from_slice(&id.to_le_bytes());
     out.push(0);
     out.extend_from_slice(&1u32.to_le_bytes());
@@ -699,14 +708,16 @@ fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param]) {
             out[bitmap + i / 8] |= 1 << (i % 8);
         }
     }
-    out.push(1);
-    for p in params {
-        let t = match p {
-            Param::Int(_) => TYPE_LONGLONG,
-            Param::Null => TYPE_NULL,
-            Param::Str(_) => TYPE_STRING,
-        };
-        out.extend_from_slice(&[t, 0]);
+    out.push(u8::from(types));
+    if types {
+        for p in params {
+            // A NULL is marked in the bitmap; its type is that of the column's other values.
+            let t = match p {
+                Param::Int(_) | Param::Null => TYPE_LONGLONG,
+                Param::Str(_) => TYPE_STRING,
+            };
+            out.extend_from_slice(&[t, 0]);
+        }
     }
     for p in params {
         match p {
@@ -764,18 +775,29 @@ mod tests {
     #[test]
     fn execute_packet_layout() {
         let mut b = Vec::new();
-        encode_execute(&mut b, 7, &[Param::Null, Param::Int(-2), Param::Str(b"ab")]);
+        let params = [Param::Null, Param::Int(-2), Param::Str(b"ab")];
+        encode_execute(&mut b, 7, &params, true);
         #[rustfmt::skip]
         let want: Vec<u8> = vec![
             7, 0, 0, 0, 0, 1, 0, 0, 0, // id, flags, iterations
             0b001, 1,                  // NULL bitmap, new params bound
-            TYPE_NULL, 0, TYPE_LONGLONG, 0, TYPE_STRING, 0,
+            TYPE_LONGLONG, 0, TYPE_LONGLONG, 0, TYPE_STRING, 0,
+            0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            2, b'a', b'b',
+        ];
+        assert_eq!(b, want);
+        // Later executions: no types, the values alone.
+        b.clear();
+        encode_execute(&mut b, 7, &params, false);
+        #[rustfmt::skip]
+        let want: Vec<u8> = vec![
+            7, 0, 0, 0, 0, 1, 0, 0, 0, 0b001, 0,
             0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
             2, b'a', b'b',
         ];
         assert_eq!(b, want);
         b.clear();
-        encode_execute(&mut b, 1, &[]);
+        encode_execute(&mut b, 1, &[], true);
         assert_eq!(b, vec![1, 0, 0, 0, 0, 1, 0, 0, 0]);
     }
 
@@ -892,8 +914,16 @@ mod tests {
         s.extend(packet(6, &[0xfe, 0, 0, 0x22, 0]));
         s.extend(packet(1, &[0, 1, 0, 2, 0, 0, 0]));
         let (mut c, h) = replay(s);
-        let stmt = Stmt { id: 1, params: 1 };
-        assert_eq!(c.execute(&stmt, &[Param::Int(5)]).unwrap(), Reply::Rows(2));
+        let mut stmt = Stmt {
+            id: 1,
+            params: 1,
+            bound: false,
+        };
+        assert_eq!(
+            c.execute(&mut stmt, &[Param::Int(5)]).unwrap(),
+            Reply::Rows(2)
+        );
+        assert!(stmt.bound);
         assert_eq!(
             c.query("UPDATE t SET k=k+1").unwrap(),
             Reply::Ok { affected_rows: 1 }
@@ -954,7 +984,11 @@ mod tests {
         assert_eq!(
             c.prepare("SELECT c FROM t WHERE id BETWEEN ? AND ?")
                 .unwrap(),
-            Stmt { id: 9, params: 2 }
+            Stmt {
+                id: 9,
+                params: 2,
+                bound: false
+            }
         );
         assert_eq!(
             c.prepare("SELECT 1 FROM sbtest9").unwrap_err().code(),
