@@ -355,7 +355,9 @@ impl PreparedRun {
     ) -> Result<Self, OpenError> {
         let forced_async =
             std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
-        if !forced_async {
+        if forced_async {
+            tracing::info!("OLTP workers use mysql_async, as FLEETBENCH_OLTP_CLIENT asks");
+        } else {
             match PreparedRun::new_lean(
                 cfg.clone(),
                 config.clone(),
