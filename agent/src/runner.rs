@@ -12,6 +12,8 @@ use tokio::time::sleep_until;
 use crate::stats::{Sample, WorkerSlot};
 use crate::workloads::ThreadWorkload;
 use crate::workloads::oltp::OltpConfig;
+use crate::workloads::oltp::lean::{LeanOpenError, LeanWorker};
+use crate::workloads::oltp::wire::Sockets;
 use crate::workloads::oltp::worker::{OltpWorker, OpenError, Outcome, WorkerTail};
 
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
@@ -48,6 +50,9 @@ pub struct Control {
     /// statements instead of waiting for them, so load stops within a second even when a
     /// query waits on a lock.
     cancel: tokio::sync::watch::Sender<bool>,
+    /// Sockets of the lean OLTP workers' connections, shut down by an abort so that a
+    /// blocking read (a statement waiting on a lock) returns at once.
+    sockets: Arc<Sockets>,
 }
 
 impl Control {
@@ -59,6 +64,7 @@ impl Control {
             clock: std::sync::OnceLock::new(),
             last_finish_ns: AtomicU64::new(0),
             cancel: tokio::sync::watch::Sender::new(false),
+            sockets: Arc::new(Sockets::default()),
         }
     }
 
@@ -99,6 +105,7 @@ impl Control {
         }
         self.stop.store(true, Ordering::Relaxed);
         self.cancel.send_replace(true);
+        self.sockets.cancel();
     }
 
     fn is_cancelled(&self) -> bool {
@@ -272,6 +279,8 @@ pub struct PreparedRun {
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
     oltp: Option<AsyncWorkers>,
+    /// Per-kind/per-target figures the lean OLTP worker threads hand back as they end.
+    lean_tail: Option<Arc<Mutex<WorkerTail>>>,
 }
 
 impl PreparedRun {
@@ -325,13 +334,176 @@ impl PreparedRun {
             slots: Vec::new(),
             handles: Vec::new(),
             oltp: None,
+            lean_tail: None,
         }
     }
 
-    /// Opens `config.threads` OLTP workers (connections and prepared statements) on a
-    /// runtime of `runtime_threads` threads; each waits at the start gate. Fails, with
-    /// every connection closed again, if any worker cannot open.
+    /// Opens `config.threads` OLTP workers (connections and prepared statements); each
+    /// waits at the start gate. Fails, with every connection closed again, if any worker
+    /// cannot open.
+    ///
+    /// Workers use the lean protocol client on OS threads of their own unless the server
+    /// wants an authentication plugin it does not speak (or FLEETBENCH_OLTP_CLIENT is
+    /// `mysql_async`); then they use mysql_async on a runtime of `runtime_threads` threads.
     pub async fn new_oltp(
+        cfg: Arc<OltpConfig>,
+        config: RunConfig,
+        first_thread: u64,
+        total_threads: u64,
+        seed: u64,
+        runtime_threads: usize,
+    ) -> Result<Self, OpenError> {
+        let forced_async =
+            std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
+        if forced_async {
+            tracing::info!("OLTP workers use mysql_async, as FLEETBENCH_OLTP_CLIENT asks");
+        } else {
+            match PreparedRun::new_lean(
+                cfg.clone(),
+                config.clone(),
+                first_thread,
+                total_threads,
+                seed,
+            )
+            .await
+            {
+                Ok(run) => {
+                    tracing::info!(
+                        threads = config.threads,
+                        "OLTP workers use the lean protocol client, one OS thread each"
+                    );
+                    return Ok(run);
+                }
+                Err(LeanOpenError::Open(e)) => return Err(e),
+                Err(LeanOpenError::Unsupported(msg)) => {
+                    static SAID: std::sync::Once = std::sync::Once::new();
+                    SAID.call_once(|| {
+                        tracing::warn!(
+                            "OLTP workers fall back to mysql_async (slower per query): {msg}"
+                        );
+                    });
+                }
+            }
+        }
+        PreparedRun::new_async_oltp(
+            cfg,
+            config,
+            first_thread,
+            total_threads,
+            seed,
+            runtime_threads,
+        )
+        .await
+    }
+
+    /// Opens lean OLTP workers, each on an OS thread with blocking connections (like
+    /// sysbench): no async runtime between a worker and its socket.
+    async fn new_lean(
+        cfg: Arc<OltpConfig>,
+        config: RunConfig,
+        first_thread: u64,
+        total_threads: u64,
+        seed: u64,
+    ) -> Result<Self, LeanOpenError> {
+        let mut run = PreparedRun::empty(config);
+        let tail = Arc::new(Mutex::new(WorkerTail::default()));
+        run.lean_tail = Some(tail.clone());
+        let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
+        let threads = run.config.threads;
+        for t in 0..threads {
+            let slot = Arc::new(WorkerSlot::default());
+            run.slots.push(slot.clone());
+            let (control, gate) = (run.control.clone(), run.gate.clone());
+            let (running, all_done) = (run.running.clone(), run.all_done.clone());
+            let (cfg, tx, tail) = (cfg.clone(), tx.clone(), tail.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("fb-oltp-{t}"))
+                .spawn(move || {
+                    let opened = LeanWorker::open(
+                        cfg,
+                        first_thread + u64::from(t),
+                        total_threads,
+                        seed,
+                        control.sockets.clone(),
+                    );
+                    match opened {
+                        Ok(mut w) => {
+                            let _ = tx.send(Ok(()));
+                            drop(tx);
+                            let ran = gate.wait();
+                            if ran {
+                                lean_loop(&mut w, &control, &slot);
+                                control.worker_finished();
+                            }
+                            // After an abort the sockets are shut: nothing left to say.
+                            let t = if control.sockets.is_cancelled() {
+                                w.abandon()
+                            } else {
+                                w.close()
+                            };
+                            merge_tail(&mut tail.lock().unwrap_or_else(|p| p.into_inner()), &t);
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                        }
+                    }
+                    if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        all_done.notify_one();
+                    }
+                });
+            match handle {
+                Ok(h) => run.handles.push(h),
+                Err(e) => {
+                    let missing = (threads - t) as usize;
+                    run.running.fetch_sub(missing, Ordering::AcqRel);
+                    run.release_lean().await;
+                    return Err(OpenError::Connect {
+                        target: "(none)".into(),
+                        message: format!("cannot start worker threads: {e}"),
+                    }
+                    .into());
+                }
+            }
+        }
+        drop(tx);
+        let mut failure = None;
+        while let Some(r) = rx.recv().await {
+            if let Err(e) = r {
+                // An unsupported login anywhere means falling back for all; it wins over
+                // other errors, which are otherwise reported first come.
+                let keep = match &failure {
+                    None => true,
+                    Some(LeanOpenError::Unsupported(_)) => false,
+                    Some(_) => matches!(e, LeanOpenError::Unsupported(_)),
+                };
+                if keep {
+                    failure = Some(e);
+                }
+            }
+        }
+        if let Some(e) = failure {
+            run.release_lean().await;
+            return Err(e);
+        }
+        Ok(run)
+    }
+
+    /// Sends lean workers that never started home (closing their connections politely)
+    /// and waits until they are gone.
+    async fn release_lean(&mut self) {
+        self.gate.set(GateState::Abandoned);
+        let handles: Vec<_> = self.handles.drain(..).collect();
+        let _ = tokio::task::spawn_blocking(move || {
+            for h in handles {
+                let _ = h.join();
+            }
+        })
+        .await;
+    }
+
+    /// Opens `config.threads` mysql_async OLTP workers on a runtime of `runtime_threads`
+    /// threads; each waits at the start gate.
+    async fn new_async_oltp(
         cfg: Arc<OltpConfig>,
         config: RunConfig,
         first_thread: u64,
@@ -512,6 +684,9 @@ impl PreparedRun {
         }
 
         let mut tail = WorkerTail::default();
+        if let Some(lean) = self.lean_tail.take() {
+            merge_tail(&mut tail, &lean.lock().unwrap_or_else(|p| p.into_inner()));
+        }
         if let Some(oltp) = self.oltp.as_mut() {
             for t in oltp.tasks.drain(..) {
                 if let Ok(t) = t.await {
@@ -571,6 +746,29 @@ impl Drop for PreparedRun {
             rt.shutdown_background();
         }
     }
+}
+
+/// A lean OLTP worker's event loop. The end of one event serves as the start of the next
+/// and as "now" for its claim: one clock read per statement, none extra per event.
+fn lean_loop(w: &mut LeanWorker, control: &Control, slot: &WorkerSlot) {
+    let mut now = Instant::now();
+    while control.claim_event_at(now) {
+        let t0 = now;
+        match w.event(&control.stop, t0) {
+            Outcome::Done => {
+                now = w.last_instant();
+                slot.record_db(now.duration_since(t0).as_nanos() as u64, &w.tally);
+                w.tally.reset();
+            }
+            Outcome::Stopped => break,
+            Outcome::Fatal(msg) => {
+                control.abort(msg);
+                break;
+            }
+        }
+    }
+    // Queries of an event cut short still happened: count them.
+    slot.add_db(&w.tally);
 }
 
 fn worker_loop(

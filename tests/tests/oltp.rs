@@ -742,3 +742,56 @@ fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
     run_ok(&args(&["bulk_insert", "--threads=2", "cleanup"], &o));
     assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
 }
+
+/// The lean protocol client (the default) and the mysql_async fallback send the server the
+/// same statements; the fallback is what runs when FLEETBENCH_OLTP_CLIENT=mysql_async (or the
+/// server wants an authentication plugin the lean client lacks). Which one ran is in the
+/// agent's log.
+#[test]
+fn lean_client_and_mysql_async_fallback_send_the_same_statements() {
+    let db = MariaDb::start();
+    let o = db_opts(&db);
+    run_ok(&args(
+        &["oltp_read_write", "--table-size=1000", "prepare"],
+        &o,
+    ));
+    let run = |client: &str| {
+        let before = counters(&db);
+        let out = Command::new(bin("fleetbench"))
+            .args(args(
+                &[
+                    "oltp_read_write",
+                    "--table-size=1000",
+                    "--threads=1",
+                    "--events=200",
+                    "--time=0",
+                    "run",
+                ],
+                &o,
+            ))
+            .env("FLEETBENCH_OLTP_CLIENT", client)
+            .env("FLEETBENCH_LOG", "info")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{client}: {log}");
+        let after = counters(&db);
+        let deltas: BTreeMap<&str, u64> = after
+            .keys()
+            .map(|&k| (k, delta(&before, &after, k)))
+            .collect();
+        (deltas, log)
+    };
+    let (lean, lean_log) = run("lean");
+    let (fallback, fallback_log) = run("mysql_async");
+    assert!(
+        lean_log.contains("OLTP workers use the lean protocol client"),
+        "{lean_log}"
+    );
+    assert!(
+        fallback_log.contains("OLTP workers use mysql_async"),
+        "{fallback_log}"
+    );
+    assert_eq!(lean, fallback);
+    assert_eq!(lean["Com_stmt_execute"], 200 * 20, "{lean:?}");
+}

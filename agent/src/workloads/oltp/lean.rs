@@ -1,0 +1,662 @@
+//! One OLTP worker on an OS thread of its own, one blocking connection per target it uses,
+//! speaking the lean protocol client of `wire.rs` (as sysbench does with libmysqlclient).
+//! It runs the same events as the mysql_async worker of `worker.rs` and counts them the same
+//! way, at a fraction of the client CPU per statement: no async runtime, no per-statement
+//! allocation, result rows skipped undecoded.
+//!
+//! Cancellation: every socket is registered in the run's [`Sockets`]; an abort shuts them
+//! down, so a statement blocked on a lock returns at once and the worker leaves.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use super::rand::{Picker, Rng, fill_c, fill_pad};
+use super::wire::{Conn, ConnectOpts, Param, Reply, Sockets, Stmt, WireError};
+use super::worker::{OpenError, Outcome, TargetTally, WorkerTail};
+use super::{Kind, OltpConfig, Script, Target};
+use crate::stats::{DbCounters, Sample};
+
+/// Server codes that mean the connection is gone.
+const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
+
+/// Why a lean worker could not open.
+#[derive(Debug, thiserror::Error)]
+pub enum LeanOpenError {
+    /// The lean client cannot log in to this server (authentication plugin): use mysql_async.
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+}
+
+enum Failure {
+    Ignored(u16),
+    Lost(usize),
+    Fatal(String),
+}
+
+/// An open connection with its statements, indexed by table slot and kind.
+struct LeanConn {
+    conn: Conn,
+    stmts: Vec<Option<Stmt>>,
+    /// BEGIN and COMMIT, prepared like the rest (sysbench executes them as prepared
+    /// statements too, which shows in the server's Com_stmt_execute).
+    begin: Option<Stmt>,
+    commit: Option<Stmt>,
+    in_trx: bool,
+}
+
+pub struct LeanWorker {
+    cfg: Arc<OltpConfig>,
+    thread: u64,
+    total_threads: u64,
+    rng: Rng,
+    ids: Picker,
+    conns: Vec<Option<LeanConn>>,
+    sockets: Arc<Sockets>,
+    /// Statement texts per table slot and kind (`slot * Kind::COUNT + kind`).
+    templates: Vec<String>,
+    c: String,
+    pad: String,
+    sql: String,
+    /// Parameters of the many-valued statements (random points and ranges), reused.
+    params: Vec<Param<'static>>,
+    /// Queries of the event in progress, moved to the recorder when it ends.
+    pub tally: DbCounters,
+    tail: WorkerTail,
+    events: u64,
+    unique: u64,
+    bulk: String,
+    bulk_rows: u64,
+    groups: Arc<[(Kind, u32)]>,
+    /// When the last statement ended (the next one's start): one clock read per statement.
+    last: Instant,
+}
+
+fn kind_index(k: Kind) -> usize {
+    Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
+}
+
+fn is_lost(e: &WireError) -> bool {
+    match e {
+        WireError::Server { code, .. } => LOST_CODES.contains(code),
+        _ => true,
+    }
+}
+
+/// A readable error for a failed connect (the codes mysql_async's path maps too).
+fn open_error(target: &Target, e: WireError) -> LeanOpenError {
+    let text = e.to_string();
+    LeanOpenError::Open(match e.code() {
+        Some(1045) => OpenError::Access {
+            target: target.describe(),
+            message: text,
+        },
+        Some(1044) => OpenError::Access {
+            target: target.describe(),
+            message: format!(
+                "{text} (if the database does not exist, create it: CREATE DATABASE {})",
+                target.database
+            ),
+        },
+        Some(1049) => OpenError::NoDatabase {
+            target: target.describe(),
+            database: target.database.clone(),
+        },
+        _ => match e {
+            WireError::UnsupportedAuth(_) => return LeanOpenError::Unsupported(text),
+            _ => OpenError::Connect {
+                target: target.describe(),
+                message: text,
+            },
+        },
+    })
+}
+
+impl LeanWorker {
+    /// Opens this worker's connections and prepares its statements.
+    pub fn open(
+        cfg: Arc<OltpConfig>,
+        thread: u64,
+        total_threads: u64,
+        seed: u64,
+        sockets: Arc<Sockets>,
+    ) -> Result<Self, LeanOpenError> {
+        let ids = Picker::new(&cfg.distribution, 1, cfg.table_size.max(1));
+        let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
+        for &(n, _) in &cfg.tables {
+            for k in Kind::ALL {
+                templates.push(k.sql(n, cfg.random_points, cfg.number_of_ranges));
+            }
+        }
+        let mut w = LeanWorker {
+            thread,
+            total_threads: total_threads.max(1),
+            rng: Rng::new(seed ^ thread.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ids,
+            conns: (0..cfg.targets.len()).map(|_| None).collect(),
+            sockets,
+            templates,
+            c: String::with_capacity(128),
+            pad: String::with_capacity(64),
+            sql: String::with_capacity(256),
+            params: Vec::with_capacity(64),
+            tally: DbCounters::default(),
+            tail: WorkerTail {
+                kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
+                targets: (0..cfg.targets.len())
+                    .map(|_| TargetTally::default())
+                    .collect(),
+            },
+            events: 0,
+            unique: 0,
+            bulk: String::new(),
+            bulk_rows: 0,
+            groups: cfg.groups().into(),
+            last: Instant::now(),
+            cfg,
+        };
+        for (t, _) in w.cfg.targets_in_use() {
+            w.conns[t] = Some(w.connect(t)?);
+        }
+        Ok(w)
+    }
+
+    fn connect(&self, t: usize) -> Result<LeanConn, LeanOpenError> {
+        let target: &Target = &self.cfg.targets[t];
+        let opts = ConnectOpts {
+            socket: target.socket.as_deref(),
+            host: &target.host,
+            port: target.port,
+            user: &target.user,
+            password: &target.password,
+            database: &target.database,
+        };
+        let mut conn =
+            Conn::connect(&opts, Some(self.sockets.clone())).map_err(|e| open_error(target, e))?;
+        let mut stmts = vec![None; self.templates.len()];
+        let kinds = self.cfg.kinds();
+        let prepare_failed = |e: WireError| {
+            LeanOpenError::Open(OpenError::Prepare {
+                target: target.describe(),
+                message: e.to_string(),
+            })
+        };
+        for (slot, &(n, tt)) in self.cfg.tables.iter().enumerate() {
+            if tt != t {
+                continue;
+            }
+            if !self.cfg.prepared {
+                // Text protocol: check the table exists without touching Com_select.
+                match conn.query(&format!("SHOW TABLES LIKE 'sbtest{n}'")) {
+                    Ok(Reply::Rows(r)) if r > 0 => continue,
+                    Ok(_) => {
+                        return Err(OpenError::NoTable {
+                            target: target.describe(),
+                            table: n,
+                        }
+                        .into());
+                    }
+                    Err(e) => return Err(prepare_failed(e)),
+                }
+            }
+            for &k in &kinds {
+                let i = slot * Kind::COUNT + kind_index(k);
+                match conn.prepare(&self.templates[i]) {
+                    Ok(s) => stmts[i] = Some(s),
+                    // 1295: this server (or proxy) cannot prepare it; sysbench's auto mode
+                    // falls back to the text protocol.
+                    Err(e) if e.code() == Some(1295) => {}
+                    Err(e) if e.code() == Some(1146) => {
+                        return Err(OpenError::NoTable {
+                            target: target.describe(),
+                            table: n,
+                        }
+                        .into());
+                    }
+                    Err(e) => return Err(prepare_failed(e)),
+                }
+            }
+        }
+        let (mut begin, mut commit) = (None, None);
+        if self.cfg.prepared && self.cfg.transactional() {
+            begin = conn.prepare("BEGIN").ok();
+            commit = conn.prepare("COMMIT").ok();
+        }
+        Ok(LeanConn {
+            conn,
+            stmts,
+            begin,
+            commit,
+            in_trx: false,
+        })
+    }
+
+    /// When the last statement ended: the end of the event just run.
+    pub fn last_instant(&self) -> Instant {
+        self.last
+    }
+
+    /// Runs one event that started at `t0`, retrying it after ignored errors and reconnects.
+    pub fn event(&mut self, stop: &AtomicBool, t0: Instant) -> Outcome {
+        self.last = t0;
+        if self.cfg.reconnect > 0
+            && self.events > 0
+            && self.events.is_multiple_of(self.cfg.reconnect)
+        {
+            for t in 0..self.conns.len() {
+                if let Some(old) = self.conns[t].take() {
+                    old.conn.quit();
+                    match self.reopen(t, stop) {
+                        Some(o) => return o,
+                        None => self.tally.reconnects += 1,
+                    }
+                }
+            }
+            self.last = Instant::now();
+        }
+        if self.cfg.script == Script::BulkInsert {
+            return self.bulk_row(stop);
+        }
+        loop {
+            match self.attempt() {
+                Ok(()) => {
+                    self.events += 1;
+                    return Outcome::Done;
+                }
+                Err(Failure::Ignored(code)) => {
+                    self.tally.count_ignored(code);
+                    self.rollback_all();
+                }
+                Err(Failure::Lost(t)) => {
+                    self.conns[t] = None;
+                    // An abort shut the socket down: leave rather than reconnect.
+                    if stop.load(Relaxed) {
+                        return Outcome::Stopped;
+                    }
+                    self.rollback_all();
+                    if let Some(o) = self.reopen(t, stop) {
+                        return o;
+                    }
+                    self.tally.reconnects += 1;
+                    self.tail.targets[t].db.reconnects += 1;
+                }
+                Err(Failure::Fatal(msg)) => return Outcome::Fatal(msg),
+            }
+            if stop.load(Relaxed) {
+                return Outcome::Stopped;
+            }
+            self.last = Instant::now();
+        }
+    }
+
+    /// bulk_insert: appends one row to this thread's pending INSERT and sends it once it
+    /// reaches the size sysbench's bulk inserts use.
+    fn bulk_row(&mut self, stop: &AtomicBool) -> Outcome {
+        const FLUSH_BYTES: usize = 512 * 1024;
+        let Some(slot) = self.bulk_slot() else {
+            return Outcome::Fatal(format!(
+                "bulk_insert: no table sbtest{} for thread {}",
+                self.thread + 1,
+                self.thread
+            ));
+        };
+        let (n, _) = self.cfg.tables[slot];
+        if self.bulk_rows == 0 {
+            self.bulk.clear();
+            self.bulk.push_str(&format!("INSERT INTO sbtest{n} VALUES"));
+        } else {
+            self.bulk.push(',');
+        }
+        self.events += 1;
+        let k = self.ids.pick(&mut self.rng);
+        self.bulk.push('(');
+        super::push_num(&mut self.bulk, self.events as i64);
+        self.bulk.push(',');
+        super::push_num(&mut self.bulk, k as i64);
+        self.bulk.push(')');
+        self.bulk_rows += 1;
+        if self.bulk.len() >= FLUSH_BYTES {
+            return self.flush_bulk(slot, stop);
+        }
+        self.last = Instant::now();
+        Outcome::Done
+    }
+
+    fn bulk_slot(&self) -> Option<usize> {
+        self.cfg
+            .tables
+            .iter()
+            .position(|&(n, _)| u64::from(n) == self.thread + 1)
+    }
+
+    /// Sends the pending bulk INSERT, reconnecting if the connection was lost.
+    fn flush_bulk(&mut self, slot: usize, stop: &AtomicBool) -> Outcome {
+        if self.bulk_rows == 0 {
+            return Outcome::Done;
+        }
+        let t = self.cfg.tables[slot].1;
+        loop {
+            self.last = Instant::now();
+            let Some(c) = self.conns[t].as_mut() else {
+                return Outcome::Stopped;
+            };
+            let r = c.conn.query(&self.bulk);
+            match self.finish(t, Kind::Insert, r) {
+                Ok(()) => {
+                    self.bulk_rows = 0;
+                    return Outcome::Done;
+                }
+                Err(Failure::Lost(t)) => {
+                    self.conns[t] = None;
+                    if self.sockets.is_cancelled() {
+                        return Outcome::Stopped;
+                    }
+                    if let Some(o) = self.reopen(t, stop) {
+                        return o;
+                    }
+                    self.tally.reconnects += 1;
+                    self.tail.targets[t].db.reconnects += 1;
+                }
+                Err(Failure::Ignored(code)) => self.tally.count_ignored(code),
+                Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
+            }
+        }
+    }
+
+    /// Re-opens target `t`, retrying until it answers or the run stops. None on success.
+    fn reopen(&mut self, t: usize, stop: &AtomicBool) -> Option<Outcome> {
+        let mut wait = Duration::from_millis(20);
+        loop {
+            match self.connect(t) {
+                Ok(c) => {
+                    self.conns[t] = Some(c);
+                    return None;
+                }
+                Err(LeanOpenError::Open(
+                    e @ (OpenError::NoTable { .. }
+                    | OpenError::Access { .. }
+                    | OpenError::NoDatabase { .. }),
+                )) => return Some(Outcome::Fatal(e.to_string())),
+                Err(LeanOpenError::Unsupported(m)) => return Some(Outcome::Fatal(m)),
+                Err(_) => {
+                    if stop.load(Relaxed) || self.sockets.is_cancelled() {
+                        return Some(Outcome::Stopped);
+                    }
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_millis(500));
+                }
+            }
+        }
+    }
+
+    fn rollback_all(&mut self) {
+        for t in 0..self.conns.len() {
+            if let Some(c) = self.conns[t].as_mut()
+                && c.in_trx
+            {
+                c.in_trx = false;
+                if c.conn.query("ROLLBACK").is_ok() {
+                    self.tally.others += 1;
+                    self.tail.targets[t].db.others += 1;
+                }
+            }
+        }
+    }
+
+    /// One try at the event's statements.
+    fn attempt(&mut self) -> Result<(), Failure> {
+        let cfg = self.cfg.clone();
+        let size = cfg.table_size.max(1);
+        let groups = self.groups.clone();
+        for &(kind, count) in groups.iter() {
+            // Each group picks one table, as sysbench does.
+            let slot = self.rng.uniform(0, cfg.tables.len() as u64 - 1) as usize;
+            for _ in 0..count {
+                match kind {
+                    Kind::Point | Kind::IndexUpdate => {
+                        let id = self.ids.pick(&mut self.rng) as i64;
+                        self.exec(slot, kind, &[Param::Int(id)])?;
+                    }
+                    Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+                        let lo = self.ids.pick(&mut self.rng);
+                        let hi = lo + u64::from(cfg.range_size) - 1;
+                        self.exec(slot, kind, &[Param::Int(lo as i64), Param::Int(hi as i64)])?;
+                    }
+                    Kind::NonIndexUpdate => {
+                        let id = self.ids.pick(&mut self.rng) as i64;
+                        fill_c(&mut self.rng, &mut self.c);
+                        // Moved out for the call (no copy), so the statement can borrow it.
+                        let c = std::mem::take(&mut self.c);
+                        let r = self.exec(slot, kind, &[Param::Str(c.as_bytes()), Param::Int(id)]);
+                        self.c = c;
+                        r?;
+                    }
+                    Kind::Delete => {
+                        let id = self.ids.pick(&mut self.rng);
+                        self.exec(slot, Kind::Delete, &[Param::Int(id as i64)])?;
+                        if cfg.script != Script::Delete {
+                            let k = self.rng.uniform(1, size);
+                            self.insert(slot, id as i64, k)?;
+                        }
+                    }
+                    Kind::Insert => {
+                        let id = if cfg.auto_inc {
+                            0
+                        } else {
+                            // Unique across threads and agents, never one of prepare's ids.
+                            self.unique += 1;
+                            -((self.thread + self.unique * self.total_threads) as i64)
+                        };
+                        let k = self.ids.pick(&mut self.rng);
+                        self.insert(slot, id, k)?;
+                    }
+                    Kind::RandomPoints => {
+                        let mut p = std::mem::take(&mut self.params);
+                        p.clear();
+                        for _ in 0..cfg.random_points.max(1) {
+                            p.push(Param::Int(self.ids.pick(&mut self.rng) as i64));
+                        }
+                        let r = self.exec(slot, kind, &p);
+                        self.params = p;
+                        r?;
+                    }
+                    Kind::RandomRanges => {
+                        let mut p = std::mem::take(&mut self.params);
+                        p.clear();
+                        for _ in 0..cfg.number_of_ranges.max(1) {
+                            let lo = self.ids.pick(&mut self.rng);
+                            p.push(Param::Int(lo as i64));
+                            p.push(Param::Int((lo + u64::from(cfg.delta)) as i64));
+                        }
+                        let r = self.exec(slot, kind, &p);
+                        self.params = p;
+                        r?;
+                    }
+                    Kind::Begin | Kind::Commit => {}
+                }
+            }
+        }
+        if cfg.transactional() {
+            for t in 0..self.conns.len() {
+                if self.conns[t].as_ref().is_some_and(|c| c.in_trx) {
+                    self.simple(t, Kind::Commit)?;
+                    if let Some(c) = self.conns[t].as_mut() {
+                        c.in_trx = false;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, slot: usize, id: i64, k: u64) -> Result<(), Failure> {
+        fill_c(&mut self.rng, &mut self.c);
+        fill_pad(&mut self.rng, &mut self.pad);
+        let (c, pad) = (std::mem::take(&mut self.c), std::mem::take(&mut self.pad));
+        let id = if id == 0 { Param::Null } else { Param::Int(id) };
+        let r = self.exec(
+            slot,
+            Kind::Insert,
+            &[
+                id,
+                Param::Int(k as i64),
+                Param::Str(c.as_bytes()),
+                Param::Str(pad.as_bytes()),
+            ],
+        );
+        (self.c, self.pad) = (c, pad);
+        r
+    }
+
+    /// BEGIN or COMMIT on target `t`, counted as "other".
+    fn simple(&mut self, t: usize, kind: Kind) -> Result<(), Failure> {
+        let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
+        let (stmt, text) = match kind {
+            Kind::Begin => (&mut c.begin, "BEGIN"),
+            _ => (&mut c.commit, "COMMIT"),
+        };
+        let r = match stmt {
+            Some(s) => c.conn.execute(s, &[]),
+            None => c.conn.query(text),
+        };
+        self.finish(t, kind, r)
+    }
+
+    /// Runs one statement of `kind` on table slot `slot`.
+    fn exec(&mut self, slot: usize, kind: Kind, params: &[Param]) -> Result<(), Failure> {
+        let t = self.cfg.tables[slot].1;
+        if self.cfg.transactional() && !self.conns[t].as_ref().is_some_and(|c| c.in_trx) {
+            self.simple(t, Kind::Begin)?;
+            if let Some(c) = self.conns[t].as_mut() {
+                c.in_trx = true;
+            }
+        }
+        let i = slot * Kind::COUNT + kind_index(kind);
+        let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
+        let r = match &mut c.stmts[i] {
+            Some(stmt) => c.conn.execute(stmt, params),
+            None => {
+                render(&mut self.sql, &self.templates[i], params);
+                c.conn.query(&self.sql)
+            }
+        };
+        self.finish(t, kind, r)
+    }
+
+    /// Counts a finished statement (read / write / other) or classifies its error.
+    fn finish(&mut self, t: usize, kind: Kind, r: Result<Reply, WireError>) -> Result<(), Failure> {
+        match r {
+            Ok(reply) => {
+                let now = Instant::now();
+                let ns = now.duration_since(self.last).as_nanos() as u64;
+                self.last = now;
+                self.tail.kinds[kind_index(kind)].record(ns);
+                let tt = &mut self.tail.targets[t];
+                tt.statements.record(ns);
+                // A statement returning a result set is a read, DML that changed rows a write.
+                let wrote = matches!(reply, Reply::Ok { affected_rows } if affected_rows > 0);
+                if kind.is_select() {
+                    self.tally.reads += 1;
+                    tt.db.reads += 1;
+                } else if wrote {
+                    self.tally.writes += 1;
+                    tt.db.writes += 1;
+                } else {
+                    self.tally.others += 1;
+                    tt.db.others += 1;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(code) = e.code()
+                    && self.cfg.ignores(code)
+                {
+                    self.tail.targets[t].db.count_ignored(code);
+                    return Err(Failure::Ignored(code));
+                }
+                if is_lost(&e) {
+                    return Err(Failure::Lost(t));
+                }
+                Err(Failure::Fatal(format!(
+                    "{} failed on target {}: {e}",
+                    kind.name(),
+                    self.cfg.targets[t].describe(),
+                )))
+            }
+        }
+    }
+
+    /// Drops every connection without a goodbye (a statement may be in flight).
+    pub fn abandon(self) -> WorkerTail {
+        self.tail
+    }
+
+    /// Closes every connection politely and hands back the run's per-kind/target figures.
+    /// bulk_insert's pending rows are sent first.
+    pub fn close(mut self) -> WorkerTail {
+        if self.bulk_rows > 0
+            && let Some(slot) = self.bulk_slot()
+        {
+            let never = AtomicBool::new(true);
+            let _ = self.flush_bulk(slot, &never);
+        }
+        for c in self.conns.iter_mut().filter_map(Option::take) {
+            c.conn.quit();
+        }
+        self.tail
+    }
+}
+
+/// Fills `out` with `template`, each '?' replaced by the next value as an SQL literal.
+fn render(out: &mut String, template: &str, params: &[Param]) {
+    out.clear();
+    let mut vals = params.iter();
+    for ch in template.chars() {
+        if ch != '?' {
+            out.push(ch);
+            continue;
+        }
+        match vals.next() {
+            Some(Param::Int(v)) => super::push_num(out, *v),
+            Some(Param::Str(b)) => super::push_quoted(out, &String::from_utf8_lossy(b)),
+            _ => out.push_str("NULL"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_substitutes_literals_in_order() {
+        let mut out = String::new();
+        render(
+            &mut out,
+            "UPDATE sbtest1 SET c=? WHERE id=?",
+            &[Param::Str(b"12-34"), Param::Int(7)],
+        );
+        assert_eq!(out, "UPDATE sbtest1 SET c='12-34' WHERE id=7");
+        render(
+            &mut out,
+            "INSERT INTO t VALUES (?, ?)",
+            &[Param::Null, Param::Int(-3)],
+        );
+        assert_eq!(out, "INSERT INTO t VALUES (NULL, -3)");
+    }
+
+    #[test]
+    fn lost_connections_are_told_from_statement_errors() {
+        let server = |code| WireError::Server {
+            code,
+            message: String::new(),
+        };
+        assert!(is_lost(&server(1927)));
+        assert!(!is_lost(&server(1213)));
+        assert!(is_lost(&WireError::Io(
+            std::io::ErrorKind::BrokenPipe.into()
+        )));
+    }
+}
