@@ -21,7 +21,7 @@
 #   SCRIPTS ["oltp_read_write oltp_point_select"]  THREADS ["4 64"]
 #   ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  RAND_TYPE [special]
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
-#   FB_ARGS []  extra options for fleetbench's runs, e.g. "--local-agent-threads=2"
+#   FB_ARGS []  extra options for fleetbench's runs, e.g. "--local-agents=2"
 # Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.

@@ -19,10 +19,6 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:7600")]
     listen: String,
 
-    /// Threads of the runtime that drives OLTP workers (database connections).
-    #[arg(long, default_value_t = 1)]
-    oltp_runtime_threads: usize,
-
     /// File holding the token every call must carry (default: FLEETBENCH_TOKEN).
     #[arg(long, value_name = "FILE")]
     token_file: Option<std::path::PathBuf>,
@@ -114,7 +110,6 @@ async fn run() -> anyhow::Result<()> {
     let options = fleetbench_agent::AgentOptions {
         token,
         tls,
-        oltp_runtime_threads: args.oltp_runtime_threads.max(1),
         work_dir,
     };
     fleetbench_agent::serve(listener, options, shutdown_signal()).await?;

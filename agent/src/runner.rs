@@ -12,9 +12,9 @@ use tokio::time::sleep_until;
 use crate::stats::{Sample, WorkerSlot};
 use crate::workloads::ThreadWorkload;
 use crate::workloads::oltp::OltpConfig;
-use crate::workloads::oltp::lean::{LeanOpenError, LeanWorker};
-use crate::workloads::oltp::wire::Sockets;
-use crate::workloads::oltp::worker::{OltpWorker, OpenError, Outcome, WorkerTail};
+use crate::workloads::oltp::client::{AsyncClient, Client};
+use crate::workloads::oltp::wire::{self, Sockets};
+use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, Outcome, WorkerTail};
 
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
 pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
@@ -46,11 +46,9 @@ pub struct Control {
     clock: std::sync::OnceLock<(Instant, Option<Instant>)>,
     /// Latest moment, in nanoseconds after Go, at which a worker stopped.
     last_finish_ns: AtomicU64,
-    /// Raised with an abort (not when time is up): async workers drop their in-flight
-    /// statements instead of waiting for them, so load stops within a second even when a
-    /// query waits on a lock.
-    cancel: tokio::sync::watch::Sender<bool>,
-    /// Sockets of the lean OLTP workers' connections, shut down by an abort so that a
+    /// Raised with an abort (not when time is up): the hard deadline need not fire again.
+    cancelled: AtomicBool,
+    /// Sockets of the OLTP workers' connections, shut down by an abort so that a
     /// blocking read (a statement waiting on a lock) returns at once.
     sockets: Arc<Sockets>,
 }
@@ -63,17 +61,12 @@ impl Control {
             abort_reason: Mutex::new(None),
             clock: std::sync::OnceLock::new(),
             last_finish_ns: AtomicU64::new(0),
-            cancel: tokio::sync::watch::Sender::new(false),
+            cancelled: AtomicBool::new(false),
             sockets: Arc::new(Sockets::default()),
         }
     }
 
-    /// Takes the right to run one more event.
-    fn claim_event(&self) -> bool {
-        self.claim_event_at(Instant::now())
-    }
-
-    /// [`Control::claim_event`] with the current time already read.
+    /// Takes the right to run one more event; `now` is the current time, already read.
     fn claim_event_at(&self, now: Instant) -> bool {
         if self.stop.load(Ordering::Relaxed) {
             return false;
@@ -104,18 +97,12 @@ impl Control {
             *r = Some(reason.into());
         }
         self.stop.store(true, Ordering::Relaxed);
-        self.cancel.send_replace(true);
+        self.cancelled.store(true, Ordering::Relaxed);
         self.sockets.cancel();
     }
 
     fn is_cancelled(&self) -> bool {
-        *self.cancel.borrow()
-    }
-
-    /// Completes when the run is aborted.
-    async fn cancelled(&self) {
-        let mut rx = self.cancel.subscribe();
-        let _ = rx.wait_for(|c| *c).await;
+        self.cancelled.load(Ordering::Relaxed)
     }
 
     /// Notes that a worker stopped now.
@@ -161,63 +148,6 @@ pub struct FinalReport {
     pub tail: WorkerTail,
 }
 
-/// Single-threaded runtimes, each driven by an OS thread of its own; tasks are spread over
-/// them round-robin. Cheaper per statement than one multi-threaded runtime (no work
-/// stealing, no cross-thread wake-ups), and each thread counts for the OS scheduler.
-struct WorkerRuntimes {
-    handles: Vec<tokio::runtime::Handle>,
-    /// Dropping these lets each driver thread return and drop its runtime.
-    stops: Vec<tokio::sync::oneshot::Sender<()>>,
-    next: std::sync::atomic::AtomicUsize,
-}
-
-impl WorkerRuntimes {
-    fn new(threads: usize) -> std::io::Result<Self> {
-        let mut rts = WorkerRuntimes {
-            handles: Vec::new(),
-            stops: Vec::new(),
-            next: std::sync::atomic::AtomicUsize::new(0),
-        };
-        for i in 0..threads.max(1) {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-            rts.handles.push(rt.handle().clone());
-            rts.stops.push(tx);
-            std::thread::Builder::new()
-                .name(format!("fb-oltp-{i}"))
-                .spawn(move || {
-                    rt.block_on(async {
-                        let _ = rx.await;
-                    });
-                })?;
-        }
-        Ok(rts)
-    }
-
-    fn spawn<F>(&self, f: F) -> tokio::task::JoinHandle<F::Output>
-    where
-        F: std::future::Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
-        self.handles[i].spawn(f)
-    }
-
-    /// Lets the driver threads end; tasks still pending are dropped with their runtime.
-    fn shutdown_background(&mut self) {
-        self.stops.clear();
-    }
-}
-
-/// Where an OLTP run's worker tasks live: a runtime of their own, so that database work
-/// and the gRPC service never compete for the same scheduler.
-struct AsyncWorkers {
-    runtime: Option<WorkerRuntimes>,
-    tasks: Vec<tokio::task::JoinHandle<WorkerTail>>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum GateState {
     Closed,
@@ -226,12 +156,11 @@ enum GateState {
 }
 
 /// Start gate the workers wait at; abandoned (workers exit) if the run never starts.
-/// Thread workers block on the condvar, async workers watch the channel.
+/// Worker threads block on the condvar.
 #[derive(Debug)]
 struct Gate {
     state: Mutex<GateState>,
     cond: Condvar,
-    watch: tokio::sync::watch::Sender<GateState>,
 }
 
 impl Gate {
@@ -239,7 +168,6 @@ impl Gate {
         Gate {
             state: Mutex::new(GateState::Closed),
             cond: Condvar::new(),
-            watch: tokio::sync::watch::Sender::new(GateState::Closed),
         }
     }
 
@@ -247,17 +175,8 @@ impl Gate {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if *s == GateState::Closed {
             *s = to;
-            self.watch.send_replace(to);
         }
         self.cond.notify_all();
-    }
-
-    async fn wait_async(&self) -> bool {
-        let mut rx = self.watch.subscribe();
-        match rx.wait_for(|s| *s != GateState::Closed).await {
-            Ok(s) => *s == GateState::Open,
-            Err(_) => false,
-        }
     }
 
     fn wait(&self) -> bool {
@@ -278,9 +197,8 @@ pub struct PreparedRun {
     running: Arc<AtomicUsize>,
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
-    oltp: Option<AsyncWorkers>,
-    /// Per-kind/per-target figures the lean OLTP worker threads hand back as they end.
-    lean_tail: Option<Arc<Mutex<WorkerTail>>>,
+    /// Per-kind/per-target figures the OLTP worker threads hand back as they end.
+    oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
 }
 
 impl PreparedRun {
@@ -333,40 +251,36 @@ impl PreparedRun {
             config,
             slots: Vec::new(),
             handles: Vec::new(),
-            oltp: None,
-            lean_tail: None,
+            oltp_tail: None,
         }
     }
 
-    /// Opens `config.threads` OLTP workers (connections and prepared statements); each
-    /// waits at the start gate. Fails, with every connection closed again, if any worker
-    /// cannot open.
+    /// Opens `config.threads` OLTP workers (connections and prepared statements), each on
+    /// an OS thread of its own and waiting at the start gate. Fails, with every connection
+    /// closed again, if any worker cannot open.
     ///
-    /// Workers use the lean protocol client on OS threads of their own unless the server
-    /// wants an authentication plugin it does not speak (or FLEETBENCH_OLTP_CLIENT is
-    /// `mysql_async`); then they use mysql_async on a runtime of `runtime_threads` threads.
+    /// Workers use the lean protocol client unless the server wants an authentication
+    /// plugin it does not speak (or FLEETBENCH_OLTP_CLIENT is `mysql_async`); then they
+    /// use mysql_async, with the same logic.
     pub async fn new_oltp(
         cfg: Arc<OltpConfig>,
         config: RunConfig,
         first_thread: u64,
         total_threads: u64,
         seed: u64,
-        runtime_threads: usize,
     ) -> Result<Self, OpenError> {
         let forced_async =
             std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
-        if forced_async {
-            tracing::info!("OLTP workers use mysql_async, as FLEETBENCH_OLTP_CLIENT asks");
-        } else {
-            match PreparedRun::new_lean(
+        if !forced_async {
+            let lean = PreparedRun::new_workers::<wire::Conn>(
                 cfg.clone(),
                 config.clone(),
                 first_thread,
                 total_threads,
                 seed,
             )
-            .await
-            {
+            .await;
+            match lean {
                 Ok(run) => {
                     tracing::info!(
                         threads = config.threads,
@@ -385,20 +299,21 @@ impl PreparedRun {
                 }
             }
         }
-        PreparedRun::new_async_oltp(
-            cfg,
-            config,
-            first_thread,
-            total_threads,
-            seed,
-            runtime_threads,
-        )
-        .await
+        tracing::info!(threads = config.threads, "OLTP workers use mysql_async");
+        PreparedRun::new_workers::<AsyncClient>(cfg, config, first_thread, total_threads, seed)
+            .await
+            .map_err(|e| match e {
+                LeanOpenError::Open(e) => e,
+                LeanOpenError::Unsupported(m) => OpenError::Connect {
+                    target: "(none)".into(),
+                    message: m,
+                },
+            })
     }
 
-    /// Opens lean OLTP workers, each on an OS thread with blocking connections (like
+    /// Opens OLTP workers speaking `C`, each on an OS thread with blocking connections (like
     /// sysbench): no async runtime between a worker and its socket.
-    async fn new_lean(
+    async fn new_workers<C: Client + 'static>(
         cfg: Arc<OltpConfig>,
         config: RunConfig,
         first_thread: u64,
@@ -407,7 +322,7 @@ impl PreparedRun {
     ) -> Result<Self, LeanOpenError> {
         let mut run = PreparedRun::empty(config);
         let tail = Arc::new(Mutex::new(WorkerTail::default()));
-        run.lean_tail = Some(tail.clone());
+        run.oltp_tail = Some(tail.clone());
         let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
         let threads = run.config.threads;
         for t in 0..threads {
@@ -419,7 +334,7 @@ impl PreparedRun {
             let handle = std::thread::Builder::new()
                 .name(format!("fb-oltp-{t}"))
                 .spawn(move || {
-                    let opened = LeanWorker::open(
+                    let opened = OltpWorker::<C>::open(
                         cfg,
                         first_thread + u64::from(t),
                         total_threads,
@@ -432,7 +347,7 @@ impl PreparedRun {
                             drop(tx);
                             let ran = gate.wait();
                             if ran {
-                                lean_loop(&mut w, &control, &slot);
+                                oltp_loop(&mut w, &control, &slot);
                                 control.worker_finished();
                             }
                             // After an abort the sockets are shut: nothing left to say.
@@ -456,7 +371,7 @@ impl PreparedRun {
                 Err(e) => {
                     let missing = (threads - t) as usize;
                     run.running.fetch_sub(missing, Ordering::AcqRel);
-                    run.release_lean().await;
+                    run.release_workers().await;
                     return Err(OpenError::Connect {
                         target: "(none)".into(),
                         message: format!("cannot start worker threads: {e}"),
@@ -482,15 +397,15 @@ impl PreparedRun {
             }
         }
         if let Some(e) = failure {
-            run.release_lean().await;
+            run.release_workers().await;
             return Err(e);
         }
         Ok(run)
     }
 
-    /// Sends lean workers that never started home (closing their connections politely)
+    /// Sends OLTP workers that never started home (closing their connections politely)
     /// and waits until they are gone.
-    async fn release_lean(&mut self) {
+    async fn release_workers(&mut self) {
         self.gate.set(GateState::Abandoned);
         let handles: Vec<_> = self.handles.drain(..).collect();
         let _ = tokio::task::spawn_blocking(move || {
@@ -499,107 +414,6 @@ impl PreparedRun {
             }
         })
         .await;
-    }
-
-    /// Opens `config.threads` mysql_async OLTP workers on a runtime of `runtime_threads`
-    /// threads; each waits at the start gate.
-    async fn new_async_oltp(
-        cfg: Arc<OltpConfig>,
-        config: RunConfig,
-        first_thread: u64,
-        total_threads: u64,
-        seed: u64,
-        runtime_threads: usize,
-    ) -> Result<Self, OpenError> {
-        let mut runtime = WorkerRuntimes::new(runtime_threads).map_err(|e| OpenError::Connect {
-            target: "(none)".into(),
-            message: format!("cannot start the worker runtime: {e}"),
-        })?;
-        let opens: Vec<_> = (0..u64::from(config.threads))
-            .map(|t| {
-                runtime.spawn(OltpWorker::open(
-                    cfg.clone(),
-                    first_thread + t,
-                    total_threads,
-                    seed,
-                ))
-            })
-            .collect();
-        let mut workers = Vec::new();
-        let mut failure = None;
-        for h in opens {
-            match h.await {
-                Ok(Ok(w)) => workers.push(w),
-                Ok(Err(e)) => {
-                    failure.get_or_insert(e);
-                }
-                Err(e) => {
-                    failure.get_or_insert(OpenError::Connect {
-                        target: "(none)".into(),
-                        message: format!("worker task failed: {e}"),
-                    });
-                }
-            }
-        }
-        if let Some(e) = failure {
-            for w in workers {
-                let _ = runtime.spawn(w.close()).await;
-            }
-            runtime.shutdown_background();
-            return Err(e);
-        }
-        let mut run = PreparedRun::empty(config);
-        let mut tasks = Vec::new();
-        for mut w in workers {
-            let slot = Arc::new(WorkerSlot::default());
-            run.slots.push(slot.clone());
-            let (control, gate) = (run.control.clone(), run.gate.clone());
-            let (running, all_done) = (run.running.clone(), run.all_done.clone());
-            tasks.push(runtime.spawn(async move {
-                let mut cancelled = false;
-                if gate.wait_async().await {
-                    while control.claim_event() {
-                        let t0 = Instant::now();
-                        let outcome = tokio::select! {
-                            o = w.event(&control.stop) => o,
-                            _ = control.cancelled() => {
-                                cancelled = true;
-                                Outcome::Stopped
-                            }
-                        };
-                        match outcome {
-                            Outcome::Done => {
-                                slot.record_db(t0.elapsed().as_nanos() as u64, &w.tally);
-                                w.tally.reset();
-                            }
-                            Outcome::Stopped => break,
-                            Outcome::Fatal(msg) => {
-                                control.abort(msg);
-                                break;
-                            }
-                        }
-                    }
-                    // Queries of an event cut short still happened: count them.
-                    slot.add_db(&w.tally);
-                    control.worker_finished();
-                }
-                // After a cancel a connection may be mid-statement: drop it rather than talk.
-                let tail = if cancelled {
-                    w.abandon()
-                } else {
-                    w.close().await
-                };
-                if running.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    all_done.notify_one();
-                }
-                tail
-            }));
-        }
-        run.oltp = Some(AsyncWorkers {
-            runtime: Some(runtime),
-            tasks,
-        });
-        Ok(run)
     }
 
     pub fn threads(&self) -> u32 {
@@ -684,15 +498,8 @@ impl PreparedRun {
         }
 
         let mut tail = WorkerTail::default();
-        if let Some(lean) = self.lean_tail.take() {
-            merge_tail(&mut tail, &lean.lock().unwrap_or_else(|p| p.into_inner()));
-        }
-        if let Some(oltp) = self.oltp.as_mut() {
-            for t in oltp.tasks.drain(..) {
-                if let Ok(t) = t.await {
-                    merge_tail(&mut tail, &t);
-                }
-            }
+        if let Some(t) = self.oltp_tail.take() {
+            merge_tail(&mut tail, &t.lock().unwrap_or_else(|p| p.into_inner()));
         }
         let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire));
         let mut rest = Sample::default();
@@ -740,17 +547,12 @@ impl Drop for PreparedRun {
         // Never started (or dropped mid-run): make sure every worker leaves.
         self.control.abort("run abandoned before it finished");
         self.gate.set(GateState::Abandoned);
-        if let Some(mut rt) = self.oltp.as_mut().and_then(|o| o.runtime.take()) {
-            // Workers see the stop flag and close their connections; a runtime may not be
-            // dropped from async code, so it winds down in the background.
-            rt.shutdown_background();
-        }
     }
 }
 
-/// A lean OLTP worker's event loop. The end of one event serves as the start of the next
+/// An OLTP worker's event loop. The end of one event serves as the start of the next
 /// and as "now" for its claim: one clock read per statement, none extra per event.
-fn lean_loop(w: &mut LeanWorker, control: &Control, slot: &WorkerSlot) {
+fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
     let mut now = Instant::now();
     while control.claim_event_at(now) {
         let t0 = now;

@@ -43,10 +43,6 @@ pub struct AgentOptions {
     pub token: Option<String>,
     /// Serve TLS with this certificate and key (PEM); None = plain text.
     pub tls: Option<TlsFiles>,
-    /// OS threads (one single-threaded runtime each) that drive OLTP workers. One did best
-    /// at 4 client threads on a 2-core box shared with the database; at 64 client threads
-    /// 2 to 4 did better (scripts/bench-oltp.sh). Raise it on client hosts with more cores.
-    pub oltp_runtime_threads: usize,
     /// The only directory fileio may write in (absolute; --file-dir is relative to it).
     pub work_dir: std::path::PathBuf,
 }
@@ -56,7 +52,6 @@ impl Default for AgentOptions {
         AgentOptions {
             token: None,
             tls: None,
-            oltp_runtime_threads: 1,
             work_dir: std::env::current_dir().unwrap_or_else(|_| "/".into()),
         }
     }
@@ -247,7 +242,6 @@ impl Agent for AgentService {
                 u64::from(start.first_thread),
                 total_threads,
                 start.seed,
-                self.options.oltp_runtime_threads,
             )
             .await
             .map_err(|e| Status::failed_precondition(e.to_string()))?,

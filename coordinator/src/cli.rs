@@ -107,10 +107,6 @@ pub struct RawArgs {
     #[arg(long)]
     pub local_agents: Option<String>,
 
-    /// Embedded agents: threads of the runtime driving OLTP connections [default: 1].
-    #[arg(long)]
-    pub local_agent_threads: Option<String>,
-
     /// cpu: upper limit for primes generator [default: 10000].
     #[arg(long)]
     pub cpu_max_prime: Option<String>,

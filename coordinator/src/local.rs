@@ -51,14 +51,13 @@ pub async fn start(
 /// directory; None when the plan names remote agents.
 pub async fn start_for(plan: &crate::plan::Plan) -> anyhow::Result<Option<LocalAgents>> {
     use anyhow::Context;
-    let crate::plan::AgentSource::Local(k, threads) = &plan.agents else {
+    let crate::plan::AgentSource::Local(k) = &plan.agents else {
         return Ok(None);
     };
     // In-process agents on loopback: no token needed between us and ourselves.
     let options = fleetbench_agent::AgentOptions {
         token: None,
         tls: None,
-        oltp_runtime_threads: *threads,
         work_dir: std::env::current_dir().context("cannot read the current directory")?,
     };
     let own_dirs = *k > 1 && matches!(plan.workload, crate::plan::Workload::Fileio(_));

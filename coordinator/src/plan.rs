@@ -183,9 +183,8 @@ impl Workload {
 pub enum AgentSource {
     /// Agents already running elsewhere, by address.
     Remote(Vec<String>),
-    /// This many agents embedded in the coordinator's process, each driving OLTP
-    /// connections with this many runtime threads.
-    Local(u32, usize),
+    /// This many agents embedded in the coordinator's process.
+    Local(u32),
 }
 
 /// A fully validated invocation.
@@ -308,18 +307,14 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if ready_timeout == 0 {
         return Err(invalid("ready-timeout", 0, "must be at least 1"));
     }
-    let local_threads: usize = num(&raw.local_agent_threads, "local-agent-threads", 1)?;
-    if local_threads == 0 {
-        return Err(invalid("local-agent-threads", 0, "must be at least 1"));
-    }
     let agents = match (&raw.agents[..], &raw.local_agents) {
-        ([], None) => AgentSource::Local(1, local_threads),
+        ([], None) => AgentSource::Local(1),
         ([], Some(_)) => {
             let k: u32 = num(&raw.local_agents, "local-agents", 1)?;
             if k == 0 {
                 return Err(invalid("local-agents", 0, "must be at least 1"));
             }
-            AgentSource::Local(k, local_threads)
+            AgentSource::Local(k)
         }
         (_, Some(_)) => return Err(PlanError::AgentsConflict),
         (list, None) => AgentSource::Remote(parse_agents(list)?),
@@ -1009,7 +1004,7 @@ mod tests {
         assert_eq!(p.time, Some(Duration::from_secs(10)));
         assert_eq!(p.events, None);
         assert_eq!(p.percentiles, vec![95.0]);
-        assert_eq!(p.agents, AgentSource::Local(1, 1));
+        assert_eq!(p.agents, AgentSource::Local(1));
         assert_eq!(p.tick(), Duration::from_secs(1));
     }
 

@@ -426,9 +426,6 @@ fn cli_agent_args(raw: &RawArgs) -> Vec<String> {
     if let Some(k) = &raw.local_agents {
         out.push(format!("--local-agents={k}"));
     }
-    if let Some(k) = &raw.local_agent_threads {
-        out.push(format!("--local-agent-threads={k}"));
-    }
     out
 }
 

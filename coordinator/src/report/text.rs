@@ -582,7 +582,7 @@ mod tests {
             percentiles: vec![95.0, 99.9],
             seed: 0,
             json: None,
-            agents: AgentSource::Local(2, 1),
+            agents: AgentSource::Local(2),
             ready_timeout: Duration::from_secs(30),
         }
     }

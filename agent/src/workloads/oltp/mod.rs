@@ -1,7 +1,7 @@
 //! The OLTP workloads of sysbench 1.0 against MySQL/MariaDB: configuration, statement texts,
 //! schema, and which statements one event (transaction) runs for each script.
 
-pub mod lean;
+pub mod client;
 pub mod prepare;
 pub mod rand;
 pub mod wire;

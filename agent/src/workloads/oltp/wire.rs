@@ -150,10 +150,22 @@ impl Stream {
 
 /// Every open connection's socket of a run, so that an abort can shut them all down and a
 /// worker blocked reading (a statement waiting on a lock) gets an error at once.
-#[derive(Default)]
 pub struct Sockets {
     inner: Mutex<SocketsInner>,
     next: AtomicU64,
+    /// Raised with the cancel, for connections whose sockets are not ours to shut down
+    /// (mysql_async's): they watch it instead.
+    cancelled: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Sockets {
+    fn default() -> Self {
+        Sockets {
+            inner: Mutex::default(),
+            next: AtomicU64::new(0),
+            cancelled: tokio::sync::watch::Sender::new(false),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -201,6 +213,12 @@ impl Sockets {
         for (_, s) in g.open.drain() {
             s.shutdown();
         }
+        self.cancelled.send_replace(true);
+    }
+
+    /// A receiver that sees the cancel.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.cancelled.subscribe()
     }
 
     pub fn is_cancelled(&self) -> bool {

@@ -1,20 +1,38 @@
-//! One OLTP worker: a connection per target it uses, statements prepared once per
-//! connection and table, and one sysbench event (transaction) per call. Queries are counted
-//! as sysbench counts them; listed errors are counted and the event retried; lost connections
-//! are re-opened (statements prepared again) and counted as reconnects.
+//! One OLTP worker on an OS thread of its own, one blocking connection per target it uses
+//! (as sysbench does with libmysqlclient): statements prepared once per connection and
+//! table, one sysbench event (transaction) per call. Queries are counted as sysbench counts
+//! them; listed errors are counted and the event retried; lost connections are re-opened
+//! (statements prepared again) and counted as reconnects.
+//!
+//! The connection is a [`Client`]: the lean protocol client (no async runtime, no
+//! per-statement allocation, result rows skipped undecoded), or mysql_async where the
+//! server wants a login the lean client cannot do.
+//!
+//! Cancellation: every connection watches the run's [`Sockets`]; an abort shuts them
+//! down, so a statement blocked on a lock returns at once and the worker leaves.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Params, Statement, Value};
-
+use super::client::Client;
 use super::rand::{Picker, Rng, fill_c, fill_pad};
-use super::{Kind, OltpConfig, Target};
+use super::wire::{Param, Reply, Sockets, WireError};
+use super::{Kind, OltpConfig, Script, Target};
 use crate::stats::{DbCounters, Sample};
 
-/// Client error codes and server codes that mean the connection is gone.
-const LOST_CODES: [u16; 7] = [2013, 2006, 2011, 2055, 1927, 1053, 1152];
+/// Server codes that mean the connection is gone.
+const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
+
+/// Why a worker could not open (see [`OpenError`] for what the user is told).
+#[derive(Debug, thiserror::Error)]
+pub enum LeanOpenError {
+    /// The lean client cannot log in to this server (authentication plugin): use mysql_async.
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+}
 
 /// Why a worker could not open its connections or statements.
 #[derive(Debug, thiserror::Error)]
@@ -31,16 +49,6 @@ pub enum OpenError {
     Connect { target: String, message: String },
     #[error("cannot prepare a statement on target {target}: {message}")]
     Prepare { target: String, message: String },
-}
-
-/// What one event attempt ran into.
-enum Failure {
-    /// An error listed in --mysql-ignore-errors: count it, roll back, retry the event.
-    Ignored(u16),
-    /// The connection to target `usize` is gone: reconnect, retry the event.
-    Lost(usize),
-    /// Anything else ends the run.
-    Fatal(String),
 }
 
 /// How an event ended.
@@ -65,72 +73,100 @@ pub struct WorkerTail {
     pub targets: Vec<TargetTally>,
 }
 
+/// What one event attempt ran into.
+enum Failure {
+    Ignored(u16),
+    Lost(usize),
+    Fatal(String),
+}
+
 /// An open connection with its statements, indexed by table slot and kind.
-struct DbConn {
-    conn: Conn,
-    /// `None` where the server cannot prepare (proxy without prepared statements) or
-    /// prepared statements are off: the text of `templates` is sent instead.
-    stmts: Vec<Option<Statement>>,
+struct DbConn<C: Client> {
+    conn: C,
+    stmts: Vec<Option<C::Stmt>>,
     /// BEGIN and COMMIT, prepared like the rest (sysbench executes them as prepared
     /// statements too, which shows in the server's Com_stmt_execute).
-    begin: Option<Statement>,
-    commit: Option<Statement>,
+    begin: Option<C::Stmt>,
+    commit: Option<C::Stmt>,
     in_trx: bool,
 }
 
-pub struct OltpWorker {
+pub struct OltpWorker<C: Client> {
     cfg: Arc<OltpConfig>,
-    /// Index of this thread in the whole run (unique across agents).
     thread: u64,
     total_threads: u64,
     rng: Rng,
     ids: Picker,
-    conns: Vec<Option<DbConn>>,
+    conns: Vec<Option<DbConn<C>>>,
+    sockets: Arc<Sockets>,
     /// Statement texts per table slot and kind (`slot * Kind::COUNT + kind`).
     templates: Vec<String>,
     c: String,
     pad: String,
     sql: String,
+    /// Parameters of the many-valued statements (random points and ranges), reused.
+    params: Vec<Param<'static>>,
     /// Queries of the event in progress, moved to the recorder when it ends.
     pub tally: DbCounters,
     tail: WorkerTail,
     events: u64,
     unique: u64,
-    /// bulk_insert: the pending multi-row INSERT and the number of rows in it.
     bulk: String,
     bulk_rows: u64,
-    /// The statement groups of one event, worked out once.
     groups: Arc<[(Kind, u32)]>,
+    /// When the last statement ended (the next one's start): one clock read per statement.
+    last: Instant,
 }
 
 fn kind_index(k: Kind) -> usize {
     Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
 }
 
-fn code_of(e: &mysql_async::Error) -> Option<u16> {
+fn is_lost(e: &WireError) -> bool {
     match e {
-        mysql_async::Error::Server(s) => Some(s.code),
-        _ => None,
+        WireError::Server { code, .. } => LOST_CODES.contains(code),
+        _ => true,
     }
 }
 
-fn is_lost(e: &mysql_async::Error) -> bool {
-    match e {
-        mysql_async::Error::Io(_) => true,
-        mysql_async::Error::Driver(_) => true,
-        mysql_async::Error::Server(s) => LOST_CODES.contains(&s.code),
-        _ => false,
-    }
+/// A readable error for a failed connect (the codes mysql_async's path maps too).
+fn open_error(target: &Target, e: WireError) -> LeanOpenError {
+    let text = e.to_string();
+    LeanOpenError::Open(match e.code() {
+        Some(1045) => OpenError::Access {
+            target: target.describe(),
+            message: text,
+        },
+        Some(1044) => OpenError::Access {
+            target: target.describe(),
+            message: format!(
+                "{text} (if the database does not exist, create it: CREATE DATABASE {})",
+                target.database
+            ),
+        },
+        Some(1049) => OpenError::NoDatabase {
+            target: target.describe(),
+            database: target.database.clone(),
+        },
+        _ => match e {
+            WireError::UnsupportedAuth(_) => return LeanOpenError::Unsupported(text),
+            _ => OpenError::Connect {
+                target: target.describe(),
+                message: text,
+            },
+        },
+    })
 }
 
-impl OltpWorker {
+impl<C: Client> OltpWorker<C> {
     /// Opens this worker's connections and prepares its statements.
-    pub async fn open(
+    pub fn open(
         cfg: Arc<OltpConfig>,
         thread: u64,
         total_threads: u64,
         seed: u64,
-    ) -> Result<Self, OpenError> {
+        sockets: Arc<Sockets>,
+    ) -> Result<Self, LeanOpenError> {
         let ids = Picker::new(&cfg.distribution, 1, cfg.table_size.max(1));
         let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
         for &(n, _) in &cfg.tables {
@@ -144,10 +180,12 @@ impl OltpWorker {
             rng: Rng::new(seed ^ thread.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             ids,
             conns: (0..cfg.targets.len()).map(|_| None).collect(),
+            sockets,
             templates,
             c: String::with_capacity(128),
             pad: String::with_capacity(64),
             sql: String::with_capacity(256),
+            params: Vec::with_capacity(64),
             tally: DbCounters::default(),
             tail: WorkerTail {
                 kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
@@ -160,64 +198,66 @@ impl OltpWorker {
             bulk: String::new(),
             bulk_rows: 0,
             groups: cfg.groups().into(),
+            last: Instant::now(),
             cfg,
         };
         for (t, _) in w.cfg.targets_in_use() {
-            w.conns[t] = Some(w.connect(t).await?);
+            w.conns[t] = Some(w.connect(t)?);
         }
         Ok(w)
     }
 
-    async fn connect(&self, t: usize) -> Result<DbConn, OpenError> {
+    fn connect(&self, t: usize) -> Result<DbConn<C>, LeanOpenError> {
         let target: &Target = &self.cfg.targets[t];
-        let mut conn = open(target).await?;
-        let mut stmts = vec![None; self.templates.len()];
+        let mut conn = C::connect(target, &self.sockets).map_err(|e| open_error(target, e))?;
+        let mut stmts: Vec<Option<C::Stmt>> = (0..self.templates.len()).map(|_| None).collect();
         let kinds = self.cfg.kinds();
+        let prepare_failed = |e: WireError| {
+            LeanOpenError::Open(OpenError::Prepare {
+                target: target.describe(),
+                message: e.to_string(),
+            })
+        };
         for (slot, &(n, tt)) in self.cfg.tables.iter().enumerate() {
             if tt != t {
                 continue;
             }
             if !self.cfg.prepared {
                 // Text protocol: check the table exists without touching Com_select.
-                let found: Option<String> = conn
-                    .query_first(format!("SHOW TABLES LIKE 'sbtest{n}'"))
-                    .await
-                    .map_err(|e| open_error(target, &e))?;
-                if found.is_none() {
-                    return Err(OpenError::NoTable {
-                        target: target.describe(),
-                        table: n,
-                    });
-                }
-                continue;
-            }
-            for &k in &kinds {
-                let i = slot * Kind::COUNT + kind_index(k);
-                match conn.prep(self.templates[i].as_str()).await {
-                    Ok(s) => stmts[i] = Some(s),
-                    // 1295: this server (or proxy) cannot prepare it; sysbench's auto mode
-                    // falls back to the text protocol.
-                    Err(e) if code_of(&e) == Some(1295) => {}
-                    Err(e) if code_of(&e) == Some(1146) => {
+                match conn.query(&format!("SHOW TABLES LIKE 'sbtest{n}'")) {
+                    Ok(Reply::Rows(r)) if r > 0 => continue,
+                    Ok(_) => {
                         return Err(OpenError::NoTable {
                             target: target.describe(),
                             table: n,
-                        });
+                        }
+                        .into());
                     }
-                    Err(e) => {
-                        return Err(OpenError::Prepare {
+                    Err(e) => return Err(prepare_failed(e)),
+                }
+            }
+            for &k in &kinds {
+                let i = slot * Kind::COUNT + kind_index(k);
+                match conn.prepare(&self.templates[i]) {
+                    Ok(s) => stmts[i] = Some(s),
+                    // 1295: this server (or proxy) cannot prepare it; sysbench's auto mode
+                    // falls back to the text protocol.
+                    Err(e) if e.code() == Some(1295) => {}
+                    Err(e) if e.code() == Some(1146) => {
+                        return Err(OpenError::NoTable {
                             target: target.describe(),
-                            message: error_text(&e),
-                        });
+                            table: n,
+                        }
+                        .into());
                     }
+                    Err(e) => return Err(prepare_failed(e)),
                 }
             }
         }
         let (mut begin, mut commit) = (None, None);
         if self.cfg.prepared && self.cfg.transactional() {
-            // A server or proxy that cannot prepare them gets the text form (1295).
-            begin = conn.prep("BEGIN").await.ok();
-            commit = conn.prep("COMMIT").await.ok();
+            begin = conn.prepare("BEGIN").ok();
+            commit = conn.prepare("COMMIT").ok();
         }
         Ok(DbConn {
             conn,
@@ -228,42 +268,50 @@ impl OltpWorker {
         })
     }
 
-    /// Runs one event, retrying it after ignored errors and reconnects.
-    pub async fn event(&mut self, stop: &std::sync::atomic::AtomicBool) -> Outcome {
-        use std::sync::atomic::Ordering::Relaxed;
+    /// When the last statement ended: the end of the event just run.
+    pub fn last_instant(&self) -> Instant {
+        self.last
+    }
+
+    /// Runs one event that started at `t0`, retrying it after ignored errors and reconnects.
+    pub fn event(&mut self, stop: &AtomicBool, t0: Instant) -> Outcome {
+        self.last = t0;
         if self.cfg.reconnect > 0
             && self.events > 0
             && self.events.is_multiple_of(self.cfg.reconnect)
         {
             for t in 0..self.conns.len() {
-                if self.conns[t].is_some() {
-                    if let Some(old) = self.conns[t].take() {
-                        let _ = old.conn.disconnect().await;
-                    }
-                    match self.reopen(t, stop).await {
+                if let Some(old) = self.conns[t].take() {
+                    old.conn.quit();
+                    match self.reopen(t, stop) {
                         Some(o) => return o,
                         None => self.tally.reconnects += 1,
                     }
                 }
             }
+            self.last = Instant::now();
         }
-        if self.cfg.script == super::Script::BulkInsert {
-            return self.bulk_row(stop).await;
+        if self.cfg.script == Script::BulkInsert {
+            return self.bulk_row(stop);
         }
         loop {
-            match self.attempt().await {
+            match self.attempt() {
                 Ok(()) => {
                     self.events += 1;
                     return Outcome::Done;
                 }
                 Err(Failure::Ignored(code)) => {
                     self.tally.count_ignored(code);
-                    self.rollback_all().await;
+                    self.rollback_all();
                 }
                 Err(Failure::Lost(t)) => {
                     self.conns[t] = None;
-                    self.rollback_all().await;
-                    if let Some(o) = self.reopen(t, stop).await {
+                    // An abort shut the socket down: leave rather than reconnect.
+                    if stop.load(Relaxed) {
+                        return Outcome::Stopped;
+                    }
+                    self.rollback_all();
+                    if let Some(o) = self.reopen(t, stop) {
                         return o;
                     }
                     self.tally.reconnects += 1;
@@ -274,19 +322,15 @@ impl OltpWorker {
             if stop.load(Relaxed) {
                 return Outcome::Stopped;
             }
+            self.last = Instant::now();
         }
     }
 
     /// bulk_insert: appends one row to this thread's pending INSERT and sends it once it
     /// reaches the size sysbench's bulk inserts use.
-    async fn bulk_row(&mut self, stop: &std::sync::atomic::AtomicBool) -> Outcome {
+    fn bulk_row(&mut self, stop: &AtomicBool) -> Outcome {
         const FLUSH_BYTES: usize = 512 * 1024;
-        let Some(slot) = self
-            .cfg
-            .tables
-            .iter()
-            .position(|&(n, _)| u64::from(n) == self.thread + 1)
-        else {
+        let Some(slot) = self.bulk_slot() else {
             return Outcome::Fatal(format!(
                 "bulk_insert: no table sbtest{} for thread {}",
                 self.thread + 1,
@@ -309,78 +353,86 @@ impl OltpWorker {
         self.bulk.push(')');
         self.bulk_rows += 1;
         if self.bulk.len() >= FLUSH_BYTES {
-            return self.flush_bulk(slot, stop).await;
+            return self.flush_bulk(slot, stop);
         }
+        self.last = Instant::now();
         Outcome::Done
     }
 
+    fn bulk_slot(&self) -> Option<usize> {
+        self.cfg
+            .tables
+            .iter()
+            .position(|&(n, _)| u64::from(n) == self.thread + 1)
+    }
+
     /// Sends the pending bulk INSERT, reconnecting if the connection was lost.
-    async fn flush_bulk(&mut self, slot: usize, stop: &std::sync::atomic::AtomicBool) -> Outcome {
+    fn flush_bulk(&mut self, slot: usize, stop: &AtomicBool) -> Outcome {
         if self.bulk_rows == 0 {
             return Outcome::Done;
         }
         let t = self.cfg.tables[slot].1;
         loop {
-            let t0 = Instant::now();
+            self.last = Instant::now();
             let Some(c) = self.conns[t].as_mut() else {
                 return Outcome::Stopped;
             };
-            let r = c.conn.query_drop(self.bulk.as_str()).await.map(|_| true);
-            match self.finish(t, Kind::Insert, t0, r) {
+            let r = c.conn.query(&self.bulk);
+            match self.finish(t, Kind::Insert, r) {
                 Ok(()) => {
                     self.bulk_rows = 0;
                     return Outcome::Done;
                 }
                 Err(Failure::Lost(t)) => {
                     self.conns[t] = None;
-                    if let Some(o) = self.reopen(t, stop).await {
+                    if self.sockets.is_cancelled() {
+                        return Outcome::Stopped;
+                    }
+                    if let Some(o) = self.reopen(t, stop) {
                         return o;
                     }
                     self.tally.reconnects += 1;
                     self.tail.targets[t].db.reconnects += 1;
                 }
-                Err(Failure::Ignored(code)) => {
-                    self.tally.count_ignored(code);
-                }
+                Err(Failure::Ignored(code)) => self.tally.count_ignored(code),
                 Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
             }
         }
     }
 
     /// Re-opens target `t`, retrying until it answers or the run stops. None on success.
-    async fn reopen(&mut self, t: usize, stop: &std::sync::atomic::AtomicBool) -> Option<Outcome> {
+    fn reopen(&mut self, t: usize, stop: &AtomicBool) -> Option<Outcome> {
         let mut wait = Duration::from_millis(20);
         loop {
-            match self.connect(t).await {
+            match self.connect(t) {
                 Ok(c) => {
                     self.conns[t] = Some(c);
                     return None;
                 }
-                Err(
+                Err(LeanOpenError::Open(
                     e @ (OpenError::NoTable { .. }
                     | OpenError::Access { .. }
                     | OpenError::NoDatabase { .. }),
-                ) => {
-                    return Some(Outcome::Fatal(e.to_string()));
-                }
+                )) => return Some(Outcome::Fatal(e.to_string())),
+                Err(LeanOpenError::Unsupported(m)) => return Some(Outcome::Fatal(m)),
                 Err(_) => {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if stop.load(Relaxed) || self.sockets.is_cancelled() {
                         return Some(Outcome::Stopped);
                     }
-                    tokio::time::sleep(wait).await;
+                    std::thread::sleep(wait);
                     wait = (wait * 2).min(Duration::from_millis(500));
                 }
             }
         }
     }
 
-    async fn rollback_all(&mut self) {
+    fn rollback_all(&mut self) {
         for t in 0..self.conns.len() {
-            let in_trx = self.conns[t].as_ref().is_some_and(|c| c.in_trx);
-            if in_trx {
-                let c = self.conns[t].as_mut().expect("checked");
+            if let Some(c) = self.conns[t].as_mut()
+                && c.in_trx
+            {
                 c.in_trx = false;
-                if c.conn.query_drop("ROLLBACK").await.is_ok() {
+                if c.conn.query("ROLLBACK").is_ok() {
                     self.tally.others += 1;
                     self.tail.targets[t].db.others += 1;
                 }
@@ -389,7 +441,7 @@ impl OltpWorker {
     }
 
     /// One try at the event's statements.
-    async fn attempt(&mut self) -> Result<(), Failure> {
+    fn attempt(&mut self) -> Result<(), Failure> {
         let cfg = self.cfg.clone();
         let size = cfg.table_size.max(1);
         let groups = self.groups.clone();
@@ -399,33 +451,29 @@ impl OltpWorker {
             for _ in 0..count {
                 match kind {
                     Kind::Point | Kind::IndexUpdate => {
-                        let id = self.ids.pick(&mut self.rng);
-                        self.exec(slot, kind, vec![Value::Int(id as i64)]).await?;
+                        let id = self.ids.pick(&mut self.rng) as i64;
+                        self.exec(slot, kind, &[Param::Int(id)])?;
                     }
                     Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
                         let lo = self.ids.pick(&mut self.rng);
                         let hi = lo + u64::from(cfg.range_size) - 1;
-                        self.exec(
-                            slot,
-                            kind,
-                            vec![Value::Int(lo as i64), Value::Int(hi as i64)],
-                        )
-                        .await?;
+                        self.exec(slot, kind, &[Param::Int(lo as i64), Param::Int(hi as i64)])?;
                     }
                     Kind::NonIndexUpdate => {
-                        let id = self.ids.pick(&mut self.rng);
+                        let id = self.ids.pick(&mut self.rng) as i64;
                         fill_c(&mut self.rng, &mut self.c);
-                        let c = Value::Bytes(self.c.as_bytes().to_vec());
-                        self.exec(slot, kind, vec![c, Value::Int(id as i64)])
-                            .await?;
+                        // Moved out for the call (no copy), so the statement can borrow it.
+                        let c = std::mem::take(&mut self.c);
+                        let r = self.exec(slot, kind, &[Param::Str(c.as_bytes()), Param::Int(id)]);
+                        self.c = c;
+                        r?;
                     }
                     Kind::Delete => {
                         let id = self.ids.pick(&mut self.rng);
-                        self.exec(slot, Kind::Delete, vec![Value::Int(id as i64)])
-                            .await?;
-                        if cfg.script != super::Script::Delete {
+                        self.exec(slot, Kind::Delete, &[Param::Int(id as i64)])?;
+                        if cfg.script != Script::Delete {
                             let k = self.rng.uniform(1, size);
-                            self.insert(slot, id as i64, k).await?;
+                            self.insert(slot, id as i64, k)?;
                         }
                     }
                     Kind::Insert => {
@@ -437,22 +485,29 @@ impl OltpWorker {
                             -((self.thread + self.unique * self.total_threads) as i64)
                         };
                         let k = self.ids.pick(&mut self.rng);
-                        self.insert(slot, id, k).await?;
+                        self.insert(slot, id, k)?;
                     }
                     Kind::RandomPoints => {
-                        let vals = (0..cfg.random_points.max(1))
-                            .map(|_| Value::Int(self.ids.pick(&mut self.rng) as i64))
-                            .collect();
-                        self.exec(slot, kind, vals).await?;
+                        let mut p = std::mem::take(&mut self.params);
+                        p.clear();
+                        for _ in 0..cfg.random_points.max(1) {
+                            p.push(Param::Int(self.ids.pick(&mut self.rng) as i64));
+                        }
+                        let r = self.exec(slot, kind, &p);
+                        self.params = p;
+                        r?;
                     }
                     Kind::RandomRanges => {
-                        let mut vals = Vec::with_capacity(2 * cfg.number_of_ranges as usize);
+                        let mut p = std::mem::take(&mut self.params);
+                        p.clear();
                         for _ in 0..cfg.number_of_ranges.max(1) {
                             let lo = self.ids.pick(&mut self.rng);
-                            vals.push(Value::Int(lo as i64));
-                            vals.push(Value::Int((lo + u64::from(cfg.delta)) as i64));
+                            p.push(Param::Int(lo as i64));
+                            p.push(Param::Int((lo + u64::from(cfg.delta)) as i64));
                         }
-                        self.exec(slot, kind, vals).await?;
+                        let r = self.exec(slot, kind, &p);
+                        self.params = p;
+                        r?;
                     }
                     Kind::Begin | Kind::Commit => {}
                 }
@@ -461,7 +516,7 @@ impl OltpWorker {
         if cfg.transactional() {
             for t in 0..self.conns.len() {
                 if self.conns[t].as_ref().is_some_and(|c| c.in_trx) {
-                    self.simple(t, Kind::Commit).await?;
+                    self.simple(t, Kind::Commit)?;
                     if let Some(c) = self.conns[t].as_mut() {
                         c.in_trx = false;
                     }
@@ -471,70 +526,72 @@ impl OltpWorker {
         Ok(())
     }
 
-    async fn insert(&mut self, slot: usize, id: i64, k: u64) -> Result<(), Failure> {
+    fn insert(&mut self, slot: usize, id: i64, k: u64) -> Result<(), Failure> {
         fill_c(&mut self.rng, &mut self.c);
         fill_pad(&mut self.rng, &mut self.pad);
-        let vals = vec![
-            if id == 0 { Value::NULL } else { Value::Int(id) },
-            Value::Int(k as i64),
-            Value::Bytes(self.c.as_bytes().to_vec()),
-            Value::Bytes(self.pad.as_bytes().to_vec()),
-        ];
-        self.exec(slot, Kind::Insert, vals).await
+        let (c, pad) = (std::mem::take(&mut self.c), std::mem::take(&mut self.pad));
+        let id = if id == 0 { Param::Null } else { Param::Int(id) };
+        let r = self.exec(
+            slot,
+            Kind::Insert,
+            &[
+                id,
+                Param::Int(k as i64),
+                Param::Str(c.as_bytes()),
+                Param::Str(pad.as_bytes()),
+            ],
+        );
+        (self.c, self.pad) = (c, pad);
+        r
     }
 
     /// BEGIN or COMMIT on target `t`, counted as "other".
-    async fn simple(&mut self, t: usize, kind: Kind) -> Result<(), Failure> {
-        let t0 = Instant::now();
+    fn simple(&mut self, t: usize, kind: Kind) -> Result<(), Failure> {
         let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
         let (stmt, text) = match kind {
-            Kind::Begin => (&c.begin, "BEGIN"),
-            _ => (&c.commit, "COMMIT"),
+            Kind::Begin => (&mut c.begin, "BEGIN"),
+            _ => (&mut c.commit, "COMMIT"),
         };
         let r = match stmt {
-            Some(s) => c.conn.exec_drop(s, ()).await,
-            None => c.conn.query_drop(text).await,
+            Some(s) => c.conn.execute(s, &[]),
+            None => c.conn.query(text),
         };
-        self.finish(t, kind, t0, r.map(|_| false))
+        self.finish(t, kind, r)
     }
 
     /// Runs one statement of `kind` on table slot `slot`.
-    async fn exec(&mut self, slot: usize, kind: Kind, vals: Vec<Value>) -> Result<(), Failure> {
+    fn exec(&mut self, slot: usize, kind: Kind, params: &[Param]) -> Result<(), Failure> {
         let t = self.cfg.tables[slot].1;
         if self.cfg.transactional() && !self.conns[t].as_ref().is_some_and(|c| c.in_trx) {
-            self.simple(t, Kind::Begin).await?;
+            self.simple(t, Kind::Begin)?;
             if let Some(c) = self.conns[t].as_mut() {
                 c.in_trx = true;
             }
         }
         let i = slot * Kind::COUNT + kind_index(kind);
-        let t0 = Instant::now();
         let c = self.conns[t].as_mut().ok_or(Failure::Lost(t))?;
-        let r = match &c.stmts[i] {
-            Some(stmt) => c.conn.exec_drop(stmt, Params::Positional(vals)).await,
+        let r = match &mut c.stmts[i] {
+            Some(stmt) => c.conn.execute(stmt, params),
             None => {
-                render(&mut self.sql, &self.templates[i], &vals);
-                c.conn.query_drop(self.sql.as_str()).await
+                render(&mut self.sql, &self.templates[i], params);
+                c.conn.query(&self.sql)
             }
         };
-        let wrote = r.map(|_| c.conn.affected_rows() > 0);
-        self.finish(t, kind, t0, wrote)
+        self.finish(t, kind, r)
     }
 
     /// Counts a finished statement (read / write / other) or classifies its error.
-    fn finish(
-        &mut self,
-        t: usize,
-        kind: Kind,
-        t0: Instant,
-        r: Result<bool, mysql_async::Error>,
-    ) -> Result<(), Failure> {
+    fn finish(&mut self, t: usize, kind: Kind, r: Result<Reply, WireError>) -> Result<(), Failure> {
         match r {
-            Ok(wrote) => {
-                let ns = t0.elapsed().as_nanos() as u64;
+            Ok(reply) => {
+                let now = Instant::now();
+                let ns = now.duration_since(self.last).as_nanos() as u64;
+                self.last = now;
                 self.tail.kinds[kind_index(kind)].record(ns);
                 let tt = &mut self.tail.targets[t];
                 tt.statements.record(ns);
+                // A statement returning a result set is a read, DML that changed rows a write.
+                let wrote = matches!(reply, Reply::Ok { affected_rows } if affected_rows > 0);
                 if kind.is_select() {
                     self.tally.reads += 1;
                     tt.db.reads += 1;
@@ -548,7 +605,7 @@ impl OltpWorker {
                 Ok(())
             }
             Err(e) => {
-                if let Some(code) = code_of(&e)
+                if let Some(code) = e.code()
                     && self.cfg.ignores(code)
                 {
                     self.tail.targets[t].db.count_ignored(code);
@@ -558,10 +615,9 @@ impl OltpWorker {
                     return Err(Failure::Lost(t));
                 }
                 Err(Failure::Fatal(format!(
-                    "{} failed on target {}: {}",
+                    "{} failed on target {}: {e}",
                     kind.name(),
                     self.cfg.targets[t].describe(),
-                    error_text(&e)
                 )))
             }
         }
@@ -574,88 +630,34 @@ impl OltpWorker {
 
     /// Closes every connection politely and hands back the run's per-kind/target figures.
     /// bulk_insert's pending rows are sent first.
-    pub async fn close(mut self) -> WorkerTail {
+    pub fn close(mut self) -> WorkerTail {
         if self.bulk_rows > 0
-            && let Some(slot) = self
-                .cfg
-                .tables
-                .iter()
-                .position(|&(n, _)| u64::from(n) == self.thread + 1)
+            && let Some(slot) = self.bulk_slot()
         {
-            let never = std::sync::atomic::AtomicBool::new(true);
-            let _ = self.flush_bulk(slot, &never).await;
+            let never = AtomicBool::new(true);
+            let _ = self.flush_bulk(slot, &never);
         }
         for c in self.conns.iter_mut().filter_map(Option::take) {
-            let _ = c.conn.disconnect().await;
+            c.conn.quit();
         }
         self.tail
     }
 }
 
 /// Fills `out` with `template`, each '?' replaced by the next value as an SQL literal.
-fn render(out: &mut String, template: &str, vals: &[Value]) {
+fn render(out: &mut String, template: &str, params: &[Param]) {
     out.clear();
-    let mut vals = vals.iter();
+    let mut vals = params.iter();
     for ch in template.chars() {
         if ch != '?' {
             out.push(ch);
             continue;
         }
         match vals.next() {
-            Some(Value::Int(v)) => super::push_num(out, *v),
-            Some(Value::Bytes(b)) => super::push_quoted(out, &String::from_utf8_lossy(b)),
+            Some(Param::Int(v)) => super::push_num(out, *v),
+            Some(Param::Str(b)) => super::push_quoted(out, &String::from_utf8_lossy(b)),
             _ => out.push_str("NULL"),
         }
-    }
-}
-
-/// A driver error as one short line: the server's message with its code, or the root
-/// cause of an I/O error (the driver's own wrapping repeats itself).
-pub fn error_text(e: &mysql_async::Error) -> String {
-    match e {
-        mysql_async::Error::Server(s) => format!("{} (error {})", s.message, s.code),
-        _ => {
-            let mut msg = e.to_string();
-            let mut cur = std::error::Error::source(e);
-            while let Some(c) = cur {
-                msg = c.to_string();
-                cur = c.source();
-            }
-            msg
-        }
-    }
-}
-
-/// Opens a connection to `target`, with a readable error.
-pub(crate) async fn open(target: &Target) -> Result<Conn, OpenError> {
-    Conn::new(target.opts())
-        .await
-        .map_err(|e| open_error(target, &e))
-}
-
-/// A readable error for a failed connect.
-pub(crate) fn open_error(target: &Target, e: &mysql_async::Error) -> OpenError {
-    match code_of(e) {
-        Some(1045) => OpenError::Access {
-            target: target.describe(),
-            message: error_text(e),
-        },
-        Some(1044) => OpenError::Access {
-            target: target.describe(),
-            message: format!(
-                "{} (if the database does not exist, create it: CREATE DATABASE {})",
-                error_text(e),
-                target.database
-            ),
-        },
-        Some(1049) => OpenError::NoDatabase {
-            target: target.describe(),
-            database: target.database.clone(),
-        },
-        _ => OpenError::Connect {
-            target: target.describe(),
-            message: error_text(e),
-        },
     }
 }
 
@@ -669,14 +671,27 @@ mod tests {
         render(
             &mut out,
             "UPDATE sbtest1 SET c=? WHERE id=?",
-            &[Value::Bytes(b"12-34".to_vec()), Value::Int(7)],
+            &[Param::Str(b"12-34"), Param::Int(7)],
         );
         assert_eq!(out, "UPDATE sbtest1 SET c='12-34' WHERE id=7");
         render(
             &mut out,
             "INSERT INTO t VALUES (?, ?)",
-            &[Value::NULL, Value::Int(-3)],
+            &[Param::Null, Param::Int(-3)],
         );
         assert_eq!(out, "INSERT INTO t VALUES (NULL, -3)");
+    }
+
+    #[test]
+    fn lost_connections_are_told_from_statement_errors() {
+        let server = |code| WireError::Server {
+            code,
+            message: String::new(),
+        };
+        assert!(is_lost(&server(1927)));
+        assert!(!is_lost(&server(1213)));
+        assert!(is_lost(&WireError::Io(
+            std::io::ErrorKind::BrokenPipe.into()
+        )));
     }
 }

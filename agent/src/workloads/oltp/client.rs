@@ -1,0 +1,232 @@
+//! The blocking database connection an OLTP worker drives ([`Client`]), in two kinds: the
+//! lean protocol client of `wire.rs` (the hot path), and mysql_async on a single-threaded
+//! runtime of the worker's own, for servers that want a login the lean client cannot do
+//! (caching_sha2_password, ed25519, ...). The worker's logic is written once against the
+//! trait.
+
+use std::sync::Arc;
+
+use mysql_async::prelude::Queryable;
+
+use super::Target;
+use super::wire::{self, ConnectOpts, Param, Reply, Sockets, WireError};
+use super::worker::OpenError;
+
+/// One connection to a database target.
+pub trait Client: Sized {
+    type Stmt;
+
+    /// Connects and logs in. The connection stops (its statement fails) once `sockets` is
+    /// cancelled, so a statement blocked on a lock does not hold an aborted run.
+    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError>;
+
+    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError>;
+
+    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, WireError>;
+
+    fn query(&mut self, sql: &str) -> Result<Reply, WireError>;
+
+    /// Says goodbye and closes; errors no longer matter.
+    fn quit(self);
+}
+
+impl Client for wire::Conn {
+    type Stmt = wire::Stmt;
+
+    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
+        let opts = ConnectOpts {
+            socket: target.socket.as_deref(),
+            host: &target.host,
+            port: target.port,
+            user: &target.user,
+            password: &target.password,
+            database: &target.database,
+        };
+        wire::Conn::connect(&opts, Some(sockets.clone()))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError> {
+        wire::Conn::prepare(self, sql)
+    }
+
+    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, WireError> {
+        wire::Conn::execute(self, stmt, params)
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Reply, WireError> {
+        wire::Conn::query(self, sql)
+    }
+
+    fn quit(self) {
+        wire::Conn::quit(self)
+    }
+}
+
+/// mysql_async behind a blocking face: every call runs to completion on a current-thread
+/// runtime owned by this connection, or ends early when the run is cancelled.
+pub struct AsyncClient {
+    rt: tokio::runtime::Runtime,
+    conn: mysql_async::Conn,
+    cancel: tokio::sync::watch::Receiver<bool>,
+}
+
+/// The driver's error in the lean client's terms: server errors keep their code; anything
+/// else means the connection can no longer be trusted.
+fn convert(e: mysql_async::Error) -> WireError {
+    match e {
+        mysql_async::Error::Server(s) => WireError::Server {
+            code: s.code,
+            message: s.message,
+        },
+        other => WireError::Io(std::io::Error::other(error_text(&other))),
+    }
+}
+
+fn cancelled() -> WireError {
+    WireError::Io(std::io::Error::new(
+        std::io::ErrorKind::Interrupted,
+        "the run was cancelled",
+    ))
+}
+
+/// Runs `f` on `rt` unless (or until) `cancel` is raised.
+fn block<T>(
+    rt: &tokio::runtime::Runtime,
+    cancel: &mut tokio::sync::watch::Receiver<bool>,
+    f: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
+) -> Result<T, WireError> {
+    rt.block_on(async {
+        tokio::select! {
+            r = f => r.map_err(convert),
+            _ = cancel.wait_for(|c| *c) => Err(cancelled()),
+        }
+    })
+}
+
+/// What a finished mysql_async statement returned, in the lean client's terms.
+async fn reply<'a, 't: 'a, P: mysql_async::prelude::Protocol>(
+    mut r: mysql_async::QueryResult<'a, 't, P>,
+) -> Result<Reply, mysql_async::Error> {
+    let has_rows = r.columns().is_some_and(|c| !c.is_empty());
+    let mut rows = 0u64;
+    r.for_each(|_| rows += 1).await?;
+    Ok(if has_rows {
+        Reply::Rows(rows)
+    } else {
+        Reply::Ok {
+            affected_rows: r.affected_rows(),
+        }
+    })
+}
+
+fn value(p: &Param) -> mysql_async::Value {
+    match p {
+        Param::Int(v) => mysql_async::Value::Int(*v),
+        Param::Null => mysql_async::Value::NULL,
+        Param::Str(b) => mysql_async::Value::Bytes(b.to_vec()),
+    }
+}
+
+impl Client for AsyncClient {
+    type Stmt = mysql_async::Statement;
+
+    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let mut cancel = sockets.subscribe();
+        let conn = block(&rt, &mut cancel, mysql_async::Conn::new(target.opts()))?;
+        Ok(AsyncClient { rt, conn, cancel })
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError> {
+        block(&self.rt, &mut self.cancel, self.conn.prep(sql))
+    }
+
+    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, WireError> {
+        let params = if params.is_empty() {
+            mysql_async::Params::Empty
+        } else {
+            mysql_async::Params::Positional(params.iter().map(value).collect())
+        };
+        let conn = &mut self.conn;
+        block(&self.rt, &mut self.cancel, async move {
+            reply(conn.exec_iter(&*stmt, params).await?).await
+        })
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Reply, WireError> {
+        let conn = &mut self.conn;
+        block(&self.rt, &mut self.cancel, async move {
+            reply(conn.query_iter(sql).await?).await
+        })
+    }
+
+    fn quit(self) {
+        let AsyncClient {
+            rt,
+            conn,
+            mut cancel,
+        } = self;
+        if !*cancel.borrow() {
+            let _ = block(&rt, &mut cancel, conn.disconnect());
+        }
+    }
+}
+
+fn code_of(e: &mysql_async::Error) -> Option<u16> {
+    match e {
+        mysql_async::Error::Server(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+/// A driver error as one short line: the server's message with its code, or the root
+/// cause of an I/O error (the driver's own wrapping repeats itself).
+pub fn error_text(e: &mysql_async::Error) -> String {
+    match e {
+        mysql_async::Error::Server(s) => format!("{} (error {})", s.message, s.code),
+        _ => {
+            let mut msg = e.to_string();
+            let mut cur = std::error::Error::source(e);
+            while let Some(c) = cur {
+                msg = c.to_string();
+                cur = c.source();
+            }
+            msg
+        }
+    }
+}
+
+/// Opens a connection to `target`, with a readable error.
+pub(crate) async fn open(target: &Target) -> Result<mysql_async::Conn, OpenError> {
+    mysql_async::Conn::new(target.opts())
+        .await
+        .map_err(|e| open_error(target, &e))
+}
+
+/// A readable error for a failed connect.
+pub(crate) fn open_error(target: &Target, e: &mysql_async::Error) -> OpenError {
+    match code_of(e) {
+        Some(1045) => OpenError::Access {
+            target: target.describe(),
+            message: error_text(e),
+        },
+        Some(1044) => OpenError::Access {
+            target: target.describe(),
+            message: format!(
+                "{} (if the database does not exist, create it: CREATE DATABASE {})",
+                error_text(e),
+                target.database
+            ),
+        },
+        Some(1049) => OpenError::NoDatabase {
+            target: target.describe(),
+            database: target.database.clone(),
+        },
+        _ => OpenError::Connect {
+            target: target.describe(),
+            message: error_text(e),
+        },
+    }
+}
