@@ -119,7 +119,10 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
         // The CSV and the JSON print the same f64, each by its own formatter: equal to
         // within the last digit.
         let csv_tps = f[4].parse::<f64>().unwrap();
-        assert!((csv_tps - tps).abs() <= 1e-9 * tps.max(1.0), "{csv_tps} vs {tps}");
+        assert!(
+            (csv_tps - tps).abs() <= 1e-9 * tps.max(1.0),
+            "{csv_tps} vs {tps}"
+        );
         // The table row too, to its two decimals.
         assert!(
             table[i + 1].contains(&format!("{tps:.2}")),
