@@ -102,6 +102,23 @@ impl Drop for AgentProc {
     }
 }
 
+/// A JSON result file the coordinator wrote.
+pub fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("json file written")).expect("valid JSON")
+}
+
+/// Asserts that a coordinator run exited 0 (showing its output if not); its stdout.
+pub fn expect_ok(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 /// Runs the coordinator to completion with a time limit.
 pub fn fleetbench(args: &[&str]) -> Output {
     fleetbench_env(args, &[])

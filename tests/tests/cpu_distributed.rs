@@ -1,8 +1,7 @@
 //! A coordinator over two real agent processes: threads split, all agents start together,
 //! merged totals equal the per-agent sums, and the JSON agrees with the text report.
 
-use fleetbench_tests::{AgentProc, Scratch, fleetbench};
-use serde_json::Value;
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, json};
 
 /// The number after `label` on the line that starts with it (after trimming).
 fn field(text: &str, label: &str) -> String {
@@ -12,10 +11,6 @@ fn field(text: &str, label: &str) -> String {
         .unwrap_or_else(|| panic!("no line {label:?} in:\n{text}"))
         .trim()
         .to_string()
-}
-
-fn json(path: &std::path::Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json file written")).expect("valid JSON")
 }
 
 #[test]

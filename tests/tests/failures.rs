@@ -7,12 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Running, Scratch, fleetbench, hello};
-use serde_json::Value;
-
-fn json(path: &std::path::Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json written")).expect("valid json")
-}
+use fleetbench_tests::{AgentProc, Running, Scratch, fleetbench, hello, json};
 
 /// `words` followed by the options that point fleetbench at `db` (1,000-row tables).
 fn oltp(db: &MariaDb, words: &[&str]) -> Vec<String> {

@@ -4,27 +4,12 @@
 
 use std::path::Path;
 
-use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_env};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, fleetbench_env, json};
 use serde_json::Value;
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json file written")).expect("valid JSON")
-}
 
 fn agent_in(dir: &Path, env: &[(&str, &str)]) -> AgentProc {
     std::fs::create_dir_all(dir).unwrap();
     AgentProc::start_with(&["--work-dir", dir.to_str().unwrap()], env)
-}
-
-fn ok(out: &std::process::Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{text}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 /// One clear line on stderr, exit code 2.
@@ -94,7 +79,7 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     };
 
     // Prepare: each agent writes the full set, exactly 4 x 1 MiB.
-    let text = ok(&run(&["--threads=2", "prepare"]));
+    let text = expect_ok(&run(&["--threads=2", "prepare"]));
     assert!(text.contains("4 files, 1MiB each"), "{text}");
     assert!(text.contains("4194304 bytes written"), "{text}");
     for dir in [&wa, &wb] {
@@ -114,7 +99,7 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
 
     // A timed random r/w run: merged figures are the sums of the per-agent ones.
     let out_json = scratch.path("rndrw.json");
-    let text = ok(&run(&[
+    let text = expect_ok(&run(&[
         "--file-test-mode=rndrw",
         "--threads=3",
         "--time=2",
@@ -166,7 +151,7 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     ] {
         for io in ["sync", "async", "mmap"] {
             let out_json = scratch.path(&format!("{mode}-{io}.json"));
-            ok(&run(&[
+            expect_ok(&run(&[
                 &format!("--file-test-mode={mode}"),
                 &format!("--file-io-mode={io}"),
                 "--file-async-backlog=8",
@@ -189,7 +174,7 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     }
 
     // Cleanup removes test_file.0..3 and nothing else.
-    let text = ok(&run(&["cleanup"]));
+    let text = expect_ok(&run(&["cleanup"]));
     assert!(text.contains("Removed 4 test files"), "{text}");
     assert_eq!(
         files_in(&wa.join("data")),

@@ -2,9 +2,7 @@
 //! of the per-agent ones, and each test's own limits (total size, one event per mutex
 //! thread) hold across agents.
 
-use std::path::Path;
-
-use fleetbench_tests::{AgentProc, Scratch, fleetbench};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json};
 use serde_json::Value;
 
 fn run_json(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value) {
@@ -18,19 +16,8 @@ fn run_json(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value) {
         path.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    let out = fleetbench(&all);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{text}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = expect_ok(&fleetbench(&all));
     (text, json(&path))
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json file written")).expect("valid JSON")
 }
 
 fn agent_sum(j: &Value, f: impl Fn(&Value) -> u64) -> u64 {

@@ -6,8 +6,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench, wait_until};
-use serde_json::Value;
+use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench, json, wait_until};
 
 /// Options pointing fleetbench at `db` as the default target.
 fn db_opts(db: &MariaDb) -> Vec<String> {
@@ -33,10 +32,6 @@ fn args(parts: &[&str], extra: &[String]) -> Vec<String> {
         .map(|s| s.to_string())
         .chain(extra.iter().cloned())
         .collect()
-}
-
-fn json(path: &std::path::Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json written")).expect("valid json")
 }
 
 /// SHOW CREATE TABLE without the AUTO_INCREMENT counter and with the table name neutral.
