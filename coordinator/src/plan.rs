@@ -83,38 +83,24 @@ impl Command {
 /// The load to run, with its options.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
-    Cpu { max_prime: u64 },
+    Cpu {
+        max_prime: u64,
+    },
     Oltp(Box<OltpPlan>),
-    Fileio(Box<FileioPlan>),
+    /// fileio: every agent works on the full set of files in its own work directory (N
+    /// agents on N hosts measure N disks at once). `work_dir` and `seed` are each agent's
+    /// own and left empty here.
+    Fileio(Box<FileioConfig>),
     Memory(MemoryPlan),
-    Threads { yields: u32, locks: u32 },
-    Mutex { num: u32, locks: u32, loops: u32 },
-}
-
-/// fileio options. Every agent works on the full set of files in its own work directory:
-/// N agents on N hosts measure N disks at once.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileioPlan {
-    pub file_dir: String,
-    pub file_num: u32,
-    pub block_size: u64,
-    pub total_size: u64,
-    /// Required for run; prepare and cleanup do without.
-    pub mode: Option<TestMode>,
-    pub io_mode: IoMode,
-    pub async_backlog: u32,
-    pub flags: ExtraFlags,
-    pub fsync_freq: u32,
-    pub fsync_all: bool,
-    pub fsync_end: bool,
-    pub fdatasync: bool,
-    pub rw_ratio: f64,
-}
-
-impl FileioPlan {
-    pub fn file_size(&self) -> u64 {
-        self.total_size / u64::from(self.file_num.max(1))
-    }
+    Threads {
+        yields: u32,
+        locks: u32,
+    },
+    Mutex {
+        num: u32,
+        locks: u32,
+        loops: u32,
+    },
 }
 
 /// memory options.
@@ -405,7 +391,7 @@ fn size(raw: &Option<String>, option: &'static str, default: u64) -> Result<u64,
 }
 
 /// Validates the fileio options.
-fn fileio(raw: &RawArgs, command: Command) -> Result<FileioPlan, PlanError> {
+fn fileio(raw: &RawArgs, command: Command) -> Result<FileioConfig, PlanError> {
     let mode = match raw.file_test_mode.as_deref() {
         None if command == Command::Run => return Err(PlanError::MissingTestMode),
         None => None,
@@ -446,7 +432,9 @@ fn fileio(raw: &RawArgs, command: Command) -> Result<FileioPlan, PlanError> {
     if rw_ratio < 0.0 {
         return Err(invalid("file-rw-ratio", rw_ratio, "must not be negative"));
     }
-    let plan = FileioPlan {
+    let plan = FileioConfig {
+        work_dir: PathBuf::new(),
+        seed: 0,
         file_dir: raw.file_dir.clone().unwrap_or_default(),
         file_num: num(&raw.file_num, "file-num", 128)?,
         block_size: size(&raw.file_block_size, "file-block-size", 16384)?,
@@ -462,8 +450,7 @@ fn fileio(raw: &RawArgs, command: Command) -> Result<FileioPlan, PlanError> {
         rw_ratio,
     };
     // The agent's own checks, run here first so bad options never reach an agent.
-    plan.agent_config(std::path::Path::new("/"), 0)
-        .validate()
+    plan.validate()
         .map_err(|e| PlanError::Fileio(e.to_string()))?;
     let rel = std::path::Path::new(&plan.file_dir);
     if rel.is_absolute()
@@ -477,29 +464,6 @@ fn fileio(raw: &RawArgs, command: Command) -> Result<FileioPlan, PlanError> {
         )));
     }
     Ok(plan)
-}
-
-impl FileioPlan {
-    /// The agent-side configuration for an agent whose work directory is `work_dir`.
-    pub fn agent_config(&self, work_dir: &std::path::Path, seed: u64) -> FileioConfig {
-        FileioConfig {
-            work_dir: work_dir.to_path_buf(),
-            file_dir: self.file_dir.clone(),
-            file_num: self.file_num,
-            block_size: self.block_size,
-            total_size: self.total_size,
-            mode: self.mode,
-            io_mode: self.io_mode,
-            async_backlog: self.async_backlog,
-            flags: self.flags,
-            fsync_freq: self.fsync_freq,
-            fsync_all: self.fsync_all,
-            fsync_end: self.fsync_end,
-            fdatasync: self.fdatasync,
-            rw_ratio: self.rw_ratio,
-            seed,
-        }
-    }
 }
 
 /// Validates the memory options.

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::pct_label;
 use crate::merge::{AgentStatus, MergedInterval, RunResult};
-use crate::plan::{FileioPlan, Plan, Workload};
-use fleetbench_agent::workloads::fileio::IoMode;
+use crate::plan::{Plan, Workload};
+use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
 use fleetbench_agent::workloads::memory::Oper;
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
@@ -84,7 +84,7 @@ pub fn size_label(bytes: u64) -> String {
 }
 
 /// sysbench's description of the fileio options; `run` adds the run-only lines.
-pub fn fileio_options(f: &FileioPlan, run: bool) -> String {
+pub fn fileio_options(f: &FileioConfig, run: bool) -> String {
     let mut s = String::new();
     let flags = f.flags.names();
     let _ = writeln!(
