@@ -74,21 +74,15 @@ pub struct Totals {
     pub latency_spectrum_ms: Vec<SpectrumPoint>,
     pub fairness: Fairness,
     pub agents_lost: usize,
-    /// OLTP: sysbench's SQL statistics, plus errors by code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sql: Option<Sql>,
+    /// The workload's own figures (OLTP `sql`, fileio `file`, memory `memory`).
+    #[serde(flatten)]
+    pub figures: Figures,
     /// OLTP: latency of single statements per kind (point_select, commit, ...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub statements_latency_ms: BTreeMap<String, LatencyMs>,
     /// OLTP: what each database target received.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetJson>,
-    /// fileio: file operations and throughput.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<FileOps>,
-    /// memory: operations and MiB transferred.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryOps>,
 }
 
 #[derive(Debug, Serialize)]
@@ -158,12 +152,66 @@ pub struct Interval {
     pub latency_ms: LatencyMs,
     /// Events per agent in this interval (same order as `agents`); null once an agent ended.
     pub agent_events: Vec<Option<u64>>,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// A workload's own figures, at most one of them present: OLTP's SQL statistics,
+/// fileio's file operations and throughput, memory's transfer.
+#[derive(Debug, Default, Serialize)]
+pub struct Figures {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sql: Option<Sql>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<FileOps>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryOps>,
+}
+
+/// Which of [`Figures`] a workload reports.
+#[derive(Debug, Clone, Copy)]
+enum FigureKind {
+    Sql,
+    File,
+    /// memory, with its block size.
+    Memory(u64),
+    Plain,
+}
+
+impl FigureKind {
+    fn of(w: &Workload) -> FigureKind {
+        match w {
+            Workload::Oltp(_) => FigureKind::Sql,
+            Workload::Fileio(_) => FigureKind::File,
+            Workload::Memory(m) => FigureKind::Memory(m.block_size),
+            _ => FigureKind::Plain,
+        }
+    }
+
+    /// The figures of a span of `secs` seconds with these counters and events.
+    fn figures(
+        self,
+        db: &crate::merge::DbCounters,
+        io: &crate::merge::IoCounters,
+        events: u64,
+        secs: f64,
+    ) -> Figures {
+        match self {
+            FigureKind::Sql => Figures {
+                sql: Some(sql(db, events, secs)),
+                ..Figures::default()
+            },
+            FigureKind::File => Figures {
+                file: Some(file_ops(io, secs)),
+                ..Figures::default()
+            },
+            FigureKind::Memory(block) => Figures {
+                memory: Some(memory_ops(events, block, secs)),
+                ..Figures::default()
+            },
+            FigureKind::Plain => Figures::default(),
+        }
+    }
 }
 
 /// fileio: sysbench's "File operations" and "Throughput" figures.
@@ -228,12 +276,8 @@ pub struct Agent {
     pub latency_ms: LatencyMs,
     /// "completed", "stopped" or "lost".
     pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sql: Option<Sql>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<FileOps>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryOps>,
+    #[serde(flatten)]
+    pub figures: Figures,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -395,11 +439,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             workload.insert("mutex_loops", (*loops).into());
         }
     }
-    let is_file = matches!(plan.workload, Workload::Fileio(_));
-    let block = match plan.workload {
-        Workload::Memory(m) => Some(m.block_size),
-        _ => None,
-    };
+    let kind = FigureKind::of(&plan.workload);
     let agents_cfg = match &plan.agents {
         AgentSource::Remote(a) => a.clone(),
         AgentSource::Local(..) => r
@@ -409,7 +449,6 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             .collect(),
     };
     let f = r.fairness();
-    let is_db = matches!(plan.workload, Workload::Oltp(_));
     let target_names: Vec<String> = match &plan.workload {
         Workload::Oltp(o) => o.config.targets.iter().map(|t| t.name.clone()).collect(),
         _ => Vec::new(),
@@ -446,7 +485,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 execution_time_stddev_s: f.time_stddev_s,
             },
             agents_lost: r.lost_agents().count(),
-            sql: is_db.then(|| sql(&r.db(), r.events(), r.total_time().as_secs_f64())),
+            figures: kind.figures(&r.db(), &r.io(), r.events(), r.total_time().as_secs_f64()),
             statements_latency_ms: r
                 .kinds()
                 .iter()
@@ -471,8 +510,6 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     statement_latency_ms: latency_ms(l, &plan.percentiles),
                 })
                 .collect(),
-            file: is_file.then(|| file_ops(&r.io(), r.total_time().as_secs_f64())),
-            memory: block.map(|b| memory_ops(r.events(), b, r.total_time().as_secs_f64())),
         },
         intervals: r
             .intervals
@@ -485,9 +522,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 events_per_sec: iv.events_per_sec(),
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
-                sql: is_db.then(|| sql(&iv.db, iv.events, iv.duration.as_secs_f64())),
-                file: is_file.then(|| file_ops(&iv.io, iv.duration.as_secs_f64())),
-                memory: block.map(|b| memory_ops(iv.events, b, iv.duration.as_secs_f64())),
+                figures: kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
             })
             .collect(),
         agents: r
@@ -509,9 +544,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     latency_ms: latency_ms(&a.latency, &plan.percentiles),
                     status,
                     reason,
-                    sql: is_db.then(|| sql(&a.db, a.events, a.elapsed.as_secs_f64())),
-                    file: is_file.then(|| file_ops(&a.io, a.elapsed.as_secs_f64())),
-                    memory: block.map(|b| memory_ops(a.events, b, a.elapsed.as_secs_f64())),
+                    figures: kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
                 }
             })
             .collect(),
