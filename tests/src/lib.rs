@@ -119,6 +119,21 @@ pub fn expect_ok(out: &Output) -> String {
     text
 }
 
+/// Runs the coordinator and asserts it exited 0 (showing the command and its output if
+/// not); its stdout.
+pub fn fleetbench_ok<S: AsRef<str>>(args: &[S]) -> String {
+    let refs: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+    let out = fleetbench(&refs);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "fleetbench {refs:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs the coordinator to completion with a time limit.
 pub fn fleetbench(args: &[&str]) -> Output {
     fleetbench_env(args, &[])

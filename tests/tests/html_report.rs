@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{Scratch, fleetbench};
+use fleetbench_tests::{Scratch, fleetbench_ok};
 use serde_json::Value;
 
 fn chromium() -> String {
@@ -57,17 +57,6 @@ fn browse(dir: &Scratch, page: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn run_ok(args: &[&str]) {
-    let out = fleetbench(args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// (data-x, data-y) of every point of chart `id` in the dumped DOM.
 fn points(dom: &str, id: &str) -> Vec<(f64, f64)> {
     let start = dom
@@ -112,7 +101,7 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
     let dir = Scratch::new("html-sweep");
     let json = dir.path("sweep.json");
     let html = dir.path("sweep.html");
-    run_ok(&[
+    fleetbench_ok(&[
         "cpu",
         "--threads=1,2",
         "--time=2",
@@ -173,7 +162,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let dir = Scratch::new("html-run");
     let json = dir.path("run.json");
     let html = dir.path("run.html");
-    run_ok(&[
+    fleetbench_ok(&[
         "cpu",
         "--threads=2",
         "--time=3",
@@ -182,7 +171,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
         &format!("--json={}", json.display()),
         "run",
     ]);
-    run_ok(&[
+    fleetbench_ok(&[
         "report",
         json.to_str().unwrap(),
         &format!("--html={}", html.display()),

@@ -2,28 +2,15 @@
 //! the server's own view (SHOW CREATE TABLE, global status counters, the general log).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench, json, wait_until};
+use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench_ok, json, wait_until};
 
 /// Options pointing fleetbench at `db` as the default target.
 fn db_opts(db: &MariaDb) -> Vec<String> {
     db.fleetbench_args()
-}
-
-fn run_ok(args: &[String]) -> Output {
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = fleetbench(&refs);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "fleetbench {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn args(parts: &[&str], extra: &[String]) -> Vec<String> {
@@ -103,7 +90,7 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
             &o,
         );
         a.extend(flags.iter().map(|s| s.to_string()));
-        run_ok(&a);
+        fleetbench_ok(&a);
         let sb: Vec<&str> = [
             "oltp_read_write",
             "--tables=2",
@@ -124,12 +111,12 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
         assert_eq!(count_rows(&db, 2), 100);
         let mut c = args(&["oltp_read_write", "--tables=2", "cleanup"], &o);
         c.extend(flags.iter().map(|s| s.to_string()));
-        run_ok(&c);
+        fleetbench_ok(&c);
         sysbench(&db, "sbref", &["oltp_read_write", "--tables=2", "cleanup"]);
     }
     // The same transactions reach the server: per-command counters of 200 events of each
     // script agree (one thread, so no conflicts and no retries).
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--tables=2",
@@ -160,7 +147,7 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
         sysbench(&db, "sbtest", &sb);
         let mid = counters(&db);
         let fb: Vec<&str> = [script].into_iter().chain(common).chain(["run"]).collect();
-        run_ok(&args(&fb, &o));
+        fleetbench_ok(&args(&fb, &o));
         let after = counters(&db);
         for k in [
             "Com_select",
@@ -210,7 +197,7 @@ fn query_counts_agree_with_the_server() {
     let db = MariaDb::start();
     let o = db_opts(&db);
     let scratch = Scratch::new("oltp-counts");
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--tables=2",
@@ -231,7 +218,7 @@ fn query_counts_agree_with_the_server() {
     let agents = format!("{},{}", a.addr, b.addr);
     let out_json = scratch.path("rw.json");
     let before = counters(&db);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--tables=2",
@@ -298,7 +285,7 @@ fn query_counts_agree_with_the_server() {
 
     // The counts follow the options.
     let before = counters(&db);
-    let out = run_ok(&args(
+    let text = fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--tables=2",
@@ -322,7 +309,6 @@ fn query_counts_agree_with_the_server() {
         sql["writes"].as_u64().unwrap() + sql["others"].as_u64().unwrap(),
         600
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("        read:                            300\n"),
         "{text}"
@@ -334,7 +320,7 @@ fn query_counts_agree_with_the_server() {
 
     // Prepared statements by default; --db-ps-mode=disable prepares nothing.
     let before = counters(&db);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_point_select",
             "--tables=2",
@@ -353,7 +339,7 @@ fn query_counts_agree_with_the_server() {
     );
     assert_eq!(delta(&before, &after, "Com_stmt_execute"), 200);
     let before = counters(&db);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_point_select",
             "--tables=2",
@@ -371,7 +357,7 @@ fn query_counts_agree_with_the_server() {
     assert_eq!(delta(&before, &after, "Com_stmt_execute"), 0);
     assert_eq!(delta(&before, &after, "Com_select"), 200);
 
-    run_ok(&args(&["oltp_read_write", "--tables=2", "cleanup"], &o));
+    fleetbench_ok(&args(&["oltp_read_write", "--tables=2", "cleanup"], &o));
     assert_eq!(db.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'").trim(), "");
 }
 
@@ -400,7 +386,7 @@ fn tables_by_connection(db: &MariaDb) -> BTreeMap<u64, BTreeSet<u32>> {
 fn partition_split_keeps_each_agent_on_its_own_tables() {
     let db = MariaDb::start();
     let o = db_opts(&db);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--tables=4",
@@ -413,7 +399,7 @@ fn partition_split_keeps_each_agent_on_its_own_tables() {
     db.sql("SET GLOBAL log_output='TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
     let (a, b) = (AgentProc::start(), AgentProc::start());
     let agents = format!("{},{}", a.addr, b.addr);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_only",
             "--tables=4",
@@ -450,7 +436,7 @@ fn partition_split_keeps_each_agent_on_its_own_tables() {
 
     // Shared (sysbench's semantics): connections pick among all tables.
     db.sql("TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_only",
             "--tables=4",
@@ -479,7 +465,7 @@ fn contention_errors_are_counted_and_retried() {
     db.sql("SET GLOBAL innodb_lock_wait_timeout=1");
     let scratch = Scratch::new("oltp-contention");
     let out_json = scratch.path("r.json");
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--table-size=10",
@@ -488,7 +474,7 @@ fn contention_errors_are_counted_and_retried() {
         ],
         &o,
     ));
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--table-size=10",
@@ -530,7 +516,7 @@ fn a_killed_connection_is_reconnected_and_counted() {
     let o = db_opts(&db);
     let scratch = Scratch::new("oltp-kill");
     let out_json = scratch.path("r.json");
-    run_ok(&args(
+    fleetbench_ok(&args(
         &["oltp_read_write", "--table-size=1000", "prepare"],
         &o,
     ));
@@ -587,7 +573,7 @@ fn two_targets_hold_and_receive_only_their_tables() {
         "--table-size=300".into(),
         "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
     ];
-    run_ok(&args(&["oltp_read_write", "--threads=2", "prepare"], &t));
+    fleetbench_ok(&args(&["oltp_read_write", "--threads=2", "prepare"], &t));
     let tables = |db: &MariaDb| {
         db.sql("SHOW TABLES FROM sbtest")
             .lines()
@@ -603,7 +589,7 @@ fn two_targets_hold_and_receive_only_their_tables() {
     }
     let scratch = Scratch::new("oltp-targets");
     let out_json = scratch.path("r.json");
-    let out = run_ok(&args(
+    let text = fleetbench_ok(&args(
         &[
             "oltp_read_write",
             "--threads=2",
@@ -631,14 +617,13 @@ fn two_targets_hold_and_receive_only_their_tables() {
         j["totals"]["sql"]["queries"].as_u64().unwrap(),
         "per-target figures add up"
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("Per target:")
             && text.contains("master (127.0.0.1:")
             && text.contains("slave (127.0.0.1:"),
         "{text}"
     );
-    run_ok(&args(&["oltp_read_write", "cleanup"], &t));
+    fleetbench_ok(&args(&["oltp_read_write", "cleanup"], &t));
     assert!(tables(&m).is_empty() && tables(&s).is_empty());
 }
 
@@ -646,7 +631,7 @@ fn two_targets_hold_and_receive_only_their_tables() {
 fn killing_the_coordinator_closes_every_worker_connection() {
     let db = MariaDb::start();
     let o = db_opts(&db);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &["oltp_read_write", "--table-size=1000", "prepare"],
         &o,
     ));
@@ -687,7 +672,7 @@ fn killing_the_coordinator_closes_every_worker_connection() {
         workers()
     );
     // The agent is free for the next run.
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "oltp_point_select",
             "--table-size=1000",
@@ -705,7 +690,7 @@ fn killing_the_coordinator_closes_every_worker_connection() {
 fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
     let db = MariaDb::start();
     let o = db_opts(&db);
-    run_ok(&args(&["bulk_insert", "--threads=2", "prepare"], &o));
+    fleetbench_ok(&args(&["bulk_insert", "--threads=2", "prepare"], &o));
     assert_eq!(
         db.sql("SHOW TABLES FROM sbtest")
             .lines()
@@ -714,7 +699,7 @@ fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
     );
     let (a, b) = (AgentProc::start(), AgentProc::start());
     let agents = format!("{},{}", a.addr, b.addr);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &[
             "bulk_insert",
             "--threads=2",
@@ -734,7 +719,7 @@ fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
     };
     assert_eq!(rows(1), 25_000);
     assert_eq!(rows(2), 25_000);
-    run_ok(&args(&["bulk_insert", "--threads=2", "cleanup"], &o));
+    fleetbench_ok(&args(&["bulk_insert", "--threads=2", "cleanup"], &o));
     assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
 }
 
@@ -746,7 +731,7 @@ fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
 fn lean_client_and_mysql_async_fallback_send_the_same_statements() {
     let db = MariaDb::start();
     let o = db_opts(&db);
-    run_ok(&args(
+    fleetbench_ok(&args(
         &["oltp_read_write", "--table-size=1000", "prepare"],
         &o,
     ));

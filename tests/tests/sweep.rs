@@ -2,21 +2,8 @@
 //! real `fleetbench` binary; every row of the sweep is checked against its own run.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench};
+use fleetbench_tests::{Scratch, fleetbench_ok};
 use serde_json::Value;
-
-fn run_ok(args: &[String]) -> String {
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = fleetbench(&refs);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "fleetbench {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn with(db: &MariaDb, parts: &[&str]) -> Vec<String> {
     parts
@@ -31,11 +18,11 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
     let db = MariaDb::start();
     let dir = Scratch::new("sweep");
     let common = ["oltp_read_only", "--tables=2", "--table-size=500"];
-    run_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
     let json = dir.path("sweep.json");
     let csv = dir.path("sweep.csv");
     let before = db.status("Com_select");
-    let out = run_ok(&with(
+    let out = fleetbench_ok(&with(
         &db,
         &[
             &common[..],
@@ -132,15 +119,15 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
     }
     // The server saw at least the measured selects, plus the warm-ups'.
     assert!(after - before > reads, "{} <= {reads}", after - before);
-    run_ok(&with(&db, &["oltp_read_only", "--tables=2", "cleanup"]));
+    fleetbench_ok(&with(&db, &["oltp_read_only", "--tables=2", "cleanup"]));
 }
 
 #[test]
 fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
     let db = MariaDb::start();
     let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
-    run_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
-    let out = run_ok(&with(
+    fleetbench_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
+    let out = fleetbench_ok(&with(
         &db,
         &[
             &common[..],
@@ -185,5 +172,5 @@ fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
         .parse()
         .unwrap();
     assert_eq!(total, events);
-    run_ok(&with(&db, &["oltp_point_select", "--tables=1", "cleanup"]));
+    fleetbench_ok(&with(&db, &["oltp_point_select", "--tables=1", "cleanup"]));
 }
