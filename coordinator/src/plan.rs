@@ -449,20 +449,10 @@ fn fileio(raw: &RawArgs, command: Command) -> Result<FileioConfig, PlanError> {
         fdatasync,
         rw_ratio,
     };
-    // The agent's own checks, run here first so bad options never reach an agent.
+    // The agent's own checks (sizes, alignment, a relative --file-dir), run here first so
+    // bad options never reach an agent.
     plan.validate()
         .map_err(|e| PlanError::Fileio(e.to_string()))?;
-    let rel = std::path::Path::new(&plan.file_dir);
-    if rel.is_absolute()
-        || rel
-            .components()
-            .any(|c| c == std::path::Component::ParentDir)
-    {
-        return Err(PlanError::Fileio(format!(
-            "--file-dir '{}' is refused: it must be relative to each agent's work directory and must not contain '..'",
-            plan.file_dir
-        )));
-    }
     Ok(plan)
 }
 

@@ -218,6 +218,14 @@ impl FileioConfig {
                 self.block_size
             )));
         }
+        let rel = Path::new(&self.file_dir);
+        if rel.is_absolute() || rel.components().any(|c| c == Component::ParentDir) {
+            return Err(FileError::Escape {
+                dir: self.file_dir.clone(),
+                why: "it must be relative to the agent's work directory and must not contain '..'"
+                    .into(),
+            });
+        }
         if self.io_mode == IoMode::Async && self.async_backlog == 0 {
             return Err(FileError::Options(
                 "--file-async-backlog must be at least 1".into(),
