@@ -7,7 +7,9 @@
 #   private_mariadb_stop        stops it and removes DIR's datadir.
 # Optional settings for private_mariadb_start: PRIVATE_MARIADB_BIND (address, default
 # 127.0.0.1), PRIVATE_MARIADB_PORT (default: a free one), PRIVATE_MARIADB_EXEC (a command
-# prefix, e.g. "ip netns exec NS", to start the server inside a network namespace).
+# prefix, e.g. "ip netns exec NS", to start the server inside a network namespace),
+# PRIVATE_MARIADB_MAX_CONNECTIONS (default 1000; above it the server uses its thread pool,
+# so that thousands of client connections do not need thousands of server threads).
 # Never touches the system service, its configuration or port 3306.
 
 private_mariadb_install() {
@@ -55,12 +57,17 @@ private_mariadb_start() {
     || { echo "mariadb-install-db failed:" >&2; tail -20 "$PRIVATE_MARIADB_DIR/install.log" >&2; return 1; }
   MARIADB_PORT=${PRIVATE_MARIADB_PORT:-$(private_mariadb_free_port)}
   MARIADB_SOCKET=$PRIVATE_MARIADB_DIR/mysqld.sock
+  local pool_opt=()
+  # Every connection prepares its statements: room for all of them at any connection count.
+  [ "${PRIVATE_MARIADB_MAX_CONNECTIONS:-1000}" -gt 1000 ] &&
+    pool_opt=(--thread-handling=pool-of-threads --max-prepared-stmt-count=1048576)
   local exec_prefix=()
   [ -n "${PRIVATE_MARIADB_EXEC:-}" ] && read -r -a exec_prefix <<<"$PRIVATE_MARIADB_EXEC"
   "${exec_prefix[@]}" "$mariadbd" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --socket="$MARIADB_SOCKET" \
     --port="$MARIADB_PORT" --bind-address="${PRIVATE_MARIADB_BIND:-127.0.0.1}" --tmpdir="$PRIVATE_MARIADB_DIR/tmp" \
     --pid-file="$PRIVATE_MARIADB_DIR/mysqld.pid" --log-error="$PRIVATE_MARIADB_DIR/error.log" \
-    --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size=256M --max-connections=1000 \
+    --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size=256M \
+    --max-connections="${PRIVATE_MARIADB_MAX_CONNECTIONS:-1000}" "${pool_opt[@]}" \
     "${user_opt[@]}" >/dev/null 2>&1 &
   PRIVATE_MARIADB_PID=$!
   local i

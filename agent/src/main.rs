@@ -1,9 +1,10 @@
 //! `fleetbench-agent`: serves benchmark runs to a fleetbench coordinator.
 
-// The database driver allocates per statement; with glibc malloc that was ~16% of the
-// agent's instructions per query, with mimalloc far less (callgrind, scripts/bench-oltp.sh).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The system allocator, on purpose: OLTP runs one OS thread per connection, and
+// mimalloc's per-thread heaps and eagerly committed arenas cost 1.6 GB at 1,000
+// connections where glibc's shared arenas need 46 MB (scripts/bench-scale.sh). The lean
+// client's hot path does not allocate per statement, so the allocator's speed no longer
+// shows in the client CPU per query (scripts/bench-oltp.sh).
 
 use std::io::Write;
 
@@ -63,6 +64,14 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    // Each database connection of a run is an open file: take all the system allows.
+    match fleetbench_agent::limits::raise_nofile() {
+        Ok((before, after)) if before != after => {
+            tracing::info!("open-files limit raised from {before} to {after} (the hard limit)")
+        }
+        Ok((_, after)) => tracing::info!("open-files limit {after}"),
+        Err(e) => tracing::warn!("cannot raise the open-files limit: {e}"),
+    }
     let work_dir = match &args.work_dir {
         Some(d) => d.clone(),
         // systemd's StateDirectory= (possibly a list: the first one).

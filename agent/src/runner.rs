@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
-use crate::stats::{Sample, WorkerSlot};
+use crate::stats::{IntervalHists, Sample, WorkerSlot};
 use crate::workloads::ThreadWorkload;
 use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::client::{AsyncClient, Client};
@@ -125,6 +125,30 @@ impl Control {
     }
 }
 
+/// How far the opening of a run's connections has got, read by whoever reports it, and
+/// how to call it off (the coordinator went away).
+#[derive(Debug, Default)]
+pub struct OpenProgress {
+    /// Connections open (with their statements prepared).
+    done: AtomicU64,
+    cancelled: AtomicBool,
+}
+
+impl OpenProgress {
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Workers not yet connected give up instead of connecting.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+}
+
 /// One tick's worth of results.
 #[derive(Debug)]
 pub struct IntervalReport {
@@ -193,6 +217,8 @@ pub struct PreparedRun {
     config: RunConfig,
     control: Arc<Control>,
     slots: Vec<Arc<WorkerSlot>>,
+    /// The interval histograms the slots fold their latencies into.
+    intervals: Arc<IntervalHists>,
     gate: Arc<Gate>,
     running: Arc<AtomicUsize>,
     all_done: Arc<Notify>,
@@ -206,7 +232,7 @@ impl PreparedRun {
     pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
         let mut run = PreparedRun::empty(config);
         for t in 0..run.config.threads {
-            let slot = Arc::new(WorkerSlot::default());
+            let slot = Arc::new(WorkerSlot::new(run.intervals.clone()));
             run.slots.push(slot.clone());
             let worker = workload.worker(t);
             let workload = workload.clone();
@@ -250,6 +276,7 @@ impl PreparedRun {
             all_done: Arc::new(Notify::new()),
             config,
             slots: Vec::new(),
+            intervals: Arc::new(IntervalHists::default()),
             handles: Vec::new(),
             oltp_tail: None,
         }
@@ -268,6 +295,7 @@ impl PreparedRun {
         first_thread: u64,
         total_threads: u64,
         seed: u64,
+        progress: Arc<OpenProgress>,
     ) -> Result<Self, OpenError> {
         let forced_async =
             std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
@@ -278,6 +306,7 @@ impl PreparedRun {
                 first_thread,
                 total_threads,
                 seed,
+                progress.clone(),
             )
             .await;
             match lean {
@@ -300,15 +329,23 @@ impl PreparedRun {
             }
         }
         tracing::info!(threads = config.threads, "OLTP workers use mysql_async");
-        PreparedRun::new_workers::<AsyncClient>(cfg, config, first_thread, total_threads, seed)
-            .await
-            .map_err(|e| match e {
-                LeanOpenError::Open(e) => e,
-                LeanOpenError::Unsupported(m) => OpenError::Connect {
-                    target: "(none)".into(),
-                    message: m,
-                },
-            })
+        progress.done.store(0, Ordering::Relaxed);
+        PreparedRun::new_workers::<AsyncClient>(
+            cfg,
+            config,
+            first_thread,
+            total_threads,
+            seed,
+            progress,
+        )
+        .await
+        .map_err(|e| match e {
+            LeanOpenError::Open(e) => e,
+            LeanOpenError::Unsupported(m) => OpenError::Connect {
+                target: "(none)".into(),
+                message: m,
+            },
+        })
     }
 
     /// Opens OLTP workers speaking `C`, each on an OS thread with blocking connections (like
@@ -319,30 +356,40 @@ impl PreparedRun {
         first_thread: u64,
         total_threads: u64,
         seed: u64,
+        progress: Arc<OpenProgress>,
     ) -> Result<Self, LeanOpenError> {
         let mut run = PreparedRun::empty(config);
-        let tail = Arc::new(Mutex::new(WorkerTail::default()));
+        let tail = Arc::new(Mutex::new(WorkerTail::new(cfg.targets.len())));
         run.oltp_tail = Some(tail.clone());
         let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
         let threads = run.config.threads;
+        let conns_per_worker = cfg.targets_in_use().len() as u64;
         for t in 0..threads {
-            let slot = Arc::new(WorkerSlot::default());
+            let slot = Arc::new(WorkerSlot::new(run.intervals.clone()));
             run.slots.push(slot.clone());
             let (control, gate) = (run.control.clone(), run.gate.clone());
             let (running, all_done) = (run.running.clone(), run.all_done.clone());
             let (cfg, tx, tail) = (cfg.clone(), tx.clone(), tail.clone());
+            let progress = progress.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("fb-oltp-{t}"))
+                .stack_size(C::STACK_SIZE)
                 .spawn(move || {
-                    let opened = OltpWorker::<C>::open(
-                        cfg,
-                        first_thread + u64::from(t),
-                        total_threads,
-                        seed,
-                        control.sockets.clone(),
-                    );
+                    let opened = if progress.is_cancelled() {
+                        Err(OpenError::Cancelled.into())
+                    } else {
+                        OltpWorker::<C>::open(
+                            cfg,
+                            first_thread + u64::from(t),
+                            total_threads,
+                            seed,
+                            control.sockets.clone(),
+                            tail,
+                        )
+                    };
                     match opened {
                         Ok(mut w) => {
+                            progress.done.fetch_add(conns_per_worker, Ordering::Relaxed);
                             let _ = tx.send(Ok(()));
                             drop(tx);
                             let ran = gate.wait();
@@ -351,12 +398,11 @@ impl PreparedRun {
                                 control.worker_finished();
                             }
                             // After an abort the sockets are shut: nothing left to say.
-                            let t = if control.sockets.is_cancelled() {
+                            if control.sockets.is_cancelled() {
                                 w.abandon()
                             } else {
                                 w.close()
-                            };
-                            merge_tail(&mut tail.lock().unwrap_or_else(|p| p.into_inner()), &t);
+                            }
                         }
                         Err(e) => {
                             let _ = tx.send(Err(e));
@@ -384,6 +430,10 @@ impl PreparedRun {
         let mut failure = None;
         while let Some(r) = rx.recv().await {
             if let Err(e) = r {
+                // One worker's failure fails the run: the others need not open theirs.
+                if matches!(e, LeanOpenError::Open(_)) {
+                    progress.cancel();
+                }
                 // An unsupported login anywhere means falling back for all; it wins over
                 // other errors, which are otherwise reported first come.
                 let keep = match &failure {
@@ -476,8 +526,9 @@ impl PreparedRun {
                 seq += 1;
                 let mut sample = Sample::default();
                 for slot in &self.slots {
-                    slot.drain_into(&mut sample);
+                    slot.drain_into(seq, &mut sample);
                 }
+                self.intervals.take_into(seq, &mut sample.hist);
                 cumulative.merge(&sample);
                 let report = IntervalReport {
                     seq,
@@ -497,15 +548,16 @@ impl PreparedRun {
             let _ = h.join();
         }
 
-        let mut tail = WorkerTail::default();
-        if let Some(t) = self.oltp_tail.take() {
-            merge_tail(&mut tail, &t.lock().unwrap_or_else(|p| p.into_inner()));
-        }
+        let tail = match self.oltp_tail.take() {
+            Some(t) => std::mem::take(&mut *t.lock().unwrap_or_else(|p| p.into_inner())),
+            None => WorkerTail::default(),
+        };
         let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire));
         let mut rest = Sample::default();
         for slot in &self.slots {
-            slot.drain_into(&mut rest);
+            slot.drain_into(seq + 1, &mut rest);
         }
+        self.intervals.take_into(seq + 1, &mut rest.hist);
         cumulative.merge(&rest);
         FinalReport {
             elapsed,
@@ -514,23 +566,6 @@ impl PreparedRun {
             aborted: self.control.abort_reason(),
             tail,
         }
-    }
-}
-
-fn merge_tail(into: &mut WorkerTail, from: &WorkerTail) {
-    if into.kinds.len() < from.kinds.len() {
-        into.kinds.resize_with(from.kinds.len(), Sample::default);
-    }
-    for (a, b) in into.kinds.iter_mut().zip(&from.kinds) {
-        a.merge(b);
-    }
-    if into.targets.len() < from.targets.len() {
-        into.targets
-            .resize_with(from.targets.len(), Default::default);
-    }
-    for (a, b) in into.targets.iter_mut().zip(&from.targets) {
-        a.db.merge(&b.db);
-        a.statements.merge(&b.statements);
     }
 }
 

@@ -17,11 +17,12 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
-use crate::runner::{FinalReport, IntervalReport, PreparedRun, RunConfig};
+use crate::runner::{FinalReport, IntervalReport, OpenProgress, PreparedRun, RunConfig};
 use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
 use crate::workloads::oltp::rand::Distribution;
+use crate::workloads::oltp::worker::OpenError;
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 
@@ -233,25 +234,91 @@ impl Agent for AgentService {
             since: SystemTime::now(),
             peer: peer.clone(),
         })?;
+        let (tx, rx) = mpsc::channel(16);
         let prepared = match planned {
             Planned::Threads(workload, config) => PreparedRun::new(workload, config)
                 .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?,
-            Planned::Oltp(cfg, config, total_threads) => PreparedRun::new_oltp(
-                cfg,
-                config,
-                u64::from(start.first_thread),
-                total_threads,
-                start.seed,
-            )
-            .await
-            .map_err(|e| Status::failed_precondition(e.to_string()))?,
+            Planned::Oltp(cfg, config, total_threads) => {
+                let connections = u64::from(config.threads) * cfg.targets_in_use().len() as u64;
+                let (soft, hard) = crate::limits::nofile().map_err(|e| {
+                    Status::internal(format!("cannot read the open-files limit: {e}"))
+                })?;
+                crate::limits::check_files(connections, soft, hard)
+                    .map_err(Status::resource_exhausted)?;
+                // Thousands of connections take a while: answer at once and stream how
+                // far the opening has got, then Ready (or the error) on the same stream.
+                let start = start.clone();
+                tokio::spawn(async move {
+                    let progress = Arc::new(OpenProgress::default());
+                    let opening = PreparedRun::new_oltp(
+                        cfg,
+                        config,
+                        u64::from(start.first_thread),
+                        total_threads,
+                        start.seed,
+                        progress.clone(),
+                    );
+                    match report_opening(opening, &progress, connections, &tx).await {
+                        Ok(prepared) => {
+                            let control = prepared.control();
+                            guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
+                            info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
+                            drive(prepared, inbound, tx, guard, start.run_id).await;
+                        }
+                        Err(e) => {
+                            let _ = tx
+                                .send(Err(Status::failed_precondition(e.to_string())))
+                                .await;
+                        }
+                    }
+                });
+                return Ok(Response::new(ReceiverStream::new(rx)));
+            }
         };
         let control = prepared.control();
         guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
         info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
-        let (tx, rx) = mpsc::channel(16);
         tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id));
         Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// Waits for `opening` while sending the coordinator an `Opening` message whenever more
+/// connections are open (at most every 250 ms). If the coordinator goes away meanwhile,
+/// the connections not yet opened are called off.
+async fn report_opening(
+    opening: impl std::future::Future<Output = Result<PreparedRun, OpenError>>,
+    progress: &OpenProgress,
+    total: u64,
+    tx: &mpsc::Sender<Result<RunEvent, Status>>,
+) -> Result<PreparedRun, OpenError> {
+    tokio::pin!(opening);
+    let mut every = tokio::time::interval(Duration::from_millis(250));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sent = 0;
+    let mut listening = true;
+    loop {
+        tokio::select! {
+            r = &mut opening => return r,
+            _ = every.tick(), if listening => {
+                let done = progress.done();
+                if done != sent {
+                    sent = done;
+                    let msg = event(run_event::Msg::Opening(pb::Progress {
+                        done,
+                        total,
+                        summary: String::new(),
+                    }));
+                    if tx.send(Ok(msg)).await.is_err() {
+                        listening = false;
+                    }
+                }
+            }
+            _ = tx.closed(), if listening => listening = false,
+        }
+        if !listening {
+            progress.cancel();
+        }
     }
 }
 

@@ -1,9 +1,12 @@
-//! Per-worker recorder: a latency histogram plus exact counters, swapped out by the ticker
-//! once per interval. Each worker owns its slot; the only other party to its lock is the
-//! ticker, once per tick, so the lock is practically uncontended.
+//! Per-worker recorder: exact counters plus a small batch of latencies, drained by the
+//! ticker once per interval. Each worker owns its slot; the only other party to its lock is
+//! the ticker, once per tick, so the lock is practically uncontended. Full batches are
+//! folded into histograms shared by the run, so a worker holds no histogram of its own:
+//! an HDR histogram at three digits is 16-64 KB, which at thousands of connections per
+//! agent was most of the memory per connection.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
@@ -138,46 +141,142 @@ impl Sample {
     }
 }
 
-/// What one worker has recorded: the current interval's sample and its lifetime totals.
-#[derive(Debug, Default)]
-pub struct WorkerStats {
-    /// Events since the last tick.
-    pub interval: Sample,
+/// Latencies a worker buffers before it folds them into a histogram shared by the run.
+/// One lock per `BATCH` events keeps contention out of the hot path, and the buffer keeps
+/// a worker's recording memory small and fixed: it does not grow with the number of
+/// histograms fed (interval, statement kinds, targets) nor with the number of intervals.
+pub const BATCH: usize = 64;
+
+/// Interval histograms shared by every worker of a run. There are two, chosen by the
+/// parity of the interval number: while the ticker empties interval n's, workers it has
+/// already drained fold their batches into n+1's (see [`WorkerSlot::drain_into`]).
+#[derive(Debug)]
+pub struct IntervalHists([Mutex<Histogram<u64>>; 2]);
+
+impl Default for IntervalHists {
+    fn default() -> Self {
+        IntervalHists([Mutex::new(new_histogram()), Mutex::new(new_histogram())])
+    }
+}
+
+impl IntervalHists {
+    fn half(&self, seq: u32) -> std::sync::MutexGuard<'_, Histogram<u64>> {
+        self.0[(seq & 1) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Moves interval `seq`'s shared histogram into `into`. Call it after every slot of the
+    /// run was drained for `seq`: from then on no worker folds into it.
+    pub fn take_into(&self, seq: u32, into: &mut Histogram<u64>) {
+        let mut h = self.half(seq);
+        let _ = into.add(&*h);
+        h.reset();
+    }
+}
+
+/// Counters, exact extremes and sum of the events a worker finished this interval: a
+/// [`Sample`] without its histogram (the latencies travel in batches).
+#[derive(Debug, Clone)]
+struct Counts {
+    events: u64,
+    min_ns: u64,
+    max_ns: u64,
+    sum_ns: u64,
+    db: DbCounters,
+    io: IoCounters,
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            events: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            db: DbCounters::default(),
+            io: IoCounters::default(),
+        }
+    }
+}
+
+/// What one worker has recorded: the current interval's counters and latencies not yet
+/// folded, and its lifetime totals.
+#[derive(Debug)]
+struct WorkerStats {
+    interval: Counts,
+    /// Latencies in microseconds since the last fold (at most `BATCH`).
+    pending: Vec<u32>,
+    /// The last interval the ticker drained this worker for: pending latencies belong
+    /// to the next one.
+    drained: u32,
     /// Events finished over the whole run (for threads fairness).
-    pub events: u64,
+    events: u64,
     /// Nanoseconds spent inside events over the whole run.
-    pub busy_ns: u64,
+    busy_ns: u64,
 }
 
 /// A worker's slot, shared between the worker and the ticker.
-#[derive(Debug, Default)]
-pub struct WorkerSlot(Mutex<WorkerStats>);
+#[derive(Debug)]
+pub struct WorkerSlot {
+    stats: Mutex<WorkerStats>,
+    shared: Arc<IntervalHists>,
+}
 
 impl WorkerSlot {
+    /// A slot whose latencies are folded into `shared`, the run's interval histograms.
+    pub fn new(shared: Arc<IntervalHists>) -> Self {
+        WorkerSlot {
+            stats: Mutex::new(WorkerStats {
+                interval: Counts::default(),
+                pending: Vec::with_capacity(BATCH),
+                drained: 0,
+                events: 0,
+                busy_ns: 0,
+            }),
+            shared,
+        }
+    }
+
     /// Records one finished event.
     pub fn record(&self, ns: u64) {
         let mut s = self.lock();
-        s.interval.record(ns);
-        s.events += 1;
-        s.busy_ns += ns;
+        self.record_locked(&mut s, ns);
     }
 
     /// Records one finished event with the database work it did.
     pub fn record_db(&self, ns: u64, db: &DbCounters) {
         let mut s = self.lock();
-        s.interval.record(ns);
+        self.record_locked(&mut s, ns);
         s.interval.db.merge(db);
-        s.events += 1;
-        s.busy_ns += ns;
     }
 
     /// Records one finished event with the file operations it did.
     pub fn record_io(&self, ns: u64, io: &IoCounters) {
         let mut s = self.lock();
-        s.interval.record(ns);
+        self.record_locked(&mut s, ns);
         s.interval.io.merge(io);
+    }
+
+    fn record_locked(&self, s: &mut WorkerStats, ns: u64) {
+        let c = &mut s.interval;
+        c.events += 1;
+        c.min_ns = c.min_ns.min(ns);
+        c.max_ns = c.max_ns.max(ns);
+        c.sum_ns += ns;
         s.events += 1;
         s.busy_ns += ns;
+        s.pending
+            .push(u32::try_from(ns / 1_000).unwrap_or(u32::MAX));
+        if s.pending.len() >= BATCH {
+            // Under this slot's lock, so the ticker cannot drain it meanwhile: the batch
+            // goes to the interval after the last one drained, exactly as its counters do.
+            let mut h = self.shared.half(s.drained.wrapping_add(1));
+            for &us in &s.pending {
+                let _ = h.record(u64::from(us));
+            }
+            s.pending.clear();
+        }
     }
 
     /// Adds file operations that belong to no finished event (completions reaped at the
@@ -191,11 +290,24 @@ impl WorkerSlot {
         self.lock().interval.db.merge(db);
     }
 
-    /// Moves this worker's interval sample into `into` and starts a new interval.
-    pub fn drain_into(&self, into: &mut Sample) {
+    /// Moves this worker's part of interval `seq` into `into` (its counters and the
+    /// latencies it has not folded yet) and starts the next interval. The batches it
+    /// folded before are in the shared histogram of `seq`, taken by
+    /// [`IntervalHists::take_into`] once every slot is drained.
+    pub fn drain_into(&self, seq: u32, into: &mut Sample) {
         let mut s = self.lock();
-        into.merge(&s.interval);
-        s.interval.reset();
+        let c = std::mem::take(&mut s.interval);
+        into.events += c.events;
+        into.min_ns = into.min_ns.min(c.min_ns);
+        into.max_ns = into.max_ns.max(c.max_ns);
+        into.sum_ns += c.sum_ns;
+        into.db.merge(&c.db);
+        into.io.merge(&c.io);
+        for &us in &s.pending {
+            let _ = into.hist.record(u64::from(us));
+        }
+        s.pending.clear();
+        s.drained = seq;
     }
 
     /// Lifetime totals: (events, busy nanoseconds).
@@ -204,9 +316,14 @@ impl WorkerSlot {
         (s.events, s.busy_ns)
     }
 
+    /// Heap bytes this slot holds: fixed, whatever the run records.
+    pub fn heap_bytes(&self) -> usize {
+        self.lock().pending.capacity() * std::mem::size_of::<u32>()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, WorkerStats> {
         // A worker that panicked mid-record leaves consistent-enough counters behind.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.stats.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -214,19 +331,87 @@ impl WorkerSlot {
 mod tests {
     use super::*;
 
+    fn slot() -> (Arc<IntervalHists>, WorkerSlot) {
+        let shared = Arc::new(IntervalHists::default());
+        (shared.clone(), WorkerSlot::new(shared))
+    }
+
+    /// What the ticker does for interval `seq`: drain every slot, then the shared half.
+    fn tick(shared: &IntervalHists, slots: &[&WorkerSlot], seq: u32) -> Sample {
+        let mut s = Sample::default();
+        for slot in slots {
+            slot.drain_into(seq, &mut s);
+        }
+        shared.take_into(seq, &mut s.hist);
+        s
+    }
+
     #[test]
     fn drain_moves_interval_and_keeps_totals() {
-        let slot = WorkerSlot::default();
+        let (shared, slot) = slot();
         slot.record(2_000);
         slot.record(5_000);
-        let mut s = Sample::default();
-        slot.drain_into(&mut s);
+        let s = tick(&shared, &[&slot], 1);
         assert_eq!(s.events, 2);
         assert_eq!((s.min_ns, s.max_ns, s.sum_ns), (2_000, 5_000, 7_000));
         assert_eq!(s.hist.len(), 2);
-        let mut again = Sample::default();
-        slot.drain_into(&mut again);
+        let again = tick(&shared, &[&slot], 2);
         assert_eq!(again.events, 0);
         assert_eq!(slot.totals(), (2, 7_000));
+    }
+
+    #[test]
+    fn batched_latencies_land_in_their_interval() {
+        let (shared, a) = slot();
+        let b = WorkerSlot::new(shared.clone());
+        // Several batches and a remainder per interval, from two workers.
+        let mut want = Vec::new();
+        for seq in 1..=4u32 {
+            let n = BATCH as u64 * u64::from(seq) + 7;
+            for i in 0..n {
+                a.record(1_000 * (i + 1));
+                b.record(500);
+            }
+            want.push(2 * n);
+            let mut s = Sample::default();
+            b.drain_into(seq, &mut s);
+            a.drain_into(seq, &mut s);
+            shared.take_into(seq, &mut s.hist);
+            assert_eq!(s.hist.len(), s.events, "interval {seq}");
+            assert_eq!(s.events, 2 * n);
+        }
+        assert_eq!(a.totals().0 + b.totals().0, want.iter().sum::<u64>());
+    }
+
+    #[test]
+    fn a_fold_after_the_slot_was_drained_goes_to_the_next_interval() {
+        let (shared, a) = slot();
+        let b = WorkerSlot::new(shared.clone());
+        let mut s1 = Sample::default();
+        a.drain_into(1, &mut s1);
+        // a is past interval 1 now; a full batch of it belongs to interval 2.
+        for _ in 0..BATCH {
+            a.record(3_000);
+        }
+        b.record(1_000);
+        b.drain_into(1, &mut s1);
+        shared.take_into(1, &mut s1.hist);
+        assert_eq!((s1.events, s1.hist.len()), (1, 1));
+        let s2 = tick(&shared, &[&a, &b], 2);
+        assert_eq!((s2.events, s2.hist.len()), (BATCH as u64, BATCH as u64));
+    }
+
+    #[test]
+    fn slot_memory_does_not_grow_with_what_it_records() {
+        let (shared, slot) = slot();
+        let before = slot.heap_bytes();
+        for seq in 1..=20u32 {
+            for i in 0..10_000u64 {
+                slot.record(i * 997 % 5_000_000);
+            }
+            tick(&shared, &[&slot], seq);
+        }
+        assert_eq!(slot.heap_bytes(), before);
+        assert!(before <= BATCH * 4, "{before}");
     }
 }

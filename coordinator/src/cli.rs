@@ -87,7 +87,8 @@ pub struct RawArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
-    /// Seconds an agent may take to open its workers and answer Ready [default: 30].
+    /// Seconds an agent may go without progress while it opens its workers (connections)
+    /// before answering Ready [default: 30].
     #[arg(long)]
     pub ready_timeout: Option<String>,
 

@@ -234,15 +234,22 @@ async fn run_plan(
         println!("Threads started!\n");
         std::io::stdout().flush().ok();
     };
-    let result = session::run(conns, plan, go, |iv| {
-        if show_intervals {
-            println!(
-                "{}",
-                report::text::interval_line(iv, first_pct, &plan.workload)
-            );
-            std::io::stdout().flush().ok();
-        }
-    })
+    let mut opening = report::progress::Opening::new();
+    let result = session::run(
+        conns,
+        plan,
+        |d, t| opening.update(d, t),
+        go,
+        |iv| {
+            if show_intervals {
+                println!(
+                    "{}",
+                    report::text::interval_line(iv, first_pct, &plan.workload)
+                );
+                std::io::stdout().flush().ok();
+            }
+        },
+    )
     .await?;
     if extras.histogram {
         print!("{}", report::histogram::text(&result.latency()));

@@ -1,9 +1,10 @@
 //! `fleetbench`: the coordinator CLI. Parses, runs, prints the whole error chain on failure.
 
-// The database driver allocates per statement; with glibc malloc that was ~16% of the
-// agent's instructions per query, with mimalloc far less (callgrind, scripts/bench-oltp.sh).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The system allocator, on purpose: OLTP runs one OS thread per connection, and
+// mimalloc's per-thread heaps and eagerly committed arenas cost 1.6 GB at 1,000
+// connections where glibc's shared arenas need 46 MB (scripts/bench-scale.sh). The lean
+// client's hot path does not allocate per statement, so the allocator's speed no longer
+// shows in the client CPU per query (scripts/bench-oltp.sh).
 
 #[tokio::main]
 async fn main() {
@@ -14,6 +15,10 @@ async fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
+    // Embedded agents open their database connections in this process.
+    if let Err(e) = fleetbench_agent::limits::raise_nofile() {
+        tracing::warn!("cannot raise the open-files limit: {e}");
+    }
     let code = match fleetbench::run(std::env::args_os().collect()).await {
         Ok(code) => code,
         Err(e) => {

@@ -54,7 +54,9 @@ pub enum SessionError {
     },
     #[error("agent {agent} refused the run: {reason}")]
     Refused { agent: String, reason: String },
-    #[error("agent {agent} was not ready within {secs}s; the run was cancelled on every agent")]
+    #[error(
+        "agent {agent} was not ready within {secs}s (no progress opening its connections for that long); the run was cancelled on every agent"
+    )]
     NotReady { agent: String, secs: u64 },
     #[error("agent {agent} refused the token: {reason}")]
     Auth { agent: String, reason: String },
@@ -251,13 +253,19 @@ struct Participant {
     events: Option<Streaming<RunEvent>>,
 }
 
+/// Connections the agents have opened so far, per agent (done, total), as their Opening
+/// messages say.
+type OpeningTally = std::sync::Mutex<Vec<(u64, u64)>>;
+
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
-/// together once every one is Ready. `on_go` runs once all are Ready, just before Go;
-/// `on_interval` sees each merged tick as it completes.
+/// together once every one is Ready. `on_opening` sees (open, total) connections summed
+/// over the agents while they open them (only when that takes a while); `on_go` runs once
+/// all are Ready, just before Go; `on_interval` sees each merged tick as it completes.
 /// Agents given no threads (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
+    mut on_opening: impl FnMut(u64, u64),
     on_go: impl FnOnce(),
     mut on_interval: impl FnMut(&MergedInterval),
 ) -> Result<RunResult, SessionError> {
@@ -277,6 +285,7 @@ pub async fn run(
         }
         _ => vec![Vec::new(); active],
     };
+    let tally: OpeningTally = std::sync::Mutex::new(vec![(0, 0); active]);
     let mut first_thread = 0u32;
     let mut starts = Vec::new();
     for (i, conn) in conns.into_iter().enumerate() {
@@ -296,13 +305,35 @@ pub async fn run(
             total_threads: plan.threads,
         };
         first_thread += threads;
-        starts.push(start_one(conn, start, plan.ready_timeout));
+        let slot = starts.len();
+        starts.push(start_one(conn, start, plan.ready_timeout, (&tally, slot)));
     }
     // If any agent fails here, dropping the others' streams releases them unstarted.
-    let mut parts = join_all(starts)
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
+    let joined = join_all(starts);
+    tokio::pin!(joined);
+    let period = Duration::from_millis(500);
+    let mut every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    let mut shown = (0, 0);
+    let started = loop {
+        tokio::select! {
+            r = &mut joined => break r,
+            _ = every.tick() => {
+                let now = opening_sum(&tally);
+                if now != shown && now.1 > 0 {
+                    shown = now;
+                    on_opening(now.0, now.1);
+                }
+            }
+        }
+    };
+    if shown.1 > 0 {
+        // Whoever saw the count move sees it end.
+        let last = opening_sum(&tally);
+        if last != shown {
+            on_opening(last.0, last.1);
+        }
+    }
+    let mut parts = started.into_iter().collect::<Result<Vec<_>, _>>()?;
     on_go();
     for p in &parts {
         let go = RunRequest {
@@ -315,10 +346,22 @@ pub async fn run(
     Ok(collected)
 }
 
+/// (open, total) connections over all agents.
+fn opening_sum(tally: &OpeningTally) -> (u64, u64) {
+    let t = tally.lock().unwrap_or_else(|p| p.into_inner());
+    t.iter().fold((0, 0), |(d, n), &(a, b)| {
+        (d.saturating_add(a), n.saturating_add(b))
+    })
+}
+
+/// Sends Start and waits for Ready. The agent may first stream how far it has got with
+/// opening its connections (recorded in `tally`); `ready_timeout` counts from the last
+/// such progress, so a big agent is never cancelled for being slow, but a stuck one is.
 async fn start_one(
     conn: AgentConn,
     start: pb::Start,
     ready_timeout: Duration,
+    (tally, slot): (&OpeningTally, usize),
 ) -> Result<Participant, SessionError> {
     let threads = start.threads;
     let (tx, rx) = mpsc::channel(4);
@@ -332,32 +375,45 @@ async fn start_one(
     };
     // The agent opens its workers (threads, database connections) before it answers, so
     // the timeout covers the call and the first message together.
-    let mut client = conn.client.clone();
-    let answer = async move {
-        let mut events = client.run(ReceiverStream::new(rx)).await?.into_inner();
-        let first = events.message().await?;
-        Ok::<_, Status>((events, first))
+    let not_ready = |conn: &AgentConn| SessionError::NotReady {
+        agent: conn.addr.clone(),
+        secs: ready_timeout.as_secs(),
     };
-    match tokio::time::timeout(ready_timeout, answer).await {
-        Err(_) => Err(SessionError::NotReady {
-            agent: conn.addr,
-            secs: ready_timeout.as_secs(),
-        }),
-        Ok(Err(s)) => Err(refused(status_text(&s))),
-        Ok(Ok((
-            events,
-            Some(RunEvent {
+    let mut client = conn.client.clone();
+    let mut events =
+        match tokio::time::timeout(ready_timeout, client.run(ReceiverStream::new(rx))).await {
+            Err(_) => return Err(not_ready(&conn)),
+            Ok(Err(s)) => return Err(refused(status_text(&s))),
+            Ok(Ok(r)) => r.into_inner(),
+        };
+    loop {
+        match tokio::time::timeout(ready_timeout, events.message()).await {
+            Err(_) => return Err(not_ready(&conn)),
+            Ok(Err(s)) => return Err(refused(status_text(&s))),
+            Ok(Ok(Some(RunEvent {
+                msg: Some(run_event::Msg::Opening(p)),
+            }))) => {
+                let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(e) = t.get_mut(slot) {
+                    *e = (p.done.min(p.total), p.total);
+                }
+            }
+            Ok(Ok(Some(RunEvent {
                 msg: Some(run_event::Msg::Ready(_)),
-            }),
-        ))) => Ok(Participant {
-            conn,
-            threads,
-            requests: tx,
-            events: Some(events),
-        }),
-        Ok(Ok(_)) => Err(refused(
-            "it answered Start with something other than Ready".into(),
-        )),
+            }))) => {
+                return Ok(Participant {
+                    conn,
+                    threads,
+                    requests: tx,
+                    events: Some(events),
+                });
+            }
+            Ok(Ok(_)) => {
+                return Err(refused(
+                    "it answered Start with something other than Ready".into(),
+                ));
+            }
+        }
     }
 }
 

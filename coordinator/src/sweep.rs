@@ -320,7 +320,8 @@ pub async fn warm_up(
     let conns = connect_idle(addrs, &w.workload, link).await?;
     println!("Warming up for {}s (not measured)...", warmup.as_secs());
     std::io::stdout().flush().ok();
-    session::run(conns, &w, || {}, |_| {}).await?;
+    let mut opening = report::progress::Opening::new();
+    session::run(conns, &w, |d, t| opening.update(d, t), || {}, |_| {}).await?;
     Ok(())
 }
 
@@ -335,9 +336,11 @@ pub async fn measure(
     let conns = connect_idle(addrs, &plan.workload, link).await?;
     let show = plan.report_interval.is_some();
     let p = plan.percentiles[0];
+    let mut opening = report::progress::Opening::new();
     let result = session::run(
         conns,
         plan,
+        |d, t| opening.update(d, t),
         || {},
         |iv| {
             if show {

@@ -69,7 +69,31 @@ impl AgentProc {
 
     /// Like [`AgentProc::start`], with extra arguments and environment variables.
     pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(bin("fleetbench-agent"))
+        Self::spawn(Command::new(bin("fleetbench-agent")), args, env)
+    }
+
+    /// Like [`AgentProc::start`], with the open-files limit (soft and hard) set to `nofile`.
+    pub fn start_with_nofile(nofile: u64) -> Self {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(bin("fleetbench-agent"));
+        // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let l = libc::rlimit {
+                    rlim_cur: nofile,
+                    rlim_max: nofile,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Self::spawn(cmd, &[], &[])
+    }
+
+    fn spawn(mut cmd: Command, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut child = cmd
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .envs(env.iter().copied())

@@ -54,6 +54,8 @@ pub struct MariaDb {
     socket: PathBuf,
     mariadbd: PathBuf,
     client: PathBuf,
+    /// Server options given after the harness's own (later ones win).
+    extra: Vec<String>,
 }
 
 impl MariaDb {
@@ -63,6 +65,11 @@ impl MariaDb {
     /// Panics with a clear message if `mariadbd`, `mariadb-install-db` or `mariadb` is
     /// missing, or if the server does not come up within 30 s.
     pub fn start() -> MariaDb {
+        Self::start_with(&[])
+    }
+
+    /// Like [`MariaDb::start`], with extra server options (e.g. `--max-connections=2500`).
+    pub fn start_with(extra: &[&str]) -> MariaDb {
         let mariadbd = find_binary(&["mariadbd", "mysqld"]);
         let install_db = find_binary(&["mariadb-install-db", "mysql_install_db"]);
         let client = find_binary(&["mariadb", "mysql"]);
@@ -112,6 +119,7 @@ impl MariaDb {
             port: 0,
             mariadbd,
             client,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
         };
         // The probed port is free only until released: another process may take it before
         // mariadbd binds, so a bind failure is retried on a fresh port.
@@ -252,6 +260,7 @@ impl MariaDb {
                 "--innodb-log-file-size=48M",
                 "--max-connections=1000",
             ])
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("dup mariadbd.out"))
             .stderr(out);

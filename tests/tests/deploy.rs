@@ -27,6 +27,15 @@ fn systemd_accepts_the_unit() {
         .parent()
         .unwrap();
     let unit = std::fs::read_to_string(root.join("deploy/fleetbench-agent.service")).unwrap();
+    // Thousands of connections need thousands of open files and threads.
+    let setting = |key: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("the unit sets no {key}"))
+            .to_string()
+    };
+    assert!(setting("LimitNOFILE").parse::<u64>().unwrap() >= 65_536);
+    assert_eq!(setting("TasksMax"), "infinity");
     // Point the unit at this build and the sample environment file, which exist here.
     let unit = unit
         .replace(

@@ -16,6 +16,11 @@ use super::worker::OpenError;
 pub trait Client: Sized {
     type Stmt;
 
+    /// Stack of a worker thread driving this client. The lean client's calls are shallow;
+    /// a small stack keeps thousands of worker threads cheap in address space and page
+    /// tables. mysql_async's futures are large, so its workers keep the usual size.
+    const STACK_SIZE: usize;
+
     /// Connects and logs in. The connection stops (its statement fails) once `sockets` is
     /// cancelled, so a statement blocked on a lock does not hold an aborted run.
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError>;
@@ -32,6 +37,7 @@ pub trait Client: Sized {
 
 impl Client for wire::Conn {
     type Stmt = wire::Stmt;
+    const STACK_SIZE: usize = 256 * 1024;
 
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
         let opts = ConnectOpts {
@@ -129,6 +135,7 @@ fn value(p: &Param) -> mysql_async::Value {
 
 impl Client for AsyncClient {
     type Stmt = mysql_async::Statement;
+    const STACK_SIZE: usize = 2 * 1024 * 1024;
 
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
         let rt = tokio::runtime::Builder::new_current_thread()

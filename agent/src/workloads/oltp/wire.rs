@@ -119,18 +119,19 @@ enum Stream {
 }
 
 impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-        })
-    }
-
     fn shutdown(&self) {
         let _ = match self {
             Stream::Tcp(s) => s.shutdown(Shutdown::Both),
             Stream::Unix(s) => s.shutdown(Shutdown::Both),
         };
+    }
+
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -171,7 +172,20 @@ impl Default for Sockets {
 #[derive(Default)]
 struct SocketsInner {
     cancelled: bool,
-    open: HashMap<u64, Stream>,
+    /// The descriptors of the open connections. Not duplicates: a second descriptor per
+    /// connection would halve how many connections fit under the open-files limit. A
+    /// connection forgets its entry (under this lock) before its socket is closed, so a
+    /// descriptor here is always still that connection's.
+    open: HashMap<u64, std::os::fd::RawFd>,
+}
+
+/// Shuts a socket down both ways (its descriptor stays open for its owner to close).
+fn shutdown_fd(fd: std::os::fd::RawFd) {
+    // SAFETY: shutdown(2) on a descriptor only changes the socket's state; `fd` is open
+    // (see SocketsInner::open).
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_RDWR);
+    }
 }
 
 impl std::fmt::Debug for Sockets {
@@ -191,13 +205,13 @@ impl Sockets {
 
     /// Keeps a handle on `s`; once cancelled, any socket registered is shut down at once.
     fn register(&self, s: &Stream) -> io::Result<u64> {
-        let clone = s.try_clone()?;
+        let fd = s.raw_fd();
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut g = self.lock();
         if g.cancelled {
-            clone.shutdown();
+            shutdown_fd(fd);
         } else {
-            g.open.insert(id, clone);
+            g.open.insert(id, fd);
         }
         Ok(id)
     }
@@ -210,8 +224,8 @@ impl Sockets {
     pub fn cancel(&self) {
         let mut g = self.lock();
         g.cancelled = true;
-        for (_, s) in g.open.drain() {
-            s.shutdown();
+        for (_, fd) in g.open.drain() {
+            shutdown_fd(fd);
         }
         self.cancelled.send_replace(true);
     }
@@ -283,7 +297,7 @@ impl Conn {
         };
         let mut conn = Conn {
             stream,
-            rbuf: vec![0; 64 * 1024],
+            rbuf: vec![0; 16 * 1024],
             rpos: 0,
             rend: 0,
             wbuf: Vec::with_capacity(4096),

@@ -11,15 +11,15 @@
 //! Cancellation: every connection watches the run's [`Sockets`]; an abort shuts them
 //! down, so a statement blocked on a lock returns at once and the worker leaves.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::client::Client;
 use super::rand::{Picker, Rng, fill_c, fill_pad};
 use super::wire::{Param, Reply, Sockets, WireError};
 use super::{Kind, OltpConfig, Script, Target};
-use crate::stats::{DbCounters, Sample};
+use crate::stats::{BATCH, DbCounters, Sample};
 
 /// Server codes that mean the connection is gone.
 const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
@@ -49,6 +49,8 @@ pub enum OpenError {
     Connect { target: String, message: String },
     #[error("cannot prepare a statement on target {target}: {message}")]
     Prepare { target: String, message: String },
+    #[error("the run was cancelled while its connections were opening")]
+    Cancelled,
 }
 
 /// How an event ended.
@@ -66,11 +68,67 @@ pub struct TargetTally {
     pub statements: Sample,
 }
 
-/// What a worker hands back when it ends: per-kind and per-target figures.
+/// Per-kind and per-target figures of a run, shared by its workers: each folds its
+/// statement latencies in by batches and its per-target counters when it ends.
 #[derive(Debug, Default)]
 pub struct WorkerTail {
     pub kinds: Vec<Sample>,
     pub targets: Vec<TargetTally>,
+}
+
+impl WorkerTail {
+    /// Room for every statement kind and `targets` targets.
+    pub fn new(targets: usize) -> Self {
+        WorkerTail {
+            kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
+            targets: (0..targets).map(|_| TargetTally::default()).collect(),
+        }
+    }
+}
+
+/// A worker's statement latencies not yet folded into the shared [`WorkerTail`]: a
+/// fixed-size buffer instead of a histogram per kind and target per worker, which at
+/// thousands of connections was most of an agent's memory.
+struct StmtLog {
+    /// (kind index, target index, nanoseconds).
+    pending: Vec<(u16, u16, u64)>,
+    shared: Arc<Mutex<WorkerTail>>,
+}
+
+impl StmtLog {
+    fn new(shared: Arc<Mutex<WorkerTail>>) -> Self {
+        StmtLog {
+            pending: Vec::with_capacity(BATCH),
+            shared,
+        }
+    }
+
+    fn record(&mut self, kind: usize, target: usize, ns: u64) {
+        self.pending.push((kind as u16, target as u16, ns));
+        if self.pending.len() >= BATCH {
+            self.fold();
+        }
+    }
+
+    fn fold(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut tail = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        for &(k, t, ns) in &self.pending {
+            if let Some(s) = tail.kinds.get_mut(usize::from(k)) {
+                s.record(ns);
+            }
+            if let Some(tt) = tail.targets.get_mut(usize::from(t)) {
+                tt.statements.record(ns);
+            }
+        }
+        self.pending.clear();
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.pending.capacity() * std::mem::size_of::<(u16, u16, u64)>()
+    }
 }
 
 /// What one event attempt ran into.
@@ -108,7 +166,9 @@ pub struct OltpWorker<C: Client> {
     params: Vec<Param<'static>>,
     /// Queries of the event in progress, moved to the recorder when it ends.
     pub tally: DbCounters,
-    tail: WorkerTail,
+    /// Per-target counters over the run, added to the shared tail when the worker ends.
+    target_db: Vec<DbCounters>,
+    log: StmtLog,
     events: u64,
     unique: u64,
     bulk: String,
@@ -166,6 +226,7 @@ impl<C: Client> OltpWorker<C> {
         total_threads: u64,
         seed: u64,
         sockets: Arc<Sockets>,
+        tail: Arc<Mutex<WorkerTail>>,
     ) -> Result<Self, LeanOpenError> {
         let ids = Picker::new(&cfg.distribution, 1, cfg.table_size.max(1));
         let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
@@ -187,12 +248,8 @@ impl<C: Client> OltpWorker<C> {
             sql: String::with_capacity(256),
             params: Vec::with_capacity(64),
             tally: DbCounters::default(),
-            tail: WorkerTail {
-                kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
-                targets: (0..cfg.targets.len())
-                    .map(|_| TargetTally::default())
-                    .collect(),
-            },
+            target_db: vec![DbCounters::default(); cfg.targets.len()],
+            log: StmtLog::new(tail),
             events: 0,
             unique: 0,
             bulk: String::new(),
@@ -315,7 +372,7 @@ impl<C: Client> OltpWorker<C> {
                         return o;
                     }
                     self.tally.reconnects += 1;
-                    self.tail.targets[t].db.reconnects += 1;
+                    self.target_db[t].reconnects += 1;
                 }
                 Err(Failure::Fatal(msg)) => return Outcome::Fatal(msg),
             }
@@ -392,7 +449,7 @@ impl<C: Client> OltpWorker<C> {
                         return o;
                     }
                     self.tally.reconnects += 1;
-                    self.tail.targets[t].db.reconnects += 1;
+                    self.target_db[t].reconnects += 1;
                 }
                 Err(Failure::Ignored(code)) => self.tally.count_ignored(code),
                 Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
@@ -434,7 +491,7 @@ impl<C: Client> OltpWorker<C> {
                 c.in_trx = false;
                 if c.conn.query("ROLLBACK").is_ok() {
                     self.tally.others += 1;
-                    self.tail.targets[t].db.others += 1;
+                    self.target_db[t].others += 1;
                 }
             }
         }
@@ -587,20 +644,19 @@ impl<C: Client> OltpWorker<C> {
                 let now = Instant::now();
                 let ns = now.duration_since(self.last).as_nanos() as u64;
                 self.last = now;
-                self.tail.kinds[kind_index(kind)].record(ns);
-                let tt = &mut self.tail.targets[t];
-                tt.statements.record(ns);
+                self.log.record(kind_index(kind), t, ns);
+                let tt = &mut self.target_db[t];
                 // A statement returning a result set is a read, DML that changed rows a write.
                 let wrote = matches!(reply, Reply::Ok { affected_rows } if affected_rows > 0);
                 if kind.is_select() {
                     self.tally.reads += 1;
-                    tt.db.reads += 1;
+                    tt.reads += 1;
                 } else if wrote {
                     self.tally.writes += 1;
-                    tt.db.writes += 1;
+                    tt.writes += 1;
                 } else {
                     self.tally.others += 1;
-                    tt.db.others += 1;
+                    tt.others += 1;
                 }
                 Ok(())
             }
@@ -608,7 +664,7 @@ impl<C: Client> OltpWorker<C> {
                 if let Some(code) = e.code()
                     && self.cfg.ignores(code)
                 {
-                    self.tail.targets[t].db.count_ignored(code);
+                    self.target_db[t].count_ignored(code);
                     return Err(Failure::Ignored(code));
                 }
                 if is_lost(&e) {
@@ -624,13 +680,27 @@ impl<C: Client> OltpWorker<C> {
     }
 
     /// Drops every connection without a goodbye (a statement may be in flight).
-    pub fn abandon(self) -> WorkerTail {
-        self.tail
+    pub fn abandon(mut self) {
+        self.hand_in();
     }
 
-    /// Closes every connection politely and hands back the run's per-kind/target figures.
+    /// Adds what this worker measured to the run's shared per-kind/target figures.
+    fn hand_in(&mut self) {
+        self.log.fold();
+        let mut tail = self.log.shared.lock().unwrap_or_else(|p| p.into_inner());
+        for (into, db) in tail.targets.iter_mut().zip(&self.target_db) {
+            into.db.merge(db);
+        }
+    }
+
+    /// Heap bytes of this worker's recording structures: fixed, whatever the run does.
+    pub fn recording_heap_bytes(&self) -> usize {
+        self.log.heap_bytes() + self.target_db.len() * std::mem::size_of::<DbCounters>()
+    }
+
+    /// Closes every connection politely and hands in the run's per-kind/target figures.
     /// bulk_insert's pending rows are sent first.
-    pub fn close(mut self) -> WorkerTail {
+    pub fn close(mut self) {
         if self.bulk_rows > 0
             && let Some(slot) = self.bulk_slot()
         {
@@ -640,7 +710,7 @@ impl<C: Client> OltpWorker<C> {
         for c in self.conns.iter_mut().filter_map(Option::take) {
             c.conn.quit();
         }
-        self.tail
+        self.hand_in();
     }
 }
 
@@ -664,6 +734,36 @@ fn render(out: &mut String, template: &str, params: &[Param]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statement_log_memory_does_not_grow_with_kinds_targets_or_statements() {
+        let targets = 3;
+        let shared = Arc::new(Mutex::new(WorkerTail::new(targets)));
+        let mut log = StmtLog::new(shared.clone());
+        let before = log.heap_bytes();
+        let mut n = 0u64;
+        for i in 0..50_000u64 {
+            let (k, t) = (
+                (i % Kind::COUNT as u64) as usize,
+                (i % targets as u64) as usize,
+            );
+            log.record(k, t, 1_000 + i);
+            n += 1;
+            assert!(log.heap_bytes() <= before, "statement {i}");
+        }
+        log.fold();
+        let tail = shared.lock().unwrap();
+        let by_kind: u64 = tail.kinds.iter().map(|s| s.events).sum();
+        let by_target: u64 = tail.targets.iter().map(|t| t.statements.events).sum();
+        assert_eq!((by_kind, by_target), (n, n));
+        assert!(
+            tail.kinds
+                .iter()
+                .all(|s| s.hist.len() == s.events && s.events > 0)
+        );
+        assert_eq!(tail.kinds[0].min_ns, 1_000);
+        assert!(before <= BATCH * 16, "{before}");
+    }
 
     #[test]
     fn render_substitutes_literals_in_order() {
