@@ -22,6 +22,7 @@ use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
 use crate::workloads::oltp::rand::Distribution;
+use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::worker::OpenError;
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
@@ -645,16 +646,41 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
     let targets = o
         .targets
         .iter()
-        .map(|t| Target {
-            name: t.name.clone(),
-            host: t.host.clone(),
-            port: u16::try_from(t.port).unwrap_or(3306),
-            socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
-            user: t.user.clone(),
-            password: t.password.clone(),
-            database: t.database.clone(),
+        .map(|t| {
+            let path = |s: &str| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
+            let mode = if t.ssl_mode.is_empty() {
+                SslMode::Disabled
+            } else {
+                SslMode::parse(&t.ssl_mode).ok_or_else(|| {
+                    bad(format!(
+                        "unknown ssl mode '{}' for target {}",
+                        t.ssl_mode, t.name
+                    ))
+                })?
+            };
+            let mut target = Target {
+                name: t.name.clone(),
+                host: t.host.clone(),
+                port: u16::try_from(t.port).unwrap_or(3306),
+                socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
+                user: t.user.clone(),
+                password: t.password.clone(),
+                database: t.database.clone(),
+                ssl: SslSettings {
+                    mode,
+                    ca: path(&t.ssl_ca),
+                    cert: path(&t.ssl_cert),
+                    key: path(&t.ssl_key),
+                },
+                server_public_key: path(&t.server_public_key),
+                get_server_public_key: t.get_server_public_key,
+                loaded: Default::default(),
+            };
+            // The files are this host's: read them here, once, and say which is wrong.
+            target.load_files().map_err(bad)?;
+            Ok(target)
         })
-        .collect::<Vec<_>>();
+        .collect::<Result<Vec<_>, Status>>()?;
     let mut tables = Vec::new();
     for t in &o.tables {
         if t.target as usize >= targets.len() {

@@ -332,9 +332,30 @@ pub struct RawArgs {
     /// Error codes to ignore (count and retry), or "all" [default: 1213,1020,1205].
     #[arg(long, help_heading = "Database")]
     pub mysql_ignore_errors: Option<String>,
-    /// SSL to the server: only off is supported [default: off].
+    /// TLS to the server: on means --mysql-ssl-mode=required (verify_ca with
+    /// --mysql-ssl-ca) [default: off].
     #[arg(long, help_heading = "Database")]
     pub mysql_ssl: Option<String>,
+    /// disabled, preferred, required, verify_ca or verify_identity [default: disabled].
+    #[arg(long, help_heading = "Database")]
+    pub mysql_ssl_mode: Option<String>,
+    /// CA certificate (PEM) the server's certificate is checked against (a path on the
+    /// agents' hosts).
+    #[arg(long, value_name = "FILE", help_heading = "Database")]
+    pub mysql_ssl_ca: Option<PathBuf>,
+    /// Client certificate (PEM) for servers that want one (a path on the agents' hosts).
+    #[arg(long, value_name = "FILE", help_heading = "Database")]
+    pub mysql_ssl_cert: Option<PathBuf>,
+    /// Private key (PEM) of --mysql-ssl-cert (a path on the agents' hosts).
+    #[arg(long, value_name = "FILE", help_heading = "Database")]
+    pub mysql_ssl_key: Option<PathBuf>,
+    /// The server's RSA public key (PEM, a path on the agents' hosts), for
+    /// caching_sha2_password's full authentication without TLS.
+    #[arg(long, value_name = "FILE", help_heading = "Database")]
+    pub mysql_server_public_key: Option<PathBuf>,
+    /// Allow asking the server for its RSA public key (on|off) [default: off].
+    #[arg(long, help_heading = "Database", num_args = 0..=1, default_missing_value = "on")]
+    pub mysql_get_server_public_key: Option<String>,
     /// Compression: only off is supported [default: off].
     #[arg(long, help_heading = "Database")]
     pub mysql_compression: Option<String>,

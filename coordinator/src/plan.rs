@@ -8,6 +8,7 @@ use std::time::Duration;
 use fleetbench_agent::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::rand::Distribution;
+use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
 
 use crate::cli::RawArgs;
@@ -53,6 +54,10 @@ pub enum PlanError {
     TooFewTables { tables: u32, agents: usize },
     #[error("{0} is not supported")]
     NotSupported(String),
+    #[error("{0} contradict each other")]
+    Conflict(String),
+    #[error("target {0}: {1}")]
+    Ssl(String, String),
     #[error("invalid random distribution: {0}")]
     Rand(String),
     #[error("{0}")]
@@ -506,9 +511,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
     {
         return Err(invalid("db-driver", d, "only mysql is supported"));
     }
-    if flag(&raw.mysql_ssl, "mysql-ssl", false)? {
-        return Err(PlanError::NotSupported("--mysql-ssl=on".into()));
-    }
     if flag(&raw.mysql_compression, "mysql-compression", false)? {
         return Err(PlanError::NotSupported("--mysql-compression=on".into()));
     }
@@ -567,7 +569,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         float(&raw.rand_zipfian_exp, "rand-zipfian-exp", 0.8)?,
     )
     .map_err(PlanError::Rand)?;
-    let targets = if raw.target.is_empty() {
+    let security = Security::from_args(raw)?;
+    let mut targets = if raw.target.is_empty() {
         vec![default_target(raw)?]
     } else {
         raw.target
@@ -575,6 +578,12 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
             .map(|t| parse_target(t))
             .collect::<Result<Vec<_>, _>>()?
     };
+    for t in &mut targets {
+        security.fill_in(t);
+        t.ssl
+            .validate()
+            .map_err(|e| PlanError::Ssl(t.name.clone(), e))?;
+    }
     let map = match &raw.table_map {
         Some(m) => parse_table_map(m, tables, &targets)?,
         None if targets.len() == 1 => vec![0; tables as usize],
@@ -641,6 +650,67 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
     Ok(OltpPlan { config, split })
 }
 
+/// The command line's TLS and public-key settings, for every target whose URL does not
+/// set its own.
+struct Security {
+    ssl: SslSettings,
+    server_public_key: Option<PathBuf>,
+    get_server_public_key: bool,
+}
+
+impl Security {
+    fn from_args(raw: &RawArgs) -> Result<Security, PlanError> {
+        let on = raw
+            .mysql_ssl
+            .as_ref()
+            .map(|_| flag(&raw.mysql_ssl, "mysql-ssl", false))
+            .transpose()?;
+        let mode = match (&raw.mysql_ssl_mode, on) {
+            (Some(m), on) => {
+                let mode = SslMode::parse(m)
+                    .ok_or_else(|| invalid("mysql-ssl-mode", m, SslMode::NAMES))?;
+                if on == Some(false) && mode != SslMode::Disabled {
+                    return Err(PlanError::Conflict(format!(
+                        "--mysql-ssl=off and --mysql-ssl-mode={m}"
+                    )));
+                }
+                mode
+            }
+            (None, Some(true)) if raw.mysql_ssl_ca.is_some() => SslMode::VerifyCa,
+            (None, Some(true)) => SslMode::Required,
+            (None, _) => SslMode::Disabled,
+        };
+        Ok(Security {
+            ssl: SslSettings {
+                mode,
+                ca: raw.mysql_ssl_ca.clone(),
+                cert: raw.mysql_ssl_cert.clone(),
+                key: raw.mysql_ssl_key.clone(),
+            },
+            server_public_key: raw.mysql_server_public_key.clone(),
+            get_server_public_key: flag(
+                &raw.mysql_get_server_public_key,
+                "mysql-get-server-public-key",
+                false,
+            )?,
+        })
+    }
+
+    fn fill_in(&self, t: &mut Target) {
+        if t.ssl.mode == SslMode::Disabled {
+            t.ssl.mode = self.ssl.mode;
+        }
+        t.ssl.ca = t.ssl.ca.take().or_else(|| self.ssl.ca.clone());
+        t.ssl.cert = t.ssl.cert.take().or_else(|| self.ssl.cert.clone());
+        t.ssl.key = t.ssl.key.take().or_else(|| self.ssl.key.clone());
+        t.server_public_key = t
+            .server_public_key
+            .take()
+            .or_else(|| self.server_public_key.clone());
+        t.get_server_public_key |= self.get_server_public_key;
+    }
+}
+
 /// The target called "default", from the --mysql-* options.
 fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
     let host = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
@@ -658,6 +728,7 @@ fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
         user: raw.mysql_user.clone().unwrap_or_else(|| "sbtest".into()),
         password: raw.mysql_password.clone().unwrap_or_default(),
         database: raw.mysql_db.clone().unwrap_or_else(|| "sbtest".into()),
+        ..Target::default()
     })
 }
 
@@ -704,10 +775,32 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
         None => (hostport, 3306),
     };
     let mut socket = None;
+    let mut sec = Target::default();
     for kv in query.split('&').filter(|kv| !kv.is_empty()) {
-        match kv.split_once('=') {
-            Some(("socket", v)) => socket = Some(decode(v).ok_or_else(|| bad("bad %-escape"))?),
-            _ => return Err(bad("the only URL parameter understood is socket=PATH")),
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| bad("URL parameters are KEY=VALUE"))?;
+        let v = decode(v).ok_or_else(|| bad("bad %-escape"))?;
+        match k.replace('_', "-").as_str() {
+            "socket" => socket = Some(v),
+            "ssl-mode" => {
+                sec.ssl.mode = SslMode::parse(&v)
+                    .ok_or_else(|| bad(&format!("ssl-mode must be {}", SslMode::NAMES)))?
+            }
+            "ssl-ca" => sec.ssl.ca = Some(v.into()),
+            "ssl-cert" => sec.ssl.cert = Some(v.into()),
+            "ssl-key" => sec.ssl.key = Some(v.into()),
+            "server-public-key" => sec.server_public_key = Some(v.into()),
+            "get-server-public-key" => {
+                sec.get_server_public_key = flag(&Some(v), "get-server-public-key", false)
+                    .map_err(|_| bad("get-server-public-key must be on or off"))?
+            }
+            _ => {
+                return Err(bad(
+                    "URL parameters understood: socket, ssl-mode, ssl-ca, ssl-cert, ssl-key, \
+                     server-public-key, get-server-public-key",
+                ));
+            }
         }
     }
     if host.is_empty() && socket.is_none() {
@@ -729,6 +822,7 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
         } else {
             decode(db).ok_or_else(|| bad("bad %-escape"))?
         },
+        ..sec
     })
 }
 

@@ -756,6 +756,13 @@ fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec 
     pb::WorkloadSpec { kind: Some(kind) }
 }
 
+/// A path for the wire ("" for none); agents read it on their own host.
+fn path_text(p: &Option<std::path::PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
     let mut spec = pb::OltpSpec {
         script: c.script.name().into(),
@@ -770,6 +777,12 @@ fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
                 user: t.user.clone(),
                 password: t.password.clone(),
                 database: t.database.clone(),
+                ssl_mode: t.ssl.mode.name().into(),
+                ssl_ca: path_text(&t.ssl.ca),
+                ssl_cert: path_text(&t.ssl.cert),
+                ssl_key: path_text(&t.ssl.key),
+                server_public_key: path_text(&t.server_public_key),
+                get_server_public_key: t.get_server_public_key,
             })
             .collect(),
         tables: tables

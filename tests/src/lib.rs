@@ -270,3 +270,84 @@ pub fn wait_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl is installed");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA (ca.pem, ca.key), a server certificate for 127.0.0.1 (agent.pem, agent.key) and
+/// a client certificate (client.pem, client.key), in `dir`, made with the openssl command
+/// (Debian's ca-certificates brings it).
+pub fn make_certs(dir: &std::path::Path) {
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=fleetbench test CA",
+    ]);
+    openssl(dir, &ca);
+    for (name, ext) in [
+        (
+            "agent",
+            "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+        ),
+        (
+            "client",
+            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+        ),
+    ] {
+        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
+        let mut req = vec!["req"];
+        req.extend(ec);
+        let (key, csr, subj) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("/CN={name}"),
+        );
+        req.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
+        openssl(dir, &req);
+        let (pem, extfile) = (format!("{name}.pem"), format!("{name}.ext"));
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &pem,
+                "-days",
+                "1",
+                "-extfile",
+                &extfile,
+            ],
+        );
+    }
+}

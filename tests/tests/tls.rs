@@ -3,88 +3,8 @@
 //! are made for each test with the openssl command (Debian's ca-certificates brings it).
 
 use std::path::Path;
-use std::process::Command;
 
-use fleetbench_tests::{AgentProc, Scratch, fleetbench};
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl is installed");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CA, an agent certificate for 127.0.0.1 and a client certificate, in `dir`.
-fn make_certs(dir: &Path) {
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=fleetbench test CA",
-    ]);
-    openssl(dir, &ca);
-    for (name, ext) in [
-        (
-            "agent",
-            "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-        ),
-        (
-            "client",
-            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
-        ),
-    ] {
-        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
-        let mut req = vec!["req"];
-        req.extend(ec);
-        let (key, csr, subj) = (
-            format!("{name}.key"),
-            format!("{name}.csr"),
-            format!("/CN={name}"),
-        );
-        req.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
-        openssl(dir, &req);
-        let (pem, extfile) = (format!("{name}.pem"), format!("{name}.ext"));
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                &pem,
-                "-days",
-                "1",
-                "-extfile",
-                &extfile,
-            ],
-        );
-    }
-}
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, make_certs};
 
 fn p(dir: &Path, f: &str) -> String {
     dir.join(f).to_str().unwrap().to_string()

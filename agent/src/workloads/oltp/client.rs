@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mysql_async::prelude::Queryable;
 
 use super::Target;
-use super::wire::{self, ConnectOpts, Param, Reply, Sockets, WireError};
+use super::wire::{self, Param, Reply, Sockets, WireError};
 use super::worker::OpenError;
 
 /// One connection to a database target.
@@ -40,15 +40,7 @@ impl Client for wire::Conn {
     const STACK_SIZE: usize = 256 * 1024;
 
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
-        let opts = ConnectOpts {
-            socket: target.socket.as_deref(),
-            host: &target.host,
-            port: target.port,
-            user: &target.user,
-            password: &target.password,
-            database: &target.database,
-        };
-        wire::Conn::connect(&opts, Some(sockets.clone()))
+        wire::Conn::connect(&target.connect_opts(), Some(sockets.clone()))
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError> {

@@ -1,9 +1,11 @@
 //! The OLTP workloads of sysbench 1.0 against MySQL/MariaDB: configuration, statement texts,
 //! schema, and which statements one event (transaction) runs for each script.
 
+pub mod auth;
 pub mod client;
 pub mod prepare;
 pub mod rand;
+pub mod tls;
 pub mod wire;
 pub mod worker;
 
@@ -162,7 +164,7 @@ impl Kind {
 }
 
 /// A database server, as the agent connects to it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Target {
     pub name: String,
     pub host: String,
@@ -171,9 +173,97 @@ pub struct Target {
     pub user: String,
     pub password: String,
     pub database: String,
+    /// TLS settings; certificate files are on the agent's host.
+    pub ssl: tls::SslSettings,
+    /// File (on the agent's host) with the server's RSA public key, for
+    /// caching_sha2_password's full authentication without TLS.
+    pub server_public_key: Option<std::path::PathBuf>,
+    /// Whether the server may be asked for its RSA public key (an impostor could send its
+    /// own, so only when the user allows it).
+    pub get_server_public_key: bool,
+    /// What the agent read from those files ([`Target::load_files`]).
+    pub loaded: Loaded,
+}
+
+/// A target's TLS configuration and public key as read on the agent. Equal whatever they
+/// hold: they follow from the settings, which are compared.
+#[derive(Clone, Default)]
+pub struct Loaded {
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    pub server_public_key: Option<String>,
+}
+
+impl PartialEq for Loaded {
+    fn eq(&self, _: &Loaded) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("tls", &self.tls.is_some())
+            .field("server_public_key", &self.server_public_key.is_some())
+            .finish()
+    }
 }
 
 impl Target {
+    /// Reads the certificate and key files named by the settings (on this host) and
+    /// builds the TLS configuration once for every connection to this target. Errors
+    /// name the target and the file.
+    pub fn load_files(&mut self) -> Result<(), String> {
+        let on = |e: String| format!("target {}: {e}", self.name);
+        self.loaded.tls = self.ssl.client_config().map_err(on)?;
+        if let Some(p) = &self.server_public_key {
+            let pem = std::fs::read_to_string(p).map_err(|e| {
+                on(format!(
+                    "cannot read the server's public key {}: {e}",
+                    p.display()
+                ))
+            })?;
+            self.loaded.server_public_key = Some(pem);
+        }
+        Ok(())
+    }
+
+    /// The lean client's connection settings.
+    pub fn connect_opts(&self) -> wire::ConnectOpts<'_> {
+        wire::ConnectOpts {
+            socket: self.socket.as_deref(),
+            host: &self.host,
+            port: self.port,
+            user: &self.user,
+            password: &self.password,
+            database: &self.database,
+            ssl_mode: self.ssl.mode,
+            tls: self.loaded.tls.clone(),
+            server_public_key: self.loaded.server_public_key.as_deref(),
+            get_server_public_key: self.get_server_public_key,
+        }
+    }
+
+    /// mysql_async's TLS settings for prepare and cleanup. `preferred` has no such mode
+    /// there: it goes without TLS, as a server without TLS would.
+    fn ssl_opts(&self) -> Option<mysql_async::SslOpts> {
+        use tls::SslMode;
+        let s = &self.ssl;
+        if matches!(s.mode, SslMode::Disabled | SslMode::Preferred) {
+            return None;
+        }
+        let path = |p: &std::path::PathBuf| p.clone().into();
+        let mut o = mysql_async::SslOpts::default()
+            .with_danger_accept_invalid_certs(s.mode == SslMode::Required)
+            .with_danger_skip_domain_validation(s.mode != SslMode::VerifyIdentity);
+        if let Some(ca) = &s.ca {
+            o = o.with_root_certs(vec![path(ca)]);
+        }
+        if let (Some(c), Some(k)) = (&s.cert, &s.key) {
+            o = o.with_client_identity(Some(mysql_async::ClientIdentity::new(path(c), path(k))));
+        }
+        Some(o)
+    }
+
     pub fn opts(&self) -> mysql_async::Opts {
         let b = mysql_async::OptsBuilder::default()
             .user(Some(self.user.clone()))
@@ -187,7 +277,8 @@ impl Target {
             // which would show in the server's Com_select beside the benchmark's reads.
             // 16 MiB is the server's default and far above the 512 KiB load statements.
             .max_allowed_packet(Some(16 * 1024 * 1024))
-            .wait_timeout(Some(28_800));
+            .wait_timeout(Some(28_800))
+            .ssl_opts(self.ssl_opts());
         let b = match &self.socket {
             Some(s) => b.socket(Some(s.clone())),
             // libmysqlclient's "localhost" means the socket; without one, use loopback TCP.

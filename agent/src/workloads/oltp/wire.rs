@@ -1,8 +1,10 @@
 //! A lean, blocking client for the MySQL client/server protocol, used on the OLTP run's hot
 //! path only (preparing tables, cleanup and checks use mysql_async).
 //!
-//! It does what a sysbench event needs and nothing more: handshake v10 with
-//! mysql_native_password (and an auth switch to it), COM_STMT_PREPARE, COM_STMT_EXECUTE with
+//! It does what a sysbench event needs and nothing more: handshake v10, optionally over TLS
+//! (rustls), with mysql_native_password, caching_sha2_password, client_ed25519 or
+//! mysql_clear_password and auth switches between them (see `auth.rs`), COM_STMT_PREPARE,
+//! COM_STMT_EXECUTE with
 //! binary LONGLONG/NULL/STRING parameters, COM_QUERY, and reading OK/ERR/EOF while skipping
 //! result-set rows without decoding them. One read and one write buffer per connection are
 //! reused for every statement, so a statement allocates nothing. Any other authentication
@@ -17,7 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sha1::{Digest, Sha1};
+use super::auth;
+use super::tls::SslMode;
 
 // Capability flags (protocol documentation, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 0x1;
@@ -30,6 +33,7 @@ const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
 const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 const CLIENT_PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
+const CLIENT_SSL: u32 = 0x800;
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
@@ -47,7 +51,6 @@ const MAX_PACKET: u32 = 16 * 1024 * 1024;
 /// Payloads this long continue in the next packet; nothing the benchmark sends or reads
 /// comes near it, so such packets are refused rather than reassembled.
 const MAX_PAYLOAD: usize = 0xff_ffff;
-const NATIVE: &str = "mysql_native_password";
 
 /// What can go wrong talking to the server.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +66,13 @@ pub enum WireError {
     /// The account needs an authentication plugin this client does not implement.
     #[error("authentication plugin '{0}' is not supported by the lean client")]
     UnsupportedAuth(String),
+    /// TLS could not be set up, or the server does not offer it where it is required.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// Logging in needs something the settings do not allow (a password in the clear
+    /// without TLS, the server's public key).
+    #[error("{0}")]
+    Auth(String),
 }
 
 impl WireError {
@@ -111,40 +121,97 @@ pub struct ConnectOpts<'a> {
     pub user: &'a str,
     pub password: &'a str,
     pub database: &'a str,
+    pub ssl_mode: SslMode,
+    /// Built from the target's TLS settings; None when TLS is disabled.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The server's RSA public key (PEM) for caching_sha2_password without TLS.
+    pub server_public_key: Option<&'a str>,
+    /// Whether the server may be asked for its RSA public key (it could be an impostor's).
+    pub get_server_public_key: bool,
 }
 
-enum Stream {
+/// A socket to the server.
+enum Plain {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
+impl Read for Plain {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Plain::Tcp(s) => s.read(buf),
+            Plain::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Plain {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Plain::Tcp(s) => s.write(buf),
+            Plain::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+enum Stream {
+    Plain(Plain),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, Plain>>),
+    /// Only while the socket moves under TLS.
+    Moving,
+}
+
 impl Stream {
+    fn plain(&self) -> Option<&Plain> {
+        match self {
+            Stream::Plain(p) => Some(p),
+            Stream::Tls(t) => Some(&t.sock),
+            Stream::Moving => None,
+        }
+    }
+
     fn shutdown(&self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        let _ = match self.plain() {
+            Some(Plain::Tcp(s)) => s.shutdown(Shutdown::Both),
+            Some(Plain::Unix(s)) => s.shutdown(Shutdown::Both),
+            None => Ok(()),
         };
     }
 
     fn raw_fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
-        match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
+        match self.plain() {
+            Some(Plain::Tcp(s)) => s.as_raw_fd(),
+            Some(Plain::Unix(s)) => s.as_raw_fd(),
+            None => -1,
         }
+    }
+
+    /// Whether the password may travel in the clear: over TLS or a local socket.
+    fn is_secure(&self) -> bool {
+        matches!(self, Stream::Tls(_) | Stream::Plain(Plain::Unix(_)))
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+            Stream::Plain(p) => p.read(buf),
+            Stream::Tls(t) => t.read(buf),
+            Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s) => s.write_all(buf),
+            Stream::Plain(p) => p.write_all(buf),
+            Stream::Tls(t) => {
+                t.write_all(buf)?;
+                t.flush()
+            }
+            Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 }
@@ -265,7 +332,7 @@ impl Conn {
     /// Connects and logs in; the socket is registered in `sockets` for cancellation.
     pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, WireError> {
         let stream = match opts.socket {
-            Some(path) => Stream::Unix(UnixStream::connect(path)?),
+            Some(path) => Stream::Plain(Plain::Unix(UnixStream::connect(path)?)),
             None => {
                 // libmysqlclient's "localhost" means the socket; without one, loopback TCP.
                 let host = if opts.host == "localhost" {
@@ -292,7 +359,7 @@ impl Conn {
                     }
                 };
                 s.set_nodelay(true)?;
-                Stream::Tcp(s)
+                Stream::Plain(Plain::Tcp(s))
             }
         };
         let mut conn = Conn {
@@ -333,7 +400,28 @@ impl Conn {
                 "server does not speak protocol 4.1".into(),
             ));
         }
-        let auth = native_password(opts.password.as_bytes(), &hello.scramble);
+        let server_tls = hello.capabilities & CLIENT_SSL != 0;
+        match (&opts.tls, server_tls) {
+            (Some(cfg), true) => {
+                caps |= CLIENT_SSL;
+                self.start_tls(caps, cfg.clone(), opts)?;
+            }
+            (_, false) if opts.ssl_mode.requires_tls() => {
+                return Err(WireError::Tls(format!(
+                    "the server does not offer TLS, and --mysql-ssl-mode is {}",
+                    opts.ssl_mode.name()
+                )));
+            }
+            _ => {}
+        }
+        // Answer in the server's default plugin when we speak it: no switch round trip.
+        let mut plugin = if auth::supported(&hello.plugin) && hello.plugin != auth::CLEAR {
+            hello.plugin.clone()
+        } else {
+            auth::NATIVE.to_string()
+        };
+        let mut nonce = hello.scramble.clone();
+        let answer = self.auth_answer(&plugin, &nonce, opts)?;
         self.start_packet();
         self.wbuf.extend_from_slice(&caps.to_le_bytes());
         self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
@@ -342,42 +430,164 @@ impl Conn {
         self.wbuf.extend_from_slice(opts.user.as_bytes());
         self.wbuf.push(0);
         if caps & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0 {
-            put_lenenc(&mut self.wbuf, auth.len() as u64);
+            put_lenenc(&mut self.wbuf, answer.len() as u64);
         } else {
-            self.wbuf.push(auth.len() as u8);
+            self.wbuf.push(answer.len() as u8);
         }
-        self.wbuf.extend_from_slice(&auth);
+        self.wbuf.extend_from_slice(&answer);
         if caps & CLIENT_CONNECT_WITH_DB != 0 {
             self.wbuf.extend_from_slice(opts.database.as_bytes());
             self.wbuf.push(0);
         }
         if caps & CLIENT_PLUGIN_AUTH != 0 {
-            self.wbuf.extend_from_slice(NATIVE.as_bytes());
+            self.wbuf.extend_from_slice(plugin.as_bytes());
             self.wbuf.push(0);
         }
         self.send()?;
-        loop {
+        // At most a few rounds: a switch, then a plugin's extra exchange.
+        for _ in 0..8 {
             let p = self.next_packet()?;
             let pkt = &self.rbuf[p];
             match pkt.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xff) => return Err(parse_err(pkt)),
                 Some(0xfe) => {
-                    let (plugin, data) = parse_auth_switch(pkt);
-                    if plugin != NATIVE.as_bytes() {
-                        return Err(WireError::UnsupportedAuth(
-                            String::from_utf8_lossy(plugin).into_owned(),
-                        ));
+                    let (name, data) = parse_auth_switch(pkt);
+                    plugin = String::from_utf8_lossy(name).into_owned();
+                    nonce = data.to_vec();
+                    if !auth::supported(&plugin) {
+                        return Err(WireError::UnsupportedAuth(plugin));
                     }
-                    let auth = native_password(opts.password.as_bytes(), data);
+                    let answer = self.auth_answer(&plugin, &nonce, opts)?;
                     self.start_packet();
-                    self.wbuf.extend_from_slice(&auth);
+                    self.wbuf.extend_from_slice(&answer);
                     self.send()?;
                 }
-                // More data for a multi-round plugin (caching_sha2_password, ...).
-                _ => return Err(WireError::UnsupportedAuth(hello.plugin.clone())),
+                Some(0x01) if plugin == auth::CACHING_SHA2 => {
+                    match pkt.get(1) {
+                        // Fast authentication from the server's cache: an OK follows.
+                        Some(3) => {}
+                        // Full authentication: the password itself, protected.
+                        Some(4) => self.caching_sha2_full(&nonce, opts)?,
+                        _ => {
+                            return Err(WireError::Protocol(
+                                "unexpected caching_sha2_password message".into(),
+                            ));
+                        }
+                    }
+                }
+                _ => return Err(WireError::UnsupportedAuth(plugin)),
             }
         }
+        Err(WireError::Protocol("the login did not end".into()))
+    }
+
+    /// Sends the SSL request and puts TLS under the connection.
+    fn start_tls(
+        &mut self,
+        caps: u32,
+        cfg: Arc<rustls::ClientConfig>,
+        opts: &ConnectOpts,
+    ) -> Result<(), WireError> {
+        self.start_packet();
+        self.wbuf.extend_from_slice(&caps.to_le_bytes());
+        self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
+        self.wbuf.push(COLLATION);
+        self.wbuf.extend_from_slice(&[0; 23]);
+        self.send()?;
+        let host = if opts.socket.is_some() || opts.host == "localhost" {
+            "localhost"
+        } else {
+            opts.host
+        };
+        let name = super::tls::server_name(host).map_err(WireError::Tls)?;
+        let mut tls =
+            rustls::ClientConnection::new(cfg, name).map_err(|e| WireError::Tls(e.to_string()))?;
+        let Stream::Plain(mut plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
+            return Err(WireError::Protocol("TLS started twice".into()));
+        };
+        let mut shake = || -> Result<(), WireError> {
+            while tls.is_handshaking() {
+                tls.complete_io(&mut plain).map_err(|e| match e.kind() {
+                    io::ErrorKind::InvalidData => WireError::Tls(e.to_string()),
+                    _ => WireError::Io(e),
+                })?;
+            }
+            Ok(())
+        };
+        let shaken = shake();
+        // The socket stays this connection's either way (it is registered for cancelling).
+        self.stream = match shaken {
+            Ok(()) => Stream::Tls(Box::new(rustls::StreamOwned::new(tls, plain))),
+            Err(_) => Stream::Plain(plain),
+        };
+        shaken
+    }
+
+    /// The first answer of `plugin` to the server's `nonce`.
+    fn auth_answer(
+        &self,
+        plugin: &str,
+        nonce: &[u8],
+        opts: &ConnectOpts,
+    ) -> Result<Vec<u8>, WireError> {
+        let pw = opts.password.as_bytes();
+        Ok(match plugin {
+            auth::CACHING_SHA2 => auth::caching_sha2(pw, nonce),
+            auth::ED25519 => auth::ed25519(pw, nonce).to_vec(),
+            auth::CLEAR if self.stream.is_secure() => auth::clear(pw),
+            auth::CLEAR => {
+                return Err(WireError::Auth(
+                    "the server asks for the password in the clear (mysql_clear_password): \
+                     allowed over TLS only (--mysql-ssl=on)"
+                        .into(),
+                ));
+            }
+            _ => auth::native_password(pw, nonce),
+        })
+    }
+
+    /// caching_sha2_password's full authentication: the password in the clear over TLS or
+    /// a socket, else encrypted with the server's RSA key (given, or asked for if allowed).
+    fn caching_sha2_full(&mut self, nonce: &[u8], opts: &ConnectOpts) -> Result<(), WireError> {
+        let pw = opts.password.as_bytes();
+        let answer = if self.stream.is_secure() {
+            auth::clear(pw)
+        } else {
+            let pem = match opts.server_public_key {
+                Some(k) => k.to_string(),
+                None if opts.get_server_public_key => {
+                    self.start_packet();
+                    self.wbuf.push(0x02);
+                    self.send()?;
+                    let p = self.next_packet()?;
+                    let pkt = &self.rbuf[p];
+                    match pkt.first() {
+                        Some(0x01) => String::from_utf8_lossy(&pkt[1..]).into_owned(),
+                        Some(0xff) => return Err(parse_err(pkt)),
+                        _ => {
+                            return Err(WireError::Protocol(
+                                "the server sent no public key".into(),
+                            ));
+                        }
+                    }
+                }
+                None => {
+                    return Err(WireError::Auth(
+                        "caching_sha2_password needs the password sent protected: use TLS \
+                         (--mysql-ssl=on), give the server's public key \
+                         (--mysql-server-public-key=FILE), or allow asking the server for it \
+                         (--mysql-get-server-public-key=on)"
+                            .into(),
+                    ));
+                }
+            };
+            auth::rsa_password(pw, nonce, &pem).map_err(WireError::Auth)?
+        };
+        self.start_packet();
+        self.wbuf.extend_from_slice(&answer);
+        self.send()?;
+        Ok(())
     }
 
     /// Prepares `sql`; the statement lives as long as this connection.
@@ -639,22 +849,9 @@ fn parse_auth_switch(p: &[u8]) -> (&[u8], &[u8]) {
     let rest = &p[1.min(p.len())..];
     let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
     let data = rest.get(end + 1..).unwrap_or(&[]);
-    (&rest[..end], data.strip_suffix(&[0]).unwrap_or(data))
-}
-
-/// mysql_native_password's answer: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))); empty for
-/// an empty password.
-pub fn native_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let h1 = Sha1::digest(password);
-    let h2 = Sha1::digest(h1);
-    let mut h = Sha1::new();
-    h.update(scramble);
-    h.update(h2);
-    let h3 = h.finalize();
-    h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
+    // Kept whole: ed25519's 32-byte nonce may end in a zero byte; native and caching_sha2
+    // take their 20 bytes from the front.
+    (&rest[..end], data)
 }
 
 /// An EOF packet: 0xfe with a short payload (a row or a column count starting with 0xfe
@@ -771,10 +968,10 @@ mod tests {
     fn scramble_matches_a_known_vector() {
         // Computed independently: SHA1("secret") XOR SHA1(01..14 || SHA1(SHA1("secret"))).
         let scramble: Vec<u8> = (1..=20).collect();
-        let out = native_password(b"secret", &scramble);
+        let out = auth::native_password(b"secret", &scramble);
         let hex: String = out.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, "b32bb3a583e1340c0a1108d58b1be49781ad8c2f");
-        assert!(native_password(b"", &scramble).is_empty());
+        assert!(auth::native_password(b"", &scramble).is_empty());
     }
 
     #[test]
@@ -855,7 +1052,7 @@ mod tests {
     fn greeting_gives_scramble_capabilities_and_plugin() {
         let h = parse_handshake(&greeting()).unwrap();
         assert_eq!(h.scramble, b"ABCDEFGHIJKLMNOPQRST");
-        assert_eq!(h.plugin, NATIVE);
+        assert_eq!(h.plugin, auth::NATIVE);
         assert_eq!(h.capabilities, 0x81ff_f7fe);
         assert!(h.capabilities & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0);
         let mut err = vec![0xff, 0x10, 0x04];
@@ -882,7 +1079,7 @@ mod tests {
         p.extend_from_slice(b"0123456789abcdefghij\0");
         let (plugin, data) = parse_auth_switch(&p);
         assert_eq!(plugin, b"caching_sha2_password");
-        assert_eq!(data, b"0123456789abcdefghij");
+        assert_eq!(data, b"0123456789abcdefghij\0");
         let mut e = vec![0xff, 0xbd, 0x04, b'#'];
         e.extend_from_slice(b"40001Deadlock found");
         match parse_err(&e) {
@@ -909,7 +1106,7 @@ mod tests {
             let _ = s.read_to_end(&mut got);
             got
         });
-        let stream = Stream::Tcp(TcpStream::connect(addr).unwrap());
+        let stream = Stream::Plain(Plain::Tcp(TcpStream::connect(addr).unwrap()));
         let conn = Conn {
             stream,
             rbuf: vec![0; 16],
