@@ -87,7 +87,15 @@ port=$(free_port)
 mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
   --skip-test-db --user=root >"$dir/install.log" 2>&1 ||
   { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
-/usr/sbin/mariadbd --no-defaults --datadir="$dir/data" --socket="$sock" --port="$port" \
+# TLS offered (not required) when openssl can make a certificate, for section 3.
+tls_opts=()
+if command -v openssl >/dev/null &&
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$dir/server.key" -out "$dir/server.pem" >/dev/null 2>&1; then
+  tls_opts=(--ssl-cert="$dir/server.pem" --ssl-key="$dir/server.key")
+fi
+/usr/sbin/mariadbd --no-defaults --datadir="$dir/data" --socket="$sock" --port="$port" "${tls_opts[@]}" \
   --bind-address=127.0.0.1 --tmpdir="$dir" --skip-log-bin --innodb-buffer-pool-size=512M \
   --max-connections=1000 --user=root --log-error="$dir/server.err" >/dev/null 2>&1 &
 server_pid=$!
@@ -239,10 +247,54 @@ for script in $scripts; do
     fi
   done
 done
+# --- 3. TLS --------------------------------------------------------------------------------
+# Client CPU per query over TLS against plain TCP, same script and threads, both tools.
+tls_verdict=""
+if [[ ${#tls_opts[@]} -gt 0 ]]; then
+  tls_script=${TLS_SCRIPT:-oltp_point_select} tls_threads=${TLS_THREADS:-4}
+  echo "== TLS: $tls_script, $tls_threads threads, ${run_secs} s per run, $rounds rounds; CPU = client user+sys s per 1000 queries"
+  trow() { printf '%-12s %-6s %12s %11s\n' "$@"; }
+  trow tool conn QPS "CPU/1kq"
+  # sysbench 1.0 takes its TLS files from its working directory (cacert.pem,
+  # client-cert.pem, client-key.pem); the server asks for no client certificate.
+  mkdir -p "$dir/sbtls"
+  cp "$dir/server.pem" "$dir/sbtls/cacert.pem"
+  cp "$dir/server.pem" "$dir/sbtls/client-cert.pem"
+  cp "$dir/server.key" "$dir/sbtls/client-key.pem"
+  declare -A tq=() tc=()
+  for r in $(seq "$rounds"); do
+    for tool in sysbench fleetbench; do
+      for mode in plain tls; do
+        bin=(env -C "$dir/sbtls" sysbench); [[ $tool == fleetbench ]] && bin=("$fleetbench")
+        extra=(); [[ $mode == tls ]] && extra=(--mysql-ssl=on)
+        o=$dir/tls-$tool-$mode-$r
+        if bench_run "$o" "${bin[@]}" "$tls_script" --threads="$tls_threads" --time="$run_secs" \
+          --tables="$tables" --table-size="$table_size" --rand-type="$rand_type" "${conn[@]}" "${extra[@]}" run; then
+          tq[$tool-$mode]=$(calc "${tq[$tool-$mode]:-0} + $(queries "$o")" 0)
+          tc[$tool-$mode]=$(calc "${tc[$tool-$mode]:-0} + $(cpu "$o")" 2)
+          trow "$tool" "$mode" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+        fi
+      done
+    done
+  done
+  for tool in sysbench fleetbench; do
+    if [[ -n ${tq[$tool-plain]:-} && -n ${tq[$tool-tls]:-} ]]; then
+      p=$(cpu_per_k "${tc[$tool-plain]}" "${tq[$tool-plain]}") t=$(cpu_per_k "${tc[$tool-tls]}" "${tq[$tool-tls]}")
+      ratio=$(calc "$t / $p")
+      trow "$tool" mean "" "plain $p, TLS $t: TLS/plain $ratio"
+      if [[ $tool == fleetbench ]]; then
+        v=MISS; [[ $(calc "$ratio <= 1.15" 0) == 1 ]] && v=PASS
+        tls_verdict="TLS: fleetbench CPU/1kq TLS/plain $ratio <= 1.15: $v"
+      fi
+    fi
+  done
+else
+  echo "== TLS: skipped (openssl is missing, no certificate for the server)"
+fi
 cleanup_tables
 echo
 
-# --- 3. targets -------------------------------------------------------------------------------
+# --- 4. targets -------------------------------------------------------------------------------
 echo "== targets"
 if [[ -n $sb_prep && -n $fb_prep ]]; then
   v=MISS; [[ $(calc "$fb_prep <= $sb_prep" 0) == 1 ]] && v=PASS
@@ -251,6 +303,7 @@ else
   echo "prepare: not compared (a prepare failed)"
 fi
 printf '%s\n' "${verdicts[@]}"
+[[ -n $tls_verdict ]] && echo "$tls_verdict"
 echo "CPU busy after the runs: $(cpu_busy); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "($(nproc) cores; client and server share them: a busy machine lowers every figure above)"
 exit "$failed"

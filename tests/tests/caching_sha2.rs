@@ -37,10 +37,12 @@ struct Log(Vec<String>);
 
 fn read_packet(s: &mut impl Read) -> Result<(u8, Vec<u8>), String> {
     let mut h = [0u8; 4];
-    s.read_exact(&mut h).map_err(|e| format!("read header: {e}"))?;
+    s.read_exact(&mut h)
+        .map_err(|e| format!("read header: {e}"))?;
     let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
     let mut p = vec![0; len];
-    s.read_exact(&mut p).map_err(|e| format!("read payload: {e}"))?;
+    s.read_exact(&mut p)
+        .map_err(|e| format!("read payload: {e}"))?;
     Ok((h[3], p))
 }
 
@@ -49,7 +51,9 @@ fn write_packet(s: &mut impl Write, seq: u8, payload: &[u8]) -> Result<(), Strin
     let mut out = len.to_le_bytes()[..3].to_vec();
     out.push(seq);
     out.extend_from_slice(payload);
-    s.write_all(&out).and_then(|_| s.flush()).map_err(|e| e.to_string())
+    s.write_all(&out)
+        .and_then(|_| s.flush())
+        .map_err(|e| e.to_string())
 }
 
 fn ok_packet() -> Vec<u8> {
@@ -67,7 +71,8 @@ fn err_packet(msg: &str) -> Vec<u8> {
 fn greeting(nonce: &[u8; 20], tls: bool, plugin: &str) -> Vec<u8> {
     // LONG_PASSWORD, CONNECT_WITH_DB, PROTOCOL_41, TRANSACTIONS, SECURE_CONNECTION,
     // MULTI_RESULTS, PS_MULTI_RESULTS, PLUGIN_AUTH, PLUGIN_AUTH_LENENC_DATA (+ SSL).
-    let mut caps: u32 = 0x1 | 0x8 | 0x200 | 0x2000 | 0x8000 | 0x2_0000 | 0x4_0000 | 0x8_0000 | 0x20_0000;
+    let mut caps: u32 =
+        0x1 | 0x8 | 0x200 | 0x2000 | 0x8000 | 0x2_0000 | 0x4_0000 | 0x8_0000 | 0x20_0000;
     if tls {
         caps |= 0x800;
     }
@@ -125,7 +130,11 @@ fn serve_one(
 ) -> Result<String, String> {
     let mut log = Log(Vec::new());
     let nonce: [u8; 20] = std::array::from_fn(|i| (i as u8).wrapping_mul(37).wrapping_add(11) | 1);
-    let first = if path == Path::Switch { "mysql_native_password" } else { "caching_sha2_password" };
+    let first = if path == Path::Switch {
+        "mysql_native_password"
+    } else {
+        "caching_sha2_password"
+    };
     write_packet(&mut tcp, 0, &greeting(&nonce, tls.is_some(), first))?;
     let (mut seq, mut p) = read_packet(&mut tcp)?;
     let mut stream: Box<dyn Stream> = Box::new(tcp.try_clone().map_err(|e| e.to_string())?);
@@ -212,7 +221,11 @@ fn serve_one(
     Ok(log.0.join(","))
 }
 
-fn start(path: Path, tls: Option<Arc<rustls::ServerConfig>>, key: Arc<rsa::RsaPrivateKey>) -> Server {
+fn start(
+    path: Path,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    key: Arc<rsa::RsaPrivateKey>,
+) -> Server {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     let handle = std::thread::spawn(move || {
@@ -237,7 +250,11 @@ fn login(
         user: "u",
         password,
         database: "sbtest",
-        ssl_mode: if tls.is_some() { SslMode::Required } else { SslMode::Disabled },
+        ssl_mode: if tls.is_some() {
+            SslMode::Required
+        } else {
+            SslMode::Disabled
+        },
         tls,
         server_public_key: public_key,
         get_server_public_key: get_key,
@@ -329,9 +346,15 @@ fn caching_sha2_password_logs_in_on_every_path() {
     let s = start(Path::Full, None, key.clone());
     match login(&s, pw, None, None, false) {
         Err(WireError::Auth(m)) => {
-            assert!(m.contains("--mysql-server-public-key") && m.contains("--mysql-ssl"), "{m}")
+            assert!(
+                m.contains("--mysql-server-public-key") && m.contains("--mysql-ssl"),
+                "{m}"
+            )
         }
         other => panic!("expected a refusal to send the password, got {other:?}"),
     }
-    assert!(s.handle.join().unwrap().is_err(), "the server got no password");
+    assert!(
+        s.handle.join().unwrap().is_err(),
+        "the server got no password"
+    );
 }

@@ -7,8 +7,8 @@
 use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Scratch, fleetbench_env, make_certs};
 
-/// A MariaDB serving TLS with the test CA's certificate for 127.0.0.1, 4 tables of 100
-/// rows prepared, and users `tlsu` (REQUIRE SSL) and `x509u` (REQUIRE X509).
+/// A MariaDB serving TLS only (require_secure_transport) with the test CA's certificate
+/// for 127.0.0.1, and users `plainu`, `tlsu` (REQUIRE SSL) and `x509u` (REQUIRE X509).
 fn tls_server(dir: &std::path::Path) -> MariaDb {
     make_certs(dir);
     let f = |n: &str| format!("{}", dir.join(n).display());
@@ -16,10 +16,13 @@ fn tls_server(dir: &std::path::Path) -> MariaDb {
         &format!("--ssl-ca={}", f("ca.pem")),
         &format!("--ssl-cert={}", f("agent.pem")),
         &format!("--ssl-key={}", f("agent.key")),
+        "--require-secure-transport=ON",
     ]);
     db.sql(
         "CREATE USER 'tlsu'@'%' IDENTIFIED BY 'pw' REQUIRE SSL;
          GRANT ALL ON *.* TO 'tlsu'@'%';
+         CREATE USER 'plainu'@'%' IDENTIFIED BY 'pw';
+         GRANT ALL ON *.* TO 'plainu'@'%';
          CREATE USER 'x509u'@'%' IDENTIFIED BY 'pw' REQUIRE X509;
          GRANT ALL ON *.* TO 'x509u'@'%';",
     );
@@ -91,10 +94,19 @@ fn tls_accounts_run_on_the_lean_client_and_certificates_are_checked() {
     // --mysql-ssl=on alone: encrypted, certificate not checked.
     assert_lean_run(&run(&db, "tlsu", &["--mysql-ssl=on"], "run"));
 
-    // Without TLS the account is refused by the server, with its message.
+    // Without TLS the server refuses (require_secure_transport; MariaDB 10.11 says only
+    // "Access denied"), and its error is shown with the target's name.
+    let (code, _, err) = run(&db, "plainu", &["--mysql-ssl=off"], "run");
+    assert_eq!(code, Some(2), "{err}");
+    let line = error_line(&err);
+    assert!(
+        line.contains("Access denied") && line.contains("target default"),
+        "{err}"
+    );
     let (code, _, err) = run(&db, "tlsu", &[], "run");
     assert_eq!(code, Some(2), "{err}");
     assert!(error_line(&err).contains("Access denied"), "{err}");
+    assert_lean_run(&run(&db, "plainu", &["--mysql-ssl=on"], "run"));
 
     // A client certificate for the X509 account; without it, refused.
     assert_lean_run(&run(&db, "x509u", &["--mysql-ssl=on", &cert, &key], "run"));
@@ -134,6 +146,23 @@ fn tls_accounts_run_on_the_lean_client_and_certificates_are_checked() {
     let (code, err) = by_name("verify_ca");
     assert_eq!(code, Some(0), "{err}");
 
+    // A certificate from another CA: refused, saying why.
+    let other = Scratch::new("db-tls-other-ca");
+    make_certs(&other.0);
+    let other_ca = format!("--mysql-ssl-ca={}", other.0.join("ca.pem").display());
+    let (code, _, err) = run(
+        &db,
+        "tlsu",
+        &["--mysql-ssl-mode=verify_ca", &other_ca],
+        "run",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    let line = error_line(&err);
+    assert!(
+        line.contains("TLS") && line.contains("certificate"),
+        "{err}"
+    );
+
     // A CA file that is not there: one line naming the file.
     let (code, _, err) = run(
         &db,
@@ -168,6 +197,11 @@ fn tls_accounts_run_on_the_lean_client_and_certificates_are_checked() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("lean protocol client"), "{err}");
+
+    // Cleanup over TLS too, and only what was prepared: the tables are gone.
+    let (code, out, err) = run(&db, "tlsu", &verify, "cleanup");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'").trim(), "");
 }
 
 #[test]

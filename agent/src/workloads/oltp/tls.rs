@@ -94,7 +94,14 @@ impl SslSettings {
             return Ok(None);
         }
         self.validate()?;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut provider = rustls::crypto::ring::default_provider();
+        // AES-128-GCM first: a statement and its reply are records of a few hundred bytes,
+        // where 10 AES rounds instead of 14 show in the client CPU per query.
+        provider.cipher_suites.sort_by_key(|s| {
+            let name = format!("{:?}", s.suite());
+            !name.contains("AES_128_GCM")
+        });
+        let provider = Arc::new(provider);
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS setup: {e}"))?;
