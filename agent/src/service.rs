@@ -228,12 +228,14 @@ impl Agent for AgentService {
                 ));
             }
         };
-        let planned = plan_from_start(&start, &self.options.work_dir)?;
+        // Claimed before the spec is looked at: a busy agent allocates nothing for a
+        // second coordinator, whatever it asks for.
         let guard = self.claim(BusyInfo {
             run_id: start.run_id.clone(),
             since: SystemTime::now(),
             peer: peer.clone(),
         })?;
+        let planned = plan_from_start(&start, &self.options.work_dir)?;
         let (tx, rx) = mpsc::channel(16);
         let prepared = match planned {
             Planned::Threads(workload, config) => PreparedRun::new(workload, config)
@@ -428,6 +430,14 @@ impl AgentService {
             since: SystemTime::now(),
             peer,
         })?;
+        match &job {
+            TableWork::Files(j) => j
+                .cfg
+                .check_host(r.threads, create)
+                .map_err(|e| Status::resource_exhausted(e.to_string()))?,
+            TableWork::Oltp(_) => crate::limits::check_threads(u64::from(r.threads))
+                .map_err(Status::resource_exhausted)?,
+        }
         let stop_job = job.clone();
         guard.set_stopper(Arc::new(move |_| {
             stop_job
@@ -491,6 +501,16 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             "a run needs a time limit or an event limit",
         ));
     }
+    // Checked before any thread is spawned or clock deadline computed.
+    crate::limits::check_seconds("the time limit", start.time_limit_ms / 1000)
+        .and_then(|_| crate::limits::check_seconds("the report interval", start.tick_ms / 1000))
+        .map_err(Status::invalid_argument)?;
+    crate::limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
+    if start.first_thread.checked_add(start.threads).is_none() {
+        return Err(Status::invalid_argument(
+            "first thread and threads overflow the thread numbering",
+        ));
+    }
     let config = RunConfig {
         threads: start.threads,
         time_limit: (start.time_limit_ms > 0).then(|| Duration::from_millis(start.time_limit_ms)),
@@ -509,7 +529,8 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         }
         Some(workload_spec::Kind::Oltp(o)) => {
             let cfg = oltp_from_proto(o)?;
-            let total = u64::from(start.total_threads.max(start.first_thread + start.threads));
+            let total = u64::from(start.total_threads)
+                .max(u64::from(start.first_thread) + u64::from(start.threads));
             Ok(Planned::Oltp(Arc::new(cfg), config, total))
         }
         Some(workload_spec::Kind::Fileio(f)) => {
@@ -517,6 +538,8 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             if cfg.mode.is_none() {
                 return Err(Status::invalid_argument("fileio run needs a test mode"));
             }
+            cfg.check_host(start.threads, false)
+                .map_err(|e| Status::resource_exhausted(e.to_string()))?;
             let set = FileSet::open(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
             if let Some(engine) = set.async_engine() {
                 info!(engine, "asynchronous file I/O");
@@ -555,8 +578,8 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
                 },
                 seed: start.seed,
             };
-            let w =
-                memory::Memory::new(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
+            let w = memory::Memory::new(cfg, start.threads)
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
             Ok(Planned::Threads(Arc::new(w), config))
         }
         Some(workload_spec::Kind::Threads(t)) => {
@@ -645,16 +668,27 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
     let targets = o
         .targets
         .iter()
-        .map(|t| Target {
-            name: t.name.clone(),
-            host: t.host.clone(),
-            port: u16::try_from(t.port).unwrap_or(3306),
-            socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
-            user: t.user.clone(),
-            password: t.password.clone(),
-            database: t.database.clone(),
+        .map(|t| {
+            Ok(Target {
+                name: t.name.clone(),
+                host: t.host.clone(),
+                port: u16::try_from(t.port).map_err(|_| {
+                    bad(format!("target {}: port {} is not a port", t.name, t.port))
+                })?,
+                socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
+                user: t.user.clone(),
+                password: t.password.clone(),
+                database: t.database.clone(),
+            })
         })
-        .collect::<Vec<_>>();
+        .collect::<Result<Vec<_>, Status>>()?;
+    if o.tables.len() > crate::limits::MAX_TABLES as usize {
+        return Err(bad(format!(
+            "{} tables are more than the {} accepted",
+            o.tables.len(),
+            crate::limits::MAX_TABLES
+        )));
+    }
     let mut tables = Vec::new();
     for t in &o.tables {
         if t.target as usize >= targets.len() {
@@ -677,7 +711,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         o.rand_zipfian_exp,
     )
     .map_err(bad)?;
-    Ok(OltpConfig {
+    let cfg = OltpConfig {
         script,
         targets,
         tables,
@@ -705,7 +739,9 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         number_of_ranges: o.number_of_ranges,
         delta: o.delta,
         reconnect: o.reconnect,
-    })
+    };
+    cfg.validate().map_err(bad)?;
+    Ok(cfg)
 }
 
 /// Drives one run after Start: Ready, wait for Go, stream intervals, send Final.

@@ -80,6 +80,9 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
     }
     let plan = plan::build(&raw)?;
+    for &n in extras.counts.iter().flatten() {
+        plan::check_threads(n, &plan.agents)?;
+    }
     let (addrs, local) = match &plan.agents {
         AgentSource::Remote(a) => (a.clone(), None),
         AgentSource::Local(..) => {

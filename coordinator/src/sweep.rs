@@ -47,18 +47,7 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         _ => None,
     };
     let secs = |v: &Option<String>, option: &'static str| -> Result<Duration, PlanError> {
-        match v {
-            None => Ok(Duration::ZERO),
-            Some(s) => s
-                .trim()
-                .parse::<u64>()
-                .map(Duration::from_secs)
-                .map_err(|_| PlanError::Invalid {
-                    option,
-                    value: s.clone(),
-                    why: "not a non-negative integer",
-                }),
-        }
+        crate::plan::seconds(v, option, 0).map(Duration::from_secs)
     };
     let histogram = match raw
         .histogram
@@ -94,7 +83,10 @@ pub fn parse_thread_list(s: &str) -> Result<Vec<u32>, PlanError> {
         why,
     };
     let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in s.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(bad("an empty item in the list"));
+        }
         let n: u32 = part
             .parse()
             .map_err(|_| bad("expected a thread count or a comma-separated list of them"))?;
@@ -506,8 +498,8 @@ pub(crate) mod tests {
             parse_thread_list("16,32, 48,64,96,128").unwrap(),
             vec![16, 32, 48, 64, 96, 128]
         );
-        assert_eq!(parse_thread_list("8,").unwrap(), vec![8]);
-        for bad in ["", ",", "4,x", "4,0", "4,4", "-1,2"] {
+        // An empty item is a typo, not a separator to skip (issue 17, row 13).
+        for bad in ["", ",", "8,", "4,,8", "4,x", "4,0", "4,4", "-1,2"] {
             assert!(
                 matches!(
                     parse_thread_list(bad),

@@ -122,7 +122,11 @@ impl ExtraFlags {
     /// Parses a comma-separated list of sync, dsync, direct (empty = none).
     pub fn parse(s: &str) -> Option<ExtraFlags> {
         let mut f = ExtraFlags::default();
-        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if s.trim().is_empty() {
+            return Some(f);
+        }
+        // An empty item ("sync,,direct") is refused like any other unknown one.
+        for part in s.split(',').map(str::trim) {
             match part {
                 "sync" => f.sync = true,
                 "dsync" => f.dsync = true,
@@ -161,6 +165,12 @@ impl ExtraFlags {
         b
     }
 }
+
+/// The most test files in one set: a run keeps every one of them open.
+pub const MAX_FILES: u32 = 1_000_000;
+
+/// The most asynchronous operations queued per thread (io_uring's own queue limit).
+pub const MAX_ASYNC_BACKLOG: u32 = 32_768;
 
 /// Options of a fileio prepare, run or cleanup on this agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +240,82 @@ impl FileioConfig {
             return Err(FileError::Options(
                 "--file-async-backlog must be at least 1".into(),
             ));
+        }
+        if self.file_num > MAX_FILES {
+            return Err(FileError::Options(format!(
+                "--file-num={} is more than the {MAX_FILES} files accepted",
+                self.file_num
+            )));
+        }
+        if self.async_backlog > MAX_ASYNC_BACKLOG {
+            return Err(FileError::Options(format!(
+                "--file-async-backlog={} is more than the {MAX_ASYNC_BACKLOG} accepted",
+                self.async_backlog
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks what this host must give `threads` threads before anything is allocated or
+    /// written: their I/O buffers against the memory available, the threads against the
+    /// host's limits, and for prepare (`create`) the files against the free space, for a
+    /// run the open files against the open-files limit.
+    pub fn check_host(&self, threads: u32, create: bool) -> Result<(), FileError> {
+        let refuse = FileError::Options;
+        let threads = if create {
+            threads.clamp(1, self.file_num.max(1))
+        } else {
+            threads
+        };
+        crate::limits::check_threads(u64::from(threads)).map_err(refuse)?;
+        let per_thread = if self.io_mode == IoMode::Async && !create {
+            u64::from(self.async_backlog)
+        } else {
+            1
+        };
+        let need = self
+            .block_size
+            .saturating_mul(per_thread)
+            .saturating_mul(u64::from(threads));
+        crate::limits::check_memory(
+            need,
+            &format!(
+                "{threads} threads' I/O buffers of --file-block-size={}",
+                self.block_size
+            ),
+        )
+        .map_err(refuse)?;
+        if create {
+            let dir = match resolve_dir(&self.work_dir, &self.file_dir, false) {
+                Ok(d) => d,
+                Err(FileError::Missing { .. }) => self.work_dir.clone(),
+                Err(e) => return Err(e),
+            };
+            let free = crate::limits::free_space(&dir).map_err(|e| io_err(&dir, e))?;
+            // Test files left by an earlier prepare are rewritten in place.
+            let mut existing = 0u64;
+            for n in 0..self.file_num {
+                match std::fs::symlink_metadata(file_path(&dir, n)) {
+                    Ok(m) if m.is_file() => existing = existing.saturating_add(m.len()),
+                    _ => break,
+                }
+            }
+            let need = self.file_size().saturating_mul(u64::from(self.file_num));
+            if need > free.saturating_add(existing) {
+                return Err(refuse(format!(
+                    "the test files need {need} bytes (--file-total-size), but {} has only {free} bytes free",
+                    dir.display()
+                )));
+            }
+        } else {
+            let (soft, hard) = crate::limits::nofile().map_err(|e| io_err(&self.work_dir, e))?;
+            let need = u64::from(self.file_num) + crate::limits::RESERVED_FILES;
+            if need > soft {
+                return Err(refuse(format!(
+                    "a run keeps all {} test files open, but the agent's open-files limit is {soft} (hard limit {hard}): use a smaller --file-num or raise LimitNOFILE=",
+                    self.file_num
+                )));
+            }
         }
         Ok(())
     }
@@ -882,6 +968,39 @@ mod tests {
             rw_ratio: 1.5,
             seed: 3,
         }
+    }
+
+    #[test]
+    fn sizes_the_host_cannot_give_are_refused_before_anything_is_written() {
+        let work = tmp("host");
+        assert!(cfg(&work).check_host(2, true).is_ok());
+        assert!(cfg(&work).check_host(2, false).is_ok());
+        // Row 2 of issue 17: one 1 TiB file with a 1 TiB block.
+        let huge = FileioConfig {
+            file_num: 1,
+            block_size: 1 << 40,
+            total_size: 1 << 40,
+            ..cfg(&work)
+        };
+        huge.validate().unwrap();
+        let e = huge.check_host(1, true).unwrap_err().to_string();
+        assert!(e.contains("I/O buffers"), "{e}");
+        // Files larger than the disk, with small blocks.
+        let big = FileioConfig {
+            file_num: 1,
+            total_size: 1 << 60,
+            ..cfg(&work)
+        };
+        let e = big.check_host(1, true).unwrap_err().to_string();
+        assert!(e.contains("bytes free"), "{e}");
+        assert!(std::fs::read_dir(&work).unwrap().next().is_none());
+        let many = FileioConfig {
+            file_num: MAX_FILES + 1,
+            total_size: u64::MAX,
+            ..cfg(&work)
+        };
+        assert!(many.validate().is_err());
+        std::fs::remove_dir_all(&work).unwrap();
     }
 
     fn tmp(name: &str) -> PathBuf {
