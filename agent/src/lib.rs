@@ -17,12 +17,14 @@ use fleetbench_proto::v1::agent_server::AgentServer;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
-pub use service::{AgentOptions, AgentService, TlsFiles};
+pub use service::{AgentOptions, AgentService, StopHandle, TlsFiles};
 
 /// How long a keepalive ping may go unanswered before the peer counts as gone.
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Serves the agent on `listener` until `shutdown` completes.
+/// Serves the agent on `listener` until `shutdown` completes. Then the work in progress is
+/// stopped (load ends within a second and its connections close), its final report goes
+/// to the coordinator, and the server returns once the calls have ended.
 pub async fn serve(
     listener: TcpListener,
     options: AgentOptions,
@@ -37,6 +39,14 @@ pub async fn serve(
         }
         builder = builder.tls_config(cfg)?;
     }
+    let service = AgentService::new(options.clone());
+    let stop = service.stop_handle();
+    // Graceful shutdown waits for the calls in progress: stop their work first, or a
+    // signal would let the load run to its end.
+    let shutdown = async move {
+        shutdown.await;
+        stop.stop("the agent is shutting down");
+    };
     builder
         // Notice a vanished coordinator host even when no data flows. A coordinator process
         // that dies closes its socket and is noticed at once; the timeout is for hosts that
@@ -46,7 +56,7 @@ pub async fn serve(
         .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
         .tcp_nodelay(true)
         .add_service(AgentServer::with_interceptor(
-            AgentService::new(options.clone()),
+            service,
             auth::Check::new(options.token.clone()),
         ))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)

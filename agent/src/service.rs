@@ -104,7 +104,27 @@ impl Drop for BusyGuard {
     }
 }
 
+/// Stops whatever an agent runs, from outside its gRPC service (a signal to the process).
+#[derive(Clone)]
+pub struct StopHandle(Arc<Mutex<Option<Stopper>>>);
+
+impl StopHandle {
+    /// Stops the run, prepare or cleanup in progress, if any, giving `reason`.
+    pub fn stop(&self, reason: &str) {
+        let stopper = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(stop) = stopper {
+            warn!("stopping the work in progress: {reason}");
+            stop(reason.to_string());
+        }
+    }
+}
+
 impl AgentService {
+    /// A handle that stops this agent's work in progress.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(self.stopper.clone())
+    }
+
     pub fn new(options: AgentOptions) -> Self {
         AgentService {
             hostname: gethostname::gethostname().to_string_lossy().into_owned(),

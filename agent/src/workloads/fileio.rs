@@ -347,6 +347,8 @@ pub enum FileError {
     NoDirect { dir: String },
     #[error("prepare stopped")]
     Stopped,
+    #[error("cleanup stopped after removing {removed} test files from {dir}")]
+    CleanupStopped { removed: u32, dir: String },
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> FileError {
@@ -579,6 +581,14 @@ impl FileJob {
         let mut removed = 0;
         let mut skipped = Vec::new();
         for n in 0..cfg.file_num {
+            // --file-num may be in the millions: a Stop, a lost coordinator or a signal
+            // must not wait for all of them.
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(FileError::CleanupStopped {
+                    removed,
+                    dir: dir.display().to_string(),
+                });
+            }
             let path = file_path(&dir, n);
             match std::fs::symlink_metadata(&path) {
                 Ok(m) if m.is_file() => {
@@ -968,6 +978,23 @@ mod tests {
             rw_ratio: 1.5,
             seed: 3,
         }
+    }
+
+    #[test]
+    fn cleanup_stops_when_asked() {
+        let work = tmp("stopclean");
+        let job = FileJob::new(FileioConfig {
+            file_num: MAX_FILES,
+            total_size: u64::from(MAX_FILES) << 20,
+            ..cfg(&work)
+        });
+        job.stop.store(true, Ordering::Relaxed);
+        let e = job.cleanup().unwrap_err().to_string();
+        assert!(
+            e.starts_with("cleanup stopped after removing 0 test files"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&work).unwrap();
     }
 
     #[test]
