@@ -343,6 +343,10 @@ pub enum FileError {
     TooSmall { path: String, size: u64, want: u64 },
     #[error("{path} is not a regular file (a symbolic link or a directory): refused")]
     NotRegular { path: String },
+    #[error(
+        "{path} {why}: refused, it may be another file's name (a hard link) in the work directory"
+    )]
+    Foreign { path: String, why: String },
     #[error("the file system of {dir} does not support O_DIRECT (--file-extra-flags=direct)")]
     NoDirect { dir: String },
     #[error("prepare stopped")]
@@ -414,15 +418,52 @@ pub fn file_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(format!("test_file.{n}"))
 }
 
-/// Opens (or creates) one test file without following symbolic links.
+/// Why a test file that exists must not be written or removed: another name (hard link)
+/// for it, or another user's file. O_NOFOLLOW stops symbolic links, not hard links, and a
+/// hard link in the work directory can name any file the agent's user may write.
+fn foreign(path: &Path, m: &std::fs::Metadata) -> Result<(), FileError> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let why = if m.nlink() > 1 {
+        format!("has {} links", m.nlink())
+    } else if m.uid() != me {
+        format!("belongs to uid {}, not to the agent's uid {me}", m.uid())
+    } else {
+        return Ok(());
+    };
+    Err(FileError::Foreign {
+        path: path.display().to_string(),
+        why,
+    })
+}
+
+/// Opens (or creates) one test file without following symbolic links, and refuses one
+/// with other names or another owner before anything is written to it.
 fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileError> {
     let mut o = OpenOptions::new();
     o.read(true).write(true);
     if create {
-        o.create(true).truncate(true).mode(0o600);
+        // Not O_TRUNC: an existing file is checked first, then truncated.
+        o.create(true).mode(0o600);
     }
     o.custom_flags(libc::O_NOFOLLOW | flags.bits());
-    o.open(path).map_err(|e| match e.raw_os_error() {
+    let f = o.open(path).map_err(|e| open_err(path, flags, create, e))?;
+    let m = f.metadata().map_err(|e| io_err(path, e))?;
+    if !m.is_file() {
+        return Err(FileError::NotRegular {
+            path: path.display().to_string(),
+        });
+    }
+    foreign(path, &m)?;
+    if create {
+        f.set_len(0).map_err(|e| io_err(path, e))?;
+    }
+    Ok(f)
+}
+
+fn open_err(path: &Path, flags: ExtraFlags, create: bool, e: std::io::Error) -> FileError {
+    match e.raw_os_error() {
         Some(libc::ELOOP) => FileError::NotRegular {
             path: path.display().to_string(),
         },
@@ -435,7 +476,7 @@ fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileE
             path: path.display().to_string(),
         },
         _ => io_err(path, e),
-    })
+    }
 }
 
 /// A prepare or cleanup in progress, shared with whoever reports progress or stops it.
@@ -591,7 +632,7 @@ impl FileJob {
             }
             let path = file_path(&dir, n);
             match std::fs::symlink_metadata(&path) {
-                Ok(m) if m.is_file() => {
+                Ok(m) if m.is_file() && foreign(&path, &m).is_ok() => {
                     std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
                     removed += 1;
                 }
@@ -603,7 +644,7 @@ impl FileJob {
         let mut s = format!("Removed {removed} test files from {}", dir.display());
         if !skipped.is_empty() {
             s.push_str(&format!(
-                "; left alone (not regular files): {}",
+                "; left alone (not regular files, hard links or another user's): {}",
                 skipped.join(", ")
             ));
         }
@@ -617,7 +658,7 @@ fn remove_files(dir: &Path, n: u32) -> u32 {
     (0..n)
         .filter(|&i| {
             let p = file_path(dir, i);
-            std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
+            std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && foreign(&p, &m).is_ok())
                 && std::fs::remove_file(&p).is_ok()
         })
         .count() as u32
@@ -978,6 +1019,37 @@ mod tests {
             rw_ratio: 1.5,
             seed: 3,
         }
+    }
+
+    #[test]
+    fn a_hard_link_to_an_outside_file_is_neither_written_nor_removed() {
+        let work = tmp("hardlink");
+        let outside = tmp("hardlink-outside").join("precious");
+        std::fs::write(&outside, b"keep me").unwrap();
+        std::fs::hard_link(&outside, work.join("test_file.1")).unwrap();
+        let job = FileJob::new(cfg(&work));
+        let e = job.prepare(2).unwrap_err().to_string();
+        assert!(e.contains("test_file.1 has 2 links: refused"), "{e}");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
+        // The link is left in place by prepare's own clean-up and by cleanup.
+        assert!(work.join("test_file.1").exists());
+        let job = FileJob::new(cfg(&work));
+        job.cleanup().unwrap();
+        assert!(job.summary().contains("left alone"), "{}", job.summary());
+        assert!(work.join("test_file.1").exists());
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
+        // A run refuses to open it as well.
+        let run = FileioConfig {
+            mode: Some(TestMode::SeqRd),
+            file_num: 2,
+            total_size: 2 * 64 * 1024,
+            ..cfg(&work)
+        };
+        std::fs::write(work.join("test_file.0"), vec![0u8; 64 * 1024]).unwrap();
+        let e = FileSet::open(run).err().expect("refused").to_string();
+        assert!(e.contains("has 2 links"), "{e}");
+        std::fs::remove_dir_all(&work).unwrap();
+        std::fs::remove_dir_all(outside.parent().unwrap()).unwrap();
     }
 
     #[test]
