@@ -481,7 +481,7 @@ impl AgentService {
         }
         let (threads, seed) = (r.threads, r.seed);
         tokio::spawn(async move {
-            let _busy = guard;
+            let busy = guard;
             let work = job.clone().work(create, threads, seed);
             tokio::pin!(work);
             let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -505,6 +505,8 @@ impl AgentService {
                 }),
                 Err(e) => Err(Status::aborted(e)),
             };
+            // Free before the coordinator hears the job is over (see `drive`).
+            drop(busy);
             let _ = tx.send(msg).await;
         });
         Ok(Response::new(ReceiverStream::new(rx)))
@@ -769,7 +771,7 @@ async fn drive(
     prepared: PreparedRun,
     mut inbound: Streaming<RunRequest>,
     tx: mpsc::Sender<Result<RunEvent, Status>>,
-    _busy: BusyGuard,
+    busy: BusyGuard,
     run_id: String,
 ) {
     let ready = event(run_event::Msg::Ready(pb::Ready {
@@ -829,6 +831,9 @@ async fn drive(
         }
     };
     info!(run = %run_id, events = fin.sample.events, aborted = ?fin.aborted, "run finished");
+    // The workers are gone: the agent is free before the coordinator learns the run is
+    // over, so a next coordinator started right after it is never turned away as busy.
+    drop(busy);
     let _ = tx
         .send(Ok(event(run_event::Msg::Final(final_to_proto(&fin)))))
         .await;

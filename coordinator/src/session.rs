@@ -955,3 +955,8 @@ fn now_nanos() -> u64 {
 fn run_id() -> String {
     format!("{:x}-{:x}", now_nanos() / 1_000_000, std::process::id())
 }
+
+/// Whether `run_id` was made by this process (its pid is the id's suffix).
+pub fn started_here(run_id: &str) -> bool {
+    run_id.ends_with(&format!("-{:x}", std::process::id()))
+}

@@ -276,18 +276,26 @@ pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool
     })
 }
 
-/// Waits for `addrs` to be idle and greets them: an agent that has just finished a run may
-/// still be releasing it for a moment.
+/// Greets `addrs`, waiting for an agent that is still releasing a run this coordinator
+/// has just finished (a warm-up, a previous sweep step). An agent busy with anyone else's
+/// run is refused at once: waiting would only delay the answer, or start a run in the
+/// moment the other one ends.
 pub async fn connect_idle(
     addrs: &[String],
     workload: &Workload,
     link: &Link,
 ) -> Result<Vec<session::AgentConn>, SessionError> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let ours = |reason: &str| {
+        reason
+            .strip_prefix("busy: run ")
+            .and_then(|r| r.split(' ').next())
+            .is_some_and(session::started_here)
+    };
     loop {
         match session::connect(addrs, workload, link).await {
             Err(SessionError::Refused { reason, .. })
-                if reason.starts_with("busy") && tokio::time::Instant::now() < deadline =>
+                if ours(&reason) && tokio::time::Instant::now() < deadline =>
             {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
