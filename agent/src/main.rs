@@ -121,9 +121,27 @@ async fn run() -> anyhow::Result<()> {
         tls,
         work_dir,
     };
-    fleetbench_agent::serve(listener, options, shutdown_signal()).await?;
+    let (signalled, mut exit_soon) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown_signal().await;
+        let _ = signalled.send(());
+    };
+    let serve = fleetbench_agent::serve(listener, options, shutdown);
+    tokio::pin!(serve);
+    tokio::select! {
+        r = &mut serve => r?,
+        // The work is stopped at once; a coordinator that does not hang up afterwards
+        // must not keep the agent alive.
+        _ = async {
+            let _ = (&mut exit_soon).await;
+            tokio::time::sleep(EXIT_GRACE).await;
+        } => tracing::warn!("calls still open {}s after the signal: exiting anyway", EXIT_GRACE.as_secs()),
+    }
     Ok(())
 }
+
+/// How long after SIGTERM or SIGINT the agent waits for its calls to end before exiting.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Tells systemd (Type=notify) that the agent is listening, when started by it.
 fn notify_systemd_ready() {

@@ -105,7 +105,27 @@ impl Drop for BusyGuard {
     }
 }
 
+/// Stops whatever an agent runs, from outside its gRPC service (a signal to the process).
+#[derive(Clone)]
+pub struct StopHandle(Arc<Mutex<Option<Stopper>>>);
+
+impl StopHandle {
+    /// Stops the run, prepare or cleanup in progress, if any, giving `reason`.
+    pub fn stop(&self, reason: &str) {
+        let stopper = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(stop) = stopper {
+            warn!("stopping the work in progress: {reason}");
+            stop(reason.to_string());
+        }
+    }
+}
+
 impl AgentService {
+    /// A handle that stops this agent's work in progress.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(self.stopper.clone())
+    }
+
     pub fn new(options: AgentOptions) -> Self {
         AgentService {
             hostname: gethostname::gethostname().to_string_lossy().into_owned(),
@@ -229,12 +249,14 @@ impl Agent for AgentService {
                 ));
             }
         };
-        let planned = plan_from_start(&start, &self.options.work_dir)?;
+        // Claimed before the spec is looked at: a busy agent allocates nothing for a
+        // second coordinator, whatever it asks for.
         let guard = self.claim(BusyInfo {
             run_id: start.run_id.clone(),
             since: SystemTime::now(),
             peer: peer.clone(),
         })?;
+        let planned = plan_from_start(&start, &self.options.work_dir)?;
         let (tx, rx) = mpsc::channel(16);
         let prepared = match planned {
             Planned::Threads(workload, config) => PreparedRun::new(workload, config)
@@ -429,6 +451,14 @@ impl AgentService {
             since: SystemTime::now(),
             peer,
         })?;
+        match &job {
+            TableWork::Files(j) => j
+                .cfg
+                .check_host(r.threads, create)
+                .map_err(|e| Status::resource_exhausted(e.to_string()))?,
+            TableWork::Oltp(_) => crate::limits::check_threads(u64::from(r.threads))
+                .map_err(Status::resource_exhausted)?,
+        }
         let stop_job = job.clone();
         guard.set_stopper(Arc::new(move |_| {
             stop_job
@@ -452,7 +482,7 @@ impl AgentService {
         }
         let (threads, seed) = (r.threads, r.seed);
         tokio::spawn(async move {
-            let _busy = guard;
+            let busy = guard;
             let work = job.clone().work(create, threads, seed);
             tokio::pin!(work);
             let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -476,6 +506,8 @@ impl AgentService {
                 }),
                 Err(e) => Err(Status::aborted(e)),
             };
+            // Free before the coordinator hears the job is over (see `drive`).
+            drop(busy);
             let _ = tx.send(msg).await;
         });
         Ok(Response::new(ReceiverStream::new(rx)))
@@ -490,6 +522,16 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
     if start.time_limit_ms == 0 && start.event_limit == 0 {
         return Err(Status::invalid_argument(
             "a run needs a time limit or an event limit",
+        ));
+    }
+    // Checked before any thread is spawned or clock deadline computed.
+    crate::limits::check_seconds("the time limit", start.time_limit_ms / 1000)
+        .and_then(|_| crate::limits::check_seconds("the report interval", start.tick_ms / 1000))
+        .map_err(Status::invalid_argument)?;
+    crate::limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
+    if start.first_thread.checked_add(start.threads).is_none() {
+        return Err(Status::invalid_argument(
+            "first thread and threads overflow the thread numbering",
         ));
     }
     let config = RunConfig {
@@ -510,7 +552,8 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         }
         Some(workload_spec::Kind::Oltp(o)) => {
             let cfg = oltp_from_proto(o)?;
-            let total = u64::from(start.total_threads.max(start.first_thread + start.threads));
+            let total = u64::from(start.total_threads)
+                .max(u64::from(start.first_thread) + u64::from(start.threads));
             Ok(Planned::Oltp(Arc::new(cfg), config, total))
         }
         Some(workload_spec::Kind::Fileio(f)) => {
@@ -518,6 +561,8 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             if cfg.mode.is_none() {
                 return Err(Status::invalid_argument("fileio run needs a test mode"));
             }
+            cfg.check_host(start.threads, false)
+                .map_err(|e| Status::resource_exhausted(e.to_string()))?;
             let set = FileSet::open(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
             if let Some(engine) = set.async_engine() {
                 info!(engine, "asynchronous file I/O");
@@ -556,8 +601,8 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
                 },
                 seed: start.seed,
             };
-            let w =
-                memory::Memory::new(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
+            let w = memory::Memory::new(cfg, start.threads)
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
             Ok(Planned::Threads(Arc::new(w), config))
         }
         Some(workload_spec::Kind::Threads(t)) => {
@@ -661,7 +706,9 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
             let mut target = Target {
                 name: t.name.clone(),
                 host: t.host.clone(),
-                port: u16::try_from(t.port).unwrap_or(3306),
+                port: u16::try_from(t.port).map_err(|_| {
+                    bad(format!("target {}: port {} is not a port", t.name, t.port))
+                })?,
                 socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
                 user: t.user.clone(),
                 password: t.password.clone(),
@@ -681,6 +728,13 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
             Ok(target)
         })
         .collect::<Result<Vec<_>, Status>>()?;
+    if o.tables.len() > crate::limits::MAX_TABLES as usize {
+        return Err(bad(format!(
+            "{} tables are more than the {} accepted",
+            o.tables.len(),
+            crate::limits::MAX_TABLES
+        )));
+    }
     let mut tables = Vec::new();
     for t in &o.tables {
         if t.target as usize >= targets.len() {
@@ -703,7 +757,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         o.rand_zipfian_exp,
     )
     .map_err(bad)?;
-    Ok(OltpConfig {
+    let cfg = OltpConfig {
         script,
         targets,
         tables,
@@ -731,7 +785,9 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         number_of_ranges: o.number_of_ranges,
         delta: o.delta,
         reconnect: o.reconnect,
-    })
+    };
+    cfg.validate().map_err(bad)?;
+    Ok(cfg)
 }
 
 /// Drives one run after Start: Ready, wait for Go, stream intervals, send Final.
@@ -739,7 +795,7 @@ async fn drive(
     prepared: PreparedRun,
     mut inbound: Streaming<RunRequest>,
     tx: mpsc::Sender<Result<RunEvent, Status>>,
-    _busy: BusyGuard,
+    busy: BusyGuard,
     run_id: String,
 ) {
     let ready = event(run_event::Msg::Ready(pb::Ready {
@@ -799,6 +855,9 @@ async fn drive(
         }
     };
     info!(run = %run_id, events = fin.sample.events, aborted = ?fin.aborted, "run finished");
+    // The workers are gone: the agent is free before the coordinator learns the run is
+    // over, so a next coordinator started right after it is never turned away as busy.
+    drop(busy);
     let _ = tx
         .send(Ok(event(run_event::Msg::Final(final_to_proto(&fin)))))
         .await;

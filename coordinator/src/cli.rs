@@ -14,8 +14,8 @@ use clap::Parser;
 #[command(
     name = "fleetbench",
     version,
-    // As in sysbench, a later occurrence of an option wins (scripts append overrides).
-    args_override_self = true,
+    // An option given twice (or under an alias and its main name) is refused rather than
+    // one occurrence silently winning: the run would not measure what one of them says.
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
@@ -435,9 +435,14 @@ mod tests {
     }
 
     #[test]
-    fn a_later_option_wins() {
-        let a = p(&["cpu", "--time=10", "run", "--time=3"]);
-        assert_eq!(a.time.as_deref(), Some("3"));
+    fn a_repeated_option_or_an_alias_next_to_its_name_is_refused() {
+        let e = parse(["fleetbench", "cpu", "--time=10", "run", "--time=3"]).unwrap_err();
+        assert!(e.to_string().contains("--time"), "{e}");
+        let e = parse(["fleetbench", "cpu", "--threads=4", "--num-threads=8", "run"]).unwrap_err();
+        assert!(e.to_string().contains("--threads"), "{e}");
+        // Repeatable options stay repeatable.
+        let a = p(&["cpu", "--agents=a:1", "--agents=b:2", "run"]);
+        assert_eq!(a.agents, ["a:1", "b:2"]);
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
     }
     let plan = plan::build(&raw)?;
+    for &n in extras.counts.iter().flatten() {
+        plan::check_threads(n, &plan.agents)?;
+    }
     let (addrs, local) = match &plan.agents {
         AgentSource::Remote(a) => (a.clone(), None),
         AgentSource::Local(..) => {
@@ -95,7 +98,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
 }
 
 /// `fleetbench agents --agents ...`: each agent's version, host, cores, state and round-trip
-/// time. Exit 0 when every agent answered, 1 otherwise.
+/// time. Exit 0 when every agent answered, 2 (setup) otherwise, as the README says.
 async fn list_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result<i32> {
     if raw.words.len() > 1 {
         return Err(UsageError(format!(
@@ -113,11 +116,12 @@ async fn list_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result
     Ok(if lines.iter().all(|l| l.result.is_ok()) {
         EXIT_OK
     } else {
-        EXIT_FAILED
+        EXIT_USAGE
     })
 }
 
 /// `fleetbench stop --agents ...`: stops whatever each agent runs, for whoever started it.
+/// Exit 2 when an agent could not be reached or refused, like any other setup problem.
 async fn stop_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result<i32> {
     if raw.agents.is_empty() {
         return Err(UsageError("'fleetbench stop' needs --agents HOST:PORT,...".into()).into());
@@ -130,7 +134,7 @@ async fn stop_agents(raw: &cli::RawArgs, link: &session::Link) -> anyhow::Result
             Ok(run) => println!("{addr}: stopped run {run}"),
             Err(e) => {
                 println!("{addr}: error: {e}");
-                code = EXIT_FAILED;
+                code = EXIT_USAGE;
             }
         }
     }

@@ -8,6 +8,7 @@
 
 #[tokio::main]
 async fn main() {
+    die_quietly_on_closed_output();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FLEETBENCH_LOG")
@@ -27,4 +28,33 @@ async fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// Ends the process the way other command-line tools end when the reader of their output
+/// goes away (`fleetbench --help | head -1`): killed by SIGPIPE, with no panic message.
+/// Rust ignores SIGPIPE so that sockets report EPIPE as an error (a lost agent must not
+/// kill the coordinator), which makes `print!` panic on a closed pipe instead.
+fn die_quietly_on_closed_output() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        let closed = (msg.starts_with("failed printing to stdout")
+            || msg.starts_with("failed printing to stderr"))
+            && msg.contains("Broken pipe");
+        if closed {
+            // SAFETY: restoring the default action and raising a signal have no
+            // preconditions; the process ends here either way.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+            std::process::exit(128 + libc::SIGPIPE);
+        }
+        default(info);
+    }));
 }

@@ -13,6 +13,9 @@ use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
 
 use crate::cli::RawArgs;
 
+/// The most embedded agents (`--local-agents`): each is a gRPC server in this process.
+pub const MAX_LOCAL_AGENTS: u32 = 256;
+
 /// What is wrong with the command line; always the user's to fix (exit code 2).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PlanError {
@@ -62,6 +65,8 @@ pub enum PlanError {
     Rand(String),
     #[error("{0}")]
     Fileio(String),
+    #[error("{0}")]
+    Limit(String),
     #[error(
         "missing required argument: --file-test-mode (seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw)"
     )]
@@ -271,7 +276,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if threads == 0 {
         return Err(invalid("threads", 0, "must be at least 1"));
     }
-    let time: u64 = num(&raw.time, "time", 10)?;
+    let time: u64 = seconds(&raw.time, "time", 10)?;
     let mut events: u64 = num(&raw.events, "events", 0)?;
     match &workload {
         // memory ends when --memory-total-size has been transferred.
@@ -291,10 +296,10 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if command == Command::Run && time == 0 && events == 0 && !one_shot {
         return Err(PlanError::Endless);
     }
-    let report_interval: u64 = num(&raw.report_interval, "report-interval", 0)?;
+    let report_interval: u64 = seconds(&raw.report_interval, "report-interval", 0)?;
     let percentiles = parse_percentiles(raw.percentile.as_deref().unwrap_or("95"))?;
     let seed = num(&raw.rand_seed, "rand-seed", 0)?;
-    let ready_timeout: u64 = num(&raw.ready_timeout, "ready-timeout", 30)?;
+    let ready_timeout: u64 = seconds(&raw.ready_timeout, "ready-timeout", 30)?;
     if ready_timeout == 0 {
         return Err(invalid("ready-timeout", 0, "must be at least 1"));
     }
@@ -305,11 +310,31 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             if k == 0 {
                 return Err(invalid("local-agents", 0, "must be at least 1"));
             }
+            if k > MAX_LOCAL_AGENTS {
+                return Err(invalid(
+                    "local-agents",
+                    k,
+                    "at most 256 embedded agents; start fleetbench-agent processes for more",
+                ));
+            }
             AgentSource::Local(k)
         }
         (_, Some(_)) => return Err(PlanError::AgentsConflict),
         (list, None) => AgentSource::Remote(parse_agents(list)?),
     };
+    check_threads(threads, &agents)?;
+    if let (Workload::Memory(m), AgentSource::Local(k)) = (&workload, &agents) {
+        // Embedded agents allocate in this process: check before any is started. Remote
+        // agents check their own memory when the Start arrives.
+        // One shared block per embedded agent (global), or one per thread (local).
+        let (blocks, one) = match (m.global, *k) {
+            (true, 1) => (1, true),
+            (true, k) => (k, false),
+            (false, _) => (threads, false),
+        };
+        fleetbench_agent::workloads::memory::check_sizes(m.block_size, blocks, one)
+            .map_err(|e| PlanError::Limit(e.to_string()))?;
+    }
     Ok(Plan {
         workload,
         command,
@@ -323,6 +348,36 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         agents,
         ready_timeout: Duration::from_secs(ready_timeout),
     })
+}
+
+/// Checks `threads` over `agents`: at most [`fleetbench_agent::limits::MAX_THREADS`] on
+/// each, and, for embedded agents (all threads in this process), this host's limits.
+pub fn check_threads(threads: u32, agents: &AgentSource) -> Result<(), PlanError> {
+    let n = match agents {
+        AgentSource::Remote(a) => a.len().max(1) as u64,
+        AgentSource::Local(k) => u64::from(*k),
+    };
+    let per_agent = u64::from(threads).div_ceil(n);
+    let checked = match agents {
+        AgentSource::Local(_) => fleetbench_agent::limits::check_threads(u64::from(threads)),
+        AgentSource::Remote(_) if per_agent > fleetbench_agent::limits::MAX_THREADS => {
+            Err(format!(
+                "{per_agent} threads on one agent are more than the {} accepted: spread them over more agents",
+                fleetbench_agent::limits::MAX_THREADS
+            ))
+        }
+        AgentSource::Remote(_) => Ok(()),
+    };
+    checked.map_err(|why| PlanError::Limit(format!("--threads={threads}: {why}")))
+}
+
+/// A duration in seconds, at most [`fleetbench_agent::limits::MAX_SECONDS`].
+pub fn seconds(raw: &Option<String>, option: &'static str, default: u64) -> Result<u64, PlanError> {
+    let secs: u64 = num(raw, option, default)?;
+    if secs > fleetbench_agent::limits::MAX_SECONDS {
+        return Err(invalid(option, secs, "at most 31622400 seconds (a year)"));
+    }
+    Ok(secs)
 }
 
 /// Maps sysbench's other spellings of a test to its 1.0 name: `tests/db/oltp.lua` and
@@ -522,6 +577,10 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
     if tables == 0 {
         return Err(invalid("tables", 0, "must be at least 1"));
     }
+    // Before the table map is allocated.
+    if tables > fleetbench_agent::limits::MAX_TABLES {
+        return Err(invalid("tables", tables, "at most 100000 tables"));
+    }
     let table_size: u64 = num(&raw.table_size, "table-size", 10_000)?;
     if table_size == 0 || table_size > i32::MAX as u64 {
         return Err(invalid(
@@ -647,6 +706,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
             "not an engine name",
         ));
     }
+    // The agent's own checks, run here first so bad options never reach an agent.
+    config.validate().map_err(PlanError::Limit)?;
     Ok(OltpPlan { config, split })
 }
 
@@ -723,7 +784,10 @@ fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
     Ok(Target {
         name: "default".into(),
         host,
-        port: num(&raw.mysql_port, "mysql-port", 3306)?,
+        port: match num(&raw.mysql_port, "mysql-port", 3306u16)? {
+            0 => return Err(invalid("mysql-port", 0, "must be from 1 to 65535")),
+            p => p,
+        },
         socket: raw.mysql_socket.clone().filter(|s| !s.is_empty()),
         user: raw.mysql_user.clone().unwrap_or_else(|| "sbtest".into()),
         password: raw.mysql_password.clone().unwrap_or_default(),
@@ -766,13 +830,35 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
         None => ("sbtest".to_string(), String::new()),
     };
     let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, ""));
-    let (host, port) = match hostport.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
-            p.parse::<u16>()
-                .map_err(|_| bad("the port must be a number up to 65535"))?,
-        ),
-        None => (hostport, 3306),
+    let port_of = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| bad("the port must be a number from 1 to 65535"))
+    };
+    // An IPv6 literal stands in brackets, as in any URL: [::1]:3306.
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| bad("an IPv6 address needs its closing ']'"))?;
+        if h.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(bad("not an IPv6 address between '[' and ']'"));
+        }
+        match after {
+            "" => (h, 3306),
+            p => match p.strip_prefix(':') {
+                Some(p) => (h, port_of(p)?),
+                None => return Err(bad("expected ':PORT' after ']'")),
+            },
+        }
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, _)) if h.contains(':') => {
+                return Err(bad("write an IPv6 address in brackets: [::1]:3306"));
+            }
+            Some((h, p)) => (h, port_of(p)?),
+            None => (hostport, 3306),
+        }
     };
     let mut socket = None;
     let mut sec = Target::default();
@@ -861,7 +947,10 @@ fn decode(s: &str) -> Option<String> {
 /// target index of each table 1..=tables. Every table must be mapped exactly once.
 pub fn parse_table_map(s: &str, tables: u32, targets: &[Target]) -> Result<Vec<usize>, PlanError> {
     let mut map: Vec<Option<usize>> = vec![None; tables as usize];
-    for entry in s.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+    for entry in s.split(',').map(str::trim) {
+        if entry.is_empty() {
+            return Err(PlanError::TableMap("an empty item in the list".into()));
+        }
         let (range, name) = entry
             .split_once('=')
             .ok_or_else(|| PlanError::TableMap(format!("'{entry}' is not TABLES=TARGET")))?;
@@ -1042,6 +1131,89 @@ mod tests {
         assert_eq!(split_by_threads(100, &[4, 3, 3]), vec![40, 30, 30]);
         assert_eq!(split_by_threads(11, &[2, 1]), vec![8, 3]);
         assert_eq!(split_by_threads(7, &[4, 3, 3]).iter().sum::<u64>(), 7);
+    }
+
+    #[test]
+    fn sizes_counts_and_durations_are_bounded_before_anything_is_allocated() {
+        // Row 4 of issue 17: a time that overflows a clock.
+        let r = plan(&["cpu", "--time=18446744073709551615", "--events=10", "run"]);
+        assert!(
+            matches!(r, Err(PlanError::Invalid { option: "time", .. })),
+            "{r:?}"
+        );
+        for opt in ["--report-interval", "--ready-timeout"] {
+            assert!(plan(&["cpu", &format!("{opt}=99999999999"), "run"]).is_err());
+        }
+        // Row 3: a billion tables.
+        let r = plan(&["oltp_read_write", "--tables=1000000000", "run"]);
+        assert!(
+            matches!(
+                r,
+                Err(PlanError::Invalid {
+                    option: "tables",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        // Row 16: a billion threads, remote or embedded.
+        let r = plan(&["cpu", "--agents=a:1", "--threads=1000000000", "run"]);
+        assert!(matches!(r, Err(PlanError::Limit(_))), "{r:?}");
+        assert!(plan(&["cpu", "--threads=1000000000", "run"]).is_err());
+        assert!(plan(&["cpu", "--agents=a:1,b:2", "--threads=150000", "run"]).is_ok());
+        // Row 1: a memory block no host has, with embedded agents.
+        let r = plan(&[
+            "memory",
+            "--memory-block-size=1000000T",
+            "--memory-total-size=1000000T",
+            "run",
+        ]);
+        assert!(matches!(r, Err(PlanError::Limit(_))), "{r:?}");
+        // Row 12: embedded agents are bounded.
+        let r = plan(&["cpu", "--local-agents=100000", "run"]);
+        assert!(
+            matches!(
+                r,
+                Err(PlanError::Invalid {
+                    option: "local-agents",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        // OLTP limits the agent checks too.
+        let r = plan(&["select_random_points", "--random-points=70000", "run"]);
+        assert!(matches!(r, Err(PlanError::Limit(_))), "{r:?}");
+    }
+
+    #[test]
+    fn ipv6_targets_ports_and_empty_items() {
+        let t = parse_target("a=mysql://u:p@[::1]:3307/db").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("::1", 3307));
+        let t = parse_target("a=mysql://u:p@[fe80::1]/db").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("fe80::1", 3306));
+        assert!(parse_target("a=mysql://u:p@::1:3306/db").is_err());
+        assert!(parse_target("a=mysql://u:p@[::1/db").is_err());
+        assert!(parse_target("a=mysql://u:p@[nohost]:1/db").is_err());
+        for port in ["70000", "0", "-1", "x"] {
+            let e = parse_target(&format!("a=mysql://u:p@db:{port}/db")).unwrap_err();
+            assert!(e.to_string().contains("from 1 to 65535"), "{port}: {e}");
+        }
+        assert!(plan(&["oltp_read_write", "--mysql-port=70000", "run"]).is_err());
+        assert!(plan(&["oltp_read_write", "--mysql-port=0", "run"]).is_err());
+        assert!(
+            plan(&[
+                "oltp_read_write",
+                "--tables=2",
+                "--target=a=mysql://h/d",
+                "--table-map=sbtest1=a,,sbtest2=a",
+                "run"
+            ])
+            .is_err()
+        );
+        assert!(plan(&["fileio", "--file-extra-flags=sync,,direct", "prepare"]).is_err());
+        assert!(plan(&["cpu", "--agents=a:1,,b:2", "run"]).is_err());
+        assert!(crate::sweep::parse_thread_list("4,,8").is_err());
     }
 
     #[test]

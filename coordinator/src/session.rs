@@ -615,14 +615,24 @@ async fn collect(
         .time
         .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
     let mut interrupts = 0u32;
-    // One stream for the whole run: a SIGINT that arrives while an interval is being
-    // merged waits in it instead of being lost between two select! rounds.
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
-    let interrupted = async |s: &mut Option<tokio::signal::unix::Signal>| match s {
-        Some(s) => {
-            s.recv().await;
+    // One stream per signal for the whole run: a signal that arrives while an interval is
+    // being merged waits in it instead of being lost between two select! rounds. SIGTERM
+    // (systemd, Kubernetes) and SIGHUP (a closed terminal) stop the run like Ctrl-C, so
+    // the partial result is still printed and saved.
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigint: Vec<tokio::signal::unix::Signal> = [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ]
+    .into_iter()
+    .filter_map(|k| signal(k).ok())
+    .collect();
+    let interrupted = async |s: &mut Vec<tokio::signal::unix::Signal>| {
+        if s.is_empty() {
+            std::future::pending::<()>().await;
         }
-        None => std::future::pending().await,
+        futures::future::select_all(s.iter_mut().map(|s| Box::pin(s.recv()))).await;
     };
     while outcome.iter().any(Option::is_none) {
         let sleep = async {
@@ -957,4 +967,9 @@ fn now_nanos() -> u64 {
 
 fn run_id() -> String {
     format!("{:x}-{:x}", now_nanos() / 1_000_000, std::process::id())
+}
+
+/// Whether `run_id` was made by this process (its pid is the id's suffix).
+pub fn started_here(run_id: &str) -> bool {
+    run_id.ends_with(&format!("-{:x}", std::process::id()))
 }

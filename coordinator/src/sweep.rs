@@ -47,18 +47,7 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         _ => None,
     };
     let secs = |v: &Option<String>, option: &'static str| -> Result<Duration, PlanError> {
-        match v {
-            None => Ok(Duration::ZERO),
-            Some(s) => s
-                .trim()
-                .parse::<u64>()
-                .map(Duration::from_secs)
-                .map_err(|_| PlanError::Invalid {
-                    option,
-                    value: s.clone(),
-                    why: "not a non-negative integer",
-                }),
-        }
+        crate::plan::seconds(v, option, 0).map(Duration::from_secs)
     };
     let histogram = match raw
         .histogram
@@ -94,7 +83,10 @@ pub fn parse_thread_list(s: &str) -> Result<Vec<u32>, PlanError> {
         why,
     };
     let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in s.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(bad("an empty item in the list"));
+        }
         let n: u32 = part
             .parse()
             .map_err(|_| bad("expected a thread count or a comma-separated list of them"))?;
@@ -284,18 +276,26 @@ pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool
     })
 }
 
-/// Waits for `addrs` to be idle and greets them: an agent that has just finished a run may
-/// still be releasing it for a moment.
+/// Greets `addrs`, waiting for an agent that is still releasing a run this coordinator
+/// has just finished (a warm-up, a previous sweep step). An agent busy with anyone else's
+/// run is refused at once: waiting would only delay the answer, or start a run in the
+/// moment the other one ends.
 pub async fn connect_idle(
     addrs: &[String],
     workload: &Workload,
     link: &Link,
 ) -> Result<Vec<session::AgentConn>, SessionError> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let ours = |reason: &str| {
+        reason
+            .strip_prefix("busy: run ")
+            .and_then(|r| r.split(' ').next())
+            .is_some_and(session::started_here)
+    };
     loop {
         match session::connect(addrs, workload, link).await {
             Err(SessionError::Refused { reason, .. })
-                if reason.starts_with("busy") && tokio::time::Instant::now() < deadline =>
+                if ours(&reason) && tokio::time::Instant::now() < deadline =>
             {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -506,8 +506,8 @@ pub(crate) mod tests {
             parse_thread_list("16,32, 48,64,96,128").unwrap(),
             vec![16, 32, 48, 64, 96, 128]
         );
-        assert_eq!(parse_thread_list("8,").unwrap(), vec![8]);
-        for bad in ["", ",", "4,x", "4,0", "4,4", "-1,2"] {
+        // An empty item is a typo, not a separator to skip (issue 17, row 13).
+        for bad in ["", ",", "8,", "4,,8", "4,x", "4,0", "4,4", "-1,2"] {
             assert!(
                 matches!(
                     parse_thread_list(bad),

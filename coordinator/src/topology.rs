@@ -246,6 +246,12 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
                         "expected a string, number, boolean or a list of them".into(),
                     )
                 })?;
+                // A scenario's option replaces the file's: the command line refuses an
+                // option given twice. (args and origin hold one entry per option here.)
+                if let Some(pos) = origin.iter().position(|(n, _, _)| *n == key) {
+                    args.remove(pos);
+                    origin.remove(pos);
+                }
                 args.push(format!("--{key}={value}"));
                 origin.push((key, line_of(src, k.span().start), field));
             }

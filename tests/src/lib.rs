@@ -92,6 +92,15 @@ impl AgentProc {
         Self::spawn(cmd, &[], &[])
     }
 
+    /// Like [`AgentProc::start_with`], with the address space capped at `bytes`
+    /// (RLIMIT_AS), so that a runaway allocation fails in the agent instead of taking the
+    /// machine down.
+    pub fn start_capped(bytes: u64, args: &[&str]) -> Self {
+        let mut cmd = Command::new(bin("fleetbench-agent"));
+        cap_memory(&mut cmd, bytes);
+        Self::spawn(cmd, args, &[])
+    }
+
     fn spawn(mut cmd: Command, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = cmd
             .args(["--listen", "127.0.0.1:0"])
@@ -156,6 +165,48 @@ pub fn fleetbench_ok<S: AsRef<str>>(args: &[S]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Caps the address space (RLIMIT_AS) of the process `cmd` starts at `bytes`.
+pub fn cap_memory(cmd: &mut Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let l = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &l) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Runs the coordinator with its address space capped at `bytes`; waits at most 120 s.
+pub fn fleetbench_capped(args: &[&str], bytes: u64) -> Output {
+    let mut cmd = Command::new(bin("fleetbench"));
+    cap_memory(&mut cmd, bytes);
+    let mut child = cmd
+        .args(args)
+        .env_remove("FLEETBENCH_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetbench");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("fleetbench {args:?} did not finish within 120s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs the coordinator to completion with a time limit.

@@ -98,15 +98,22 @@ async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let addr = agent.addr.clone();
-    let (second, status) = tokio::task::spawn_blocking(move || {
+    let (second, status, waited) = tokio::task::spawn_blocking(move || {
+        let t0 = Instant::now();
         let second = fleetbench_tests::fleetbench(&["cpu", "--agents", &addr, "--time=1", "run"]);
+        let waited = t0.elapsed();
         let status = fleetbench_tests::fleetbench(&["agents", "--agents", &addr]);
-        (second, status)
+        (second, status, waited)
     })
     .await
     .unwrap();
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{err}");
+    // Answered at once (issue 17 row 14), not after waiting for the agent to come free.
+    assert!(
+        waited < Duration::from_secs(3),
+        "turned away after {waited:?}"
+    );
     assert!(
         err.contains(&format!("agent {} refused the run: busy: run ", agent.addr)),
         "{err}"

@@ -122,7 +122,11 @@ impl ExtraFlags {
     /// Parses a comma-separated list of sync, dsync, direct (empty = none).
     pub fn parse(s: &str) -> Option<ExtraFlags> {
         let mut f = ExtraFlags::default();
-        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if s.trim().is_empty() {
+            return Some(f);
+        }
+        // An empty item ("sync,,direct") is refused like any other unknown one.
+        for part in s.split(',').map(str::trim) {
             match part {
                 "sync" => f.sync = true,
                 "dsync" => f.dsync = true,
@@ -161,6 +165,12 @@ impl ExtraFlags {
         b
     }
 }
+
+/// The most test files in one set: a run keeps every one of them open.
+pub const MAX_FILES: u32 = 1_000_000;
+
+/// The most asynchronous operations queued per thread (io_uring's own queue limit).
+pub const MAX_ASYNC_BACKLOG: u32 = 32_768;
 
 /// Options of a fileio prepare, run or cleanup on this agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,6 +241,82 @@ impl FileioConfig {
                 "--file-async-backlog must be at least 1".into(),
             ));
         }
+        if self.file_num > MAX_FILES {
+            return Err(FileError::Options(format!(
+                "--file-num={} is more than the {MAX_FILES} files accepted",
+                self.file_num
+            )));
+        }
+        if self.async_backlog > MAX_ASYNC_BACKLOG {
+            return Err(FileError::Options(format!(
+                "--file-async-backlog={} is more than the {MAX_ASYNC_BACKLOG} accepted",
+                self.async_backlog
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks what this host must give `threads` threads before anything is allocated or
+    /// written: their I/O buffers against the memory available, the threads against the
+    /// host's limits, and for prepare (`create`) the files against the free space, for a
+    /// run the open files against the open-files limit.
+    pub fn check_host(&self, threads: u32, create: bool) -> Result<(), FileError> {
+        let refuse = FileError::Options;
+        let threads = if create {
+            threads.clamp(1, self.file_num.max(1))
+        } else {
+            threads
+        };
+        crate::limits::check_threads(u64::from(threads)).map_err(refuse)?;
+        let per_thread = if self.io_mode == IoMode::Async && !create {
+            u64::from(self.async_backlog)
+        } else {
+            1
+        };
+        let need = self
+            .block_size
+            .saturating_mul(per_thread)
+            .saturating_mul(u64::from(threads));
+        crate::limits::check_memory(
+            need,
+            &format!(
+                "{threads} threads' I/O buffers of --file-block-size={}",
+                self.block_size
+            ),
+        )
+        .map_err(refuse)?;
+        if create {
+            let dir = match resolve_dir(&self.work_dir, &self.file_dir, false) {
+                Ok(d) => d,
+                Err(FileError::Missing { .. }) => self.work_dir.clone(),
+                Err(e) => return Err(e),
+            };
+            let free = crate::limits::free_space(&dir).map_err(|e| io_err(&dir, e))?;
+            // Test files left by an earlier prepare are rewritten in place.
+            let mut existing = 0u64;
+            for n in 0..self.file_num {
+                match std::fs::symlink_metadata(file_path(&dir, n)) {
+                    Ok(m) if m.is_file() => existing = existing.saturating_add(m.len()),
+                    _ => break,
+                }
+            }
+            let need = self.file_size().saturating_mul(u64::from(self.file_num));
+            if need > free.saturating_add(existing) {
+                return Err(refuse(format!(
+                    "the test files need {need} bytes (--file-total-size), but {} has only {free} bytes free",
+                    dir.display()
+                )));
+            }
+        } else {
+            let (soft, hard) = crate::limits::nofile().map_err(|e| io_err(&self.work_dir, e))?;
+            let need = u64::from(self.file_num) + crate::limits::RESERVED_FILES;
+            if need > soft {
+                return Err(refuse(format!(
+                    "a run keeps all {} test files open, but the agent's open-files limit is {soft} (hard limit {hard}): use a smaller --file-num or raise LimitNOFILE=",
+                    self.file_num
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -257,10 +343,16 @@ pub enum FileError {
     TooSmall { path: String, size: u64, want: u64 },
     #[error("{path} is not a regular file (a symbolic link or a directory): refused")]
     NotRegular { path: String },
+    #[error(
+        "{path} {why}: refused, it may be another file's name (a hard link) in the work directory"
+    )]
+    Foreign { path: String, why: String },
     #[error("the file system of {dir} does not support O_DIRECT (--file-extra-flags=direct)")]
     NoDirect { dir: String },
     #[error("prepare stopped")]
     Stopped,
+    #[error("cleanup stopped after removing {removed} test files from {dir}")]
+    CleanupStopped { removed: u32, dir: String },
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> FileError {
@@ -326,15 +418,52 @@ pub fn file_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(format!("test_file.{n}"))
 }
 
-/// Opens (or creates) one test file without following symbolic links.
+/// Why a test file that exists must not be written or removed: another name (hard link)
+/// for it, or another user's file. O_NOFOLLOW stops symbolic links, not hard links, and a
+/// hard link in the work directory can name any file the agent's user may write.
+fn foreign(path: &Path, m: &std::fs::Metadata) -> Result<(), FileError> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let why = if m.nlink() > 1 {
+        format!("has {} links", m.nlink())
+    } else if m.uid() != me {
+        format!("belongs to uid {}, not to the agent's uid {me}", m.uid())
+    } else {
+        return Ok(());
+    };
+    Err(FileError::Foreign {
+        path: path.display().to_string(),
+        why,
+    })
+}
+
+/// Opens (or creates) one test file without following symbolic links, and refuses one
+/// with other names or another owner before anything is written to it.
 fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileError> {
     let mut o = OpenOptions::new();
     o.read(true).write(true);
     if create {
-        o.create(true).truncate(true).mode(0o600);
+        // Not O_TRUNC: an existing file is checked first, then truncated.
+        o.create(true).mode(0o600);
     }
     o.custom_flags(libc::O_NOFOLLOW | flags.bits());
-    o.open(path).map_err(|e| match e.raw_os_error() {
+    let f = o.open(path).map_err(|e| open_err(path, flags, create, e))?;
+    let m = f.metadata().map_err(|e| io_err(path, e))?;
+    if !m.is_file() {
+        return Err(FileError::NotRegular {
+            path: path.display().to_string(),
+        });
+    }
+    foreign(path, &m)?;
+    if create {
+        f.set_len(0).map_err(|e| io_err(path, e))?;
+    }
+    Ok(f)
+}
+
+fn open_err(path: &Path, flags: ExtraFlags, create: bool, e: std::io::Error) -> FileError {
+    match e.raw_os_error() {
         Some(libc::ELOOP) => FileError::NotRegular {
             path: path.display().to_string(),
         },
@@ -347,7 +476,7 @@ fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileE
             path: path.display().to_string(),
         },
         _ => io_err(path, e),
-    })
+    }
 }
 
 /// A prepare or cleanup in progress, shared with whoever reports progress or stops it.
@@ -493,9 +622,17 @@ impl FileJob {
         let mut removed = 0;
         let mut skipped = Vec::new();
         for n in 0..cfg.file_num {
+            // --file-num may be in the millions: a Stop, a lost coordinator or a signal
+            // must not wait for all of them.
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(FileError::CleanupStopped {
+                    removed,
+                    dir: dir.display().to_string(),
+                });
+            }
             let path = file_path(&dir, n);
             match std::fs::symlink_metadata(&path) {
-                Ok(m) if m.is_file() => {
+                Ok(m) if m.is_file() && foreign(&path, &m).is_ok() => {
                     std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
                     removed += 1;
                 }
@@ -507,7 +644,7 @@ impl FileJob {
         let mut s = format!("Removed {removed} test files from {}", dir.display());
         if !skipped.is_empty() {
             s.push_str(&format!(
-                "; left alone (not regular files): {}",
+                "; left alone (not regular files, hard links or another user's): {}",
                 skipped.join(", ")
             ));
         }
@@ -521,7 +658,7 @@ fn remove_files(dir: &Path, n: u32) -> u32 {
     (0..n)
         .filter(|&i| {
             let p = file_path(dir, i);
-            std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
+            std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && foreign(&p, &m).is_ok())
                 && std::fs::remove_file(&p).is_ok()
         })
         .count() as u32
@@ -882,6 +1019,87 @@ mod tests {
             rw_ratio: 1.5,
             seed: 3,
         }
+    }
+
+    #[test]
+    fn a_hard_link_to_an_outside_file_is_neither_written_nor_removed() {
+        let work = tmp("hardlink");
+        let outside = tmp("hardlink-outside").join("precious");
+        std::fs::write(&outside, b"keep me").unwrap();
+        std::fs::hard_link(&outside, work.join("test_file.1")).unwrap();
+        let job = FileJob::new(cfg(&work));
+        let e = job.prepare(2).unwrap_err().to_string();
+        assert!(e.contains("test_file.1 has 2 links: refused"), "{e}");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
+        // The link is left in place by prepare's own clean-up and by cleanup.
+        assert!(work.join("test_file.1").exists());
+        let job = FileJob::new(cfg(&work));
+        job.cleanup().unwrap();
+        assert!(job.summary().contains("left alone"), "{}", job.summary());
+        assert!(work.join("test_file.1").exists());
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
+        // A run refuses to open it as well.
+        let run = FileioConfig {
+            mode: Some(TestMode::SeqRd),
+            file_num: 2,
+            total_size: 2 * 64 * 1024,
+            ..cfg(&work)
+        };
+        std::fs::write(work.join("test_file.0"), vec![0u8; 64 * 1024]).unwrap();
+        let e = FileSet::open(run).err().expect("refused").to_string();
+        assert!(e.contains("has 2 links"), "{e}");
+        std::fs::remove_dir_all(&work).unwrap();
+        std::fs::remove_dir_all(outside.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn cleanup_stops_when_asked() {
+        let work = tmp("stopclean");
+        let job = FileJob::new(FileioConfig {
+            file_num: MAX_FILES,
+            total_size: u64::from(MAX_FILES) << 20,
+            ..cfg(&work)
+        });
+        job.stop.store(true, Ordering::Relaxed);
+        let e = job.cleanup().unwrap_err().to_string();
+        assert!(
+            e.starts_with("cleanup stopped after removing 0 test files"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn sizes_the_host_cannot_give_are_refused_before_anything_is_written() {
+        let work = tmp("host");
+        assert!(cfg(&work).check_host(2, true).is_ok());
+        assert!(cfg(&work).check_host(2, false).is_ok());
+        // Row 2 of issue 17: one 1 TiB file with a 1 TiB block.
+        let huge = FileioConfig {
+            file_num: 1,
+            block_size: 1 << 40,
+            total_size: 1 << 40,
+            ..cfg(&work)
+        };
+        huge.validate().unwrap();
+        let e = huge.check_host(1, true).unwrap_err().to_string();
+        assert!(e.contains("I/O buffers"), "{e}");
+        // Files larger than the disk, with small blocks.
+        let big = FileioConfig {
+            file_num: 1,
+            total_size: 1 << 60,
+            ..cfg(&work)
+        };
+        let e = big.check_host(1, true).unwrap_err().to_string();
+        assert!(e.contains("bytes free"), "{e}");
+        assert!(std::fs::read_dir(&work).unwrap().next().is_none());
+        let many = FileioConfig {
+            file_num: MAX_FILES + 1,
+            total_size: u64::MAX,
+            ..cfg(&work)
+        };
+        assert!(many.validate().is_err());
+        std::fs::remove_dir_all(&work).unwrap();
     }
 
     fn tmp(name: &str) -> PathBuf {

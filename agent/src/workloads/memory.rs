@@ -49,6 +49,8 @@ pub struct MemoryConfig {
 pub enum MemoryError {
     #[error("memory block size must be a positive multiple of 8 bytes, not {0}")]
     BlockSize(usize),
+    #[error("{0}")]
+    TooLarge(String),
     #[error("cannot allocate {size} bytes of huge pages (--memory-hugetlb=on): {source}")]
     HugeTlb { size: usize, source: std::io::Error },
 }
@@ -131,11 +133,31 @@ pub struct Memory {
     global: Option<Arc<Block>>,
 }
 
+/// Checks a block size for `threads` threads before anything is allocated: a positive
+/// multiple of 8 bytes, and the blocks (one, or one per thread in the local scope) within
+/// the memory this host can still give. Used by the coordinator and the agent alike.
+pub fn check_sizes(block_size: u64, threads: u32, global: bool) -> Result<(), MemoryError> {
+    if block_size == 0 || !block_size.is_multiple_of(8) {
+        return Err(MemoryError::BlockSize(
+            usize::try_from(block_size).unwrap_or(usize::MAX),
+        ));
+    }
+    let blocks = if global { 1 } else { u64::from(threads) };
+    let what = if global {
+        "the memory block (--memory-block-size)".to_string()
+    } else {
+        format!(
+            "{threads} memory blocks (--memory-block-size, one per thread with --memory-scope=local)"
+        )
+    };
+    crate::limits::check_memory(block_size.saturating_mul(blocks), &what)
+        .map_err(MemoryError::TooLarge)
+}
+
 impl Memory {
-    pub fn new(cfg: MemoryConfig) -> Result<Memory, MemoryError> {
-        if cfg.block_size == 0 || !cfg.block_size.is_multiple_of(8) {
-            return Err(MemoryError::BlockSize(cfg.block_size));
-        }
+    /// Checks the sizes for `threads` threads, then allocates the shared block.
+    pub fn new(cfg: MemoryConfig, threads: u32) -> Result<Memory, MemoryError> {
+        check_sizes(cfg.block_size as u64, threads, cfg.global)?;
         let global = if cfg.global {
             Some(Arc::new(Block::new(cfg.block_size, cfg.hugetlb)?))
         } else {
@@ -245,7 +267,7 @@ mod tests {
 
     #[test]
     fn sequential_write_touches_every_word() {
-        let m = Memory::new(cfg(Oper::Write, false, true)).unwrap();
+        let m = Memory::new(cfg(Oper::Write, false, true), 1).unwrap();
         let mut w = m.worker(0);
         let stop = AtomicBool::new(false);
         assert_eq!(w.event(&stop, &mut IoCounters::default()), Step::Done);
@@ -261,7 +283,7 @@ mod tests {
 
     #[test]
     fn random_write_stays_inside_the_block() {
-        let m = Memory::new(cfg(Oper::Write, true, true)).unwrap();
+        let m = Memory::new(cfg(Oper::Write, true, true), 1).unwrap();
         let mut w = m.worker(1);
         for _ in 0..50 {
             w.event(&AtomicBool::new(false), &mut IoCounters::default());
@@ -280,6 +302,23 @@ mod tests {
     fn block_size_must_be_whole_words() {
         let mut c = cfg(Oper::Read, false, false);
         c.block_size = 12;
-        assert!(matches!(Memory::new(c), Err(MemoryError::BlockSize(12))));
+        assert!(matches!(Memory::new(c, 1), Err(MemoryError::BlockSize(12))));
+        // Nothing is allocated for a block the host cannot hold, in either scope.
+        let huge = MemoryConfig {
+            block_size: 1 << 62,
+            ..cfg(Oper::Write, false, true)
+        };
+        assert!(matches!(
+            Memory::new(huge, 1),
+            Err(MemoryError::TooLarge(_))
+        ));
+        let local = MemoryConfig {
+            block_size: 1 << 30,
+            ..cfg(Oper::Write, false, false)
+        };
+        assert!(matches!(
+            Memory::new(local, 1_000_000),
+            Err(MemoryError::TooLarge(_))
+        ));
     }
 }

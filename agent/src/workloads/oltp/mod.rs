@@ -330,7 +330,74 @@ pub struct OltpConfig {
     pub reconnect: u64,
 }
 
+/// The most placeholders one prepared statement may have in MySQL and MariaDB; bounds
+/// --random-points (one each) and --number-of-ranges (two each).
+pub const MAX_PLACEHOLDERS: u32 = 65_535;
+
 impl OltpConfig {
+    /// Checks what the coordinator's plan and the agent's wire decoding both rely on, so
+    /// that a Start or Prepare from anyone is held to the same bounds as the command line.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.targets.is_empty() {
+            return Err("no database target given".into());
+        }
+        for t in &self.targets {
+            if t.port == 0 && t.socket.is_none() {
+                return Err(format!("target {}: port 0 is not a port", t.name));
+            }
+        }
+        if self.tables.is_empty() {
+            return Err("no tables given".into());
+        }
+        if self.tables.len() > crate::limits::MAX_TABLES as usize {
+            return Err(format!(
+                "{} tables are more than the {} accepted",
+                self.tables.len(),
+                crate::limits::MAX_TABLES
+            ));
+        }
+        if let Some((n, _)) = self.tables.iter().find(|(n, _)| *n == 0) {
+            return Err(format!("sbtest{n} is not a table: tables count from 1"));
+        }
+        if self.tables.iter().any(|&(_, t)| t >= self.targets.len()) {
+            return Err("a table maps to an unknown target".into());
+        }
+        if self.table_size == 0 || self.table_size > i32::MAX as u64 {
+            return Err(format!(
+                "table size {} is not between 1 and 2147483647",
+                self.table_size
+            ));
+        }
+        if self.range_size == 0 || u64::from(self.range_size) > self.table_size {
+            return Err(format!(
+                "range size {} is not between 1 and the table size {}",
+                self.range_size, self.table_size
+            ));
+        }
+        if self.random_points > MAX_PLACEHOLDERS {
+            return Err(format!(
+                "--random-points={} is more than the {MAX_PLACEHOLDERS} placeholders a statement may have",
+                self.random_points
+            ));
+        }
+        if self.number_of_ranges > MAX_PLACEHOLDERS / 2 {
+            return Err(format!(
+                "--number-of-ranges={} is more than the {} ranges a statement may have",
+                self.number_of_ranges,
+                MAX_PLACEHOLDERS / 2
+            ));
+        }
+        if self.engine.is_empty()
+            || !self
+                .engine
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(format!("'{}' is not a storage engine name", self.engine));
+        }
+        Ok(())
+    }
+
     /// The statement groups one event runs, in order, as (kind, count).
     pub fn groups(&self) -> Vec<(Kind, u32)> {
         let reads = |v: &mut Vec<(Kind, u32)>| {
