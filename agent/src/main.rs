@@ -62,6 +62,8 @@ async fn run() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, never into logs or journald.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let args = Args::parse();
     // Each database connection of a run is an open file: take all the system allows.

@@ -15,6 +15,8 @@ async fn main() {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, never into logs or journald.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     // Embedded agents open their database connections in this process.
     if let Err(e) = fleetbench_agent::limits::raise_nofile() {

@@ -401,6 +401,12 @@ async fn start_one(
             Ok(Ok(Some(RunEvent {
                 msg: Some(run_event::Msg::Ready(_)),
             }))) => {
+                // Ready means all open, whatever the last progress message said.
+                let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(e) = t.get_mut(slot) {
+                    e.0 = e.1;
+                }
+                drop(t);
                 return Ok(Participant {
                     conn,
                     threads,

@@ -184,8 +184,13 @@ fn bad_options_are_refused_before_any_connection() {
         &["--auto-inc"],
     );
     refused(
-        &["oltp_read_write", "--mysql-ssl=on", "run"],
+        &["oltp_read_write", "--mysql-ssl-mode=sometimes", "run"],
         &[],
-        &["--mysql-ssl=on is not supported"],
+        &["--mysql-ssl-mode", "verify_identity"],
+    );
+    refused(
+        &["oltp_read_write", "--mysql-ssl-mode=verify_ca", "run"],
+        &[],
+        &["needs --mysql-ssl-ca"],
     );
 }

@@ -33,6 +33,18 @@ pub trait Client: Sized {
 
     /// Says goodbye and closes; errors no longer matter.
     fn quit(self);
+
+    /// How this connection was made, for the result.
+    fn info(&self) -> ConnInfo;
+}
+
+/// How a worker's connection to a target was made: which client, which authentication
+/// plugin logged it in ("" when the client does not say), which TLS version ("" for none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnInfo {
+    pub client: &'static str,
+    pub auth_plugin: String,
+    pub tls: String,
 }
 
 impl Client for wire::Conn {
@@ -57,6 +69,14 @@ impl Client for wire::Conn {
 
     fn quit(self) {
         wire::Conn::quit(self)
+    }
+
+    fn info(&self) -> ConnInfo {
+        ConnInfo {
+            client: "lean",
+            auth_plugin: self.auth_plugin().to_string(),
+            tls: self.tls_version().unwrap_or_default(),
+        }
     }
 }
 
@@ -169,6 +189,19 @@ impl Client for AsyncClient {
         } = self;
         if !*cancel.borrow() {
             let _ = block(&rt, &mut cancel, conn.disconnect());
+        }
+    }
+
+    fn info(&self) -> ConnInfo {
+        // mysql_async does not say which plugin logged in; TLS is as the options asked.
+        ConnInfo {
+            client: "mysql_async",
+            auth_plugin: String::new(),
+            tls: if self.conn.opts().ssl_opts().is_some() {
+                "TLS".into()
+            } else {
+                String::new()
+            },
         }
     }
 }

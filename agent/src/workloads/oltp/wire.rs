@@ -318,6 +318,8 @@ pub struct Conn {
     wbuf: Vec<u8>,
     seq: u8,
     registry: Option<(Arc<Sockets>, u64)>,
+    /// The authentication plugin that logged this connection in.
+    plugin: String,
 }
 
 impl Drop for Conn {
@@ -370,6 +372,7 @@ impl Conn {
             wbuf: Vec::with_capacity(4096),
             seq: 0,
             registry: None,
+            plugin: String::new(),
         };
         if let Some(r) = sockets {
             let id = r.register(&conn.stream)?;
@@ -449,7 +452,10 @@ impl Conn {
             let p = self.next_packet()?;
             let pkt = &self.rbuf[p];
             match pkt.first() {
-                Some(0x00) => return Ok(()),
+                Some(0x00) => {
+                    self.plugin = plugin;
+                    return Ok(());
+                }
                 Some(0xff) => return Err(parse_err(pkt)),
                 Some(0xfe) => {
                     let (name, data) = parse_auth_switch(pkt);
@@ -480,6 +486,19 @@ impl Conn {
             }
         }
         Err(WireError::Protocol("the login did not end".into()))
+    }
+
+    /// The authentication plugin that logged this connection in.
+    pub fn auth_plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// The TLS version in use ("TLSv1_3"), or None over plain TCP or a socket.
+    pub fn tls_version(&self) -> Option<String> {
+        match &self.stream {
+            Stream::Tls(t) => t.conn.protocol_version().map(|v| format!("{v:?}")),
+            _ => None,
+        }
     }
 
     /// Sends the SSL request and puts TLS under the connection.
@@ -1115,6 +1134,7 @@ mod tests {
             wbuf: Vec::new(),
             seq: 0,
             registry: None,
+            plugin: String::new(),
         };
         (conn, h)
     }

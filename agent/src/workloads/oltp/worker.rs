@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::client::Client;
+use super::client::{Client, ConnInfo};
 use super::rand::{Picker, Rng, fill_c, fill_pad};
 use super::wire::{Param, Reply, Sockets, WireError};
 use super::{Kind, OltpConfig, Script, Target};
@@ -66,6 +66,8 @@ pub enum Outcome {
 pub struct TargetTally {
     pub db: DbCounters,
     pub statements: Sample,
+    /// How the first connection to it was made.
+    pub conn: Option<ConnInfo>,
 }
 
 /// Per-kind and per-target figures of a run, shared by its workers: each folds its
@@ -267,6 +269,14 @@ impl<C: Client> OltpWorker<C> {
     fn connect(&self, t: usize) -> Result<DbConn<C>, LeanOpenError> {
         let target: &Target = &self.cfg.targets[t];
         let mut conn = C::connect(target, &self.sockets).map_err(|e| open_error(target, e))?;
+        {
+            let mut tail = self.log.shared.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(tt) = tail.targets.get_mut(t)
+                && tt.conn.is_none()
+            {
+                tt.conn = Some(conn.info());
+            }
+        }
         let mut stmts: Vec<Option<C::Stmt>> = (0..self.templates.len()).map(|_| None).collect();
         let kinds = self.cfg.kinds();
         let prepare_failed = |e: WireError| {
