@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fleetbench_agent::auth::Attach;
 use fleetbench_proto::PROTOCOL_VERSION;
+use fleetbench_proto::histogram::CodecError;
 use fleetbench_proto::v1::agent_client::AgentClient;
 use fleetbench_proto::v1::{
     self as pb, HelloReply, HelloRequest, RunEvent, RunRequest, run_event, run_request,
@@ -21,9 +22,9 @@ use tracing::warn;
 use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::OltpConfig;
 
-use crate::merge::{AgentResult, IntervalMerger, MergedInterval, RunResult};
+use crate::merge::{AgentResult, IntervalMerger, IntervalPart, MergedInterval, RunResult};
 use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
-use crate::wire;
+use crate::wire::{self, AgentFinal};
 
 /// How long connecting to and greeting an agent may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -574,10 +575,12 @@ async fn stream_progress(stream: &mut Streaming<pb::Progress>) -> Result<String,
     Ok(summary)
 }
 
-/// What a participant's stream delivered.
+/// What a participant's stream delivered, already decoded by its reader task so that the
+/// histograms of many agents are decoded in parallel rather than one by one in the merge.
 enum Delivery {
-    Interval(pb::Interval),
-    Final(pb::Final),
+    /// Tick number and the report, or why its histogram was unreadable.
+    Interval(u32, Result<Box<IntervalPart>, CodecError>),
+    Final(Box<AgentFinal>),
     Broken(String),
 }
 
@@ -594,20 +597,21 @@ async fn collect(
             continue;
         };
         let tx = tx.clone();
+        let sender = p.sender();
         tokio::spawn(async move {
             loop {
                 let d = match stream.message().await {
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Interval(iv)),
-                    })) => Delivery::Interval(iv),
+                    })) => Delivery::Interval(iv.seq, wire::interval_part(&iv).map(Box::new)),
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Final(f)),
-                    })) => Delivery::Final(f),
+                    })) => Delivery::Final(Box::new(wire::agent_final(&sender, &f))),
                     Ok(Some(_)) => continue,
                     Ok(None) => Delivery::Broken("its stream ended without a final report".into()),
                     Err(s) => Delivery::Broken(status_text(&s)),
                 };
-                let last = !matches!(d, Delivery::Interval(_));
+                let last = !matches!(d, Delivery::Interval(..));
                 if tx.send((i, d)).await.is_err() || last {
                     break;
                 }
@@ -619,6 +623,8 @@ async fn collect(
     let mut merger = IntervalMerger::new(parts.len(), plan.tick());
     let mut result = RunResult::default();
     let mut outcome: Vec<Option<AgentResult>> = vec![None; parts.len()];
+    // Agents without an outcome yet: counted, not searched for on every message.
+    let mut pending = parts.len();
     let deadline = plan
         .time
         .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
@@ -642,7 +648,7 @@ async fn collect(
         }
         futures::future::select_all(s.iter_mut().map(|s| Box::pin(s.recv()))).await;
     };
-    while outcome.iter().any(Option::is_none) {
+    while pending > 0 {
         let sleep = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d).await,
@@ -652,19 +658,27 @@ async fn collect(
         let released = tokio::select! {
             got = rx.recv() => match got {
                 None => break,
-                Some((i, Delivery::Interval(iv))) => match wire::interval_part(&iv) {
-                    Ok(part) => merger.add(i, iv.seq, part),
+                Some((i, Delivery::Interval(seq, part))) => match part {
+                    Ok(part) => merger.add(i, seq, *part),
                     Err(e) => {
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()
                     }
                 },
                 Some((i, Delivery::Final(f))) => {
-                    outcome[i] = Some(wire::agent_final(&parts[i].sender(), &f));
+                    let AgentFinal { agent, kinds, targets } = *f;
+                    if outcome[i].is_none() {
+                        pending -= 1;
+                        result.add_statements(kinds, targets);
+                        outcome[i] = Some(agent);
+                    }
                     merger.finish(i)
                 }
                 Some((i, Delivery::Broken(why))) => {
-                    outcome[i] = Some(lost(&parts[i], why));
+                    if outcome[i].is_none() {
+                        pending -= 1;
+                        outcome[i] = Some(lost(&parts[i], why));
+                    }
                     merger.finish(i)
                 }
             },
@@ -686,6 +700,7 @@ async fn collect(
                         *o = Some(lost(&parts[i], format!("no final report within {}s after the run's time", FINAL_GRACE.as_secs())));
                     }
                 }
+                pending = 0;
                 Vec::new()
             }
         };

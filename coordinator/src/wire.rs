@@ -10,6 +10,17 @@ use tracing::warn;
 
 use crate::merge::{AgentResult, AgentStatus, DbCounters, IntervalPart, IoCounters, Latency};
 
+/// An agent's final report: its own row of the result, and what it adds to the run's
+/// per-statement-kind and per-target figures (merged into the run, not kept per agent).
+#[derive(Debug, Clone)]
+pub struct AgentFinal {
+    pub agent: AgentResult,
+    /// Latency per statement kind (OLTP), by kind name.
+    pub kinds: Vec<(String, Latency)>,
+    /// Per database target (index into the plan's targets): counters and statement latency.
+    pub targets: Vec<(usize, DbCounters, Latency)>,
+}
+
 /// Who sent a final report: the agent's address, host name and thread count.
 #[derive(Debug, Clone)]
 pub struct Sender {
@@ -32,8 +43,6 @@ impl Sender {
             status: AgentStatus::Lost(why),
             db: DbCounters::default(),
             io: IoCounters::default(),
-            kinds: Vec::new(),
-            targets: Vec::new(),
         }
     }
 }
@@ -89,10 +98,16 @@ pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
 
 /// An agent's final report. An unreadable overall histogram makes the agent lost; an
 /// unreadable per-kind or per-target histogram drops just that figure, with a warning.
-pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentResult {
+pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
     let latency = match latency(f.latency.as_ref()) {
         Ok(l) => l,
-        Err(e) => return from.lost(format!("its final report was unreadable: {e}")),
+        Err(e) => {
+            return AgentFinal {
+                agent: from.lost(format!("its final report was unreadable: {e}")),
+                kinds: Vec::new(),
+                targets: Vec::new(),
+            };
+        }
     };
     let mut kinds = Vec::new();
     for k in &f.kinds {
@@ -112,21 +127,23 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentResult {
         };
         targets.push((idx, db_counters(t.db.as_ref()), l));
     }
-    AgentResult {
-        addr: from.addr.clone(),
-        host: from.host.clone(),
-        threads: from.threads,
-        elapsed: Duration::from_nanos(f.elapsed_ns),
-        events: f.events,
-        latency,
-        per_thread: f.threads.iter().map(|t| (t.events, t.busy_ns)).collect(),
-        status: if f.aborted.is_empty() {
-            AgentStatus::Completed
-        } else {
-            AgentStatus::Aborted(f.aborted.clone())
+    AgentFinal {
+        agent: AgentResult {
+            addr: from.addr.clone(),
+            host: from.host.clone(),
+            threads: from.threads,
+            elapsed: Duration::from_nanos(f.elapsed_ns),
+            events: f.events,
+            latency,
+            per_thread: f.threads.iter().map(|t| (t.events, t.busy_ns)).collect(),
+            status: if f.aborted.is_empty() {
+                AgentStatus::Completed
+            } else {
+                AgentStatus::Aborted(f.aborted.clone())
+            },
+            db: db_counters(f.db.as_ref()),
+            io: io_counters(f.io.as_ref()),
         },
-        db: db_counters(f.db.as_ref()),
-        io: io_counters(f.io.as_ref()),
         kinds,
         targets,
     }
