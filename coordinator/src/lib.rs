@@ -12,6 +12,7 @@ pub mod report;
 pub mod session;
 pub mod sweep;
 pub mod topology;
+pub mod wire;
 
 use std::ffi::OsString;
 use std::io::Write;

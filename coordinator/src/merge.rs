@@ -125,13 +125,27 @@ pub fn per_sec(n: u64, d: Duration) -> f64 {
 }
 
 /// Lines up agents' interval reports by tick number and releases a tick, merged, once every
-/// agent still running has reported it.
+/// agent still running has reported it. Each report is merged into its tick as it arrives
+/// and then dropped, so memory holds one merged histogram per tick in flight, whatever the
+/// number of agents, and releasing a tick costs nothing that grows with them.
 #[derive(Debug)]
 pub struct IntervalMerger {
     tick: Duration,
     /// Per agent: still expected to report ticks.
     active: Vec<bool>,
-    pending: BTreeMap<u32, Vec<Option<IntervalPart>>>,
+    /// Agents still expected to report ticks.
+    active_count: usize,
+    pending: BTreeMap<u32, PendingTick>,
+    /// The last tick released: reports for it or an earlier one come too late.
+    released: Option<u32>,
+}
+
+/// A tick some agents have reported.
+#[derive(Debug)]
+struct PendingTick {
+    merged: MergedInterval,
+    /// Active agents that have not reported this tick yet.
+    missing: usize,
 }
 
 impl IntervalMerger {
@@ -139,23 +153,58 @@ impl IntervalMerger {
         IntervalMerger {
             tick,
             active: vec![true; agents],
+            active_count: agents,
             pending: BTreeMap::new(),
+            released: None,
         }
     }
 
     /// Adds agent `agent`'s report of tick `seq`; returns the ticks now complete, in order.
+    /// A second report of the same tick from the same agent, a report of a tick already
+    /// released and a report from an unknown agent are ignored.
     pub fn add(&mut self, agent: usize, seq: u32, part: IntervalPart) -> Vec<MergedInterval> {
         let n = self.active.len();
-        if agent < n {
-            self.pending.entry(seq).or_insert_with(|| vec![None; n])[agent] = Some(part);
+        if agent >= n || self.released.is_some_and(|r| seq <= r) {
+            return Vec::new();
+        }
+        let (tick, active_count) = (self.tick, self.active_count);
+        let pending = self.pending.entry(seq).or_insert_with(|| PendingTick {
+            merged: MergedInterval {
+                seq,
+                end: tick * seq,
+                duration: Duration::ZERO,
+                threads: 0,
+                events: 0,
+                latency: Latency::default(),
+                db: DbCounters::default(),
+                io: IoCounters::default(),
+                per_agent: vec![None; n],
+            },
+            missing: active_count,
+        });
+        if pending.merged.per_agent[agent].is_some() {
+            return Vec::new();
+        }
+        absorb(&mut pending.merged, agent, &part);
+        // A report from an agent that already finished still counts, but nobody waits for it.
+        if self.active[agent] {
+            pending.missing -= 1;
         }
         self.release()
     }
 
     /// Agent `agent` will report no more ticks (finished or lost).
     pub fn finish(&mut self, agent: usize) -> Vec<MergedInterval> {
-        if let Some(a) = self.active.get_mut(agent) {
+        if let Some(a) = self.active.get_mut(agent)
+            && *a
+        {
             *a = false;
+            self.active_count -= 1;
+            for p in self.pending.values_mut() {
+                if p.merged.per_agent[agent].is_none() {
+                    p.missing -= 1;
+                }
+            }
         }
         self.release()
     }
@@ -163,47 +212,30 @@ impl IntervalMerger {
     fn release(&mut self) -> Vec<MergedInterval> {
         let mut out = Vec::new();
         while let Some(entry) = self.pending.first_entry() {
-            let complete = entry
-                .get()
-                .iter()
-                .zip(&self.active)
-                .all(|(part, &active)| part.is_some() || !active);
-            if !complete {
+            if entry.get().missing > 0 {
                 break;
             }
-            let seq = *entry.key();
-            let parts = entry.remove();
-            out.push(merge_tick(seq, self.tick, &parts));
+            let mut m = entry.remove().merged;
+            if m.duration.is_zero() {
+                m.duration = self.tick;
+            }
+            self.released = Some(m.seq);
+            out.push(m);
         }
         out
     }
 }
 
-fn merge_tick(seq: u32, tick: Duration, parts: &[Option<IntervalPart>]) -> MergedInterval {
-    let mut m = MergedInterval {
-        seq,
-        end: tick * seq,
-        duration: Duration::ZERO,
-        threads: 0,
-        events: 0,
-        latency: Latency::default(),
-        db: DbCounters::default(),
-        io: IoCounters::default(),
-        per_agent: parts.iter().map(|p| p.as_ref().map(|p| p.events)).collect(),
-    };
-    for p in parts.iter().flatten() {
-        m.duration = m.duration.max(p.duration);
-        // Saturating throughout: agents' figures are input, and input may be garbage.
-        m.threads = m.threads.saturating_add(p.threads_running);
-        m.events = m.events.saturating_add(p.events);
-        m.latency.merge(&p.latency);
-        m.db.merge(&p.db);
-        m.io.merge(&p.io);
-    }
-    if m.duration.is_zero() {
-        m.duration = tick;
-    }
-    m
+/// Adds agent `agent`'s report to its tick.
+fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
+    m.per_agent[agent] = Some(p.events);
+    m.duration = m.duration.max(p.duration);
+    // Saturating throughout: agents' figures are input, and input may be garbage.
+    m.threads = m.threads.saturating_add(p.threads_running);
+    m.events = m.events.saturating_add(p.events);
+    m.latency.merge(&p.latency);
+    m.db.merge(&p.db);
+    m.io.merge(&p.io);
 }
 
 /// sysbench's "Threads fairness": mean and population standard deviation of events per
@@ -263,10 +295,6 @@ pub struct AgentResult {
     pub status: AgentStatus,
     pub db: DbCounters,
     pub io: IoCounters,
-    /// Latency per statement kind (OLTP), by kind name.
-    pub kinds: Vec<(String, Latency)>,
-    /// Per database target (index into the plan's targets): counters and statement latency.
-    pub targets: Vec<(usize, DbCounters, Latency)>,
 }
 
 impl AgentResult {
@@ -282,6 +310,12 @@ pub struct RunResult {
     pub intervals: Vec<MergedInterval>,
     /// The user interrupted the run (Ctrl-C); figures cover what ran until then.
     pub interrupted: bool,
+    /// Statement latency per kind (OLTP), merged over agents ([`RunResult::add_statements`]),
+    /// in first-seen order.
+    pub kinds: Vec<(String, Latency)>,
+    /// Per database target (index into the plan's targets): counters and statement latency,
+    /// merged over agents, by index.
+    pub targets: Vec<(usize, DbCounters, Latency)>,
 }
 
 impl RunResult {
@@ -343,36 +377,29 @@ impl RunResult {
         d
     }
 
-    /// Statement latency per kind, merged over agents, in first-seen order.
-    pub fn kinds(&self) -> Vec<(String, Latency)> {
-        let mut out: Vec<(String, Latency)> = Vec::new();
-        for a in &self.agents {
-            for (k, l) in &a.kinds {
-                match out.iter_mut().find(|(n, _)| n == k) {
-                    Some((_, m)) => m.merge(l),
-                    None => out.push((k.clone(), l.clone())),
-                }
+    /// Merges one agent's statement latency per kind and figures per target into the
+    /// run's. Agents' own copies are not kept: at a thousand agents with a dozen statement
+    /// kinds they would be most of the coordinator's memory.
+    pub fn add_statements(
+        &mut self,
+        kinds: Vec<(String, Latency)>,
+        targets: Vec<(usize, DbCounters, Latency)>,
+    ) {
+        for (k, l) in kinds {
+            match self.kinds.iter_mut().find(|(n, _)| *n == k) {
+                Some((_, m)) => m.merge(&l),
+                None => self.kinds.push((k, l)),
             }
         }
-        out
-    }
-
-    /// Per target index: counters and statement latency, merged over agents.
-    pub fn targets(&self) -> Vec<(usize, DbCounters, Latency)> {
-        let mut out: Vec<(usize, DbCounters, Latency)> = Vec::new();
-        for a in &self.agents {
-            for (t, d, l) in &a.targets {
-                match out.iter_mut().find(|(n, _, _)| n == t) {
-                    Some((_, md, ml)) => {
-                        md.merge(d);
-                        ml.merge(l);
-                    }
-                    None => out.push((*t, d.clone(), l.clone())),
+        for (t, d, l) in targets {
+            match self.targets.binary_search_by_key(&t, |x| x.0) {
+                Ok(i) => {
+                    self.targets[i].1.merge(&d);
+                    self.targets[i].2.merge(&l);
                 }
+                Err(i) => self.targets.insert(i, (t, d, l)),
             }
         }
-        out.sort_by_key(|t| t.0);
-        out
     }
 
     pub fn lost_agents(&self) -> impl Iterator<Item = &AgentResult> {
@@ -523,6 +550,118 @@ mod tests {
         assert_eq!(out[0].db.reads, u64::MAX);
         assert_eq!(out[0].db.errors_by_code[&1213], u64::MAX);
         let _ = out[0].events_per_sec();
+    }
+
+    #[test]
+    fn repeated_late_and_stray_reports_are_ignored() {
+        let mut m = IntervalMerger::new(2, Duration::from_secs(1));
+        assert!(m.add(0, 1, part(10, 1)).is_empty());
+        // The same tick again from the same agent: the first report stands.
+        assert!(m.add(0, 1, part(99, 1)).is_empty());
+        let out = m.add(1, 1, part(5, 1));
+        assert_eq!((out[0].events, out[0].latency.count()), (15, 15));
+        // Tick 1 is out: a report of it now is too late and must not start a new tick 1.
+        assert!(m.add(1, 1, part(7, 1)).is_empty());
+        assert!(m.add(0, 2, part(1, 1)).is_empty());
+        let out = m.add(1, 2, part(2, 1));
+        assert_eq!(out.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(out[0].events, 3);
+    }
+
+    #[test]
+    fn a_finished_agent_is_no_longer_waited_for_but_its_late_report_counts() {
+        let mut m = IntervalMerger::new(3, Duration::from_secs(1));
+        assert!(m.add(0, 1, part(1, 1)).is_empty());
+        assert!(m.add(0, 2, part(2, 1)).is_empty());
+        assert!(m.add(1, 1, part(10, 1)).is_empty());
+        // Agent 2 finishes: tick 1 is complete, tick 2 still waits for agent 1.
+        let out = m.finish(2);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].per_agent, vec![Some(1), Some(10), None]);
+        // Finishing twice changes nothing.
+        assert!(m.finish(2).is_empty());
+        // A report agent 2 sent before its end still arrives; it counts, tick 2 waits on.
+        assert!(m.add(2, 2, part(100, 1)).is_empty());
+        let out = m.add(1, 2, part(20, 1));
+        assert_eq!(out[0].events, 122);
+        assert_eq!(out[0].per_agent, vec![Some(2), Some(20), Some(100)]);
+        // Once nobody is active, a new tick is released at once.
+        m.finish(0);
+        m.finish(1);
+        let out = m.add(0, 3, part(4, 1));
+        assert_eq!((out[0].seq, out[0].events), (3, 4));
+    }
+
+    #[test]
+    fn many_agents_merge_to_the_sums_and_the_histogram_of_all() {
+        let n = 1_000;
+        let mut m = IntervalMerger::new(n, Duration::from_secs(1));
+        let mut all = Latency::default();
+        let mut released = Vec::new();
+        for seq in 1..=2u32 {
+            // Agents report in an order that differs per tick.
+            for k in 0..n {
+                let a = (k * 7 + seq as usize) % n;
+                let p = IntervalPart {
+                    duration: Duration::from_millis(1_000 + a as u64 % 3),
+                    events: a as u64,
+                    threads_running: 2,
+                    latency: lat(&[100 + a as u64, 5_000 + 10 * a as u64]),
+                    db: DbCounters {
+                        reads: 1,
+                        ..Default::default()
+                    },
+                    io: IoCounters::default(),
+                };
+                all.merge(&p.latency);
+                released.extend(m.add(a, seq, p));
+            }
+        }
+        assert_eq!(released.len(), 2);
+        let want: u64 = (0..n as u64).sum();
+        for iv in &released {
+            assert_eq!((iv.events, iv.threads, iv.db.reads), (want, 2_000, 1_000));
+            assert_eq!(iv.duration, Duration::from_millis(1_002));
+            assert_eq!(iv.per_agent[17], Some(17));
+            assert_eq!(iv.latency.count(), 2 * n as u64);
+        }
+        let mut both = released[0].latency.clone();
+        both.merge(&released[1].latency);
+        for p in [50.0, 95.0, 99.9] {
+            assert_eq!(both.percentile_ms(p), all.percentile_ms(p));
+        }
+    }
+
+    #[test]
+    fn statements_are_merged_by_kind_and_by_target() {
+        let mut r = RunResult::default();
+        let db = |reads| DbCounters {
+            reads,
+            ..Default::default()
+        };
+        r.add_statements(
+            vec![
+                ("commit".into(), lat(&[10])),
+                ("point_select".into(), lat(&[1])),
+            ],
+            vec![(1, db(5), lat(&[7])), (0, db(1), lat(&[3]))],
+        );
+        r.add_statements(
+            vec![("point_select".into(), lat(&[2, 3]))],
+            vec![(1, db(6), lat(&[8]))],
+        );
+        let kinds: Vec<(&str, u64)> = r
+            .kinds
+            .iter()
+            .map(|(k, l)| (k.as_str(), l.count()))
+            .collect();
+        assert_eq!(kinds, vec![("commit", 1), ("point_select", 3)]);
+        let targets: Vec<(usize, u64, u64)> = r
+            .targets
+            .iter()
+            .map(|(i, d, l)| (*i, d.reads, l.count()))
+            .collect();
+        assert_eq!(targets, vec![(0, 1, 1), (1, 11, 2)]);
     }
 
     #[test]

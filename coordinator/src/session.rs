@@ -1,15 +1,16 @@
 //! Talks to agents: Hello (reachability, protocol version, capabilities), then one Run
 //! stream per agent with the Start / Ready / Go barrier, merging what comes back.
-//! Conversions from wire messages to the coordinator's result types live here too.
+//! Wire messages become result types in [`crate::wire`].
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fleetbench_agent::auth::Attach;
+use fleetbench_proto::PROTOCOL_VERSION;
+use fleetbench_proto::histogram::CodecError;
 use fleetbench_proto::v1::agent_client::AgentClient;
 use fleetbench_proto::v1::{
     self as pb, HelloReply, HelloRequest, RunEvent, RunRequest, run_event, run_request,
 };
-use fleetbench_proto::{PROTOCOL_VERSION, histogram};
 use futures::future::join_all;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -21,11 +22,9 @@ use tracing::warn;
 use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::OltpConfig;
 
-use crate::merge::{
-    AgentResult, AgentStatus, DbCounters, IntervalMerger, IntervalPart, IoCounters, Latency,
-    MergedInterval, RunResult,
-};
+use crate::merge::{AgentResult, IntervalMerger, IntervalPart, MergedInterval, RunResult};
 use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
+use crate::wire::{self, AgentFinal};
 
 /// How long connecting to and greeting an agent may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -256,6 +255,16 @@ struct Participant {
 /// Connections the agents have opened so far, per agent (done, total), as their Opening
 /// messages say.
 type OpeningTally = std::sync::Mutex<Vec<(u64, u64)>>;
+
+impl Participant {
+    fn sender(&self) -> wire::Sender {
+        wire::Sender {
+            addr: self.conn.addr.clone(),
+            host: self.conn.hello.hostname.clone(),
+            threads: self.threads,
+        }
+    }
+}
 
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
 /// together once every one is Ready. `on_opening` sees (open, total) connections summed
@@ -572,10 +581,12 @@ async fn stream_progress(stream: &mut Streaming<pb::Progress>) -> Result<String,
     Ok(summary)
 }
 
-/// What a participant's stream delivered.
+/// What a participant's stream delivered, already decoded by its reader task so that the
+/// histograms of many agents are decoded in parallel rather than one by one in the merge.
 enum Delivery {
-    Interval(pb::Interval),
-    Final(pb::Final),
+    /// Tick number and the report, or why its histogram was unreadable.
+    Interval(u32, Result<Box<IntervalPart>, CodecError>),
+    Final(Box<AgentFinal>),
     Broken(String),
 }
 
@@ -592,20 +603,21 @@ async fn collect(
             continue;
         };
         let tx = tx.clone();
+        let sender = p.sender();
         tokio::spawn(async move {
             loop {
                 let d = match stream.message().await {
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Interval(iv)),
-                    })) => Delivery::Interval(iv),
+                    })) => Delivery::Interval(iv.seq, wire::interval_part(&iv).map(Box::new)),
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Final(f)),
-                    })) => Delivery::Final(f),
+                    })) => Delivery::Final(Box::new(wire::agent_final(&sender, &f))),
                     Ok(Some(_)) => continue,
                     Ok(None) => Delivery::Broken("its stream ended without a final report".into()),
                     Err(s) => Delivery::Broken(status_text(&s)),
                 };
-                let last = !matches!(d, Delivery::Interval(_));
+                let last = !matches!(d, Delivery::Interval(..));
                 if tx.send((i, d)).await.is_err() || last {
                     break;
                 }
@@ -617,6 +629,8 @@ async fn collect(
     let mut merger = IntervalMerger::new(parts.len(), plan.tick());
     let mut result = RunResult::default();
     let mut outcome: Vec<Option<AgentResult>> = vec![None; parts.len()];
+    // Agents without an outcome yet: counted, not searched for on every message.
+    let mut pending = parts.len();
     let deadline = plan
         .time
         .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
@@ -640,7 +654,7 @@ async fn collect(
         }
         futures::future::select_all(s.iter_mut().map(|s| Box::pin(s.recv()))).await;
     };
-    while outcome.iter().any(Option::is_none) {
+    while pending > 0 {
         let sleep = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d).await,
@@ -650,19 +664,27 @@ async fn collect(
         let released = tokio::select! {
             got = rx.recv() => match got {
                 None => break,
-                Some((i, Delivery::Interval(iv))) => match interval_from_proto(&iv) {
-                    Ok(part) => merger.add(i, iv.seq, part),
+                Some((i, Delivery::Interval(seq, part))) => match part {
+                    Ok(part) => merger.add(i, seq, *part),
                     Err(e) => {
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()
                     }
                 },
                 Some((i, Delivery::Final(f))) => {
-                    outcome[i] = Some(final_from_proto(&parts[i], &f));
+                    let AgentFinal { agent, kinds, targets } = *f;
+                    if outcome[i].is_none() {
+                        pending -= 1;
+                        result.add_statements(kinds, targets);
+                        outcome[i] = Some(agent);
+                    }
                     merger.finish(i)
                 }
                 Some((i, Delivery::Broken(why))) => {
-                    outcome[i] = Some(lost(&parts[i], why));
+                    if outcome[i].is_none() {
+                        pending -= 1;
+                        outcome[i] = Some(lost(&parts[i], why));
+                    }
                     merger.finish(i)
                 }
             },
@@ -684,6 +706,7 @@ async fn collect(
                         *o = Some(lost(&parts[i], format!("no final report within {}s after the run's time", FINAL_GRACE.as_secs())));
                     }
                 }
+                pending = 0;
                 Vec::new()
             }
         };
@@ -708,20 +731,7 @@ async fn collect(
 }
 
 fn lost(p: &Participant, why: String) -> AgentResult {
-    AgentResult {
-        addr: p.conn.addr.clone(),
-        host: p.conn.hello.hostname.clone(),
-        threads: p.threads,
-        elapsed: Duration::ZERO,
-        events: 0,
-        latency: Latency::default(),
-        per_thread: Vec::new(),
-        status: AgentStatus::Lost(why),
-        db: DbCounters::default(),
-        io: IoCounters::default(),
-        kinds: Vec::new(),
-        targets: Vec::new(),
-    }
+    p.sender().lost(why)
 }
 
 /// The wire form of a workload; `tables` are the OLTP tables this agent works on.
@@ -850,96 +860,6 @@ fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         }
     }
     spec
-}
-
-fn db_from_proto(d: Option<&pb::DbCounters>) -> DbCounters {
-    let Some(d) = d else {
-        return DbCounters::default();
-    };
-    DbCounters {
-        reads: d.reads,
-        writes: d.writes,
-        others: d.others,
-        ignored_errors: d.ignored_errors,
-        reconnects: d.reconnects,
-        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
-    }
-}
-
-fn io_from_proto(d: Option<&pb::IoCounters>) -> IoCounters {
-    d.map_or_else(IoCounters::default, |d| IoCounters {
-        reads: d.reads,
-        writes: d.writes,
-        fsyncs: d.fsyncs,
-        bytes_read: d.bytes_read,
-        bytes_written: d.bytes_written,
-    })
-}
-
-fn latency_from_proto(l: Option<&pb::Latency>) -> Result<Latency, histogram::CodecError> {
-    let Some(l) = l else {
-        return Ok(Latency::default());
-    };
-    Ok(Latency {
-        hist: histogram::decode(&l.histogram)?,
-        min_ns: l.min_ns,
-        max_ns: l.max_ns,
-        sum_ns: l.sum_ns,
-    })
-}
-
-fn interval_from_proto(iv: &pb::Interval) -> Result<IntervalPart, histogram::CodecError> {
-    Ok(IntervalPart {
-        duration: Duration::from_nanos(iv.duration_ns),
-        events: iv.events,
-        threads_running: iv.threads_running,
-        latency: latency_from_proto(iv.latency.as_ref())?,
-        db: db_from_proto(iv.db.as_ref()),
-        io: io_from_proto(iv.io.as_ref()),
-    })
-}
-
-fn final_from_proto(p: &Participant, f: &pb::Final) -> AgentResult {
-    let latency = match latency_from_proto(f.latency.as_ref()) {
-        Ok(l) => l,
-        Err(e) => return lost(p, format!("its final report was unreadable: {e}")),
-    };
-    let mut kinds = Vec::new();
-    for k in &f.kinds {
-        match latency_from_proto(k.latency.as_ref()) {
-            Ok(l) => kinds.push((k.kind.clone(), l)),
-            Err(e) => warn!(agent = %p.conn.addr, "dropping {} latency: {e}", k.kind),
-        }
-    }
-    let mut targets = Vec::new();
-    for t in &f.targets {
-        let (Ok(idx), Ok(l)) = (
-            t.name.parse::<usize>(),
-            latency_from_proto(t.statements.as_ref()),
-        ) else {
-            warn!(agent = %p.conn.addr, "dropping unreadable target figures");
-            continue;
-        };
-        targets.push((idx, db_from_proto(t.db.as_ref()), l));
-    }
-    AgentResult {
-        addr: p.conn.addr.clone(),
-        host: p.conn.hello.hostname.clone(),
-        threads: p.threads,
-        elapsed: Duration::from_nanos(f.elapsed_ns),
-        events: f.events,
-        latency,
-        per_thread: f.threads.iter().map(|t| (t.events, t.busy_ns)).collect(),
-        status: if f.aborted.is_empty() {
-            AgentStatus::Completed
-        } else {
-            AgentStatus::Aborted(f.aborted.clone())
-        },
-        db: db_from_proto(f.db.as_ref()),
-        io: io_from_proto(f.io.as_ref()),
-        kinds,
-        targets,
-    }
 }
 
 fn status_text(s: &Status) -> String {

@@ -449,6 +449,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             .collect(),
     };
     let f = r.fairness();
+    // Merging every agent's histogram is the costliest step at a thousand agents: once.
+    let total_latency = r.latency();
     let target_names: Vec<String> = match &plan.workload {
         Workload::Oltp(o) => o.config.targets.iter().map(|t| t.name.clone()).collect(),
         _ => Vec::new(),
@@ -476,8 +478,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             threads: r.threads(),
             events: r.events(),
             events_per_sec: r.events_per_sec(),
-            latency_ms: latency_ms(&r.latency(), &plan.percentiles),
-            latency_spectrum_ms: spectrum(&r.latency()),
+            latency_ms: latency_ms(&total_latency, &plan.percentiles),
+            latency_spectrum_ms: spectrum(&total_latency),
             fairness: Fairness {
                 events_avg: f.events_avg,
                 events_stddev: f.events_stddev,
@@ -487,12 +489,12 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             agents_lost: r.lost_agents().count(),
             figures: kind.figures(&r.db(), &r.io(), r.events(), r.total_time().as_secs_f64()),
             statements_latency_ms: r
-                .kinds()
+                .kinds
                 .iter()
                 .map(|(k, l)| (k.clone(), latency_ms(l, &plan.percentiles)))
                 .collect(),
             targets: r
-                .targets()
+                .targets
                 .iter()
                 .map(|(i, d, l)| TargetJson {
                     name: target_names
@@ -600,6 +602,37 @@ mod tests {
         assert_eq!((j.min, j.max), (0.001, 1.0));
         assert!((j.percentiles["p50"] - 0.5).abs() < 0.001);
         assert!((j.avg - 0.5005).abs() < 0.001);
+    }
+
+    #[test]
+    fn every_agent_is_in_the_json_however_many_there_are() {
+        // The text report condenses past 20 agents; the JSON never does.
+        let n = 3 * crate::report::text::AGENTS_LISTED;
+        let plan =
+            crate::plan::build(&crate::cli::parse(["fleetbench", "cpu", "run"]).unwrap()).unwrap();
+        let r = RunResult {
+            agents: (0..n)
+                .map(|i| crate::merge::AgentResult {
+                    addr: format!("10.0.1.{i}:7600"),
+                    host: format!("c{i}"),
+                    threads: 1,
+                    elapsed: std::time::Duration::from_secs(1),
+                    events: i as u64,
+                    latency: Latency::default(),
+                    per_thread: vec![(i as u64, 1)],
+                    status: AgentStatus::Completed,
+                    db: Default::default(),
+                    io: Default::default(),
+                })
+                .collect(),
+            ..RunResult::default()
+        };
+        let v = serde_json::to_value(build(&plan, &r)).unwrap();
+        let agents = v["agents"].as_array().unwrap();
+        assert_eq!(agents.len(), n);
+        assert_eq!(agents[n - 1]["addr"], format!("10.0.1.{}:7600", n - 1));
+        assert_eq!(agents[n - 1]["events"], n as u64 - 1);
+        assert_eq!(v["totals"]["events"], (0..n as u64).sum::<u64>());
     }
 
     #[test]

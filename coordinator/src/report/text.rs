@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::pct_label;
-use crate::merge::{AgentStatus, MergedInterval, RunResult};
+use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
 use crate::plan::{Plan, Workload};
 use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
 use fleetbench_agent::workloads::memory::Oper;
@@ -26,11 +26,7 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
             r.as_secs()
         );
     }
-    let list: Vec<String> = agents
-        .iter()
-        .map(|(a, t)| format!("{a} ({t} threads)"))
-        .collect();
-    let _ = writeln!(s, "Agents: {}: {}", agents.len(), list.join(", "));
+    let _ = writeln!(s, "{}", agents_line(agents));
     if plan.seed == 0 {
         let _ = writeln!(s, "Initializing random number generator from current time");
     } else {
@@ -71,6 +67,31 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
     }
     s.push_str("Initializing worker threads...\n\n");
     s
+}
+
+/// The header's line of agents: each with its threads, or past [`AGENTS_LISTED`] agents,
+/// the count, the range of threads per agent and the first and last address.
+pub fn agents_line(agents: &[(String, u32)]) -> String {
+    if agents.len() <= AGENTS_LISTED {
+        let list: Vec<String> = agents
+            .iter()
+            .map(|(a, t)| format!("{a} ({t} threads)"))
+            .collect();
+        return format!("Agents: {}: {}", agents.len(), list.join(", "));
+    }
+    let min = agents.iter().map(|a| a.1).min().unwrap_or(0);
+    let max = agents.iter().map(|a| a.1).max().unwrap_or(0);
+    let threads = if min == max {
+        format!("{min}")
+    } else {
+        format!("{min}-{max}")
+    };
+    format!(
+        "Agents: {} ({threads} threads each): {} ... {}",
+        agents.len(),
+        agents[0].0,
+        agents[agents.len() - 1].0
+    )
 }
 
 /// A size as sysbench prints it: the largest binary unit that divides it ("16MiB", "2GiB").
@@ -403,8 +424,8 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
         "reconn",
         format!("stmt lat (ms,{}%)", pct_label(p))
     );
-    for (i, d, l) in r.targets() {
-        let name = names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+    for (i, d, l) in &r.targets {
+        let name = names.get(*i).cloned().unwrap_or_else(|| format!("#{i}"));
         let q = d.reads + d.writes + d.others;
         let _ = writeln!(
             s,
@@ -463,68 +484,245 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
     s
 }
 
-/// One row per agent: address, host, threads, events, events/s, first percentile, status.
+/// Past this many agents the per-agent block is condensed to a summary; the JSON result
+/// always lists every agent.
+pub const AGENTS_LISTED: usize = 20;
+
+/// How many of the slowest and of the fastest agents the condensed block names.
+pub const EXTREMES: usize = 3;
+
+/// Per agent: up to [`AGENTS_LISTED`] agents one row each (address, host, threads, events,
+/// events/s, first percentile, status); more are summarised by [`agents_summary`]. Then a
+/// warning for each agent that stopped early or was lost.
 pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
-    let p = plan.percentiles.first().copied().unwrap_or(95.0);
-    let lat_head = format!("lat (ms,{}%)", pct_label(p));
-    let addr_w = r
-        .agents
-        .iter()
-        .map(|a| a.addr.len())
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    let host_w = r
-        .agents
-        .iter()
-        .map(|a| a.host.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let db = matches!(plan.workload, Workload::Oltp(_));
-    let (events_head, rate_head) = if db {
-        ("transactions", "tps")
+    let mut s = if r.agents.len() <= AGENTS_LISTED {
+        let all: Vec<&AgentResult> = r.agents.iter().collect();
+        let table = AgentTable::new(plan, &all);
+        let mut s = String::from("Per agent:\n");
+        s.push_str(&table.head());
+        for a in &all {
+            s.push_str(&table.row(a));
+        }
+        s
     } else {
-        ("events", "events/s")
+        agents_summary(plan, r)
     };
-    let mut s = String::from("Per agent:\n");
+    s.push_str(&agent_warnings(&r.agents));
+    s
+}
+
+/// The condensed per-agent block: how many agents and threads and how their runs ended,
+/// min/median/max over agents of events/s (tps for OLTP) and of the first percentile, the
+/// [`EXTREMES`] slowest and fastest agents in the full block's layout, and where the full
+/// list is. Lost agents delivered no figures and are left out of the spread.
+pub fn agents_summary(plan: &Plan, r: &RunResult) -> String {
+    let p = plan.percentiles.first().copied().unwrap_or(95.0);
+    let rate = if matches!(plan.workload, Workload::Oltp(_)) {
+        "tps"
+    } else {
+        "events/s"
+    };
+    let count = |f: fn(&AgentStatus) -> bool| r.agents.iter().filter(|a| f(&a.status)).count();
+    let ok = count(|s| *s == AgentStatus::Completed);
+    let stopped = count(|s| matches!(s, AgentStatus::Aborted(_)));
+    let lost = count(|s| matches!(s, AgentStatus::Lost(_)));
+    let mut s = String::from("Per agent (condensed):\n");
     let _ = write!(
         s,
-        "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
-        "agent", "host", "threads", events_head, rate_head
+        "    {} agents, {} threads: {ok} completed",
+        r.agents.len(),
+        r.threads()
     );
-    let fileio = matches!(plan.workload, Workload::Fileio(_));
-    let memory = match plan.workload {
-        Workload::Memory(m) => Some(m.block_size),
-        _ => None,
+    if stopped > 0 {
+        let _ = write!(s, ", {stopped} stopped early");
+    }
+    if lost > 0 {
+        let _ = write!(s, ", {lost} lost");
+    }
+    s.push('\n');
+    let ran: Vec<&AgentResult> = r
+        .agents
+        .iter()
+        .filter(|a| !matches!(a.status, AgentStatus::Lost(_)))
+        .collect();
+    let rates = spread(ran.iter().map(|a| a.events_per_sec()).collect());
+    let lats = spread(ran.iter().map(|a| a.latency.percentile_ms(p)).collect());
+    if let (Some(rates), Some(lats)) = (rates, lats) {
+        let lat_head = format!("lat (ms,{}%)", pct_label(p));
+        let w = lat_head.len().max(rate.len()) + 1;
+        for (head, [min, median, max]) in [(rate, rates), (lat_head.as_str(), lats)] {
+            let _ = writeln!(
+                s,
+                "    {:<w$}  min {min:>12.2}  median {median:>12.2}  max {max:>12.2}",
+                format!("{head}:")
+            );
+        }
+        let (slowest, fastest) = extremes(&ran, EXTREMES);
+        let shown: Vec<&AgentResult> = slowest.iter().chain(&fastest).copied().collect();
+        let table = AgentTable::new(plan, &shown);
+        for (title, list) in [("Slowest", &slowest), ("Fastest", &fastest)] {
+            if list.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "  {title} {} by {rate}:", list.len());
+            s.push_str(&table.head());
+            for a in list {
+                s.push_str(&table.row(a));
+            }
+        }
+    } else {
+        s.push_str("    no agent delivered its figures\n");
+    }
+    match &plan.json {
+        Some(path) => {
+            let _ = writeln!(s, "The full list of agents is in {}.", path.display());
+        }
+        None => s.push_str("The full list of agents is in the JSON result (--json FILE).\n"),
+    }
+    s
+}
+
+/// [min, median, max] of `v` (the median of an even count is the mean of the middle two);
+/// None when empty. NaN sorts last.
+pub fn spread(mut v: Vec<f64>) -> Option<[f64; 3]> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     };
-    if db {
-        let _ = write!(s, "{:>12}  ", "qps");
-    }
-    if fileio {
-        let _ = write!(
-            s,
-            "{:>10}  {:>10}  {:>10}  {:>10}  {:>10}  ",
-            "reads/s", "writes/s", "fsyncs/s", "read MiB/s", "wrtn MiB/s"
-        );
-    }
-    if memory.is_some() {
-        let _ = write!(s, "{:>12}  ", "MiB/sec");
-    }
-    let _ = writeln!(s, "{lat_head:>13}  status");
-    let mut notes = String::new();
-    for a in &r.agents {
-        let status = match &a.status {
-            AgentStatus::Completed => "ok",
+    Some([v[0], median, v[n - 1]])
+}
+
+/// The `k` agents with the fewest events/s (slowest first) and the `k` with the most
+/// (fastest first), never the same agent twice; equal rates keep the agents' order.
+pub fn extremes<'a>(
+    agents: &[&'a AgentResult],
+    k: usize,
+) -> (Vec<&'a AgentResult>, Vec<&'a AgentResult>) {
+    // Stable sorts: equal rates stay in agent order.
+    let mut slowest: Vec<&AgentResult> = agents.to_vec();
+    slowest.sort_by(|a, b| a.events_per_sec().total_cmp(&b.events_per_sec()));
+    let slow = k.min(slowest.len());
+    let fast = k.min(slowest.len() - slow);
+    let mut fastest = slowest.split_off(slowest.len() - fast);
+    fastest.sort_by(|a, b| b.events_per_sec().total_cmp(&a.events_per_sec()));
+    slowest.truncate(slow);
+    (slowest, fastest)
+}
+
+/// A warning line for each agent that stopped early or was lost, at most
+/// [`AGENTS_LISTED`], then how many more there are.
+fn agent_warnings(agents: &[AgentResult]) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    for a in agents {
+        match &a.status {
+            AgentStatus::Completed => {}
             AgentStatus::Aborted(why) => {
-                let _ = writeln!(notes, "WARNING: agent {} stopped early: {why}", a.addr);
-                "stopped"
+                notes.push(format!("WARNING: agent {} stopped early: {why}", a.addr))
             }
             AgentStatus::Lost(why) => {
-                let _ = writeln!(notes, "WARNING: agent {} was lost: {why}", a.addr);
-                "LOST"
+                notes.push(format!("WARNING: agent {} was lost: {why}", a.addr))
             }
+        }
+    }
+    let mut s = String::new();
+    if notes.is_empty() {
+        return s;
+    }
+    s.push('\n');
+    for n in notes.iter().take(AGENTS_LISTED) {
+        let _ = writeln!(s, "{n}");
+    }
+    if notes.len() > AGENTS_LISTED {
+        let _ = writeln!(
+            s,
+            "WARNING: {} more agents stopped early or were lost; the JSON result lists them all",
+            notes.len() - AGENTS_LISTED
+        );
+    }
+    s
+}
+
+/// The layout of the per-agent table for a plan and the agents it will show.
+struct AgentTable {
+    percentile: f64,
+    addr_w: usize,
+    host_w: usize,
+    db: bool,
+    fileio: bool,
+    /// memory: its block size.
+    memory: Option<u64>,
+}
+
+impl AgentTable {
+    fn new(plan: &Plan, agents: &[&AgentResult]) -> Self {
+        AgentTable {
+            percentile: plan.percentiles.first().copied().unwrap_or(95.0),
+            addr_w: agents
+                .iter()
+                .map(|a| a.addr.len())
+                .max()
+                .unwrap_or(5)
+                .max(5),
+            host_w: agents
+                .iter()
+                .map(|a| a.host.len())
+                .max()
+                .unwrap_or(4)
+                .max(4),
+            db: matches!(plan.workload, Workload::Oltp(_)),
+            fileio: matches!(plan.workload, Workload::Fileio(_)),
+            memory: match plan.workload {
+                Workload::Memory(m) => Some(m.block_size),
+                _ => None,
+            },
+        }
+    }
+
+    fn head(&self) -> String {
+        let (addr_w, host_w) = (self.addr_w, self.host_w);
+        let (events_head, rate_head) = if self.db {
+            ("transactions", "tps")
+        } else {
+            ("events", "events/s")
         };
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
+            "agent", "host", "threads", events_head, rate_head
+        );
+        if self.db {
+            let _ = write!(s, "{:>12}  ", "qps");
+        }
+        if self.fileio {
+            let _ = write!(
+                s,
+                "{:>10}  {:>10}  {:>10}  {:>10}  {:>10}  ",
+                "reads/s", "writes/s", "fsyncs/s", "read MiB/s", "wrtn MiB/s"
+            );
+        }
+        if self.memory.is_some() {
+            let _ = write!(s, "{:>12}  ", "MiB/sec");
+        }
+        let lat_head = format!("lat (ms,{}%)", pct_label(self.percentile));
+        let _ = writeln!(s, "{lat_head:>13}  status");
+        s
+    }
+
+    fn row(&self, a: &AgentResult) -> String {
+        let (addr_w, host_w) = (self.addr_w, self.host_w);
+        let status = match &a.status {
+            AgentStatus::Completed => "ok",
+            AgentStatus::Aborted(_) => "stopped",
+            AgentStatus::Lost(_) => "LOST",
+        };
+        let mut s = String::new();
         let _ = write!(
             s,
             "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12.2}  ",
@@ -534,12 +732,12 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
             a.events,
             a.events_per_sec(),
         );
-        if db {
+        if self.db {
             let q = a.db.reads + a.db.writes + a.db.others;
             let _ = write!(s, "{:>12.2}  ", crate::merge::per_sec(q, a.elapsed));
         }
-        if fileio {
-            let secs = a.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+        let secs = a.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+        if self.fileio {
             let _ = write!(
                 s,
                 "{:>10.2}  {:>10.2}  {:>10.2}  {:>10.2}  {:>10.2}  ",
@@ -550,17 +748,16 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
                 a.io.bytes_written as f64 / MIB / secs,
             );
         }
-        if let Some(block) = memory {
-            let secs = a.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+        if let Some(block) = self.memory {
             let _ = write!(s, "{:>12.2}  ", a.events as f64 * block as f64 / MIB / secs);
         }
-        let _ = writeln!(s, "{:>13.2}  {status}", a.latency.percentile_ms(p));
+        let _ = writeln!(
+            s,
+            "{:>13.2}  {status}",
+            a.latency.percentile_ms(self.percentile)
+        );
+        s
     }
-    if !notes.is_empty() {
-        s.push('\n');
-        s.push_str(&notes);
-    }
-    s
 }
 
 #[cfg(test)]
@@ -616,8 +813,6 @@ mod tests {
             status: AgentStatus::Completed,
             db: Default::default(),
             io: Default::default(),
-            kinds: Vec::new(),
-            targets: Vec::new(),
         };
         let b = AgentResult {
             addr: "10.0.0.2:7600".into(),
@@ -630,13 +825,13 @@ mod tests {
             status: AgentStatus::Lost("connection reset".into()),
             db: Default::default(),
             io: Default::default(),
-            kinds: Vec::new(),
-            targets: Vec::new(),
         };
         RunResult {
             agents: vec![a, b],
             intervals: Vec::new(),
             interrupted: false,
+            kinds: Vec::new(),
+            targets: Vec::new(),
         }
     }
 
@@ -727,6 +922,146 @@ SQL statistics:
         assert_eq!(
             table_ranges(&[1, 2, 3, 5, 7, 8]),
             "sbtest1-3, sbtest5, sbtest7-8"
+        );
+    }
+
+    /// `n` completed agents; agent i ran 10 s with 100 + 10 i events of (i + 1) ms each.
+    fn many(n: usize) -> RunResult {
+        let agents = (0..n)
+            .map(|i| AgentResult {
+                addr: format!("10.0.0.{i}:7600"),
+                host: format!("c{i}"),
+                threads: 1,
+                elapsed: Duration::from_secs(10),
+                events: 100 + 10 * i as u64,
+                latency: latency(&[1_000 * (i as u64 + 1)]),
+                per_thread: vec![(100 + 10 * i as u64, 10_000_000_000)],
+                status: AgentStatus::Completed,
+                db: Default::default(),
+                io: Default::default(),
+            })
+            .collect();
+        RunResult {
+            agents,
+            ..RunResult::default()
+        }
+    }
+
+    #[test]
+    fn up_to_twenty_agents_are_listed_one_row_each() {
+        let text = agents_block(&plan(), &many(AGENTS_LISTED));
+        assert!(text.starts_with("Per agent:\n    agent"), "{text}");
+        assert_eq!(text.lines().count(), 2 + AGENTS_LISTED, "{text}");
+        assert!(
+            text.contains(
+                "    10.0.0.19:7600  c19         1           290         29.00          20.00  ok\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn past_twenty_agents_the_block_is_condensed() {
+        let mut r = many(25);
+        // The slowest agent by rate is lost: it is left out of the spread and the extremes.
+        r.agents[0].status = AgentStatus::Lost("connection reset".into());
+        r.agents[0].events = 0;
+        r.agents[3].status = AgentStatus::Aborted("stopped by the user".into());
+        let mut plan = plan();
+        let text = agents_block(&plan, &r);
+        let expected = "\
+Per agent (condensed):
+    25 agents, 25 threads: 23 completed, 1 stopped early, 1 lost
+    events/s:      min        11.00  median        22.50  max        34.00
+    lat (ms,95%):  min         2.00  median        13.50  max        25.00
+  Slowest 3 by events/s:
+    agent           host  threads        events      events/s   lat (ms,95%)  status
+    10.0.0.1:7600   c1          1           110         11.00           2.00  ok
+    10.0.0.2:7600   c2          1           120         12.00           3.00  ok
+    10.0.0.3:7600   c3          1           130         13.00           4.00  stopped
+  Fastest 3 by events/s:
+    agent           host  threads        events      events/s   lat (ms,95%)  status
+    10.0.0.24:7600  c24         1           340         34.00          25.00  ok
+    10.0.0.23:7600  c23         1           330         33.00          24.00  ok
+    10.0.0.22:7600  c22         1           320         32.00          23.00  ok
+The full list of agents is in the JSON result (--json FILE).
+
+WARNING: agent 10.0.0.0:7600 was lost: connection reset
+WARNING: agent 10.0.0.3:7600 stopped early: stopped by the user
+";
+        assert_eq!(text, expected);
+        plan.json = Some("out/run.json".into());
+        assert!(agents_block(&plan, &r).contains("The full list of agents is in out/run.json.\n"));
+        // Every agent lost: no spread, no extremes, and the warnings are capped.
+        for a in &mut r.agents {
+            a.status = AgentStatus::Lost("gone".into());
+        }
+        let text = agents_block(&plan, &r);
+        assert!(
+            text.contains(
+                "25 agents, 25 threads: 0 completed, 25 lost\n    no agent delivered its figures\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("was lost: gone").count(),
+            AGENTS_LISTED,
+            "{text}"
+        );
+        assert!(text.ends_with("WARNING: 5 more agents stopped early or were lost; the JSON result lists them all\n"), "{text}");
+    }
+
+    #[test]
+    fn spread_gives_min_median_max() {
+        assert_eq!(spread(vec![]), None);
+        assert_eq!(spread(vec![3.0]), Some([3.0, 3.0, 3.0]));
+        assert_eq!(spread(vec![4.0, 1.0, 3.0, 2.0]), Some([1.0, 2.5, 4.0]));
+        assert_eq!(spread(vec![5.0, 1.0, 2.0]), Some([1.0, 2.0, 5.0]));
+    }
+
+    #[test]
+    fn extremes_never_name_an_agent_twice() {
+        let r = many(5);
+        let all: Vec<&AgentResult> = r.agents.iter().rev().collect();
+        let names = |v: &[&AgentResult]| v.iter().map(|a| a.host.clone()).collect::<Vec<_>>();
+        let (slow, fast) = extremes(&all, 3);
+        assert_eq!(names(&slow), ["c0", "c1", "c2"]);
+        assert_eq!(names(&fast), ["c4", "c3"]);
+        let (slow, fast) = extremes(&all[..1], 3);
+        assert_eq!((names(&slow), fast.len()), (vec!["c4".to_string()], 0));
+        // Equal rates keep the given order at both ends.
+        let mut r = many(4);
+        for a in &mut r.agents {
+            a.events = 7;
+        }
+        let all: Vec<&AgentResult> = r.agents.iter().collect();
+        let (slow, fast) = extremes(&all, 2);
+        assert_eq!(
+            (names(&slow), names(&fast)),
+            (
+                vec!["c0".to_string(), "c1".into()],
+                vec!["c2".to_string(), "c3".into()]
+            )
+        );
+    }
+
+    #[test]
+    fn header_lists_up_to_twenty_agents_then_summarises() {
+        let few: Vec<(String, u32)> = (0..AGENTS_LISTED).map(|i| (format!("h{i}:1"), 2)).collect();
+        let line = agents_line(&few);
+        assert!(
+            line.starts_with("Agents: 20: h0:1 (2 threads), h1:1 (2 threads), "),
+            "{line}"
+        );
+        let mut many: Vec<(String, u32)> = (0..1000).map(|i| (format!("h{i}:1"), 4)).collect();
+        assert_eq!(
+            agents_line(&many),
+            "Agents: 1000 (4 threads each): h0:1 ... h999:1"
+        );
+        many[5].1 = 3;
+        assert_eq!(
+            agents_line(&many),
+            "Agents: 1000 (3-4 threads each): h0:1 ... h999:1"
         );
     }
 

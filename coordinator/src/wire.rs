@@ -1,0 +1,150 @@
+//! Conversions from the agents' wire messages (`Interval`, `Final`) to the coordinator's
+//! result types, histograms decoded on the way. Pure functions: the session calls them in
+//! each agent's reader task, the merge benchmark on messages it builds itself.
+
+use std::time::Duration;
+
+use fleetbench_proto::histogram::{self, CodecError};
+use fleetbench_proto::v1 as pb;
+use tracing::warn;
+
+use crate::merge::{AgentResult, AgentStatus, DbCounters, IntervalPart, IoCounters, Latency};
+
+/// An agent's final report: its own row of the result, and what it adds to the run's
+/// per-statement-kind and per-target figures (merged into the run, not kept per agent).
+#[derive(Debug, Clone)]
+pub struct AgentFinal {
+    pub agent: AgentResult,
+    /// Latency per statement kind (OLTP), by kind name.
+    pub kinds: Vec<(String, Latency)>,
+    /// Per database target (index into the plan's targets): counters and statement latency.
+    pub targets: Vec<(usize, DbCounters, Latency)>,
+}
+
+/// Who sent a final report: the agent's address, host name and thread count.
+#[derive(Debug, Clone)]
+pub struct Sender {
+    pub addr: String,
+    pub host: String,
+    pub threads: u32,
+}
+
+impl Sender {
+    /// The result of an agent that delivered no usable final report.
+    pub fn lost(&self, why: String) -> AgentResult {
+        AgentResult {
+            addr: self.addr.clone(),
+            host: self.host.clone(),
+            threads: self.threads,
+            elapsed: Duration::ZERO,
+            events: 0,
+            latency: Latency::default(),
+            per_thread: Vec::new(),
+            status: AgentStatus::Lost(why),
+            db: DbCounters::default(),
+            io: IoCounters::default(),
+        }
+    }
+}
+
+pub fn db_counters(d: Option<&pb::DbCounters>) -> DbCounters {
+    let Some(d) = d else {
+        return DbCounters::default();
+    };
+    DbCounters {
+        reads: d.reads,
+        writes: d.writes,
+        others: d.others,
+        ignored_errors: d.ignored_errors,
+        reconnects: d.reconnects,
+        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
+    }
+}
+
+pub fn io_counters(d: Option<&pb::IoCounters>) -> IoCounters {
+    d.map_or_else(IoCounters::default, |d| IoCounters {
+        reads: d.reads,
+        writes: d.writes,
+        fsyncs: d.fsyncs,
+        bytes_read: d.bytes_read,
+        bytes_written: d.bytes_written,
+    })
+}
+
+/// A latency message with its histogram decoded; no message is no events.
+pub fn latency(l: Option<&pb::Latency>) -> Result<Latency, CodecError> {
+    let Some(l) = l else {
+        return Ok(Latency::default());
+    };
+    Ok(Latency {
+        hist: histogram::decode(&l.histogram)?,
+        min_ns: l.min_ns,
+        max_ns: l.max_ns,
+        sum_ns: l.sum_ns,
+    })
+}
+
+/// One agent's report of one tick, ready for [`crate::merge::IntervalMerger::add`].
+pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
+    Ok(IntervalPart {
+        duration: Duration::from_nanos(iv.duration_ns),
+        events: iv.events,
+        threads_running: iv.threads_running,
+        latency: latency(iv.latency.as_ref())?,
+        db: db_counters(iv.db.as_ref()),
+        io: io_counters(iv.io.as_ref()),
+    })
+}
+
+/// An agent's final report. An unreadable overall histogram makes the agent lost; an
+/// unreadable per-kind or per-target histogram drops just that figure, with a warning.
+pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
+    let latency = match latency(f.latency.as_ref()) {
+        Ok(l) => l,
+        Err(e) => {
+            return AgentFinal {
+                agent: from.lost(format!("its final report was unreadable: {e}")),
+                kinds: Vec::new(),
+                targets: Vec::new(),
+            };
+        }
+    };
+    let mut kinds = Vec::new();
+    for k in &f.kinds {
+        match self::latency(k.latency.as_ref()) {
+            Ok(l) => kinds.push((k.kind.clone(), l)),
+            Err(e) => warn!(agent = %from.addr, "dropping {} latency: {e}", k.kind),
+        }
+    }
+    let mut targets = Vec::new();
+    for t in &f.targets {
+        let (Ok(idx), Ok(l)) = (
+            t.name.parse::<usize>(),
+            self::latency(t.statements.as_ref()),
+        ) else {
+            warn!(agent = %from.addr, "dropping unreadable target figures");
+            continue;
+        };
+        targets.push((idx, db_counters(t.db.as_ref()), l));
+    }
+    AgentFinal {
+        agent: AgentResult {
+            addr: from.addr.clone(),
+            host: from.host.clone(),
+            threads: from.threads,
+            elapsed: Duration::from_nanos(f.elapsed_ns),
+            events: f.events,
+            latency,
+            per_thread: f.threads.iter().map(|t| (t.events, t.busy_ns)).collect(),
+            status: if f.aborted.is_empty() {
+                AgentStatus::Completed
+            } else {
+                AgentStatus::Aborted(f.aborted.clone())
+            },
+            db: db_counters(f.db.as_ref()),
+            io: io_counters(f.io.as_ref()),
+        },
+        kinds,
+        targets,
+    }
+}
