@@ -303,6 +303,35 @@ impl AgentResult {
     }
 }
 
+/// How agents' connections to a target were made (from their final reports).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Connection {
+    /// "lean" or "mysql_async".
+    pub client: String,
+    /// The plugin that logged in; empty when the client does not say.
+    pub auth_plugin: String,
+    /// The TLS version; empty for none.
+    pub tls: String,
+}
+
+impl Connection {
+    /// "lean client, caching_sha2_password, TLSv1_3".
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} client", self.client);
+        if !self.auth_plugin.is_empty() {
+            s.push_str(", ");
+            s.push_str(&self.auth_plugin);
+        }
+        s.push_str(", ");
+        s.push_str(if self.tls.is_empty() {
+            "no TLS"
+        } else {
+            &self.tls
+        });
+        s
+    }
+}
+
 /// The merged outcome of a run over all agents.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
@@ -316,9 +345,28 @@ pub struct RunResult {
     /// Per database target (index into the plan's targets): counters and statement latency,
     /// merged over agents, by index.
     pub targets: Vec<(usize, DbCounters, Latency)>,
+    /// Per target index, each distinct way agents connected to it, sorted.
+    pub connections: Vec<(usize, Connection)>,
 }
 
 impl RunResult {
+    /// Notes how an agent connected to its targets (each distinct way once).
+    pub fn add_connections(&mut self, conns: Vec<(usize, Connection)>) {
+        for c in conns {
+            if let Err(i) = self.connections.binary_search(&c) {
+                self.connections.insert(i, c);
+            }
+        }
+    }
+
+    /// The ways agents connected to target `t`.
+    pub fn connections_to(&self, t: usize) -> impl Iterator<Item = &Connection> {
+        self.connections
+            .iter()
+            .filter(move |(i, _)| *i == t)
+            .map(|(_, c)| c)
+    }
+
     /// Wall time of the run: until the last agent stopped.
     pub fn total_time(&self) -> Duration {
         self.agents
@@ -412,6 +460,26 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connections_are_kept_once_per_way_and_target() {
+        let c = |client: &str, plugin: &str, tls: &str| Connection {
+            client: client.into(),
+            auth_plugin: plugin.into(),
+            tls: tls.into(),
+        };
+        let mut r = RunResult::default();
+        r.add_connections(vec![(0, c("lean", "client_ed25519", "TLSv1_3"))]);
+        r.add_connections(vec![
+            (0, c("lean", "client_ed25519", "TLSv1_3")),
+            (1, c("mysql_async", "", "")),
+        ]);
+        assert_eq!(r.connections.len(), 2);
+        let t0: Vec<String> = r.connections_to(0).map(Connection::describe).collect();
+        assert_eq!(t0, ["lean client, client_ed25519, TLSv1_3"]);
+        let t1: Vec<String> = r.connections_to(1).map(Connection::describe).collect();
+        assert_eq!(t1, ["mysql_async client, no TLS"]);
+    }
 
     fn lat(values_us: &[u64]) -> Latency {
         let mut l = Latency::default();

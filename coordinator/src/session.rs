@@ -672,10 +672,16 @@ async fn collect(
                     }
                 },
                 Some((i, Delivery::Final(f))) => {
-                    let AgentFinal { agent, kinds, targets } = *f;
+                    let AgentFinal {
+                        agent,
+                        kinds,
+                        targets,
+                        connections,
+                    } = *f;
                     if outcome[i].is_none() {
                         pending -= 1;
                         result.add_statements(kinds, targets);
+                        result.add_connections(connections);
                         outcome[i] = Some(agent);
                     }
                     merger.finish(i)

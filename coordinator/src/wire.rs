@@ -8,7 +8,9 @@ use fleetbench_proto::histogram::{self, CodecError};
 use fleetbench_proto::v1 as pb;
 use tracing::warn;
 
-use crate::merge::{AgentResult, AgentStatus, DbCounters, IntervalPart, IoCounters, Latency};
+use crate::merge::{
+    AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency,
+};
 
 /// An agent's final report: its own row of the result, and what it adds to the run's
 /// per-statement-kind and per-target figures (merged into the run, not kept per agent).
@@ -19,6 +21,8 @@ pub struct AgentFinal {
     pub kinds: Vec<(String, Latency)>,
     /// Per database target (index into the plan's targets): counters and statement latency.
     pub targets: Vec<(usize, DbCounters, Latency)>,
+    /// Per target index: how this agent's connections to it were made.
+    pub connections: Vec<(usize, Connection)>,
 }
 
 /// Who sent a final report: the agent's address, host name and thread count.
@@ -106,6 +110,7 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
                 agent: from.lost(format!("its final report was unreadable: {e}")),
                 kinds: Vec::new(),
                 targets: Vec::new(),
+                connections: Vec::new(),
             };
         }
     };
@@ -117,7 +122,20 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         }
     }
     let mut targets = Vec::new();
+    let mut connections = Vec::new();
     for t in &f.targets {
+        if let Ok(idx) = t.name.parse::<usize>()
+            && !t.client.is_empty()
+        {
+            connections.push((
+                idx,
+                Connection {
+                    client: t.client.clone(),
+                    auth_plugin: t.auth_plugin.clone(),
+                    tls: t.tls.clone(),
+                },
+            ));
+        }
         let (Ok(idx), Ok(l)) = (
             t.name.parse::<usize>(),
             self::latency(t.statements.as_ref()),
@@ -146,5 +164,6 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         },
         kinds,
         targets,
+        connections,
     }
 }

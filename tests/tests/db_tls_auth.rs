@@ -61,6 +61,8 @@ fn assert_lean_run(r: &(Option<i32>, String, String)) {
     assert!(stderr.contains("lean protocol client"), "{stderr}");
     assert!(!stderr.contains("fall back"), "{stderr}");
     assert!(stdout.contains("queries:"), "{stdout}");
+    // The per-target block says how the connections were made.
+    assert!(stdout.contains("connections: lean client, "), "{stdout}");
 }
 
 /// The error line of a failed run (the embedded agent's log lines aside).
@@ -235,7 +237,13 @@ fn an_ed25519_account_runs_on_the_lean_client() {
     let (code, out, err) = run(&db, "edu", &[], "prepare");
     assert_eq!(code, Some(0), "{out}\n{err}");
     let before = db.status("Com_stmt_execute");
-    assert_lean_run(&run(&db, "edu", &[], "run"));
+    let r = run(&db, "edu", &[], "run");
+    assert_lean_run(&r);
+    assert!(
+        r.1.contains("lean client, client_ed25519, no TLS"),
+        "{}",
+        r.1
+    );
     assert!(
         db.status("Com_stmt_execute") > before,
         "statements reached the server"

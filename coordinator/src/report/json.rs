@@ -110,6 +110,9 @@ pub struct TargetJson {
     pub ignored_errors: u64,
     pub reconnects: u64,
     pub statement_latency_ms: LatencyMs,
+    /// How the agents' connections to it were made, each distinct way once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<crate::merge::Connection>,
 }
 
 fn sql(d: &crate::merge::DbCounters, events: u64, secs: f64) -> Sql {
@@ -510,6 +513,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     ignored_errors: d.ignored_errors,
                     reconnects: d.reconnects,
                     statement_latency_ms: latency_ms(l, &plan.percentiles),
+                    connections: r.connections_to(*i).cloned().collect(),
                 })
                 .collect(),
         },

@@ -439,6 +439,13 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
             l.percentile_ms(p)
         );
     }
+    // How the connections were made: the client on the hot path, the login, TLS.
+    for (i, name) in names.iter().enumerate() {
+        let ways: Vec<String> = r.connections_to(i).map(|c| c.describe()).collect();
+        if !ways.is_empty() {
+            let _ = writeln!(s, "    {name:<w$}  connections: {}", ways.join("; "));
+        }
+    }
     s
 }
 
@@ -832,6 +839,7 @@ mod tests {
             interrupted: false,
             kinds: Vec::new(),
             targets: Vec::new(),
+            connections: Vec::new(),
         }
     }
 
