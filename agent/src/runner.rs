@@ -243,14 +243,18 @@ impl PreparedRun {
                 .spawn(move || {
                     let ran = gate.wait();
                     if ran {
-                        worker_loop(worker, &control, &slot);
+                        guarded(&control, t, || worker_loop(worker, &control, &slot));
                         control.worker_finished();
                     }
                     if running.fetch_sub(1, Ordering::AcqRel) == 1 {
                         // The last worker out runs the workload's end step (fileio's
                         // fsync of every file) before the run is declared over.
-                        if ran && let Err(msg) = workload.finish() {
-                            control.abort(msg);
+                        if ran {
+                            guarded(&control, t, || {
+                                if let Err(msg) = workload.finish() {
+                                    control.abort(msg);
+                                }
+                            });
                         }
                         all_done.notify_one();
                     }
@@ -378,31 +382,44 @@ impl PreparedRun {
                     let opened = if progress.is_cancelled() {
                         Err(OpenError::Cancelled.into())
                     } else {
-                        OltpWorker::<C>::open(
-                            cfg,
-                            first_thread + u64::from(t),
-                            total_threads,
-                            seed,
-                            control.sockets.clone(),
-                            tail,
-                        )
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            OltpWorker::<C>::open(
+                                cfg,
+                                first_thread + u64::from(t),
+                                total_threads,
+                                seed,
+                                control.sockets.clone(),
+                                tail,
+                            )
+                        }))
+                        .unwrap_or_else(|p| {
+                            let msg = panic_text(&*p);
+                            tracing::error!("OLTP worker {t} panicked while opening: {msg}");
+                            Err(OpenError::Connect {
+                                target: "(worker)".into(),
+                                message: format!("worker thread {t} failed: {msg}"),
+                            }
+                            .into())
+                        })
                     };
                     match opened {
                         Ok(mut w) => {
                             progress.done.fetch_add(conns_per_worker, Ordering::Relaxed);
                             let _ = tx.send(Ok(()));
                             drop(tx);
-                            let ran = gate.wait();
-                            if ran {
-                                oltp_loop(&mut w, &control, &slot);
-                                control.worker_finished();
-                            }
-                            // After an abort the sockets are shut: nothing left to say.
-                            if control.sockets.is_cancelled() {
-                                w.abandon()
-                            } else {
-                                w.close()
-                            }
+                            guarded(&control, t, || {
+                                let ran = gate.wait();
+                                if ran {
+                                    oltp_loop(&mut w, &control, &slot);
+                                    control.worker_finished();
+                                }
+                                // After an abort the sockets are shut: nothing left to say.
+                                if control.sockets.is_cancelled() {
+                                    w.abandon()
+                                } else {
+                                    w.close()
+                                }
+                            });
                         }
                         Err(e) => {
                             let _ = tx.send(Err(e));
@@ -569,6 +586,25 @@ impl PreparedRun {
     }
 }
 
+/// Runs a worker's part of the run; a panic in it ends the run on this agent with its
+/// message (in the final report, so the coordinator and the JSON say it too) instead of
+/// leaving the run waiting for a worker that is gone.
+fn guarded(control: &Control, thread: u32, f: impl FnOnce()) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        let msg = panic_text(&*p);
+        tracing::error!("worker thread {thread} panicked: {msg}");
+        control.abort(format!("worker thread {thread} failed: {msg}"));
+    }
+}
+
+/// The message of a panic payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
 /// Sleeps until `at`, or forever when there is nothing to wake for.
 async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     match at {
@@ -731,6 +767,40 @@ mod tests {
             );
             std::thread::yield_now();
         }
+    }
+
+    /// A workload whose events panic after a few.
+    struct Panicky;
+
+    impl ThreadWorkload for Panicky {
+        fn worker(&self, _thread: u32) -> Box<dyn crate::workloads::WorkerLoop> {
+            struct W(u32);
+            impl crate::workloads::WorkerLoop for W {
+                fn event(
+                    &mut self,
+                    _stop: &AtomicBool,
+                    _io: &mut crate::stats::IoCounters,
+                ) -> crate::workloads::Step {
+                    self.0 += 1;
+                    assert!(self.0 < 5, "event {} went wrong", self.0);
+                    crate::workloads::Step::Done
+                }
+            }
+            Box::new(W(0))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_worker_ends_the_run_with_its_message() {
+        let run = PreparedRun::new(Arc::new(Panicky), config(2, None, None)).unwrap();
+        let (tx, mut rx) = mpsc::channel(64);
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let fin = tokio::time::timeout(Duration::from_secs(5), run.go(tx))
+            .await
+            .expect("the run ends instead of waiting for a dead worker");
+        drain.await.unwrap();
+        let why = fin.aborted.expect("aborted");
+        assert!(why.contains("event 5 went wrong"), "{why}");
     }
 
     #[tokio::test]

@@ -96,6 +96,46 @@ pub struct IntervalPart {
     pub io: IoCounters,
 }
 
+/// What one agent's interval reports add up to: its share of the run when it is lost
+/// before its final report, so that the totals count what the intervals showed.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    pub intervals: u32,
+    pub elapsed: Duration,
+    pub events: u64,
+    pub latency: Latency,
+    pub db: DbCounters,
+    pub io: IoCounters,
+}
+
+impl Received {
+    pub fn add(&mut self, p: &IntervalPart) {
+        self.intervals += 1;
+        self.elapsed += p.duration;
+        self.events = self.events.saturating_add(p.events);
+        self.latency.merge(&p.latency);
+        self.db.merge(&p.db);
+        self.io.merge(&p.io);
+    }
+
+    /// A lost agent's result: what its intervals reported, and a status saying so.
+    pub fn into_lost(self, mut lost: AgentResult) -> AgentResult {
+        if let AgentStatus::Lost(why) = &lost.status {
+            lost.status = AgentStatus::Lost(format!(
+                "{why}; its figures are those of its {} interval report(s) ({:.1}s)",
+                self.intervals,
+                self.elapsed.as_secs_f64()
+            ));
+        }
+        lost.elapsed = self.elapsed;
+        lost.events = self.events;
+        lost.latency = self.latency;
+        lost.db = self.db;
+        lost.io = self.io;
+        lost
+    }
+}
+
 /// One tick, merged over all agents.
 #[derive(Debug, Clone)]
 pub struct MergedInterval {

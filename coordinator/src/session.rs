@@ -629,6 +629,8 @@ async fn collect(
     let mut merger = IntervalMerger::new(parts.len(), plan.tick());
     let mut result = RunResult::default();
     let mut outcome: Vec<Option<AgentResult>> = vec![None; parts.len()];
+    // What each agent's intervals added up to: a lost agent's share of the totals.
+    let mut received: Vec<crate::merge::Received> = vec![Default::default(); parts.len()];
     // Agents without an outcome yet: counted, not searched for on every message.
     let mut pending = parts.len();
     let deadline = plan
@@ -665,7 +667,10 @@ async fn collect(
             got = rx.recv() => match got {
                 None => break,
                 Some((i, Delivery::Interval(seq, part))) => match part {
-                    Ok(part) => merger.add(i, seq, *part),
+                    Ok(part) => {
+                        received[i].add(&part);
+                        merger.add(i, seq, *part)
+                    }
                     Err(e) => {
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()
@@ -689,7 +694,8 @@ async fn collect(
                 Some((i, Delivery::Broken(why))) => {
                     if outcome[i].is_none() {
                         pending -= 1;
-                        outcome[i] = Some(lost(&parts[i], why));
+                        let r = std::mem::take(&mut received[i]);
+                        outcome[i] = Some(r.into_lost(lost(&parts[i], why)));
                     }
                     merger.finish(i)
                 }
@@ -709,7 +715,9 @@ async fn collect(
             _ = sleep => {
                 for (i, o) in outcome.iter_mut().enumerate() {
                     if o.is_none() {
-                        *o = Some(lost(&parts[i], format!("no final report within {}s after the run's time", FINAL_GRACE.as_secs())));
+                        let why = format!("no final report within {}s after the run's time", FINAL_GRACE.as_secs());
+                        let r = std::mem::take(&mut received[i]);
+                        *o = Some(r.into_lost(lost(&parts[i], why)));
                     }
                 }
                 pending = 0;
@@ -723,7 +731,8 @@ async fn collect(
     }
     for (i, o) in outcome.iter_mut().enumerate() {
         if o.is_none() {
-            *o = Some(lost(&parts[i], "abandoned after a second interrupt".into()));
+            let r = std::mem::take(&mut received[i]);
+            *o = Some(r.into_lost(lost(&parts[i], "abandoned after a second interrupt".into())));
         }
     }
     for i in 0..parts.len() {

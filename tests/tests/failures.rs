@@ -81,6 +81,20 @@ fn a_killed_agent_is_marked_lost_and_the_others_finish() {
         assert!(agents[i]["events"].as_u64().unwrap() > 0);
     }
     assert_eq!(j["totals"]["agents_lost"], 1);
+    // The lost agent's share of the totals is what its intervals reported, no more, no
+    // less, and its status says which part of the run that covers.
+    let lost_events = agents[1]["events"].as_u64().unwrap();
+    let in_intervals: u64 = j["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|iv| iv["agent_events"][1].as_u64())
+        .sum();
+    assert!(lost_events > 0, "{}", agents[1]);
+    assert_eq!(lost_events, in_intervals, "{}", agents[1]);
+    let summed: u64 = agents.iter().map(|a| a["events"].as_u64().unwrap()).sum();
+    assert_eq!(j["totals"]["events"].as_u64().unwrap(), summed);
+    assert!(text.contains("interval report(s)"), "{text}");
     // Intervals went on without the lost agent.
     let last = j["intervals"].as_array().unwrap().last().unwrap().clone();
     assert!(last["agent_events"][1].is_null(), "{last}");
