@@ -308,6 +308,7 @@ fn main() {
 
     let mut h = new_histogram();
     let mut merger = IntervalMerger::new(o.agents, plan.tick());
+    let mut received = vec![fleetbench::merge::Received::default(); o.agents];
     let mut result = RunResult::default();
     let (mut decode_t, mut merge_t, mut total_t) = (Vec::new(), Vec::new(), Vec::new());
     let (mut bytes_sum, mut bytes_max, mut messages) = (0usize, 0usize, 0usize);
@@ -327,6 +328,8 @@ fn main() {
             let iv = pb::Interval::decode(bytes.as_slice()).expect("our own message");
             let part = wire::interval_part(&iv).expect("our own histogram");
             let t1 = Instant::now();
+            // As the session does: each agent's running sum, its share if it is lost.
+            received[a].add(&part);
             for m in merger.add(a, iv.seq, part) {
                 last_line = text::interval_line(&m, pct, &plan.workload);
                 black_box(&last_line);
