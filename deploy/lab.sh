@@ -3,15 +3,24 @@
 # on a private bridge, running its own MariaDB (port 3306) and fleetbench agent (port 7600,
 # with a token), so the master / slave / mycat topology can be tried without three boxes.
 #
-#   deploy/lab.sh up [NAME...]   hosts (default: master slave mycat) on 10.231.0.0/24
+#   deploy/lab.sh up [HOST...]   hosts (default: master slave mycat) on a free 10.231.X.0/24
 #   deploy/lab.sh env            prints the lab's addresses and token file as shell variables
-#   deploy/lab.sh down           stops everything and removes the namespaces and the bridge
+#   deploy/lab.sh down           stops what `up` started and removes what it made
+#
+# Several labs can be up at once: each has a name (FLEETBENCH_LAB_NAME, 1-8 of a-z0-9;
+# default derived from its directory) that prefixes everything it creates (namespaces
+# fblab-NAME-HOST, bridge fb-NAME, veths fb-NAME-I) and its own /24. The script touches only
+# what it made: `up` writes a marker file ($LAB/.fleetbench-lab) into a directory it
+# creates (or that is empty) and records each namespace, link and process in $LAB/made as
+# it makes them; `down` refuses a directory without the marker, and removes only what the
+# record names, then the files it wrote. `up` refuses to start over a namespace or bridge
+# of the same name (another lab with this name is up), rather than deleting it.
 #
 # Processes enter a namespace with `nsenter --net` (util-linux) rather than `ip netns exec`,
 # which also remounts /sys and fails where / is not a mount point (chroots).
-# Needs root, iproute2, mariadb-server (installed on demand) and the release binaries
-# (built on demand; FLEETBENCH_BIN=DIR uses others). State lives in $FLEETBENCH_LAB_DIR
-# (default /tmp/fleetbench-lab).
+# Needs root, iproute2, util-linux, mariadb-server (installed on demand) and the release
+# binaries (built on demand; FLEETBENCH_BIN=DIR uses others). State lives in
+# $FLEETBENCH_LAB_DIR (default /tmp/fleetbench-lab).
 # Example after `up`:
 #   eval "$(deploy/lab.sh env)"
 #   fleetbench oltp_read_write --agents "$LAB_AGENTS" --token-file "$LAB_TOKEN_FILE" \
@@ -22,57 +31,108 @@ cd "$(dirname "$0")/.."
 
 lab=${FLEETBENCH_LAB_DIR:-/tmp/fleetbench-lab}
 bin=${FLEETBENCH_BIN:-target/release}
-bridge=fblab0
-net=10.231.0
+marker=.fleetbench-lab
 
 die() { echo "lab: $*" >&2; exit 1; }
+
+# The lab's name: given, or a short checksum of its directory's absolute path.
+lab_name() {
+  local name=${FLEETBENCH_LAB_NAME:-}
+  if [ -z "$name" ]; then
+    local abs
+    abs=$(realpath -m "$lab")
+    name=l$(( $(printf '%s' "$abs" | cksum | cut -d' ' -f1) % 10000000 ))
+  fi
+  [[ $name =~ ^[a-z0-9]{1,8}$ ]] || die "lab name '$name' must be 1-8 characters of a-z0-9 (FLEETBENCH_LAB_NAME)"
+  echo "$name"
+}
+
+# Appends one thing `up` made to the record, before the next step can fail.
+made() { echo "$*" >> "$lab/made"; }
+
+is_lab() { [ -f "$lab/$marker" ] && [ "$(head -c 14 "$lab/$marker")" = "fleetbench-lab" ]; }
 
 up() {
   [ "$(id -u)" -eq 0 ] || die "run as root (namespaces and a bridge are created)"
   command -v ip >/dev/null || die "iproute2 (ip) is missing: apt-get install iproute2"
-  [ ! -e "$lab/hosts" ] || die "a lab is already up in $lab: deploy/lab.sh down first"
-  local names=("$@")
+  command -v flock >/dev/null || die "util-linux (flock, nsenter) is missing"
+  local names=("$@") name
   [ ${#names[@]} -gt 0 ] || names=(master slave mycat)
+  [ ${#names[@]} -le 99 ] || die "at most 99 hosts"
+  for name in "${names[@]}"; do
+    [[ $name =~ ^[A-Za-z0-9_]{1,32}$ ]] || die "host name '$name' must be 1-32 of A-Za-z0-9_"
+    case $name in token|hosts|made) die "host name '$name' is taken by the lab's own files" ;; esac
+  done
+  local labname bridge
+  labname=$(lab_name)
+  bridge=fb-$labname
+  if is_lab; then
+    die "a lab is already up in $lab: deploy/lab.sh down first"
+  elif [ -e "$lab" ] && [ -n "$(ls -A "$lab" 2>/dev/null)" ]; then
+    die "$lab exists and is not an empty directory: give another FLEETBENCH_LAB_DIR"
+  fi
   [ -x "$bin/fleetbench-agent" ] || cargo build --release --locked --bins -q
-  mkdir -p "$lab"
-  # Leftovers of a lab that died without `down` (same fixed names) would block this one.
-  local stale
-  for stale in "${names[@]}"; do ip netns del "fblab-$stale" 2>/dev/null || true; done
-  ip link del "$bridge" 2>/dev/null || true
+  # Another lab of this name owns these: refuse rather than delete them.
+  ! ip link show "$bridge" >/dev/null 2>&1 || die "bridge $bridge exists: a lab named $labname is up elsewhere (set FLEETBENCH_LAB_NAME)"
+  for name in "${names[@]}"; do
+    [ ! -e "/run/netns/fblab-$labname-$name" ] || die "namespace fblab-$labname-$name exists: a lab named $labname is up elsewhere (set FLEETBENCH_LAB_NAME)"
+  done
+  local created=no
+  [ -d "$lab" ] || { mkdir -p "$lab"; created=yes; }
+  printf 'fleetbench-lab %s\n' "$labname" > "$lab/$marker"
+  : > "$lab/made"
+  made "name $labname"
+  made "dir-created $created"
   head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$lab/token"
   chmod 600 "$lab/token"
+  # Choosing a free /24 and taking it (the bridge's address) is one step for all labs.
+  local net x
+  exec 9>/run/fleetbench-lab.lock
+  flock 9
+  for x in $(seq 1 254); do
+    ip -o -4 addr show | grep -q " 10\.231\.$x\." || { net=10.231.$x; break; }
+  done
+  [ -n "${net:-}" ] || die "no free 10.231.X.0/24 left for a lab"
   ip link add "$bridge" type bridge
+  made "link $bridge"
   ip addr add "$net.1/24" dev "$bridge"
+  flock -u 9
+  exec 9>&-
+  made "net $net"
   ip link set "$bridge" up
-  local i=0 name ip
+  local i=0 ip ns
   for name in "${names[@]}"; do
     i=$((i + 1))
     ip=$net.$((10 + i))
-    ip netns add "fblab-$name"
-    echo "$name $ip" >> "$lab/hosts"   # recorded at once, so `down` removes a half-made host
-    ip link add "fbl-$i" type veth peer name eth0 netns "fblab-$name"
-    ip link set "fbl-$i" master "$bridge" up
-    nsenter --net="/run/netns/fblab-$name" ip addr add "$ip/24" dev eth0
-    nsenter --net="/run/netns/fblab-$name" ip link set eth0 up
-    nsenter --net="/run/netns/fblab-$name" ip link set lo up
+    ns=fblab-$labname-$name
+    ip netns add "$ns"
+    made "netns $ns"
+    echo "$name $ip" >> "$lab/hosts"
+    mkdir -p "$lab/$name"
+    ip link add "$bridge-$i" type veth peer name eth0 netns "$ns"
+    made "link $bridge-$i"
+    ip link set "$bridge-$i" master "$bridge" up
+    nsenter --net="/run/netns/$ns" ip addr add "$ip/24" dev eth0
+    nsenter --net="/run/netns/$ns" ip link set eth0 up
+    nsenter --net="/run/netns/$ns" ip link set lo up
     # MariaDB inside the namespace, on the host's own address.
-    PRIVATE_MARIADB_BIND=$ip PRIVATE_MARIADB_PORT=3306 PRIVATE_MARIADB_EXEC="nsenter --net=/run/netns/fblab-$name" \
+    PRIVATE_MARIADB_BIND=$ip PRIVATE_MARIADB_PORT=3306 PRIVATE_MARIADB_EXEC="nsenter --net=/run/netns/$ns" \
       private_mariadb_start "$lab/$name/db"
-    echo "$PRIVATE_MARIADB_PID" > "$lab/$name/db.pid"
+    made "mariadbd $PRIVATE_MARIADB_PID $name"
     # The agent inside the namespace.
-    FLEETBENCH_TOKEN=$(cat "$lab/token") nsenter --net="/run/netns/fblab-$name" \
+    FLEETBENCH_TOKEN=$(cat "$lab/token") nsenter --net="/run/netns/$ns" \
       "$bin/fleetbench-agent" --listen "$ip:7600" >"$lab/$name/agent.out" 2>"$lab/$name/agent.log" &
-    echo $! > "$lab/$name/agent.pid"
+    made "agent $! $name"
     local n
     for n in $(seq 100); do grep -q '^listening on' "$lab/$name/agent.out" 2>/dev/null && break; sleep 0.1; done
     grep -q '^listening on' "$lab/$name/agent.out" || die "the agent on $name did not start: $(cat "$lab/$name/agent.log")"
-    echo "lab: $name at $ip (MariaDB $ip:3306, agent $ip:7600)"
+    echo "lab $labname: $name at $ip (MariaDB $ip:3306, agent $ip:7600)"
   done
-  echo "lab: token in $lab/token; eval \"\$(deploy/lab.sh env)\" for the addresses"
+  echo "lab $labname: token in $lab/token; eval \"\$(deploy/lab.sh env)\" for the addresses"
 }
 
 env_vars() {
-  [ -e "$lab/hosts" ] || die "no lab is up"
+  is_lab && [ -e "$lab/hosts" ] || die "no lab is up in $lab"
   local agents=() name ip
   while read -r name ip; do
     echo "LAB_IP_$name=$ip"
@@ -80,22 +140,45 @@ env_vars() {
   done < "$lab/hosts"
   echo "LAB_AGENTS=$(IFS=,; echo "${agents[*]}")"
   echo "LAB_TOKEN_FILE=$lab/token"
+  echo "LAB_NAME=$(sed -n 's/^name //p' "$lab/made")"
+}
+
+# True if PID is still the process the record names (not a reused pid).
+still() {
+  local pid=$1 what=$2
+  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$what"
 }
 
 down() {
-  local name ip
+  [ -e "$lab" ] || die "$lab does not exist"
+  is_lab || die "$lab is not a lab directory (no $marker from deploy/lab.sh up): refusing to touch it"
+  local kind a b created=no labname=""
+  # Processes first, then namespaces, then links, newest first.
+  if [ -e "$lab/made" ]; then
+    while read -r kind a b; do
+      case $kind in
+        agent) still "$a" fleetbench-agent && kill "$a" 2>/dev/null || true ;;
+        mariadbd) still "$a" mariadbd && PRIVATE_MARIADB_PID=$a private_mariadb_stop_pid ;;
+      esac
+    done < <(tac "$lab/made")
+    while read -r kind a b; do
+      case $kind in
+        netns) ip netns del "$a" 2>/dev/null || true ;;
+        link) ip link del "$a" 2>/dev/null || true ;;
+        dir-created) created=$a ;;
+        name) labname=$a ;;
+      esac
+    done < <(tac "$lab/made")
+  fi
+  # Only the files `up` wrote.
   if [ -e "$lab/hosts" ]; then
-    while read -r name ip; do
-      [ -e "$lab/$name/agent.pid" ] && kill "$(cat "$lab/$name/agent.pid")" 2>/dev/null || true
-      if [ -e "$lab/$name/db.pid" ]; then
-        PRIVATE_MARIADB_PID=$(cat "$lab/$name/db.pid") PRIVATE_MARIADB_DIR=$lab/$name/db private_mariadb_stop_pid
-      fi
-      ip netns del "fblab-$name" 2>/dev/null || true
+    while read -r a b; do
+      [[ $a =~ ^[A-Za-z0-9_]+$ ]] && rm -rf -- "${lab:?}/$a"
     done < "$lab/hosts"
   fi
-  ip link del "$bridge" 2>/dev/null || true
-  rm -rf "$lab"
-  echo "lab: down"
+  rm -f -- "$lab/token" "$lab/hosts" "$lab/made" "$lab/$marker"
+  [ "$created" = yes ] && rmdir -- "$lab" 2>/dev/null || true
+  echo "lab ${labname:-?}: down"
 }
 
 # Stops a server started by an earlier `up` (another shell, so not our child).
@@ -110,5 +193,5 @@ case "${1:-}" in
   up) shift; up "$@" ;;
   env) env_vars ;;
   down) down ;;
-  *) echo "usage: deploy/lab.sh up [NAME...] | env | down" >&2; exit 2 ;;
+  *) echo "usage: deploy/lab.sh up [HOST...] | env | down" >&2; exit 2 ;;
 esac

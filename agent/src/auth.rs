@@ -73,16 +73,32 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Reads a token: the file's first line, trimmed, or FLEETBENCH_TOKEN when no file is given.
+/// Reads a token: the file's first line, trimmed; else FLEETBENCH_TOKEN; else the
+/// credential `token` systemd passes with `LoadCredential=` (`$CREDENTIALS_DIRECTORY/token`).
 /// An empty token is an error rather than "no authentication".
 pub fn load(file: Option<&std::path::Path>) -> Result<Option<String>, String> {
-    let raw = match file {
-        Some(f) => std::fs::read_to_string(f)
-            .map_err(|e| format!("cannot read the token file {}: {e}", f.display()))?,
-        None => match std::env::var("FLEETBENCH_TOKEN") {
-            Ok(t) => t,
-            Err(_) => return Ok(None),
-        },
+    let credential = std::env::var_os("CREDENTIALS_DIRECTORY")
+        .map(|d| std::path::PathBuf::from(d).join("token"));
+    load_from(
+        file,
+        std::env::var("FLEETBENCH_TOKEN").ok(),
+        credential.as_deref(),
+    )
+}
+
+fn load_from(
+    file: Option<&std::path::Path>,
+    env: Option<String>,
+    credential: Option<&std::path::Path>,
+) -> Result<Option<String>, String> {
+    let read = |f: &std::path::Path, what: &str| {
+        std::fs::read_to_string(f).map_err(|e| format!("cannot read {what} {}: {e}", f.display()))
+    };
+    let raw = match (file, env, credential) {
+        (Some(f), _, _) => read(f, "the token file")?,
+        (None, Some(t), _) => t,
+        (None, None, Some(c)) => read(c, "the systemd credential")?,
+        (None, None, None) => return Ok(None),
     };
     let t = raw.lines().next().unwrap_or("").trim().to_string();
     if t.is_empty() {
@@ -121,6 +137,26 @@ mod tests {
         );
         let mut open = Check::new(None);
         assert!(open.call(req(None)).is_ok());
+    }
+
+    #[test]
+    fn token_sources_in_order() {
+        let dir = std::env::temp_dir().join(format!("fleetbench-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (file, cred) = (dir.join("file"), dir.join("token"));
+        std::fs::write(&file, "from-file\n").unwrap();
+        std::fs::write(&cred, "from-credential\n").unwrap();
+        let env = || Some("from-env".to_string());
+        let got = |f, e, c| load_from(f, e, c).unwrap();
+        assert_eq!(got(Some(&*file), env(), Some(&*cred)).unwrap(), "from-file");
+        assert_eq!(got(None, env(), Some(&*cred)).unwrap(), "from-env");
+        assert_eq!(got(None, None, Some(&*cred)).unwrap(), "from-credential");
+        assert_eq!(got(None, None, None), None);
+        let missing = dir.join("missing");
+        assert!(load_from(None, None, Some(&missing)).is_err());
+        std::fs::write(&cred, "\n").unwrap();
+        assert!(load_from(None, None, Some(&cred)).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

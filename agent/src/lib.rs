@@ -20,6 +20,10 @@ use tokio_stream::wrappers::ReceiverStream;
 
 pub use service::{AgentOptions, AgentService, StopHandle, TlsFiles};
 
+/// The agent's gRPC service name, as the health service reports it.
+pub const AGENT_SERVICE_NAME: &str =
+    <AgentServer<AgentService> as tonic::server::NamedService>::NAME;
+
 /// How long a keepalive ping may go unanswered before the peer counts as gone.
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -34,6 +38,12 @@ pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Serves the agent on `listener` until `shutdown` completes. Then the work in progress is
 /// stopped (load ends within a second and its connections close), its final report goes
 /// to the coordinator, and the server returns once the calls have ended.
+///
+/// Beside the agent's own service the listener serves the standard gRPC health service
+/// (`grpc.health.v1.Health`, for Kubernetes' gRPC probes and `grpc_health_probe`) without
+/// the token, since probes cannot send one: it tells only whether the agent serves
+/// (service "" and "fleetbench.v1.Agent"). Every call to the agent's own service still
+/// needs the token.
 pub async fn serve(
     listener: TcpListener,
     options: AgentOptions,
@@ -51,10 +61,19 @@ pub async fn serve(
     }
     let service = AgentService::new(options.clone());
     let stop = service.stop_handle();
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_service_status(AGENT_SERVICE_NAME, tonic_health::ServingStatus::Serving)
+        .await;
     // Graceful shutdown waits for the calls in progress: stop their work first, or a
-    // signal would let the load run to its end.
+    // signal would let the load run to its end. Probes hear it is going at once.
     let shutdown = async move {
         shutdown.await;
+        for name in ["", AGENT_SERVICE_NAME] {
+            health
+                .set_service_status(name, tonic_health::ServingStatus::NotServing)
+                .await;
+        }
         stop.stop("the agent is shutting down");
     };
     builder
@@ -68,6 +87,7 @@ pub async fn serve(
             service,
             auth::Check::new(options.token.clone()),
         ))
+        .add_service(health_service)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await
 }

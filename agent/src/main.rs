@@ -20,7 +20,8 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:7600")]
     listen: String,
 
-    /// File holding the token every call must carry (default: FLEETBENCH_TOKEN).
+    /// File holding the token every call must carry (default: FLEETBENCH_TOKEN, else the
+    /// systemd credential `token`, $CREDENTIALS_DIRECTORY/token).
     #[arg(long, value_name = "FILE")]
     token_file: Option<std::path::PathBuf>,
 

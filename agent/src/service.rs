@@ -514,6 +514,13 @@ impl AgentService {
     }
 }
 
+/// Checks a Start message exactly as Run does, without running it: the workload is built
+/// (fileio's files opened, a global memory block allocated, each within the host's
+/// limits) and dropped. For tests that feed the agent random and mutated messages.
+pub fn validate_start(start: &pb::Start, work_dir: &Path) -> Result<(), Status> {
+    plan_from_start(start, work_dir).map(drop)
+}
+
 /// Turns a Start message into a workload and run limits, or says what is wrong with it.
 fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status> {
     if start.threads == 0 {
@@ -609,6 +616,11 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             if t.locks == 0 {
                 return Err(Status::invalid_argument("thread locks must be at least 1"));
             }
+            crate::limits::check_memory(
+                threads::Threads::bytes_for(t.locks),
+                &format!("{} thread locks (--thread-locks)", t.locks),
+            )
+            .map_err(Status::resource_exhausted)?;
             let w = threads::Threads::new(threads::ThreadsConfig {
                 yields: t.yields,
                 locks: t.locks,
@@ -619,6 +631,11 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             if m.num == 0 {
                 return Err(Status::invalid_argument("mutex number must be at least 1"));
             }
+            crate::limits::check_memory(
+                mutex::MutexTest::bytes_for(m.num),
+                &format!("{} mutexes (--mutex-num)", m.num),
+            )
+            .map_err(Status::resource_exhausted)?;
             let w = mutex::MutexTest::new(mutex::MutexConfig {
                 num: m.num,
                 locks: m.locks,

@@ -37,6 +37,16 @@ fn the_command_line_is_checked_before_anything_starts() {
         ],
         "needs 1099511627776000000 bytes of memory",
     );
+    // Found by the wire property test (agent/tests/wire_props.rs): the lock and mutex
+    // arrays were allocated at any size, and the coordinator aborted.
+    refused(
+        &["threads", "--thread-locks=4000000000", "--events=10", "run"],
+        "thread locks (--thread-locks) needs",
+    );
+    refused(
+        &["mutex", "--mutex-num=4000000000", "run"],
+        "mutexes (--mutex-num) needs",
+    );
     // Row 3: a billion tables grew the coordinator past 3 GB.
     refused(
         &["oltp_read_write", "--tables=1000000000", "run"],

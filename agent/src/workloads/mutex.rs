@@ -33,6 +33,11 @@ struct Shared {
 pub struct MutexTest(Arc<Shared>);
 
 impl MutexTest {
+    /// Bytes `num` mutexes take, to check against the host before `new`.
+    pub fn bytes_for(num: u32) -> u64 {
+        u64::from(num.max(1)) * std::mem::size_of::<Padded>() as u64
+    }
+
     /// `num` must be at least 1 (the coordinator checks it).
     pub fn new(cfg: MutexConfig) -> MutexTest {
         MutexTest(Arc::new(Shared {

@@ -26,6 +26,11 @@ struct Shared {
 pub struct Threads(Arc<Shared>);
 
 impl Threads {
+    /// Bytes the mutexes of `locks` take, to check against the host before `new`.
+    pub fn bytes_for(locks: u32) -> u64 {
+        u64::from(locks.max(1)) * std::mem::size_of::<Mutex<()>>() as u64
+    }
+
     /// `locks` must be at least 1 (the coordinator checks it).
     pub fn new(cfg: ThreadsConfig) -> Threads {
         Threads(Arc::new(Shared {

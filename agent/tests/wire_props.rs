@@ -1,0 +1,385 @@
+//! Property test over the wire: random and mutated Start messages of every workload kind
+//! (OLTP, cpu, fileio, memory, threads, mutex) go through the agent's own validation
+//! (`service::validate_start`, what Run calls before anything starts). None may panic,
+//! abort or allocate without bound: each either validates or is refused with a Status.
+//!
+//! Bounded and repeatable: a fixed number of cases from a seeded generator (the seed is in
+//! every failure message; FLEETBENCH_PROP_SEED and FLEETBENCH_PROP_CASES change them). The
+//! process's address space is capped first, so the agent's memory checks see a small host
+//! and a missing check fails the test instead of taking the machine down.
+
+use fleetbench_agent::service::validate_start;
+use fleetbench_proto::v1::{self as pb, workload_spec::Kind};
+use prost::Message;
+
+/// SplitMix64: small, seedable, good enough to spread cases. While `sane`, values are
+/// the plausible ones (first good word, small numbers), so that whole messages validate
+/// often enough for the paths after validation to be exercised too.
+struct Rng(u64, bool);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len() as u64) as usize]
+    }
+    /// Edge values, small values and values of every magnitude (log-uniform).
+    fn u64(&mut self) -> u64 {
+        if self.1 {
+            return 1 + self.below(16);
+        }
+        match self.below(6) {
+            0 => [0, 1, 2, 3, 7, 8, 511, 512, 4096, 16384][self.below(10) as usize],
+            1 => u64::MAX - self.below(3),
+            2 => 1u64 << self.below(64),
+            3 => self.below(100),
+            _ => self.next() >> self.below(64),
+        }
+    }
+    fn u32(&mut self) -> u32 {
+        if self.1 {
+            return 1 + self.below(16) as u32;
+        }
+        match self.below(4) {
+            0 => u32::MAX - self.below(3) as u32,
+            _ => self.u64() as u32,
+        }
+    }
+    fn f64(&mut self) -> f64 {
+        if self.1 {
+            return 0.5;
+        }
+        match self.below(5) {
+            0 => [
+                0.0,
+                -1.0,
+                1.0,
+                0.5,
+                100.0,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::MIN_POSITIVE,
+                1e308,
+            ][self.below(10) as usize],
+            1 => (self.next() as i64) as f64,
+            _ => f64::from_bits(self.next()) % 200.0,
+        }
+    }
+    /// A known good word, or bytes a client might send instead.
+    fn word(&mut self, good: &[&str]) -> String {
+        if self.1 {
+            return good[0].to_string();
+        }
+        match self.below(4) {
+            0 => self.garbage(),
+            _ => self.pick(good).to_string(),
+        }
+    }
+    fn garbage(&mut self) -> String {
+        let len = self.below(40) as usize;
+        (0..len)
+            .map(|_| match self.below(4) {
+                0 => char::from_u32(self.below(0x11_0000) as u32).unwrap_or('\u{fffd}'),
+                1 => ['/', '.', '\0', '\n', ',', '=', '%', ' '][self.below(8) as usize],
+                _ => (b'a' + self.below(26) as u8) as char,
+            })
+            .collect()
+    }
+}
+
+fn target(r: &mut Rng) -> pb::Target {
+    pb::Target {
+        name: r.word(&["default", "master", "slave", ""]),
+        host: r.word(&["127.0.0.1", "::1", "db1", "", "localhost"]),
+        port: r.word(&["3306"]).parse().unwrap_or_else(|_| r.u32()),
+        socket: r.word(&["", "", "/nonexistent/mysqld.sock"]),
+        user: r.word(&["sbtest", "", "root"]),
+        password: r.word(&["", "pw"]),
+        database: r.word(&["sbtest", ""]),
+        ssl_mode: r.word(&[
+            "",
+            "disabled",
+            "preferred",
+            "required",
+            "verify_ca",
+            "VERIFY-IDENTITY",
+        ]),
+        // Paths the agent reads: only ones that do not exist or are empty here.
+        ssl_ca: r.word(&["", "", "/nonexistent/ca.pem", "/dev/null"]),
+        ssl_cert: r.word(&["", "", "/nonexistent/cert.pem"]),
+        ssl_key: r.word(&["", "", "/nonexistent/key.pem"]),
+        server_public_key: r.word(&["", "", "/nonexistent/public.pem", "/dev/null"]),
+        get_server_public_key: r.chance(2),
+    }
+}
+
+fn oltp(r: &mut Rng) -> pb::OltpSpec {
+    let targets: Vec<_> = (0..r.below(4).max(u64::from(r.1)))
+        .map(|_| target(r))
+        .collect();
+    let tables = (0..match r.below(8) {
+        0 if !r.1 => 0,
+        // Over the agent's table limit now and then.
+        1 if !r.1 => 70_000,
+        _ => r.below(20),
+    })
+        .map(|i| pb::TableRef {
+            number: if r.chance(10) { r.u32() } else { i as u32 + 1 },
+            target: if r.chance(10) {
+                r.u32()
+            } else {
+                r.below(3) as u32
+            },
+        })
+        .collect();
+    pb::OltpSpec {
+        script: r.word(&[
+            "oltp_read_write",
+            "oltp_read_only",
+            "oltp_write_only",
+            "oltp_point_select",
+            "oltp_insert",
+            "oltp_delete",
+            "oltp_update_index",
+            "oltp_update_non_index",
+            "select_random_points",
+            "select_random_ranges",
+            "bulk_insert",
+        ]),
+        targets,
+        tables,
+        table_size: r.u64(),
+        range_size: r.u32(),
+        point_selects: r.u32(),
+        simple_ranges: r.u32(),
+        sum_ranges: r.u32(),
+        order_ranges: r.u32(),
+        distinct_ranges: r.u32(),
+        index_updates: r.u32(),
+        non_index_updates: r.u32(),
+        delete_inserts: r.u32(),
+        range_selects: r.chance(2),
+        auto_inc: r.chance(2),
+        skip_trx: r.chance(2),
+        secondary: r.chance(2),
+        create_secondary: r.chance(2),
+        storage_engine: r.word(&["innodb", "myisam", ""]),
+        prepared_statements: r.chance(2),
+        ignore_errors: (0..r.below(5)).map(|_| r.u32()).collect(),
+        ignore_all_errors: r.chance(4),
+        rand_type: r.word(&["special", "uniform", "gaussian", "pareto", "zipfian", ""]),
+        rand_spec_iter: r.u32(),
+        rand_spec_pct: r.f64(),
+        rand_spec_res: r.f64(),
+        rand_pareto_h: r.f64(),
+        rand_zipfian_exp: r.f64(),
+        random_points: r.u32(),
+        number_of_ranges: r.u32(),
+        delta: r.u32(),
+        reconnect: r.u64(),
+    }
+}
+
+fn fileio(r: &mut Rng) -> pb::FileioSpec {
+    // Now and then exactly the small file set made in the work directory, so that the
+    // opening (and mapping) of real files is exercised, not only refusals.
+    let real = r.chance(3);
+    pb::FileioSpec {
+        file_dir: if real {
+            "set".into()
+        } else {
+            r.word(&["", ".", "set", "..", "/etc", "a/../../b"])
+        },
+        file_num: if real { 1 + r.below(4) as u32 } else { r.u32() },
+        block_size: if real {
+            [512, 4096, 16384][r.below(3) as usize]
+        } else {
+            r.u64()
+        },
+        total_size: if real {
+            65536 * (1 + r.below(4))
+        } else {
+            r.u64()
+        },
+        test_mode: r.word(&["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw", ""]),
+        io_mode: r.word(&["sync", "async", "mmap"]),
+        async_backlog: r.u32(),
+        extra_flags: (0..r.below(3))
+            .map(|_| r.word(&["sync", "dsync", "direct", ""]))
+            .collect(),
+        fsync_freq: r.u32(),
+        fsync_all: r.chance(2),
+        fsync_end: r.chance(2),
+        fsync_mode: r.word(&["fsync", "fdatasync", ""]),
+        rw_ratio: r.f64(),
+    }
+}
+
+fn memory(r: &mut Rng) -> pb::MemorySpec {
+    pb::MemorySpec {
+        block_size: r.u64(),
+        scope: r.word(&["global", "local"]),
+        hugetlb: r.chance(8),
+        oper: r.word(&["read", "write", "none"]),
+        access_mode: r.word(&["seq", "rnd"]),
+    }
+}
+
+fn kind(r: &mut Rng, which: u64) -> Option<Kind> {
+    Some(match which {
+        0 => Kind::Oltp(oltp(r)),
+        1 => Kind::Cpu(pb::CpuSpec { max_prime: r.u64() }),
+        2 => Kind::Fileio(fileio(r)),
+        3 => Kind::Memory(memory(r)),
+        4 => Kind::Threads(pb::ThreadsSpec {
+            yields: r.u32(),
+            locks: r.u32(),
+        }),
+        5 => Kind::Mutex(pb::MutexSpec {
+            num: r.u32(),
+            locks: r.u32(),
+            loops: r.u32(),
+        }),
+        _ => return None,
+    })
+}
+
+fn start(r: &mut Rng, which: u64) -> pb::Start {
+    pb::Start {
+        run_id: r.garbage(),
+        workload: (!r.chance(20)).then(|| pb::WorkloadSpec {
+            kind: kind(r, which),
+        }),
+        threads: if r.chance(2) {
+            1 + r.below(8) as u32
+        } else {
+            r.u32()
+        },
+        first_thread: if r.chance(2) { 0 } else { r.u32() },
+        time_limit_ms: if r.chance(2) { 1000 } else { r.u64() },
+        event_limit: r.u64(),
+        tick_ms: r.u64(),
+        seed: r.next(),
+        total_threads: r.u32(),
+    }
+}
+
+/// Flips, inserts, deletes or truncates bytes of an encoded message.
+fn mutate(r: &mut Rng, bytes: &mut Vec<u8>) {
+    for _ in 0..1 + r.below(8) {
+        let at = r.below(bytes.len() as u64 + 1) as usize;
+        match r.below(4) {
+            0 if at < bytes.len() => bytes[at] ^= 1 << r.below(8),
+            1 => bytes.insert(at, r.next() as u8),
+            2 if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            _ => bytes.truncate(at),
+        }
+    }
+}
+
+/// Caps the address space at what the process uses now plus `extra` bytes.
+fn cap_address_space(extra: u64) {
+    let pages: u64 = std::fs::read_to_string("/proc/self/statm")
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // SAFETY: sysconf and setrlimit with a struct we own.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    let limit = libc::rlimit {
+        rlim_cur: pages * page + extra,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_and_mutated_start_messages_validate_or_are_refused() {
+    let seed = env_u64("FLEETBENCH_PROP_SEED", 0x5EED_F1EE_7BE7);
+    let cases = env_u64("FLEETBENCH_PROP_CASES", 3000);
+    let work = std::env::temp_dir().join(format!("fleetbench-wire-props-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(work.join("set")).unwrap();
+    // The file set fileio cases may open: 4 files of 256 KiB, as fileio prepare makes them.
+    for n in 0..4 {
+        std::fs::write(work.join(format!("set/test_file.{n}")), vec![0u8; 262_144]).unwrap();
+    }
+    cap_address_space(512 << 20);
+
+    let mut r = Rng(seed, false);
+    let mut ok = [0u32; 6];
+    let mut refused = [0u32; 6];
+    for case in 0..cases {
+        let which = case % 6;
+        r.1 = case % 24 < 6;
+        let msg = start(&mut r, which);
+        r.1 = false;
+        let mut check = |msg: &pb::Start, what: &str| {
+            let result = std::panic::catch_unwind(|| validate_start(msg, &work));
+            match result {
+                Ok(Ok(())) => ok[which as usize] += 1,
+                Ok(Err(status)) => {
+                    assert!(
+                        !status.message().is_empty(),
+                        "seed {seed:#x} case {case} ({what}): a refusal without a reason: {msg:?}"
+                    );
+                    refused[which as usize] += 1;
+                }
+                Err(_) => panic!("seed {seed:#x} case {case} ({what}) panicked on {msg:?}"),
+            }
+        };
+        check(&msg, "generated");
+        // The same message as bytes with damage, as a broken or hostile client sends it.
+        let mut bytes = msg.encode_to_vec();
+        mutate(&mut r, &mut bytes);
+        if let Ok(mutated) = pb::Start::decode(bytes.as_slice()) {
+            check(&mutated, "mutated");
+        }
+    }
+    std::fs::remove_dir_all(&work).unwrap();
+    eprintln!(
+        "seed {seed:#x}: validated {ok:?}, refused {refused:?} (oltp, cpu, fileio, memory, threads, mutex)"
+    );
+    // The generator reaches both outcomes for every kind, or the test proves little.
+    for (i, name) in ["oltp", "cpu", "fileio", "memory", "threads", "mutex"]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            refused[i] > 0,
+            "no {name} case was refused: {ok:?} {refused:?}"
+        );
+        assert!(ok[i] > 0, "no {name} case validated: {ok:?} {refused:?}");
+    }
+}
+
+#[test]
+fn the_generator_is_repeatable() {
+    let (mut a, mut b) = (Rng(7, false), Rng(7, false));
+    for which in 0..6 {
+        assert_eq!(start(&mut a, which), start(&mut b, which));
+    }
+}
