@@ -273,6 +273,9 @@ impl Agent for AgentService {
                 let start = start.clone();
                 tokio::spawn(async move {
                     let progress = Arc::new(OpenProgress::default());
+                    // A Stop (or SIGTERM) while connections open: the rest are not opened.
+                    let p = progress.clone();
+                    guard.set_stopper(Arc::new(move |_| p.cancel()));
                     let opening = PreparedRun::new_oltp(
                         cfg,
                         config,
@@ -282,6 +285,14 @@ impl Agent for AgentService {
                         progress.clone(),
                     );
                     match report_opening(opening, &progress, connections, &tx).await {
+                        // Stopped as the last connection opened: nothing runs.
+                        Ok(_) if progress.is_cancelled() => {
+                            let _ = tx
+                                .send(Err(Status::aborted(
+                                    "stopped while its connections were opening",
+                                )))
+                                .await;
+                        }
                         Ok(prepared) => {
                             let control = prepared.control();
                             guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
