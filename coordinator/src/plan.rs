@@ -774,7 +774,11 @@ impl Security {
 
 /// The target called "default", from the --mysql-* options.
 fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
-    let host = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
+    let mut host = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
+    // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        host = inner.to_string();
+    }
     if host.contains(',') {
         return Err(PlanError::NotSupported(
             "a list of --mysql-host (use --target and --table-map to spread tables over hosts)"
@@ -1198,6 +1202,13 @@ mod tests {
         for port in ["70000", "0", "-1", "x"] {
             let e = parse_target(&format!("a=mysql://u:p@db:{port}/db")).unwrap_err();
             assert!(e.to_string().contains("from 1 to 65535"), "{port}: {e}");
+        }
+        for h in ["--mysql-host=[::1]", "--mysql-host=::1"] {
+            let p = plan(&["oltp_read_write", h, "run"]).unwrap();
+            let Workload::Oltp(o) = &p.workload else {
+                panic!("not OLTP")
+            };
+            assert_eq!(o.config.targets[0].host, "::1", "{h}");
         }
         assert!(plan(&["oltp_read_write", "--mysql-port=70000", "run"]).is_err());
         assert!(plan(&["oltp_read_write", "--mysql-port=0", "run"]).is_err());
