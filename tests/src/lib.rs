@@ -189,24 +189,7 @@ pub fn cap_memory(cmd: &mut Command, bytes: u64) {
 pub fn fleetbench_capped(args: &[&str], bytes: u64) -> Output {
     let mut cmd = Command::new(bin("fleetbench"));
     cap_memory(&mut cmd, bytes);
-    let mut child = cmd
-        .args(args)
-        .env_remove("FLEETBENCH_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fleetbench");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("fleetbench {args:?} did not finish within 120s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    run_to_end(cmd, args, &[])
 }
 
 /// Runs the coordinator to completion with a time limit.
@@ -216,7 +199,12 @@ pub fn fleetbench(args: &[&str]) -> Output {
 
 /// Runs the coordinator with extra environment variables.
 pub fn fleetbench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(bin("fleetbench"))
+    run_to_end(Command::new(bin("fleetbench")), args, env)
+}
+
+/// Runs `cmd` (the coordinator) with `args` to its end, its output captured; at most 120 s.
+fn run_to_end(mut cmd: Command, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut child = cmd
         .args(args)
         .env_remove("FLEETBENCH_TOKEN")
         .envs(env.iter().copied())
