@@ -47,6 +47,14 @@ opts=(oltp_read_write --agents "${addrs[0]},${addrs[1]}"
   --mysql-password=sbtest-pw --mysql-db=sbtest --tables=4 --table-size=10000)
 "$bin/fleetbench" "${opts[@]}" --threads=4 prepare
 echo
-"$bin/fleetbench" "${opts[@]}" --threads=4 --time=10 --report-interval=1 --percentile=95,99 "$@" run
+# The run's defaults, each unless the caller gave that option (fleetbench refuses an
+# option given twice).
+run_opts=()
+for d in --threads=4 --time=10 --report-interval=1 --percentile=95,99; do
+  given=0
+  for a in "$@"; do [[ $a == "${d%%=*}" || $a == "${d%%=*}="* ]] && given=1; done
+  [[ $given == 1 ]] || run_opts+=("$d")
+done
+"$bin/fleetbench" "${opts[@]}" "${run_opts[@]}" "$@" run
 echo
 "$bin/fleetbench" "${opts[@]}" cleanup
