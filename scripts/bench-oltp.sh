@@ -93,7 +93,8 @@ if command -v openssl >/dev/null &&
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
     -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
     -keyout "$dir/server.key" -out "$dir/server.pem" >/dev/null 2>&1; then
-  tls_opts=(--ssl-cert="$dir/server.pem" --ssl-key="$dir/server.key")
+  # The certificate is its own CA: sysbench presents it as its client certificate too.
+  tls_opts=(--ssl-cert="$dir/server.pem" --ssl-key="$dir/server.key" --ssl-ca="$dir/server.pem")
 fi
 /usr/sbin/mariadbd --no-defaults --datadir="$dir/data" --socket="$sock" --port="$port" "${tls_opts[@]}" \
   --bind-address=127.0.0.1 --tmpdir="$dir" --skip-log-bin --innodb-buffer-pool-size=512M \

@@ -327,9 +327,10 @@ fn main() {
             let t0 = Instant::now();
             let iv = pb::Interval::decode(bytes.as_slice()).expect("our own message");
             let part = wire::interval_part(&iv).expect("our own histogram");
-            let t1 = Instant::now();
-            // As the session does: each agent's running sum, its share if it is lost.
+            // As the session's reader tasks do: each agent's running sum (its share if it
+            // is lost), counted with the decoding, off the merge's path.
             received[a].add(&part);
+            let t1 = Instant::now();
             for m in merger.add(a, iv.seq, part) {
                 last_line = text::interval_line(&m, pct, &plan.workload);
                 black_box(&last_line);

@@ -22,7 +22,9 @@ use tracing::warn;
 use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::OltpConfig;
 
-use crate::merge::{AgentResult, IntervalMerger, IntervalPart, MergedInterval, RunResult};
+use crate::merge::{
+    AgentResult, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
+};
 use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
 use crate::wire::{self, AgentFinal};
 
@@ -598,18 +600,29 @@ async fn collect(
     on_interval: &mut impl FnMut(&MergedInterval),
 ) -> RunResult {
     let (tx, mut rx) = mpsc::channel::<(usize, Delivery)>(64);
+    // What each agent's intervals added up to: a lost agent's share of the totals. Kept
+    // by the agent's reader task, off the merge's path.
+    let received: Vec<std::sync::Arc<std::sync::Mutex<Received>>> =
+        (0..parts.len()).map(|_| Default::default()).collect();
     for (i, p) in parts.iter_mut().enumerate() {
         let Some(mut stream) = p.events.take() else {
             continue;
         };
         let tx = tx.clone();
         let sender = p.sender();
+        let sum = received[i].clone();
         tokio::spawn(async move {
             loop {
                 let d = match stream.message().await {
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Interval(iv)),
-                    })) => Delivery::Interval(iv.seq, wire::interval_part(&iv).map(Box::new)),
+                    })) => {
+                        let part = wire::interval_part(&iv).map(Box::new);
+                        if let Ok(p) = &part {
+                            sum.lock().unwrap_or_else(|p| p.into_inner()).add(p);
+                        }
+                        Delivery::Interval(iv.seq, part)
+                    }
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Final(f)),
                     })) => Delivery::Final(Box::new(wire::agent_final(&sender, &f))),
@@ -629,8 +642,8 @@ async fn collect(
     let mut merger = IntervalMerger::new(parts.len(), plan.tick());
     let mut result = RunResult::default();
     let mut outcome: Vec<Option<AgentResult>> = vec![None; parts.len()];
-    // What each agent's intervals added up to: a lost agent's share of the totals.
-    let mut received: Vec<crate::merge::Received> = vec![Default::default(); parts.len()];
+    let take_received =
+        |i: usize| std::mem::take(&mut *received[i].lock().unwrap_or_else(|p| p.into_inner()));
     // Agents without an outcome yet: counted, not searched for on every message.
     let mut pending = parts.len();
     let deadline = plan
@@ -667,10 +680,7 @@ async fn collect(
             got = rx.recv() => match got {
                 None => break,
                 Some((i, Delivery::Interval(seq, part))) => match part {
-                    Ok(part) => {
-                        received[i].add(&part);
-                        merger.add(i, seq, *part)
-                    }
+                    Ok(part) => merger.add(i, seq, *part),
                     Err(e) => {
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()
@@ -694,8 +704,7 @@ async fn collect(
                 Some((i, Delivery::Broken(why))) => {
                     if outcome[i].is_none() {
                         pending -= 1;
-                        let r = std::mem::take(&mut received[i]);
-                        outcome[i] = Some(r.into_lost(lost(&parts[i], why)));
+                        outcome[i] = Some(take_received(i).into_lost(lost(&parts[i], why)));
                     }
                     merger.finish(i)
                 }
@@ -716,8 +725,7 @@ async fn collect(
                 for (i, o) in outcome.iter_mut().enumerate() {
                     if o.is_none() {
                         let why = format!("no final report within {}s after the run's time", FINAL_GRACE.as_secs());
-                        let r = std::mem::take(&mut received[i]);
-                        *o = Some(r.into_lost(lost(&parts[i], why)));
+                        *o = Some(take_received(i).into_lost(lost(&parts[i], why)));
                     }
                 }
                 pending = 0;
@@ -731,8 +739,8 @@ async fn collect(
     }
     for (i, o) in outcome.iter_mut().enumerate() {
         if o.is_none() {
-            let r = std::mem::take(&mut received[i]);
-            *o = Some(r.into_lost(lost(&parts[i], "abandoned after a second interrupt".into())));
+            let why = "abandoned after a second interrupt".into();
+            *o = Some(take_received(i).into_lost(lost(&parts[i], why)));
         }
     }
     for i in 0..parts.len() {
