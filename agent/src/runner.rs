@@ -491,6 +491,19 @@ impl PreparedRun {
         self.control.clone()
     }
 
+    /// How the OLTP workers' connections to each target were made (target index, info).
+    pub fn connections(&self) -> Vec<(usize, crate::workloads::oltp::client::ConnInfo)> {
+        let Some(tail) = &self.oltp_tail else {
+            return Vec::new();
+        };
+        let tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+        tail.targets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| Some((i, t.conn.clone()?)))
+            .collect()
+    }
+
     /// Opens the gate and drives the run to its end, sending one report per tick.
     /// If `intervals` is closed (nobody listening) the run is aborted.
     pub async fn go(mut self, intervals: mpsc::Sender<IntervalReport>) -> FinalReport {

@@ -828,6 +828,16 @@ async fn drive(
 ) {
     let ready = event(run_event::Msg::Ready(pb::Ready {
         threads: prepared.threads(),
+        connections: prepared
+            .connections()
+            .into_iter()
+            .map(|(t, c)| pb::Connection {
+                target: t as u32,
+                client: c.client.to_string(),
+                auth_plugin: c.auth_plugin,
+                tls: c.tls,
+            })
+            .collect(),
     }));
     if tx.send(Ok(ready)).await.is_err() {
         return;

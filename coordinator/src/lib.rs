@@ -235,7 +235,8 @@ async fn run_plan(
     out.flush().ok();
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
-    let go = || {
+    let go = |ways: &[(usize, merge::Connection)]| {
+        print!("{}", report::text::connections_header(plan, ways));
         println!("Threads started!\n");
         std::io::stdout().flush().ok();
     };

@@ -23,7 +23,7 @@ use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::OltpConfig;
 
 use crate::merge::{
-    AgentResult, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
+    AgentResult, Connection, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
 };
 use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
 use crate::wire::{self, AgentFinal};
@@ -252,6 +252,8 @@ struct Participant {
     requests: mpsc::Sender<RunRequest>,
     /// Taken by the reader task once the run goes.
     events: Option<Streaming<RunEvent>>,
+    /// How its connections to each target were made, as its Ready said.
+    connections: Vec<(usize, Connection)>,
 }
 
 /// Connections the agents have opened so far, per agent (done, total), as their Opening
@@ -271,13 +273,14 @@ impl Participant {
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
 /// together once every one is Ready. `on_opening` sees (open, total) connections summed
 /// over the agents while they open them (only when that takes a while); `on_go` runs once
-/// all are Ready, just before Go; `on_interval` sees each merged tick as it completes.
+/// all are Ready, just before Go, with how the agents connected to each target (each
+/// distinct way once, by target index); `on_interval` sees each merged tick as it completes.
 /// Agents given no threads (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
     mut on_opening: impl FnMut(u64, u64),
-    on_go: impl FnOnce(),
+    on_go: impl FnOnce(&[(usize, Connection)]),
     mut on_interval: impl FnMut(&MergedInterval),
 ) -> Result<RunResult, SessionError> {
     let shares = split_evenly(u64::from(plan.threads), conns.len());
@@ -345,7 +348,11 @@ pub async fn run(
         }
     }
     let mut parts = started.into_iter().collect::<Result<Vec<_>, _>>()?;
-    on_go();
+    let mut ways: Vec<(usize, Connection)> =
+        parts.iter().flat_map(|p| p.connections.clone()).collect();
+    ways.sort();
+    ways.dedup();
+    on_go(&ways);
     for p in &parts {
         let go = RunRequest {
             msg: Some(run_request::Msg::Go(pb::Go {})),
@@ -410,7 +417,7 @@ async fn start_one(
                 }
             }
             Ok(Ok(Some(RunEvent {
-                msg: Some(run_event::Msg::Ready(_)),
+                msg: Some(run_event::Msg::Ready(ready)),
             }))) => {
                 // Ready means all open, whatever the last progress message said.
                 let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
@@ -423,6 +430,7 @@ async fn start_one(
                     threads,
                     requests: tx,
                     events: Some(events),
+                    connections: ready.connections.iter().map(wire::connection).collect(),
                 });
             }
             Ok(Ok(_)) => {

@@ -321,7 +321,7 @@ pub async fn warm_up(
     println!("Warming up for {}s (not measured)...", warmup.as_secs());
     std::io::stdout().flush().ok();
     let mut opening = report::progress::Opening::new();
-    session::run(conns, &w, |d, t| opening.update(d, t), || {}, |_| {}).await?;
+    session::run(conns, &w, |d, t| opening.update(d, t), |_| {}, |_| {}).await?;
     Ok(())
 }
 
@@ -341,7 +341,7 @@ pub async fn measure(
         conns,
         plan,
         |d, t| opening.update(d, t),
-        || {},
+        |_| {},
         |iv| {
             if show {
                 println!("{}", report::text::interval_line(iv, p, &plan.workload));

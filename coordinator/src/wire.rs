@@ -51,6 +51,18 @@ impl Sender {
     }
 }
 
+/// How an agent connected to a target: (target index, the way).
+pub fn connection(c: &pb::Connection) -> (usize, Connection) {
+    (
+        c.target as usize,
+        Connection {
+            client: c.client.clone(),
+            auth_plugin: c.auth_plugin.clone(),
+            tls: c.tls.clone(),
+        },
+    )
+}
+
 pub fn db_counters(d: Option<&pb::DbCounters>) -> DbCounters {
     let Some(d) = d else {
         return DbCounters::default();
@@ -127,14 +139,12 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         if let Ok(idx) = t.name.parse::<usize>()
             && !t.client.is_empty()
         {
-            connections.push((
-                idx,
-                Connection {
-                    client: t.client.clone(),
-                    auth_plugin: t.auth_plugin.clone(),
-                    tls: t.tls.clone(),
-                },
-            ));
+            connections.push(connection(&pb::Connection {
+                target: idx as u32,
+                client: t.client.clone(),
+                auth_plugin: t.auth_plugin.clone(),
+                tls: t.tls.clone(),
+            }));
         }
         let (Ok(idx), Ok(l)) = (
             t.name.parse::<usize>(),

@@ -87,7 +87,17 @@ fn tls_accounts_run_on_the_lean_client_and_certificates_are_checked() {
     let verify = ["--mysql-ssl-mode=verify_identity", &ca];
     let (code, out, err) = run(&db, "tlsu", &verify, "prepare");
     assert_eq!(code, Some(0), "{out}\n{err}");
-    assert_lean_run(&run(&db, "tlsu", &verify, "run"));
+    let r = run(&db, "tlsu", &verify, "run");
+    assert_lean_run(&r);
+    // The header says how the connections were made before the run starts, and the
+    // per-target block repeats it.
+    let way = "lean client, mysql_native_password, TLSv1_3";
+    let header = format!(
+        "Connections to default (127.0.0.1:{}): {way}\n\nThreads started!",
+        db.port()
+    );
+    assert!(r.1.contains(&header), "{}", r.1);
+    assert!(r.1.contains(&format!("connections: {way}")), "{}", r.1);
     assert!(
         db.status("Ssl_accepts") >= before + 3,
         "TLS handshakes on the server"
@@ -237,12 +247,21 @@ fn an_ed25519_account_runs_on_the_lean_client() {
     let (code, out, err) = run(&db, "edu", &[], "prepare");
     assert_eq!(code, Some(0), "{out}\n{err}");
     let before = db.status("Com_stmt_execute");
-    let r = run(&db, "edu", &[], "run");
+    let scratch = Scratch::new("ed25519");
+    let json_arg = format!("--json={}", scratch.path("r.json").display());
+    let r = run(&db, "edu", &[&json_arg], "run");
     assert_lean_run(&r);
     assert!(
         r.1.contains("lean client, client_ed25519, no TLS"),
         "{}",
         r.1
+    );
+    let j = fleetbench_tests::json(&scratch.path("r.json"));
+    let way = &j["totals"]["targets"][0]["connections"][0];
+    assert_eq!(
+        (&way["client"], &way["auth_plugin"], &way["tls"]),
+        (&"lean".into(), &"client_ed25519".into(), &"".into()),
+        "{j}"
     );
     assert!(
         db.status("Com_stmt_execute") > before,

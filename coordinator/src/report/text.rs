@@ -401,6 +401,29 @@ pub fn sql_statistics(r: &RunResult) -> String {
     s
 }
 
+/// Before "Threads started!": per target, how the agents connected to it (client, login,
+/// TLS), e.g. `Connections to default (db1:3306): lean client, caching_sha2_password, TLSv1_3`.
+pub fn connections_header(plan: &Plan, ways: &[(usize, crate::merge::Connection)]) -> String {
+    let Workload::Oltp(o) = &plan.workload else {
+        return String::new();
+    };
+    let mut s = String::new();
+    for (i, t) in o.config.targets.iter().enumerate() {
+        let these: Vec<String> = ways
+            .iter()
+            .filter(|(n, _)| *n == i)
+            .map(|(_, c)| c.describe())
+            .collect();
+        if !these.is_empty() {
+            let _ = writeln!(s, "Connections to {}: {}", t.describe(), these.join("; "));
+        }
+    }
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
 /// One row per target: where it is, the queries it received by class, errors, reconnects
 /// and the latency of single statements.
 pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
