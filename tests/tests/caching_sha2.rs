@@ -1,7 +1,8 @@
 //! caching_sha2_password, the default login of MySQL 8 and later, which MariaDB has no
 //! server side for: the lean client's exchange against a login-only server written here
 //! from the protocol documentation (greeting, TLS upgrade, fast path from the server's
-//! cache, full authentication over TLS or with the server's RSA key, auth switch). The
+//! cache, full authentication over TLS or with the server's RSA key, auth switch), and
+//! mysql_clear_password, which servers with PAM or LDAP logins switch clients to. The
 //! server checks each answer the way MySQL does, the inverse of what the client computes.
 
 use std::io::{Read, Write};
@@ -25,6 +26,8 @@ enum Path {
     Full,
     /// Greets with mysql_native_password, then switches the client to caching_sha2 (fast).
     Switch,
+    /// Switches the client to mysql_clear_password (as servers with PAM or LDAP logins do).
+    Clear,
 }
 
 struct Server {
@@ -164,7 +167,24 @@ fn serve_one(
         (seq, answer) = (sq, a);
         log.0.push("switched".into());
     }
+    if path == Path::Clear {
+        let mut sw = vec![0xfe];
+        sw.extend_from_slice(b"mysql_clear_password\0");
+        seq += 1;
+        write_packet(&mut stream, seq, &sw)?;
+        let (sq, a) = read_packet(&mut stream)?;
+        (seq, answer) = (sq, a);
+        log.0.push(
+            if secure {
+                "clear-over-tls"
+            } else {
+                "clear-in-the-open"
+            }
+            .into(),
+        );
+    }
     let verdict = match path {
+        Path::Clear => answer.strip_suffix(&[0]) == Some(PASSWORD),
         Path::Fast | Path::Switch => {
             let ok = fast_answer_ok(&answer, &nonce);
             seq += 1;
@@ -341,6 +361,20 @@ fn caching_sha2_password_logs_in_on_every_path() {
         Err(WireError::Server { code: 1045, .. })
     ));
     assert_eq!(done(s), "rsa,denied");
+
+    // mysql_clear_password: over TLS the password goes; without TLS the client refuses.
+    let s = start(Path::Clear, Some(tls.clone()), key.clone());
+    login(&s, pw, client_tls.clone(), None, false).unwrap();
+    assert_eq!(done(s), "tls,clear-over-tls,ok");
+    let s = start(Path::Clear, None, key.clone());
+    match login(&s, pw, None, None, false) {
+        Err(WireError::Auth(m)) => assert!(m.contains("TLS"), "{m}"),
+        other => panic!("expected a refusal to send the password in the clear, got {other:?}"),
+    }
+    assert!(
+        s.handle.join().unwrap().is_err(),
+        "the server got no password"
+    );
 
     // ... with neither key nor permission: the client says what to give, sends nothing.
     let s = start(Path::Full, None, key.clone());
