@@ -74,21 +74,8 @@ impl AgentProc {
 
     /// Like [`AgentProc::start`], with the open-files limit (soft and hard) set to `nofile`.
     pub fn start_with_nofile(nofile: u64) -> Self {
-        use std::os::unix::process::CommandExt;
         let mut cmd = Command::new(bin("fleetbench-agent"));
-        // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                let l = libc::rlimit {
-                    rlim_cur: nofile,
-                    rlim_max: nofile,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        set_limit(&mut cmd, libc::RLIMIT_NOFILE, nofile);
         Self::spawn(cmd, &[], &[])
     }
 
@@ -169,15 +156,20 @@ pub fn fleetbench_ok<S: AsRef<str>>(args: &[S]) -> String {
 
 /// Caps the address space (RLIMIT_AS) of the process `cmd` starts at `bytes`.
 pub fn cap_memory(cmd: &mut Command, bytes: u64) {
+    set_limit(cmd, libc::RLIMIT_AS, bytes);
+}
+
+/// Sets the limit `resource` (soft and hard) of the process `cmd` starts to `value`.
+fn set_limit(cmd: &mut Command, resource: libc::__rlimit_resource_t, value: u64) {
     use std::os::unix::process::CommandExt;
     // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             let l = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: bytes,
+                rlim_cur: value,
+                rlim_max: value,
             };
-            if libc::setrlimit(libc::RLIMIT_AS, &l) != 0 {
+            if libc::setrlimit(resource, &l) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
