@@ -990,16 +990,10 @@ fn final_to_proto(f: &FinalReport) -> pb::Final {
             .targets
             .iter()
             .enumerate()
-            .map(|(i, t)| {
-                let c = t.conn.clone().unwrap_or_default();
-                pb::TargetStats {
-                    name: i.to_string(),
-                    db: db_to_proto(&t.db),
-                    statements: Some(latency_to_proto(&t.statements)),
-                    client: c.client.to_string(),
-                    auth_plugin: c.auth_plugin,
-                    tls: c.tls,
-                }
+            .map(|(i, t)| pb::TargetStats {
+                name: i.to_string(),
+                db: db_to_proto(&t.db),
+                statements: Some(latency_to_proto(&t.statements)),
             })
             .collect(),
     }

@@ -222,7 +222,6 @@ fn final_bytes(o: &Options, h: &mut Histogram<u64>, a: usize) -> Vec<u8> {
             name: "0".into(),
             db: db(events),
             statements: Some(latency_msg(h, st)),
-            ..Default::default()
         });
     }
     let per_thread = events / u64::from(o.threads_per_agent);
@@ -355,10 +354,8 @@ fn main() {
             agent,
             kinds,
             targets,
-            connections,
         } = wire::agent_final(sender, &f);
         result.add_statements(kinds, targets);
-        result.add_connections(connections);
         agents.push(agent);
         for m in merger.finish(a) {
             result.intervals.push(m);

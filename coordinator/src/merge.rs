@@ -343,7 +343,7 @@ impl AgentResult {
     }
 }
 
-/// How agents' connections to a target were made (from their final reports).
+/// How agents' connections to a target were made (from their Ready messages).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Connection {
     /// "lean" or "mysql_async".

@@ -348,11 +348,10 @@ pub async fn run(
         }
     }
     let mut parts = started.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let mut ways: Vec<(usize, Connection)> =
-        parts.iter().flat_map(|p| p.connections.clone()).collect();
-    ways.sort();
-    ways.dedup();
-    on_go(&ways);
+    let ways: Vec<(usize, Connection)> = parts.iter().flat_map(|p| p.connections.clone()).collect();
+    let mut seen = RunResult::default();
+    seen.add_connections(ways);
+    on_go(&seen.connections);
     for p in &parts {
         let go = RunRequest {
             msg: Some(run_request::Msg::Go(pb::Go {})),
@@ -360,7 +359,9 @@ pub async fn run(
         // A failed send shows up as a broken stream below and marks the agent lost.
         let _ = p.requests.send(go).await;
     }
-    let collected = collect(&mut parts, plan, &mut on_interval).await;
+    let mut collected = collect(&mut parts, plan, &mut on_interval).await;
+    // How the agents connected, as their Ready said: once, for the header and the report.
+    collected.connections = seen.connections;
     Ok(collected)
 }
 
@@ -699,12 +700,10 @@ async fn collect(
                         agent,
                         kinds,
                         targets,
-                        connections,
                     } = *f;
                     if outcome[i].is_none() {
                         pending -= 1;
                         result.add_statements(kinds, targets);
-                        result.add_connections(connections);
                         outcome[i] = Some(agent);
                     }
                     merger.finish(i)

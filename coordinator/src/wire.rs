@@ -21,8 +21,6 @@ pub struct AgentFinal {
     pub kinds: Vec<(String, Latency)>,
     /// Per database target (index into the plan's targets): counters and statement latency.
     pub targets: Vec<(usize, DbCounters, Latency)>,
-    /// Per target index: how this agent's connections to it were made.
-    pub connections: Vec<(usize, Connection)>,
 }
 
 /// Who sent a final report: the agent's address, host name and thread count.
@@ -122,7 +120,6 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
                 agent: from.lost(format!("its final report was unreadable: {e}")),
                 kinds: Vec::new(),
                 targets: Vec::new(),
-                connections: Vec::new(),
             };
         }
     };
@@ -134,18 +131,7 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         }
     }
     let mut targets = Vec::new();
-    let mut connections = Vec::new();
     for t in &f.targets {
-        if let Ok(idx) = t.name.parse::<usize>()
-            && !t.client.is_empty()
-        {
-            connections.push(connection(&pb::Connection {
-                target: idx as u32,
-                client: t.client.clone(),
-                auth_plugin: t.auth_plugin.clone(),
-                tls: t.tls.clone(),
-            }));
-        }
         let (Ok(idx), Ok(l)) = (
             t.name.parse::<usize>(),
             self::latency(t.statements.as_ref()),
@@ -174,6 +160,5 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         },
         kinds,
         targets,
-        connections,
     }
 }
