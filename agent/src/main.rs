@@ -42,10 +42,26 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     work_dir: Option<std::path::PathBuf>,
 
+    /// The name coordinators show for this agent in reports instead of its host name
+    /// (useful when every client host is called the same, as in containers).
+    #[arg(long, value_name = "NAME", value_parser = agent_name)]
+    name: Option<String>,
+
     /// Allow listening on a non-loopback address without a token: anyone who reaches the
     /// port could then start load on this host.
     #[arg(long)]
     insecure: bool,
+}
+
+/// `--name`: 1 to 64 printable characters without spaces, so report columns stay columns.
+fn agent_name(s: &str) -> Result<String, String> {
+    let ok = (1..=64).contains(&s.chars().count())
+        && s.chars().all(|c| !c.is_whitespace() && !c.is_control());
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err("expected 1 to 64 printable characters without spaces".into())
+    }
 }
 
 #[tokio::main]
@@ -123,6 +139,7 @@ async fn run() -> anyhow::Result<()> {
         token,
         tls,
         work_dir,
+        name: args.name.clone(),
     };
     let (signalled, mut exit_soon) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {

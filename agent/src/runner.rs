@@ -157,6 +157,8 @@ pub struct IntervalReport {
     pub duration: Duration,
     pub threads_running: u32,
     pub sample: Sample,
+    /// The run's last interval: from the last full tick to the end of the run.
+    pub last: bool,
 }
 
 /// The whole run's results on this agent.
@@ -518,6 +520,8 @@ impl PreparedRun {
         let mut last_tick = start;
         let mut next_tick = start + self.config.tick;
         let mut seq = 0u32;
+        // Threads that ran in the last tick; every thread before the first one.
+        let mut last_running = self.slots.len() as u32;
         loop {
             // Ticks that would end at or after the deadline are never sent (as in sysbench):
             // what runs past the last full tick is in the final report only.
@@ -560,12 +564,14 @@ impl PreparedRun {
                 }
                 self.intervals.take_into(seq, &mut sample.hist);
                 cumulative.merge(&sample);
+                last_running = threads_running;
                 let report = IntervalReport {
                     seq,
                     // Measured, not nominal: the ticker may wake a little late.
                     duration: now - last_tick,
                     threads_running,
                     sample,
+                    last: false,
                 };
                 if intervals.send(report).await.is_err() {
                     self.control.abort("coordinator went away");
@@ -589,6 +595,24 @@ impl PreparedRun {
         }
         self.intervals.take_into(seq + 1, &mut rest.hist);
         cumulative.merge(&rest);
+        // What ran after the last full tick is an interval of its own (as sysbench prints
+        // its last line), so the intervals add up to the totals exactly.
+        // An empty sliver after a tick (an event-limited run ending just after it) is left out.
+        let since_tick = last_tick
+            .into_std()
+            .saturating_duration_since(start.into_std());
+        let duration = elapsed.saturating_sub(since_tick);
+        if !rest.is_empty() || duration >= self.config.tick / 10 {
+            let report = IntervalReport {
+                seq: seq + 1,
+                duration,
+                threads_running: last_running,
+                sample: rest,
+                last: true,
+            };
+            // Nobody listening: the run is over anyway.
+            let _ = intervals.send(report).await;
+        }
         FinalReport {
             elapsed,
             sample: cumulative,

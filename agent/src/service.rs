@@ -47,6 +47,8 @@ pub struct AgentOptions {
     pub tls: Option<TlsFiles>,
     /// The only directory fileio may write in (absolute; --file-dir is relative to it).
     pub work_dir: std::path::PathBuf,
+    /// The name reports show for this agent (`--name`); None = the host name.
+    pub name: Option<String>,
 }
 
 impl Default for AgentOptions {
@@ -55,6 +57,7 @@ impl Default for AgentOptions {
             token: None,
             tls: None,
             work_dir: std::env::current_dir().unwrap_or_else(|_| "/".into()),
+            name: None,
         }
     }
 }
@@ -128,7 +131,10 @@ impl AgentService {
 
     pub fn new(options: AgentOptions) -> Self {
         AgentService {
-            hostname: gethostname::gethostname().to_string_lossy().into_owned(),
+            hostname: options
+                .name
+                .clone()
+                .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned()),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             options,
             busy: Arc::default(),
@@ -958,6 +964,7 @@ fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         latency: Some(latency_to_proto(&iv.sample)),
         db: db_to_proto(&iv.sample.db),
         io: io_to_proto(&iv.sample.io),
+        last: iv.last,
     }
 }
 

@@ -108,6 +108,11 @@ impl Default for Sample {
 }
 
 impl Sample {
+    /// Nothing recorded: no event, no counted statement or I/O.
+    pub fn is_empty(&self) -> bool {
+        self.events == 0 && self.db.is_zero() && self.io.is_zero()
+    }
+
     /// Records one finished event that took `ns` nanoseconds.
     pub fn record(&mut self, ns: u64) {
         // Auto-resizing histogram: recording cannot fail for any u64 value.

@@ -192,6 +192,7 @@ fn interval_bytes(o: &Options, h: &mut Histogram<u64>, a: usize, seq: u32) -> Ve
         latency: Some(latency_msg(h, stats)),
         db: if o.oltp { db(events) } else { None },
         io: None,
+        last: false,
     }
     .encode_to_vec()
 }

@@ -75,6 +75,22 @@ pub struct RawArgs {
     /// Print the merged latency histogram, as sysbench does: --histogram or --histogram=on.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub histogram: Option<String>,
+    /// Report layout: `fleetbench` (sysbench 1.0's report, then fleetbench's per-agent and
+    /// per-target blocks) or `1.0` (sysbench 1.0's report alone) [default: fleetbench].
+    #[arg(long, value_name = "STYLE")]
+    pub report_style: Option<String>,
+    /// Measurements per step of a run, sweep or scenario file (alternating between
+    /// scenarios), all kept in the JSON; `compare` derives confidence intervals from them
+    /// [default: 1].
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<String>,
+    /// `compare`: exit 1 when a figure changes past this threshold beyond noise, e.g.
+    /// `tps<-5%` or `p99>+10%` (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub fail_if: Vec<String>,
+    /// `compare`: compare documents of different tests anyway.
+    #[arg(long)]
+    pub force: bool,
     /// `scenario run`: run only this scenario (repeatable).
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,

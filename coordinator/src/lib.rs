@@ -212,7 +212,7 @@ async fn run_plan(
     extras: &sweep::Extras,
 ) -> anyhow::Result<i32> {
     if plan.command == plan::Command::Run {
-        if extras.counts.is_some() {
+        if extras.counts.is_some() || extras.repeat > 1 {
             return sweep::run(plan, extras, addrs, link).await;
         }
         sweep::warm_up(plan, extras.warmup, addrs, link).await?;
@@ -225,18 +225,28 @@ async fn run_plan(
         }
     }
     let shares = plan::split_evenly(u64::from(plan.threads), conns.len());
+    let idle = shares.iter().filter(|&&t| t == 0).count();
+    if idle > 0 {
+        eprintln!(
+            "warning: {} threads over {} agents: {idle} agent(s) get no thread and stay idle",
+            plan.threads,
+            conns.len()
+        );
+    }
     let listing: Vec<(String, u32)> = conns
         .iter()
         .zip(&shares)
         .map(|(c, &t)| (c.addr.clone(), t as u32))
         .collect();
     let mut out = std::io::stdout();
-    print!("{}", report::text::header(plan, &listing));
+    print!("{}", report::text::header_in(plan, &listing, extras.style));
     out.flush().ok();
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
     let go = |ways: &[(usize, merge::Connection)]| {
-        print!("{}", report::text::connections_header(plan, ways));
+        if extras.style == sweep::ReportStyle::Fleetbench {
+            print!("{}", report::text::connections_header(plan, ways));
+        }
         println!("Threads started!\n");
         std::io::stdout().flush().ok();
     };
@@ -260,7 +270,13 @@ async fn run_plan(
     if extras.histogram {
         print!("{}", report::histogram::text(&result.latency()));
     }
-    print!("{}", report::text::final_report(plan, &result));
+    print!(
+        "{}",
+        report::text::final_report_in(plan, &result, extras.style)
+    );
+    if extras.style == sweep::ReportStyle::Sysbench10 {
+        eprint!("{}", report::text::agent_warnings(&result.agents));
+    }
     if let Some(path) = &plan.json {
         report::json::write(path, &report::json::build(plan, &result))
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;

@@ -59,6 +59,7 @@ pub async fn start_for(plan: &crate::plan::Plan) -> anyhow::Result<Option<LocalA
         token: None,
         tls: None,
         work_dir: std::env::current_dir().context("cannot read the current directory")?,
+        name: None,
     };
     let own_dirs = *k > 1 && matches!(plan.workload, crate::plan::Workload::Fileio(_));
     start(*k, options, own_dirs)

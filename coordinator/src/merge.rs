@@ -94,6 +94,8 @@ pub struct IntervalPart {
     pub latency: Latency,
     pub db: DbCounters,
     pub io: IoCounters,
+    /// The agent's last interval: from its last full tick to the end of its run.
+    pub last: bool,
 }
 
 /// What one agent's interval reports add up to: its share of the run when it is lost
@@ -140,8 +142,11 @@ impl Received {
 #[derive(Debug, Clone)]
 pub struct MergedInterval {
     pub seq: u32,
-    /// Time since Go at the end of this tick.
+    /// Time since Go at the end of this tick; for the run's last, partial interval the
+    /// end of the run.
     pub end: Duration,
+    /// The run's last interval, shorter than a tick: every agent's part was its last.
+    pub last: bool,
     pub duration: Duration,
     pub threads: u32,
     pub events: u64,
@@ -155,6 +160,16 @@ pub struct MergedInterval {
 impl MergedInterval {
     pub fn events_per_sec(&self) -> f64 {
         per_sec(self.events, self.duration)
+    }
+
+    /// The whole seconds an interval line shows, as sysbench's `[ 10s ]`: a tick's end, and
+    /// for the last, partial interval its end rounded, but always after the tick before it.
+    pub fn label_secs(&self) -> u64 {
+        if !self.last {
+            return self.end.as_secs();
+        }
+        let start = self.end.saturating_sub(self.duration).as_secs();
+        (self.end.as_secs_f64().round() as u64).max(start.saturating_add(1))
     }
 }
 
@@ -212,6 +227,7 @@ impl IntervalMerger {
             merged: MergedInterval {
                 seq,
                 end: tick * seq,
+                last: true,
                 duration: Duration::ZERO,
                 threads: 0,
                 events: 0,
@@ -256,7 +272,12 @@ impl IntervalMerger {
                 break;
             }
             let mut m = entry.remove().merged;
-            if m.duration.is_zero() {
+            if m.last {
+                // Only agents' last parts: the interval ends where the longest of them does.
+                m.end = (self.tick.checked_mul(m.seq.saturating_sub(1)))
+                    .and_then(|d| d.checked_add(m.duration))
+                    .unwrap_or(Duration::MAX);
+            } else if m.duration.is_zero() {
                 m.duration = self.tick;
             }
             self.released = Some(m.seq);
@@ -269,6 +290,7 @@ impl IntervalMerger {
 /// Adds agent `agent`'s report to its tick.
 fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
     m.per_agent[agent] = Some(p.events);
+    m.last &= p.last;
     m.duration = m.duration.max(p.duration);
     // Saturating throughout: agents' figures are input, and input may be garbage.
     m.threads = m.threads.saturating_add(p.threads_running);
@@ -596,6 +618,7 @@ mod tests {
             latency: lat(&vec![1_000; events as usize]),
             db: DbCounters::default(),
             io: IoCounters::default(),
+            last: false,
         }
     }
 
@@ -646,6 +669,7 @@ mod tests {
                 errors_by_code: [(1213, u64::MAX)].into(),
                 ..Default::default()
             },
+            last: true,
             io: IoCounters::default(),
         };
         assert!(
@@ -657,7 +681,43 @@ mod tests {
         assert_eq!(out[0].events, u64::MAX);
         assert_eq!(out[0].db.reads, u64::MAX);
         assert_eq!(out[0].db.errors_by_code[&1213], u64::MAX);
-        let _ = out[0].events_per_sec();
+        let _ = (out[0].events_per_sec(), out[0].label_secs());
+    }
+
+    #[test]
+    fn the_last_partial_interval_ends_with_the_run() {
+        let last = |events, ms| IntervalPart {
+            duration: Duration::from_millis(ms),
+            last: true,
+            ..part(events, 2)
+        };
+        let mut m = IntervalMerger::new(2, Duration::from_secs(1));
+        m.add(0, 1, part(10, 2));
+        m.add(1, 1, part(10, 2));
+        assert!(m.add(0, 2, last(4, 400)).is_empty());
+        let out = m.add(1, 2, last(5, 500));
+        assert_eq!((out[0].seq, out[0].events, out[0].last), (2, 9, true));
+        assert_eq!(out[0].end, Duration::from_millis(1500));
+        assert_eq!(out[0].duration, Duration::from_millis(500));
+        assert_eq!(
+            out[0].label_secs(),
+            2,
+            "after [ 1s ], rounded up to the next second"
+        );
+
+        // One agent's last part inside another's full tick: the tick as usual.
+        let mut m = IntervalMerger::new(2, Duration::from_secs(1));
+        m.add(0, 1, last(3, 300));
+        let out = m.add(1, 1, part(10, 2));
+        assert_eq!(
+            (out[0].end, out[0].last, out[0].label_secs()),
+            (Duration::from_secs(1), false, 1)
+        );
+
+        // A time-limited run's last interval ends a little after the deadline: [ 10s ].
+        let mut m = IntervalMerger::new(1, Duration::from_secs(1));
+        let out = m.add(0, 10, last(7, 1_004));
+        assert_eq!(out[0].label_secs(), 10);
     }
 
     #[test]
@@ -720,6 +780,7 @@ mod tests {
                         ..Default::default()
                     },
                     io: IoCounters::default(),
+                    last: false,
                 };
                 all.merge(&p.latency);
                 released.extend(m.add(a, seq, p));

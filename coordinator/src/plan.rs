@@ -1036,7 +1036,7 @@ fn invalid(option: &'static str, value: impl ToString, why: &'static str) -> Pla
     }
 }
 
-fn num<T: std::str::FromStr>(
+pub fn num<T: std::str::FromStr>(
     raw: &Option<String>,
     option: &'static str,
     default: T,

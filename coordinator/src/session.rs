@@ -63,6 +63,9 @@ pub enum SessionError {
     Auth { agent: String, reason: String },
     #[error("{what} failed on agent {reason}")]
     TableJob { what: &'static str, reason: String },
+    /// The dry run before a prepare or cleanup: every agent's refusal, not only the first.
+    #[error("{what} refused, nothing was created or dropped: {reasons}")]
+    CheckRefused { what: &'static str, reasons: String },
 }
 
 /// A greeted agent, ready for a run.
@@ -162,8 +165,15 @@ pub async fn connect(
             return Err(SessionError::Refused {
                 agent: c.addr.clone(),
                 reason: format!(
-                    "busy: run {} since {} (unix time) from {}",
-                    c.hello.busy_run_id, c.hello.busy_since_unix, c.hello.busy_peer
+                    "busy: run {} for {} from {}",
+                    c.hello.busy_run_id,
+                    crate::report::text::age(
+                        std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_secs())
+                            .saturating_sub(c.hello.busy_since_unix)
+                    ),
+                    c.hello.busy_peer
                 ),
             });
         }
@@ -505,10 +515,36 @@ pub async fn table_job(
         .cloned()
         .enumerate()
         .map(|(i, c)| call(c, request(i, true)));
-    join_all(checks)
+    let refusals: Vec<String> = join_all(checks)
         .await
         .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
+        .filter_map(|r| match r {
+            Ok(_) => None,
+            Err(SessionError::Refused { agent, reason }) => {
+                // Said once for all of them, in the error's own words.
+                let reason = reason
+                    .replace("; nothing was created or dropped", "")
+                    .replace(" (run cleanup first, or pick other --tables)", "");
+                Some(format!("agent {agent}: {reason}"))
+            }
+            Err(e) => Some(e.to_string()),
+        })
+        .collect();
+    if !refusals.is_empty() {
+        let exists = refusals.iter().any(|r| r.contains("tables already exist"));
+        return Err(SessionError::CheckRefused {
+            what: if create { "prepare" } else { "cleanup" },
+            reasons: format!(
+                "{}{}",
+                refusals.join("; "),
+                if exists {
+                    " (run cleanup first, or pick other --tables)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
 
     let (tx, mut rx) = mpsc::channel::<(usize, Result<pb::Progress, Status>)>(64);
     for (i, mut conn) in conns.iter().cloned().enumerate() {

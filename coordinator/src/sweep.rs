@@ -33,7 +33,24 @@ pub struct Extras {
     pub html: Option<PathBuf>,
     /// Print the merged latency histogram, as sysbench's --histogram does.
     pub histogram: bool,
+    /// The report's layout.
+    pub style: ReportStyle,
+    /// Measurements per step (`--repeat`), at least 1.
+    pub repeat: u32,
 }
+
+/// `--report-style`: what the text report holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReportStyle {
+    /// sysbench 1.0's report, then fleetbench's own blocks (agents, targets, connections).
+    #[default]
+    Fleetbench,
+    /// sysbench 1.0's report alone, for scripts that expect nothing else.
+    Sysbench10,
+}
+
+/// Most measurements `--repeat` takes per step.
+pub const MAX_REPEAT: u32 = 100;
 
 /// Takes the sweep and output options out of `raw`. A thread list leaves its first count in
 /// `raw.threads`, so the plan built from `raw` is that of the first step.
@@ -65,6 +82,30 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
             });
         }
     };
+    let style = match raw.report_style.as_deref().map(str::trim) {
+        None | Some("fleetbench") => ReportStyle::Fleetbench,
+        Some("1.0" | "1") => ReportStyle::Sysbench10,
+        Some(v @ ("0.4" | "0.5")) => {
+            return Err(PlanError::NotSupported(format!(
+                "--report-style={v} (sysbench {v}'s layout is not implemented yet; fleetbench and 1.0 are)"
+            )));
+        }
+        Some(v) => {
+            return Err(PlanError::Invalid {
+                option: "report-style",
+                value: v.to_string(),
+                why: "expected fleetbench or 1.0",
+            });
+        }
+    };
+    let repeat = crate::plan::num(&raw.repeat, "repeat", 1u32)?;
+    if !(1..=MAX_REPEAT).contains(&repeat) {
+        return Err(PlanError::Invalid {
+            option: "repeat",
+            value: repeat.to_string(),
+            why: "must lie in 1..=100",
+        });
+    }
     Ok(Extras {
         counts,
         warmup: secs(&raw.warmup_time, "warmup-time")?,
@@ -72,6 +113,8 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         csv: raw.csv.clone(),
         html: raw.html.clone(),
         histogram,
+        style,
+        repeat,
     })
 }
 
@@ -122,6 +165,74 @@ pub struct Summary {
     /// Ignored errors per second (OLTP only, else 0).
     pub errors_per_sec: f64,
     pub reconnects_per_sec: f64,
+    /// Which measurement of its step this is (`--repeat`), from 1.
+    #[serde(default = "first_repeat")]
+    pub repeat: u32,
+    /// The run's figures per interval, for `compare`'s noise estimate from one run.
+    #[serde(skip)]
+    pub series: IntervalSeries,
+}
+
+fn first_repeat() -> u32 {
+    1
+}
+
+/// A run's figures interval by interval (intervals shorter than half a tick, such as a
+/// short last one, left out): the spread `compare` estimates from a single run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntervalSeries {
+    pub tps: Vec<f64>,
+    pub qps: Vec<f64>,
+    pub errors_per_sec: Vec<f64>,
+    /// Latency per key ("min", "avg", "max", "p95", ...), in ms.
+    pub latency_ms: BTreeMap<String, Vec<f64>>,
+}
+
+impl IntervalSeries {
+    fn from_run(doc: &Value) -> IntervalSeries {
+        let mut s = IntervalSeries::default();
+        let tick = doc
+            .pointer("/config/interval_s")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let Some(ivs) = doc.get("intervals").and_then(Value::as_array) else {
+            return s;
+        };
+        for iv in ivs {
+            let d = iv.get("duration_s").and_then(Value::as_f64).unwrap_or(0.0);
+            if d <= 0.0 || d < tick / 2.0 {
+                continue;
+            }
+            let sql = iv.get("sql").filter(|v| v.is_object());
+            let tps = match sql {
+                Some(q) => q.get("tps").and_then(Value::as_f64),
+                None => iv.get("events_per_sec").and_then(Value::as_f64),
+            };
+            let Some(tps) = tps else { continue };
+            s.tps.push(tps);
+            if let Some(q) = sql {
+                s.qps
+                    .push(q.get("qps").and_then(Value::as_f64).unwrap_or(0.0));
+                let errors = q
+                    .get("ignored_errors")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0);
+                s.errors_per_sec.push(errors / d);
+            }
+            // An interval without events has no latency to speak of.
+            let events = iv.get("events").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(lat) = iv.get("latency_ms").and_then(Value::as_object)
+                && events > 0
+            {
+                for (k, v) in lat {
+                    if let (false, Some(v)) = (k == "count" || k == "sum", v.as_f64()) {
+                        s.latency_ms.entry(k.clone()).or_default().push(v);
+                    }
+                }
+            }
+        }
+        s
+    }
 }
 
 impl Summary {
@@ -156,7 +267,19 @@ impl Summary {
                 sql.and_then(|s| s.get("reconnects")?.as_f64())
                     .unwrap_or(0.0),
             ),
+            repeat: 1,
+            series: IntervalSeries::from_run(doc),
         })
+    }
+
+    /// The summary of a sweep's or scenario's step (`{"repeat": N, "result": run}`).
+    pub fn from_step(step: &Value) -> Option<Summary> {
+        let mut s = Summary::from_run(step.get("result")?)?;
+        s.repeat = step
+            .get("repeat")
+            .and_then(Value::as_u64)
+            .map_or(1, |r| r as u32);
+        Some(s)
     }
 
     pub fn latency(&self, key: &str) -> f64 {
@@ -210,9 +333,13 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
         .unwrap_or(0)
         .max(8);
     let lat = latency_columns(rows, requested);
+    let repeated = rows.iter().any(|r| r.1.repeat > 1);
     let mut s = String::new();
     if named {
         let _ = write!(s, "{:<w$}  ", "scenario");
+    }
+    if repeated {
+        let _ = write!(s, "{:>6}  ", "repeat");
     }
     let _ = write!(
         s,
@@ -233,6 +360,9 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
     for (name, r) in rows {
         if named {
             let _ = write!(s, "{:<w$}  ", name.unwrap_or("-"));
+        }
+        if repeated {
+            let _ = write!(s, "{:>6}  ", r.repeat);
         }
         let _ = write!(s, "{:>7}  {:>10.2}", r.threads, r.tps);
         if db {
@@ -257,6 +387,8 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
     pub threads: u32,
+    /// Which measurement of this thread count (`--repeat`), from 1.
+    pub repeat: u32,
     pub summary: Summary,
     pub result: Value,
 }
@@ -271,6 +403,7 @@ pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool
         "threads": extras.counts.clone().unwrap_or_else(|| vec![plan.threads]),
         "warmup_time_s": extras.warmup.as_secs(),
         "cooldown_s": extras.cooldown.as_secs(),
+        "repeat": extras.repeat,
         "interrupted": interrupted,
         "steps": steps,
     })
@@ -364,6 +497,7 @@ pub async fn run_steps(
     plan: &Plan,
     extras: &Extras,
     counts: &[u32],
+    reps: std::ops::RangeInclusive<u32>,
     addrs: &[String],
     link: &Link,
     label: &str,
@@ -371,24 +505,38 @@ pub async fn run_steps(
     let mut steps = Vec::new();
     let mut all_clean = true;
     let mut interrupted = false;
-    for (i, &n) in counts.iter().enumerate() {
-        if i > 0 && !extras.cooldown.is_zero() {
+    let total = counts.len() as u32 * extras.repeat;
+    // Repeats go round the whole list, so that drift over time (a warming buffer pool, a
+    // neighbour's load) spreads over every count instead of biasing one.
+    let order: Vec<(u32, usize, u32)> = reps
+        .flat_map(|r| counts.iter().enumerate().map(move |(i, &n)| (r, i, n)))
+        .collect();
+    for (k, &(rep, i, n)) in order.iter().enumerate() {
+        if k > 0 && !extras.cooldown.is_zero() {
             tokio::time::sleep(extras.cooldown).await;
         }
         let mut p = plan.clone();
         p.threads = n;
-        println!("{label}step {}/{}: {n} threads", i + 1, counts.len());
+        let number = (rep - 1) * counts.len() as u32 + i as u32 + 1;
+        let step = if extras.repeat > 1 {
+            format!(
+                "{label}step {number}/{total}: {n} threads, measurement {rep}/{}",
+                extras.repeat
+            )
+        } else {
+            format!("{label}step {number}/{total}: {n} threads")
+        };
+        println!("{step}");
         std::io::stdout().flush().ok();
         let r = measure(&p, extras.warmup, addrs, link).await?;
         if extras.histogram {
             print!("{}", report::histogram::text(&r.latency()));
         }
         let doc = serde_json::to_value(report::json::build(&p, &r))?;
-        let summary = Summary::from_run(&doc).context("a run document without totals")?;
+        let mut summary = Summary::from_run(&doc).context("a run document without totals")?;
+        summary.repeat = rep;
         println!(
-            "{label}step {}/{}: {n} threads: {} {:.2}{} lat (ms,{}%): {:.2}\n",
-            i + 1,
-            counts.len(),
+            "{step}: {} {:.2}{} lat (ms,{}%): {:.2}\n",
             if summary.qps.is_some() {
                 "tps"
             } else {
@@ -405,6 +553,7 @@ pub async fn run_steps(
         all_clean &= clean(&r);
         steps.push(Step {
             threads: n,
+            repeat: rep,
             summary,
             result: doc,
         });
@@ -430,8 +579,13 @@ pub async fn run(
         return Err(PlanError::NotSupported("a thread sweep of bulk_insert".into()).into());
     }
     println!(
-        "fleetbench {} (sysbench 1.0 compatible)\n\nThread sweep of {}: {} threads, {} per step{}{}\n",
+        "fleetbench {} (sysbench 1.0 compatible)\n\n{} of {}: {} threads, {} per step{}{}{}\n",
         env!("CARGO_PKG_VERSION"),
+        if counts.len() > 1 {
+            "Thread sweep"
+        } else {
+            "Repeated run"
+        },
         plan.workload.name(),
         counts
             .iter()
@@ -450,10 +604,23 @@ pub async fn run(
         } else {
             format!(", {}s cool-down", extras.cooldown.as_secs())
         },
+        if extras.repeat > 1 {
+            format!(", {} measurements each", extras.repeat)
+        } else {
+            String::new()
+        },
     );
-    let (steps, all_clean, interrupted) = run_steps(plan, extras, &counts, addrs, link, "").await?;
+    let (steps, all_clean, interrupted) =
+        run_steps(plan, extras, &counts, 1..=extras.repeat, addrs, link, "").await?;
     let rows: Vec<(Option<&str>, &Summary)> = steps.iter().map(|s| (None, &s.summary)).collect();
-    println!("Thread sweep:");
+    println!(
+        "{}:",
+        if counts.len() > 1 {
+            "Thread sweep"
+        } else {
+            "Measurements"
+        }
+    );
     print!("{}", table(&rows, &plan.percentiles));
     let doc = sweep_doc(plan, extras, &steps, interrupted);
     write_outputs(plan.json.as_ref(), extras, &doc, &rows)?;

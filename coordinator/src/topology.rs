@@ -485,29 +485,41 @@ pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result
     let mut done: Vec<(&Scenario, Plan, Vec<Step>)> = Vec::new();
     let mut all_clean = true;
     let mut interrupted = false;
-    for sc in chosen {
-        let plan = sc.plan("run", sc.threads[0], &file.path)?;
-        println!(
-            "=== scenario {}{}: {} on {}",
-            sc.name,
-            sc.description
-                .as_deref()
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default(),
-            plan.workload.name(),
-            sc.targets.join(", ")
-        );
-        std::io::stdout().flush().ok();
-        let (extras, file, plan_ref) = (&extras, &file, &plan);
-        let (steps, clean, stopped) = with_agents(&plan, |addrs| async move {
-            run_scenario(sc, plan_ref, extras, &addrs, link, &file.path).await
-        })
-        .await?;
-        all_clean &= clean;
-        done.push((sc, plan, steps));
-        if stopped {
-            interrupted = true;
-            break;
+    // With --repeat, one pass over every scenario per measurement: alternating, so that
+    // drift over time does not fall on one scenario.
+    'passes: for rep in 1..=extras.repeat {
+        for sc in &chosen {
+            let plan = sc.plan("run", sc.threads[0], &file.path)?;
+            println!(
+                "=== scenario {}{}: {} on {}{}",
+                sc.name,
+                sc.description
+                    .as_deref()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default(),
+                plan.workload.name(),
+                sc.targets.join(", "),
+                if extras.repeat > 1 {
+                    format!(", measurement {rep}/{}", extras.repeat)
+                } else {
+                    String::new()
+                }
+            );
+            std::io::stdout().flush().ok();
+            let (extras, file, plan_ref) = (&extras, &file, &plan);
+            let (steps, clean, stopped) = with_agents(&plan, |addrs| async move {
+                run_scenario(sc, plan_ref, extras, rep, &addrs, link, &file.path).await
+            })
+            .await?;
+            all_clean &= clean;
+            match done.iter_mut().find(|d| std::ptr::eq(d.0, *sc)) {
+                Some(d) => d.2.extend(steps),
+                None => done.push((sc, plan, steps)),
+            }
+            if stopped {
+                interrupted = true;
+                break 'passes;
+            }
         }
     }
     let rows: Vec<(Option<&str>, &Summary)> = done
@@ -551,6 +563,7 @@ async fn run_scenario(
     sc: &Scenario,
     plan: &Plan,
     extras: &Extras,
+    rep: u32,
     addrs: &[String],
     link: &Link,
     path: &str,
@@ -559,7 +572,7 @@ async fn run_scenario(
     if sc.prepare {
         table_job(sc, Command::Prepare, addrs, link, path).await?;
     }
-    let outcome = sweep::run_steps(plan, extras, &sc.threads, addrs, link, &label).await;
+    let outcome = sweep::run_steps(plan, extras, &sc.threads, rep..=rep, addrs, link, &label).await;
     if sc.prepare {
         let cleaned = table_job(sc, Command::Cleanup, addrs, link, path).await;
         if outcome.is_ok() {
@@ -581,7 +594,12 @@ async fn table_job(
     println!("[{}] {} ...", sc.name, command.name());
     std::io::stdout().flush().ok();
     let lines = session::table_job(conns, &plan, command == Command::Prepare, |_, _| {}).await?;
-    for l in lines.iter().filter(|l| !l.is_empty()) {
+    // An agent's summary may hold several lines: each gets the scenario's name.
+    for l in lines
+        .iter()
+        .flat_map(|l| l.lines())
+        .filter(|l| !l.is_empty())
+    {
         println!("[{}] {l}", sc.name);
     }
     Ok(())
@@ -614,6 +632,7 @@ fn scenarios_doc(
         "file": path,
         "warmup_time_s": extras.warmup.as_secs(),
         "cooldown_s": extras.cooldown.as_secs(),
+        "repeat": extras.repeat,
         "interrupted": interrupted,
         "scenarios": scenarios,
     })

@@ -107,6 +107,7 @@ pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
         latency: latency(iv.latency.as_ref())?,
         db: db_counters(iv.db.as_ref()),
         io: io_counters(iv.io.as_ref()),
+        last: iv.last,
     })
 }
 

@@ -13,14 +13,17 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
-/// The cells of the row whose first column is `metric`.
+/// The cells of the row whose first column is `metric`: cells are two or more spaces
+/// apart, and may hold single spaces ("12.00 ±0.50", "within noise").
 fn row(out: &str, metric: &str) -> Vec<String> {
     let line = out
         .lines()
         .find(|l| l.starts_with(&format!("{metric}  ")))
         .unwrap_or_else(|| panic!("no row {metric} in\n{out}"));
     line[metric.len()..]
-        .split_whitespace()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
         .map(String::from)
         .collect()
 }
@@ -40,43 +43,152 @@ fn compare_computes_the_change_against_the_first_file() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.starts_with("Compared with compare-base.json (threads: 16 / 16 / 32)\n"));
+    assert!(
+        text.contains("\nCompared with compare-base.json (threads: 16 / 16 / 32)\n"),
+        "{text}"
+    );
+    // The settings that differ come first; these files have no interval series to give
+    // a spread, so no verdict is possible.
+    assert!(
+        text.starts_with(
+            "Settings that differ (compare-base.json / compare-new.json / compare-third.json):\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("    threads: 16 / 16 / 32\n"), "{text}");
     let expect = [
-        ("tps", ["500.00", "600.00", "+20.0%", "250.00", "-50.0%"]),
+        (
+            "tps",
+            [
+                "500.00",
+                "600.00",
+                "+20.0%",
+                "no spread",
+                "250.00",
+                "-50.0%",
+                "no spread",
+            ],
+        ),
         (
             "qps",
-            ["10000.00", "9000.00", "-10.0%", "5000.00", "-50.0%"],
+            [
+                "10000.00",
+                "9000.00",
+                "-10.0%",
+                "no spread",
+                "5000.00",
+                "-50.0%",
+                "no spread",
+            ],
         ),
-        ("lat min (ms)", ["1.00", "1.00", "+0.0%", "2.00", "+100.0%"]),
+        (
+            "lat min (ms)",
+            [
+                "1.00",
+                "1.00",
+                "+0.0%",
+                "no spread",
+                "2.00",
+                "+100.0%",
+                "no spread",
+            ],
+        ),
         (
             "lat avg (ms)",
-            ["12.00", "9.00", "-25.0%", "24.00", "+100.0%"],
+            [
+                "12.00",
+                "9.00",
+                "-25.0%",
+                "no spread",
+                "24.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
         (
             "lat p50 (ms)",
-            ["10.00", "12.50", "+25.0%", "20.00", "+100.0%"],
+            [
+                "10.00",
+                "12.50",
+                "+25.0%",
+                "no spread",
+                "20.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
         (
             "lat p90 (ms)",
-            ["18.00", "18.00", "+0.0%", "36.00", "+100.0%"],
+            [
+                "18.00",
+                "18.00",
+                "+0.0%",
+                "no spread",
+                "36.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
         (
             "lat p95 (ms)",
-            ["20.00", "15.00", "-25.0%", "40.00", "+100.0%"],
+            [
+                "20.00",
+                "15.00",
+                "-25.0%",
+                "no spread",
+                "40.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
         (
             "lat p99 (ms)",
-            ["40.00", "50.00", "+25.0%", "80.00", "+100.0%"],
+            [
+                "40.00",
+                "50.00",
+                "+25.0%",
+                "no spread",
+                "80.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
         (
             "lat p99.9 (ms)",
-            ["80.00", "88.00", "+10.0%", "160.00", "+100.0%"],
+            [
+                "80.00",
+                "88.00",
+                "+10.0%",
+                "no spread",
+                "160.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
         (
             "lat max (ms)",
-            ["100.00", "150.00", "+50.0%", "200.00", "+100.0%"],
+            [
+                "100.00",
+                "150.00",
+                "+50.0%",
+                "no spread",
+                "200.00",
+                "+100.0%",
+                "no spread",
+            ],
         ),
-        ("err/s", ["1.00", "1.00", "+0.0%", "1.00", "+0.0%"]),
+        (
+            "err/s",
+            [
+                "1.00",
+                "1.00",
+                "+0.0%",
+                "no spread",
+                "1.00",
+                "+0.0%",
+                "no spread",
+            ],
+        ),
     ];
     for (metric, cells) in expect {
         assert_eq!(row(&text, metric), cells, "{metric}:\n{text}");
@@ -103,4 +215,124 @@ fn compare_refuses_what_it_cannot_read() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(what), "{err:?} lacks {what:?}");
     }
+}
+
+/// Runs `fleetbench compare` and returns (exit code, stdout).
+fn compare(args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["compare"];
+    all.extend(args);
+    let out = fleetbench(&all);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+#[test]
+fn compare_tells_an_effect_from_noise_over_repeated_runs() {
+    use fleetbench_tests::mariadb::MariaDb;
+    use fleetbench_tests::{Scratch, expect_ok};
+    let db = MariaDb::start();
+    let scratch = Scratch::new("compare-repeat");
+    let mut common: Vec<String> = ["oltp_read_only", "--tables=1", "--table-size=1000"]
+        .map(String::from)
+        .to_vec();
+    common.extend(db.fleetbench_args());
+    let run = |extra: &[&str]| {
+        let args: Vec<String> = common
+            .iter()
+            .cloned()
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect();
+        expect_ok(&fleetbench(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        ))
+    };
+    run(&["prepare"]);
+    let measure = |name: &str, selects: &str| {
+        let path = scratch.path(name).display().to_string();
+        let text = run(&[
+            "--threads=2",
+            "--time=2",
+            "--warmup-time=1",
+            "--repeat=3",
+            selects,
+            "--json",
+            &path,
+            "run",
+        ]);
+        assert!(text.contains("measurement 3/3"), "{text}");
+        path
+    };
+    let (a1, a2) = (
+        measure("a1.json", "--point-selects=10"),
+        measure("a2.json", "--point-selects=10"),
+    );
+    let b = measure("b.json", "--point-selects=1");
+
+    // Every measurement is kept: three steps of two threads each.
+    let doc = fleetbench_tests::json(std::path::Path::new(&a1));
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{doc}");
+    for (i, s) in steps.iter().enumerate() {
+        assert_eq!(
+            (s["threads"].as_u64(), s["repeat"].as_u64()),
+            (Some(2), Some(i as u64 + 1))
+        );
+    }
+
+    // A/A: the same settings twice are within noise, and a gate on them passes.
+    let (code, text) = compare(&[&a1, &a2, "--fail-if", "tps<-5%"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("95% intervals from a1.json: 3 repeats; a2.json: 3 repeats"),
+        "{text}"
+    );
+    let tps = row(&text, "tps");
+    assert_eq!(
+        tps.last().map(String::as_str),
+        Some("within noise"),
+        "{text}"
+    );
+    assert!(tps[0].contains(" ±"), "mean with its interval: {text}");
+    assert!(text.contains("fail-if tps<-5%: passed"), "{text}");
+
+    // Ten point selects per transaction against one: fewer transactions per second,
+    // clearly, and the gate fails.
+    let (code, text) = compare(&[&b, &a1, "--fail-if", "tps<-5%"]);
+    let tps = row(&text, "tps");
+    assert_eq!(tps.last().map(String::as_str), Some("worse"), "{text}");
+    assert!(
+        text.contains("fail-if tps<-5%: FAILED: tps of a1.json"),
+        "{text}"
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("Settings that differ (b.json / a1.json):\n    point_selects: 1 / 10\n"),
+        "{text}"
+    );
+
+    // A cpu result is another test: refused unless --force, and then its missing figures
+    // are n/a, not 0.
+    let cpu = scratch.path("cpu.json").display().to_string();
+    expect_ok(&fleetbench(&["cpu", "--time=1", "--json", &cpu, "run"]));
+    let (code, text) = compare(&[&a1, &cpu]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("ran oltp_read_only and cpu.json ran cpu"),
+        "{text}"
+    );
+    let (code, text) = compare(&[&a1, &cpu, "--force"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(row(&text, "qps")[1], "n/a", "{text}");
+
+    // A rule on a figure the documents lack, or one that does not parse, is a usage error.
+    for bad in ["latency<-5%", "tps<5", "tps=3%"] {
+        let (code, text) = compare(&[&a1, &a2, "--fail-if", bad]);
+        assert_eq!(code, Some(2), "{bad}: {text}");
+        assert!(text.contains("--fail-if"), "{text}");
+    }
+    run(&["cleanup"]);
 }

@@ -119,7 +119,7 @@ async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
         "{err}"
     );
     assert!(
-        err.contains(" since ") && err.contains(" from 127.0.0.1:"),
+        err.contains(" for ") && err.contains(" from 127.0.0.1:"),
         "{err}"
     );
     let listing = String::from_utf8_lossy(&status.stdout);

@@ -77,6 +77,19 @@ targets = ["second"]
     );
     let (a1, a2) = (counters(&db1), counters(&db2));
 
+    // Every line of a scenario's prepare and cleanup carries its name.
+    let jobs: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("table") && (l.contains("Creating") || l.contains("Dropping")))
+        .collect();
+    assert!(!jobs.is_empty(), "{stdout}");
+    for l in jobs {
+        assert!(
+            l.starts_with("[text-on-first] ") || l.starts_with("[prepared-on-second] "),
+            "{l:?} in\n{stdout}"
+        );
+    }
+
     // One table, scenario by thread count.
     let table: Vec<&str> = stdout
         .lines()

@@ -2,11 +2,13 @@
 //! TPS, QPS and every latency figure against the first file (the baseline). Run documents
 //! are compared as they are; sweeps and scenario documents are lined up by thread count.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::stats::{self, Better, Estimate, Spread, Verdict};
 use crate::sweep::{Summary, percentile_keys};
 
 /// What is wrong with a file given to `compare` or `report`.
@@ -16,12 +18,19 @@ pub enum DocError {
     Read(String, String),
     #[error("{0} is not a fleetbench result: {1}")]
     Format(String, String),
+    #[error("{0}")]
+    Mismatch(String),
 }
 
-/// One line of results: a run, a sweep or a scenario, with its measurements.
+/// One line of results: a run, a sweep or a scenario, with its measurements (several per
+/// thread count with `--repeat`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub label: String,
+    /// The test it ran ("oltp_read_write", "cpu", ...).
+    pub test: String,
+    /// Its configuration, flattened to `key: value` (thread counts of sweeps left out).
+    pub settings: BTreeMap<String, String>,
     pub rows: Vec<Summary>,
 }
 
@@ -50,28 +59,59 @@ pub fn kind(doc: &Value) -> &str {
     doc.get("kind").and_then(Value::as_str).unwrap_or("run")
 }
 
+/// A run document's configuration as `key: value` lines, the test included.
+fn settings_of(run: &Value, skip_threads: bool) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(t) = run.get("test").and_then(Value::as_str) {
+        out.insert("test".into(), t.to_string());
+    }
+    if let Some(cfg) = run.get("config").and_then(Value::as_object) {
+        for (k, v) in cfg {
+            if skip_threads && k == "threads" {
+                continue;
+            }
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.insert(k.clone(), text);
+        }
+    }
+    out
+}
+
 /// The series a document holds, labelled with `label` (scenarios add their name).
 pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
     let steps = |v: &Value| -> Result<Vec<Summary>, String> {
         v.as_array()
             .ok_or("no steps")?
             .iter()
-            .map(|s| {
-                s.get("result")
-                    .and_then(Summary::from_run)
-                    .ok_or_else(|| "a step without a result".to_string())
-            })
+            .map(|s| Summary::from_step(s).ok_or_else(|| "a step without a result".to_string()))
             .collect()
+    };
+    let first_run = |steps: &Value| steps.get(0).and_then(|s| s.get("result")).cloned();
+    let test_of = |v: &Value| {
+        v.get("test")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
     };
     match kind(doc) {
         "run" => Ok(vec![Series {
             label: label.to_string(),
+            test: test_of(doc),
+            settings: settings_of(doc, false),
             rows: vec![Summary::from_run(doc).ok_or("a run without totals")?],
         }]),
-        "sweep" => Ok(vec![Series {
-            label: label.to_string(),
-            rows: steps(doc.get("steps").unwrap_or(&Value::Null))?,
-        }]),
+        "sweep" => {
+            let all = doc.get("steps").unwrap_or(&Value::Null);
+            Ok(vec![Series {
+                label: label.to_string(),
+                test: test_of(doc),
+                settings: first_run(all).map_or_else(BTreeMap::new, |r| settings_of(&r, true)),
+                rows: steps(all)?,
+            }])
+        }
         "scenarios" => doc
             .get("scenarios")
             .and_then(Value::as_array)
@@ -79,13 +119,17 @@ pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
             .iter()
             .map(|sc| {
                 let name = sc.get("name").and_then(Value::as_str).unwrap_or("?");
+                let all = sc.get("steps").unwrap_or(&Value::Null);
+                let run = first_run(all);
                 Ok(Series {
                     label: if label.is_empty() {
                         name.to_string()
                     } else {
                         format!("{label}:{name}")
                     },
-                    rows: steps(sc.get("steps").unwrap_or(&Value::Null))?,
+                    test: run.as_ref().map_or_else(|| test_of(sc), test_of),
+                    settings: run.map_or_else(BTreeMap::new, |r| settings_of(&r, true)),
+                    rows: steps(all)?,
                 })
             })
             .collect(),
@@ -98,96 +142,224 @@ pub fn pct_change(base: f64, new: f64) -> Option<f64> {
     (base != 0.0).then(|| (new - base) / base * 100.0)
 }
 
-fn change_text(base: f64, new: f64) -> String {
-    match pct_change(base, new) {
-        Some(p) => format!("{p:+.1}%"),
-        None => "n/a".into(),
-    }
+/// A compared figure: its name, key (for `--fail-if`), which way is better, and how to read
+/// it and its interval series from a summary.
+struct Metric {
+    name: String,
+    key: String,
+    better: Better,
+    get: Box<dyn Fn(&Summary) -> Option<f64>>,
+    series: Box<dyn Fn(&Summary) -> Option<Vec<f64>>>,
 }
-
-/// A compared figure: its label and how to read it from a summary.
-type Metric = (String, Box<dyn Fn(&Summary) -> f64>);
 
 /// The metrics compared for rows like `rows`.
 fn metrics(rows: &[&Summary]) -> Vec<Metric> {
     let mut m: Vec<Metric> = Vec::new();
     let db = rows.iter().any(|r| r.qps.is_some());
-    m.push((
-        if db { "tps" } else { "events/s" }.into(),
-        Box::new(|s: &Summary| s.tps),
-    ));
+    let plain = rows.iter().any(|r| r.qps.is_none());
+    m.push(Metric {
+        name: match (db, plain) {
+            (true, false) => "tps",
+            (false, _) => "events/s",
+            (true, true) => "tps or events/s",
+        }
+        .into(),
+        key: "tps".into(),
+        better: Better::Higher,
+        get: Box::new(|s| Some(s.tps)),
+        series: Box::new(|s| Some(s.series.tps.clone())),
+    });
     if db {
-        m.push(("qps".into(), Box::new(|s: &Summary| s.qps.unwrap_or(0.0))));
+        m.push(Metric {
+            name: "qps".into(),
+            key: "qps".into(),
+            better: Better::Higher,
+            get: Box::new(|s| s.qps),
+            series: Box::new(|s| Some(s.series.qps.clone())),
+        });
     }
     let mut lat = vec!["min".to_string(), "avg".to_string()];
     lat.extend(percentile_keys(rows.iter().copied()));
     lat.push("max".into());
     for k in lat {
-        let key = k.clone();
-        m.push((
-            format!("lat {k} (ms)"),
-            Box::new(move |s: &Summary| s.latency(&key)),
-        ));
+        let (key, key2) = (k.clone(), k.clone());
+        m.push(Metric {
+            name: format!("lat {k} (ms)"),
+            key: k,
+            better: Better::Lower,
+            get: Box::new(move |s| s.latency_ms.get(&key).copied()),
+            series: Box::new(move |s| s.series.latency_ms.get(&key2).cloned()),
+        });
     }
     if db {
-        m.push(("err/s".into(), Box::new(|s: &Summary| s.errors_per_sec)));
+        m.push(Metric {
+            name: "err/s".into(),
+            key: "err/s".into(),
+            better: Better::Lower,
+            get: Box::new(|s| s.qps.map(|_| s.errors_per_sec)),
+            series: Box::new(|s| Some(s.series.errors_per_sec.clone())),
+        });
     }
     m
 }
 
-/// One block: a row per metric, a column per entry, a change column after each entry but
-/// the first (the baseline).
-fn block(title: &str, entries: &[(&str, Option<&Summary>)]) -> String {
-    let present: Vec<&Summary> = entries.iter().filter_map(|e| e.1).collect();
-    let metrics = metrics(&present);
-    let w0 = metrics.iter().map(|m| m.0.len()).max().unwrap_or(6).max(6);
-    let wc = entries
-        .iter()
-        .map(|e| e.0.len())
-        .max()
-        .unwrap_or(10)
-        .max(10);
-    let mut s = format!("{title}\n");
-    let _ = write!(s, "{:<w0$}", "metric");
-    for (i, (label, _)) in entries.iter().enumerate() {
-        let _ = write!(s, "  {label:>wc$}");
-        if i > 0 {
-            let _ = write!(s, "  {:>8}", "change");
+/// One entry's estimate of a metric: from its repeats when it has several measurements,
+/// else from its single run's interval series. None when the figure is missing.
+fn estimate(rows: &[&Summary], m: &Metric) -> Option<(Estimate, Spread)> {
+    match rows {
+        [] => None,
+        [one] => {
+            let v = (m.get)(one)?;
+            Some(stats::from_intervals(
+                v,
+                &(m.series)(one).unwrap_or_default(),
+            ))
+        }
+        many => {
+            let v: Vec<f64> = many.iter().filter_map(|r| (m.get)(r)).collect();
+            if v.is_empty() {
+                return None;
+            }
+            let n = v.len();
+            Some((stats::from_repeats(&v), Spread::Repeats(n)))
         }
     }
-    s.push('\n');
-    let base = entries.first().and_then(|e| e.1);
-    for (name, get) in &metrics {
-        let _ = write!(s, "{name:<w0$}");
-        for (i, (_, r)) in entries.iter().enumerate() {
-            match r {
-                Some(r) => {
-                    let _ = write!(s, "  {:>wc$.2}", get(r));
-                }
-                None => {
-                    let _ = write!(s, "  {:>wc$}", "-");
-                }
-            }
-            if i > 0 {
-                let c = match (base, r) {
-                    (Some(b), Some(r)) => change_text(get(b), get(r)),
-                    _ => "-".into(),
-                };
-                let _ = write!(s, "  {c:>8}");
-            }
-        }
-        s.push('\n');
-    }
-    s
 }
 
-/// The whole comparison: one block when every series is a single run, else one block per
-/// thread count (in the order they first appear).
-pub fn text(series: &[Series]) -> String {
-    if series.iter().all(|s| s.rows.len() == 1) {
-        let entries: Vec<(&str, Option<&Summary>)> = series
+/// A figure with its interval: `12.34 ±0.56`, or just the figure without a spread.
+fn with_interval(e: &Estimate) -> String {
+    match e.half_width() {
+        Some(hw) => format!("{:.2} ±{:.2}", e.mean, hw),
+        None => format!("{:.2}", e.mean),
+    }
+}
+
+/// A compared figure of one entry against the baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub metric: String,
+    pub key: String,
+    pub entry: String,
+    pub threads: u32,
+    /// Change in percent of the baseline, with the half-width of its interval.
+    pub pct: f64,
+    pub pct_half_width: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// One block: a row per metric, a column per entry, change and verdict columns after each
+/// entry but the first (the baseline). Returns the text and the changes it shows.
+fn block(title: &str, threads: u32, entries: &[(&str, Vec<&Summary>)]) -> (String, Vec<Change>) {
+    let present: Vec<&Summary> = entries.iter().flat_map(|e| e.1.iter().copied()).collect();
+    let metrics = metrics(&present);
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    let mut head = vec!["metric".to_string()];
+    for (i, (label, _)) in entries.iter().enumerate() {
+        head.push(label.to_string());
+        if i > 0 {
+            head.push("change".into());
+            head.push("verdict".into());
+        }
+    }
+    cells.push(head);
+    let mut changes = Vec::new();
+    let mut spreads: Vec<Option<Spread>> = vec![None; entries.len()];
+    for m in &metrics {
+        let mut row = vec![m.name.clone()];
+        let ests: Vec<Option<(Estimate, Spread)>> =
+            entries.iter().map(|(_, rows)| estimate(rows, m)).collect();
+        for (i, e) in ests.iter().enumerate() {
+            row.push(e.as_ref().map_or("n/a".into(), |(e, _)| with_interval(e)));
+            if let Some((_, sp)) = e
+                && spreads[i].is_none()
+            {
+                spreads[i] = Some(*sp);
+            }
+            if i == 0 {
+                continue;
+            }
+            match (&ests[0], e) {
+                (Some((base, _)), Some((new, _))) if base.mean != 0.0 => {
+                    let (d, hw) = stats::difference(base, new);
+                    let pct = d / base.mean * 100.0;
+                    let pct_hw = hw.map(|h| h / base.mean.abs() * 100.0);
+                    let v = stats::verdict(d, hw, m.better);
+                    row.push(match pct_hw {
+                        Some(h) => format!("{pct:+.1}% ±{h:.1}%"),
+                        None => format!("{pct:+.1}%"),
+                    });
+                    row.push(v.text().into());
+                    changes.push(Change {
+                        metric: m.name.clone(),
+                        key: m.key.clone(),
+                        entry: entries[i].0.to_string(),
+                        threads,
+                        pct,
+                        pct_half_width: pct_hw,
+                        verdict: v,
+                    });
+                }
+                _ => {
+                    row.push("n/a".into());
+                    row.push("n/a".into());
+                }
+            }
+        }
+        cells.push(row);
+    }
+    let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            cells
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(|x| x.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = format!("{title}\n");
+    let sources: Vec<String> = entries
+        .iter()
+        .zip(&spreads)
+        .map(|((label, _), sp)| format!("{label}: {}", sp.unwrap_or(Spread::None).describe()))
+        .collect();
+    let _ = writeln!(s, "95% intervals from {}", sources.join("; "));
+    for row in &cells {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == 0 {
+                let _ = write!(line, "{cell:<w$}", w = widths[0]);
+            } else {
+                let _ = write!(line, "  {cell:>w$}", w = widths[c]);
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    (s, changes)
+}
+
+/// The whole comparison: one block when every series is a single step (however often
+/// repeated), else one block per thread count (in the order they first appear).
+pub fn text(series: &[Series]) -> (String, Vec<Change>) {
+    let mut counts: Vec<u32> = Vec::new();
+    for s in series {
+        for r in &s.rows {
+            if !counts.contains(&r.threads) {
+                counts.push(r.threads);
+            }
+        }
+    }
+    let single = series.iter().all(|s| {
+        s.rows
+            .first()
+            .is_some_and(|f| s.rows.iter().all(|r| r.threads == f.threads))
+    });
+    if single {
+        let entries: Vec<(&str, Vec<&Summary>)> = series
             .iter()
-            .map(|s| (s.label.as_str(), s.rows.first()))
+            .map(|s| (s.label.as_str(), s.rows.iter().collect()))
             .collect();
         let threads: Vec<String> = series
             .iter()
@@ -199,32 +371,124 @@ pub fn text(series: &[Series]) -> String {
                 series[0].label,
                 threads.join(" / ")
             ),
+            series[0].rows[0].threads,
             &entries,
         );
     }
-    let mut counts: Vec<u32> = Vec::new();
-    for s in series {
-        for r in &s.rows {
-            if !counts.contains(&r.threads) {
-                counts.push(r.threads);
-            }
-        }
-    }
     let mut out = String::new();
+    let mut changes = Vec::new();
     for (i, n) in counts.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let entries: Vec<(&str, Option<&Summary>)> = series
+        let entries: Vec<(&str, Vec<&Summary>)> = series
             .iter()
-            .map(|s| (s.label.as_str(), s.rows.iter().find(|r| r.threads == *n)))
+            .map(|s| {
+                (
+                    s.label.as_str(),
+                    s.rows.iter().filter(|r| r.threads == *n).collect(),
+                )
+            })
             .collect();
-        out.push_str(&block(
+        let (t, c) = block(
             &format!("{n} threads, compared with {}", series[0].label),
+            *n,
             &entries,
-        ));
+        );
+        out.push_str(&t);
+        changes.extend(c);
     }
-    out
+    (out, changes)
+}
+
+/// The settings in which series differ from the first: `key: base / other / ...` lines.
+pub fn differing_settings(series: &[Series]) -> String {
+    let mut keys: Vec<&String> = series.iter().flat_map(|s| s.settings.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut s = String::new();
+    for k in keys {
+        let vals: Vec<&str> = series
+            .iter()
+            .map(|x| x.settings.get(k).map_or("n/a", String::as_str))
+            .collect();
+        if vals.iter().any(|v| *v != vals[0]) {
+            let _ = writeln!(s, "    {k}: {}", vals.join(" / "));
+        }
+    }
+    if s.is_empty() {
+        return s;
+    }
+    let labels: Vec<&str> = series.iter().map(|x| x.label.as_str()).collect();
+    format!("Settings that differ ({}):\n{s}\n", labels.join(" / "))
+}
+
+/// A `--fail-if` rule: a figure, a direction and a threshold in percent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub text: String,
+    /// The metric key ("tps", "qps", "p99", "avg", "err/s", ...).
+    pub key: String,
+    /// True for `<` (fails when the change is below the threshold).
+    pub below: bool,
+    pub pct: f64,
+}
+
+/// Parses `tps<-5%`, `p99>+10%`, `lat p95 > 20%`: a figure, `<` or `>`, a percentage.
+pub fn parse_rule(text: &str) -> Result<Rule, String> {
+    let bad = || {
+        format!(
+            "--fail-if '{text}': expected FIGURE<PCT% or FIGURE>PCT%, e.g. 'tps<-5%' or 'p99>+10%' \
+             (figures: tps, qps, events/s, min, avg, max, p50, p95, p99, ..., err/s)"
+        )
+    };
+    let at = text.find(['<', '>']).ok_or_else(bad)?;
+    let below = text[at..].starts_with('<');
+    let name = text[..at].trim().to_ascii_lowercase();
+    let key = name
+        .strip_prefix("lat")
+        .map(|k| k.trim_start_matches(['_', ' ']))
+        .unwrap_or(&name)
+        .trim_end_matches(" (ms)")
+        .to_string();
+    let key = match key.as_str() {
+        "events/s" | "eps" | "events_per_sec" => "tps".to_string(),
+        "errors" | "err" | "errors_per_sec" => "err/s".to_string(),
+        _ => key,
+    };
+    let pct = text[at + 1..]
+        .trim()
+        .strip_suffix('%')
+        .ok_or_else(bad)?
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| bad())?;
+    if key.is_empty() || !pct.is_finite() {
+        return Err(bad());
+    }
+    Ok(Rule {
+        text: text.to_string(),
+        key,
+        below,
+        pct,
+    })
+}
+
+/// The changes that break `rule`: past its threshold and not within noise (a change
+/// without a spread is judged on its value alone).
+pub fn breaches<'a>(rule: &Rule, changes: &'a [Change]) -> Vec<&'a Change> {
+    changes
+        .iter()
+        .filter(|c| c.key == rule.key)
+        .filter(|c| {
+            if rule.below {
+                c.pct < rule.pct
+            } else {
+                c.pct > rule.pct
+            }
+        })
+        .filter(|c| c.verdict != Verdict::Noise)
+        .collect()
 }
 
 /// Labels for files: their names, or their paths when two names are equal.
@@ -248,29 +512,96 @@ pub fn labels(paths: &[&Path]) -> Vec<String> {
     }
 }
 
-/// Loads `paths` and returns the comparison text.
-pub fn compare_files(paths: &[&Path]) -> Result<String, DocError> {
+/// Loads `paths` and returns their series, refusing documents of different tests unless
+/// `force`.
+pub fn load_series(paths: &[&Path], force: bool) -> Result<Vec<Series>, DocError> {
     let labels = labels(paths);
-    let mut all = Vec::new();
+    let mut all: Vec<Series> = Vec::new();
     for (p, label) in paths.iter().zip(&labels) {
         let doc = load(p)?;
         let s = series(&doc, label).map_err(|e| DocError::Format(p.display().to_string(), e))?;
         all.extend(s);
     }
-    Ok(text(&all))
+    // A document that does not say its test ("?") is taken as it is.
+    let known = |s: &&Series| s.test != "?";
+    let first = all.iter().find(known).map(|s| s.test.clone());
+    if !force
+        && let Some(first) = first
+        && let Some(other) = all.iter().filter(known).find(|s| s.test != first)
+    {
+        let base = all
+            .iter()
+            .find(|s| s.test == first)
+            .expect("the first known test");
+        return Err(DocError::Mismatch(format!(
+            "{} ran {} and {} ran {}: figures of different tests do not compare (--force compares them anyway)",
+            base.label, base.test, other.label, other.test
+        )));
+    }
+    Ok(all)
 }
 
-/// `fleetbench compare A.json B.json [...]`: prints the comparison; exit 0.
+/// Loads `paths` and returns the comparison text.
+pub fn compare_files(paths: &[&Path]) -> Result<String, DocError> {
+    let all = load_series(paths, false)?;
+    Ok(format!("{}{}", differing_settings(&all), text(&all).0))
+}
+
+/// `fleetbench compare A.json B.json [...] [--fail-if RULE]... [--force]`: prints the
+/// comparison; exit 0, or 1 when a `--fail-if` rule is broken.
 pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
     let files: Vec<&Path> = raw.words[1..].iter().map(Path::new).collect();
     if files.len() < 2 {
         return Err(crate::UsageError(
-            "usage: fleetbench compare BASELINE.json OTHER.json [...]".into(),
+            "usage: fleetbench compare BASELINE.json OTHER.json [...] [--fail-if 'tps<-5%'] [--force]"
+                .into(),
         )
         .into());
     }
-    print!("{}", compare_files(&files)?);
-    Ok(crate::EXIT_OK)
+    let rules = raw
+        .fail_if
+        .iter()
+        .map(|r| parse_rule(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(crate::UsageError)?;
+    let all = load_series(&files, raw.force)?;
+    let (body, changes) = text(&all);
+    print!("{}{body}", differing_settings(&all));
+    let mut failed = false;
+    for rule in &rules {
+        if !changes.iter().any(|c| c.key == rule.key) {
+            return Err(crate::UsageError(format!(
+                "--fail-if '{}': these documents have no figure '{}'",
+                rule.text, rule.key
+            ))
+            .into());
+        }
+        let broken = breaches(rule, &changes);
+        if broken.is_empty() {
+            println!("\nfail-if {}: passed", rule.text);
+        }
+        for c in broken {
+            failed = true;
+            let hw = c
+                .pct_half_width
+                .map(|h| format!(" ±{h:.1}%"))
+                .unwrap_or_default();
+            println!(
+                "\nfail-if {}: FAILED: {} of {} at {} threads changed {:+.1}%{hw} ({})",
+                rule.text,
+                c.metric,
+                c.entry,
+                c.threads,
+                c.pct,
+                c.verdict.text()
+            );
+        }
+    }
+    Ok(if failed {
+        crate::EXIT_FAILED
+    } else {
+        crate::EXIT_OK
+    })
 }
 
 #[cfg(test)]
@@ -278,30 +609,141 @@ mod tests {
     use super::*;
     use crate::sweep::tests::run_doc;
 
+    /// A run document with an interval series of `tps` values (10 s ticks).
+    fn run_with_intervals(tps: &[f64]) -> Value {
+        let mean = tps.iter().sum::<f64>() / tps.len() as f64;
+        let mut doc = run_doc(16, mean, mean * 20.0, 4.0);
+        doc["config"]["interval_s"] = 1.0.into();
+        doc["test"] = "oltp_read_write".into();
+        doc["intervals"] = tps
+            .iter()
+            .map(|&t| {
+                serde_json::json!({"duration_s": 1.0, "events": t as u64, "events_per_sec": t,
+                    "latency_ms": {"count": 1, "p95": 4.0},
+                    "sql": {"tps": t, "qps": t * 20.0, "ignored_errors": 0}})
+            })
+            .collect();
+        doc
+    }
+
+    /// The cells of `metric`'s row: two or more spaces apart.
+    fn cells(t: &str, metric: &str) -> Vec<String> {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(&format!("{metric}  ")))
+            .unwrap_or_else(|| panic!("{metric} in {t}"));
+        line[metric.len()..]
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
     #[test]
     fn percentages() {
         assert_eq!(pct_change(100.0, 110.0), Some(10.0));
         assert_eq!(pct_change(200.0, 150.0), Some(-25.0));
         assert_eq!(pct_change(0.0, 5.0), None);
-        assert_eq!(change_text(8.0, 10.0), "+25.0%");
-        assert_eq!(change_text(10.0, 10.0), "+0.0%");
     }
 
     #[test]
     fn runs_side_by_side() {
         let a = series(&run_doc(16, 100.0, 2000.0, 4.0), "a.json").unwrap();
         let b = series(&run_doc(16, 120.0, 1800.0, 5.0), "b.json").unwrap();
-        let t = text(&[a[0].clone(), b[0].clone()]);
-        let line = |m: &str| {
-            t.lines()
-                .find(|l| l.starts_with(m))
-                .unwrap_or_else(|| panic!("{m} in {t}"))
-                .to_string()
+        let (t, changes) = text(&[a[0].clone(), b[0].clone()]);
+        assert_eq!(
+            cells(&t, "tps"),
+            ["100.00", "120.00", "+20.0%", "no spread"]
+        );
+        assert_eq!(cells(&t, "qps")[2], "-10.0%");
+        assert_eq!(cells(&t, "lat p95 (ms)")[2], "+25.0%");
+        assert_eq!(cells(&t, "lat p99 (ms)")[2], "+25.0%");
+        let tps = changes.iter().find(|c| c.key == "tps").unwrap();
+        assert_eq!((tps.pct, tps.verdict), (20.0, Verdict::Unknown));
+    }
+
+    #[test]
+    fn a_single_run_gets_its_spread_from_its_intervals() {
+        let steady: Vec<f64> = (0..20).map(|i| 100.0 + (i % 3) as f64).collect();
+        let faster: Vec<f64> = steady.iter().map(|t| t * 1.5).collect();
+        let wobbly: Vec<f64> = (0..20).map(|i| if i < 10 { 60.0 } else { 143.0 }).collect();
+        let a = series(&run_with_intervals(&steady), "a").unwrap();
+        let b = series(&run_with_intervals(&faster), "b").unwrap();
+        let c = series(&run_with_intervals(&wobbly), "c").unwrap();
+        let (t, _) = text(&[a[0].clone(), b[0].clone(), c[0].clone()]);
+        assert!(
+            t.contains("95% intervals from a: the interval series (10 batches)"),
+            "{t}"
+        );
+        let tps = cells(&t, "tps");
+        assert!(tps[0].starts_with("100.95 ±"), "{t}");
+        assert_eq!(tps[3], "better", "{t}");
+        assert_eq!(tps[6], "within noise", "{t}");
+    }
+
+    #[test]
+    fn repeats_are_grouped_and_judged() {
+        let sweep = |tps: &[f64]| {
+            let steps: Vec<Value> = tps
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| serde_json::json!({"threads": 8, "repeat": i + 1, "result": run_doc(8, t, t * 20.0, 3.0)}))
+                .collect();
+            serde_json::json!({"format_version": 2, "kind": "sweep", "test": "cpu", "steps": steps})
         };
-        assert!(line("tps ").ends_with("+20.0%"), "{t}");
-        assert!(line("qps ").ends_with("-10.0%"), "{t}");
-        assert!(line("lat p95 (ms)").ends_with("+25.0%"), "{t}");
-        assert!(line("lat p99 (ms)").ends_with("+25.0%"), "{t}");
+        let a = series(&sweep(&[100.0, 102.0, 98.0]), "a").unwrap();
+        let same = series(&sweep(&[99.0, 101.0, 100.5]), "same").unwrap();
+        let worse = series(&sweep(&[80.0, 81.0, 79.0]), "worse").unwrap();
+        let (t, changes) = text(&[a[0].clone(), same[0].clone(), worse[0].clone()]);
+        assert!(
+            t.starts_with("Compared with a (threads: 8 / 8 / 8)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("a: 3 repeats; same: 3 repeats; worse: 3 repeats"),
+            "{t}"
+        );
+        let tps = cells(&t, "tps");
+        assert_eq!(tps[0], "100.00 ±4.97", "{t}");
+        assert_eq!(
+            (tps[3].as_str(), tps[6].as_str()),
+            ("within noise", "worse"),
+            "{t}"
+        );
+        let rule = parse_rule("tps<-5%").unwrap();
+        let broken = breaches(&rule, &changes);
+        assert_eq!(broken.len(), 1);
+        assert_eq!(broken[0].entry, "worse");
+        assert!(breaches(&parse_rule("tps<-25%").unwrap(), &changes).is_empty());
+    }
+
+    #[test]
+    fn rules_parse_or_say_how_they_should_look() {
+        let r = parse_rule("tps<-5%").unwrap();
+        assert_eq!((r.key.as_str(), r.below, r.pct), ("tps", true, -5.0));
+        let r = parse_rule("lat p99 > +10%").unwrap();
+        assert_eq!((r.key.as_str(), r.below, r.pct), ("p99", false, 10.0));
+        assert_eq!(parse_rule("events/s<0%").unwrap().key, "tps");
+        assert_eq!(parse_rule("lat_p95>1.5%").unwrap().key, "p95");
+        for bad in ["tps", "tps<5", "<5%", "tps<x%", "tps=5%"] {
+            assert!(parse_rule(bad).unwrap_err().contains("--fail-if"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn differing_settings_are_listed() {
+        let mut a = run_doc(16, 100.0, 2000.0, 4.0);
+        a["config"]["tables"] = 10.into();
+        let mut b = a.clone();
+        b["config"]["tables"] = 20.into();
+        let sa = series(&a, "a").unwrap();
+        let sb = series(&b, "b").unwrap();
+        assert_eq!(
+            differing_settings(&[sa[0].clone(), sb[0].clone()]),
+            "Settings that differ (a / b):\n    tables: 10 / 20\n\n"
+        );
+        assert_eq!(differing_settings(&[sa[0].clone(), sa[0].clone()]), "");
     }
 
     #[test]
@@ -316,17 +758,17 @@ mod tests {
         };
         let a = series(&sweep(&[100.0, 200.0]), "a").unwrap();
         let b = series(&sweep(&[50.0, 300.0, 400.0]), "b").unwrap();
-        let t = text(&[a[0].clone(), b[0].clone()]);
+        let (t, _) = text(&[a[0].clone(), b[0].clone()]);
         assert!(t.contains("8 threads, compared with a"));
         assert!(t.contains("16 threads, compared with a"));
         assert!(t.contains("32 threads, compared with a"));
         let tps: Vec<&str> = t.lines().filter(|l| l.starts_with("tps")).collect();
-        assert!(tps[0].ends_with("-50.0%"));
-        assert!(tps[1].ends_with("+50.0%"));
-        assert!(
-            tps[2].ends_with("-"),
-            "no baseline at 32 threads: {}",
-            tps[2]
+        assert!(tps[0].contains("-50.0%"), "{t}");
+        assert!(tps[1].contains("+50.0%"), "{t}");
+        assert_eq!(
+            cells(tps[2], "tps"),
+            ["n/a", "400.00", "n/a", "n/a"],
+            "no baseline at 32 threads"
         );
         assert!(series(&serde_json::json!({"kind": "other"}), "x").is_err());
     }

@@ -5,41 +5,58 @@ use std::path::Path;
 
 use crate::sweep::{Summary, percentile_keys};
 
-/// The CSV text: header, then one row per entry of `rows`.
+/// The CSV text: header, then one row per entry of `rows`. The `scenario` column is there
+/// when a row has a scenario and `repeat` when a step was measured more than once; rates
+/// and latencies are rounded to what the text table shows and a little more.
 pub fn text(rows: &[(Option<&str>, &Summary)]) -> String {
     let pcts = percentile_keys(rows.iter().map(|r| r.1));
-    let mut head = vec![
-        "scenario",
-        "threads",
-        "time_s",
-        "events",
-        "tps",
-        "qps",
-        "lat_min_ms",
-        "lat_avg_ms",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect::<Vec<_>>();
+    let named = rows.iter().any(|r| r.0.is_some());
+    let repeated = rows.iter().any(|r| r.1.repeat > 1);
+    let mut head: Vec<String> = Vec::new();
+    if named {
+        head.push("scenario".into());
+    }
+    if repeated {
+        head.push("repeat".into());
+    }
+    head.extend(
+        [
+            "threads",
+            "time_s",
+            "events",
+            "tps",
+            "qps",
+            "lat_min_ms",
+            "lat_avg_ms",
+        ]
+        .map(String::from),
+    );
     head.extend(pcts.iter().map(|p| format!("lat_{p}_ms")));
     head.extend(["lat_max_ms", "errors_per_sec", "reconnects_per_sec"].map(String::from));
     let mut s = head.join(",");
     s.push('\n');
+    let r3 = |v: f64| format!("{v:.3}");
     for (name, r) in rows {
-        let mut f = vec![
-            quote(name.unwrap_or("")),
+        let mut f: Vec<String> = Vec::new();
+        if named {
+            f.push(quote(name.unwrap_or("")));
+        }
+        if repeated {
+            f.push(r.repeat.to_string());
+        }
+        f.extend([
             r.threads.to_string(),
-            r.time_s.to_string(),
+            r3(r.time_s),
             r.events.to_string(),
-            r.tps.to_string(),
-            r.qps.map(|q| q.to_string()).unwrap_or_default(),
-            r.latency("min").to_string(),
-            r.latency("avg").to_string(),
-        ];
-        f.extend(pcts.iter().map(|p| r.latency(p).to_string()));
-        f.push(r.latency("max").to_string());
-        f.push(r.errors_per_sec.to_string());
-        f.push(r.reconnects_per_sec.to_string());
+            format!("{:.2}", r.tps),
+            r.qps.map(|q| format!("{q:.2}")).unwrap_or_default(),
+            r3(r.latency("min")),
+            r3(r.latency("avg")),
+        ]);
+        f.extend(pcts.iter().map(|p| r3(r.latency(p))));
+        f.push(r3(r.latency("max")));
+        f.push(format!("{:.2}", r.errors_per_sec));
+        f.push(format!("{:.2}", r.reconnects_per_sec));
         s.push_str(&f.join(","));
         s.push('\n');
     }
@@ -73,7 +90,27 @@ mod tests {
             lines[0],
             "scenario,threads,time_s,events,tps,qps,lat_min_ms,lat_avg_ms,lat_p50_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,errors_per_sec,reconnects_per_sec"
         );
-        assert_eq!(lines[1], "\"a,b\",16,10,1000,100,2000,1,2,2,5.5,11,9,2,0");
+        assert_eq!(
+            lines[1],
+            "\"a,b\",16,10.000,1000,100.00,2000.00,1.000,2.000,2.000,5.500,11.000,9.000,2.00,0.00"
+        );
         assert!(lines[2].starts_with(",16,"));
+    }
+
+    #[test]
+    fn single_runs_have_no_scenario_column_and_repeats_a_repeat_column() {
+        let doc = crate::sweep::tests::run_doc(16, 100.0 / 3.0, 2000.0, 5.5);
+        let mut s = Summary::from_run(&doc).unwrap();
+        let t = text(&[(None, &s)]);
+        assert!(t.starts_with("threads,time_s,"), "{t}");
+        assert!(
+            t.lines().nth(1).unwrap().contains(",33.33,"),
+            "rounded: {t}"
+        );
+        let first = s.clone();
+        s.repeat = 2;
+        let t = text(&[(None, &first), (None, &s)]);
+        assert!(t.starts_with("repeat,threads,"), "{t}");
+        assert!(t.lines().nth(2).unwrap().starts_with("2,16,"), "{t}");
     }
 }

@@ -7,6 +7,7 @@ pub mod histogram;
 pub mod html;
 pub mod json;
 pub mod progress;
+pub mod stats;
 pub mod text;
 
 /// Label of a percentile as sysbench prints it: 95 -> "95", 99.9 -> "99.9".

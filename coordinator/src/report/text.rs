@@ -6,11 +6,18 @@ use std::fmt::Write;
 use super::pct_label;
 use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
 use crate::plan::{Plan, Workload};
+use crate::sweep::ReportStyle;
 use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
 use fleetbench_agent::workloads::memory::Oper;
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
 pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
+    header_in(plan, agents, ReportStyle::Fleetbench)
+}
+
+/// The preamble in `style`: sysbench 1.0's alone leaves out the agents and targets.
+pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> String {
+    let own = style == ReportStyle::Fleetbench;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -26,7 +33,9 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
             r.as_secs()
         );
     }
-    let _ = writeln!(s, "{}", agents_line(agents));
+    if own {
+        let _ = writeln!(s, "{}", agents_line(agents));
+    }
     if plan.seed == 0 {
         let _ = writeln!(s, "Initializing random number generator from current time");
     } else {
@@ -41,13 +50,14 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
         Workload::Cpu { max_prime } => {
             let _ = writeln!(s, "Prime numbers limit: {max_prime}\n");
         }
-        Workload::Oltp(o) => {
+        Workload::Oltp(o) if own => {
             for (i, t) in o.config.targets.iter().enumerate() {
                 let tables = o.config.tables_on(i);
                 let _ = writeln!(s, "Target {}: {}", t.describe(), table_ranges(&tables));
             }
             s.push('\n');
         }
+        Workload::Oltp(_) => {}
         Workload::Fileio(f) => s.push_str(&fileio_options(f, true)),
         Workload::Memory(m) => {
             let _ = writeln!(
@@ -206,7 +216,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
         Workload::Fileio(_) => {
             return format!(
                 "[ {}s ] reads: {:.2} MiB/s writes: {:.2} MiB/s fsyncs: {:.2}/s latency (ms,{}%): {:.3}",
-                iv.end.as_secs(),
+                iv.label_secs(),
                 iv.io.bytes_read as f64 / MIB / secs,
                 iv.io.bytes_written as f64 / MIB / secs,
                 iv.io.fsyncs as f64 / secs,
@@ -217,7 +227,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
         Workload::Memory(m) => {
             return format!(
                 "[ {}s ] {:.2} MiB/sec",
-                iv.end.as_secs(),
+                iv.label_secs(),
                 (iv.events as f64 * m.block_size as f64) / MIB / secs
             );
         }
@@ -228,7 +238,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
         let q = d.reads + d.writes + d.others;
         return format!(
             "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
-            iv.end.as_secs(),
+            iv.label_secs(),
             iv.threads,
             iv.events_per_sec(),
             q as f64 / secs,
@@ -243,7 +253,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
     }
     format!(
         "[ {}s ] thds: {} eps: {:.2} lat (ms,{}%): {:.2}",
-        iv.end.as_secs(),
+        iv.label_secs(),
         iv.threads,
         iv.events_per_sec(),
         pct_label(percentile),
@@ -256,6 +266,12 @@ fn row(s: &mut String, label: &str, width: usize, value: &str) {
     let _ = writeln!(s, "{label:<width$}{value}");
 }
 
+/// fleetbench's own head for a latency percentile in ms ("p95 ms", "p99.9 ms"): unlike
+/// sysbench's "lat (ms,95%)", which scripts count and parse.
+fn own_pct_head(p: f64) -> String {
+    format!("p{} ms", pct_label(p))
+}
+
 /// A latency row: label then the value right-aligned so the line ends at column 53.
 fn lat_row(s: &mut String, label: &str, ms: f64) {
     let label = format!("         {label}:");
@@ -266,6 +282,12 @@ fn lat_row(s: &mut String, label: &str, ms: f64) {
 /// The final report: workload block, General statistics, Latency, Threads fairness, then
 /// the per-agent block and any warnings about lost or stopped agents.
 pub fn final_report(plan: &Plan, r: &RunResult) -> String {
+    final_report_in(plan, r, ReportStyle::Fleetbench)
+}
+
+/// The final report in `style`: sysbench 1.0's alone ends after "Threads fairness" (the
+/// caller sends [`agent_warnings`] to stderr instead).
+pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String {
     let mut s = String::new();
     if r.interrupted {
         s.push_str("\nRun interrupted: the figures below cover the time until the interrupt.\n");
@@ -335,6 +357,9 @@ pub fn final_report(plan: &Plan, r: &RunResult) -> String {
         &format!("{:.4}/{:3.2}", f.time_avg_s, f.time_stddev_s),
     );
     s.push('\n');
+    if style == ReportStyle::Sysbench10 {
+        return s;
+    }
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
     s
@@ -439,13 +464,13 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
         s,
         "    {:<w$}  {:>10}  {:>10}  {:>10}  {:>12}  {:>8}  {:>8}  {:>17}",
         "target",
-        "read",
-        "write",
-        "other",
-        "qps",
-        "errors",
+        "rd stmts",
+        "wr stmts",
+        "oth stmts",
+        "stmts/s",
+        "ign errs",
         "reconn",
-        format!("stmt lat (ms,{}%)", pct_label(p))
+        format!("stmt {}", own_pct_head(p))
     );
     for (i, d, l) in &r.targets {
         let name = names.get(*i).cloned().unwrap_or_else(|| format!("#{i}"));
@@ -487,9 +512,14 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
                 let state = if h.busy_run_id.is_empty() {
                     "idle".to_string()
                 } else {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs());
                     format!(
-                        "busy: run {} since {} (unix time) from {}",
-                        h.busy_run_id, h.busy_since_unix, h.busy_peer
+                        "busy: run {} for {} from {}",
+                        h.busy_run_id,
+                        age(now.saturating_sub(h.busy_since_unix)),
+                        h.busy_peer
                     )
                 };
                 let _ = writeln!(
@@ -512,6 +542,16 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
         }
     }
     s
+}
+
+/// A duration in seconds as people say it: `42s`, `3m05s`, `2h07m`, `3d04h`.
+pub fn age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        3600..86400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d{:02}h", secs / 86400, secs % 86400 / 3600),
+    }
 }
 
 /// Past this many agents the per-agent block is condensed to a summary; the JSON result
@@ -548,9 +588,9 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
 pub fn agents_summary(plan: &Plan, r: &RunResult) -> String {
     let p = plan.percentiles.first().copied().unwrap_or(95.0);
     let rate = if matches!(plan.workload, Workload::Oltp(_)) {
-        "tps"
+        "txns/s"
     } else {
-        "events/s"
+        "evts/s"
     };
     let count = |f: fn(&AgentStatus) -> bool| r.agents.iter().filter(|a| f(&a.status)).count();
     let ok = count(|s| *s == AgentStatus::Completed);
@@ -578,7 +618,7 @@ pub fn agents_summary(plan: &Plan, r: &RunResult) -> String {
     let rates = spread(ran.iter().map(|a| a.events_per_sec()).collect());
     let lats = spread(ran.iter().map(|a| a.latency.percentile_ms(p)).collect());
     if let (Some(rates), Some(lats)) = (rates, lats) {
-        let lat_head = format!("lat (ms,{}%)", pct_label(p));
+        let lat_head = own_pct_head(p);
         let w = lat_head.len().max(rate.len()) + 1;
         for (head, [min, median, max]) in [(rate, rates), (lat_head.as_str(), lats)] {
             let _ = writeln!(
@@ -647,7 +687,7 @@ pub fn extremes<'a>(
 
 /// A warning line for each agent that stopped early or was lost, at most
 /// [`AGENTS_LISTED`], then how many more there are.
-fn agent_warnings(agents: &[AgentResult]) -> String {
+pub fn agent_warnings(agents: &[AgentResult]) -> String {
     let mut notes: Vec<String> = Vec::new();
     for a in agents {
         match &a.status {
@@ -716,10 +756,12 @@ impl AgentTable {
 
     fn head(&self) -> String {
         let (addr_w, host_w) = (self.addr_w, self.host_w);
+        // fleetbench's own labels, none of which a pattern written for sysbench's report
+        // ("transactions", "tps", "lat (ms,95%)", "read:") matches.
         let (events_head, rate_head) = if self.db {
-            ("transactions", "tps")
+            ("txns", "txns/s")
         } else {
-            ("events", "events/s")
+            ("evts", "evts/s")
         };
         let mut s = String::new();
         let _ = write!(
@@ -728,19 +770,19 @@ impl AgentTable {
             "agent", "host", "threads", events_head, rate_head
         );
         if self.db {
-            let _ = write!(s, "{:>12}  ", "qps");
+            let _ = write!(s, "{:>12}  ", "stmts/s");
         }
         if self.fileio {
             let _ = write!(
                 s,
                 "{:>10}  {:>10}  {:>10}  {:>10}  {:>10}  ",
-                "reads/s", "writes/s", "fsyncs/s", "read MiB/s", "wrtn MiB/s"
+                "rd ops/s", "wr ops/s", "syncs/s", "rd MiB/s", "wr MiB/s"
             );
         }
         if self.memory.is_some() {
-            let _ = write!(s, "{:>12}  ", "MiB/sec");
+            let _ = write!(s, "{:>12}  ", "MiB/s");
         }
-        let lat_head = format!("lat (ms,{}%)", pct_label(self.percentile));
+        let lat_head = own_pct_head(self.percentile);
         let _ = writeln!(s, "{lat_head:>13}  status");
         s
     }
@@ -900,10 +942,20 @@ Threads fairness:
     }
 
     #[test]
+    fn ages_read_like_people_say_them() {
+        assert_eq!(age(0), "0s");
+        assert_eq!(age(59), "59s");
+        assert_eq!(age(185), "3m05s");
+        assert_eq!(age(7620), "2h07m");
+        assert_eq!(age(3 * 86400 + 4 * 3600 + 59), "3d04h");
+    }
+
+    #[test]
     fn interval_line_layout() {
         let iv = MergedInterval {
             seq: 3,
             end: Duration::from_secs(3),
+            last: false,
             duration: Duration::from_secs(1),
             threads: 8,
             events: 1234,
@@ -1003,15 +1055,15 @@ SQL statistics:
         let expected = "\
 Per agent (condensed):
     25 agents, 25 threads: 23 completed, 1 stopped early, 1 lost
-    events/s:      min        11.00  median        22.50  max        34.00
-    lat (ms,95%):  min         2.00  median        13.50  max        25.00
-  Slowest 3 by events/s:
-    agent           host  threads        events      events/s   lat (ms,95%)  status
+    evts/s:  min        11.00  median        22.50  max        34.00
+    p95 ms:  min         2.00  median        13.50  max        25.00
+  Slowest 3 by evts/s:
+    agent           host  threads          evts        evts/s         p95 ms  status
     10.0.0.1:7600   c1          1           110         11.00           2.00  ok
     10.0.0.2:7600   c2          1           120         12.00           3.00  ok
     10.0.0.3:7600   c3          1           130         13.00           4.00  stopped
-  Fastest 3 by events/s:
-    agent           host  threads        events      events/s   lat (ms,95%)  status
+  Fastest 3 by evts/s:
+    agent           host  threads          evts        evts/s         p95 ms  status
     10.0.0.24:7600  c24         1           340         34.00          25.00  ok
     10.0.0.23:7600  c23         1           330         33.00          24.00  ok
     10.0.0.22:7600  c22         1           320         32.00          23.00  ok

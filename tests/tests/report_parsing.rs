@@ -1,0 +1,199 @@
+//! The text report parses like sysbench's, line for line: the patterns scripts use on
+//! sysbench 1.0's report match the same lines on fleetbench's default report (two agents,
+//! with its per-agent and per-target blocks) and give fleetbench's own figures, and
+//! `--report-style=1.0` prints sysbench's report alone. sysbench runs side by side on the
+//! same private MariaDB.
+
+use std::process::Command;
+
+use fleetbench_tests::mariadb::{DATABASE, MariaDb, PASSWORD, USER};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json};
+
+/// What scripts written for sysbench's report grep for: its labels, and the interval line's.
+const PATTERNS: [&str; 23] = [
+    "read:",
+    "write:",
+    "other:",
+    "total:",
+    "transactions:",
+    "queries:",
+    "ignored errors:",
+    "reconnects:",
+    "total time:",
+    "total number of events:",
+    "min:",
+    "avg:",
+    "max:",
+    "95th percentile:",
+    "sum:",
+    "events (avg/stddev):",
+    "execution time (avg/stddev):",
+    "transactions",
+    "queries",
+    "lat (ms,95%)",
+    "tps",
+    "qps",
+    "reconn/s",
+];
+
+/// Lines matching `pattern` that are not interval lines, and the interval lines matching it.
+fn counts(report: &str, pattern: &str) -> (usize, usize) {
+    let hits = report.lines().filter(|l| l.contains(pattern));
+    let (intervals, rest): (Vec<&str>, Vec<&str>) = hits.partition(|l| l.starts_with("[ "));
+    (rest.len(), intervals.len())
+}
+
+/// `awk '/pattern/{print $n}'`: the n-th whitespace-separated field (1-based) of each line.
+fn awk(report: &str, pattern: &str, n: usize) -> Vec<String> {
+    report
+        .lines()
+        .filter(|l| l.contains(pattern))
+        .filter_map(|l| l.split_whitespace().nth(n - 1).map(String::from))
+        .collect()
+}
+
+#[test]
+fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
+    let db = MariaDb::start();
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let agents = format!("{},{}", a.addr, b.addr);
+    let mut common: Vec<String> = ["oltp_read_write", "--tables=2", "--table-size=1000"]
+        .map(String::from)
+        .to_vec();
+    common.extend(db.fleetbench_args());
+    let with = |extra: &[&str]| -> Vec<String> {
+        common
+            .iter()
+            .cloned()
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let run = |args: Vec<String>| {
+        expect_ok(&fleetbench(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        ))
+    };
+    run(with(&["prepare"]));
+
+    let sb = Command::new("sysbench")
+        .args([
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=4",
+            "--time=3",
+            "--report-interval=1",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={}", db.port()),
+            &format!("--mysql-user={USER}"),
+            &format!("--mysql-password={PASSWORD}"),
+            &format!("--mysql-db={DATABASE}"),
+            "run",
+        ])
+        .output()
+        .expect("sysbench is installed (scripts/test.sh installs it): apt-get install sysbench");
+    assert!(
+        sb.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sb.stderr)
+    );
+    let sb = String::from_utf8_lossy(&sb.stdout).into_owned();
+
+    let scratch = Scratch::new("report-parsing");
+    let out_json = scratch.path("fb.json");
+    let fb = run(with(&[
+        "--agents",
+        &agents,
+        "--threads=4",
+        "--time=3",
+        "--report-interval=1",
+        "--json",
+        out_json.to_str().unwrap(),
+        "run",
+    ]));
+    // fleetbench's own blocks are there ...
+    assert!(
+        fb.contains("Per agent:") && fb.contains("Per target:"),
+        "{fb}"
+    );
+    // ... and every pattern matches the lines it matches in sysbench's report.
+    for p in PATTERNS {
+        let (sb_rest, sb_iv) = counts(&sb, p);
+        let (fb_rest, fb_iv) = counts(&fb, p);
+        assert_eq!(
+            fb_rest, sb_rest,
+            "{p:?} outside interval lines\nfleetbench:\n{fb}\nsysbench:\n{sb}"
+        );
+        // Interval lines: the same on both when the pattern is part of the interval line.
+        assert_eq!(fb_iv > 0, sb_iv > 0, "{p:?} on interval lines\n{fb}\n{sb}");
+    }
+    let fb_lines = fb.lines().filter(|l| l.starts_with("[ ")).count();
+    let sb_lines = sb.lines().filter(|l| l.starts_with("[ ")).count();
+    assert_eq!(fb_lines, 3, "[ 1s ] to [ 3s ]:\n{fb}");
+    assert_eq!(
+        fb_lines, sb_lines,
+        "as many interval lines as sysbench:\n{fb}\n{sb}"
+    );
+
+    // The values those patterns pick are fleetbench's figures.
+    let j = json(&out_json);
+    let sql = &j["totals"]["sql"];
+    assert_eq!(
+        awk(&fb, "transactions:", 2),
+        [sql["transactions"].to_string()]
+    );
+    assert_eq!(awk(&fb, "queries:", 2), [sql["queries"].to_string()]);
+    assert_eq!(awk(&fb, "read:", 2), [sql["reads"].to_string()]);
+    assert_eq!(
+        awk(&fb, "transactions", 3).len(),
+        awk(&sb, "transactions", 3).len()
+    );
+    assert_eq!(
+        awk(&fb, "total number of events:", 5),
+        [j["totals"]["events"].to_string()]
+    );
+    let p95 = awk(&fb, "95th percentile:", 3);
+    assert_eq!(
+        p95,
+        [format!(
+            "{:.2}",
+            j["totals"]["latency_ms"]["p95"].as_f64().unwrap()
+        )]
+    );
+
+    // --report-style=1.0: sysbench's report alone, the same lines as sysbench's.
+    let plain = run(with(&[
+        "--agents",
+        &agents,
+        "--threads=4",
+        "--time=2",
+        "--report-style=1.0",
+        "run",
+    ]));
+    for own in [
+        "Per agent",
+        "Per target",
+        "Agents:",
+        "Connections to",
+        "Target ",
+    ] {
+        assert!(!plain.contains(own), "{own:?} in the 1.0 style:\n{plain}");
+    }
+    let labels = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("[ "))
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim().to_string()))
+            .filter(|k| !k.is_empty())
+            .collect()
+    };
+    let sb_labels = labels(&sb);
+    let from = |v: &[String], first: &str| -> Vec<String> {
+        v.iter().skip_while(|k| *k != first).cloned().collect()
+    };
+    assert_eq!(
+        from(&labels(&plain), "SQL statistics"),
+        from(&sb_labels, "SQL statistics"),
+        "the report's labels, in order:\n{plain}\n{sb}"
+    );
+    run(with(&["cleanup"]));
+}
