@@ -779,12 +779,21 @@ mod tests {
             "{:?}",
             fin.elapsed
         );
+        // Three full ticks of 100 ms, then the last 50 ms as a partial interval.
         assert_eq!(
-            ticks.iter().map(|t| t.seq).collect::<Vec<_>>(),
-            vec![1, 2, 3]
+            ticks.iter().map(|t| (t.seq, t.last)).collect::<Vec<_>>(),
+            vec![(1, false), (2, false), (3, false), (4, true)]
         );
+        let last = ticks[3].duration;
+        assert!(
+            last >= Duration::from_millis(40) && last < Duration::from_millis(400),
+            "{last:?}"
+        );
+        // The intervals add up to the totals exactly.
         let ticked: u64 = ticks.iter().map(|t| t.sample.events).sum();
-        assert!(ticked > 0 && ticked <= fin.sample.events);
+        assert_eq!(ticked, fin.sample.events);
+        let samples: u64 = ticks.iter().map(|t| t.sample.hist.len()).sum();
+        assert_eq!(samples, fin.sample.hist.len());
     }
 
     #[tokio::test]

@@ -70,8 +70,20 @@ fn settings_of(run: &Value, skip_threads: bool) -> BTreeMap<String, String> {
             if skip_threads && k == "threads" {
                 continue;
             }
+            // Embedded agents listen on a new port every run: not a setting.
+            let v = match (k.as_str(), v) {
+                ("agents", Value::Array(a)) => Value::Array(
+                    a.iter()
+                        .map(|x| match x.as_str() {
+                            Some(s) if s.starts_with("local:") => "local".into(),
+                            _ => x.clone(),
+                        })
+                        .collect(),
+                ),
+                _ => v.clone(),
+            };
             let text = match v {
-                Value::String(s) => s.clone(),
+                Value::String(s) => s,
                 other => other.to_string(),
             };
             out.insert(k.clone(), text);
