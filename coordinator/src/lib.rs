@@ -62,6 +62,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
     if raw.test.is_none() {
         match raw.words.first().map(String::as_str) {
             Some("compare") => return report::compare::main(&raw),
+            Some("report") if raw.html.is_none() => return report::doc_text::main(&raw),
             Some("report") => return report::html::main(&raw),
             _ => {}
         }

@@ -208,3 +208,54 @@ fn embedded_agents_need_nothing_installed() {
             .all(|a| a["threads"] == 1 && a["events"].as_u64().unwrap() > 0)
     );
 }
+
+#[test]
+fn named_agents_are_shown_by_name_and_idle_ones_are_warned_about() {
+    let a = AgentProc::start_with(&["--name", "client-a"], &[]);
+    let b = AgentProc::start();
+    let scratch = Scratch::new("named-agents");
+    let out_json = scratch.path("result.json");
+    let agents = format!("{},{}", a.addr, b.addr);
+    let out = fleetbench(&[
+        "cpu",
+        "--agents",
+        &agents,
+        "--threads=1",
+        "--time=1",
+        "--json",
+        out_json.to_str().unwrap(),
+        "run",
+    ]);
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    // One thread over two agents: the second one idles, and the user is told.
+    assert!(
+        err.contains("warning: 1 threads over 2 agents: 1 agent(s) get no thread and stay idle"),
+        "{err}"
+    );
+    let j = json(&out_json);
+    assert_eq!(j["agents"][0]["host"], "client-a", "{j}");
+    assert_ne!(j["agents"][1]["host"], "client-a");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&a.addr))
+        .unwrap_or_else(|| panic!("no row for {} in {text}", a.addr));
+    assert!(row.contains(" client-a "), "{row}");
+    // `agents` lists it by name too.
+    let listing = fleetbench(&["agents", "--agents", &a.addr]);
+    assert!(
+        String::from_utf8_lossy(&listing.stdout).contains("client-a"),
+        "{}",
+        String::from_utf8_lossy(&listing.stdout)
+    );
+    // A name with a space would break the report's columns: refused at start.
+    let bad = std::process::Command::new(fleetbench_tests::bin("fleetbench-agent"))
+        .args(["--listen", "127.0.0.1:0", "--name", "two words"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--name"));
+}

@@ -96,6 +96,38 @@ fn existing_tables_stop_prepare_before_anything_is_created() {
 }
 
 #[test]
+fn a_prepare_refused_by_several_agents_names_every_agent_and_table() {
+    use fleetbench_tests::AgentProc;
+    let db = MariaDb::start();
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let mut o = opts(&db);
+    o.push(format!("--agents={},{}", a.addr, b.addr));
+    db.sql(
+        "CREATE TABLE sbtest.sbtest1 (id INT PRIMARY KEY); CREATE TABLE sbtest.sbtest4 (id INT PRIMARY KEY)",
+    );
+    // Tables 1-2 are the first agent's share, 3-4 the second's: both refuse.
+    let err = refused(
+        &[
+            "oltp_read_write",
+            "--tables=4",
+            "--table-size=100",
+            "prepare",
+        ],
+        &o,
+        &[
+            "prepare refused, nothing was created or dropped",
+            &format!("agent {}: tables already exist on target default", a.addr),
+            &format!("agent {}: tables already exist on target default", b.addr),
+            "sbtest1",
+            "sbtest4",
+            "run cleanup first",
+        ],
+    );
+    assert!(!err.contains("refused the run"), "{err}");
+    assert_eq!(tables(&db), "sbtest1\nsbtest4");
+}
+
+#[test]
 fn running_without_tables_names_the_missing_table() {
     let db = MariaDb::start();
     let o = opts(&db);

@@ -99,17 +99,12 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
             "step {threads}: {queries} queries, {events} transactions"
         );
         reads += t["sql"]["reads"].as_u64().unwrap();
-        // The CSV row carries the same figures.
+        // The CSV row carries the same figures (no scenario column: not a scenario file),
+        // rates to their two decimals.
         let f: Vec<&str> = csv_rows[i].split(',').collect();
-        assert_eq!(f[1], threads.to_string());
-        assert_eq!(f[3], events.to_string());
-        // The CSV and the JSON print the same f64, each by its own formatter: equal to
-        // within the last digit.
-        let csv_tps = f[4].parse::<f64>().unwrap();
-        assert!(
-            (csv_tps - tps).abs() <= 1e-9 * tps.max(1.0),
-            "{csv_tps} vs {tps}"
-        );
+        assert_eq!(f[0], threads.to_string());
+        assert_eq!(f[2], events.to_string());
+        assert_eq!(f[3], format!("{tps:.2}"));
         // The table row too, to its two decimals.
         assert!(
             table[i + 1].contains(&format!("{tps:.2}")),
@@ -173,4 +168,64 @@ fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
         .unwrap();
     assert_eq!(total, events);
     fleetbench_ok(&with(&db, &["oltp_point_select", "--tables=1", "cleanup"]));
+}
+
+#[test]
+fn repeated_sweeps_alternate_and_keep_every_measurement() {
+    let dir = Scratch::new("sweep-repeat");
+    let json = dir.path("sweep.json");
+    let csv = dir.path("sweep.csv");
+    let out = fleetbench_ok(&[
+        "cpu",
+        "--threads=1,2",
+        "--repeat=2",
+        "--time=1",
+        "--cpu-max-prime=2000",
+        &format!("--json={}", json.display()),
+        &format!("--csv={}", csv.display()),
+        "run",
+    ]);
+    assert!(out.contains("2 measurements each"), "{out}");
+    assert!(
+        out.contains("step 4/4: 2 threads, measurement 2/2"),
+        "{out}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["repeat"], 2);
+    let order: Vec<(u64, u64)> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["threads"].as_u64().unwrap(),
+                s["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The thread counts alternate, so drift spreads over both.
+    assert_eq!(order, [(1, 1), (2, 1), (1, 2), (2, 2)]);
+    // The table and the CSV carry the measurement's number.
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "Thread sweep:")
+        .skip(1)
+        .collect();
+    assert!(
+        table[0].trim_start().starts_with("repeat  threads"),
+        "{out}"
+    );
+    assert_eq!(table.len(), 5, "{out}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv.starts_with("repeat,threads,"), "{csv}");
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+
+    // `report FILE` prints the table again; compare finds two repeats per thread count.
+    let path = json.display().to_string();
+    let report = fleetbench_ok(&["report", &path]);
+    assert!(report.starts_with("Thread sweep of cpu:\n"), "{report}");
+    assert_eq!(report.lines().count(), 6, "{report}");
+    let cmp = fleetbench_ok(&["compare", &path, &path]);
+    assert!(cmp.contains("1 threads, compared with"), "{cmp}");
+    assert!(cmp.contains("sweep.json: 2 repeats"), "{cmp}");
 }
