@@ -160,9 +160,14 @@ struct Metric {
     name: String,
     key: String,
     better: Better,
-    get: Box<dyn Fn(&Summary) -> Option<f64>>,
-    series: Box<dyn Fn(&Summary) -> Option<Vec<f64>>>,
+    get: Box<Figure>,
+    series: Box<FigureSeries>,
 }
+
+/// Reads a figure from a summary (None when the summary lacks it).
+type Figure = dyn Fn(&Summary) -> Option<f64>;
+/// Reads a figure's interval series from a summary.
+type FigureSeries = dyn Fn(&Summary) -> Option<Vec<f64>>;
 
 /// The metrics compared for rows like `rows`.
 fn metrics(rows: &[&Summary]) -> Vec<Metric> {
