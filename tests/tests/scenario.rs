@@ -237,3 +237,79 @@ targets = ["master"]
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such scenario"));
 }
+
+#[test]
+fn repeated_scenarios_alternate_and_keep_every_measurement() {
+    let db = MariaDb::start();
+    let dir = Scratch::new("scenario-repeat");
+    let file = dir.path("scenarios.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+test = "oltp_point_select"
+threads = [1]
+time = 1
+[options]
+tables = 1
+table-size = 200
+[targets]
+db = "{}"
+[[scenario]]
+name = "text"
+targets = ["db"]
+options = {{ db-ps-mode = "disable" }}
+[[scenario]]
+name = "prepared"
+targets = ["db"]
+"#,
+            db.url()
+        ),
+    )
+    .unwrap();
+    let json = dir.path("scenarios.json");
+    let out = fleetbench(&[
+        "scenario",
+        "run",
+        file.to_str().unwrap(),
+        "--repeat=2",
+        &format!("--json={}", json.display()),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One pass over both scenarios per measurement.
+    let passes: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("=== scenario "))
+        .collect();
+    assert_eq!(passes.len(), 4, "{stdout}");
+    for (line, (name, rep)) in
+        passes
+            .iter()
+            .zip([("text", 1), ("prepared", 1), ("text", 2), ("prepared", 2)])
+    {
+        assert!(
+            line.starts_with(&format!("=== scenario {name}:"))
+                && line.ends_with(&format!("measurement {rep}/2")),
+            "{line}"
+        );
+    }
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["repeat"], 2);
+    for sc in doc["scenarios"].as_array().unwrap() {
+        let reps: Vec<u64> = sc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["repeat"].as_u64().unwrap())
+            .collect();
+        assert_eq!(reps, [1, 2], "{sc}");
+    }
+    // Each measurement prepared and cleaned up after itself: nothing is left.
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
+}
