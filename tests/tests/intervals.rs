@@ -80,6 +80,13 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// prepare or cleanup with `common`'s options; must succeed.
+fn job(common: &[String], command: &str) {
+    let mut args: Vec<&str> = common.iter().map(String::as_str).collect();
+    args.push(command);
+    expect_ok(&fleetbench(&args));
+}
+
 #[test]
 fn cpu_and_fileio_intervals_add_up_to_the_totals() {
     let (a, b) = (AgentProc::start(), AgentProc::start());
@@ -114,14 +121,7 @@ fn cpu_and_fileio_intervals_add_up_to_the_totals() {
         "--file-total-size=2M",
         "--file-dir=data",
     ]);
-    let prepare: Vec<String> = common
-        .iter()
-        .cloned()
-        .chain(strings(&["prepare"]))
-        .collect();
-    expect_ok(&fleetbench(
-        &prepare.iter().map(String::as_str).collect::<Vec<_>>(),
-    ));
+    job(&common, "prepare");
     for (label, extra) in [
         ("fileio-ri", &["--report-interval=1"][..]),
         ("fileio", &[][..]),
@@ -135,14 +135,7 @@ fn cpu_and_fileio_intervals_add_up_to_the_totals() {
         args.extend(strings(extra));
         run_and_check(label, &args, !extra.is_empty());
     }
-    let cleanup: Vec<String> = common
-        .iter()
-        .cloned()
-        .chain(strings(&["cleanup"]))
-        .collect();
-    expect_ok(&fleetbench(
-        &cleanup.iter().map(String::as_str).collect::<Vec<_>>(),
-    ));
+    job(&common, "cleanup");
 }
 
 #[test]
@@ -158,14 +151,7 @@ fn oltp_intervals_add_up_to_the_totals() {
         "--table-size=1000",
     ]);
     common.extend(db.fleetbench_args());
-    let prepare: Vec<String> = common
-        .iter()
-        .cloned()
-        .chain(strings(&["prepare"]))
-        .collect();
-    expect_ok(&fleetbench(
-        &prepare.iter().map(String::as_str).collect::<Vec<_>>(),
-    ));
+    job(&common, "prepare");
     for (label, extra) in [("oltp-ri", &["--report-interval=1"][..]), ("oltp", &[][..])] {
         let mut args = common.clone();
         args.extend(strings(&["--threads=4", "--time=3"]));
