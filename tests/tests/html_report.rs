@@ -1,7 +1,13 @@
 //! The HTML report in a real browser: headless Chromium (Debian's `chromium` package,
-//! which scripts/test.sh installs) loads the page from a file, its inline script reports
-//! no error, every chart's SVG carries the run's data points, and a screenshot shows a
-//! non-empty page. A missing Chromium fails the test; it never skips.
+//! which scripts/test.sh installs) loads the pages of a run, a sweep and a scenario file,
+//! made by real runs. Each page's inline script reports no error (and its verdict stays
+//! out of view), every chart's SVG carries the run's data points, no SVG text reaches out
+//! of its chart or overlaps another text (measured by the browser's layout), thread axes
+//! have whole-number ticks only, and a screenshot of the whole page is a real picture.
+//! A missing Chromium fails the test; it never skips.
+//!
+//! With FLEETBENCH_HTML_SHOTS=DIR set, the screenshots are kept in DIR for a person to look
+//! at.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -36,6 +42,7 @@ fn browse(dir: &Scratch, page: &Path, args: &[&str]) -> String {
             "--no-sandbox",
             "--disable-gpu",
             "--no-first-run",
+            "--hide-scrollbars",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
@@ -57,12 +64,17 @@ fn browse(dir: &Scratch, page: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// (data-x, data-y) of every point of chart `id` in the dumped DOM.
-fn points(dom: &str, id: &str) -> Vec<(f64, f64)> {
+/// The SVG element of chart `id` in the dumped DOM.
+fn chart<'a>(dom: &'a str, id: &str) -> &'a str {
     let start = dom
         .find(&format!("id=\"{id}\""))
         .unwrap_or_else(|| panic!("no chart {id}"));
-    let svg = &dom[start..start + dom[start..].find("</svg>").expect("</svg>")];
+    &dom[start..start + dom[start..].find("</svg>").expect("</svg>")]
+}
+
+/// (data-x, data-y) of every point of chart `id` in the dumped DOM.
+fn points(dom: &str, id: &str) -> Vec<(f64, f64)> {
+    let svg = chart(dom, id);
     let attr = |s: &str, name: &str| -> f64 {
         let at = s.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
         s[at..at + s[at..].find('"').unwrap()].parse().unwrap()
@@ -73,27 +85,173 @@ fn points(dom: &str, id: &str) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The status line the page's script wrote.
+/// The text of every `<text class="{class}" ...>` in `svg`.
+fn texts<'a>(svg: &'a str, class: &str) -> Vec<&'a str> {
+    svg.split(&format!("<text class=\"{class}\""))
+        .skip(1)
+        .map(|t| &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()])
+        .collect()
+}
+
+/// The element the page's script records its verdict on (up to its text).
 fn status(dom: &str) -> &str {
     let at = dom.find("<div id=\"status\"").expect("status element");
     &dom[at..at + dom[at..].find("</div>").unwrap()]
 }
 
-fn check_screenshot(dir: &Scratch, page: &Path) {
-    let png = dir.path("shot.png");
-    let _ = std::fs::remove_file(&png);
+/// The value of attribute `name` in the start tag `tag` (text from `<` on).
+fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
+    let tag = &tag[..tag.find('>').expect("end of tag")];
+    let at = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + name.len()
+        + 3;
+    &tag[at..at + tag[at..].find('"').unwrap()]
+}
+
+/// Measures the page in the browser: every SVG text's box against its chart's SVG box and
+/// against the chart's other texts, whether the script's verdict is visible, and the
+/// page's height. Injected by the test into a copy of the page, so that the page does not
+/// check itself.
+const PROBE: &str = r#"<script>(function () {
+  var found = [], count = 0;
+  var charts = document.querySelectorAll('svg.chart');
+  for (var i = 0; i < charts.length; i++) {
+    var svg = charts[i], outer = svg.getBoundingClientRect();
+    var left = outer.left + svg.clientLeft, top = outer.top + svg.clientTop;
+    var right = left + svg.width.baseVal.value, bottom = top + svg.height.baseVal.value;
+    var seen = [];
+    var list = svg.querySelectorAll('text');
+    for (var j = 0; j < list.length; j++) {
+      var t = list[j], r = t.getBoundingClientRect(), name = svg.id + ': "' + t.textContent + '"';
+      count++;
+      if (r.width === 0 || r.height === 0) { found.push(name + ' has no size'); continue; }
+      if (r.left < left - 0.5 || r.right > right + 0.5 || r.top < top - 0.5 || r.bottom > bottom + 0.5) {
+        found.push(name + ' overflows: x ' + Math.round(r.left - left) + '..' + Math.round(r.right - left)
+          + ', y ' + Math.round(r.top - top) + '..' + Math.round(r.bottom - top)
+          + ' in ' + Math.round(right - left) + 'x' + Math.round(bottom - top));
+      }
+      for (var k = 0; k < seen.length; k++) {
+        var q = seen[k].r;
+        if (r.left < q.right - 0.5 && q.left < r.right - 0.5 && r.top < q.bottom - 0.5 && q.top < r.bottom - 0.5) {
+          found.push(name + ' overlaps "' + seen[k].text + '"');
+        }
+      }
+      seen.push({ r: r, text: t.textContent });
+    }
+  }
+  var st = document.getElementById('status');
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.setAttribute('data-texts', String(count));
+  pre.setAttribute('data-charts', String(charts.length));
+  pre.setAttribute('data-status-shown', String(st.getClientRects().length > 0));
+  pre.setAttribute('data-height', String(Math.ceil(document.documentElement.scrollHeight)));
+  pre.setAttribute('data-width', String(Math.ceil(document.documentElement.scrollWidth)));
+  pre.textContent = found.join('\n');
+  document.body.appendChild(pre);
+})();</script>"#;
+
+const SHOT_WIDTH: u32 = 1000;
+
+/// Everything a page must satisfy in the browser beyond its data: its script passed and
+/// says so only in attributes, no chart text overflows or overlaps, thread axes have
+/// integer ticks, and a screenshot of the whole page is a real picture.
+fn check_page(dir: &Scratch, html: &Path, name: &str) {
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(
+        !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "self-contained"
+    );
+    let probed = dir.path(&format!("{name}-probe.html"));
+    std::fs::write(
+        &probed,
+        page.replacen("</body>", &format!("{PROBE}</body>"), 1),
+    )
+    .unwrap();
+    let dom = browse(dir, &probed, &["--dump-dom"]);
+
+    let st = status(&dom);
+    assert_eq!(attr(st, "data-ok"), "true", "{name}: {st}");
+    let at = dom.find("<pre id=\"probe\"").expect("the probe ran");
+    let probe = &dom[at..at + dom[at..].find("</pre>").unwrap()];
+    let findings = &probe[probe.find('>').unwrap() + 1..];
+    assert_eq!(
+        attr(probe, "data-charts"),
+        attr(st, "data-charts"),
+        "{name}: the probe saw every chart"
+    );
+    let measured: usize = attr(probe, "data-texts").parse().unwrap();
+    assert!(measured > 20, "{name}: only {measured} texts measured");
+    assert!(
+        findings.trim().is_empty(),
+        "{name}: chart texts out of place:\n{findings}"
+    );
+    assert_eq!(
+        attr(probe, "data-status-shown"),
+        "false",
+        "{name}: the script's verdict is not for the reader"
+    );
+    assert!(!dom.contains(">ok: "), "{name}: no test line on the page");
+    let width: u32 = attr(probe, "data-width").parse().unwrap();
+    assert!(width <= SHOT_WIDTH, "{name}: the page is {width}px wide");
+
+    // Thread axes: whole numbers only.
+    let mut thread_axes = 0;
+    for part in dom.split("<svg class=\"chart\"").skip(1) {
+        let svg = &part[..part.find("</svg>").unwrap()];
+        if !attr(svg, "id").ends_with("-threads") {
+            continue;
+        }
+        thread_axes += 1;
+        let labels = texts(svg, "tick x");
+        assert!(!labels.is_empty(), "{name}: no ticks on {svg}");
+        for l in labels {
+            assert!(
+                l.parse::<u32>().is_ok(),
+                "{name}: thread tick '{l}' in chart {}",
+                attr(svg, "id")
+            );
+        }
+    }
+    if name != "run" {
+        assert!(thread_axes >= 3, "{name}: {thread_axes} thread axes");
+    }
+
+    // A screenshot of the whole page.
+    let height: u32 = attr(probe, "data-height").parse().unwrap();
+    assert!(height > 1000, "{name}: a page {height}px high");
+    let png = dir.path(&format!("{name}.png"));
     browse(
         dir,
-        page,
+        html,
         &[
             &format!("--screenshot={}", png.display()),
-            "--window-size=1200,2000",
+            &format!("--window-size={SHOT_WIDTH},{height}"),
         ],
     );
     let bytes = std::fs::read(&png).expect("screenshot written");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
-    // A blank 1200x2000 page compresses to a few KB; charts and tables take far more.
-    assert!(bytes.len() > 30_000, "screenshot of {} bytes", bytes.len());
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let dim = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert_eq!(
+        (dim(16), dim(20)),
+        (SHOT_WIDTH, height),
+        "{name}: whole page"
+    );
+    // A blank page this size compresses to a few KB; charts and tables take far more.
+    assert!(
+        bytes.len() > 50_000,
+        "{name}: screenshot of {} bytes",
+        bytes.len()
+    );
+    if let Some(keep) = std::env::var_os("FLEETBENCH_HTML_SHOTS") {
+        let keep = Path::new(&keep);
+        std::fs::create_dir_all(keep).unwrap();
+        std::fs::copy(&png, keep.join(format!("{name}.png"))).unwrap();
+        std::fs::copy(html, keep.join(format!("{name}.html"))).unwrap();
+    }
 }
 
 #[test]
@@ -112,18 +270,7 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
         "run",
     ]);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let page = std::fs::read_to_string(&html).unwrap();
-    assert!(
-        !page.contains("src=\"http") && !page.contains("href=\"http"),
-        "self-contained"
-    );
-
     let dom = browse(&dir, &html, &["--dump-dom"]);
-    let st = status(&dom);
-    assert!(
-        st.contains("data-ok=\"true\"") && st.contains(">ok: "),
-        "{st}"
-    );
     // Events/s and p95 against threads: one point per step, with the step's figures.
     let steps = doc["steps"].as_array().unwrap();
     let tps = points(&dom, "tps-threads");
@@ -147,14 +294,31 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
         let per_agent = points(&dom, &format!("s0-{i}-agents-time"));
         assert_eq!(per_agent.len(), intervals.len() * (i + 1));
     }
-    // The spectrum of the last step, one point per spectrum percentile.
-    let spectrum = points(&dom, "spectrum");
-    let expected = steps[1]["result"]["totals"]["latency_spectrum_ms"]
-        .as_array()
-        .unwrap();
-    assert_eq!(spectrum.len(), expected.len());
-    assert!(spectrum.windows(2).all(|w| w[0].1 <= w[1].1), "monotonic");
-    check_screenshot(&dir, &html);
+    // The spectrum: one line per step, one point per spectrum percentile.
+    let spectrum = chart(&dom, "spectrum");
+    assert_eq!(texts(spectrum, "legend"), ["1 thread", "2 threads"]);
+    let mut expected = 0;
+    for s in steps {
+        let spectrum = s["result"]["totals"]["latency_spectrum_ms"]
+            .as_array()
+            .unwrap();
+        assert!(!spectrum.is_empty());
+        expected += spectrum.len();
+    }
+    let all = points(&dom, "spectrum");
+    assert_eq!(all.len(), expected);
+    let first = &all[..expected / 2];
+    assert!(first.windows(2).all(|w| w[0].1 <= w[1].1), "monotonic");
+    // The configuration lists every step's thread count, not only the first one's.
+    assert!(
+        dom.contains("<th>threads (per step)</th><td>1, 2</td>"),
+        "every step's threads"
+    );
+    assert!(
+        dom.contains("<th>time_s</th><td>2</td>"),
+        "one time for all"
+    );
+    check_page(&dir, &html, "sweep");
 }
 
 #[test]
@@ -178,8 +342,6 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     ]);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let dom = browse(&dir, &html, &["--dump-dom"]);
-    let st = status(&dom);
-    assert!(st.contains("data-ok=\"true\""), "{st}");
     let intervals = doc["intervals"].as_array().unwrap();
     let lat = points(&dom, "latency-time");
     assert_eq!(lat.len(), intervals.len() * 2, "p95 and p99 per interval");
@@ -196,8 +358,9 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
         dom.contains("<th>cpu_max_prime</th><td>2000</td>"),
         "configuration shown"
     );
-    check_screenshot(&dir, &html);
-    // A page whose script fails says so in the DOM: the check is real.
+    check_page(&dir, &html, "run");
+
+    // A page whose script fails says so, visibly: the check is real.
     let broken = dir.path("broken.html");
     std::fs::write(
         &broken,
@@ -207,5 +370,160 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     )
     .unwrap();
     let dom = browse(&dir, &broken, &["--dump-dom"]);
-    assert!(status(&dom).contains("error: chart"), "{}", status(&dom));
+    let st = status(&dom);
+    assert!(st.contains("error: chart"), "{st}");
+    assert!(!st.contains(" hidden"), "an error is shown: {st}");
+
+    // A run without intervals: notes instead of empty charts.
+    let mut bare = doc.clone();
+    bare["intervals"] = Value::Array(Vec::new());
+    let bare_json = dir.path("bare.json");
+    let bare_html = dir.path("bare.html");
+    std::fs::write(&bare_json, serde_json::to_vec(&bare).unwrap()).unwrap();
+    fleetbench_ok(&[
+        "report",
+        bare_json.to_str().unwrap(),
+        &format!("--html={}", bare_html.display()),
+    ]);
+    let dom = browse(&dir, &bare_html, &["--dump-dom"]);
+    assert_eq!(attr(status(&dom), "data-ok"), "true");
+    assert!(dom.contains(">no data for Events/s over time (merged)</p>"));
+    assert!(!dom.contains("id=\"latency-time\" data-points=\"0\" xmlns"));
+    assert_eq!(
+        dom.matches("<svg class=\"chart\"").count(),
+        1,
+        "the spectrum"
+    );
+}
+
+#[test]
+fn scenario_html_has_a_line_per_scenario_and_a_spectrum_per_step() {
+    let dir = Scratch::new("html-scenario");
+    let file = dir.path("scenarios.toml");
+    // cpu needs no database: the target is named because a scenario must name one.
+    std::fs::write(
+        &file,
+        r#"
+test = "cpu"
+threads = [1, 2]
+time = 2
+prepare = false
+[options]
+local-agents = 2
+cpu-max-prime = 2000
+[targets]
+unused = "mysql://sbtest:pw@127.0.0.1:9/sbtest"
+[[scenario]]
+name = "small-primes-on-two-embedded-agents"
+description = "the default work per event"
+targets = ["unused"]
+[[scenario]]
+name = "larger-primes"
+targets = ["unused"]
+options = { cpu-max-prime = 4000 }
+"#,
+    )
+    .unwrap();
+    let json = dir.path("scenarios.json");
+    let html = dir.path("scenarios.html");
+    fleetbench_ok(&[
+        "scenario",
+        "run",
+        file.to_str().unwrap(),
+        &format!("--json={}", json.display()),
+        &format!("--html={}", html.display()),
+    ]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let scenarios = doc["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 2);
+    // Against threads: a line per scenario, a point per step.
+    let tps = chart(&dom, "tps-threads");
+    assert_eq!(
+        texts(tps, "legend"),
+        ["small-primes-on-two-embedded-agents", "larger-primes"]
+    );
+    assert_eq!(points(&dom, "tps-threads").len(), 4);
+    for (i, sc) in scenarios.iter().enumerate() {
+        // A spectrum per scenario, a line per step.
+        let spectrum = chart(&dom, &format!("s{i}-spectrum"));
+        assert_eq!(texts(spectrum, "legend"), ["1 thread", "2 threads"]);
+        let name = sc["name"].as_str().unwrap();
+        let config = &dom[dom
+            .find(&format!("<h3>Configuration of {name}</h3>"))
+            .expect("a configuration per scenario")..];
+        let config = &config[..config.find("</table>").unwrap()];
+        assert!(
+            config.contains("<th>threads (per step)</th><td>1, 2</td>"),
+            "{config}"
+        );
+        let prime = if i == 0 { 2000 } else { 4000 };
+        assert!(
+            config.contains(&format!("<th>cpu_max_prime</th><td>{prime}</td>")),
+            "{config}"
+        );
+    }
+    check_page(&dir, &html, "scenarios");
+}
+
+#[test]
+fn an_oltp_sweep_has_tps_and_qps_on_their_own_axes() {
+    // tests/fixtures/html-oltp-sweep.json: oltp_read_write, --threads=4,8,16 --time=3
+    // with two embedded agents against a private MariaDB (2 tables of 1,000 rows).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("html-oltp-sweep.json");
+    let dir = Scratch::new("html-oltp");
+    let html = dir.path("oltp-sweep.html");
+    fleetbench_ok(&[
+        "report",
+        fixture.to_str().unwrap(),
+        &format!("--html={}", html.display()),
+    ]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let steps = doc["steps"].as_array().unwrap();
+    let qps = points(&dom, "qps-threads");
+    let tps = points(&dom, "tps-threads");
+    assert_eq!((qps.len(), tps.len()), (3, 3));
+    for (i, s) in steps.iter().enumerate() {
+        let result = &s["result"];
+        assert!((tps[i].1 - s["summary"]["tps"].as_f64().unwrap()).abs() < 0.001);
+        assert!((qps[i].1 - s["summary"]["qps"].as_f64().unwrap()).abs() < 0.001);
+        // Over time, TPS and QPS each on their own chart (and axis), a line each.
+        let tps_time = chart(&dom, &format!("s0-{i}-throughput-time"));
+        let qps_time = chart(&dom, &format!("s0-{i}-qps-time"));
+        assert_eq!(texts(tps_time, "legend"), ["TPS"]);
+        assert_eq!(texts(qps_time, "legend"), ["QPS"]);
+        let intervals = result["intervals"].as_array().unwrap();
+        let q = points(&dom, &format!("s0-{i}-qps-time"));
+        assert_eq!(q.len(), intervals.len());
+        for (iv, p) in intervals.iter().zip(&q) {
+            let want = iv["sql"]["qps"].as_f64().unwrap();
+            assert!((p.1 - want).abs() < 0.001, "{p:?} {want}");
+        }
+        // Each axis fits its own line: the top tick is at least half the largest value
+        // (TPS on a QPS axis would sit near 0, under a top tick 20 times its size).
+        for (svg, pts) in [
+            (tps_time, points(&dom, &format!("s0-{i}-throughput-time"))),
+            (qps_time, q),
+        ] {
+            let top: f64 = texts(svg, "tick y")
+                .iter()
+                .map(|t| t.parse::<f64>().unwrap())
+                .fold(0.0, f64::max);
+            let max = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+            assert!(
+                top <= max * 1.05 && top * 2.0 >= max,
+                "top tick {top}, max {max}"
+            );
+        }
+    }
+    // The spectrum has every step: the legend names each thread count in full.
+    let spectrum = chart(&dom, "spectrum");
+    assert_eq!(
+        texts(spectrum, "legend"),
+        ["4 threads", "8 threads", "16 threads"]
+    );
+    check_page(&dir, &html, "oltp-sweep");
 }

@@ -1,10 +1,13 @@
 //! The HTML report: one self-contained file (inline CSS, SVG and a small script; nothing
-//! fetched from the network) with charts drawn from a result document: for a run,
-//! throughput and p95/p99 over time, merged and per agent; for sweeps and scenarios, QPS,
-//! TPS and p95 against thread count with one line per scenario; a latency percentile
-//! spectrum; and the run's configuration. Every data point is an SVG circle carrying its
-//! values in data-* attributes, and the inline script writes its verdict (or any error)
-//! into the page, so a headless browser's DOM dump shows both.
+//! fetched from the network) with charts drawn from a result document: for a run, TPS (or
+//! events/s), QPS, p95/p99 and the per-agent rate over time, each on its own axis; for
+//! sweeps and scenarios, QPS, TPS, p95 and p99 against thread count with one line per
+//! scenario, and a latency percentile spectrum with one line per step; and the
+//! configuration (for a sweep, every step's). A chart without any data point is replaced
+//! by a line saying "no data for ...". Every data point is an SVG circle carrying its
+//! values in data-* attributes; the inline script checks them and records its verdict as
+//! data attributes of a hidden element (an error is shown on the page), so a headless
+//! browser's DOM dump shows it without the reader seeing it.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -15,14 +18,22 @@ use super::compare::{self, kind};
 use crate::sweep::Summary;
 
 const WIDTH: f64 = 760.0;
-const HEIGHT: f64 = 320.0;
+/// Height of the plot area; the SVG adds the title above and the axis labels and the
+/// legend below.
+const PLOT_HEIGHT: f64 = 240.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 150.0;
+const RIGHT: f64 = 30.0;
 const TOP: f64 = 30.0;
-const BOTTOM: f64 = 50.0;
+/// From the x axis to the first legend row: tick labels, then the axis label.
+const BELOW_AXIS: f64 = 56.0;
+const LEGEND_ROW: f64 = 18.0;
+const TICK_FONT: f64 = 11.0;
+const TITLE_FONT: f64 = 14.0;
 const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
+/// Dash patterns for lines past the eighth, so that no two lines look alike.
+const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +42,19 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A chart: its id, title, axis labels and lines. `x_labels` replaces numeric x ticks.
+/// How a chart's x axis is labelled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum XAxis {
+    /// Round ticks, fractions allowed (seconds).
+    Numeric,
+    /// Whole numbers only (thread counts): the measured values themselves when they are
+    /// far enough apart to read, else round integer ticks.
+    Integer,
+    /// Fixed labels at the given positions (the percentile spectrum).
+    Labels(Vec<(f64, String)>),
+}
+
+/// A chart: its id, title, axis labels and lines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
     pub id: String,
@@ -39,11 +62,18 @@ pub struct Chart {
     pub x_label: String,
     pub y_label: String,
     pub lines: Vec<Line>,
-    pub x_labels: Option<Vec<(f64, String)>>,
+    pub x_axis: XAxis,
+    /// A logarithmic y axis (the spectrum: latency spans several orders of magnitude).
+    pub log_y: bool,
 }
 
 /// About `n` round tick values covering [lo, hi] (steps of 1, 2 or 5 times a power of 10).
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    ticks_from(lo, hi, n, 0.0)
+}
+
+/// Like [`ticks`], with steps of at least `min_step` (1 gives whole numbers only).
+fn ticks_from(lo: f64, hi: f64, n: usize, min_step: f64) -> Vec<f64> {
     if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater)
         || !lo.is_finite()
         || !hi.is_finite()
@@ -56,14 +86,37 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .iter()
         .map(|m| m * mag)
         .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+        .unwrap_or(10.0 * mag)
+        .max(min_step);
     let mut out = Vec::new();
-    let mut v = (lo / step).ceil() * step;
-    while v <= hi + step * 1e-9 {
+    let mut k = (lo / step).ceil();
+    // Multiples of the step, computed afresh each time so that no rounding error builds up.
+    while k * step <= hi + step * 1e-9 {
+        let v = k * step;
         out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
-        v += step;
+        k += 1.0;
     }
     out
+}
+
+/// Tick positions of a thread-count axis: the measured counts when there are few of them
+/// and they are at least 36 px apart, else round integer ticks.
+pub fn integer_ticks(xs: &[f64], lo: f64, hi: f64, px_per_unit: f64) -> Vec<f64> {
+    let mut v: Vec<f64> = xs
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite() && x.fract() == 0.0)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    let readable = v.windows(2).all(|w| (w[1] - w[0]) * px_per_unit >= 36.0);
+    if !v.is_empty() && v.len() <= 16 && readable {
+        return v;
+    }
+    ticks_from(lo, hi, 8, 1.0)
+        .into_iter()
+        .filter(|t| t.fract() == 0.0)
+        .collect()
 }
 
 /// The value range a chart's axis spans: from 0 (or the minimum, for x) to a round top.
@@ -79,9 +132,46 @@ fn span(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
         hi *= 1.05;
     }
     if hi <= lo {
-        hi = lo + 1.0;
+        // A single value (one step, one interval): put it in the middle.
+        if from_zero {
+            hi = lo + 1.0;
+        } else {
+            (lo, hi) = (lo - 1.0, hi + 1.0);
+        }
     }
     (lo, hi)
+}
+
+/// The range and ticks of a logarithmic axis: whole decades around the positive values
+/// (at least 0.001, the histograms' resolution in ms), with 2 and 5 in between when the
+/// range spans at most two decades.
+fn log_span(values: impl Iterator<Item = f64>) -> (f64, f64, Vec<f64>) {
+    let v: Vec<f64> = values.filter(|x| x.is_finite() && *x > 0.0).collect();
+    let (lo, hi) = if v.is_empty() {
+        (1.0, 10.0)
+    } else {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min).max(0.001);
+        (lo, v.iter().copied().fold(lo, f64::max))
+    };
+    let d0 = lo.log10().floor();
+    let d1 = hi.log10().ceil().max(d0 + 1.0);
+    let mut out = Vec::new();
+    let mut d = d0;
+    while d <= d1 {
+        // 1 / 100 is the double nearest 0.01; 10^-2 computed as a power may not be.
+        let base = if d < 0.0 {
+            1.0 / 10f64.powi(-d as i32)
+        } else {
+            10f64.powi(d as i32)
+        };
+        out.push(base);
+        if d1 - d0 <= 2.0 && d < d1 {
+            out.push(base * 2.0);
+            out.push(base * 5.0);
+        }
+        d += 1.0;
+    }
+    (out[0], *out.last().unwrap_or(&1.0), out)
 }
 
 fn esc(s: &str) -> String {
@@ -101,29 +191,90 @@ fn num(v: f64) -> String {
     }
 }
 
+/// A generous estimate of the width in px of `s` in the page's sans-serif font at `size`
+/// px (wider than DejaVu Sans and Liberation Sans for every character), so that text
+/// laid out with it stays inside its chart.
+pub fn text_width(s: &str, size: f64) -> f64 {
+    let em: f64 = s
+        .chars()
+        .map(|c| match c {
+            'i' | 'j' | 'l' | 'f' | 't' | 'r' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' | ' '
+            | '(' | ')' | '[' | ']' | '-' => 0.42,
+            'm' | 'w' | 'M' | 'W' | '@' | '%' => 1.0,
+            c if c.is_ascii_uppercase() => 0.8,
+            c if c.is_ascii() => 0.66,
+            _ => 1.0,
+        })
+        .sum();
+    em * size
+}
+
+/// `s` cut short with an ellipsis so that it is at most `max` px wide at `size` px.
+fn fit(s: &str, size: f64, max: f64) -> String {
+    if text_width(s, size) <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.to_string();
+    while !t.is_empty() && text_width(&format!("{t}…"), size) > max {
+        t.pop();
+    }
+    format!("{t}…")
+}
+
 /// Number of data points of a chart.
 pub fn point_count(c: &Chart) -> usize {
     c.lines.iter().map(|l| l.points.len()).sum()
 }
 
-/// The chart as an SVG element.
+/// The chart as an SVG element. Its height grows with the rows its legend needs below
+/// the plot; legend names too long for a row are cut short (the full name is the
+/// tooltip).
 pub fn svg(c: &Chart) -> String {
     let (x0, x1) = span(
         c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
         false,
     );
-    let (y0, y1) = span(
-        c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
-        true,
-    );
+    let ys = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let (y0, y1, y_ticks) = if c.log_y {
+        log_span(ys)
+    } else {
+        let (lo, hi) = span(ys, true);
+        (lo, hi, ticks(lo, hi, 5))
+    };
+    // On a log axis, values at or below its bottom (0 ms) sit on the bottom line.
+    let ty = |y: f64| if c.log_y { y.max(y0).log10() } else { y };
     let pw = WIDTH - LEFT - RIGHT;
-    let ph = HEIGHT - TOP - BOTTOM;
+    let ph = PLOT_HEIGHT;
     let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
+    let sy = |y: f64| TOP + ph - (ty(y) - ty(y0)) / (ty(y1) - ty(y0)) * ph;
+
+    // Legend below the plot: items left to right, wrapping into rows.
+    let legend_top = TOP + ph + BELOW_AXIS;
+    let max_item = WIDTH - LEFT - 10.0;
+    let mut legend = Vec::new();
+    let (mut lx, mut row) = (LEFT, 0usize);
+    for line in &c.lines {
+        let full = if line.points.is_empty() {
+            format!("{} (no data)", line.name)
+        } else {
+            line.name.clone()
+        };
+        let shown = fit(&full, TICK_FONT, max_item - 18.0);
+        let w = 18.0 + text_width(&shown, TICK_FONT) + 18.0;
+        if lx > LEFT && lx + w > WIDTH - 10.0 {
+            lx = LEFT;
+            row += 1;
+        }
+        legend.push((lx, legend_top + row as f64 * LEGEND_ROW, full, shown));
+        lx += w;
+    }
+    let rows = if c.lines.is_empty() { 0 } else { row + 1 };
+    let height = legend_top + rows as f64 * LEGEND_ROW;
+
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg class="chart" id="{id}" data-points="{n}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}">"#,
+        r#"<svg class="chart" id="{id}" data-points="{n}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{t}">"#,
         id = esc(&c.id),
         n = point_count(c),
         t = esc(&c.title)
@@ -132,13 +283,13 @@ pub fn svg(c: &Chart) -> String {
         s,
         r#"<text class="title" x="{}" y="18">{}</text>"#,
         LEFT,
-        esc(&c.title)
+        esc(&fit(&c.title, TITLE_FONT * 1.1, WIDTH - LEFT - 10.0))
     );
     // Axes, grid and ticks.
-    for y in ticks(y0, y1, 5) {
+    for y in y_ticks {
         let _ = write!(
             s,
-            r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick y" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             LEFT + pw,
             LEFT - 6.0,
             sy(y) + 4.0,
@@ -146,14 +297,25 @@ pub fn svg(c: &Chart) -> String {
             y = sy(y)
         );
     }
-    let xt: Vec<(f64, String)> = match &c.x_labels {
-        Some(l) => l.clone(),
-        None => ticks(x0, x1, 8).into_iter().map(|v| (v, num(v))).collect(),
+    let xt: Vec<(f64, String)> = match &c.x_axis {
+        XAxis::Labels(l) => l.clone(),
+        XAxis::Numeric => ticks(x0, x1, 8).into_iter().map(|v| (v, num(v))).collect(),
+        XAxis::Integer => {
+            let xs: Vec<f64> = c
+                .lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.0))
+                .collect();
+            integer_ticks(&xs, x0, x1, pw / (x1 - x0))
+                .into_iter()
+                .map(|v| (v, num(v)))
+                .collect()
+        }
     };
     for (x, label) in xt {
         let _ = write!(
             s,
-            r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="tick x" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
             sx(x),
             TOP + ph + 16.0,
             esc(&label)
@@ -171,13 +333,19 @@ pub fn svg(c: &Chart) -> String {
         s,
         r#"<text class="label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text class="label" transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
         LEFT + pw / 2.0,
-        HEIGHT - 10.0,
+        TOP + ph + 36.0,
         esc(&c.x_label),
         TOP + ph / 2.0,
         esc(&c.y_label)
     );
-    for (i, line) in c.lines.iter().enumerate() {
+    for (i, (line, (lx, ly, full, shown))) in c.lines.iter().zip(&legend).enumerate() {
         let color = COLORS[i % COLORS.len()];
+        let dash = DASHES[(i / COLORS.len()) % DASHES.len()];
+        let dash_attr = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{dash}""#)
+        };
         let name = esc(&line.name);
         let pts: Vec<String> = line
             .points
@@ -186,7 +354,7 @@ pub fn svg(c: &Chart) -> String {
             .collect();
         let _ = write!(
             s,
-            r#"<polyline class="series" data-series="{name}" fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            r#"<polyline class="series" data-series="{name}" fill="none" stroke="{color}" stroke-width="2"{dash_attr} points="{}"/>"#,
             pts.join(" ")
         );
         for &(x, y) in &line.points {
@@ -201,18 +369,34 @@ pub fn svg(c: &Chart) -> String {
                 num(x)
             );
         }
-        let ly = TOP + 14.0 + i as f64 * 18.0;
         let _ = write!(
             s,
-            r#"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{color}"/><text class="legend" x="{:.1}" y="{:.1}">{name}</text>"#,
-            LEFT + pw + 14.0,
-            ly - 10.0,
-            LEFT + pw + 32.0,
-            ly
+            r#"<g class="legend-item"><title>{}</title><line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="3"{dash_attr}/><text class="legend" x="{:.1}" y="{:.1}">{}</text></g>"#,
+            esc(full),
+            lx,
+            lx + 14.0,
+            ly - 4.0,
+            ly - 4.0,
+            lx + 18.0,
+            ly,
+            esc(shown)
         );
     }
     s.push_str("</svg>");
     s
+}
+
+/// The chart, or when it has no data point at all a line saying so in its place.
+pub fn chart_html(c: &Chart) -> String {
+    if point_count(c) == 0 {
+        format!(
+            r#"<p class="nodata" id="{}" data-points="0">no data for {}</p>"#,
+            esc(&c.id),
+            esc(&c.title)
+        )
+    } else {
+        svg(c)
+    }
 }
 
 /// x position of a percentile on the spectrum's axis: "nines" (90 -> 1, 99 -> 2, ...),
@@ -225,26 +409,29 @@ pub fn nines(p: f64) -> f64 {
     }
 }
 
-fn spectrum_line(name: &str, run: &Value) -> Option<Line> {
-    let pts = run.pointer("/totals/latency_spectrum_ms")?.as_array()?;
-    let points: Vec<(f64, f64)> = pts
-        .iter()
+fn spectrum_line(name: &str, run: &Value) -> Line {
+    let points = run
+        .pointer("/totals/latency_spectrum_ms")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
         .filter_map(|p| Some((nines(p["percentile"].as_f64()?), p["ms"].as_f64()?)))
         .collect();
-    (!points.is_empty()).then(|| Line {
+    Line {
         name: name.to_string(),
         points,
-    })
+    }
 }
 
-fn spectrum_chart(id: &str, lines: Vec<Line>) -> Chart {
+fn spectrum_chart(id: &str, title: &str, lines: Vec<Line>) -> Chart {
     Chart {
         id: id.into(),
-        title: "Latency percentile spectrum".into(),
+        title: title.into(),
         x_label: "percentile".into(),
-        y_label: "latency (ms)".into(),
+        y_label: "latency (ms, log scale)".into(),
         lines,
-        x_labels: Some(
+        log_y: true,
+        x_axis: XAxis::Labels(
             [0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0]
                 .iter()
                 .map(|&p| (nines(p), crate::report::pct_label(p)))
@@ -253,7 +440,29 @@ fn spectrum_chart(id: &str, lines: Vec<Line>) -> Chart {
     }
 }
 
-/// Charts of one run document: throughput and latency over time, per agent, spectrum.
+fn run_threads(run: &Value) -> u64 {
+    run.pointer("/config/threads")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// "1 thread", "16 threads".
+fn threads_text(n: u64) -> String {
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
+/// The spectrum of a sweep's steps, one line per step (thread count).
+pub fn steps_spectrum(id: &str, title: &str, runs: &[Value]) -> Chart {
+    let lines = runs
+        .iter()
+        .map(|r| spectrum_line(&threads_text(run_threads(r)), r))
+        .collect();
+    spectrum_chart(id, title, lines)
+}
+
+/// Charts of one run document: TPS (or events/s), QPS, latency and per-agent rate over
+/// time, and the spectrum. TPS and QPS differ by an order of magnitude, so each has its
+/// own chart and axis.
 pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
     let empty = Vec::new();
     let intervals = run["intervals"].as_array().unwrap_or(&empty);
@@ -264,15 +473,47 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
             .filter_map(|iv| Some((iv["t_s"].as_f64()?, f(iv)?)))
             .collect()
     };
-    let mut throughput = vec![Line {
-        name: if db { "TPS" } else { "events/s" }.into(),
-        points: series(&|iv| iv["events_per_sec"].as_f64()),
-    }];
+    // Whole seconds (the usual 1 s tick) get whole-second ticks.
+    let whole = intervals
+        .iter()
+        .all(|iv| iv["t_s"].as_f64().is_none_or(|t| t.fract() == 0.0));
+    let time_chart = |id: &str, title: &str, y_label: &str, lines: Vec<Line>| Chart {
+        id: format!("{prefix}{id}"),
+        title: title.into(),
+        x_label: "seconds".into(),
+        y_label: y_label.into(),
+        lines,
+        x_axis: if whole {
+            XAxis::Integer
+        } else {
+            XAxis::Numeric
+        },
+        log_y: false,
+    };
+    let rate = if db { "TPS" } else { "events/s" };
+    let mut charts = vec![time_chart(
+        "throughput-time",
+        if db {
+            "TPS over time (merged)"
+        } else {
+            "Events/s over time (merged)"
+        },
+        if db { "transactions/s" } else { "events/s" },
+        vec![Line {
+            name: rate.into(),
+            points: series(&|iv| iv["events_per_sec"].as_f64()),
+        }],
+    )];
     if db {
-        throughput.push(Line {
-            name: "QPS".into(),
-            points: series(&|iv| iv.pointer("/sql/qps")?.as_f64()),
-        });
+        charts.push(time_chart(
+            "qps-time",
+            "QPS over time (merged)",
+            "queries/s",
+            vec![Line {
+                name: "QPS".into(),
+                points: series(&|iv| iv.pointer("/sql/qps")?.as_f64()),
+            }],
+        ));
     }
     let latency = ["p95", "p99"]
         .iter()
@@ -281,6 +522,12 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
             points: series(&|iv| iv["latency_ms"][*k].as_f64()),
         })
         .collect();
+    charts.push(time_chart(
+        "latency-time",
+        "p95 and p99 latency over time (merged)",
+        "latency (ms)",
+        latency,
+    ));
     let agents = run["agents"].as_array().unwrap_or(&empty);
     let per_agent = agents
         .iter()
@@ -294,47 +541,23 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
             }),
         })
         .collect();
-    let mut charts = vec![
-        Chart {
-            id: format!("{prefix}throughput-time"),
-            title: format!(
-                "{} over time (merged)",
-                if db { "TPS and QPS" } else { "Events/s" }
-            ),
-            x_label: "seconds".into(),
-            y_label: "per second".into(),
-            lines: throughput,
-            x_labels: None,
-        },
-        Chart {
-            id: format!("{prefix}latency-time"),
-            title: "p95 and p99 latency over time (merged)".into(),
-            x_label: "seconds".into(),
-            y_label: "latency (ms)".into(),
-            lines: latency,
-            x_labels: None,
-        },
-        Chart {
-            id: format!("{prefix}agents-time"),
-            title: format!(
-                "{} per agent over time",
-                if db { "TPS" } else { "Events/s" }
-            ),
-            x_label: "seconds".into(),
-            y_label: "per second".into(),
-            lines: per_agent,
-            x_labels: None,
-        },
-    ];
-    if let Some(l) = spectrum_line("all", run) {
-        charts.push(spectrum_chart(&format!("{prefix}spectrum"), vec![l]));
-    }
+    charts.push(time_chart(
+        "agents-time",
+        &format!("{rate} per agent over time"),
+        if db { "transactions/s" } else { "events/s" },
+        per_agent,
+    ));
+    charts.push(steps_spectrum(
+        &format!("{prefix}spectrum"),
+        "Latency percentile spectrum",
+        std::slice::from_ref(run),
+    ));
     charts
 }
 
-/// Charts across series (sweeps, scenarios): QPS, TPS, p95 and p99 against threads, and
-/// the spectrum of each series at its highest thread count.
-pub fn sweep_charts(series: &[compare::Series], runs: &[(String, Vec<Value>)]) -> Vec<Chart> {
+/// Charts across series (sweeps, scenarios): QPS, TPS, p95 and p99 against threads, one
+/// line per series. Thread axes have whole-number ticks only.
+pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
     let line = |f: &dyn Fn(&Summary) -> Option<f64>| -> Vec<Line> {
         series
             .iter()
@@ -365,7 +588,7 @@ pub fn sweep_charts(series: &[compare::Series], runs: &[(String, Vec<Value>)]) -
         } else {
             "Events/s by thread count"
         },
-        "per second",
+        if db { "transactions/s" } else { "events/s" },
         line(&|r| Some(r.tps)),
     ));
     charts.push((
@@ -380,7 +603,7 @@ pub fn sweep_charts(series: &[compare::Series], runs: &[(String, Vec<Value>)]) -
         "latency (ms)",
         line(&|r| r.latency_ms.get("p99").copied()),
     ));
-    let mut out: Vec<Chart> = charts
+    charts
         .into_iter()
         .map(|(id, title, y, lines)| Chart {
             id: id.into(),
@@ -388,23 +611,18 @@ pub fn sweep_charts(series: &[compare::Series], runs: &[(String, Vec<Value>)]) -
             x_label: "threads".into(),
             y_label: y.into(),
             lines,
-            x_labels: None,
+            x_axis: XAxis::Integer,
+            log_y: false,
         })
-        .collect();
-    let spectra: Vec<Line> = runs
-        .iter()
-        .filter_map(|(name, rs)| {
-            let last = rs
-                .iter()
-                .max_by_key(|r| r.pointer("/config/threads").and_then(Value::as_u64))?;
-            let threads = last.pointer("/config/threads")?.as_u64()?;
-            spectrum_line(&format!("{name} ({threads} threads)"), last)
-        })
-        .collect();
-    if !spectra.is_empty() {
-        out.push(spectrum_chart("spectrum", spectra));
+        .collect()
+}
+
+/// A JSON value as table text: strings bare, the rest as JSON.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(x) => x.clone(),
+        other => other.to_string(),
     }
-    out
 }
 
 /// A configuration object as a two-column table (nested values as JSON).
@@ -412,11 +630,56 @@ fn config_table(cfg: &Value) -> String {
     let mut s = String::from("<table class=\"config\">");
     if let Some(map) = cfg.as_object() {
         for (k, v) in map {
-            let text = match v {
-                Value::String(x) => x.clone(),
-                other => other.to_string(),
-            };
-            let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&text));
+            let _ = write!(
+                s,
+                "<tr><th>{}</th><td>{}</td></tr>",
+                esc(k),
+                esc(&value_text(v))
+            );
+        }
+    }
+    s.push_str("</table>");
+    s
+}
+
+/// The configuration of a sweep's steps as one table: `extra` rows first (the sweep's own
+/// settings), then every key of the steps' configurations; a key whose value differs
+/// between steps (threads, ...) is marked "per step" and lists each step's value in step
+/// order.
+fn steps_config_table(extra: &[(&str, String)], runs: &[Value]) -> String {
+    let mut keys: Vec<&String> = Vec::new();
+    for r in runs {
+        for k in r["config"].as_object().into_iter().flatten().map(|m| m.0) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut s = String::from("<table class=\"config\">");
+    for (k, v) in extra {
+        let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+    }
+    for k in keys {
+        let vals: Vec<&Value> = runs
+            .iter()
+            .map(|r| r["config"].get(k).unwrap_or(&Value::Null))
+            .collect();
+        if vals.windows(2).all(|w| w[0] == w[1]) {
+            let _ = write!(
+                s,
+                "<tr><th>{}</th><td>{}</td></tr>",
+                esc(k),
+                esc(&value_text(vals[0]))
+            );
+        } else {
+            let scalar = vals.iter().all(|v| !v.is_object() && !v.is_array());
+            let list: Vec<String> = vals.iter().map(|v| value_text(v)).collect();
+            let _ = write!(
+                s,
+                "<tr><th>{} (per step)</th><td>{}</td></tr>",
+                esc(k),
+                esc(&list.join(if scalar { ", " } else { " | " }))
+            );
         }
     }
     s.push_str("</table>");
@@ -426,8 +689,10 @@ fn config_table(cfg: &Value) -> String {
 /// The summary table of series rows.
 fn rows_table(series: &[compare::Series]) -> String {
     let pcts = crate::sweep::percentile_keys(series.iter().flat_map(|s| &s.rows));
-    let mut s = String::from(
-        "<table class=\"rows\"><tr><th>series</th><th>threads</th><th>TPS</th><th>QPS</th><th>avg ms</th>",
+    let db = series.iter().flat_map(|s| &s.rows).any(|r| r.qps.is_some());
+    let mut s = format!(
+        "<table class=\"rows\"><tr><th>series</th><th>threads</th><th>{}</th><th>QPS</th><th>avg ms</th>",
+        if db { "TPS" } else { "events/s" }
     );
     for p in &pcts {
         let _ = write!(s, "<th>{} ms</th>", esc(p));
@@ -465,14 +730,16 @@ const STYLE: &str = "body{font-family:sans-serif;margin:20px;color:#222}h1{font-
 h2{font-size:18px;margin-top:28px}svg.chart{display:block;margin:10px 0;background:#fff;border:1px solid #ddd}\
 .title{font-size:14px;font-weight:bold}.tick,.legend{font-size:11px}.label{font-size:12px}\
 .grid{stroke:#eee}.axis{stroke:#333}table{border-collapse:collapse;font-size:12px;margin:8px 0}\
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}#status{font-family:monospace;padding:4px}\
-#status.error{color:#fff;background:#c00}";
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}td{overflow-wrap:anywhere;max-width:640px}\
+p.nodata{width:720px;padding:12px 18px;margin:10px 0;border:1px dashed #bbb;color:#666;font-style:italic}\
+#status{font-family:monospace;padding:4px}#status.error{color:#fff;background:#c00}";
 
-/// Checks every chart once the page has loaded and writes the verdict into #status; any
-/// script error anywhere on the page lands there too.
+/// Checks every chart once the page has loaded and records the verdict as data
+/// attributes of the hidden #status element; an error (a chart missing points, any script
+/// error on the page) is shown on the page.
 const SCRIPT: &str = r#"(function () {
   var st = document.getElementById('status');
-  function fail(m) { st.textContent = 'error: ' + m; st.className = 'error'; st.setAttribute('data-ok', 'false'); }
+  function fail(m) { st.textContent = 'error: ' + m; st.className = 'error'; st.hidden = false; st.setAttribute('data-ok', 'false'); }
   window.addEventListener('error', function (e) { fail(e.message); });
   try {
     var charts = document.querySelectorAll('svg.chart');
@@ -490,10 +757,10 @@ const SCRIPT: &str = r#"(function () {
       if (n === 0) { empty.push(c.id); }
       total += n;
     }
-    st.textContent = 'ok: ' + charts.length + ' charts, ' + total + ' points' + (empty.length ? '; empty: ' + empty.join(', ') : '');
-    st.setAttribute('data-ok', 'true');
     st.setAttribute('data-charts', String(charts.length));
     st.setAttribute('data-total-points', String(total));
+    st.setAttribute('data-empty', empty.join(' '));
+    st.setAttribute('data-ok', 'true');
   } catch (e) { fail(e.message); }
 })();"#;
 
@@ -502,25 +769,28 @@ pub fn render(doc: &Value) -> Result<String, String> {
     let mut body = String::new();
     let add_charts = |body: &mut String, charts: &[Chart]| {
         for c in charts {
-            body.push_str(&svg(c));
+            body.push_str(&chart_html(c));
         }
     };
     let title;
     match kind(doc) {
         "run" => {
             title = format!(
-                "fleetbench {} run, {} threads",
+                "fleetbench {} run, {}",
                 doc["test"].as_str().unwrap_or("?"),
-                doc.pointer("/config/threads")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0)
+                threads_text(run_threads(doc))
             );
             let series = compare::series(doc, "this run")?;
             body.push_str("<h2>Summary</h2>");
             body.push_str(&rows_table(&series));
             body.push_str("<h2>Charts</h2>");
             add_charts(&mut body, &run_charts(doc, ""));
-            body.push_str("<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>threads</th><th>events/s</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>");
+            let db = doc.pointer("/totals/sql").is_some_and(Value::is_object);
+            let _ = write!(
+                body,
+                "<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>threads</th><th>{}</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>",
+                if db { "TPS" } else { "events/s" }
+            );
             for a in doc["agents"].as_array().into_iter().flatten() {
                 let _ = write!(
                     body,
@@ -538,6 +808,7 @@ pub fn render(doc: &Value) -> Result<String, String> {
             body.push_str(&config_table(&doc["config"]));
         }
         "sweep" | "scenarios" => {
+            let sweep = kind(doc) == "sweep";
             let series = compare::series(doc, "")?;
             let series: Vec<compare::Series> = series
                 .into_iter()
@@ -548,7 +819,7 @@ pub fn render(doc: &Value) -> Result<String, String> {
                     s
                 })
                 .collect();
-            let groups: Vec<(String, &Value)> = if kind(doc) == "sweep" {
+            let groups: Vec<(String, &Value)> = if sweep {
                 vec![(series[0].label.clone(), doc)]
             } else {
                 doc["scenarios"]
@@ -570,7 +841,7 @@ pub fn render(doc: &Value) -> Result<String, String> {
                     (n.clone(), rs)
                 })
                 .collect();
-            title = if kind(doc) == "sweep" {
+            title = if sweep {
                 format!(
                     "fleetbench thread sweep of {}",
                     doc["test"].as_str().unwrap_or("?")
@@ -584,31 +855,53 @@ pub fn render(doc: &Value) -> Result<String, String> {
             body.push_str("<h2>Summary</h2>");
             body.push_str(&rows_table(&series));
             body.push_str("<h2>By thread count</h2>");
-            add_charts(&mut body, &sweep_charts(&series, &runs));
+            add_charts(&mut body, &sweep_charts(&series));
+            body.push_str("<h2>Latency percentile spectrum</h2>");
             for (i, (name, rs)) in runs.iter().enumerate() {
+                let (id, chart_title) = if sweep {
+                    (
+                        "spectrum".to_string(),
+                        "Latency percentile spectrum per thread count".to_string(),
+                    )
+                } else {
+                    (
+                        format!("s{i}-spectrum"),
+                        format!("Latency percentile spectrum of {name}"),
+                    )
+                };
+                add_charts(&mut body, &[steps_spectrum(&id, &chart_title, rs)]);
+            }
+            for (i, ((name, rs), (_, group))) in runs.iter().zip(&groups).enumerate() {
                 let _ = write!(body, "<h2>{} over time</h2>", esc(name));
                 for (j, r) in rs.iter().enumerate() {
-                    let threads = r
-                        .pointer("/config/threads")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0);
-                    let _ = write!(body, "<h3>{} threads</h3>", threads);
+                    let _ = write!(body, "<h3>{}</h3>", threads_text(run_threads(r)));
                     let charts: Vec<Chart> = run_charts(r, &format!("s{i}-{j}-"))
                         .into_iter()
                         .filter(|c| !c.id.ends_with("spectrum"))
                         .collect();
                     add_charts(&mut body, &charts);
                 }
-                if let Some(first) = rs.first() {
-                    let _ = write!(body, "<h3>Configuration of {}</h3>", esc(name));
-                    body.push_str(&config_table(&first["config"]));
+                let mut extra: Vec<(&str, String)> = Vec::new();
+                if !sweep {
+                    for k in ["description", "test", "targets"] {
+                        if let Some(v) = group.get(k).filter(|v| !v.is_null()) {
+                            extra.push((k, value_text(v)));
+                        }
+                    }
                 }
+                for k in ["warmup_time_s", "cooldown_s"] {
+                    if let Some(v) = doc.get(k).filter(|v| !v.is_null()) {
+                        extra.push((k, value_text(v)));
+                    }
+                }
+                let _ = write!(body, "<h3>Configuration of {}</h3>", esc(name));
+                body.push_str(&steps_config_table(&extra, rs));
             }
         }
         other => return Err(format!("unknown kind '{other}'")),
     }
     Ok(format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\n<body><h1>{t}</h1><div id=\"status\" data-ok=\"false\">script did not run</div>\n{body}\n<p>fleetbench {v}, result format {f}</p><script>{SCRIPT}</script></body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\n<body><h1>{t}</h1><div id=\"status\" hidden data-ok=\"false\">script did not run</div>\n{body}\n<p>fleetbench {v}, result format {f}</p><script>{SCRIPT}</script></body></html>\n",
         t = esc(&title),
         v = esc(doc["fleetbench_version"].as_str().unwrap_or("?")),
         f = doc["format_version"]
@@ -668,7 +961,8 @@ mod tests {
                 name: "direct".into(),
                 points: vec![(16.0, 1000.0), (32.0, 1500.5)],
             }],
-            x_labels: None,
+            x_axis: XAxis::Integer,
+            log_y: false,
         };
         let s = svg(&c);
         assert!(s.contains(r#"data-points="2""#));
@@ -689,6 +983,119 @@ mod tests {
     }
 
     #[test]
+    fn thread_axes_have_whole_number_ticks() {
+        // Few, well spaced counts: the counts themselves.
+        assert_eq!(
+            integer_ticks(&[4.0, 16.0, 64.0], 4.0, 64.0, 11.0),
+            vec![4.0, 16.0, 64.0]
+        );
+        // 1 and 2 threads: never 1.2, 1.5.
+        assert_eq!(integer_ticks(&[1.0, 2.0], 1.0, 2.0, 660.0), vec![1.0, 2.0]);
+        // Counts too close to label each: round integer ticks.
+        let t = integer_ticks(&[1.0, 2.0, 4.0, 8.0, 128.0], 1.0, 128.0, 5.0);
+        assert!(t.iter().all(|v| v.fract() == 0.0), "{t:?}");
+        assert_eq!(t, vec![20.0, 40.0, 60.0, 80.0, 100.0, 120.0]);
+        assert!(
+            ticks_from(2.0, 3.0, 8, 1.0)
+                .iter()
+                .all(|v| v.fract() == 0.0)
+        );
+        let c = Chart {
+            id: "tps-threads".into(),
+            title: "t".into(),
+            x_label: "threads".into(),
+            y_label: "y".into(),
+            lines: vec![Line {
+                name: "a".into(),
+                points: vec![(2.0, 1.0), (3.0, 2.0)],
+            }],
+            x_axis: XAxis::Integer,
+            log_y: false,
+        };
+        let s = svg(&c);
+        let labels: Vec<&str> = s
+            .split(r#"<text class="tick x""#)
+            .skip(1)
+            .map(|t| &t[t.find('>').unwrap() + 1..t.find('<').unwrap()])
+            .collect();
+        assert_eq!(labels, ["2", "3"]);
+    }
+
+    #[test]
+    fn long_legends_wrap_inside_the_chart() {
+        let lines: Vec<Line> = (0..12)
+            .map(|i| Line {
+                name: format!("oltp_read_write scenario number {i} (128 threads)"),
+                points: vec![(0.0, 1.0), (1.0, f64::from(i))],
+            })
+            .collect();
+        let c = Chart {
+            id: "spectrum".into(),
+            title: "x".into(),
+            x_label: "p".into(),
+            y_label: "ms".into(),
+            lines,
+            x_axis: XAxis::Numeric,
+            log_y: false,
+        };
+        let s = svg(&c);
+        // Every legend text starts inside and, by the generous width estimate, ends inside.
+        for t in s.split(r#"<text class="legend" x=""#).skip(1) {
+            let x: f64 = t[..t.find('"').unwrap()].parse().unwrap();
+            let text = &t[t.find('>').unwrap() + 1..t.find('<').unwrap()];
+            assert!(x + text_width(text, TICK_FONT) <= WIDTH, "{text} at {x}");
+        }
+        let height: f64 = {
+            let at = s.find(r#"height=""#).unwrap() + 8;
+            s[at..at + s[at..].find('"').unwrap()].parse().unwrap()
+        };
+        assert!(
+            height > TOP + PLOT_HEIGHT + BELOW_AXIS + 4.0 * LEGEND_ROW,
+            "{height}"
+        );
+        // A name too long for any row is cut short, the full name kept as the tooltip.
+        let long = "x".repeat(300);
+        assert!(fit(&long, TICK_FONT, 200.0).ends_with('…'));
+        assert!(text_width(&fit(&long, TICK_FONT, 200.0), TICK_FONT) <= 200.0);
+    }
+
+    #[test]
+    fn the_spectrum_has_a_log_axis() {
+        let (lo, hi, t) = log_span([0.0, 0.05, 0.2, 380.0].into_iter());
+        assert_eq!((lo, hi), (0.01, 1000.0));
+        assert_eq!(t, vec![0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]);
+        let (_, _, t) = log_span([2.0, 30.0].into_iter());
+        assert_eq!(t, vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        let (lo, hi, _) = log_span(std::iter::empty());
+        assert!(lo > 0.0 && hi > lo);
+    }
+
+    #[test]
+    fn a_chart_without_data_says_so() {
+        let c = Chart {
+            id: "agents-time".into(),
+            title: "TPS per agent over time".into(),
+            x_label: "s".into(),
+            y_label: "y".into(),
+            lines: vec![Line {
+                name: "a".into(),
+                points: vec![],
+            }],
+            x_axis: XAxis::Numeric,
+            log_y: false,
+        };
+        let h = chart_html(&c);
+        assert!(h.contains("no data for TPS per agent over time"), "{h}");
+        assert!(!h.contains("<svg"));
+        let mut c2 = c.clone();
+        c2.lines.push(Line {
+            name: "b".into(),
+            points: vec![(1.0, 2.0)],
+        });
+        assert!(chart_html(&c2).contains(">a (no data)</text>"));
+    }
+
+    #[test]
     fn a_sweep_page_has_a_line_per_series() {
         let steps: Vec<Value> = [(8u32, 100.0), (16, 180.0)]
             .iter()
@@ -702,6 +1109,33 @@ mod tests {
         );
         assert!(page.contains(r#"data-x="16" data-y="3600""#));
         assert!(!page.contains("http://") || !page.contains("src=\"http"));
+        // Every step's thread count in the configuration, not the first one's only.
+        assert!(
+            page.contains("<th>threads (per step)</th><td>8, 16</td>"),
+            "{page}"
+        );
+        // No spectrum in these documents: a note, not an empty chart.
+        assert!(page.contains("no data for Latency percentile spectrum"));
         assert!(render(&serde_json::json!({"kind": "nope"})).is_err());
+    }
+
+    #[test]
+    fn tps_and_qps_over_time_have_their_own_charts() {
+        let mut run = crate::sweep::tests::run_doc(4, 500.0, 10000.0, 4.0);
+        run["intervals"] = serde_json::json!([
+            {"t_s": 1.0, "duration_s": 1.0, "events_per_sec": 480.0, "sql": {"qps": 9600.0},
+             "latency_ms": {"p95": 4.0, "p99": 6.0}},
+            {"t_s": 2.0, "duration_s": 1.0, "events_per_sec": 520.0, "sql": {"qps": 10400.0},
+             "latency_ms": {"p95": 4.5, "p99": 6.5}},
+        ]);
+        let charts = run_charts(&run, "");
+        let tps = charts.iter().find(|c| c.id == "throughput-time").unwrap();
+        let qps = charts.iter().find(|c| c.id == "qps-time").unwrap();
+        assert_eq!(tps.lines.len(), 1);
+        assert_eq!(tps.lines[0].points, vec![(1.0, 480.0), (2.0, 520.0)]);
+        assert_eq!(qps.lines[0].points, vec![(1.0, 9600.0), (2.0, 10400.0)]);
+        let page = render(&run).unwrap();
+        // The script's verdict is kept out of view.
+        assert!(page.contains(r#"<div id="status" hidden"#));
     }
 }
