@@ -22,6 +22,9 @@
 #   ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  RAND_TYPE [special]
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
 #   FB_ARGS []  extra options for fleetbench's runs, e.g. "--local-agents=2"
+#   SECTIONS ["prepare run tls"]  which of sections 1 (prepare), 2 (run) and the TLS
+#                    comparison to run, e.g. SECTIONS=tls for the TLS figures alone
+#   TLS_SCRIPT [oltp_point_select]  TLS_THREADS [4]  the TLS comparison's script and threads
 # Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.
@@ -39,6 +42,8 @@ scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
 threads_list=${THREADS:-4 64}
 rounds=${ROUNDS:-2}
 rand_type=${RAND_TYPE:-special}
+sections=" ${SECTIONS:-prepare run tls} "
+section() { [[ $sections == *" $1 "* ]]; }
 password=sbtest-pw
 
 die() { echo "bench-oltp: $*" >&2; exit 2; }
@@ -186,8 +191,9 @@ echo
 
 # --- 1. prepare ------------------------------------------------------------------------------
 prep=(--tables="$tables" --table-size="$table_size" --threads="$prepare_threads" "${conn[@]}")
-echo "== prepare: $tables tables x $table_size rows, $prepare_threads threads"
 sb_prep='' fb_prep=''
+if section prepare; then
+echo "== prepare: $tables tables x $table_size rows, $prepare_threads threads"
 if measure "$dir/prep-sb" sysbench oltp_read_write "${prep[@]}" prepare; then sb_prep=$(wall "$dir/prep-sb"); fi
 cleanup_tables
 if measure "$dir/prep-fb" "$fleetbench" oltp_read_write "${prep[@]}" prepare; then fb_prep=$(wall "$dir/prep-fb"); fi
@@ -197,6 +203,7 @@ printf '%-12s %12s %12s %10s\n' "wall s" "${sb_prep:-ERR}" "${fb_prep:-ERR}" \
 printf '%-12s %12s %12s\n' "client CPU s" "$([[ -n $sb_prep ]] && cpu "$dir/prep-sb" || echo -)" \
   "$([[ -n $fb_prep ]] && cpu "$dir/prep-fb" || echo -)"
 echo
+fi
 
 # --- 2. runs ---------------------------------------------------------------------------------
 # The run uses one set of tables prepared by sysbench, whatever happened above.
@@ -204,10 +211,11 @@ cleanup_tables
 sysbench oltp_read_write --tables="$tables" --table-size="$table_size" \
   --threads="$prepare_threads" "${conn[@]}" prepare >/dev/null
 
+verdicts=()
+if section run; then
 echo "== run: ${run_secs} s per run, $rounds rounds, --rand-type=$rand_type; CPU = client user+sys s per 1000 queries"
 row() { printf '%-18s %7s %5s %12s %12s %9s %11s %11s\n' "$@"; }
 row script threads round "sb QPS" "fb QPS" "QPS fb/sb" "sb CPU/1kq" "fb CPU/1kq"
-verdicts=()
 for script in $scripts; do
   for threads in $threads_list; do
     # sums over the rounds that worked for both: queries, seconds, CPU seconds
@@ -248,10 +256,13 @@ for script in $scripts; do
     fi
   done
 done
+fi
 # --- 3. TLS --------------------------------------------------------------------------------
 # Client CPU per query over TLS against plain TCP, same script and threads, both tools.
 tls_verdict=""
-if [[ ${#tls_opts[@]} -gt 0 ]]; then
+if ! section tls; then
+  :
+elif [[ ${#tls_opts[@]} -gt 0 ]]; then
   tls_script=${TLS_SCRIPT:-oltp_point_select} tls_threads=${TLS_THREADS:-4}
   echo "== TLS: $tls_script, $tls_threads threads, ${run_secs} s per run, $rounds rounds; CPU = client user+sys s per 1000 queries"
   trow() { printf '%-12s %-6s %12s %11s\n' "$@"; }
@@ -265,6 +276,7 @@ if [[ ${#tls_opts[@]} -gt 0 ]]; then
   declare -A tq=() tc=()
   for r in $(seq "$rounds"); do
     for tool in sysbench fleetbench; do
+      declare -A rk=()
       for mode in plain tls; do
         bin=(env -C "$dir/sbtls" sysbench); [[ $tool == fleetbench ]] && bin=("$fleetbench")
         extra=(); [[ $mode == tls ]] && extra=(--mysql-ssl=on)
@@ -273,9 +285,15 @@ if [[ ${#tls_opts[@]} -gt 0 ]]; then
           --tables="$tables" --table-size="$table_size" --rand-type="$rand_type" "${conn[@]}" "${extra[@]}" run; then
           tq[$tool-$mode]=$(calc "${tq[$tool-$mode]:-0} + $(queries "$o")" 0)
           tc[$tool-$mode]=$(calc "${tc[$tool-$mode]:-0} + $(cpu "$o")" 2)
-          trow "$tool" "$mode" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+          rk[$mode]=$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")
+          trow "$tool" "$mode" "$(qps "$o")" "${rk[$mode]}"
         fi
       done
+      # this round's TLS/plain ratio (the mean line below sums the rounds instead)
+      if [[ -n ${rk[plain]:-} && -n ${rk[tls]:-} ]]; then
+        trow "$tool" ratio "" "$(calc "${rk[tls]} / ${rk[plain]}")"
+      fi
+      unset rk
     done
   done
   for tool in sysbench fleetbench; do
@@ -297,13 +315,15 @@ echo
 
 # --- 4. targets -------------------------------------------------------------------------------
 echo "== targets"
-if [[ -n $sb_prep && -n $fb_prep ]]; then
+if ! section prepare; then
+  :
+elif [[ -n $sb_prep && -n $fb_prep ]]; then
   v=MISS; [[ $(calc "$fb_prep <= $sb_prep" 0) == 1 ]] && v=PASS
   echo "prepare: fleetbench ${fb_prep} s <= sysbench ${sb_prep} s: $v"
 else
   echo "prepare: not compared (a prepare failed)"
 fi
-printf '%s\n' "${verdicts[@]}"
+[[ ${#verdicts[@]} -gt 0 ]] && printf '%s\n' "${verdicts[@]}"
 [[ -n $tls_verdict ]] && echo "$tls_verdict"
 echo "CPU busy after the runs: $(cpu_busy); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "($(nproc) cores; client and server share them: a busy machine lowers every figure above)"

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::auth;
-use super::tls::SslMode;
+use super::tls::{SslMode, TlsStream};
 
 // Capability flags (protocol documentation, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 0x1;
@@ -160,7 +160,7 @@ impl Write for Plain {
 
 enum Stream {
     Plain(Plain),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, Plain>>),
+    Tls(Box<TlsStream<Plain>>),
     /// Only while the socket moves under TLS.
     Moving,
 }
@@ -169,7 +169,7 @@ impl Stream {
     fn plain(&self) -> Option<&Plain> {
         match self {
             Stream::Plain(p) => Some(p),
-            Stream::Tls(t) => Some(&t.sock),
+            Stream::Tls(t) => Some(t.sock()),
             Stream::Moving => None,
         }
     }
@@ -207,10 +207,7 @@ impl Stream {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Plain(p) => p.write_all(buf),
-            Stream::Tls(t) => {
-                t.write_all(buf)?;
-                t.flush()
-            }
+            Stream::Tls(t) => t.write_all(buf),
             Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
         }
     }
@@ -496,7 +493,7 @@ impl Conn {
     /// The TLS version in use ("TLSv1_3"), or None over plain TCP or a socket.
     pub fn tls_version(&self) -> Option<String> {
         match &self.stream {
-            Stream::Tls(t) => t.conn.protocol_version().map(|v| format!("{v:?}")),
+            Stream::Tls(t) => Some(t.version()),
             _ => None,
         }
     }
@@ -520,27 +517,23 @@ impl Conn {
             opts.host
         };
         let name = super::tls::server_name(host).map_err(WireError::Tls)?;
-        let mut tls =
-            rustls::ClientConnection::new(cfg, name).map_err(|e| WireError::Tls(e.to_string()))?;
-        let Stream::Plain(mut plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
+        let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
             return Err(WireError::Protocol("TLS started twice".into()));
         };
-        let mut shake = || -> Result<(), WireError> {
-            while tls.is_handshaking() {
-                tls.complete_io(&mut plain).map_err(|e| match e.kind() {
+        // The socket stays this connection's either way (it is registered for cancelling).
+        match TlsStream::connect(cfg, name, plain) {
+            Ok(tls) => {
+                self.stream = Stream::Tls(Box::new(tls));
+                Ok(())
+            }
+            Err((e, plain)) => {
+                self.stream = Stream::Plain(plain);
+                Err(match e.kind() {
                     io::ErrorKind::InvalidData => WireError::Tls(e.to_string()),
                     _ => WireError::Io(e),
-                })?;
+                })
             }
-            Ok(())
-        };
-        let shaken = shake();
-        // The socket stays this connection's either way (it is registered for cancelling).
-        self.stream = match shaken {
-            Ok(()) => Stream::Tls(Box::new(rustls::StreamOwned::new(tls, plain))),
-            Err(_) => Stream::Plain(plain),
-        };
-        shaken
+        }
     }
 
     /// The first answer of `plugin` to the server's `nonce`.
