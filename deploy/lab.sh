@@ -86,11 +86,14 @@ up() {
   head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$lab/token"
   chmod 600 "$lab/token"
   # Choosing a free /24 and taking it (the bridge's address) is one step for all labs.
-  local net x
+  local net x inuse
   exec 9>/run/fleetbench-lab.lock
   flock 9
+  # Read in full first: `ip ... | grep -q` fails under pipefail when grep's early exit
+  # leaves ip writing into a closed pipe, and a taken /24 would then look free.
+  inuse=$(ip -o -4 addr show)
   for x in $(seq 1 254); do
-    ip -o -4 addr show | grep -q " 10\.231\.$x\." || { net=10.231.$x; break; }
+    grep -q " 10\.231\.$x\." <<<"$inuse" || { net=10.231.$x; break; }
   done
   [ -n "${net:-}" ] || die "no free 10.231.X.0/24 left for a lab"
   ip link add "$bridge" type bridge
