@@ -11,11 +11,12 @@ command -v cc >/dev/null || { echo "test.sh: a C compiler (gcc) is needed to bui
 # The end-to-end tests start private MariaDB servers (never the system service), so the
 # server binaries must be installed; the system service is left alone (not started here).
 # sysbench 1.0 is the compatibility reference some tests compare against, side by side;
-# systemd-analyze checks the agent's unit file; headless Chromium opens the HTML report.
+# systemd-analyze checks the agent's unit file; headless Chromium opens the HTML report;
+# HAProxy is the proxy host of the lab (deploy/lab.sh) that tests/tests/lab.rs runs through.
 have_mariadbd() { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; }
-have_all() { have_mariadbd && command -v sysbench >/dev/null && command -v systemd-analyze >/dev/null && command -v chromium >/dev/null; }
+have_all() { have_mariadbd && command -v sysbench >/dev/null && command -v systemd-analyze >/dev/null && command -v chromium >/dev/null && { command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; }; }
 if ! have_all; then
-    echo "test.sh: mariadbd, sysbench, systemd-analyze or chromium is missing: installing mariadb-server, sysbench, systemd and chromium" >&2
+    echo "test.sh: mariadbd, sysbench, systemd-analyze, chromium or haproxy is missing: installing mariadb-server, sysbench, systemd, chromium and haproxy" >&2
     sudo=""
     if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
     # policy-rc.d answering 101 keeps the package from starting the system service.
@@ -24,9 +25,9 @@ if ! have_all; then
         policy_rc=/usr/sbin/policy-rc.d
         printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy_rc" >/dev/null && $sudo chmod +x "$policy_rc" || policy_rc=""
     fi
-    { $sudo apt-get update && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends mariadb-server sysbench systemd chromium; } >&2 || true
+    { $sudo apt-get update && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends mariadb-server sysbench systemd chromium haproxy; } >&2 || true
     if [ -n "$policy_rc" ]; then $sudo rm -f "$policy_rc"; fi
-    have_all || { echo "test.sh: mariadbd, sysbench, systemd-analyze or chromium is missing and could not be installed: apt-get install mariadb-server sysbench systemd chromium" >&2; exit 1; }
+    have_all || { echo "test.sh: mariadbd, sysbench, systemd-analyze, chromium or haproxy is missing and could not be installed: apt-get install mariadb-server sysbench systemd chromium haproxy" >&2; exit 1; }
 fi
 
 cargo fmt --all -- --check

@@ -1,7 +1,11 @@
 //! deploy/lab.sh: hosts in network namespaces, each with its own MariaDB and agent;
-//! sysbench's sharded topology runs through them, two labs with different names coexist,
-//! `down` removes only what its own `up` made, and refuses a directory that is not a lab.
+//! sysbench's sharded topology runs through them, and so does the proxy case: OLTP through
+//! the proxy host's HAProxy on port 8066 reaches the master's MariaDB and only it. Two labs
+//! with different names coexist, `down` removes only what its own `up` made (HAProxy
+//! included), and refuses a directory that is not a lab.
 
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -66,6 +70,70 @@ impl Lab {
             .collect()
     }
 
+    /// Runs `sql` as root over the socket of `host`'s MariaDB; stdout, tab-separated.
+    fn sql(&self, host: &str, sql: &str) -> String {
+        let client = if Path::new("/usr/bin/mariadb").exists() {
+            "/usr/bin/mariadb"
+        } else {
+            "mariadb"
+        };
+        let socket = self.dir.join(host).join("db/mysqld.sock");
+        let out = Command::new(client)
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-uroot", "-N", "-B", "-e", sql])
+            .output()
+            .expect("run the mariadb client");
+        assert!(out.status.success(), "{sql} on {host}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// `host`'s MariaDB global status counter `name`.
+    fn status(&self, host: &str, name: &str) -> u64 {
+        let out = self.sql(host, &format!("SHOW GLOBAL STATUS LIKE '{name}'"));
+        out.split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} on {host}: {out:?}"))
+    }
+
+    /// HAProxy's `show stat` on proxy host `host`, from its stats socket: one map of
+    /// column name (pxname, svname, status, stot, ...) to value per row.
+    fn proxy_stats(&self, host: &str) -> Vec<std::collections::HashMap<String, String>> {
+        let mut sock = UnixStream::connect(self.dir.join(host).join("haproxy.sock"))
+            .expect("HAProxy's stats socket");
+        sock.write_all(b"show stat\n").unwrap();
+        let mut csv = String::new();
+        sock.read_to_string(&mut csv).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines
+            .next()
+            .and_then(|h| h.strip_prefix("# "))
+            .unwrap_or_else(|| panic!("no header in {csv:?}"))
+            .split(',')
+            .collect();
+        lines
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                header
+                    .iter()
+                    .zip(l.split(','))
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The pid of the HAProxy `up` started, from the lab's record.
+    fn haproxy_pid(&self) -> u32 {
+        let made = std::fs::read_to_string(self.dir.join("made")).unwrap();
+        made.lines()
+            .find_map(|l| l.strip_prefix("haproxy "))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no haproxy in the record: {made}"))
+    }
+
     fn bridge_exists(&self) -> bool {
         Command::new("ip")
             .args(["link", "show", &format!("fb-{}", self.name)])
@@ -93,10 +161,11 @@ fn text(o: &Output) -> String {
 }
 
 #[test]
-fn the_lab_runs_a_sharded_topology_and_cleans_up() {
+fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
     let scratch = Scratch::new("lab");
     let lab = Lab::new(scratch.path("lab"), 's');
-    lab.up(&["master", "slave"]);
+    // The default hosts: master, slave and mycat, the proxy host.
+    lab.up(&[]);
     let (master, slave, agents, token) = (
         lab.var("LAB_IP_master"),
         lab.var("LAB_IP_slave"),
@@ -137,9 +206,109 @@ fn the_lab_runs_a_sharded_topology_and_cleans_up() {
         "{text}"
     );
     run(&["cleanup"]);
-    assert_eq!(lab.namespaces().len(), 2);
+
+    // The proxy case of deploy/topology-master-slave-mycat.md: --mysql-host=<proxy>
+    // --mysql-port=8066 --db-ps-mode=disable, prepare, run and cleanup through HAProxy.
+    let mycat = lab.var("LAB_IP_mycat");
+    let proxy = lab.var("LAB_PROXY");
+    assert_eq!(proxy, format!("{mycat}:8066"));
+    assert_eq!(lab.var("LAB_PROXY_mycat"), proxy);
+    // A user the master lets in from the proxy host's address only (the slave does not
+    // know it): every agent, on whichever host, gets in only by way of the proxy.
+    lab.sql(
+        "master",
+        &format!(
+            "CREATE USER 'viaproxy'@'{mycat}' IDENTIFIED BY 'viaproxy-pw';
+             GRANT ALL ON sbtest.* TO 'viaproxy'@'{mycat}'"
+        ),
+    );
+    let through_proxy = [
+        format!("--mysql-host={mycat}"),
+        "--mysql-port=8066".into(),
+        "--mysql-user=viaproxy".into(),
+        "--mysql-password=viaproxy-pw".into(),
+        "--db-ps-mode=disable".into(),
+        "--tables=2".into(),
+        "--table-size=300".into(),
+        format!("--agents={agents}"),
+        format!("--token-file={token}"),
+    ];
+    let run = |cmd: &[&str]| {
+        let mut a: Vec<&str> = vec!["oltp_read_write"];
+        a.extend(through_proxy.iter().map(String::as_str));
+        a.extend_from_slice(cmd);
+        let out = fleetbench(&a);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{cmd:?} through the proxy: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    run(&["--threads=2", "prepare"]);
+    assert_eq!(
+        lab.sql("master", "SELECT COUNT(*) FROM sbtest.sbtest2")
+            .trim(),
+        "300"
+    );
+    assert_eq!(
+        lab.sql("slave", "SHOW TABLES FROM sbtest LIKE 'sbtest%'")
+            .trim(),
+        "",
+        "tables prepared through the proxy must be on the master only"
+    );
+    let selects = |host| lab.status(host, "Com_select");
+    let (master_before, slave_before) = (selects("master"), selects("slave"));
+    let text = run(&["--threads=3", "--events=150", "--time=0", "run"]);
+    assert!(text.contains(&format!("({mycat}:8066)")), "{text}");
+    // oltp_read_write's 14 SELECTs a transaction went to the master as text queries.
+    let master_grew = selects("master") - master_before;
+    assert!(
+        master_grew >= 150 * 14,
+        "master Com_select grew by {master_grew}"
+    );
+    assert_eq!(selects("slave"), slave_before, "the backup served queries");
+    run(&["cleanup"]);
+    assert_eq!(
+        lab.sql("master", "SHOW TABLES FROM sbtest LIKE 'sbtest%'")
+            .trim(),
+        ""
+    );
+    // HAProxy's own account: its MySQL checks pass on both, every session went to master.
+    let stats = lab.proxy_stats("mycat");
+    let server = |name: &str| {
+        stats
+            .iter()
+            .find(|r| r["pxname"] == "mysql" && r["svname"] == name)
+            .unwrap_or_else(|| panic!("no server {name} in {stats:?}"))
+    };
+    let (m, s) = (server("master"), server("slave"));
+    assert_eq!(
+        (m["status"].as_str(), m["check_status"].as_str()),
+        ("UP", "L7OK")
+    );
+    assert_eq!(
+        (s["status"].as_str(), s["check_status"].as_str()),
+        ("UP", "L7OK")
+    );
+    let sessions: u64 = m["stot"].parse().unwrap();
+    assert!(sessions >= 3, "sessions to master: {m:?}");
+    assert_eq!(s["stot"], "0", "sessions to the backup: {s:?}");
+
+    let haproxy = lab.haproxy_pid();
+    assert!(
+        std::fs::read(format!("/proc/{haproxy}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("haproxy"))
+    );
+    assert_eq!(lab.namespaces().len(), 3);
     let down = lab.sh(&["down"]);
     assert!(down.status.success(), "{}", self::text(&down));
+    assert!(
+        !std::fs::read(format!("/proc/{haproxy}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("haproxy")),
+        "HAProxy left running"
+    );
     assert!(lab.namespaces().is_empty(), "namespaces left behind");
     assert!(!lab.bridge_exists(), "bridge left behind");
     assert!(!lab.dir.exists(), "state left behind");
@@ -191,6 +360,20 @@ fn two_labs_coexist_and_down_touches_only_its_own() {
     let down = b.sh(&["down"]);
     assert!(down.status.success(), "{}", text(&down));
     assert!(b.namespaces().is_empty() && !b.bridge_exists());
+}
+
+#[test]
+fn a_proxy_host_alone_is_refused_before_anything_is_made() {
+    let scratch = Scratch::new("lonelyproxy");
+    let lab = Lab::new(scratch.path("lab"), 'p');
+    let up = lab.sh(&["up", "proxy"]);
+    assert!(!up.status.success(), "{}", text(&up));
+    assert!(
+        text(&up).contains("give at least one host not named mycat or proxy"),
+        "{}",
+        text(&up)
+    );
+    assert!(!lab.dir.exists() && lab.namespaces().is_empty() && !lab.bridge_exists());
 }
 
 #[test]
