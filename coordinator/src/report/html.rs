@@ -451,11 +451,19 @@ fn threads_text(n: u64) -> String {
     format!("{n} thread{}", if n == 1 { "" } else { "s" })
 }
 
-/// The spectrum of a sweep's steps, one line per step (thread count).
-pub fn steps_spectrum(id: &str, title: &str, runs: &[Value]) -> Chart {
+/// A step's name: "16 threads", and with `--repeat` "16 threads, measurement 2".
+fn step_label(run: &Value, repeat: Option<u64>) -> String {
+    match repeat {
+        Some(r) => format!("{}, measurement {r}", threads_text(run_threads(run))),
+        None => threads_text(run_threads(run)),
+    }
+}
+
+/// The spectrum of a sweep's steps, one line per step (thread count, and measurement).
+pub fn steps_spectrum(id: &str, title: &str, runs: &[(String, Value)]) -> Chart {
     let lines = runs
         .iter()
-        .map(|r| spectrum_line(&threads_text(run_threads(r)), r))
+        .map(|(name, r)| spectrum_line(name, r))
         .collect();
     spectrum_chart(id, title, lines)
 }
@@ -550,7 +558,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
     charts.push(steps_spectrum(
         &format!("{prefix}spectrum"),
         "Latency percentile spectrum",
-        std::slice::from_ref(run),
+        &[(step_label(run, None), run.clone())],
     ));
     charts
 }
@@ -558,16 +566,29 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
 /// Charts across series (sweeps, scenarios): QPS, TPS, p95 and p99 against threads, one
 /// line per series. Thread axes have whole-number ticks only.
 pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
+    // With --repeat, one line per series and measurement: a line through all of them would
+    // run back and forth over the thread counts.
     let line = |f: &dyn Fn(&Summary) -> Option<f64>| -> Vec<Line> {
         series
             .iter()
-            .map(|s| Line {
-                name: s.label.clone(),
-                points: s
-                    .rows
-                    .iter()
-                    .filter_map(|r| Some((f64::from(r.threads), f(r)?)))
-                    .collect(),
+            .flat_map(|s| {
+                let mut reps: Vec<u32> = s.rows.iter().map(|r| r.repeat).collect();
+                reps.sort_unstable();
+                reps.dedup();
+                let many = reps.len() > 1;
+                reps.into_iter().map(move |rep| Line {
+                    name: if many {
+                        format!("{} #{rep}", s.label)
+                    } else {
+                        s.label.clone()
+                    },
+                    points: s
+                        .rows
+                        .iter()
+                        .filter(|r| r.repeat == rep)
+                        .filter_map(|r| Some((f64::from(r.threads), f(r)?)))
+                        .collect(),
+                })
             })
             .collect()
     };
@@ -690,8 +711,10 @@ fn steps_config_table(extra: &[(&str, String)], runs: &[Value]) -> String {
 fn rows_table(series: &[compare::Series]) -> String {
     let pcts = crate::sweep::percentile_keys(series.iter().flat_map(|s| &s.rows));
     let db = series.iter().flat_map(|s| &s.rows).any(|r| r.qps.is_some());
+    let repeated = series.iter().flat_map(|s| &s.rows).any(|r| r.repeat > 1);
     let mut s = format!(
-        "<table class=\"rows\"><tr><th>series</th><th>threads</th><th>{}</th><th>QPS</th><th>avg ms</th>",
+        "<table class=\"rows\"><tr><th>series</th>{}<th>threads</th><th>{}</th><th>QPS</th><th>avg ms</th>",
+        if repeated { "<th>measurement</th>" } else { "" },
         if db { "TPS" } else { "events/s" }
     );
     for p in &pcts {
@@ -702,8 +725,13 @@ fn rows_table(series: &[compare::Series]) -> String {
         for r in &se.rows {
             let _ = write!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{:.3}</td>",
+                "<tr><td>{}</td>{}<td>{}</td><td>{:.2}</td><td>{}</td><td>{:.3}</td>",
                 esc(&se.label),
+                if repeated {
+                    format!("<td>{}</td>", r.repeat)
+                } else {
+                    String::new()
+                },
                 r.threads,
                 r.tps,
                 r.qps
@@ -829,14 +857,18 @@ pub fn render(doc: &Value) -> Result<String, String> {
                     .map(|sc| (sc["name"].as_str().unwrap_or("?").to_string(), sc))
                     .collect()
             };
-            let runs: Vec<(String, Vec<Value>)> = groups
+            let repeated = doc.get("repeat").and_then(Value::as_u64).unwrap_or(1) > 1;
+            let runs: Vec<(String, Vec<(String, Value)>)> = groups
                 .iter()
                 .map(|(n, g)| {
                     let rs = g["steps"]
                         .as_array()
                         .into_iter()
                         .flatten()
-                        .map(|s| s["result"].clone())
+                        .map(|s| {
+                            let rep = s.get("repeat").and_then(Value::as_u64).filter(|_| repeated);
+                            (step_label(&s["result"], rep), s["result"].clone())
+                        })
                         .collect();
                     (n.clone(), rs)
                 })
@@ -873,8 +905,8 @@ pub fn render(doc: &Value) -> Result<String, String> {
             }
             for (i, ((name, rs), (_, group))) in runs.iter().zip(&groups).enumerate() {
                 let _ = write!(body, "<h2>{} over time</h2>", esc(name));
-                for (j, r) in rs.iter().enumerate() {
-                    let _ = write!(body, "<h3>{}</h3>", threads_text(run_threads(r)));
+                for (j, (label, r)) in rs.iter().enumerate() {
+                    let _ = write!(body, "<h3>{}</h3>", esc(label));
                     let charts: Vec<Chart> = run_charts(r, &format!("s{i}-{j}-"))
                         .into_iter()
                         .filter(|c| !c.id.ends_with("spectrum"))
@@ -895,7 +927,8 @@ pub fn render(doc: &Value) -> Result<String, String> {
                     }
                 }
                 let _ = write!(body, "<h3>Configuration of {}</h3>", esc(name));
-                body.push_str(&steps_config_table(&extra, rs));
+                let results: Vec<Value> = rs.iter().map(|(_, r)| r.clone()).collect();
+                body.push_str(&steps_config_table(&extra, &results));
             }
         }
         other => return Err(format!("unknown kind '{other}'")),
@@ -1117,6 +1150,45 @@ mod tests {
         // No spectrum in these documents: a note, not an empty chart.
         assert!(page.contains("no data for Latency percentile spectrum"));
         assert!(render(&serde_json::json!({"kind": "nope"})).is_err());
+    }
+
+    #[test]
+    fn repeated_measurements_get_a_line_and_a_name_each() {
+        let steps: Vec<Value> = [
+            (8u32, 1, 100.0),
+            (16, 1, 180.0),
+            (8, 2, 110.0),
+            (16, 2, 170.0),
+        ]
+        .iter()
+        .map(|&(t, rep, tps)| {
+            serde_json::json!({"threads": t, "repeat": rep,
+                "result": crate::sweep::tests::run_doc(t, tps, tps * 20.0, 4.0)})
+        })
+        .collect();
+        let doc = serde_json::json!({"format_version": 2, "kind": "sweep", "test": "oltp_read_write",
+            "repeat": 2, "steps": steps});
+        let series = compare::series(&doc, "rw").unwrap();
+        let charts = sweep_charts(&series);
+        let tps = charts.iter().find(|c| c.id == "tps-threads").unwrap();
+        let lines: Vec<(&str, &[(f64, f64)])> = tps
+            .lines
+            .iter()
+            .map(|l| (l.name.as_str(), l.points.as_slice()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("rw #1", &[(8.0, 100.0), (16.0, 180.0)][..]),
+                ("rw #2", &[(8.0, 110.0), (16.0, 170.0)][..])
+            ]
+        );
+        let page = render(&doc).unwrap();
+        assert!(page.contains("<th>measurement</th>"), "{page}");
+        assert!(
+            page.contains("<h3>16 threads, measurement 2</h3>"),
+            "{page}"
+        );
     }
 
     #[test]
