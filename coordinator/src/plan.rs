@@ -381,11 +381,28 @@ pub fn seconds(raw: &Option<String>, option: &'static str, default: u64) -> Resu
 }
 
 /// Maps sysbench's other spellings of a test to its 1.0 name: `tests/db/oltp.lua` and
-/// `oltp` (0.5) mean oltp_read_write, or oltp_read_only with --oltp-read-only=on; a path or a
-/// `.lua` suffix is dropped.
+/// `oltp` (0.5) mean oltp_read_write, or oltp_read_only with --oltp-read-only=on; the other
+/// 0.5 scripts (`select.lua`, `insert.lua`, ...) their 1.0 tests; a path or a `.lua`
+/// suffix is dropped.
 fn test_name(test: &str, raw: &RawArgs) -> Result<String, PlanError> {
     let base = test.rsplit('/').next().unwrap_or(test);
+    // A 0.5 script (a path, or a name ending in .lua): only its file name matters, and
+    // each maps to its 1.0 test.
+    let script = base.len() != test.len() || base.ends_with(".lua");
     let base = base.strip_suffix(".lua").unwrap_or(base);
+    if script {
+        let mapped = match base {
+            "select" | "oltp_simple" => Some("oltp_point_select"),
+            "insert" => Some("oltp_insert"),
+            "delete" => Some("oltp_delete"),
+            "update_index" => Some("oltp_update_index"),
+            "update_non_index" => Some("oltp_update_non_index"),
+            _ => None,
+        };
+        if let Some(m) = mapped {
+            return Ok(m.into());
+        }
+    }
     Ok(match base {
         "oltp" => {
             if flag(&raw.oltp_read_only, "oltp-read-only", false)? {
@@ -1128,6 +1145,33 @@ mod tests {
             assert_eq!(s.iter().sum::<u64>(), total);
             assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
         }
+    }
+
+    #[test]
+    fn sysbench_0_5_scripts_map_to_their_1_0_tests() {
+        let name = |test: &str| match plan(&[&format!("--test={test}"), "run"]) {
+            Ok(p) => p.workload.name().to_string(),
+            Err(e) => panic!("{test}: {e}"),
+        };
+        for (script, test) in [
+            ("tests/db/oltp.lua", "oltp_read_write"),
+            (
+                "/data/sysbench-0.5/sysbench/tests/db/select.lua",
+                "oltp_point_select",
+            ),
+            ("oltp_simple.lua", "oltp_point_select"),
+            ("tests/db/insert.lua", "oltp_insert"),
+            ("tests/db/delete.lua", "oltp_delete"),
+            ("tests/db/update_index.lua", "oltp_update_index"),
+            ("tests/db/update_non_index.lua", "oltp_update_non_index"),
+            ("tests/db/select_random_points.lua", "select_random_points"),
+            ("select_random_ranges.lua", "select_random_ranges"),
+            ("tests/db/bulk_insert.lua", "bulk_insert"),
+        ] {
+            assert_eq!(name(script), test, "{script}");
+        }
+        // A bare word is a 1.0 test name, not a script: `insert` is no test of 1.0.
+        assert!(plan(&["insert", "run"]).is_err());
     }
 
     #[test]
