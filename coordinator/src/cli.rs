@@ -56,6 +56,21 @@ pub struct RawArgs {
     #[arg(long)]
     pub rand_seed: Option<String>,
 
+    /// sysbench 0.5 (`--rand-init`) and 0.4 (`--init-rng`): on = seed the generators from
+    /// the clock (as --rand-seed=0), off = a fixed seed (1) unless --rand-seed gives one.
+    #[arg(long, alias = "init-rng", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    pub rand_init: Option<String>,
+
+    /// sysbench 0.4/0.5: worker stack size. Accepted; fleetbench sizes its own stacks.
+    #[arg(long, value_name = "SIZE", hide = true)]
+    pub thread_stack_size: Option<String>,
+    /// sysbench 0.4/0.5: debug output. Accepted; fleetbench logs with FLEETBENCH_LOG=debug.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on", hide = true)]
+    pub debug: Option<String>,
+    /// sysbench 0.4: result validation. Accepted; fleetbench checks what it counts anyway.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on", hide = true)]
+    pub validate: Option<String>,
+
     /// Write the whole result as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -82,6 +82,9 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
     }
     let plan = plan::build(&raw)?;
+    for n in &plan.notes {
+        eprintln!("note: {n}");
+    }
     for &n in extras.counts.iter().flatten() {
         plan::check_threads(n, &plan.agents)?;
     }

@@ -199,6 +199,8 @@ pub struct Plan {
     pub agents: AgentSource,
     /// How long an agent may take from Start to Ready (opening connections, threads).
     pub ready_timeout: Duration,
+    /// One-line notes for stderr: old options accepted without an effect here.
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -298,7 +300,44 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     }
     let report_interval: u64 = seconds(&raw.report_interval, "report-interval", 0)?;
     let percentiles = parse_percentiles(raw.percentile.as_deref().unwrap_or("95"))?;
-    let seed = num(&raw.rand_seed, "rand-seed", 0)?;
+    let mut seed = num(&raw.rand_seed, "rand-seed", 0)?;
+    // 0.4/0.5's switch between a clock seed and a fixed one.
+    match (
+        raw.rand_init.is_some(),
+        flag(&raw.rand_init, "rand-init", false)?,
+    ) {
+        (true, true) if seed != 0 => {
+            return Err(PlanError::Conflict(
+                "--rand-init=on (a seed from the clock) and --rand-seed".into(),
+            ));
+        }
+        (true, false) if raw.rand_seed.is_none() => seed = FIXED_SEED,
+        _ => {}
+    }
+    let mut notes = Vec::new();
+    for (given, option, why) in [
+        (
+            raw.thread_stack_size.is_some(),
+            "--thread-stack-size",
+            "fleetbench sizes its worker stacks itself",
+        ),
+        (
+            raw.debug.is_some(),
+            "--debug",
+            "for debug logs set FLEETBENCH_LOG=debug",
+        ),
+        (
+            raw.validate.is_some(),
+            "--validate",
+            "fleetbench counts results exactly anyway",
+        ),
+    ] {
+        if given {
+            notes.push(format!(
+                "{option} is accepted for sysbench 0.4/0.5 command lines and has no effect: {why}"
+            ));
+        }
+    }
     let ready_timeout: u64 = seconds(&raw.ready_timeout, "ready-timeout", 30)?;
     if ready_timeout == 0 {
         return Err(invalid("ready-timeout", 0, "must be at least 1"));
@@ -347,8 +386,12 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         json: raw.json.clone(),
         agents,
         ready_timeout: Duration::from_secs(ready_timeout),
+        notes,
     })
 }
+
+/// The seed of `--rand-init=off` (0.4/0.5's fixed seed) when --rand-seed gives none.
+pub const FIXED_SEED: u64 = 1;
 
 /// Checks `threads` over `agents`: at most [`fleetbench_agent::limits::MAX_THREADS`] on
 /// each, and, for embedded agents (all threads in this process), this host's limits.
@@ -1145,6 +1188,31 @@ mod tests {
             assert_eq!(s.iter().sum::<u64>(), total);
             assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
         }
+    }
+
+    #[test]
+    fn old_seed_switches_and_options_without_effect() {
+        let seed = |args: &[&str]| plan(&[&["cpu"], args, &["run"]].concat()).map(|p| p.seed);
+        assert_eq!(seed(&["--rand-init=on"]).unwrap(), 0);
+        assert_eq!(seed(&["--rand-init"]).unwrap(), 0);
+        assert_eq!(seed(&["--init-rng=off"]).unwrap(), FIXED_SEED);
+        assert_eq!(seed(&["--rand-init=off", "--rand-seed=7"]).unwrap(), 7);
+        assert!(matches!(
+            seed(&["--rand-init=on", "--rand-seed=7"]),
+            Err(PlanError::Conflict(_))
+        ));
+        assert!(seed(&["--rand-init=maybe"]).is_err());
+        let p = plan(&[
+            "cpu",
+            "--thread-stack-size=64K",
+            "--debug",
+            "--validate=on",
+            "run",
+        ])
+        .unwrap();
+        assert_eq!(p.notes.len(), 3, "{:?}", p.notes);
+        assert!(p.notes[0].starts_with("--thread-stack-size is accepted"));
+        assert!(plan(&["cpu", "run"]).unwrap().notes.is_empty());
     }
 
     #[test]

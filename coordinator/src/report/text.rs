@@ -853,6 +853,7 @@ mod tests {
             json: None,
             agents: AgentSource::Local(2),
             ready_timeout: Duration::from_secs(30),
+            notes: Vec::new(),
         }
     }
 
