@@ -69,6 +69,12 @@ impl Latency {
         }
     }
 
+    /// A percentile the user asked for: as [`Latency::percentile_ms`], but 0 for
+    /// `--percentile=0` (percentiles off, as in sysbench, whose lines then show 0.00).
+    pub fn requested_ms(&self, p: f64) -> f64 {
+        if p == 0.0 { 0.0 } else { self.percentile_ms(p) }
+    }
+
     /// The `p`th percentile (p in (0, 100]) in milliseconds, 0 without events. Kept within
     /// the exact [min, max], which the histogram's bucket edges may overshoot.
     pub fn percentile_ms(&self, p: f64) -> f64 {

@@ -1112,6 +1112,10 @@ pub fn num<T: std::str::FromStr>(
 
 /// Parses `95` or `50,95,99.9`; each value must lie in (0, 100].
 pub fn parse_percentiles(s: &str) -> Result<Vec<f64>, PlanError> {
+    // sysbench's --percentile=0: percentiles off (the report says "disabled").
+    if s.trim().parse::<f64>() == Ok(0.0) {
+        return Ok(vec![0.0]);
+    }
     let mut out = Vec::new();
     for part in s.split(',') {
         let v: f64 = part
@@ -1119,7 +1123,11 @@ pub fn parse_percentiles(s: &str) -> Result<Vec<f64>, PlanError> {
             .parse()
             .map_err(|_| invalid("percentile", s, "not a number"))?;
         if !(v > 0.0 && v <= 100.0) {
-            return Err(invalid("percentile", part.trim(), "must lie in (0, 100]"));
+            return Err(invalid(
+                "percentile",
+                part.trim(),
+                "must lie in (0, 100]; 0 alone turns percentiles off",
+            ));
         }
         out.push(v);
     }
@@ -1398,7 +1406,7 @@ mod tests {
             plan(&["cpu", "--time=0", "--events=0", "run"]),
             Err(PlanError::Endless)
         );
-        for p in ["0", "101", "-5", "abc", "95,0"] {
+        for p in ["0,95", "101", "-5", "abc", "95,0"] {
             let r = plan(&["cpu", &format!("--percentile={p}"), "run"]);
             assert!(
                 matches!(

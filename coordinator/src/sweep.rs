@@ -548,7 +548,7 @@ pub async fn run_steps(
                 .map(|q| format!(" qps {q:.2}"))
                 .unwrap_or_default(),
             report::pct_label(p.percentiles[0]),
-            r.latency().percentile_ms(p.percentiles[0]),
+            r.latency().requested_ms(p.percentiles[0]),
         );
         all_clean &= clean(&r);
         steps.push(Step {

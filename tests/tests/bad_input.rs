@@ -37,7 +37,7 @@ fn bad_flags_are_refused_with_one_line() {
         &["cpu", "--time=0", "--events=0", "run"],
         "--time and --events are both 0",
     );
-    refused(&["cpu", "--percentile=0", "run"], "--percentile: '0'");
+    refused(&["cpu", "--percentile=0,95", "run"], "--percentile: '0'");
     refused(
         &["cpu", "--percentile=100.5", "run"],
         "--percentile: '100.5'",

@@ -287,7 +287,8 @@ pub struct Agent {
 
 pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
     let mut percentiles = BTreeMap::new();
-    for &p in ALWAYS.iter().chain(requested) {
+    // A requested 0 (percentiles off) adds nothing.
+    for &p in ALWAYS.iter().chain(requested.iter().filter(|&&p| p != 0.0)) {
         percentiles.insert(format!("p{}", pct_label(p)), round(l.percentile_ms(p)));
     }
     LatencyMs {

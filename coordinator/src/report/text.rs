@@ -221,7 +221,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
                 iv.io.bytes_written as f64 / MIB / secs,
                 iv.io.fsyncs as f64 / secs,
                 pct_label(percentile),
-                iv.latency.percentile_ms(percentile)
+                iv.latency.requested_ms(percentile)
             );
         }
         Workload::Memory(m) => {
@@ -246,7 +246,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
             d.writes as f64 / secs,
             d.others as f64 / secs,
             pct_label(percentile),
-            iv.latency.percentile_ms(percentile),
+            iv.latency.requested_ms(percentile),
             d.ignored_errors as f64 / secs,
             d.reconnects as f64 / secs,
         );
@@ -257,7 +257,7 @@ pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) 
         iv.threads,
         iv.events_per_sec(),
         pct_label(percentile),
-        iv.latency.percentile_ms(percentile)
+        iv.latency.requested_ms(percentile)
     )
 }
 
@@ -335,6 +335,11 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     lat_row(&mut s, "avg", lat.avg_ms());
     lat_row(&mut s, "max", lat.max_ms());
     for &p in &plan.percentiles {
+        if p == 0.0 {
+            // --percentile=0: sysbench's own words for percentiles turned off.
+            row(&mut s, "         percentile stats:", 41, "disabled");
+            continue;
+        }
         lat_row(
             &mut s,
             &format!("{}th percentile", pct_label(p)),
@@ -484,7 +489,7 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
             q as f64 / secs,
             d.ignored_errors,
             d.reconnects,
-            l.percentile_ms(p)
+            l.requested_ms(p)
         );
     }
     // How the connections were made: the client on the hot path, the login, TLS.
@@ -616,7 +621,7 @@ pub fn agents_summary(plan: &Plan, r: &RunResult) -> String {
         .filter(|a| !matches!(a.status, AgentStatus::Lost(_)))
         .collect();
     let rates = spread(ran.iter().map(|a| a.events_per_sec()).collect());
-    let lats = spread(ran.iter().map(|a| a.latency.percentile_ms(p)).collect());
+    let lats = spread(ran.iter().map(|a| a.latency.requested_ms(p)).collect());
     if let (Some(rates), Some(lats)) = (rates, lats) {
         let lat_head = own_pct_head(p);
         let w = lat_head.len().max(rate.len()) + 1;
@@ -826,7 +831,7 @@ impl AgentTable {
         let _ = writeln!(
             s,
             "{:>13.2}  {status}",
-            a.latency.percentile_ms(self.percentile)
+            a.latency.requested_ms(self.percentile)
         );
         s
     }
@@ -940,6 +945,36 @@ Threads fairness:
             "{text}"
         );
         assert!(text.contains("WARNING: agent 10.0.0.2:7600 was lost: connection reset"));
+    }
+
+    #[test]
+    fn percentile_zero_turns_percentiles_off_as_in_sysbench() {
+        let mut p = plan();
+        p.percentiles = vec![0.0];
+        let text = final_report(&p, &result());
+        assert!(
+            text.contains("\n         percentile stats:               disabled\n"),
+            "{text}"
+        );
+        assert!(!text.contains("th percentile"), "{text}");
+        let iv = MergedInterval {
+            seq: 1,
+            end: Duration::from_secs(1),
+            last: false,
+            duration: Duration::from_secs(1),
+            threads: 1,
+            events: 10,
+            latency: latency(&[1_670]),
+            db: Default::default(),
+            io: Default::default(),
+            per_agent: vec![],
+        };
+        assert_eq!(
+            interval_line(&iv, 0.0, &p.workload),
+            "[ 1s ] thds: 1 eps: 10.00 lat (ms,0%): 0.00"
+        );
+        assert_eq!(crate::plan::parse_percentiles("0").unwrap(), vec![0.0]);
+        assert!(crate::plan::parse_percentiles("0,95").is_err());
     }
 
     #[test]
