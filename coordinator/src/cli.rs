@@ -19,7 +19,12 @@ use clap::Parser;
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
-                  select_random_points, select_random_ranges, bulk_insert.  Commands: prepare, run, cleanup.\n\
+                  select_random_points, select_random_ranges, bulk_insert.  Commands: prepare, run, cleanup, help \
+                  (`fleetbench TEST help`: that test's options and defaults).\n\
+                  Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
+                  `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \
+                  `scenario run FILE` (scenario files), `agents --agents ...` (the agents' state), \
+                  `stop --agents ...` (stop their runs), `help`.\n\
                   Without --agents, one embedded agent runs in this process (--local-agents K for more)."
 )]
 pub struct RawArgs {
@@ -140,7 +145,7 @@ pub struct RawArgs {
     pub local_agents: Option<String>,
 
     /// cpu: upper limit for primes generator [default: 10000].
-    #[arg(long)]
+    #[arg(long, help_heading = "cpu")]
     pub cpu_max_prime: Option<String>,
 
     /// Number of files to create [default: 128].
@@ -406,6 +411,45 @@ where
     T: Into<OsString>,
 {
     RawArgs::try_parse_from(args.into_iter().map(|a| normalize(a.into())))
+}
+
+/// The option groups (help headings) a test's own options are listed under.
+pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
+    Some(match test {
+        "cpu" => &["cpu"],
+        "fileio" => &["fileio"],
+        "memory" => &["memory"],
+        "threads" => &["threads"],
+        "mutex" => &["mutex"],
+        t if t.starts_with("oltp_") || t.starts_with("select_random_") || t == "bulk_insert" => {
+            &["OLTP", "Database", "Random numbers"]
+        }
+        _ => return None,
+    })
+}
+
+/// `fleetbench TEST help`: the test's own options with their defaults, as `sysbench TEST
+/// help` lists them; None for an unknown test.
+pub fn test_help(test: &str) -> Option<String> {
+    use clap::CommandFactory;
+    use std::fmt::Write;
+    let headings = test_headings(test)?;
+    let cmd = RawArgs::command();
+    let mut s = String::new();
+    for h in headings {
+        let _ = writeln!(s, "{test} options ({h}):");
+        for a in cmd
+            .get_arguments()
+            .filter(|a| a.get_help_heading() == Some(*h) && !a.is_hide_set())
+        {
+            let (Some(long), Some(help)) = (a.get_long(), a.get_help()) else {
+                continue;
+            };
+            let _ = writeln!(s, "  --{long:<32} {help}");
+        }
+        s.push('\n');
+    }
+    Some(s)
 }
 
 /// Rewrites `--some_option[=v]` as `--some-option[=v]`: sysbench treats `_` and `-` alike.

@@ -55,9 +55,48 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         Err(e) => {
             let msg = e.to_string();
             let first = msg.lines().next().unwrap_or("invalid arguments");
-            return Err(UsageError(first.trim_start_matches("error: ").to_string()).into());
+            let mut line = first.trim_start_matches("error: ").to_string();
+            // clap's "did you mean" hint, on the same line.
+            use clap::error::{ContextKind, ContextValue};
+            for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+                match e.get(kind) {
+                    Some(ContextValue::String(s)) => {
+                        line.push_str(&format!(" (did you mean '{s}'?)"))
+                    }
+                    Some(ContextValue::Strings(v)) if !v.is_empty() => {
+                        line.push_str(&format!(" (did you mean '{}'?)", v.join("' or '")))
+                    }
+                    _ => {}
+                }
+            }
+            return Err(UsageError(line).into());
         }
     };
+    // `fleetbench help` and `fleetbench TEST help` (or `--test=TEST help`).
+    let words: Vec<&str> = raw.words.iter().map(String::as_str).collect();
+    let help_of = match (raw.test.as_deref(), &words[..]) {
+        (None, ["help"]) => Some(None),
+        (None, [test, "help"]) => Some(Some(*test)),
+        (Some(test), ["help"]) => Some(Some(test)),
+        _ => None,
+    };
+    if let Some(test) = help_of {
+        match test {
+            None => {
+                use clap::CommandFactory;
+                print!("{}", cli::RawArgs::command().render_help());
+            }
+            Some(t) => match cli::test_help(t) {
+                Some(h) => print!("{h}"),
+                None => {
+                    return Err(
+                        UsageError(format!("unknown test '{t}': try `fleetbench help`")).into(),
+                    );
+                }
+            },
+        }
+        return Ok(EXIT_OK);
+    }
     let extras = sweep::take_extras(&mut raw)?;
     if raw.test.is_none() {
         match raw.words.first().map(String::as_str) {

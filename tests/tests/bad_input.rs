@@ -48,6 +48,50 @@ fn bad_flags_are_refused_with_one_line() {
         "does not implement the 'prepare' command",
     );
     refused(&["cpu"], "requires a command");
+    // clap's hint reaches the user, on the same line.
+    refused(
+        &["cpu", "--thread=3", "run"],
+        "unexpected argument '--thread' found (did you mean '--threads'?)",
+    );
+    refused(&["nosuch", "help"], "unknown test 'nosuch'");
+}
+
+#[test]
+fn help_lists_every_command_and_each_tests_options() {
+    let stdout = |args: &[&str]| {
+        let out = fleetbench(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = stdout(&["help"]);
+    assert_eq!(top, stdout(&["--help"]));
+    for command in [
+        "compare",
+        "report",
+        "scenario run",
+        "agents",
+        "stop",
+        "prepare, run, cleanup",
+    ] {
+        assert!(top.contains(command), "{command} in\n{top}");
+    }
+    let cpu = stdout(&["cpu", "help"]);
+    assert!(
+        cpu.starts_with("cpu options (cpu):\n  --cpu-max-prime "),
+        "{cpu}"
+    );
+    assert!(cpu.contains("[default: 10000]"), "{cpu}");
+    let oltp = stdout(&["--test=oltp_read_write", "help"]);
+    for option in [
+        "--tables ",
+        "--point-selects ",
+        "--mysql-host ",
+        "--rand-type ",
+    ] {
+        assert!(oltp.contains(option), "{option} in\n{oltp}");
+    }
+    assert!(!oltp.contains("--file-num"), "{oltp}");
+    assert!(stdout(&["fileio", "help"]).contains("--file-total-size"));
 }
 
 #[test]
