@@ -32,6 +32,10 @@ pub struct RawArgs {
     #[arg(value_name = "TEST COMMAND")]
     pub words: Vec<String>,
 
+    /// The command line uses sysbench 0.4/0.5 spellings (set by [`parse`], not a flag).
+    #[arg(skip)]
+    pub legacy: bool,
+
     /// Test to run (sysbench 0.4/0.5 spelling of the TEST word).
     #[arg(long)]
     pub test: Option<String>,
@@ -410,8 +414,28 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
-    RawArgs::try_parse_from(args.into_iter().map(|a| normalize(a.into())))
+    let args: Vec<OsString> = args.into_iter().map(|a| normalize(a.into())).collect();
+    let legacy = args.iter().skip(1).any(|a| {
+        let a = a.to_string_lossy();
+        let name = a.split('=').next().unwrap_or("");
+        LEGACY.contains(&name) || name.starts_with("--oltp-")
+    });
+    let mut raw = RawArgs::try_parse_from(args)?;
+    raw.legacy = legacy;
+    Ok(raw)
 }
+
+/// Option names only sysbench 0.4/0.5 had (besides every `--oltp-*`): a command line using
+/// one is an old one, and gets 0.4/0.5's limits when it sets none (10,000 events).
+const LEGACY: [&str; 7] = [
+    "--num-threads",
+    "--max-time",
+    "--max-requests",
+    "--test",
+    "--init-rng",
+    "--rand-init",
+    "--tx-rate",
+];
 
 /// The option groups (help headings) a test's own options are listed under.
 pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {

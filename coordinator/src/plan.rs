@@ -278,8 +278,19 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if threads == 0 {
         return Err(invalid("threads", 0, "must be at least 1"));
     }
-    let time: u64 = seconds(&raw.time, "time", 10)?;
-    let mut events: u64 = num(&raw.events, "events", 0)?;
+    // An old (0.4/0.5) command line without limits runs 0.4/0.5's default of 10,000
+    // events and no time limit; 1.0 spellings keep 1.0's 10 seconds.
+    let old_limits = raw.legacy
+        && raw.time.is_none()
+        && raw.events.is_none()
+        && !matches!(workload, Workload::Memory(_) | Workload::Mutex { .. });
+    let (time_default, events_default) = if old_limits {
+        (0, LEGACY_EVENTS)
+    } else {
+        (10, 0)
+    };
+    let time: u64 = seconds(&raw.time, "time", time_default)?;
+    let mut events: u64 = num(&raw.events, "events", events_default)?;
     match &workload {
         // memory ends when --memory-total-size has been transferred.
         Workload::Memory(m) => {
@@ -389,6 +400,9 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         notes,
     })
 }
+
+/// sysbench 0.4/0.5's `--max-requests` default, for old command lines without limits.
+pub const LEGACY_EVENTS: u64 = 10_000;
 
 /// The seed of `--rand-init=off` (0.4/0.5's fixed seed) when --rand-seed gives none.
 pub const FIXED_SEED: u64 = 1;
@@ -1196,6 +1210,35 @@ mod tests {
             assert_eq!(s.iter().sum::<u64>(), total);
             assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
         }
+    }
+
+    #[test]
+    fn old_command_lines_without_limits_run_ten_thousand_events() {
+        let limits = |args: &[&str]| {
+            let p = plan(args).unwrap();
+            (p.time.map(|t| t.as_secs()), p.events)
+        };
+        assert_eq!(limits(&["--test=cpu", "run"]), (None, Some(10_000)));
+        assert_eq!(
+            limits(&["cpu", "--num-threads=2", "run"]),
+            (None, Some(10_000))
+        );
+        assert_eq!(
+            limits(&["--test=tests/db/oltp.lua", "--oltp-table-size=1000", "run"]),
+            (None, Some(10_000))
+        );
+        // A limit given keeps its own meaning; 1.0 spellings keep 1.0's 10 s.
+        assert_eq!(
+            limits(&["--test=cpu", "--max-time=5", "run"]),
+            (Some(5), None)
+        );
+        assert_eq!(
+            limits(&["--test=cpu", "--max-requests=7", "run"]),
+            (Some(10), Some(7))
+        );
+        assert_eq!(limits(&["cpu", "--threads=2", "run"]), (Some(10), None));
+        // memory ends by its total size, as before.
+        assert_ne!(limits(&["--test=memory", "run"]).1, Some(10_000));
     }
 
     #[test]

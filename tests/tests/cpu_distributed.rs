@@ -172,6 +172,30 @@ fn event_limit_is_exact_and_split_by_threads() {
     assert_eq!(j["agents"][0]["events"], 501);
     assert_eq!(j["agents"][1]["events"], 500);
     assert_eq!(j["config"]["threads"], 4);
+
+    // An old command line without any limit: 0.4/0.5's 10,000 events, no time limit.
+    let out = fleetbench(&[
+        "--test=cpu",
+        &format!("--agents={},{}", a.addr, b.addr),
+        "--num-threads=2",
+        "--cpu-max-prime=2000",
+        &format!("--json={}", out_json.display()),
+        "run",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out_json);
+    assert_eq!(
+        (
+            j["totals"]["events"].as_u64(),
+            j["config"]["time_s"].as_u64()
+        ),
+        (Some(10_000), Some(0))
+    );
 }
 
 #[test]
