@@ -70,6 +70,11 @@ pub struct RawArgs {
     #[arg(long, alias = "init-rng", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub rand_init: Option<String>,
 
+    /// sysbench's open-loop rate (`--tx-rate` in 0.5): not implemented yet; 0 (the closed
+    /// loop) is accepted.
+    #[arg(long, alias = "tx-rate", hide = true)]
+    pub rate: Option<String>,
+
     /// sysbench 0.4/0.5: worker stack size. Accepted; fleetbench sizes its own stacks.
     #[arg(long, value_name = "SIZE", hide = true)]
     pub thread_stack_size: Option<String>,

@@ -325,6 +325,14 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         (true, false) if raw.rand_seed.is_none() => seed = FIXED_SEED,
         _ => {}
     }
+    if let Some(r) = &raw.rate
+        && r.trim().parse::<f64>() != Ok(0.0)
+    {
+        return Err(PlanError::NotSupported(format!(
+            "--rate={} (open-loop load at a target rate is not implemented yet; without it, or with --rate=0, fleetbench runs sysbench's closed loop)",
+            r.trim()
+        )));
+    }
     let mut notes = Vec::new();
     for (given, option, why) in [
         (
@@ -1253,6 +1261,12 @@ mod tests {
             Err(PlanError::Conflict(_))
         ));
         assert!(seed(&["--rand-init=maybe"]).is_err());
+        // Open loop: refused until it exists, except 0, which is the closed loop.
+        assert!(matches!(
+            plan(&["cpu", "--rate=100", "run"]),
+            Err(PlanError::NotSupported(m)) if m.contains("not implemented yet")
+        ));
+        assert!(plan(&["cpu", "--tx-rate=0", "run"]).is_ok());
         let p = plan(&[
             "cpu",
             "--thread-stack-size=64K",
