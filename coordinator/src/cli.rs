@@ -75,6 +75,11 @@ pub struct RawArgs {
     #[arg(long, alias = "tx-rate", hide = true)]
     pub rate: Option<String>,
 
+    /// Log verbosity, 0 (only critical messages) to 5 (debug), as sysbench's; the
+    /// FLEETBENCH_LOG environment variable takes precedence [default: 3].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub verbosity: Option<u8>,
+
     /// sysbench 0.4/0.5: worker stack size. Accepted; fleetbench sizes its own stacks.
     #[arg(long, value_name = "SIZE", hide = true)]
     pub thread_stack_size: Option<String>,
@@ -430,6 +435,28 @@ where
     Ok(raw)
 }
 
+/// The log filter for sysbench's `--verbosity=N` (0 critical only .. 5 debug), read from the
+/// raw arguments before they are parsed, since logging starts first. None without it.
+pub fn verbosity_filter(args: &[OsString]) -> Option<&'static str> {
+    let mut it = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let mut value = None;
+    while let Some(a) = it.next() {
+        let a = a.replace('_', "-");
+        if let Some(v) = a.strip_prefix("--verbosity=") {
+            value = Some(v.to_string());
+        } else if a == "--verbosity" {
+            value = it.next().map(|v| v.to_string());
+        }
+    }
+    Some(match value?.trim().parse::<u8>().ok()? {
+        0 | 1 => "error",
+        // sysbench's default (3) prints its notes and warnings: ours are warnings.
+        2 | 3 => "warn",
+        4 => "info",
+        _ => "debug",
+    })
+}
+
 /// Option names only sysbench 0.4/0.5 had (besides every `--oltp-*`): a command line using
 /// one is an old one, and gets 0.4/0.5's limits when it sets none (10,000 events).
 const LEGACY: [&str; 7] = [
@@ -499,6 +526,24 @@ mod tests {
 
     fn p(args: &[&str]) -> RawArgs {
         parse(std::iter::once("fleetbench").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn verbosity_maps_to_a_log_filter() {
+        let f = |args: &[&str]| {
+            let v: Vec<OsString> = std::iter::once("fleetbench")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            verbosity_filter(&v)
+        };
+        assert_eq!(f(&["cpu", "run"]), None);
+        assert_eq!(f(&["--verbosity=0", "cpu", "run"]), Some("error"));
+        assert_eq!(f(&["--verbosity", "5", "cpu", "run"]), Some("debug"));
+        assert_eq!(f(&["--verbosity=4"]), Some("info"));
+        assert_eq!(f(&["--verbosity=x"]), None);
+        assert!(parse(["fleetbench", "cpu", "--verbosity=6", "run"]).is_err());
+        assert_eq!(p(&["cpu", "--verbosity=3", "run"]).verbosity, Some(3));
     }
 
     #[test]

@@ -9,10 +9,13 @@
 #[tokio::main]
 async fn main() {
     die_quietly_on_closed_output();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // FLEETBENCH_LOG, else sysbench's --verbosity, else warnings.
+    let quiet = fleetbench::cli::verbosity_filter(&args).unwrap_or("warn");
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FLEETBENCH_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                .unwrap_or_else(|_| quiet.into()),
         )
         .with_writer(std::io::stderr)
         // Colour codes only for a person at a terminal, never into logs or journald.
@@ -22,7 +25,7 @@ async fn main() {
     if let Err(e) = fleetbench_agent::limits::raise_nofile() {
         tracing::warn!("cannot raise the open-files limit: {e}");
     }
-    let code = match fleetbench::run(std::env::args_os().collect()).await {
+    let code = match fleetbench::run(args).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("fleetbench: error: {e:#}");
