@@ -303,7 +303,7 @@ async fn run_plan(
             if show_intervals {
                 println!(
                     "{}",
-                    report::text::interval_line(iv, first_pct, &plan.workload)
+                    report::text::interval_line_in(iv, first_pct, &plan.workload, extras.style)
                 );
                 std::io::stdout().flush().ok();
             }
@@ -317,7 +317,7 @@ async fn run_plan(
         "{}",
         report::text::final_report_in(plan, &result, extras.style)
     );
-    if extras.style == sweep::ReportStyle::Sysbench10 {
+    if extras.style.is_sysbench() {
         eprint!("{}", report::text::agent_warnings(&result.agents));
     }
     if let Some(path) = &plan.json {

@@ -47,6 +47,18 @@ pub enum ReportStyle {
     Fleetbench,
     /// sysbench 1.0's report alone, for scripts that expect nothing else.
     Sysbench10,
+    /// sysbench 0.5's interval lines and end report ("Test execution summary").
+    Sysbench05,
+    /// sysbench 0.4's end report ("General statistics", "response time"); its interval
+    /// lines (0.4 had none) are 0.5's.
+    Sysbench04,
+}
+
+impl ReportStyle {
+    /// One of sysbench's own layouts, without fleetbench's blocks.
+    pub fn is_sysbench(self) -> bool {
+        self != ReportStyle::Fleetbench
+    }
 }
 
 /// Most measurements `--repeat` takes per step.
@@ -85,16 +97,13 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
     let style = match raw.report_style.as_deref().map(str::trim) {
         None | Some("fleetbench") => ReportStyle::Fleetbench,
         Some("1.0" | "1") => ReportStyle::Sysbench10,
-        Some(v @ ("0.4" | "0.5")) => {
-            return Err(PlanError::NotSupported(format!(
-                "--report-style={v} (sysbench {v}'s layout is not implemented yet; fleetbench and 1.0 are)"
-            )));
-        }
+        Some("0.5") => ReportStyle::Sysbench05,
+        Some("0.4") => ReportStyle::Sysbench04,
         Some(v) => {
             return Err(PlanError::Invalid {
                 option: "report-style",
                 value: v.to_string(),
-                why: "expected fleetbench or 1.0",
+                why: "expected fleetbench, 1.0, 0.5 or 0.4",
             });
         }
     };

@@ -195,5 +195,108 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
         from(&sb_labels, "SQL statistics"),
         "the report's labels, in order:\n{plain}\n{sb}"
     );
+    // --report-style=0.5: an old script's regexes read every figure, and they are the JSON's.
+    let old_json = scratch.path("old.json");
+    let old = run(with(&[
+        "--agents",
+        &agents,
+        "--threads=4",
+        "--time=3",
+        "--report-interval=1",
+        "--percentile=99",
+        "--report-style=0.5",
+        "--json",
+        old_json.to_str().unwrap(),
+        "run",
+    ]));
+    let j = json(&old_json);
+    let re = |p: &str| regex::Regex::new(p).unwrap();
+    let interval = re(
+        r"^\[\s*(\d+)s\] threads: (\d+), tps: ([\d.]+), reads: ([\d.]+), writes: ([\d.]+), response time: ([\d.]+)ms \(99%\), errors: ([\d.]+), reconnects:\s+([\d.]+)$",
+    );
+    let lines: Vec<regex::Captures> = old.lines().filter_map(|l| interval.captures(l)).collect();
+    let ivs = j["intervals"].as_array().unwrap();
+    assert_eq!(lines.len(), ivs.len(), "{old}");
+    for (c, iv) in lines.iter().zip(ivs) {
+        let tps: f64 = c[3].parse().unwrap();
+        assert!(
+            (tps - iv["sql"]["tps"].as_f64().unwrap()).abs() < 0.01,
+            "{}",
+            &c[0]
+        );
+        let p99: f64 = c[6].parse().unwrap();
+        assert!(
+            (p99 - iv["latency_ms"]["p99"].as_f64().unwrap()).abs() < 0.01,
+            "{}",
+            &c[0]
+        );
+    }
+    let one = |pattern: &str| -> String {
+        let r = re(pattern);
+        let hits: Vec<String> = old
+            .lines()
+            .filter_map(|l| r.captures(l).map(|c| c[1].to_string()))
+            .collect();
+        assert_eq!(hits.len(), 1, "{pattern} in\n{old}");
+        hits[0].clone()
+    };
+    let sql = &j["totals"]["sql"];
+    let t = &j["totals"];
+    assert_eq!(one(r"^OLTP test statistics:$()"), "");
+    assert_eq!(one(r"^\s+read:\s+(\d+)$"), sql["reads"].to_string());
+    assert_eq!(one(r"^\s+write:\s+(\d+)$"), sql["writes"].to_string());
+    assert_eq!(one(r"^\s+other:\s+(\d+)$"), sql["others"].to_string());
+    assert_eq!(one(r"^\s+total:\s+(\d+)$"), sql["queries"].to_string());
+    assert_eq!(
+        one(r"^\s+transactions:\s+(\d+)\s+\([\d.]+ per sec\.\)$"),
+        sql["transactions"].to_string()
+    );
+    assert_eq!(
+        one(r"^\s+read/write requests:\s+(\d+)\s+\([\d.]+ per sec\.\)$")
+            .parse::<u64>()
+            .unwrap(),
+        sql["reads"].as_u64().unwrap() + sql["writes"].as_u64().unwrap()
+    );
+    assert_eq!(
+        one(r"^\s+other operations:\s+(\d+)\s"),
+        sql["others"].to_string()
+    );
+    assert_eq!(one(r"^Test execution summary:$()"), "");
+    assert_eq!(
+        one(r"^\s+total number of events:\s+(\d+)$"),
+        t["events"].to_string()
+    );
+    let close = |pattern: &str, want: f64| {
+        let got: f64 = one(pattern).parse().unwrap();
+        assert!((got - want).abs() < 0.01, "{pattern}: {got} against {want}");
+    };
+    close(
+        r"^\s+total time:\s+([\d.]+)s$",
+        t["time_s"].as_f64().unwrap(),
+    );
+    close(
+        r"^\s+min:\s+([\d.]+)ms$",
+        t["latency_ms"]["min"].as_f64().unwrap(),
+    );
+    close(
+        r"^\s+avg:\s+([\d.]+)ms$",
+        t["latency_ms"]["avg"].as_f64().unwrap(),
+    );
+    close(
+        r"^\s+max:\s+([\d.]+)ms$",
+        t["latency_ms"]["max"].as_f64().unwrap(),
+    );
+    close(
+        r"^\s+approx\.\s+99 percentile:\s+([\d.]+)ms$",
+        t["latency_ms"]["p99"].as_f64().unwrap(),
+    );
+    for own in [
+        "Per agent",
+        "Per target",
+        "SQL statistics",
+        "General statistics",
+    ] {
+        assert!(!old.contains(own), "{own:?} in the 0.5 style:\n{old}");
+    }
     run(with(&["cleanup"]));
 }
