@@ -80,6 +80,11 @@ pub struct RawArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
     pub verbosity: Option<u8>,
 
+    /// Stop agents still running this many seconds (or N% of --time) after the run's time;
+    /// off = only the agents' own hard deadline (10 s) [default: off].
+    #[arg(long, value_name = "off|N|N%")]
+    pub forced_shutdown: Option<String>,
+
     /// sysbench 0.4/0.5: worker stack size. Accepted; fleetbench sizes its own stacks.
     #[arg(long, value_name = "SIZE", hide = true)]
     pub thread_stack_size: Option<String>,

@@ -201,6 +201,8 @@ pub struct Plan {
     pub ready_timeout: Duration,
     /// One-line notes for stderr: old options accepted without an effect here.
     pub notes: Vec<String>,
+    /// sysbench's --forced-shutdown: stop agents still running this long after the time.
+    pub forced_shutdown: Option<Duration>,
 }
 
 impl Plan {
@@ -406,7 +408,36 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         agents,
         ready_timeout: Duration::from_secs(ready_timeout),
         notes,
+        forced_shutdown: forced_shutdown(&raw.forced_shutdown, time)?,
     })
+}
+
+/// `--forced-shutdown=off|N|N%`: N seconds, or N % of --time, after the run's time.
+fn forced_shutdown(raw: &Option<String>, time: u64) -> Result<Option<Duration>, PlanError> {
+    let Some(v) = raw.as_deref().map(str::trim) else {
+        return Ok(None);
+    };
+    if v.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let bad = |why| invalid("forced-shutdown", v, why);
+    let secs = match v.strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p.trim().parse().map_err(|_| bad("expected off, N or N%"))?;
+            if !(0.0..=10_000.0).contains(&p) {
+                return Err(bad("a percentage from 0 to 10000"));
+            }
+            (time as f64 * p / 100.0).ceil() as u64
+        }
+        None => v.parse::<u64>().map_err(|_| bad("expected off, N or N%"))?,
+    };
+    if time == 0 {
+        return Err(bad("needs a time limit (--time) to count from"));
+    }
+    if secs > fleetbench_agent::limits::MAX_SECONDS {
+        return Err(bad("at most 31622400 seconds (a year)"));
+    }
+    Ok(Some(Duration::from_secs(secs)))
 }
 
 /// sysbench 0.4/0.5's `--max-requests` default, for old command lines without limits.
@@ -1247,6 +1278,26 @@ mod tests {
         assert_eq!(limits(&["cpu", "--threads=2", "run"]), (Some(10), None));
         // memory ends by its total size, as before.
         assert_ne!(limits(&["--test=memory", "run"]).1, Some(10_000));
+    }
+
+    #[test]
+    fn forced_shutdown_counts_seconds_or_a_share_of_the_time() {
+        let f =
+            |args: &[&str]| plan(&[&["cpu"], args, &["run"]].concat()).map(|p| p.forced_shutdown);
+        assert_eq!(f(&[]).unwrap(), None);
+        assert_eq!(f(&["--forced-shutdown=off"]).unwrap(), None);
+        assert_eq!(
+            f(&["--forced-shutdown=5"]).unwrap(),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            f(&["--time=60", "--forced-shutdown=10%"]).unwrap(),
+            Some(Duration::from_secs(6))
+        );
+        for bad in ["x", "-1", "5s", "200000%", "99999999999"] {
+            assert!(f(&[&format!("--forced-shutdown={bad}")]).is_err(), "{bad}");
+        }
+        assert!(f(&["--time=0", "--events=10", "--forced-shutdown=5"]).is_err());
     }
 
     #[test]

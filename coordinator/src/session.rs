@@ -694,6 +694,11 @@ async fn collect(
     let deadline = plan
         .time
         .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
+    // --forced-shutdown: agents still running this long after the run's time are stopped.
+    let mut forced = match (plan.time, plan.forced_shutdown) {
+        (Some(t), Some(after)) => Some((tokio::time::Instant::now() + t + after, after)),
+        _ => None,
+    };
     let mut interrupts = 0u32;
     // One stream per signal for the whole run: a signal that arrives while an interval is
     // being merged waits in it instead of being lost between two select! rounds. SIGTERM
@@ -752,6 +757,20 @@ async fn collect(
                     merger.finish(i)
                 }
             },
+            _ = async {
+                match forced {
+                    Some((at, _)) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let after = forced.take().map_or(0, |f| f.1.as_secs());
+                for p in parts.iter() {
+                    let reason = format!("forced shutdown {after}s after the run's time (--forced-shutdown)");
+                    let stop = RunRequest { msg: Some(run_request::Msg::Stop(pb::Stop { reason })) };
+                    let _ = p.requests.try_send(stop);
+                }
+                Vec::new()
+            }
             _ = interrupted(&mut sigint) => {
                 interrupts += 1;
                 result.interrupted = true;

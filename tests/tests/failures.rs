@@ -215,3 +215,47 @@ fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("hard deadline"), "{text}");
 }
+
+#[test]
+fn forced_shutdown_stops_stuck_workers_before_the_hard_deadline() {
+    let db = MariaDb::start();
+    prepare(&db, "oltp_point_select");
+    let run = Running::until_first_interval(&oltp(
+        &db,
+        &[
+            "oltp_point_select",
+            "--threads=2",
+            "--time=2",
+            "--forced-shutdown=1",
+            "--report-interval=1",
+            "run",
+        ],
+    ));
+    let mut locker = Command::new("mariadb")
+        .args([
+            "--no-defaults",
+            "-uroot",
+            "-S",
+            db.socket().to_str().unwrap(),
+            "-e",
+        ])
+        .arg("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(60)")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let (code, text) = run.finish();
+    let _ = locker.kill();
+    let _ = locker.wait();
+    let waited = t0.elapsed();
+    // 2 s of run time and 1 s of grace, well before the agents' own 10 s hard deadline.
+    assert!(
+        waited < Duration::from_secs(8),
+        "ended {waited:?} after the lock:\n{text}"
+    );
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.contains("forced shutdown 1s after the run's time (--forced-shutdown)"),
+        "{text}"
+    );
+}

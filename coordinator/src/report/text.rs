@@ -1032,6 +1032,7 @@ mod tests {
             agents: AgentSource::Local(2),
             ready_timeout: Duration::from_secs(30),
             notes: Vec::new(),
+            forced_shutdown: None,
         }
     }
 
