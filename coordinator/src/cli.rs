@@ -80,6 +80,11 @@ pub struct RawArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
     pub verbosity: Option<u8>,
 
+    /// Full reports of the time since the previous one at these seconds, e.g. 10,20,30
+    /// (sysbench 0.5/1.0).
+    #[arg(long, value_name = "LIST")]
+    pub report_checkpoints: Option<String>,
+
     /// Stop agents still running this many seconds (or N% of --time) after the run's time;
     /// off = only the agents' own hard deadline (10 s) [default: off].
     #[arg(long, value_name = "off|N|N%")]

@@ -293,6 +293,9 @@ async fn run_plan(
         println!("Threads started!\n");
         std::io::stdout().flush().ok();
     };
+    // --report-checkpoints: the intervals since the last checkpoint, and the ones to come.
+    let mut since_checkpoint: Vec<merge::MergedInterval> = Vec::new();
+    let mut checkpoints = plan.checkpoints.iter().copied().peekable();
     let mut opening = report::progress::Opening::new();
     let result = session::run(
         conns,
@@ -306,6 +309,24 @@ async fn run_plan(
                     report::text::interval_line_in(iv, first_pct, &plan.workload, extras.style)
                 );
                 std::io::stdout().flush().ok();
+            }
+            if checkpoints.peek().is_some() {
+                since_checkpoint.push(iv.clone());
+                // A checkpoint falls due at the first interval ending at or after it.
+                let mut due = None;
+                while let Some(&c) = checkpoints.peek()
+                    && iv.end.as_secs_f64() + 1e-3 >= c as f64
+                {
+                    due = Some(c);
+                    checkpoints.next();
+                }
+                if let Some(c) = due {
+                    print!(
+                        "{}",
+                        report::text::checkpoint_report(plan, c, &since_checkpoint)
+                    );
+                    since_checkpoint.clear();
+                }
             }
         },
     )

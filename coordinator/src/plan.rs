@@ -203,6 +203,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// sysbench's --forced-shutdown: stop agents still running this long after the time.
     pub forced_shutdown: Option<Duration>,
+    /// --report-checkpoints: seconds since Go, ascending.
+    pub checkpoints: Vec<u64>,
 }
 
 impl Plan {
@@ -409,7 +411,36 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         ready_timeout: Duration::from_secs(ready_timeout),
         notes,
         forced_shutdown: forced_shutdown(&raw.forced_shutdown, time)?,
+        checkpoints: checkpoints(&raw.report_checkpoints)?,
     })
+}
+
+/// `--report-checkpoints=10,20,30`: distinct positive seconds, in ascending order.
+fn checkpoints(raw: &Option<String>) -> Result<Vec<u64>, PlanError> {
+    let Some(v) = raw.as_deref() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim) {
+        let n: u64 = part.parse().map_err(|_| {
+            invalid(
+                "report-checkpoints",
+                v,
+                "expected a comma-separated list of seconds",
+            )
+        })?;
+        if n == 0 || n > fleetbench_agent::limits::MAX_SECONDS {
+            return Err(invalid(
+                "report-checkpoints",
+                part,
+                "each must lie in 1..=31622400",
+            ));
+        }
+        out.push(n);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
 }
 
 /// `--forced-shutdown=off|N|N%`: N seconds, or N % of --time, after the run's time.
@@ -1298,6 +1329,18 @@ mod tests {
             assert!(f(&[&format!("--forced-shutdown={bad}")]).is_err(), "{bad}");
         }
         assert!(f(&["--time=0", "--events=10", "--forced-shutdown=5"]).is_err());
+    }
+
+    #[test]
+    fn checkpoints_are_sorted_seconds() {
+        let c = |v: &str| {
+            plan(&["cpu", &format!("--report-checkpoints={v}"), "run"]).map(|p| p.checkpoints)
+        };
+        assert_eq!(c("30,10,20,10").unwrap(), vec![10, 20, 30]);
+        for bad in ["", "0", "x", "5,,6", "-1"] {
+            assert!(c(bad).is_err(), "{bad:?}");
+        }
+        assert!(plan(&["cpu", "run"]).unwrap().checkpoints.is_empty());
     }
 
     #[test]

@@ -170,3 +170,40 @@ fn oltp_intervals_add_up_to_the_totals() {
         );
     }
 }
+
+#[test]
+fn checkpoint_reports_cover_the_time_since_the_previous_one() {
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let agents = format!("{},{}", a.addr, b.addr);
+    let (text, j) = run_and_check(
+        "checkpoints",
+        &strings(&[
+            "cpu",
+            "--agents",
+            &agents,
+            "--threads=2",
+            "--time=4",
+            "--report-checkpoints=2,4",
+            "--cpu-max-prime=3000",
+        ]),
+        false,
+    );
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with("Checkpoint report:"))
+        .collect();
+    assert_eq!(
+        heads,
+        ["[ 2s ] Checkpoint report:", "[ 4s ] Checkpoint report:"],
+        "{text}"
+    );
+    // Counters reset at each checkpoint: the two add up to the whole run.
+    let events: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("total number of events:"))
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{text}");
+    assert_eq!(events[0] + events[1], events[2], "{text}");
+    assert_eq!(events[2], j["totals"]["events"].as_u64().unwrap());
+}

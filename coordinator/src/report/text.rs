@@ -436,6 +436,37 @@ pub fn legacy_report(plan: &Plan, r: &RunResult, v04: bool) -> String {
     s
 }
 
+/// `--report-checkpoints`: the report of the intervals since the last checkpoint (sysbench
+/// resets its counters at each), headed `[ 10s ] Checkpoint report:`, in the end report's
+/// layout without Threads fairness (per-thread figures exist only for the whole run).
+pub fn checkpoint_report(plan: &Plan, at: u64, ivs: &[MergedInterval]) -> String {
+    let mut sum = AgentResult {
+        addr: String::new(),
+        host: String::new(),
+        threads: ivs.iter().map(|i| i.threads).max().unwrap_or(0),
+        elapsed: ivs.iter().map(|i| i.duration).sum(),
+        events: 0,
+        latency: crate::merge::Latency::default(),
+        per_thread: Vec::new(),
+        status: AgentStatus::Completed,
+        db: Default::default(),
+        io: Default::default(),
+    };
+    for iv in ivs {
+        sum.events = sum.events.saturating_add(iv.events);
+        sum.latency.merge(&iv.latency);
+        sum.db.merge(&iv.db);
+        sum.io.merge(&iv.io);
+    }
+    let r = RunResult {
+        agents: vec![sum],
+        ..RunResult::default()
+    };
+    let full = final_report_in(plan, &r, ReportStyle::Sysbench10);
+    let body = full.split("\nThreads fairness:").next().unwrap_or(&full);
+    format!("[ {at}s ] Checkpoint report:\n{body}\n")
+}
+
 /// fleetbench's own head for a latency percentile in ms ("p95 ms", "p99.9 ms"): unlike
 /// sysbench's "lat (ms,95%)", which scripts count and parse.
 fn own_pct_head(p: f64) -> String {
@@ -1033,6 +1064,7 @@ mod tests {
             ready_timeout: Duration::from_secs(30),
             notes: Vec::new(),
             forced_shutdown: None,
+            checkpoints: Vec::new(),
         }
     }
 
