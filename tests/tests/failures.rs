@@ -176,20 +176,20 @@ fn a_database_restart_costs_reconnects_not_the_run() {
     assert!(iv.last().unwrap()["events"].as_u64().unwrap() > 0, "{iv:?}");
 }
 
-#[test]
-fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
-    let db = MariaDb::start();
-    prepare(&db, "oltp_point_select");
-    let run = Running::until_first_interval(&oltp(
-        &db,
-        &[
-            "oltp_point_select",
-            "--threads=2",
-            "--time=2",
-            "--report-interval=1",
-            "run",
-        ],
-    ));
+/// Runs a 2 s point-select load with `extra` options, then locks its table from another
+/// session so that every worker blocks; returns the exit code, the output and how long the
+/// run took to end after the lock.
+fn stuck_run(db: &MariaDb, extra: &[&str]) -> (Option<i32>, String, Duration) {
+    prepare(db, "oltp_point_select");
+    let mut args = vec![
+        "oltp_point_select",
+        "--threads=2",
+        "--time=2",
+        "--report-interval=1",
+    ];
+    args.extend(extra);
+    args.push("run");
+    let run = Running::until_first_interval(&oltp(db, &args));
     // Another session takes the table away: every worker blocks in its next statement.
     let mut locker = Command::new("mariadb")
         .args([
@@ -207,7 +207,13 @@ fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
     let (code, text) = run.finish();
     let _ = locker.kill();
     let _ = locker.wait();
-    let waited = t0.elapsed();
+    (code, text, t0.elapsed())
+}
+
+#[test]
+fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
+    let db = MariaDb::start();
+    let (code, text, waited) = stuck_run(&db, &[]);
     assert!(
         waited < Duration::from_secs(20),
         "ended {waited:?} after the lock"
@@ -219,35 +225,7 @@ fn workers_stuck_past_the_runs_time_are_cancelled_at_the_hard_deadline() {
 #[test]
 fn forced_shutdown_stops_stuck_workers_before_the_hard_deadline() {
     let db = MariaDb::start();
-    prepare(&db, "oltp_point_select");
-    let run = Running::until_first_interval(&oltp(
-        &db,
-        &[
-            "oltp_point_select",
-            "--threads=2",
-            "--time=2",
-            "--forced-shutdown=1",
-            "--report-interval=1",
-            "run",
-        ],
-    ));
-    let mut locker = Command::new("mariadb")
-        .args([
-            "--no-defaults",
-            "-uroot",
-            "-S",
-            db.socket().to_str().unwrap(),
-            "-e",
-        ])
-        .arg("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(60)")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    let (code, text) = run.finish();
-    let _ = locker.kill();
-    let _ = locker.wait();
-    let waited = t0.elapsed();
+    let (code, text, waited) = stuck_run(&db, &["--forced-shutdown=1"]);
     // 2 s of run time and 1 s of grace, well before the agents' own 10 s hard deadline.
     assert!(
         waited < Duration::from_secs(8),

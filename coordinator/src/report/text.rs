@@ -418,20 +418,7 @@ pub fn legacy_report(plan: &Plan, r: &RunResult, v04: bool) -> String {
             lat.percentile_ms(p),
         );
     }
-    let f = r.fairness();
-    s.push_str("\nThreads fairness:\n");
-    row(
-        &mut s,
-        "    events (avg/stddev):",
-        35,
-        &format!("{:.4}/{:3.2}", f.events_avg, f.events_stddev),
-    );
-    row(
-        &mut s,
-        "    execution time (avg/stddev):",
-        35,
-        &format!("{:.4}/{:3.2}", f.time_avg_s, f.time_stddev_s),
-    );
+    fairness_rows(&mut s, r);
     s.push('\n');
     s
 }
@@ -465,6 +452,24 @@ pub fn checkpoint_report(plan: &Plan, at: u64, ivs: &[MergedInterval]) -> String
     let full = final_report_in(plan, &r, ReportStyle::Sysbench10);
     let body = full.split("\nThreads fairness:").next().unwrap_or(&full);
     format!("[ {at}s ] Checkpoint report:\n{body}\n")
+}
+
+/// sysbench's "Threads fairness" block.
+fn fairness_rows(s: &mut String, r: &RunResult) {
+    let f = r.fairness();
+    s.push_str("\nThreads fairness:\n");
+    row(
+        s,
+        "    events (avg/stddev):",
+        35,
+        &format!("{:.4}/{:3.2}", f.events_avg, f.events_stddev),
+    );
+    row(
+        s,
+        "    execution time (avg/stddev):",
+        35,
+        &format!("{:.4}/{:3.2}", f.time_avg_s, f.time_stddev_s),
+    );
 }
 
 /// fleetbench's own head for a latency percentile in ms ("p95 ms", "p99.9 ms"): unlike
@@ -551,20 +556,7 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
         );
     }
     lat_row(&mut s, "sum", lat.sum_ms());
-    let f = r.fairness();
-    s.push_str("\nThreads fairness:\n");
-    row(
-        &mut s,
-        "    events (avg/stddev):",
-        35,
-        &format!("{:.4}/{:3.2}", f.events_avg, f.events_stddev),
-    );
-    row(
-        &mut s,
-        "    execution time (avg/stddev):",
-        35,
-        &format!("{:.4}/{:3.2}", f.time_avg_s, f.time_stddev_s),
-    );
+    fairness_rows(&mut s, r);
     s.push('\n');
     if style.is_sysbench() {
         return s;
