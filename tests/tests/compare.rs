@@ -199,7 +199,10 @@ fn compare_computes_the_change_against_the_first_file() {
 fn compare_refuses_what_it_cannot_read() {
     let base = fixture("compare-base.json");
     for (args, what) in [
-        (vec!["compare", base.as_str()], "usage: fleetbench compare"),
+        (
+            vec!["compare", base.as_str()],
+            "one result alone has nothing to compare with; usage: fleetbench compare",
+        ),
         (
             vec!["compare", base.as_str(), "/nonexistent/x.json"],
             "cannot read /nonexistent/x.json",
@@ -251,51 +254,68 @@ fn compare_tells_an_effect_from_noise_over_repeated_runs() {
         ))
     };
     run(&["prepare"]);
-    // A transaction of 36 queries against one of 3: an effect far larger than the noise of
-    // a shared machine, which moves single 2 s runs by tens of percent.
-    let heavy: &[&str] = &["--point-selects=30"];
-    let light: &[&str] = &[
-        "--point-selects=1",
-        "--simple-ranges=0",
-        "--sum-ranges=0",
-        "--order-ranges=0",
-        "--distinct-ranges=0",
-    ];
-    let measure = |name: &str, mix: &[&str]| {
-        let path = scratch.path(name).display().to_string();
-        let mut args = vec![
-            "--threads=2",
-            "--time=2",
-            "--warmup-time=1",
+    // Scenario files with --repeat alternate their scenarios, so that drift over time (a
+    // neighbour's load on a shared machine) falls on both sides alike. A transaction of 36
+    // queries against one of 3 is an effect far larger than that noise.
+    let heavy = r#"{ point-selects = 30 }"#;
+    let light = r#"{ point-selects = 1, simple-ranges = 0, sum-ranges = 0, order-ranges = 0, distinct-ranges = 0 }"#;
+    let measure = |name: &str, first: (&str, &str), second: (&str, &str)| {
+        let file = scratch.path(&format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "test = \"oltp_read_only\"\nthreads = [2]\ntime = 2\nwarmup-time = 1\n\
+                 [options]\ntables = 1\ntable-size = 1000\n[targets]\ndb = \"{}\"\n\
+                 [[scenario]]\nname = \"{}\"\ntargets = [\"db\"]\nprepare = false\noptions = {}\n\
+                 [[scenario]]\nname = \"{}\"\ntargets = [\"db\"]\nprepare = false\noptions = {}\n",
+                db.url(),
+                first.0,
+                first.1,
+                second.0,
+                second.1
+            ),
+        )
+        .unwrap();
+        let path = scratch.path(&format!("{name}.json")).display().to_string();
+        let out = fleetbench(&[
+            "scenario",
+            "run",
+            file.to_str().unwrap(),
             "--repeat=4",
             "--json",
             &path,
-        ];
-        args.extend(mix);
-        args.push("run");
-        let text = run(&args);
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(text.contains("measurement 4/4"), "{text}");
         path
     };
-    let (a1, a2) = (measure("a1.json", heavy), measure("a2.json", heavy));
-    let b = measure("b.json", light);
+    let aa = measure("aa", ("a1", heavy), ("a2", heavy));
+    let effect = measure("effect", ("light", light), ("heavy", heavy));
 
-    // Every measurement is kept: three steps of two threads each.
-    let doc = fleetbench_tests::json(std::path::Path::new(&a1));
-    let steps = doc["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 4, "{doc}");
-    for (i, s) in steps.iter().enumerate() {
-        assert_eq!(
-            (s["threads"].as_u64(), s["repeat"].as_u64()),
-            (Some(2), Some(i as u64 + 1))
-        );
+    // Every measurement is kept: four steps of two threads each per scenario.
+    let doc = fleetbench_tests::json(std::path::Path::new(&aa));
+    for sc in doc["scenarios"].as_array().unwrap() {
+        let steps = sc["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 4, "{doc}");
+        for (i, s) in steps.iter().enumerate() {
+            assert_eq!(
+                (s["threads"].as_u64(), s["repeat"].as_u64()),
+                (Some(2), Some(i as u64 + 1))
+            );
+        }
     }
 
     // A/A: the same settings twice are within noise, and a gate on them passes.
-    let (code, text) = compare(&[&a1, &a2, "--fail-if", "tps<-5%"]);
+    let (code, text) = compare(&[&aa, "--fail-if", "tps<-5%"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(
-        text.contains("95% intervals from a1.json: 4 repeats; a2.json: 4 repeats"),
+        text.contains("95% intervals from aa.json:a1: 4 repeats; aa.json:a2: 4 repeats"),
         "{text}"
     );
     let tps = row(&text, "tps");
@@ -309,41 +329,38 @@ fn compare_tells_an_effect_from_noise_over_repeated_runs() {
 
     // The heavy transactions against the light ones: far fewer per second, and the gate
     // fails.
-    let (code, text) = compare(&[&b, &a1, "--fail-if", "tps<-5%"]);
+    let (code, text) = compare(&[&effect, "--fail-if", "tps<-5%"]);
     let tps = row(&text, "tps");
     assert_eq!(tps.last().map(String::as_str), Some("worse"), "{text}");
     assert!(
-        text.contains("fail-if tps<-5%: FAILED: tps of a1.json"),
+        text.contains("fail-if tps<-5%: FAILED: tps of effect.json:heavy"),
         "{text}"
     );
     assert_eq!(code, Some(1), "{text}");
     assert!(
-        text.starts_with("Settings that differ (b.json / a1.json):\n"),
+        text.starts_with("Settings that differ (effect.json:light / effect.json:heavy):\n"),
         "{text}"
     );
     assert!(text.contains("\n    point_selects: 1 / 30\n"), "{text}");
-    assert!(
-        !text.contains("agents:"),
-        "embedded agents' ports are not a setting: {text}"
-    );
 
-    // A cpu result is another test: refused unless --force, and then its missing figures
-    // are n/a, not 0.
+    // Two files compare too; a cpu result is another test: refused unless --force, and
+    // then its missing figures are n/a, not 0.
     let cpu = scratch.path("cpu.json").display().to_string();
     expect_ok(&fleetbench(&["cpu", "--time=1", "--json", &cpu, "run"]));
-    let (code, text) = compare(&[&a1, &cpu]);
+    let (code, text) = compare(&[&aa, &cpu]);
     assert_eq!(code, Some(2), "{text}");
     assert!(
-        text.contains("ran oltp_read_only and cpu.json ran cpu"),
+        text.contains("aa.json:a1 ran oltp_read_only and cpu.json ran cpu"),
         "{text}"
     );
-    let (code, text) = compare(&[&a1, &cpu, "--force"]);
+    let (code, text) = compare(&[&aa, &cpu, "--force"]);
     assert_eq!(code, Some(0), "{text}");
-    assert_eq!(row(&text, "qps")[1], "n/a", "{text}");
+    // qps: a1, a2, its change and verdict, then cpu's n/a.
+    assert_eq!(row(&text, "qps")[4], "n/a", "{text}");
 
     // A rule on a figure the documents lack, or one that does not parse, is a usage error.
     for bad in ["latency<-5%", "tps<5", "tps=3%"] {
-        let (code, text) = compare(&[&a1, &a2, "--fail-if", bad]);
+        let (code, text) = compare(&[&aa, "--fail-if", bad]);
         assert_eq!(code, Some(2), "{bad}: {text}");
         assert!(text.contains("--fail-if"), "{text}");
     }

@@ -568,12 +568,9 @@ pub fn compare_files(paths: &[&Path]) -> Result<String, DocError> {
 /// comparison; exit 0, or 1 when a `--fail-if` rule is broken.
 pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
     let files: Vec<&Path> = raw.words[1..].iter().map(Path::new).collect();
-    if files.len() < 2 {
-        return Err(crate::UsageError(
-            "usage: fleetbench compare BASELINE.json OTHER.json [...] [--fail-if 'tps<-5%'] [--force]"
-                .into(),
-        )
-        .into());
+    let usage = "usage: fleetbench compare BASELINE.json OTHER.json [...] (or one scenario file's result) [--fail-if 'tps<-5%'] [--force]";
+    if files.is_empty() {
+        return Err(crate::UsageError(usage.into()).into());
     }
     let rules = raw
         .fail_if
@@ -582,6 +579,14 @@ pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(crate::UsageError)?;
     let all = load_series(&files, raw.force)?;
+    // One file compares what it holds: a scenario file's scenarios, the first the baseline.
+    if all.len() < 2 {
+        return Err(crate::UsageError(format!(
+            "{}: one result alone has nothing to compare with; {usage}",
+            files[0].display()
+        ))
+        .into());
+    }
     let (body, changes) = text(&all);
     print!("{}{body}", differing_settings(&all));
     let mut failed = false;
