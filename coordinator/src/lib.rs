@@ -293,8 +293,9 @@ async fn run_plan(
         println!("Threads started!\n");
         std::io::stdout().flush().ok();
     };
-    // --report-checkpoints: the intervals since the last checkpoint, and the ones to come.
-    let mut since_checkpoint: Vec<merge::MergedInterval> = Vec::new();
+    // --report-checkpoints: the intervals since the last checkpoint merged into one (a
+    // histogram's worth of memory, however long), and the checkpoints to come.
+    let mut since_checkpoint: Option<merge::MergedInterval> = None;
     let mut checkpoints = plan.checkpoints.iter().copied().peekable();
     let mut opening = report::progress::Opening::new();
     let result = session::run(
@@ -311,7 +312,10 @@ async fn run_plan(
                 std::io::stdout().flush().ok();
             }
             if checkpoints.peek().is_some() {
-                since_checkpoint.push(iv.clone());
+                match &mut since_checkpoint {
+                    Some(acc) => acc.extend(iv),
+                    None => since_checkpoint = Some(iv.clone()),
+                }
                 // A checkpoint falls due at the first interval ending at or after it.
                 let mut due = None;
                 while let Some(&c) = checkpoints.peek()
@@ -320,12 +324,13 @@ async fn run_plan(
                     due = Some(c);
                     checkpoints.next();
                 }
-                if let Some(c) = due {
+                if let Some(c) = due
+                    && let Some(span) = since_checkpoint.take()
+                {
                     print!(
                         "{}",
-                        report::text::checkpoint_report(plan, c, &since_checkpoint)
+                        report::text::checkpoint_report(plan, c, std::slice::from_ref(&span))
                     );
-                    since_checkpoint.clear();
                 }
             }
         },

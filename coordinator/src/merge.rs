@@ -168,6 +168,18 @@ impl MergedInterval {
         per_sec(self.events, self.duration)
     }
 
+    /// Adds the next interval `o` into this one, as one longer interval (the span of a
+    /// `--report-checkpoints` report): counters and histograms merged, durations summed.
+    pub fn extend(&mut self, o: &MergedInterval) {
+        self.end = o.end;
+        self.duration = self.duration.saturating_add(o.duration);
+        self.threads = self.threads.max(o.threads);
+        self.events = self.events.saturating_add(o.events);
+        self.latency.merge(&o.latency);
+        self.db.merge(&o.db);
+        self.io.merge(&o.io);
+    }
+
     /// The whole seconds an interval line shows, as sysbench's `[ 10s ]`: a tick's end, and
     /// for the last, partial interval its end rounded, but always after the tick before it.
     pub fn label_secs(&self) -> u64 {
@@ -724,6 +736,21 @@ mod tests {
         let mut m = IntervalMerger::new(1, Duration::from_secs(1));
         let out = m.add(0, 10, last(7, 1_004));
         assert_eq!(out[0].label_secs(), 10);
+    }
+
+    #[test]
+    fn intervals_extend_into_one_span() {
+        let mut m = IntervalMerger::new(1, Duration::from_secs(1));
+        let a = m.add(0, 1, part(10, 2)).remove(0);
+        let b = m.add(0, 2, part(5, 3)).remove(0);
+        let mut span = a.clone();
+        span.extend(&b);
+        assert_eq!((span.events, span.threads), (15, 3));
+        assert_eq!(
+            (span.end, span.duration),
+            (Duration::from_secs(2), Duration::from_secs(2))
+        );
+        assert_eq!(span.latency.count(), 15);
     }
 
     #[test]
