@@ -327,10 +327,7 @@ async fn run_plan(
                 if let Some(c) = due
                     && let Some(span) = since_checkpoint.take()
                 {
-                    print!(
-                        "{}",
-                        report::text::checkpoint_report(plan, c, std::slice::from_ref(&span))
-                    );
+                    print!("{}", report::text::checkpoint_report(plan, c, &span));
                 }
             }
         },

@@ -174,10 +174,16 @@ impl MergedInterval {
         self.end = o.end;
         self.duration = self.duration.saturating_add(o.duration);
         self.threads = self.threads.max(o.threads);
-        self.events = self.events.saturating_add(o.events);
-        self.latency.merge(&o.latency);
-        self.db.merge(&o.db);
-        self.io.merge(&o.io);
+        self.add_counts(o.events, &o.latency, &o.db, &o.io);
+    }
+
+    /// Adds events, latencies and counters. Saturating throughout: agents' figures are
+    /// input, and input may be garbage.
+    fn add_counts(&mut self, events: u64, latency: &Latency, db: &DbCounters, io: &IoCounters) {
+        self.events = self.events.saturating_add(events);
+        self.latency.merge(latency);
+        self.db.merge(db);
+        self.io.merge(io);
     }
 
     /// The whole seconds an interval line shows, as sysbench's `[ 10s ]`: a tick's end, and
@@ -310,12 +316,8 @@ fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
     m.per_agent[agent] = Some(p.events);
     m.last &= p.last;
     m.duration = m.duration.max(p.duration);
-    // Saturating throughout: agents' figures are input, and input may be garbage.
     m.threads = m.threads.saturating_add(p.threads_running);
-    m.events = m.events.saturating_add(p.events);
-    m.latency.merge(&p.latency);
-    m.db.merge(&p.db);
-    m.io.merge(&p.io);
+    m.add_counts(p.events, &p.latency, &p.db, &p.io);
 }
 
 /// sysbench's "Threads fairness": mean and population standard deviation of events per

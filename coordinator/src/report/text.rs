@@ -379,18 +379,7 @@ pub fn legacy_report(plan: &Plan, r: &RunResult, v04: bool) -> String {
     } else {
         "Test execution summary:\n"
     });
-    row(
-        &mut s,
-        "    total time:",
-        41,
-        &format!("{:.4}s", r.total_time().as_secs_f64()),
-    );
-    row(
-        &mut s,
-        "    total number of events:",
-        41,
-        &r.events().to_string(),
-    );
+    general_rows(&mut s, r);
     row(
         &mut s,
         "    total time taken by event execution:",
@@ -423,35 +412,45 @@ pub fn legacy_report(plan: &Plan, r: &RunResult, v04: bool) -> String {
     s
 }
 
-/// `--report-checkpoints`: the report of the intervals since the last checkpoint (sysbench
-/// resets its counters at each), headed `[ 10s ] Checkpoint report:`, in the end report's
-/// layout without Threads fairness (per-thread figures exist only for the whole run).
-pub fn checkpoint_report(plan: &Plan, at: u64, ivs: &[MergedInterval]) -> String {
-    let mut sum = AgentResult {
-        addr: String::new(),
-        host: String::new(),
-        threads: ivs.iter().map(|i| i.threads).max().unwrap_or(0),
-        elapsed: ivs.iter().map(|i| i.duration).sum(),
-        events: 0,
-        latency: crate::merge::Latency::default(),
-        per_thread: Vec::new(),
-        status: AgentStatus::Completed,
-        db: Default::default(),
-        io: Default::default(),
-    };
-    for iv in ivs {
-        sum.events = sum.events.saturating_add(iv.events);
-        sum.latency.merge(&iv.latency);
-        sum.db.merge(&iv.db);
-        sum.io.merge(&iv.io);
-    }
+/// `--report-checkpoints`: the report of `span`, the intervals since the last checkpoint
+/// merged into one (sysbench resets its counters at each), headed `[ 10s ] Checkpoint
+/// report:`, in the end report's layout without Threads fairness (per-thread figures exist
+/// only for the whole run).
+pub fn checkpoint_report(plan: &Plan, at: u64, span: &MergedInterval) -> String {
     let r = RunResult {
-        agents: vec![sum],
+        agents: vec![AgentResult {
+            addr: String::new(),
+            host: String::new(),
+            threads: span.threads,
+            elapsed: span.duration,
+            events: span.events,
+            latency: span.latency.clone(),
+            per_thread: Vec::new(),
+            status: AgentStatus::Completed,
+            db: span.db.clone(),
+            io: span.io,
+        }],
         ..RunResult::default()
     };
     let full = final_report_in(plan, &r, ReportStyle::Sysbench10);
     let body = full.split("\nThreads fairness:").next().unwrap_or(&full);
     format!("[ {at}s ] Checkpoint report:\n{body}\n")
+}
+
+/// sysbench's "total time" and "total number of events" rows.
+fn general_rows(s: &mut String, r: &RunResult) {
+    row(
+        s,
+        "    total time:",
+        41,
+        &format!("{:.4}s", r.total_time().as_secs_f64()),
+    );
+    row(
+        s,
+        "    total number of events:",
+        41,
+        &r.events().to_string(),
+    );
 }
 
 /// sysbench's "Threads fairness" block.
@@ -527,18 +526,7 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     }
     let lat = r.latency();
     s.push_str("General statistics:\n");
-    row(
-        &mut s,
-        "    total time:",
-        41,
-        &format!("{:.4}s", r.total_time().as_secs_f64()),
-    );
-    row(
-        &mut s,
-        "    total number of events:",
-        41,
-        &r.events().to_string(),
-    );
+    general_rows(&mut s, r);
     s.push_str("\nLatency (ms):\n");
     lat_row(&mut s, "min", lat.min_ms());
     lat_row(&mut s, "avg", lat.avg_ms());
