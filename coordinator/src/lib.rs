@@ -316,10 +316,12 @@ async fn run_plan(
                     Some(acc) => acc.extend(iv),
                     None => since_checkpoint = Some(iv.clone()),
                 }
-                // A checkpoint falls due at the first interval ending at or after it.
+                // A checkpoint falls due at the first interval whose line reaches it: a
+                // tick's end, or the run's last, partial interval (which may end a little
+                // before the run's time when a tick woke late).
                 let mut due = None;
                 while let Some(&c) = checkpoints.peek()
-                    && iv.end.as_secs_f64() + 1e-3 >= c as f64
+                    && iv.label_secs() >= c
                 {
                     due = Some(c);
                     checkpoints.next();
