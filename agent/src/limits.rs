@@ -20,6 +20,10 @@ pub const MAX_THREADS: u64 = 100_000;
 /// gRPC's 4 MB message limit holds about 500,000 entries.
 pub const MAX_TABLES: u32 = 100_000;
 
+/// Highest open-loop rate, in events per second, over a run. Far beyond what one host can
+/// drive; it keeps arrival gaps well above the clock's resolution.
+pub const MAX_RATE: f64 = 100_000_000.0;
+
 /// Threads the agent needs besides the workers (runtime, gRPC, blocking pool).
 const RESERVED_THREADS: u64 = 64;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
+use crate::rate::{QueueState, Schedule};
 use crate::stats::{IntervalHists, Sample, WorkerSlot};
 use crate::workloads::ThreadWorkload;
 use crate::workloads::oltp::OltpConfig;
@@ -29,6 +30,11 @@ pub struct RunConfig {
     pub event_limit: Option<u64>,
     /// Interval length.
     pub tick: Duration,
+    /// Open loop: events per second this agent starts on average (Poisson arrivals);
+    /// None = closed loop (each thread starts its next event when the last one ends).
+    pub rate: Option<f64>,
+    /// Seeds the arrival schedule.
+    pub seed: u64,
 }
 
 /// Shared by the workers and whoever may stop them.
@@ -51,13 +57,19 @@ pub struct Control {
     /// Sockets of the OLTP workers' connections, shut down by an abort so that a
     /// blocking read (a statement waiting on a lock) returns at once.
     sockets: Arc<Sockets>,
+    /// Open loop: when each event is due. None in a closed loop.
+    pace: Option<Schedule>,
 }
 
 impl Control {
-    fn new(event_limit: Option<u64>) -> Self {
+    fn new(config: &RunConfig) -> Self {
         Control {
             stop: AtomicBool::new(false),
-            events_left: event_limit.map(AtomicU64::new),
+            pace: config
+                .rate
+                .filter(|r| *r > 0.0)
+                .map(|r| Schedule::new(r, config.seed ^ 0x5bd1_e995_a7c3_1f27)),
+            events_left: config.event_limit.map(AtomicU64::new),
             abort_reason: Mutex::new(None),
             clock: std::sync::OnceLock::new(),
             last_finish_ns: AtomicU64::new(0),
@@ -103,6 +115,27 @@ impl Control {
 
     fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Open loop: waits for the next event's arrival and returns it, or None when the run
+    /// ended meanwhile. Closed loop: `now`, at once.
+    fn arrival(&self, now: Instant) -> Option<Instant> {
+        let Some(pace) = &self.pace else {
+            return Some(now);
+        };
+        let (start, deadline) = *self.clock.get()?;
+        let at = pace.next(start, deadline, &self.stop);
+        if at.is_none() && deadline.is_some_and(|d| Instant::now() >= d) {
+            self.finish();
+        }
+        at
+    }
+
+    /// The queue at `now` (open loop only).
+    fn queue_at(&self, now: Instant) -> Option<QueueState> {
+        let pace = self.pace.as_ref()?;
+        let start = self.clock.get()?.0;
+        Some(pace.state_at(now.saturating_duration_since(start).as_nanos() as u64))
     }
 
     /// Notes that a worker stopped now.
@@ -159,6 +192,8 @@ pub struct IntervalReport {
     pub sample: Sample,
     /// The run's last interval: from the last full tick to the end of the run.
     pub last: bool,
+    /// Open loop: the queue at the interval's end, and its arrivals.
+    pub open: Option<QueueState>,
 }
 
 /// The whole run's results on this agent.
@@ -172,6 +207,8 @@ pub struct FinalReport {
     pub aborted: Option<String>,
     /// Per statement kind and per target figures (OLTP only).
     pub tail: WorkerTail,
+    /// Open loop: the queue when the run ended, and all its arrivals.
+    pub open: Option<QueueState>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -276,7 +313,7 @@ impl PreparedRun {
 
     fn empty(config: RunConfig) -> Self {
         PreparedRun {
-            control: Arc::new(Control::new(config.event_limit)),
+            control: Arc::new(Control::new(&config)),
             gate: Arc::new(Gate::new()),
             running: Arc::new(AtomicUsize::new(config.threads as usize)),
             all_done: Arc::new(Notify::new()),
@@ -520,6 +557,8 @@ impl PreparedRun {
         let mut last_tick = start;
         let mut next_tick = start + self.config.tick;
         let mut seq = 0u32;
+        // Open loop: arrivals counted in the intervals sent so far.
+        let mut arrivals_before = 0u64;
         // Threads that ran in the last tick; every thread before the first one.
         let mut last_running = self.slots.len() as u32;
         loop {
@@ -562,9 +601,14 @@ impl PreparedRun {
                 for slot in &self.slots {
                     slot.drain_into(seq, &mut sample);
                 }
-                self.intervals.take_into(seq, &mut sample.hist);
+                self.intervals.take_into(seq, &mut sample);
                 cumulative.merge(&sample);
                 last_running = threads_running;
+                let open = self.control.queue_at(now.into_std()).map(|q| {
+                    let arrivals = q.arrivals - arrivals_before;
+                    arrivals_before = q.arrivals;
+                    QueueState { arrivals, ..q }
+                });
                 let report = IntervalReport {
                     seq,
                     // Measured, not nominal: the ticker may wake a little late.
@@ -572,6 +616,7 @@ impl PreparedRun {
                     threads_running,
                     sample,
                     last: false,
+                    open,
                 };
                 if intervals.send(report).await.is_err() {
                     self.control.abort("coordinator went away");
@@ -593,8 +638,14 @@ impl PreparedRun {
         for slot in &self.slots {
             slot.drain_into(seq + 1, &mut rest);
         }
-        self.intervals.take_into(seq + 1, &mut rest.hist);
+        self.intervals.take_into(seq + 1, &mut rest);
         cumulative.merge(&rest);
+        // The queue as the run ended: arrivals up to the end that no thread took.
+        let open = self
+            .control
+            .clock
+            .get()
+            .and_then(|(s, _)| self.control.queue_at(*s + elapsed));
         // What ran after the last full tick is an interval of its own (as sysbench prints
         // its last line), so the intervals add up to the totals exactly.
         // An empty sliver after a tick (an event-limited run ending just after it) is left out.
@@ -609,6 +660,10 @@ impl PreparedRun {
                 threads_running: last_running,
                 sample: rest,
                 last: true,
+                open: open.map(|q| QueueState {
+                    arrivals: q.arrivals.saturating_sub(arrivals_before),
+                    ..q
+                }),
             };
             // Nobody listening: the run is over anyway.
             let _ = intervals.send(report).await;
@@ -619,6 +674,7 @@ impl PreparedRun {
             threads: self.slots.iter().map(|s| s.totals()).collect(),
             aborted: self.control.abort_reason(),
             tail,
+            open,
         }
     }
 }
@@ -661,6 +717,9 @@ impl Drop for PreparedRun {
 /// An OLTP worker's event loop. The end of one event serves as the start of the next
 /// and as "now" for its claim: one clock read per statement, none extra per event.
 fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
+    if control.pace.is_some() {
+        return oltp_open_loop(w, control, slot);
+    }
     let mut now = Instant::now();
     while control.claim_event_at(now) {
         let t0 = now;
@@ -668,6 +727,42 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
             Outcome::Done => {
                 now = w.last_instant();
                 slot.record_db(now.duration_since(t0).as_nanos() as u64, &w.tally);
+                w.tally.reset();
+            }
+            Outcome::Stopped => break,
+            Outcome::Fatal(msg) => {
+                control.abort(msg);
+                break;
+            }
+        }
+    }
+    // Queries of an event cut short still happened: count them.
+    slot.add_db(&w.tally);
+}
+
+/// [`oltp_loop`] in an open loop: each event waits for its arrival, and its latency
+/// counts from there. Kept apart so that the closed loop's hot path stays as it is.
+fn oltp_open_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
+    let Some(pace) = &control.pace else { return };
+    crate::rate::tighten_timer_slack();
+    let mut now = Instant::now();
+    while control.claim_event_at(now) {
+        let Some(arrival) = control.arrival(now) else {
+            break;
+        };
+        let t0 = Instant::now();
+        pace.enter();
+        let outcome = w.event(&control.stop, t0);
+        pace.leave();
+        match outcome {
+            Outcome::Done => {
+                now = w.last_instant();
+                slot.record_open(
+                    now.duration_since(arrival).as_nanos() as u64,
+                    now.duration_since(t0).as_nanos() as u64,
+                    Some(&w.tally),
+                    None,
+                );
                 w.tally.reset();
             }
             Outcome::Stopped => break,
@@ -689,16 +784,34 @@ fn worker_loop(
     use crate::stats::IoCounters;
     use crate::workloads::Step;
     let mut io = IoCounters::default();
+    let pace = control.pace.as_ref();
+    if pace.is_some() {
+        crate::rate::tighten_timer_slack();
+    }
     // Two clock reads per event: the end of one event serves as "now" for the next claim.
     let mut now = Instant::now();
     while control.claim_event_at(now) {
+        // Open loop: wait for the event's arrival; its latency counts from there.
+        let Some(arrival) = control.arrival(now) else {
+            break;
+        };
         let t0 = Instant::now();
+        if let Some(p) = pace {
+            p.enter();
+        }
         let step = worker.event(&control.stop, &mut io);
         now = Instant::now();
+        if let Some(p) = pace {
+            p.leave();
+        }
         match step {
             Step::Done => {
                 let ns = now.duration_since(t0).as_nanos() as u64;
-                if io.is_zero() {
+                if pace.is_some() {
+                    let from_arrival = now.duration_since(arrival).as_nanos() as u64;
+                    slot.record_open(from_arrival, ns, None, (!io.is_zero()).then_some(&io));
+                    io = IoCounters::default();
+                } else if io.is_zero() {
                     slot.record(ns);
                 } else {
                     slot.record_io(ns, &io);
@@ -732,6 +845,8 @@ mod tests {
             time_limit: time_ms.map(Duration::from_millis),
             event_limit: events,
             tick: Duration::from_millis(100),
+            rate: None,
+            seed: 1,
         }
     }
 

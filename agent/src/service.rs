@@ -17,6 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
+use crate::rate::QueueState;
 use crate::runner::{FinalReport, IntervalReport, OpenProgress, PreparedRun, RunConfig};
 use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
@@ -558,11 +559,20 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             "first thread and threads overflow the thread numbering",
         ));
     }
+    if !(start.rate.is_finite() && (0.0..=crate::limits::MAX_RATE).contains(&start.rate)) {
+        return Err(Status::invalid_argument(format!(
+            "the rate must lie in [0, {}] events per second, not {}",
+            crate::limits::MAX_RATE,
+            start.rate
+        )));
+    }
     let config = RunConfig {
         threads: start.threads,
         time_limit: (start.time_limit_ms > 0).then(|| Duration::from_millis(start.time_limit_ms)),
         event_limit: (start.event_limit > 0).then_some(start.event_limit),
         tick: Duration::from_millis(start.tick_ms.max(10)),
+        rate: (start.rate > 0.0).then_some(start.rate),
+        seed: start.seed,
     };
     match start.workload.as_ref().and_then(|w| w.kind.as_ref()) {
         Some(workload_spec::Kind::Cpu(c)) => {
@@ -965,7 +975,25 @@ fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         db: db_to_proto(&iv.sample.db),
         io: io_to_proto(&iv.sample.io),
         last: iv.last,
+        open_loop: open_to_proto(&iv.sample, iv.open),
     }
+}
+
+/// Open-loop figures: the service-time histogram and the queue (None in a closed loop).
+fn open_to_proto(s: &Sample, q: Option<QueueState>) -> Option<pb::OpenLoop> {
+    let q = q?;
+    let svc = &s.service;
+    Some(pb::OpenLoop {
+        service: Some(pb::Latency {
+            histogram: histogram::encode(&svc.hist).unwrap_or_default(),
+            min_ns: if svc.is_empty() { 0 } else { svc.min_ns },
+            max_ns: svc.max_ns,
+            sum_ns: svc.sum_ns,
+        }),
+        queue_length: q.queue_length,
+        concurrency: q.concurrency,
+        arrivals: q.arrivals,
+    })
 }
 
 fn final_to_proto(f: &FinalReport) -> pb::Final {
@@ -979,6 +1007,7 @@ fn final_to_proto(f: &FinalReport) -> pb::Final {
             .map(|&(events, busy_ns)| pb::ThreadStat { events, busy_ns })
             .collect(),
         aborted: f.aborted.clone().unwrap_or_default(),
+        open_loop: open_to_proto(&f.sample, f.open),
         db: db_to_proto(&f.sample.db),
         io: io_to_proto(&f.sample.io),
         kinds: f

@@ -91,6 +91,49 @@ pub struct Sample {
     pub sum_ns: u64,
     pub db: DbCounters,
     pub io: IoCounters,
+    /// Open loop only: the events' service time (from the moment a thread took each one),
+    /// while `hist` and the extremes above count from its arrival. Empty in a closed loop,
+    /// where the two are the same.
+    pub service: Service,
+}
+
+/// Service times of a set of events: histogram in microseconds, exact extremes and sum.
+#[derive(Debug, Clone)]
+pub struct Service {
+    pub hist: Histogram<u64>,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub sum_ns: u64,
+}
+
+impl Default for Service {
+    fn default() -> Self {
+        Service {
+            hist: new_histogram(),
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+        }
+    }
+}
+
+impl Service {
+    fn merge(&mut self, o: &Service) {
+        let _ = self.hist.add(&o.hist);
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.sum_ns = self.sum_ns.saturating_add(o.sum_ns);
+    }
+
+    fn add_extremes(&mut self, c: &Counts) {
+        self.min_ns = self.min_ns.min(c.svc_min_ns);
+        self.max_ns = self.max_ns.max(c.svc_max_ns);
+        self.sum_ns = self.sum_ns.saturating_add(c.svc_sum_ns);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
 }
 
 impl Default for Sample {
@@ -103,6 +146,7 @@ impl Default for Sample {
             sum_ns: 0,
             db: DbCounters::default(),
             io: IoCounters::default(),
+            service: Service::default(),
         }
     }
 }
@@ -132,6 +176,7 @@ impl Sample {
         self.sum_ns += other.sum_ns;
         self.db.merge(&other.db);
         self.io.merge(&other.io);
+        self.service.merge(&other.service);
     }
 
     /// Empties the sample, keeping the histogram's allocation.
@@ -143,6 +188,7 @@ impl Sample {
         self.sum_ns = 0;
         self.db.reset();
         self.io = IoCounters::default();
+        self.service = Service::default();
     }
 }
 
@@ -155,28 +201,45 @@ pub const BATCH: usize = 64;
 /// Interval histograms shared by every worker of a run. There are two, chosen by the
 /// parity of the interval number: while the ticker empties interval n's, workers it has
 /// already drained fold their batches into n+1's (see [`WorkerSlot::drain_into`]).
+/// Each half holds the latency histogram and, in an open loop, the service-time one.
 #[derive(Debug)]
-pub struct IntervalHists([Mutex<Histogram<u64>>; 2]);
+pub struct IntervalHists([Mutex<Halves>; 2]);
+
+#[derive(Debug)]
+struct Halves {
+    latency: Histogram<u64>,
+    service: Histogram<u64>,
+}
 
 impl Default for IntervalHists {
     fn default() -> Self {
-        IntervalHists([Mutex::new(new_histogram()), Mutex::new(new_histogram())])
+        let half = || {
+            Mutex::new(Halves {
+                latency: new_histogram(),
+                service: new_histogram(),
+            })
+        };
+        IntervalHists([half(), half()])
     }
 }
 
 impl IntervalHists {
-    fn half(&self, seq: u32) -> std::sync::MutexGuard<'_, Histogram<u64>> {
+    fn half(&self, seq: u32) -> std::sync::MutexGuard<'_, Halves> {
         self.0[(seq & 1) as usize]
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Moves interval `seq`'s shared histogram into `into`. Call it after every slot of the
-    /// run was drained for `seq`: from then on no worker folds into it.
-    pub fn take_into(&self, seq: u32, into: &mut Histogram<u64>) {
+    /// Moves interval `seq`'s shared histograms into `into`. Call it after every slot of
+    /// the run was drained for `seq`: from then on no worker folds into them.
+    pub fn take_into(&self, seq: u32, into: &mut Sample) {
         let mut h = self.half(seq);
-        let _ = into.add(&*h);
-        h.reset();
+        let _ = into.hist.add(&h.latency);
+        h.latency.reset();
+        if !h.service.is_empty() {
+            let _ = into.service.hist.add(&h.service);
+            h.service.reset();
+        }
     }
 }
 
@@ -190,6 +253,10 @@ struct Counts {
     sum_ns: u64,
     db: DbCounters,
     io: IoCounters,
+    /// Service time (open loop only).
+    svc_min_ns: u64,
+    svc_max_ns: u64,
+    svc_sum_ns: u64,
 }
 
 impl Default for Counts {
@@ -201,6 +268,9 @@ impl Default for Counts {
             sum_ns: 0,
             db: DbCounters::default(),
             io: IoCounters::default(),
+            svc_min_ns: u64::MAX,
+            svc_max_ns: 0,
+            svc_sum_ns: 0,
         }
     }
 }
@@ -212,6 +282,8 @@ struct WorkerStats {
     interval: Counts,
     /// Latencies in microseconds since the last fold (at most `BATCH`).
     pending: Vec<u32>,
+    /// Service times of the same events (open loop only; never allocated otherwise).
+    svc_pending: Vec<u32>,
     /// The last interval the ticker drained this worker for: pending latencies belong
     /// to the next one.
     drained: u32,
@@ -235,6 +307,7 @@ impl WorkerSlot {
             stats: Mutex::new(WorkerStats {
                 interval: Counts::default(),
                 pending: Vec::with_capacity(BATCH),
+                svc_pending: Vec::new(),
                 drained: 0,
                 events: 0,
                 busy_ns: 0,
@@ -246,41 +319,72 @@ impl WorkerSlot {
     /// Records one finished event.
     pub fn record(&self, ns: u64) {
         let mut s = self.lock();
-        self.record_locked(&mut s, ns);
+        self.record_locked(&mut s, ns, None);
+    }
+
+    /// Records one finished event of an open loop: `ns` from its arrival, `svc_ns` from
+    /// the moment a thread took it, with the database work or file operations it did.
+    pub fn record_open(
+        &self,
+        ns: u64,
+        svc_ns: u64,
+        db: Option<&DbCounters>,
+        io: Option<&IoCounters>,
+    ) {
+        let mut s = self.lock();
+        self.record_locked(&mut s, ns, Some(svc_ns));
+        if let Some(db) = db {
+            s.interval.db.merge(db);
+        }
+        if let Some(io) = io {
+            s.interval.io.merge(io);
+        }
     }
 
     /// Records one finished event with the database work it did.
     pub fn record_db(&self, ns: u64, db: &DbCounters) {
         let mut s = self.lock();
-        self.record_locked(&mut s, ns);
+        self.record_locked(&mut s, ns, None);
         s.interval.db.merge(db);
     }
 
     /// Records one finished event with the file operations it did.
     pub fn record_io(&self, ns: u64, io: &IoCounters) {
         let mut s = self.lock();
-        self.record_locked(&mut s, ns);
+        self.record_locked(&mut s, ns, None);
         s.interval.io.merge(io);
     }
 
-    fn record_locked(&self, s: &mut WorkerStats, ns: u64) {
+    /// Records an event that took `ns`; in an open loop `svc_ns` is its service time.
+    fn record_locked(&self, s: &mut WorkerStats, ns: u64, svc_ns: Option<u64>) {
         let c = &mut s.interval;
         c.events += 1;
         c.min_ns = c.min_ns.min(ns);
         c.max_ns = c.max_ns.max(ns);
         c.sum_ns += ns;
         s.events += 1;
-        s.busy_ns += ns;
-        s.pending
-            .push(u32::try_from(ns / 1_000).unwrap_or(u32::MAX));
+        // A thread is busy for an event's service time; in a closed loop that is all of it.
+        let busy = svc_ns.unwrap_or(ns);
+        s.busy_ns += busy;
+        s.pending.push(micros(ns));
+        if let Some(svc) = svc_ns {
+            c.svc_min_ns = c.svc_min_ns.min(svc);
+            c.svc_max_ns = c.svc_max_ns.max(svc);
+            c.svc_sum_ns += svc;
+            s.svc_pending.push(micros(svc));
+        }
         if s.pending.len() >= BATCH {
             // Under this slot's lock, so the ticker cannot drain it meanwhile: the batch
             // goes to the interval after the last one drained, exactly as its counters do.
             let mut h = self.shared.half(s.drained.wrapping_add(1));
             for &us in &s.pending {
-                let _ = h.record(u64::from(us));
+                let _ = h.latency.record(u64::from(us));
             }
             s.pending.clear();
+            for &us in &s.svc_pending {
+                let _ = h.service.record(u64::from(us));
+            }
+            s.svc_pending.clear();
         }
     }
 
@@ -308,10 +412,15 @@ impl WorkerSlot {
         into.sum_ns += c.sum_ns;
         into.db.merge(&c.db);
         into.io.merge(&c.io);
+        into.service.add_extremes(&c);
         for &us in &s.pending {
             let _ = into.hist.record(u64::from(us));
         }
         s.pending.clear();
+        for &us in &s.svc_pending {
+            let _ = into.service.hist.record(u64::from(us));
+        }
+        s.svc_pending.clear();
         s.drained = seq;
     }
 
@@ -323,13 +432,19 @@ impl WorkerSlot {
 
     /// Heap bytes this slot holds: fixed, whatever the run records.
     pub fn heap_bytes(&self) -> usize {
-        self.lock().pending.capacity() * std::mem::size_of::<u32>()
+        let s = self.lock();
+        (s.pending.capacity() + s.svc_pending.capacity()) * std::mem::size_of::<u32>()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, WorkerStats> {
         // A worker that panicked mid-record leaves consistent-enough counters behind.
         self.stats.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Nanoseconds as whole microseconds, saturating at about 71 minutes.
+fn micros(ns: u64) -> u32 {
+    u32::try_from(ns / 1_000).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -347,7 +462,7 @@ mod tests {
         for slot in slots {
             slot.drain_into(seq, &mut s);
         }
-        shared.take_into(seq, &mut s.hist);
+        shared.take_into(seq, &mut s);
         s
     }
 
@@ -381,7 +496,7 @@ mod tests {
             let mut s = Sample::default();
             b.drain_into(seq, &mut s);
             a.drain_into(seq, &mut s);
-            shared.take_into(seq, &mut s.hist);
+            shared.take_into(seq, &mut s);
             assert_eq!(s.hist.len(), s.events, "interval {seq}");
             assert_eq!(s.events, 2 * n);
         }
@@ -400,7 +515,7 @@ mod tests {
         }
         b.record(1_000);
         b.drain_into(1, &mut s1);
-        shared.take_into(1, &mut s1.hist);
+        shared.take_into(1, &mut s1);
         assert_eq!((s1.events, s1.hist.len()), (1, 1));
         let s2 = tick(&shared, &[&a, &b], 2);
         assert_eq!((s2.events, s2.hist.len()), (BATCH as u64, BATCH as u64));

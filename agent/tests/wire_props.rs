@@ -273,6 +273,12 @@ fn start(r: &mut Rng, which: u64) -> pb::Start {
         tick_ms: r.u64(),
         seed: r.next(),
         total_threads: r.u32(),
+        rate: match r.below(4) {
+            0 => 0.0,
+            1 => r.below(10_000) as f64,
+            2 => f64::from_bits(r.next()),
+            _ => [f64::NAN, f64::INFINITY, -1.0, 1e300][r.below(4) as usize],
+        },
     }
 }
 

@@ -193,6 +193,7 @@ fn interval_bytes(o: &Options, h: &mut Histogram<u64>, a: usize, seq: u32) -> Ve
         db: if o.oltp { db(events) } else { None },
         io: None,
         last: false,
+        open_loop: None,
     }
     .encode_to_vec()
 }
@@ -241,6 +242,7 @@ fn final_bytes(o: &Options, h: &mut Histogram<u64>, a: usize) -> Vec<u8> {
         kinds,
         targets,
         io: None,
+        open_loop: None,
     }
     .encode_to_vec()
 }

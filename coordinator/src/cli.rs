@@ -70,9 +70,11 @@ pub struct RawArgs {
     #[arg(long, alias = "init-rng", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub rand_init: Option<String>,
 
-    /// sysbench's open-loop rate (`--tx-rate` in 0.5): not implemented yet; 0 (the closed
-    /// loop) is accepted.
-    #[arg(long, alias = "tx-rate", hide = true)]
+    /// Open loop: events (transactions) per second over all agents, arriving at random
+    /// (Poisson) and waiting for a free thread; latency counts from the arrival. A
+    /// comma-separated list runs one step per rate (a rate sweep). 0 = closed loop
+    /// (`--tx-rate` in 0.5) [default: 0].
+    #[arg(long, alias = "tx-rate", value_name = "R[,R...]")]
     pub rate: Option<String>,
 
     /// Log verbosity, 0 (only critical messages) to 5 (debug), as sysbench's; the

@@ -344,6 +344,9 @@ async fn run_plan(
     );
     if extras.style.is_sysbench() {
         eprint!("{}", report::text::agent_warnings(&result.agents));
+        if let Some(why) = report::text::rate_shortfall(plan, &result) {
+            eprintln!("warning: {why}");
+        }
     }
     if let Some(path) = &plan.json {
         report::json::write(path, &report::json::build(plan, &result))

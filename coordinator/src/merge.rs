@@ -91,6 +91,45 @@ impl Latency {
     }
 }
 
+/// Open-loop (`--rate`) figures of an interval or a run, summed over agents. Latency
+/// counts from each event's arrival; `service` from the moment a thread took it.
+#[derive(Debug, Clone, Default)]
+pub struct OpenLoop {
+    pub service: Latency,
+    /// Events arrived and not yet taken by a thread, at the end.
+    pub queue_length: u64,
+    /// Threads inside an event, at the end.
+    pub concurrency: u32,
+    /// Events that arrived (taken or not).
+    pub arrivals: u64,
+}
+
+impl OpenLoop {
+    /// Adds another agent's (or the next interval's, see `extend`) figures, saturating.
+    pub fn merge(&mut self, o: &OpenLoop) {
+        self.service.merge(&o.service);
+        self.queue_length = self.queue_length.saturating_add(o.queue_length);
+        self.concurrency = self.concurrency.saturating_add(o.concurrency);
+        self.arrivals = self.arrivals.saturating_add(o.arrivals);
+    }
+
+    /// Merges `o` into `into`, either side possibly absent.
+    pub fn merge_into(into: &mut Option<OpenLoop>, o: Option<&OpenLoop>) {
+        if let Some(o) = o {
+            into.get_or_insert_with(OpenLoop::default).merge(o);
+        }
+    }
+
+    /// The next interval of the same agents: queue and concurrency are its, at its end;
+    /// service times and arrivals add up.
+    fn follow(&mut self, o: &OpenLoop) {
+        self.service.merge(&o.service);
+        self.arrivals = self.arrivals.saturating_add(o.arrivals);
+        self.queue_length = o.queue_length;
+        self.concurrency = o.concurrency;
+    }
+}
+
 /// One agent's report for one tick.
 #[derive(Debug, Clone)]
 pub struct IntervalPart {
@@ -102,6 +141,8 @@ pub struct IntervalPart {
     pub io: IoCounters,
     /// The agent's last interval: from its last full tick to the end of its run.
     pub last: bool,
+    /// Open loop only.
+    pub open: Option<OpenLoop>,
 }
 
 /// What one agent's interval reports add up to: its share of the run when it is lost
@@ -114,6 +155,7 @@ pub struct Received {
     pub latency: Latency,
     pub db: DbCounters,
     pub io: IoCounters,
+    pub open: Option<OpenLoop>,
 }
 
 impl Received {
@@ -124,6 +166,9 @@ impl Received {
         self.latency.merge(&p.latency);
         self.db.merge(&p.db);
         self.io.merge(&p.io);
+        if let Some(o) = &p.open {
+            self.open.get_or_insert_with(OpenLoop::default).follow(o);
+        }
     }
 
     /// A lost agent's result: what its intervals reported, and a status saying so.
@@ -140,6 +185,7 @@ impl Received {
         lost.latency = self.latency;
         lost.db = self.db;
         lost.io = self.io;
+        lost.open = self.open;
         lost
     }
 }
@@ -161,6 +207,8 @@ pub struct MergedInterval {
     pub io: IoCounters,
     /// Per agent (by index): events in this tick, None if the agent had already finished.
     pub per_agent: Vec<Option<u64>>,
+    /// Open loop only: service time and arrivals of the tick, queue at its end.
+    pub open: Option<OpenLoop>,
 }
 
 impl MergedInterval {
@@ -175,6 +223,9 @@ impl MergedInterval {
         self.duration = self.duration.saturating_add(o.duration);
         self.threads = self.threads.max(o.threads);
         self.add_counts(o.events, &o.latency, &o.db, &o.io);
+        if let Some(n) = &o.open {
+            self.open.get_or_insert_with(OpenLoop::default).follow(n);
+        }
     }
 
     /// Adds events, latencies and counters. Saturating throughout: agents' figures are
@@ -259,6 +310,7 @@ impl IntervalMerger {
                 db: DbCounters::default(),
                 io: IoCounters::default(),
                 per_agent: vec![None; n],
+                open: None,
             },
             missing: active_count,
         });
@@ -318,6 +370,7 @@ fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
     m.duration = m.duration.max(p.duration);
     m.threads = m.threads.saturating_add(p.threads_running);
     m.add_counts(p.events, &p.latency, &p.db, &p.io);
+    OpenLoop::merge_into(&mut m.open, p.open.as_ref());
 }
 
 /// sysbench's "Threads fairness": mean and population standard deviation of events per
@@ -377,6 +430,8 @@ pub struct AgentResult {
     pub status: AgentStatus,
     pub db: DbCounters,
     pub io: IoCounters,
+    /// Open loop only: service time, arrivals and the queue left at the end.
+    pub open: Option<OpenLoop>,
 }
 
 impl AgentResult {
@@ -532,6 +587,15 @@ impl RunResult {
         }
     }
 
+    /// Open-loop figures merged over the agents; None in a closed loop.
+    pub fn open(&self) -> Option<OpenLoop> {
+        let mut o = None;
+        for a in &self.agents {
+            OpenLoop::merge_into(&mut o, a.open.as_ref());
+        }
+        o
+    }
+
     pub fn lost_agents(&self) -> impl Iterator<Item = &AgentResult> {
         self.agents
             .iter()
@@ -639,6 +703,7 @@ mod tests {
             db: DbCounters::default(),
             io: IoCounters::default(),
             last: false,
+            open: None,
         }
     }
 
@@ -691,6 +756,7 @@ mod tests {
             },
             last: true,
             io: IoCounters::default(),
+            open: None,
         };
         assert!(
             merger.add(7, 1, huge.clone()).is_empty(),
@@ -816,6 +882,7 @@ mod tests {
                     },
                     io: IoCounters::default(),
                     last: false,
+                    open: None,
                 };
                 all.merge(&p.latency);
                 released.extend(m.add(a, seq, p));

@@ -205,6 +205,8 @@ pub struct Plan {
     pub forced_shutdown: Option<Duration>,
     /// --report-checkpoints: seconds since Go, ascending.
     pub checkpoints: Vec<u64>,
+    /// --rate: events per second over all agents in an open loop; 0 = closed loop.
+    pub rate: f64,
 }
 
 impl Plan {
@@ -329,13 +331,22 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         (true, false) if raw.rand_seed.is_none() => seed = FIXED_SEED,
         _ => {}
     }
-    if let Some(r) = &raw.rate
-        && r.trim().parse::<f64>() != Ok(0.0)
-    {
-        return Err(PlanError::NotSupported(format!(
-            "--rate={} (open-loop load at a target rate is not implemented yet; without it, or with --rate=0, fleetbench runs sysbench's closed loop)",
-            r.trim()
-        )));
+    let rate = match raw.rate.as_deref() {
+        None => 0.0,
+        Some(r) => parse_rate(r)?,
+    };
+    if rate > 0.0 {
+        let one_event_per_thread = match &workload {
+            Workload::Mutex { .. } => true,
+            Workload::Oltp(o) => o.config.script == Script::BulkInsert,
+            _ => false,
+        };
+        if one_event_per_thread {
+            return Err(PlanError::NotSupported(format!(
+                "--rate with {} (each thread runs one event; there is nothing to pace)",
+                workload.name()
+            )));
+        }
     }
     let mut notes = Vec::new();
     for (given, option, why) in [
@@ -412,7 +423,44 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         notes,
         forced_shutdown: forced_shutdown(&raw.forced_shutdown, time)?,
         checkpoints: checkpoints(&raw.report_checkpoints)?,
+        rate,
     })
+}
+
+/// Most events per second `--rate` may ask for over the whole run.
+pub const MAX_RATE: f64 = fleetbench_agent::limits::MAX_RATE;
+
+/// One `--rate` value: events per second, 0 for the closed loop.
+pub fn parse_rate(s: &str) -> Result<f64, PlanError> {
+    let r: f64 = s.trim().parse().map_err(|_| PlanError::Invalid {
+        option: "rate",
+        value: s.to_string(),
+        why: "expected events per second (0 = closed loop), or a comma-separated list for a rate sweep",
+    })?;
+    if !r.is_finite() || r < 0.0 {
+        return Err(invalid(
+            "rate",
+            s,
+            "must be 0 or a positive number of events per second",
+        ));
+    }
+    if r > MAX_RATE {
+        return Err(invalid("rate", s, "at most 100,000,000 events per second"));
+    }
+    Ok(r)
+}
+
+/// Each agent's share of `rate`: in proportion to its threads, so that every thread
+/// faces the same offered load.
+pub fn split_rate(rate: f64, threads: &[u64]) -> Vec<f64> {
+    let total: u64 = threads.iter().sum();
+    if total == 0 {
+        return vec![0.0; threads.len()];
+    }
+    threads
+        .iter()
+        .map(|&t| rate * t as f64 / total as f64)
+        .collect()
 }
 
 /// `--report-checkpoints=10,20,30`: distinct positive seconds, in ascending order.
@@ -1355,12 +1403,34 @@ mod tests {
             Err(PlanError::Conflict(_))
         ));
         assert!(seed(&["--rand-init=maybe"]).is_err());
-        // Open loop: refused until it exists, except 0, which is the closed loop.
+        // Open loop: --rate and 0.5's --tx-rate; 0 is the closed loop.
+        assert_eq!(plan(&["cpu", "--rate=100", "run"]).unwrap().rate, 100.0);
+        assert_eq!(
+            plan(&["cpu", "--tx-rate=250.5", "run"]).unwrap().rate,
+            250.5
+        );
+        assert_eq!(plan(&["cpu", "--tx-rate=0", "run"]).unwrap().rate, 0.0);
+        for bad in [
+            "--rate=-1",
+            "--rate=fast",
+            "--rate=inf",
+            "--rate=NaN",
+            "--rate=1e12",
+        ] {
+            assert!(
+                matches!(
+                    plan(&["cpu", bad, "run"]),
+                    Err(PlanError::Invalid { option: "rate", .. })
+                ),
+                "{bad}"
+            );
+        }
         assert!(matches!(
-            plan(&["cpu", "--rate=100", "run"]),
-            Err(PlanError::NotSupported(m)) if m.contains("not implemented yet")
+            plan(&["mutex", "--rate=10", "run"]),
+            Err(PlanError::NotSupported(m)) if m.contains("nothing to pace")
         ));
-        assert!(plan(&["cpu", "--tx-rate=0", "run"]).is_ok());
+        assert_eq!(split_rate(900.0, &[1, 2, 0]), vec![300.0, 600.0, 0.0]);
+        assert_eq!(split_rate(5.0, &[]), Vec::<f64>::new());
         let p = plan(&[
             "cpu",
             "--thread-stack-size=64K",

@@ -295,6 +295,7 @@ pub async fn run(
 ) -> Result<RunResult, SessionError> {
     let shares = split_evenly(u64::from(plan.threads), conns.len());
     let events = plan.events.map(|e| split_by_threads(e, &shares));
+    let rates = crate::plan::split_rate(plan.rate, &shares);
     let run_id = run_id();
     let seed = if plan.seed == 0 {
         now_nanos()
@@ -327,6 +328,7 @@ pub async fn run(
             tick_ms: plan.tick().as_millis() as u64,
             seed: seed.wrapping_add(u64::from(first_thread)),
             total_threads: plan.threads,
+            rate: rates[i],
         };
         first_thread += threads;
         let slot = starts.len();

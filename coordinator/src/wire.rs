@@ -9,7 +9,7 @@ use fleetbench_proto::v1 as pb;
 use tracing::warn;
 
 use crate::merge::{
-    AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency,
+    AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency, OpenLoop,
 };
 
 /// An agent's final report: its own row of the result, and what it adds to the run's
@@ -45,6 +45,7 @@ impl Sender {
             status: AgentStatus::Lost(why),
             db: DbCounters::default(),
             io: IoCounters::default(),
+            open: None,
         }
     }
 }
@@ -108,7 +109,21 @@ pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
         db: db_counters(iv.db.as_ref()),
         io: io_counters(iv.io.as_ref()),
         last: iv.last,
+        open: open_loop(iv.open_loop.as_ref())?,
     })
+}
+
+/// Open-loop figures with the service-time histogram decoded; None in a closed loop.
+pub fn open_loop(o: Option<&pb::OpenLoop>) -> Result<Option<OpenLoop>, CodecError> {
+    let Some(o) = o else {
+        return Ok(None);
+    };
+    Ok(Some(OpenLoop {
+        service: latency(o.service.as_ref())?,
+        queue_length: o.queue_length,
+        concurrency: o.concurrency,
+        arrivals: o.arrivals,
+    }))
 }
 
 /// An agent's final report. An unreadable overall histogram makes the agent lost; an
@@ -158,6 +173,10 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
             },
             db: db_counters(f.db.as_ref()),
             io: io_counters(f.io.as_ref()),
+            open: open_loop(f.open_loop.as_ref()).unwrap_or_else(|e| {
+                warn!(agent = %from.addr, "dropping unreadable service times: {e}");
+                None
+            }),
         },
         kinds,
         targets,

@@ -47,6 +47,8 @@ pub struct Config {
     pub rand_seed: u64,
     /// Agent addresses, or "local" entries for embedded agents.
     pub agents: Vec<String>,
+    /// `--rate`: events per second over all agents in an open loop; 0 = closed loop.
+    pub rate: f64,
     #[serde(flatten)]
     pub workload: BTreeMap<&'static str, serde_json::Value>,
 }
@@ -83,6 +85,55 @@ pub struct Totals {
     /// OLTP: what each database target received.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetJson>,
+    /// Open loop (`--rate`) only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopTotals>,
+}
+
+/// An open loop's run: the rate asked for and reached, the queue left, and service time
+/// beside `latency_ms` (which counts from each event's arrival).
+#[derive(Debug, Serialize)]
+pub struct OpenLoopTotals {
+    pub target_rate: f64,
+    pub arrivals: u64,
+    pub arrivals_per_sec: f64,
+    /// Events run per second (the achieved rate).
+    pub events_per_sec: f64,
+    pub queue_length_end: u64,
+    /// False when the threads fell behind the rate for good (see the text report).
+    pub rate_reached: bool,
+    pub service_ms: LatencyMs,
+    pub service_spectrum_ms: Vec<SpectrumPoint>,
+    /// The merged histograms themselves, in microseconds: HdrHistogram V2 with deflate,
+    /// base64, as HdrHistogram's own tools read them.
+    pub latency_hdr: String,
+    pub service_hdr: String,
+}
+
+/// An open loop's interval or agent: service time and the queue at the end.
+#[derive(Debug, Serialize)]
+pub struct OpenLoopPart {
+    pub arrivals: u64,
+    pub queue_length: u64,
+    pub concurrency: u32,
+    pub service_ms: LatencyMs,
+}
+
+fn open_part(o: &Option<crate::merge::OpenLoop>, requested: &[f64]) -> Option<OpenLoopPart> {
+    let o = o.as_ref()?;
+    Some(OpenLoopPart {
+        arrivals: o.arrivals,
+        queue_length: o.queue_length,
+        concurrency: o.concurrency,
+        service_ms: latency_ms(&o.service, requested),
+    })
+}
+
+/// A histogram as HdrHistogram's V2 deflate encoding in base64.
+pub fn hdr_base64(h: &hdrhistogram::Histogram<u64>) -> String {
+    use base64::Engine;
+    let bytes = fleetbench_proto::histogram::encode(h).unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[derive(Debug, Serialize)]
@@ -157,6 +208,8 @@ pub struct Interval {
     pub agent_events: Vec<Option<u64>>,
     #[serde(flatten)]
     pub figures: Figures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopPart>,
 }
 
 /// A workload's own figures, at most one of them present: OLTP's SQL statistics,
@@ -283,6 +336,8 @@ pub struct Agent {
     pub figures: Figures,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopPart>,
 }
 
 pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
@@ -474,6 +529,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             percentiles: plan.percentiles.clone(),
             rand_seed: plan.seed,
             agents: agents_cfg,
+            rate: plan.rate,
             workload,
         },
         interrupted: r.interrupted,
@@ -517,6 +573,18 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     connections: r.connections_to(*i).cloned().collect(),
                 })
                 .collect(),
+            open_loop: r.open().map(|o| OpenLoopTotals {
+                target_rate: plan.rate,
+                arrivals: o.arrivals,
+                arrivals_per_sec: crate::merge::per_sec(o.arrivals, r.total_time()),
+                events_per_sec: r.events_per_sec(),
+                queue_length_end: o.queue_length,
+                rate_reached: crate::report::text::rate_shortfall(plan, r).is_none(),
+                service_ms: latency_ms(&o.service, &plan.percentiles),
+                service_spectrum_ms: spectrum(&o.service),
+                latency_hdr: hdr_base64(&total_latency.hist),
+                service_hdr: hdr_base64(&o.service.hist),
+            }),
         },
         intervals: r
             .intervals
@@ -530,6 +598,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
                 figures: kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
+                open_loop: open_part(&iv.open, &plan.percentiles),
             })
             .collect(),
         agents: r
@@ -552,6 +621,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     status,
                     reason,
                     figures: kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
+                    open_loop: open_part(&a.open, &plan.percentiles),
                 }
             })
             .collect(),
@@ -628,6 +698,7 @@ mod tests {
                     status: AgentStatus::Completed,
                     db: Default::default(),
                     io: Default::default(),
+                    open: None,
                 })
                 .collect(),
             ..RunResult::default()

@@ -33,6 +33,9 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
             r.as_secs()
         );
     }
+    if plan.rate > 0.0 {
+        let _ = writeln!(s, "Target transaction rate: {}/sec", rate_label(plan.rate));
+    }
     if own {
         let _ = writeln!(s, "{}", agents_line(agents));
     }
@@ -211,6 +214,21 @@ pub fn table_ranges(tables: &[u32]) -> String {
 /// `[ 10s ] thds: 16 tps: .. qps: .. (r/w/o: ../../..) lat (ms,95%): .. err/s: .. reconn/s: ..`,
 /// otherwise `[ 1s ] thds: 8 eps: 123.45 lat (ms,95%): 1.67`.
 pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
+    let line = closed_loop_line(iv, percentile, workload);
+    match &iv.open {
+        // sysbench's own second line under --rate.
+        Some(o) => format!(
+            "{line}\n[ {}s ] queue length: {}, concurrency: {}",
+            iv.label_secs(),
+            o.queue_length,
+            o.concurrency
+        ),
+        None => line,
+    }
+}
+
+/// The interval line proper, without an open loop's queue line.
+fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
     let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
     match workload {
         Workload::Fileio(_) => {
@@ -277,6 +295,20 @@ pub fn interval_line_in(
     if !matches!(style, ReportStyle::Sysbench05 | ReportStyle::Sysbench04) {
         return interval_line(iv, percentile, workload);
     }
+    let line = legacy_interval_line(iv, percentile, workload);
+    match &iv.open {
+        Some(o) => format!(
+            "{line}\n[{:>4}s] queue length: {}, concurrency: {}",
+            iv.label_secs(),
+            o.queue_length,
+            o.concurrency
+        ),
+        None => line,
+    }
+}
+
+/// 0.5's interval line proper, without an open loop's queue line.
+fn legacy_interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
     let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
     let lat = iv.latency.requested_ms(percentile);
     let p = pct_label(percentile);
@@ -429,6 +461,7 @@ pub fn checkpoint_report(plan: &Plan, at: u64, span: &MergedInterval) -> String 
             status: AgentStatus::Completed,
             db: span.db.clone(),
             io: span.io,
+            open: span.open.clone(),
         }],
         ..RunResult::default()
     };
@@ -549,12 +582,92 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     if style.is_sysbench() {
         return s;
     }
+    s.push_str(&open_loop_block(plan, r));
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
     s
 }
 
 const MIB: f64 = 1048576.0;
+
+/// An open loop's figures after sysbench's report: the rate asked for, arrivals and events
+/// run per second, the queue left at the end, and the service time (latency above counts
+/// from each event's arrival). Empty in a closed loop.
+pub fn open_loop_block(plan: &Plan, r: &RunResult) -> String {
+    let Some(o) = r.open() else {
+        return String::new();
+    };
+    let secs = r.total_time();
+    let mut s = String::new();
+    let _ = writeln!(s, "Open loop (--rate={}):", rate_label(plan.rate));
+    row(
+        &mut s,
+        "    arrivals:",
+        41,
+        &format!(
+            "{} ({:.2} per sec.)",
+            o.arrivals,
+            crate::merge::per_sec(o.arrivals, secs)
+        ),
+    );
+    row(
+        &mut s,
+        "    events run:",
+        41,
+        &format!("{} ({:.2} per sec.)", r.events(), r.events_per_sec()),
+    );
+    row(
+        &mut s,
+        "    queue length at the end:",
+        41,
+        &o.queue_length.to_string(),
+    );
+    s.push_str(
+        "    service time (ms, from a thread taking the event):
+",
+    );
+    let svc = &o.service;
+    lat_row(&mut s, "min", svc.min_ms());
+    lat_row(&mut s, "avg", svc.avg_ms());
+    lat_row(&mut s, "max", svc.max_ms());
+    for &p in plan.percentiles.iter().filter(|&&p| p > 0.0) {
+        lat_row(
+            &mut s,
+            &format!("{}th percentile", pct_label(p)),
+            svc.percentile_ms(p),
+        );
+    }
+    if let Some(why) = rate_shortfall(plan, r) {
+        let _ = writeln!(s, "\nWARNING: {why}");
+    }
+    s.push('\n');
+    s
+}
+
+/// A rate as given: `2000`, `2500.5`.
+pub fn rate_label(rate: f64) -> String {
+    if rate.fract() == 0.0 {
+        format!("{rate:.0}")
+    } else {
+        format!("{rate}")
+    }
+}
+
+/// Why an open loop's target rate was not reached, if it was not: more than 1 % of the
+/// arrivals (and more than 10) were still queued when the run ended, so the threads fell
+/// behind the rate for good rather than for a moment.
+pub fn rate_shortfall(plan: &Plan, r: &RunResult) -> Option<String> {
+    let o = r.open()?;
+    let behind = o.queue_length > 10 && o.queue_length.saturating_mul(100) > o.arrivals;
+    behind.then(|| {
+        format!(
+            "the target rate was not reached: {} events/s asked for, {:.2}/s run; {} arrived events were still waiting for a thread at the end",
+            rate_label(plan.rate),
+            r.events_per_sec(),
+            o.queue_length
+        )
+    })
+}
 
 /// sysbench's "File operations" and "Throughput" blocks, merged over agents.
 pub fn file_operations(r: &RunResult) -> String {
@@ -1045,6 +1158,7 @@ mod tests {
             notes: Vec::new(),
             forced_shutdown: None,
             checkpoints: Vec::new(),
+            rate: 0.0,
         }
     }
 
@@ -1077,6 +1191,7 @@ mod tests {
             status: AgentStatus::Completed,
             db: Default::default(),
             io: Default::default(),
+            open: None,
         };
         let b = AgentResult {
             addr: "10.0.0.2:7600".into(),
@@ -1089,6 +1204,7 @@ mod tests {
             status: AgentStatus::Lost("connection reset".into()),
             db: Default::default(),
             io: Default::default(),
+            open: None,
         };
         RunResult {
             agents: vec![a, b],
@@ -1154,6 +1270,7 @@ Threads fairness:
             db: Default::default(),
             io: Default::default(),
             per_agent: vec![],
+            open: None,
         };
         assert_eq!(
             interval_line(&iv, 0.0, &p.workload),
@@ -1236,6 +1353,7 @@ Threads fairness:
             },
             io: Default::default(),
             per_agent: vec![],
+            open: None,
         };
         assert_eq!(
             interval_line_in(&iv, 99.0, &p.workload, ReportStyle::Sysbench05),
@@ -1267,6 +1385,7 @@ Threads fairness:
             db: Default::default(),
             io: Default::default(),
             per_agent: vec![],
+            open: None,
         };
         assert_eq!(
             interval_line(&iv, 95.0, &Workload::Cpu { max_prime: 3 }),
@@ -1326,6 +1445,7 @@ SQL statistics:
                 status: AgentStatus::Completed,
                 db: Default::default(),
                 io: Default::default(),
+                open: None,
             })
             .collect();
         RunResult {
