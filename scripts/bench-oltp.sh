@@ -10,8 +10,14 @@
 #     QPS (from the report's "queries: N (X per sec.)" line), the QPS ratio fb/sb, and the
 #     client CPU seconds (user+sys of the client process) per 1000 queries, with a mean line
 #     per (script, threads) built from the summed queries, time and CPU of its rounds.
-#  3. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= sysbench's, and
-#     fleetbench prepare no slower than sysbench's; prints PASS/MISS for each.
+#  3. TLS: client CPU per query over TLS against plain TCP, both tools.
+#  4. rate: the open loop's scheduling overhead. For RATE_SCRIPT with RATE_THREADS, per
+#     round: fleetbench's closed loop (its QPS is the maximum), then fleetbench and sysbench
+#     with --rate at RATE_PCT % of that maximum; prints client CPU per 1000 queries of each
+#     and fleetbench's open/closed ratio.
+#  5. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= sysbench's,
+#     fleetbench prepare no slower than sysbench's, TLS/plain <= 1.15, open/closed <= 1.1;
+#     prints PASS/MISS for each.
 #
 # Usage: scripts/bench-oltp.sh
 # Environment (defaults in brackets):
@@ -22,9 +28,10 @@
 #   ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  RAND_TYPE [special]
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
 #   FB_ARGS []  extra options for fleetbench's runs, e.g. "--local-agents=2"
-#   SECTIONS ["prepare run tls"]  which of sections 1 (prepare), 2 (run) and the TLS
-#                    comparison to run, e.g. SECTIONS=tls for the TLS figures alone
+#   SECTIONS ["prepare run tls rate"]  which of sections 1 (prepare), 2 (run), 3 (tls)
+#                    and 4 (rate) to run, e.g. SECTIONS=tls for the TLS figures alone
 #   TLS_SCRIPT [oltp_point_select]  TLS_THREADS [4]  the TLS comparison's script and threads
+#   RATE_SCRIPT [oltp_point_select]  RATE_THREADS [4]  RATE_PCT [80]  the open loop's
 # Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.
@@ -42,7 +49,7 @@ scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
 threads_list=${THREADS:-4 64}
 rounds=${ROUNDS:-2}
 rand_type=${RAND_TYPE:-special}
-sections=" ${SECTIONS:-prepare run tls} "
+sections=" ${SECTIONS:-prepare run tls rate} "
 section() { [[ $sections == *" $1 "* ]]; }
 password=sbtest-pw
 
@@ -310,10 +317,49 @@ elif [[ ${#tls_opts[@]} -gt 0 ]]; then
 else
   echo "== TLS: skipped (openssl is missing, no certificate for the server)"
 fi
+# --- 4. rate -------------------------------------------------------------------------------
+# Client CPU per query of the open loop (--rate at RATE_PCT % of the closed loop's QPS)
+# against the closed loop; sysbench's open loop at the same rate for reference.
+rate_verdict=""
+if section rate; then
+  rate_script=${RATE_SCRIPT:-oltp_point_select} rate_threads=${RATE_THREADS:-4} rate_pct=${RATE_PCT:-80}
+  echo "== rate: $rate_script, $rate_threads threads, --rate at $rate_pct % of the closed loop's QPS, ${run_secs} s per run, $rounds rounds"
+  rrow() { printf '%-26s %5s %12s %11s\n' "$@"; }
+  rrow run round QPS "CPU/1kq"
+  declare -A rq=() rc=()
+  for r in $(seq "$rounds"); do
+    ropts=(--threads="$rate_threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
+      --rand-type="$rand_type" "${conn[@]}")
+    o=$dir/rate-closed-$r
+    bench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" run || continue
+    # One query per event for point selects; the rate is in events (transactions).
+    tps=$(awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$o.out")
+    [[ -n $tps ]] || tps=$(qps "$o")
+    rate=$(calc "$tps * $rate_pct / 100" 0)
+    rq[closed]=$(calc "${rq[closed]:-0} + $(queries "$o")" 0) rc[closed]=$(calc "${rc[closed]:-0} + $(cpu "$o")" 2)
+    rrow "fleetbench closed loop" "$r" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+    for tool in fleetbench sysbench; do
+      bin=("$fleetbench"); [[ $tool == sysbench ]] && bin=(sysbench)
+      o=$dir/rate-$tool-$r
+      if bench_run "$o" "${bin[@]}" "$rate_script" "${ropts[@]}" --rate="$rate" run; then
+        rq[$tool]=$(calc "${rq[$tool]:-0} + $(queries "$o")" 0) rc[$tool]=$(calc "${rc[$tool]:-0} + $(cpu "$o")" 2)
+        rrow "$tool --rate=$rate" "$r" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+      fi
+    done
+  done
+  if [[ -n ${rq[closed]:-} && -n ${rq[fleetbench]:-} ]]; then
+    c=$(cpu_per_k "${rc[closed]}" "${rq[closed]}") op=$(cpu_per_k "${rc[fleetbench]}" "${rq[fleetbench]}")
+    ratio=$(calc "$op / $c")
+    sb=-; [[ -n ${rq[sysbench]:-} ]] && sb=$(cpu_per_k "${rc[sysbench]}" "${rq[sysbench]}")
+    rrow "mean CPU/1kq" "" "" "closed $c, open $op (sysbench open $sb): open/closed $ratio"
+    v=MISS; [[ $(calc "$ratio <= 1.1" 0) == 1 ]] && v=PASS
+    rate_verdict="rate: fleetbench CPU/1kq open/closed $ratio <= 1.1: $v"
+  fi
+fi
 cleanup_tables
 echo
 
-# --- 4. targets -------------------------------------------------------------------------------
+# --- 5. targets -------------------------------------------------------------------------------
 echo "== targets"
 if ! section prepare; then
   :
@@ -325,6 +371,7 @@ else
 fi
 [[ ${#verdicts[@]} -gt 0 ]] && printf '%s\n' "${verdicts[@]}"
 [[ -n $tls_verdict ]] && echo "$tls_verdict"
+[[ -n $rate_verdict ]] && echo "$rate_verdict"
 echo "CPU busy after the runs: $(cpu_busy); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "($(nproc) cores; client and server share them: a busy machine lowers every figure above)"
 exit "$failed"

@@ -9,7 +9,7 @@
 //! memory stays constant however far the load falls behind the rate.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::workloads::oltp::rand::Rng;
@@ -58,7 +58,7 @@ impl Arrivals {
 pub struct QueueState {
     /// Arrived, not taken by a thread yet.
     pub queue_length: u64,
-    /// Threads inside an event.
+    /// Threads inside an event (filled in by the runner, which sees the workers).
     pub concurrency: u32,
     /// Arrivals so far (taken or not).
     pub arrivals: u64,
@@ -71,8 +71,6 @@ pub struct Schedule {
     taken: Mutex<Arrivals>,
     /// The walk the ticker advances to "now" to count arrivals.
     arrived: Mutex<Arrivals>,
-    /// Threads inside an event (sysbench's "concurrency").
-    busy: AtomicU32,
 }
 
 /// The longest a waiting worker sleeps before it looks at the stop flag again.
@@ -85,7 +83,6 @@ impl Schedule {
         Schedule {
             taken: Mutex::new(walk.clone()),
             arrived: Mutex::new(walk),
-            busy: AtomicU32::new(0),
         }
     }
 
@@ -94,7 +91,7 @@ impl Schedule {
         self.taken.lock().unwrap_or_else(|p| p.into_inner()).pass()
     }
 
-    /// Queue length, concurrency and arrivals at `now_ns` after Go.
+    /// Queue length and arrivals at `now_ns` after Go.
     pub fn state_at(&self, now_ns: u64) -> QueueState {
         let arrivals = {
             let mut a = self.arrived.lock().unwrap_or_else(|p| p.into_inner());
@@ -107,7 +104,7 @@ impl Schedule {
         QueueState {
             // Idle threads take arrivals ahead of their time: then nothing is queued.
             queue_length: arrivals.saturating_sub(taken),
-            concurrency: self.busy.load(Ordering::Relaxed),
+            concurrency: 0,
             arrivals,
         }
     }
@@ -137,16 +134,6 @@ impl Schedule {
             Some(d) if at >= d => None,
             _ => Some(at),
         }
-    }
-
-    /// A thread starts an event.
-    pub fn enter(&self) {
-        self.busy.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A thread ends an event.
-    pub fn leave(&self) {
-        self.busy.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -607,7 +607,12 @@ impl PreparedRun {
                 let open = self.control.queue_at(now.into_std()).map(|q| {
                     let arrivals = q.arrivals - arrivals_before;
                     arrivals_before = q.arrivals;
-                    QueueState { arrivals, ..q }
+                    let concurrency = self.slots.iter().filter(|s| s.is_busy()).count() as u32;
+                    QueueState {
+                        arrivals,
+                        concurrency,
+                        ..q
+                    }
                 });
                 let report = IntervalReport {
                     seq,
@@ -743,7 +748,9 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
 /// [`oltp_loop`] in an open loop: each event waits for its arrival, and its latency
 /// counts from there. Kept apart so that the closed loop's hot path stays as it is.
 fn oltp_open_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
-    let Some(pace) = &control.pace else { return };
+    if control.pace.is_none() {
+        return;
+    }
     crate::rate::tighten_timer_slack();
     let mut now = Instant::now();
     while control.claim_event_at(now) {
@@ -751,9 +758,9 @@ fn oltp_open_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &Wo
             break;
         };
         let t0 = Instant::now();
-        pace.enter();
+        slot.set_busy(true);
         let outcome = w.event(&control.stop, t0);
-        pace.leave();
+        slot.set_busy(false);
         match outcome {
             Outcome::Done => {
                 now = w.last_instant();
@@ -796,13 +803,13 @@ fn worker_loop(
             break;
         };
         let t0 = Instant::now();
-        if let Some(p) = pace {
-            p.enter();
+        if pace.is_some() {
+            slot.set_busy(true);
         }
         let step = worker.event(&control.stop, &mut io);
         now = Instant::now();
-        if let Some(p) = pace {
-            p.leave();
+        if pace.is_some() {
+            slot.set_busy(false);
         }
         match step {
             Step::Done => {

@@ -298,6 +298,9 @@ struct WorkerStats {
 pub struct WorkerSlot {
     stats: Mutex<WorkerStats>,
     shared: Arc<IntervalHists>,
+    /// Open loop: the worker is inside an event (sysbench's "concurrency"). Written by
+    /// the worker alone, read by the ticker: no counter shared by every worker.
+    busy: std::sync::atomic::AtomicBool,
 }
 
 impl WorkerSlot {
@@ -313,7 +316,17 @@ impl WorkerSlot {
                 busy_ns: 0,
             }),
             shared,
+            busy: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The worker starts (true) or ends (false) an event.
+    pub fn set_busy(&self, busy: bool) {
+        self.busy.store(busy, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Records one finished event.

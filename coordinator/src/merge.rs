@@ -904,6 +904,102 @@ mod tests {
     }
 
     #[test]
+    fn open_loop_histograms_merge_to_the_histogram_of_all_samples() {
+        // Three agents, two ticks each: latency (from arrival) and service time merged over
+        // agents and ticks give exactly the percentiles of one histogram of every sample.
+        let mut m = IntervalMerger::new(3, Duration::from_secs(1));
+        let (mut all_lat, mut all_svc) = (Latency::default(), Latency::default());
+        let mut released = Vec::new();
+        let mut x = 12345u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            1 + (x >> 40) % 200_000
+        };
+        let mut agents = vec![RunResult::default().open(); 3];
+        for seq in 1..=2u32 {
+            for (a, agent) in agents.iter_mut().enumerate() {
+                let svc: Vec<u64> = (0..500).map(|_| next()).collect();
+                // Queueing adds to some events' latency.
+                let lat_us: Vec<u64> = svc.iter().map(|v| v + next() % 3 * next()).collect();
+                let open = OpenLoop {
+                    service: lat(&svc),
+                    queue_length: a as u64 + seq as u64,
+                    concurrency: 1,
+                    arrivals: 500,
+                };
+                all_lat.merge(&lat(&lat_us));
+                all_svc.merge(&open.service);
+                OpenLoop::merge_into(agent, Some(&open));
+                let p = IntervalPart {
+                    duration: Duration::from_secs(1),
+                    events: 500,
+                    threads_running: 1,
+                    latency: lat(&lat_us),
+                    db: DbCounters::default(),
+                    io: IoCounters::default(),
+                    last: false,
+                    open: Some(open),
+                };
+                released.extend(m.add(a, seq, p));
+            }
+        }
+        assert_eq!(released.len(), 2);
+        // Per tick: queue and concurrency summed over agents.
+        assert_eq!(released[0].open.as_ref().unwrap().queue_length, 1 + 2 + 3);
+        assert_eq!(released[1].open.as_ref().unwrap().concurrency, 3);
+        let mut span = released[0].clone();
+        span.extend(&released[1]);
+        let o = span.open.as_ref().unwrap();
+        assert_eq!(o.arrivals, 3_000);
+        // A span's queue is its last tick's.
+        assert_eq!(o.queue_length, 2 + 3 + 4);
+        let run = RunResult {
+            agents: agents
+                .into_iter()
+                .map(|open| AgentResult {
+                    addr: String::new(),
+                    host: String::new(),
+                    threads: 1,
+                    elapsed: Duration::from_secs(2),
+                    events: 1_000,
+                    latency: Latency::default(),
+                    per_thread: Vec::new(),
+                    status: AgentStatus::Completed,
+                    db: DbCounters::default(),
+                    io: IoCounters::default(),
+                    open,
+                })
+                .collect(),
+            ..RunResult::default()
+        };
+        let total = run.open().unwrap();
+        for p in [1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0] {
+            assert_eq!(
+                span.latency.percentile_ms(p),
+                all_lat.percentile_ms(p),
+                "{p}"
+            );
+            assert_eq!(o.service.percentile_ms(p), all_svc.percentile_ms(p), "{p}");
+            assert_eq!(
+                total.service.percentile_ms(p),
+                all_svc.percentile_ms(p),
+                "{p}"
+            );
+        }
+        assert_eq!(total.service.count(), 3_000);
+        assert_eq!(
+            (
+                total.service.min_ns,
+                total.service.max_ns,
+                total.service.sum_ns
+            ),
+            (all_svc.min_ns, all_svc.max_ns, all_svc.sum_ns)
+        );
+    }
+
+    #[test]
     fn statements_are_merged_by_kind_and_by_target() {
         let mut r = RunResult::default();
         let db = |reads| DbCounters {
