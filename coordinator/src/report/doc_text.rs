@@ -96,6 +96,17 @@ fn run(doc: &Value) -> Result<String, String> {
     for iv in intervals {
         s.push_str(&interval_line(iv, &key, p));
         s.push('\n');
+        // An open loop's second line, as the run printed it.
+        if let Some(o) = iv.get("open_loop").filter(|v| v.is_object()) {
+            let line = interval_line(iv, &key, p);
+            let label = line.split(" ]").next().unwrap_or("[ ?s");
+            let _ = writeln!(
+                s,
+                "{label} ] queue length: {}, concurrency: {}",
+                u(o, "queue_length"),
+                u(o, "concurrency")
+            );
+        }
     }
     if !intervals.is_empty() {
         s.push('\n');
@@ -164,6 +175,25 @@ fn run(doc: &Value) -> Result<String, String> {
             "{label}{v:>w$.2}",
             w = 53usize.saturating_sub(label.len())
         );
+    }
+    if let Some(o) = totals.get("open_loop").filter(|v| v.is_object()) {
+        let svc = o.get("service_ms").unwrap_or(&Value::Null);
+        let _ = writeln!(
+            s,
+            "\nOpen loop (--rate={}): {} arrivals ({:.2}/s), {:.2} events/s run, {} queued at the end\n    service time (ms): avg {:.2}, {}th percentile {:.2}, max {:.2}",
+            crate::report::text::rate_label(f(o, "target_rate")),
+            u(o, "arrivals"),
+            f(o, "arrivals_per_sec"),
+            f(o, "events_per_sec"),
+            u(o, "queue_length_end"),
+            f(svc, "avg"),
+            pct_label(p),
+            f(svc, &key),
+            f(svc, "max"),
+        );
+        if o.get("rate_reached") == Some(&Value::Bool(false)) {
+            s.push_str("    WARNING: the target rate was not reached\n");
+        }
     }
     let fair = totals.get("fairness").unwrap_or(&Value::Null);
     s.push_str("\nThreads fairness:\n");
