@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod limits;
+pub mod rand;
 pub mod rate;
 pub mod runner;
 pub mod service;

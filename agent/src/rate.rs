@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::workloads::oltp::rand::Rng;
+use crate::rand::Rng;
 
 /// One walk over the arrival times: nanoseconds after Go.
 #[derive(Debug, Clone)]

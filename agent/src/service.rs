@@ -22,7 +22,7 @@ use crate::runner::{FinalReport, IntervalReport, OpenProgress, PreparedRun, RunC
 use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
-use crate::workloads::oltp::rand::Distribution;
+use crate::rand::Distribution;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::worker::OpenError;
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};

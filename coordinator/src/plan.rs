@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fleetbench_agent::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use fleetbench_agent::workloads::memory::Oper;
-use fleetbench_agent::workloads::oltp::rand::Distribution;
+use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::oltp::rand::Rng;
+use crate::rand::Rng;
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::stats::IoCounters;
 

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::oltp::rand::Rng;
+use crate::rand::Rng;
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::stats::IoCounters;
 

@@ -10,7 +10,7 @@ use mysql_async::prelude::Queryable;
 
 use super::Target;
 use super::wire::{self, Param, Reply, Sockets, WireError};
-use super::worker::OpenError;
+use super::open_error::OpenError;
 
 /// One connection to a database target.
 pub trait Client: Sized {

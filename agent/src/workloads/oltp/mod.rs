@@ -3,8 +3,8 @@
 
 pub mod auth;
 pub mod client;
+pub mod open_error;
 pub mod prepare;
-pub mod rand;
 pub mod tls;
 pub mod wire;
 pub mod worker;
@@ -323,7 +323,7 @@ pub struct OltpConfig {
     pub prepared: bool,
     pub ignore_errors: Vec<u32>,
     pub ignore_all_errors: bool,
-    pub distribution: rand::Distribution,
+    pub distribution: crate::rand::Distribution,
     pub random_points: u32,
     pub number_of_ranges: u32,
     pub delta: u32,
@@ -552,7 +552,7 @@ mod tests {
             prepared: true,
             ignore_errors: vec![1213, 1020, 1205],
             ignore_all_errors: false,
-            distribution: rand::Distribution::Uniform,
+            distribution: crate::rand::Distribution::Uniform,
             random_points: 10,
             number_of_ranges: 10,
             delta: 5,

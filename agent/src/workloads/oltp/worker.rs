@@ -16,42 +16,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::client::{Client, ConnInfo};
-use super::rand::{Picker, Rng, fill_c, fill_pad};
+pub use super::open_error::{LeanOpenError, OpenError};
+use crate::rand::{Picker, Rng, fill_c, fill_pad};
 use super::wire::{Param, Reply, Sockets, WireError};
 use super::{Kind, OltpConfig, Script, Target};
 use crate::stats::{BATCH, DbCounters, Sample};
 
 /// Server codes that mean the connection is gone.
 const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
-
-/// Why a worker could not open (see [`OpenError`] for what the user is told).
-#[derive(Debug, thiserror::Error)]
-pub enum LeanOpenError {
-    /// The lean client cannot log in to this server (authentication plugin): use mysql_async.
-    #[error("{0}")]
-    Unsupported(String),
-    #[error(transparent)]
-    Open(#[from] OpenError),
-}
-
-/// Why a worker could not open its connections or statements.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    #[error("access denied on target {target}: {message}")]
-    Access { target: String, message: String },
-    #[error(
-        "database '{database}' does not exist on target {target}: create it first (CREATE DATABASE {database})"
-    )]
-    NoDatabase { target: String, database: String },
-    #[error("table sbtest{table} does not exist on target {target}: run prepare first")]
-    NoTable { target: String, table: u32 },
-    #[error("cannot connect to target {target}: {message}")]
-    Connect { target: String, message: String },
-    #[error("cannot prepare a statement on target {target}: {message}")]
-    Prepare { target: String, message: String },
-    #[error("the run was cancelled while its connections were opening")]
-    Cancelled,
-}
 
 /// How an event ended.
 pub enum Outcome {

@@ -1,4 +1,5 @@
-//! Random numbers for the OLTP workloads, compatible in *behaviour* with sysbench 1.0.
+//! Random numbers for every workload (the generator) and for OLTP (sysbench 1.0's
+//! distributions and column values), compatible in *behaviour* with sysbench 1.0.
 //!
 //! * [`Rng`]: xoshiro256** seeded through splitmix64. Small, fast, no dependencies; each worker
 //!   thread owns one, so there is no shared state on the hot path.

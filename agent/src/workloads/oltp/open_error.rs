@@ -1,0 +1,31 @@
+//! Why OLTP connections could not be opened: shared by the clients that open them and the
+//! workers and loaders that use them, so that neither depends on the other for it.
+
+/// Why a worker could not open (see [`OpenError`] for what the user is told).
+#[derive(Debug, thiserror::Error)]
+pub enum LeanOpenError {
+    /// The lean client cannot log in to this server (authentication plugin): use mysql_async.
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+}
+
+/// Why a worker could not open its connections or statements.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("access denied on target {target}: {message}")]
+    Access { target: String, message: String },
+    #[error(
+        "database '{database}' does not exist on target {target}: create it first (CREATE DATABASE {database})"
+    )]
+    NoDatabase { target: String, database: String },
+    #[error("table sbtest{table} does not exist on target {target}: run prepare first")]
+    NoTable { target: String, table: u32 },
+    #[error("cannot connect to target {target}: {message}")]
+    Connect { target: String, message: String },
+    #[error("cannot prepare a statement on target {target}: {message}")]
+    Prepare { target: String, message: String },
+    #[error("the run was cancelled while its connections were opening")]
+    Cancelled,
+}
