@@ -17,12 +17,12 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
+use crate::rand::Distribution;
 use crate::rate::QueueState;
 use crate::runner::{FinalReport, IntervalReport, OpenProgress, PreparedRun, RunConfig};
 use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
-use crate::rand::Distribution;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::worker::OpenError;
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use fleetbench_agent::workloads::memory::Oper;
-use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
 
@@ -234,6 +234,13 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if let Some(extra) = words.next() {
         return Err(PlanError::ExtraArgument(extra.clone()));
     }
+    // 0.5's parallel_prepare.lua: its `run` creates and loads the tables in parallel, one
+    // share per thread, which is what prepare does here.
+    let base = test.rsplit('/').next().unwrap_or(&test);
+    let command = match (base.strip_suffix(".lua").unwrap_or(base), command) {
+        ("parallel_prepare", Command::Run) => Command::Prepare,
+        _ => command,
+    };
     let workload = match test_name(&test, raw)?.as_str() {
         "cpu" => {
             let max_prime = num(&raw.cpu_max_prime, "cpu-max-prime", 10_000)?;
@@ -572,6 +579,7 @@ fn test_name(test: &str, raw: &RawArgs) -> Result<String, PlanError> {
             "delete" => Some("oltp_delete"),
             "update_index" => Some("oltp_update_index"),
             "update_non_index" => Some("oltp_update_non_index"),
+            "parallel_prepare" => Some("oltp_read_write"),
             _ => None,
         };
         if let Some(m) = mapped {
@@ -1403,6 +1411,19 @@ mod tests {
             Err(PlanError::Conflict(_))
         ));
         assert!(seed(&["--rand-init=maybe"]).is_err());
+        // 0.5's parallel_prepare.lua: run means prepare (oltp_read_write's tables).
+        let p = plan(&[
+            "--test=/opt/sysbench/tests/db/parallel_prepare.lua",
+            "--oltp-tables-count=4",
+            "run",
+        ])
+        .unwrap();
+        assert_eq!(
+            (p.command, p.workload.name()),
+            (Command::Prepare, "oltp_read_write")
+        );
+        let p = plan(&["--test=parallel_prepare.lua", "cleanup"]).unwrap();
+        assert_eq!(p.command, Command::Cleanup);
         // Open loop: --rate and 0.5's --tx-rate; 0 is the closed loop.
         assert_eq!(plan(&["cpu", "--rate=100", "run"]).unwrap().rate, 100.0);
         assert_eq!(

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::rand::Rng;
 use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::rand::Rng;
 use crate::stats::IoCounters;
 
 mod aio;

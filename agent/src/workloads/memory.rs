@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::rand::Rng;
 use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::rand::Rng;
 use crate::stats::IoCounters;
 
 /// What an event does with each word.

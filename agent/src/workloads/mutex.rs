@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::rand::Rng;
 use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::rand::Rng;
 use crate::stats::IoCounters;
 
 /// Options of a mutex run.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use mysql_async::prelude::Queryable;
 
 use super::Target;
-use super::wire::{self, Param, Reply, Sockets, WireError};
 use super::open_error::OpenError;
+use super::wire::{self, Param, Reply, Sockets, WireError};
 
 /// One connection to a database target.
 pub trait Client: Sized {

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use mysql_async::prelude::Queryable;
 
 use super::client::{error_text, open, open_error};
-use crate::rand::{Rng, fill_c, fill_pad};
 use super::open_error::OpenError;
 use super::{OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql};
+use crate::rand::{Rng, fill_c, fill_pad};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
 const MAX_INSERT_BYTES: usize = 512 * 1024;

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, ConnInfo};
 pub use super::open_error::{LeanOpenError, OpenError};
-use crate::rand::{Picker, Rng, fill_c, fill_pad};
 use super::wire::{Param, Reply, Sockets, WireError};
 use super::{Kind, OltpConfig, Script, Target};
+use crate::rand::{Picker, Rng, fill_c, fill_pad};
 use crate::stats::{BATCH, DbCounters, Sample};
 
 /// Server codes that mean the connection is gone.
