@@ -312,7 +312,7 @@ pub struct RawArgs {
     #[arg(long, help_heading = "OLTP")]
     pub range_selects: Option<String>,
     /// Use AUTO_INCREMENT column as Primary Key [default: on].
-    #[arg(long, help_heading = "OLTP")]
+    #[arg(long, alias = "oltp-auto-inc", help_heading = "OLTP")]
     pub auto_inc: Option<String>,
     /// Don't start explicit transactions [default: off].
     #[arg(long, alias = "oltp-skip-trx", help_heading = "OLTP")]
@@ -341,6 +341,14 @@ pub struct RawArgs {
     /// Reconnect after every N events per thread; 0 = never [default: 0].
     #[arg(long, help_heading = "OLTP")]
     pub reconnect: Option<String>,
+    /// 0.4: session (keep connections) or transaction (reconnect after every
+    /// transaction, as --reconnect=1) [default: session].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_reconnect_mode: Option<String>,
+    /// 0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as
+    /// --skip-trx=on), or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV) [default: auto].
+    #[arg(long, help_heading = "OLTP")]
+    pub mysql_engine_trx: Option<String>,
     /// How tables are shared by agents: shared (every thread picks among all tables, as
     /// sysbench does) or partition (each agent owns a disjoint set) [default: shared].
     #[arg(long, help_heading = "OLTP")]
@@ -348,16 +356,16 @@ pub struct RawArgs {
 
     // --- Random numbers ---
     /// Random distribution: uniform, gaussian, special, pareto, zipfian [default: special].
-    #[arg(long, help_heading = "Random numbers")]
+    #[arg(long, alias = "oltp-dist-type", help_heading = "Random numbers")]
     pub rand_type: Option<String>,
     /// Iterations for the gaussian and special distributions [default: 12].
-    #[arg(long, help_heading = "Random numbers")]
+    #[arg(long, alias = "oltp-dist-iter", help_heading = "Random numbers")]
     pub rand_spec_iter: Option<String>,
     /// Percentage of the range treated as 'special' [default: 1].
-    #[arg(long, help_heading = "Random numbers")]
+    #[arg(long, alias = "oltp-dist-pct", help_heading = "Random numbers")]
     pub rand_spec_pct: Option<String>,
     /// Percentage of 'special' values to use [default: 75].
-    #[arg(long, help_heading = "Random numbers")]
+    #[arg(long, alias = "oltp-dist-res", help_heading = "Random numbers")]
     pub rand_spec_res: Option<String>,
     /// Parameter h of the pareto distribution [default: 0.2].
     #[arg(long, help_heading = "Random numbers")]
@@ -471,7 +479,8 @@ pub fn verbosity_filter(args: &[OsString]) -> Option<&'static str> {
 
 /// Option names only sysbench 0.4/0.5 had (besides every `--oltp-*`): a command line using
 /// one is an old one, and gets 0.4/0.5's limits when it sets none (10,000 events).
-const LEGACY: [&str; 7] = [
+const LEGACY: [&str; 8] = [
+    "--mysql-engine-trx",
     "--num-threads",
     "--max-time",
     "--max-requests",

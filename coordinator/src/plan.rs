@@ -879,7 +879,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         delete_inserts: num(&raw.delete_inserts, "delete-inserts", 1)?,
         range_selects: flag(&raw.range_selects, "range-selects", true)?,
         auto_inc: flag(&raw.auto_inc, "auto-inc", true)?,
-        skip_trx: flag(&raw.skip_trx, "skip-trx", false)?,
+        skip_trx: flag(&raw.skip_trx, "skip-trx", false)? || !engine_is_transactional(raw)?,
         secondary: flag(&raw.secondary, "secondary", false)?,
         create_secondary: flag(&raw.create_secondary, "create-secondary", true)?,
         engine: raw
@@ -893,7 +893,23 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         random_points: num(&raw.random_points, "random-points", 10)?,
         number_of_ranges: num(&raw.number_of_ranges, "number-of-ranges", 10)?,
         delta: num(&raw.delta, "delta", 5)?,
-        reconnect: num(&raw.reconnect, "reconnect", 0)?,
+        reconnect: match raw.oltp_reconnect_mode.as_deref().map(str::trim) {
+            // 0.4's modes in 1.0 terms: every transaction is --reconnect=1.
+            None | Some("session") => num(&raw.reconnect, "reconnect", 0)?,
+            Some("transaction") => 1,
+            Some(m @ ("query" | "random")) => {
+                return Err(PlanError::NotSupported(format!(
+                    "--oltp-reconnect-mode={m} (fleetbench reconnects per session or per transaction: session, or transaction as --reconnect=1)"
+                )));
+            }
+            Some(m) => {
+                return Err(invalid(
+                    "oltp-reconnect-mode",
+                    m,
+                    "expected session, transaction, query or random",
+                ));
+            }
+        },
     };
     if !config
         .engine
@@ -909,6 +925,36 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
     // The agent's own checks, run here first so bad options never reach an agent.
     config.validate().map_err(PlanError::Limit)?;
     Ok(OltpPlan { config, split })
+}
+
+/// 0.4's `--mysql-engine-trx`: whether transactions are used with the storage engine.
+/// `auto` (0.4's default, so that of an old command line) says no for engines that have
+/// none; a 1.0 command line without the option keeps 1.0's BEGIN/COMMIT whatever the engine.
+fn engine_is_transactional(raw: &RawArgs) -> Result<bool, PlanError> {
+    let engine = raw
+        .mysql_storage_engine
+        .as_deref()
+        .unwrap_or("innodb")
+        .to_ascii_lowercase();
+    match raw
+        .mysql_engine_trx
+        .as_deref()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None if !raw.legacy => Ok(true),
+        None | Some("auto") => Ok(!matches!(
+            engine.as_str(),
+            "myisam" | "heap" | "memory" | "archive" | "csv" | "aria" | "blackhole"
+        )),
+        Some("yes" | "on" | "true" | "1") => Ok(true),
+        Some("no" | "off" | "false" | "0") => Ok(false),
+        Some(_) => Err(invalid(
+            "mysql-engine-trx",
+            raw.mysql_engine_trx.clone().unwrap_or_default(),
+            "expected yes, no or auto",
+        )),
+    }
 }
 
 /// The command line's TLS and public-key settings, for every target whose URL does not
@@ -1411,6 +1457,57 @@ mod tests {
             Err(PlanError::Conflict(_))
         ));
         assert!(seed(&["--rand-init=maybe"]).is_err());
+        // 0.4's OLTP options in 1.0 terms.
+        let oltp = |args: &[&str]| match plan(args).unwrap().workload {
+            Workload::Oltp(o) => o.config,
+            w => panic!("{w:?}"),
+        };
+        let c = oltp(&[
+            "--test=oltp",
+            "--mysql-table-engine=myisam",
+            "--oltp-dist-type=uniform",
+            "--oltp-auto-inc=off",
+            "run",
+        ]);
+        assert!(c.skip_trx && !c.auto_inc);
+        assert_eq!(c.distribution.name(), "uniform");
+        assert!(!oltp(&["--test=oltp", "--mysql-table-engine=innodb", "run"]).skip_trx);
+        assert!(oltp(&["--test=oltp", "--mysql-engine-trx=no", "run"]).skip_trx);
+        assert!(
+            !oltp(&[
+                "--test=oltp",
+                "--mysql-table-engine=myisam",
+                "--mysql-engine-trx=yes",
+                "run"
+            ])
+            .skip_trx
+        );
+        // A 1.0 command line keeps BEGIN/COMMIT with MyISAM, as sysbench 1.0 does.
+        assert!(!oltp(&["oltp_read_write", "--mysql-storage-engine=myisam", "run"]).skip_trx);
+        let c = oltp(&[
+            "--test=oltp",
+            "--oltp-dist-type=gaussian",
+            "--oltp-dist-iter=6",
+            "run",
+        ]);
+        assert_eq!(
+            c.distribution,
+            fleetbench_agent::rand::Distribution::Gaussian { iter: 6 }
+        );
+        assert_eq!(
+            oltp(&["--test=oltp", "--oltp-reconnect-mode=transaction", "run"]).reconnect,
+            1
+        );
+        assert_eq!(
+            oltp(&["--test=oltp", "--oltp-reconnect-mode=session", "run"]).reconnect,
+            0
+        );
+        assert!(matches!(
+            plan(&["--test=oltp", "--oltp-reconnect-mode=query", "run"]),
+            Err(PlanError::NotSupported(_))
+        ));
+        assert!(plan(&["--test=oltp", "--oltp-reconnect-mode=often", "run"]).is_err());
+        assert!(plan(&["--test=oltp", "--mysql-engine-trx=maybe", "run"]).is_err());
         // 0.5's parallel_prepare.lua: run means prepare (oltp_read_write's tables).
         let p = plan(&[
             "--test=/opt/sysbench/tests/db/parallel_prepare.lua",
