@@ -1020,17 +1020,19 @@ impl Security {
 
 /// The target called "default", from the --mysql-* options.
 fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
-    let mut host = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
-    // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
-    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        host = inner.to_string();
+    let given = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
+    // A list (`db1,db2`) is sysbench's: each thread connects to one host, round-robin;
+    // every host holds every table (replicas, a cluster, proxies in front of one).
+    let mut hosts = Vec::new();
+    for h in given.split(',').map(str::trim) {
+        // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
+        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
+        if h.is_empty() {
+            return Err(invalid("mysql-host", &given, "an empty host in the list"));
+        }
+        hosts.push(h.to_string());
     }
-    if host.contains(',') {
-        return Err(PlanError::NotSupported(
-            "a list of --mysql-host (use --target and --table-map to spread tables over hosts)"
-                .into(),
-        ));
-    }
+    let host = hosts.join(",");
     Ok(Target {
         name: "default".into(),
         host,

@@ -282,10 +282,32 @@ impl Target {
         let b = match &self.socket {
             Some(s) => b.socket(Some(s.clone())),
             // libmysqlclient's "localhost" means the socket; without one, use loopback TCP.
-            None if self.host == "localhost" => b.ip_or_hostname("127.0.0.1").tcp_port(self.port),
-            None => b.ip_or_hostname(self.host.clone()).tcp_port(self.port),
+            None if self.first_host() == "localhost" => {
+                b.ip_or_hostname("127.0.0.1").tcp_port(self.port)
+            }
+            None => b.ip_or_hostname(self.first_host()).tcp_port(self.port),
         };
         b.into()
+    }
+
+    /// The target as worker `thread` connects to it: with a list of hosts (`db1,db2`,
+    /// sysbench's `--mysql-host` list) the thread's host, round-robin; None when there is
+    /// one host (use the target as it is).
+    pub fn for_thread(&self, thread: u64) -> Option<Target> {
+        if !self.host.contains(',') || self.socket.is_some() {
+            return None;
+        }
+        let hosts: Vec<&str> = self.host.split(',').collect();
+        let host = hosts[(thread % hosts.len() as u64) as usize].to_string();
+        Some(Target {
+            host,
+            ..self.clone()
+        })
+    }
+
+    /// The first of a list of hosts (prepare and cleanup use one server of a cluster).
+    fn first_host(&self) -> &str {
+        self.host.split(',').next().unwrap_or(&self.host)
     }
 
     /// Where this target is, for messages.
@@ -576,6 +598,22 @@ mod tests {
             r.2 += 2;
         }
         r
+    }
+
+    #[test]
+    fn a_host_list_is_spread_over_threads_round_robin() {
+        let t = Target {
+            host: "127.0.0.1,127.0.0.2,db3".into(),
+            ..Target::default()
+        };
+        let hosts: Vec<String> = (0..5).map(|i| t.for_thread(i).unwrap().host).collect();
+        assert_eq!(hosts, ["127.0.0.1", "127.0.0.2", "db3", "127.0.0.1", "127.0.0.2"]);
+        assert_eq!(t.first_host(), "127.0.0.1");
+        let one = Target {
+            host: "db1".into(),
+            ..Target::default()
+        };
+        assert!(one.for_thread(3).is_none());
     }
 
     #[test]

@@ -239,7 +239,9 @@ impl<C: Client> OltpWorker<C> {
     }
 
     fn connect(&self, t: usize) -> Result<DbConn<C>, LeanOpenError> {
-        let target: &Target = &self.cfg.targets[t];
+        // A list of hosts: this thread's (a copy only then, and only while connecting).
+        let own = self.cfg.targets[t].for_thread(self.thread);
+        let target: &Target = own.as_ref().unwrap_or(&self.cfg.targets[t]);
         let mut conn = C::connect(target, &self.sockets).map_err(|e| open_error(target, e))?;
         {
             let mut tail = self.log.shared.lock().unwrap_or_else(|p| p.into_inner());
