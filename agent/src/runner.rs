@@ -733,6 +733,9 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
                 now = w.last_instant();
                 slot.record_db(now.duration_since(t0).as_nanos() as u64, &w.tally);
                 w.tally.reset();
+                if w.think(&control.stop) {
+                    now = Instant::now();
+                }
             }
             Outcome::Stopped => break,
             Outcome::Fatal(msg) => {

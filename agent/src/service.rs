@@ -829,6 +829,9 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         number_of_ranges: o.number_of_ranges,
         delta: o.delta,
         reconnect: o.reconnect,
+        create_options: o.create_options.clone(),
+        connect_delay_us: o.connect_delay_us,
+        user_delay_us: (o.user_delay_min_us, o.user_delay_max_us),
     };
     cfg.validate().map_err(bad)?;
     Ok(cfg)

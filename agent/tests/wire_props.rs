@@ -189,6 +189,14 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         number_of_ranges: r.u32(),
         delta: r.u32(),
         reconnect: r.u64(),
+        create_options: if r.chance(2) {
+            String::new()
+        } else {
+            r.garbage()
+        },
+        connect_delay_us: if r.chance(2) { 0 } else { r.u64() },
+        user_delay_min_us: if r.chance(2) { 0 } else { r.u64() },
+        user_delay_max_us: if r.chance(2) { 0 } else { r.u64() },
     }
 }
 

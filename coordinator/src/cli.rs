@@ -345,6 +345,21 @@ pub struct RawArgs {
     /// transaction, as --reconnect=1) [default: session].
     #[arg(long, help_heading = "OLTP")]
     pub oltp_reconnect_mode: Option<String>,
+    /// 0.4: table options appended to CREATE TABLE, e.g. 'ROW_FORMAT=COMPRESSED'.
+    #[arg(long, help_heading = "OLTP")]
+    pub mysql_create_options: Option<String>,
+    /// 0.4: MAX_ROWS of MyISAM tables [default: 1000000 on 0.4/0.5 command lines].
+    #[arg(long, help_heading = "OLTP")]
+    pub myisam_max_rows: Option<String>,
+    /// 0.4: microseconds to sleep after opening each connection [default: 0].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_connect_delay: Option<String>,
+    /// 0.4: least think time between a thread's events, in microseconds [default: 0].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_user_delay_min: Option<String>,
+    /// 0.4: most think time between a thread's events, in microseconds [default: 0].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_user_delay_max: Option<String>,
     /// 0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as
     /// --skip-trx=on), or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV) [default: auto].
     #[arg(long, help_heading = "OLTP")]
@@ -479,8 +494,10 @@ pub fn verbosity_filter(args: &[OsString]) -> Option<&'static str> {
 
 /// Option names only sysbench 0.4/0.5 had (besides every `--oltp-*`): a command line using
 /// one is an old one, and gets 0.4/0.5's limits when it sets none (10,000 events).
-const LEGACY: [&str; 8] = [
+const LEGACY: [&str; 10] = [
+    "--mysql-create-options",
     "--mysql-engine-trx",
+    "--myisam-max-rows",
     "--num-threads",
     "--max-time",
     "--max-requests",

@@ -910,6 +910,20 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
                 ));
             }
         },
+        create_options: create_options(raw)?,
+        connect_delay_us: num(&raw.oltp_connect_delay, "oltp-connect-delay", 0)?,
+        user_delay_us: {
+            let lo: u64 = num(&raw.oltp_user_delay_min, "oltp-user-delay-min", 0)?;
+            let hi: u64 = num(&raw.oltp_user_delay_max, "oltp-user-delay-max", 0)?;
+            if hi < lo {
+                return Err(invalid(
+                    "oltp-user-delay-max",
+                    hi,
+                    "must not be below --oltp-user-delay-min",
+                ));
+            }
+            (lo, hi)
+        },
     };
     if !config
         .engine
@@ -925,6 +939,24 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
     // The agent's own checks, run here first so bad options never reach an agent.
     config.validate().map_err(PlanError::Limit)?;
     Ok(OltpPlan { config, split })
+}
+
+/// CREATE TABLE's options: 0.4's `--mysql-create-options`, and for MyISAM its
+/// `MAX_ROWS = --myisam-max-rows` (0.4 always set it, 1,000,000 by default).
+fn create_options(raw: &RawArgs) -> Result<String, PlanError> {
+    let mut options = raw.mysql_create_options.clone().unwrap_or_default();
+    let myisam = raw
+        .mysql_storage_engine
+        .as_deref()
+        .is_some_and(|e| e.eq_ignore_ascii_case("myisam"));
+    if myisam && (raw.legacy || raw.myisam_max_rows.is_some()) {
+        let rows: u64 = num(&raw.myisam_max_rows, "myisam-max-rows", 1_000_000)?;
+        if !options.is_empty() {
+            options.push(' ');
+        }
+        options.push_str(&format!("MAX_ROWS = {rows}"));
+    }
+    Ok(options.trim().to_string())
 }
 
 /// 0.4's `--mysql-engine-trx`: whether transactions are used with the storage engine.
@@ -1026,7 +1058,10 @@ fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
     let mut hosts = Vec::new();
     for h in given.split(',').map(str::trim) {
         // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
-        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
+        let h = h
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(h);
         if h.is_empty() {
             return Err(invalid("mysql-host", &given, "an empty host in the list"));
         }
@@ -1510,6 +1545,49 @@ mod tests {
         ));
         assert!(plan(&["--test=oltp", "--oltp-reconnect-mode=often", "run"]).is_err());
         assert!(plan(&["--test=oltp", "--mysql-engine-trx=maybe", "run"]).is_err());
+        let c = oltp(&[
+            "--test=oltp",
+            "--mysql-table-engine=myisam",
+            "--mysql-create-options=CHECKSUM=1",
+            "run",
+        ]);
+        assert_eq!(c.create_options, "CHECKSUM=1 MAX_ROWS = 1000000");
+        let c = oltp(&[
+            "oltp_read_write",
+            "--mysql-storage-engine=myisam",
+            "--myisam-max-rows=5000",
+            "run",
+        ]);
+        assert_eq!(c.create_options, "MAX_ROWS = 5000");
+        assert_eq!(
+            oltp(&["oltp_read_write", "--mysql-storage-engine=myisam", "run"]).create_options,
+            ""
+        );
+        assert!(
+            plan(&[
+                "oltp_read_write",
+                "--mysql-create-options=x; DROP TABLE t",
+                "run"
+            ])
+            .is_err()
+        );
+        let c = oltp(&[
+            "--test=oltp",
+            "--oltp-connect-delay=500",
+            "--oltp-user-delay-min=10",
+            "--oltp-user-delay-max=20",
+            "run",
+        ]);
+        assert_eq!((c.connect_delay_us, c.user_delay_us), (500, (10, 20)));
+        assert!(
+            plan(&[
+                "--test=oltp",
+                "--oltp-user-delay-min=30",
+                "--oltp-user-delay-max=20",
+                "run"
+            ])
+            .is_err()
+        );
         // 0.5's parallel_prepare.lua: run means prepare (oltp_read_write's tables).
         let p = plan(&[
             "--test=/opt/sysbench/tests/db/parallel_prepare.lua",

@@ -934,6 +934,10 @@ fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         number_of_ranges: c.number_of_ranges,
         delta: c.delta,
         reconnect: c.reconnect,
+        create_options: c.create_options.clone(),
+        connect_delay_us: c.connect_delay_us,
+        user_delay_min_us: c.user_delay_us.0,
+        user_delay_max_us: c.user_delay_us.1,
     };
     spec.rand_type = c.distribution.name().into();
     for (option, value) in c.distribution.options() {

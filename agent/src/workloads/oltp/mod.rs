@@ -350,7 +350,17 @@ pub struct OltpConfig {
     pub number_of_ranges: u32,
     pub delta: u32,
     pub reconnect: u64,
+    /// Table options after `ENGINE = ...` in CREATE TABLE.
+    pub create_options: String,
+    /// Microseconds to sleep after opening each connection (0.4's --oltp-connect-delay).
+    pub connect_delay_us: u64,
+    /// Think time between two events of a thread, uniform in [min, max] microseconds (0.4's
+    /// --oltp-user-delay-min/max); not part of any event's latency.
+    pub user_delay_us: (u64, u64),
 }
+
+/// Longest delay (connect or think time) accepted: a minute.
+pub const MAX_DELAY_US: u64 = 60_000_000;
 
 /// The most placeholders one prepared statement may have in MySQL and MariaDB; bounds
 /// --random-points (one each) and --number-of-ranges (two each).
@@ -407,6 +417,23 @@ impl OltpConfig {
                 "--number-of-ranges={} is more than the {} ranges a statement may have",
                 self.number_of_ranges,
                 MAX_PLACEHOLDERS / 2
+            ));
+        }
+        if !self
+            .create_options
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " =',.()_-".contains(c))
+            || self.create_options.contains("--")
+        {
+            return Err(format!(
+                "table options '{}' may hold only letters, digits, spaces and = ' , . ( ) _ -",
+                self.create_options
+            ));
+        }
+        let (lo, hi) = self.user_delay_us;
+        if lo > hi || hi > MAX_DELAY_US || self.connect_delay_us > MAX_DELAY_US {
+            return Err(format!(
+                "delays must be at most {MAX_DELAY_US} microseconds, with the user delay's minimum ({lo}) not above its maximum ({hi})"
             ));
         }
         if self.engine.is_empty()
@@ -501,7 +528,13 @@ impl OltpConfig {
 }
 
 /// The CREATE TABLE statement of sbtest`n` (sysbench's DDL for MySQL).
-pub fn create_table_sql(n: u32, auto_inc: bool, secondary: bool, engine: &str) -> String {
+pub fn create_table_sql(
+    n: u32,
+    auto_inc: bool,
+    secondary: bool,
+    engine: &str,
+    options: &str,
+) -> String {
     let id = if auto_inc {
         "INTEGER NOT NULL AUTO_INCREMENT"
     } else {
@@ -513,7 +546,8 @@ pub fn create_table_sql(n: u32, auto_inc: bool, secondary: bool, engine: &str) -
         "PRIMARY KEY (id)"
     };
     format!(
-        "CREATE TABLE sbtest{n}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) ENGINE = {engine}"
+        "CREATE TABLE sbtest{n}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) ENGINE = {engine}{}{options}",
+        if options.is_empty() { "" } else { " " }
     )
 }
 
@@ -579,6 +613,9 @@ mod tests {
             number_of_ranges: 10,
             delta: 5,
             reconnect: 0,
+            create_options: String::new(),
+            connect_delay_us: 0,
+            user_delay_us: (0, 0),
         }
     }
 
@@ -607,7 +644,10 @@ mod tests {
             ..Target::default()
         };
         let hosts: Vec<String> = (0..5).map(|i| t.for_thread(i).unwrap().host).collect();
-        assert_eq!(hosts, ["127.0.0.1", "127.0.0.2", "db3", "127.0.0.1", "127.0.0.2"]);
+        assert_eq!(
+            hosts,
+            ["127.0.0.1", "127.0.0.2", "db3", "127.0.0.1", "127.0.0.2"]
+        );
         assert_eq!(t.first_host(), "127.0.0.1");
         let one = Target {
             host: "db1".into(),
@@ -632,14 +672,14 @@ mod tests {
 
     #[test]
     fn ddl_follows_the_options() {
-        let d = create_table_sql(3, true, false, "innodb");
+        let d = create_table_sql(3, true, false, "innodb", "");
         assert!(d.starts_with("CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,"));
         assert!(d.contains("PRIMARY KEY (id)") && d.ends_with("ENGINE = innodb"));
-        let d = create_table_sql(1, false, true, "myisam");
+        let d = create_table_sql(1, false, true, "myisam", "MAX_ROWS = 1000000");
         assert!(
             d.contains("id INTEGER NOT NULL,")
                 && d.contains("KEY xid (id)")
-                && d.ends_with("myisam")
+                && d.ends_with("ENGINE = myisam MAX_ROWS = 1000000")
         );
         assert_eq!(create_index_sql(7), "CREATE INDEX k_7 ON sbtest7(k)");
     }

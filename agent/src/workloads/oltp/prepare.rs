@@ -194,6 +194,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         cfg.auto_inc,
         cfg.secondary,
         &cfg.engine,
+        &cfg.create_options,
     ))
     .await
     .map_err(|e| failed(format!("CREATE TABLE sbtest{n}"), e))?;

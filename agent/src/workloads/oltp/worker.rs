@@ -300,6 +300,10 @@ impl<C: Client> OltpWorker<C> {
             begin = conn.prepare("BEGIN").ok();
             commit = conn.prepare("COMMIT").ok();
         }
+        if self.cfg.connect_delay_us > 0 {
+            // 0.4's --oltp-connect-delay: a pause after every connect.
+            std::thread::sleep(Duration::from_micros(self.cfg.connect_delay_us));
+        }
         Ok(DbConn {
             conn,
             stmts,
@@ -312,6 +316,23 @@ impl<C: Client> OltpWorker<C> {
     /// When the last statement ended: the end of the event just run.
     pub fn last_instant(&self) -> Instant {
         self.last
+    }
+
+    /// 0.4's think time (--oltp-user-delay-min/max) after an event, outside its latency;
+    /// false when there is none. Cut short when the run stops.
+    pub fn think(&mut self, stop: &AtomicBool) -> bool {
+        let (lo, hi) = self.cfg.user_delay_us;
+        if hi == 0 {
+            return false;
+        }
+        let end = Instant::now() + Duration::from_micros(self.rng.uniform(lo, hi));
+        loop {
+            let now = Instant::now();
+            if now >= end || stop.load(Relaxed) {
+                return true;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+        }
     }
 
     /// Runs one event that started at `t0`, retrying it after ignored errors and reconnects.
