@@ -53,6 +53,9 @@ pub struct Line {
 pub enum XAxis {
     /// Round ticks, fractions allowed (seconds).
     Numeric,
+    /// Round ticks from 0 (rates: a throughput-latency curve reads from the origin, and a
+    /// wide first label would otherwise sit on the y axis' 0).
+    FromZero,
     /// Whole numbers only (thread counts): the measured values themselves when they are
     /// far enough apart to read, else round integer ticks.
     Integer,
@@ -238,7 +241,7 @@ pub fn point_count(c: &Chart) -> usize {
 pub fn svg(c: &Chart) -> String {
     let (x0, x1) = span(
         c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-        false,
+        c.x_axis == XAxis::FromZero,
     );
     let ys = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
     let (y0, y1, y_ticks) = if c.log_y {
@@ -305,7 +308,9 @@ pub fn svg(c: &Chart) -> String {
     }
     let xt: Vec<(f64, String)> = match &c.x_axis {
         XAxis::Labels(l) => l.clone(),
-        XAxis::Numeric => ticks(x0, x1, 8).into_iter().map(|v| (v, num(v))).collect(),
+        XAxis::Numeric | XAxis::FromZero => {
+            ticks(x0, x1, 8).into_iter().map(|v| (v, num(v))).collect()
+        }
         XAxis::Integer => {
             let xs: Vec<f64> = c
                 .lines
@@ -731,7 +736,7 @@ pub fn rate_charts(series: &[&compare::Series]) -> Vec<Chart> {
         x_label,
         y_label: y_label.into(),
         lines,
-        x_axis: XAxis::Numeric,
+        x_axis: XAxis::FromZero,
         log_y: false,
     };
     let mut charts = vec![chart(
@@ -1408,6 +1413,13 @@ mod tests {
             [(100.25, 2.005), (199.5, 3.99), (310.0, 6.2)]
         );
         assert_eq!(curve.lines[2].offered, [100.0, 200.0, 400.0]);
+        // Rate axes start at 0: the curve reads from the origin.
+        let svg = svg(curve);
+        let first_x = svg.split(r#"<text class="tick x""#).nth(1).unwrap();
+        assert_eq!(
+            &first_x[first_x.find('>').unwrap() + 1..first_x.find('<').unwrap()],
+            "0"
+        );
         let page = render(&doc).unwrap();
         assert!(
             page.contains("<h1>fleetbench rate sweep of cpu</h1>"),
