@@ -102,7 +102,10 @@ struct ScenarioToml {
 
 /// `rate = 1000`, `rate = [1000, 2000]` or, as on the command line, `rate = "1000,2000"`.
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected events per second: a number, a list of numbers or a string such as \"1000,2000\""
+)]
 enum RateToml {
     One(f64),
     List(Vec<f64>),
@@ -891,6 +894,9 @@ threads = [8]
         assert!(e.message.contains("above 0"), "{e}");
         let e = bad(&GOOD.replace("time = 30", "time = 30\nrate = \"fast\""));
         assert_eq!((e.line, e.field.as_str()), (5, "rate"), "{e}");
+        let e = bad(&GOOD.replace("time = 30", "time = 30\nrate = true"));
+        assert_eq!((e.line, e.field.as_str()), (5, "rate"), "{e}");
+        assert!(e.message.contains("a list of numbers"), "{e}");
         // As threads, the rate is the scenario's own field, not an option.
         let e = bad(&GOOD.replace("auto-inc = false", "rate = 100"));
         assert_eq!((e.line, e.field.as_str()), (24, "options.rate"), "{e}");
