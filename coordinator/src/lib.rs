@@ -255,7 +255,7 @@ async fn run_plan(
     extras: &sweep::Extras,
 ) -> anyhow::Result<i32> {
     if plan.command == plan::Command::Run {
-        if extras.counts.is_some() || extras.repeat > 1 {
+        if extras.counts.is_some() || extras.rates.is_some() || extras.repeat > 1 {
             return sweep::run(plan, extras, addrs, link).await;
         }
         sweep::warm_up(plan, extras.warmup, addrs, link).await?;

@@ -59,6 +59,10 @@ pub enum PlanError {
     NotSupported(String),
     #[error("{0} contradict each other")]
     Conflict(String),
+    #[error(
+        "--threads={threads} and --rate={rates}: a sweep steps over thread counts or over rates, not both; give one of them a single value"
+    )]
+    TwoSweeps { threads: String, rates: String },
     #[error("target {0}: {1}")]
     Ssl(String, String),
     #[error("invalid random distribution: {0}")]

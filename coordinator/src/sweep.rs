@@ -1,8 +1,10 @@
-//! Thread sweeps: `--threads 16,32,48` runs one measurement per thread count (each after an
-//! optional warm-up that is not measured, with an optional rest between steps) and prints
-//! one table of threads, TPS, QPS, latency percentiles and errors per second. Also the
-//! output options every run shares (`--csv`, `--html`, `--histogram`) and the summary row
-//! that tables, CSV, `compare` and the HTML report are built from.
+//! Sweeps: `--threads 16,32,48` runs one measurement per thread count, `--rate
+//! 1000,2000,4000` one per offered rate (open loop, at one thread count), each after an
+//! optional warm-up that is not measured, with an optional rest between steps, and prints
+//! one table: threads (or offered and achieved rate), TPS, QPS, latency percentiles and
+//! errors per second. Also the output options every run shares (`--csv`, `--html`,
+//! `--histogram`) and the summary row that tables, CSV, `compare` and the HTML report are
+//! built from.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,6 +27,9 @@ use crate::session::{self, Link, SessionError};
 pub struct Extras {
     /// Thread counts of a sweep; None for a single run.
     pub counts: Option<Vec<u32>>,
+    /// Offered rates (events/s) of a rate sweep; None otherwise. Never together with
+    /// `counts`.
+    pub rates: Option<Vec<f64>>,
     /// Load before each measurement, excluded from the figures.
     pub warmup: Duration,
     /// Rest between two steps of a sweep.
@@ -64,17 +69,32 @@ impl ReportStyle {
 /// Most measurements `--repeat` takes per step.
 pub const MAX_REPEAT: u32 = 100;
 
-/// Takes the sweep and output options out of `raw`. A thread list leaves its first count in
-/// `raw.threads`, so the plan built from `raw` is that of the first step.
+/// Takes the sweep and output options out of `raw`. A thread or rate list leaves its first
+/// value in `raw.threads` or `raw.rate`, so the plan built from `raw` is that of the first
+/// step.
 pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
     let counts = match raw.threads.as_deref() {
-        Some(s) if s.contains(',') => {
-            let counts = parse_thread_list(s)?;
-            raw.threads = Some(counts[0].to_string());
-            Some(counts)
-        }
+        Some(s) if s.contains(',') => Some(parse_thread_list(s)?),
         _ => None,
     };
+    let rates = match raw.rate.as_deref() {
+        Some(s) if s.contains(',') => Some(parse_rate_list(s)?),
+        _ => None,
+    };
+    // One sweep steps over one thing: a grid of both would multiply the run time
+    // unnoticed, and its table and charts would have no single axis.
+    if let (Some(_), Some(_)) = (&counts, &rates) {
+        return Err(PlanError::TwoSweeps {
+            threads: raw.threads.clone().unwrap_or_default(),
+            rates: raw.rate.clone().unwrap_or_default(),
+        });
+    }
+    if let Some(c) = &counts {
+        raw.threads = Some(c[0].to_string());
+    }
+    if let Some(r) = &rates {
+        raw.rate = Some(r[0].to_string());
+    }
     let secs = |v: &Option<String>, option: &'static str| -> Result<Duration, PlanError> {
         crate::plan::seconds(v, option, 0).map(Duration::from_secs)
     };
@@ -117,6 +137,7 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
     }
     Ok(Extras {
         counts,
+        rates,
         warmup: secs(&raw.warmup_time, "warmup-time")?,
         cooldown: secs(&raw.cooldown, "cooldown")?,
         csv: raw.csv.clone(),
@@ -158,11 +179,108 @@ pub fn parse_thread_list(s: &str) -> Result<Vec<u32>, PlanError> {
     Ok(out)
 }
 
+/// Parses `1000,2000,4000`: offered rates in events per second for a rate sweep, each
+/// above 0 (0 is the closed loop, not a rate), no duplicates, in the order given.
+pub fn parse_rate_list(s: &str) -> Result<Vec<f64>, PlanError> {
+    let bad = |why| PlanError::Invalid {
+        option: "rate",
+        value: s.to_string(),
+        why,
+    };
+    let mut out: Vec<f64> = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(bad("an empty item in the list"));
+        }
+        let r = crate::plan::parse_rate(part)?;
+        if r == 0.0 {
+            return Err(bad(
+                "every rate of a rate sweep must be above 0 (0 is the closed loop)",
+            ));
+        }
+        if out.contains(&r) {
+            return Err(bad("a rate is listed twice"));
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// What a sweep steps over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Axis {
+    /// Thread counts, at the plan's rate (0: the closed loop).
+    Threads(Vec<u32>),
+    /// Offered rates in events per second, at the plan's thread count.
+    Rates(Vec<f64>),
+}
+
+impl Axis {
+    /// The axis of a command line's sweep: its rate list, else its thread list, else the
+    /// plan's one thread count (a repeated single run).
+    pub fn of(plan: &Plan, extras: &Extras) -> Axis {
+        match (&extras.rates, &extras.counts) {
+            (Some(r), _) => Axis::Rates(r.clone()),
+            (None, Some(c)) => Axis::Threads(c.clone()),
+            (None, None) => Axis::Threads(vec![plan.threads]),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Axis::Threads(v) => v.len(),
+            Axis::Rates(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `plan` moved to step `i`.
+    pub fn at(&self, plan: &Plan, i: usize) -> Plan {
+        let mut p = plan.clone();
+        match self {
+            Axis::Threads(v) => p.threads = v[i],
+            Axis::Rates(v) => p.rate = v[i],
+        }
+        p
+    }
+
+    /// The name of step `i` in progress lines: "16 threads", "2000 events/s (4 threads)".
+    pub fn step_name(&self, plan: &Plan, i: usize) -> String {
+        match self {
+            Axis::Threads(v) => format!("{} threads", v[i]),
+            Axis::Rates(v) => format!(
+                "{} {} ({} threads)",
+                report::text::rate_label(v[i]),
+                rate_unit(&plan.workload),
+                plan.threads
+            ),
+        }
+    }
+}
+
+/// The unit of an offered rate: transactions per second for OLTP, events otherwise.
+pub fn rate_unit(workload: &Workload) -> &'static str {
+    match workload {
+        Workload::Oltp(_) => "tx/s",
+        _ => "events/s",
+    }
+}
+
 /// One measurement reduced to the figures tables and charts compare: from a run's JSON
 /// document, so that files written earlier give the same rows as a run in progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub threads: u32,
+    /// The offered rate (`--rate`, events/s); 0 in a closed loop and in documents written
+    /// before the open loop.
+    #[serde(default)]
+    pub rate: f64,
+    /// Open loop only: whether the offered rate was reached (the achieved rate is `tps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_reached: Option<bool>,
     pub time_s: f64,
     pub events: u64,
     /// Transactions per second for OLTP, events per second otherwise.
@@ -260,6 +378,13 @@ impl Summary {
             .collect();
         Some(Summary {
             threads: doc.pointer("/config/threads")?.as_u64()? as u32,
+            rate: doc
+                .pointer("/config/rate")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
+            rate_reached: t
+                .pointer("/open_loop/rate_reached")
+                .and_then(Value::as_bool),
             time_s,
             events: t.get("events")?.as_u64()?,
             tps: match sql {
@@ -296,6 +421,17 @@ impl Summary {
     }
 }
 
+/// Whether `rows` step over offered rates: more than one distinct rate among them.
+pub fn is_rate_sweep<'a>(rows: impl IntoIterator<Item = &'a Summary>) -> bool {
+    let mut seen: Vec<f64> = Vec::new();
+    for r in rows {
+        if r.rate > 0.0 && !seen.contains(&r.rate) {
+            seen.push(r.rate);
+        }
+    }
+    seen.len() > 1
+}
+
 /// The percentile keys of `rows` ("p50", "p95", ...), in numeric order.
 pub fn percentile_keys<'a>(rows: impl IntoIterator<Item = &'a Summary>) -> Vec<String> {
     let mut keys: Vec<(f64, String)> = Vec::new();
@@ -330,11 +466,17 @@ fn latency_columns(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> Vec<
     cols
 }
 
-/// The sweep or scenario table: one row per (scenario, threads). Scenario names appear in
-/// a first column when any row has one. Latencies in ms.
+/// Said at the end of a table row whose offered rate was not reached.
+pub const NOT_REACHED: &str = "rate not reached";
+
+/// The sweep or scenario table: one row per (scenario, threads or rate). Scenario names
+/// appear in a first column when any row has one. With an open loop (`--rate`) the first
+/// figures are the offered rate and the achieved one (events or transactions per second),
+/// and a row whose rate was not reached ends with [`NOT_REACHED`]. Latencies in ms.
 pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
     let named = rows.iter().any(|r| r.0.is_some());
     let db = rows.iter().any(|r| r.1.qps.is_some());
+    let open = rows.iter().any(|r| r.1.rate > 0.0);
     let w = rows
         .iter()
         .filter_map(|r| r.0.map(str::len))
@@ -350,12 +492,16 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
     if repeated {
         let _ = write!(s, "{:>6}  ", "repeat");
     }
-    let _ = write!(
-        s,
-        "{:>7}  {:>10}",
-        "threads",
-        if db { "tps" } else { "events/s" }
-    );
+    if open {
+        let _ = write!(s, "{:>10}  {:>10}  {:>7}", "rate", "achieved", "threads");
+    } else {
+        let _ = write!(
+            s,
+            "{:>7}  {:>10}",
+            "threads",
+            if db { "tps" } else { "events/s" }
+        );
+    }
     if db {
         let _ = write!(s, "  {:>11}", "qps");
     }
@@ -373,7 +519,16 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
         if repeated {
             let _ = write!(s, "{:>6}  ", r.repeat);
         }
-        let _ = write!(s, "{:>7}  {:>10.2}", r.threads, r.tps);
+        if open {
+            let offered = if r.rate > 0.0 {
+                report::text::rate_label(r.rate)
+            } else {
+                "-".into()
+            };
+            let _ = write!(s, "{offered:>10}  {:>10.2}  {:>7}", r.tps, r.threads);
+        } else {
+            let _ = write!(s, "{:>7}  {:>10.2}", r.threads, r.tps);
+        }
         if db {
             let _ = write!(s, "  {:>11.2}", r.qps.unwrap_or(0.0));
         }
@@ -387,24 +542,32 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
                 r.errors_per_sec, r.reconnects_per_sec
             );
         }
+        if r.rate_reached == Some(false) {
+            let _ = write!(s, "  {NOT_REACHED}");
+        }
         s.push('\n');
     }
     s
 }
 
 /// One step of a sweep as written to JSON: its summary and the whole run document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Step {
     pub threads: u32,
-    /// Which measurement of this thread count (`--repeat`), from 1.
+    /// The offered rate (events/s); 0 in a closed loop (and in files written before).
+    #[serde(default)]
+    pub rate: f64,
+    /// Which measurement of this thread count or rate (`--repeat`), from 1.
+    #[serde(default = "first_repeat")]
     pub repeat: u32,
     pub summary: Summary,
     pub result: Value,
 }
 
-/// The JSON document of a sweep (`kind` "sweep").
+/// The JSON document of a sweep (`kind` "sweep"); a rate sweep adds `rates`, the offered
+/// rates in the order given.
 pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool) -> Value {
-    serde_json::json!({
+    let mut doc = serde_json::json!({
         "format_version": report::json::FORMAT_VERSION,
         "kind": "sweep",
         "fleetbench_version": env!("CARGO_PKG_VERSION"),
@@ -415,7 +578,11 @@ pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool
         "repeat": extras.repeat,
         "interrupted": interrupted,
         "steps": steps,
-    })
+    });
+    if let Some(r) = &extras.rates {
+        doc["rates"] = serde_json::json!(r);
+    }
+    doc
 }
 
 /// Greets `addrs`, waiting for an agent that is still releasing a run this coordinator
@@ -500,12 +667,12 @@ pub fn clean(r: &RunResult) -> bool {
     !r.interrupted && r.agents.iter().all(|a| a.status == AgentStatus::Completed)
 }
 
-/// Runs the steps of a sweep over `counts`; returns the steps done and whether all of them
+/// Runs the steps of a sweep along `axis`; returns the steps done and whether all of them
 /// ran cleanly. Stops early on an interrupt.
 pub async fn run_steps(
     plan: &Plan,
     extras: &Extras,
-    counts: &[u32],
+    axis: &Axis,
     reps: std::ops::RangeInclusive<u32>,
     addrs: &[String],
     link: &Link,
@@ -514,26 +681,25 @@ pub async fn run_steps(
     let mut steps = Vec::new();
     let mut all_clean = true;
     let mut interrupted = false;
-    let total = counts.len() as u32 * extras.repeat;
+    let n = axis.len();
+    let total = n as u32 * extras.repeat;
     // Repeats go round the whole list, so that drift over time (a warming buffer pool, a
-    // neighbour's load) spreads over every count instead of biasing one.
-    let order: Vec<(u32, usize, u32)> = reps
-        .flat_map(|r| counts.iter().enumerate().map(move |(i, &n)| (r, i, n)))
-        .collect();
-    for (k, &(rep, i, n)) in order.iter().enumerate() {
+    // neighbour's load) spreads over every count or rate instead of biasing one.
+    let order: Vec<(u32, usize)> = reps.flat_map(|r| (0..n).map(move |i| (r, i))).collect();
+    for (k, &(rep, i)) in order.iter().enumerate() {
         if k > 0 && !extras.cooldown.is_zero() {
             tokio::time::sleep(extras.cooldown).await;
         }
-        let mut p = plan.clone();
-        p.threads = n;
-        let number = (rep - 1) * counts.len() as u32 + i as u32 + 1;
+        let p = axis.at(plan, i);
+        let number = (rep - 1) * n as u32 + i as u32 + 1;
+        let name = axis.step_name(&p, i);
         let step = if extras.repeat > 1 {
             format!(
-                "{label}step {number}/{total}: {n} threads, measurement {rep}/{}",
+                "{label}step {number}/{total}: {name}, measurement {rep}/{}",
                 extras.repeat
             )
         } else {
-            format!("{label}step {number}/{total}: {n} threads")
+            format!("{label}step {number}/{total}: {name}")
         };
         println!("{step}");
         std::io::stdout().flush().ok();
@@ -545,7 +711,7 @@ pub async fn run_steps(
         let mut summary = Summary::from_run(&doc).context("a run document without totals")?;
         summary.repeat = rep;
         println!(
-            "{step}: {} {:.2}{} lat (ms,{}%): {:.2}\n",
+            "{step}: {} {:.2}{} lat (ms,{}%): {:.2}{}\n",
             if summary.qps.is_some() {
                 "tps"
             } else {
@@ -558,10 +724,14 @@ pub async fn run_steps(
                 .unwrap_or_default(),
             report::pct_label(p.percentiles[0]),
             r.latency().requested_ms(p.percentiles[0]),
+            report::text::rate_shortfall(&p, &r)
+                .map(|why| format!("\n{step}: warning: {why}"))
+                .unwrap_or_default(),
         );
         all_clean &= clean(&r);
         steps.push(Step {
-            threads: n,
+            threads: p.threads,
+            rate: p.rate,
             repeat: rep,
             summary,
             result: doc,
@@ -574,33 +744,50 @@ pub async fn run_steps(
     Ok((steps, all_clean, interrupted))
 }
 
-/// `--threads A,B,C ... run`: every step, then the table, CSV, JSON and HTML.
+/// The title of a sweep's table and of its start line.
+fn sweep_title(axis: &Axis) -> &'static str {
+    match axis {
+        Axis::Rates(_) => "Rate sweep",
+        Axis::Threads(c) if c.len() > 1 => "Thread sweep",
+        Axis::Threads(_) => "Repeated run",
+    }
+}
+
+/// `--threads A,B,C ... run` or `--rate A,B,C ... run`: every step, then the table, CSV,
+/// JSON and HTML.
 pub async fn run(
     plan: &Plan,
     extras: &Extras,
     addrs: &[String],
     link: &Link,
 ) -> anyhow::Result<i32> {
-    let counts = extras.counts.clone().unwrap_or_else(|| vec![plan.threads]);
+    let axis = Axis::of(plan, extras);
     if matches!(&plan.workload, Workload::Oltp(o)
         if o.config.script == fleetbench_agent::workloads::oltp::Script::BulkInsert)
     {
         return Err(PlanError::NotSupported("a thread sweep of bulk_insert".into()).into());
     }
+    let points = match &axis {
+        Axis::Threads(c) => format!(
+            "{} threads",
+            c.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        Axis::Rates(r) => format!(
+            "{} {} at {} threads",
+            r.iter()
+                .map(|&x| report::text::rate_label(x))
+                .collect::<Vec<_>>()
+                .join(", "),
+            rate_unit(&plan.workload),
+            plan.threads
+        ),
+    };
     println!(
-        "fleetbench {} (sysbench 1.0 compatible)\n\n{} of {}: {} threads, {} per step{}{}{}\n",
+        "fleetbench {} (sysbench 1.0 compatible)\n\n{} of {}: {}, {} per step{}{}{}\n",
         env!("CARGO_PKG_VERSION"),
-        if counts.len() > 1 {
-            "Thread sweep"
-        } else {
-            "Repeated run"
-        },
+        sweep_title(&axis),
         plan.workload.name(),
-        counts
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
+        points,
         plan.time
             .map_or("no time limit".into(), |t| format!("{}s", t.as_secs())),
         if extras.warmup.is_zero() {
@@ -620,14 +807,13 @@ pub async fn run(
         },
     );
     let (steps, all_clean, interrupted) =
-        run_steps(plan, extras, &counts, 1..=extras.repeat, addrs, link, "").await?;
+        run_steps(plan, extras, &axis, 1..=extras.repeat, addrs, link, "").await?;
     let rows: Vec<(Option<&str>, &Summary)> = steps.iter().map(|s| (None, &s.summary)).collect();
     println!(
         "{}:",
-        if counts.len() > 1 {
-            "Thread sweep"
-        } else {
-            "Measurements"
+        match sweep_title(&axis) {
+            "Repeated run" => "Measurements",
+            t => t,
         }
     );
     print!("{}", table(&rows, &plan.percentiles));
@@ -744,6 +930,162 @@ pub(crate) mod tests {
         assert!(!s.latency_ms.contains_key("count"));
         assert_eq!(percentile_keys([&s]), ["p50", "p95", "p99"]);
         assert!(Summary::from_run(&serde_json::json!({"config": {}})).is_none());
+    }
+
+    #[test]
+    fn rate_lists() {
+        assert_eq!(
+            parse_rate_list("1000, 2000,4000.5").unwrap(),
+            vec![1000.0, 2000.0, 4000.5]
+        );
+        for bad in [
+            ",", "100,", "100,,200", "100,x", "100,0", "100,100", "-1,2", "100,1e12", "100,inf",
+        ] {
+            assert!(
+                matches!(
+                    parse_rate_list(bad),
+                    Err(PlanError::Invalid { option: "rate", .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert!(
+            parse_rate_list("100,0")
+                .unwrap_err()
+                .to_string()
+                .contains("must be above 0"),
+        );
+    }
+
+    #[test]
+    fn extras_take_the_first_rate_into_the_plan() {
+        let mut raw = crate::cli::parse([
+            "fleetbench",
+            "cpu",
+            "--threads=4",
+            "--rate=100,200,400",
+            "run",
+        ])
+        .unwrap();
+        let e = take_extras(&mut raw).unwrap();
+        assert_eq!(e.rates, Some(vec![100.0, 200.0, 400.0]));
+        assert_eq!(e.counts, None);
+        assert_eq!(raw.rate.as_deref(), Some("100"));
+        let plan = crate::plan::build(&raw).unwrap();
+        assert_eq!((plan.threads, plan.rate), (4, 100.0));
+        let axis = Axis::of(&plan, &e);
+        assert_eq!(axis, Axis::Rates(vec![100.0, 200.0, 400.0]));
+        let second = axis.at(&plan, 1);
+        assert_eq!((second.threads, second.rate), (4, 200.0));
+        assert_eq!(axis.step_name(&second, 1), "200 events/s (4 threads)");
+        // sysbench 0.5's spelling takes a list too.
+        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--tx-rate=50,75.5", "run"]).unwrap();
+        assert_eq!(take_extras(&mut raw).unwrap().rates, Some(vec![50.0, 75.5]));
+        // One rate is a plain open loop; with a thread list, a thread sweep at that rate.
+        let mut raw =
+            crate::cli::parse(["fleetbench", "cpu", "--threads=2,4", "--rate=100", "run"]).unwrap();
+        let e = take_extras(&mut raw).unwrap();
+        assert_eq!((&e.counts, &e.rates), (&Some(vec![2, 4]), &None));
+        let plan = crate::plan::build(&raw).unwrap();
+        assert_eq!(plan.rate, 100.0);
+        let axis = Axis::of(&plan, &e);
+        assert_eq!(axis.step_name(&axis.at(&plan, 1), 1), "4 threads");
+    }
+
+    #[test]
+    fn a_thread_list_and_a_rate_list_are_refused_together() {
+        let mut raw = crate::cli::parse([
+            "fleetbench",
+            "cpu",
+            "--threads=2,4",
+            "--rate=100,200",
+            "run",
+        ])
+        .unwrap();
+        let e = take_extras(&mut raw).unwrap_err();
+        assert!(matches!(e, PlanError::TwoSweeps { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("--threads=2,4 and --rate=100,200: a sweep steps over")
+                && !msg.contains('\n'),
+            "{msg}"
+        );
+    }
+
+    /// An open-loop run document at `rate` offered, `achieved` events/s run.
+    pub(crate) fn open_doc(threads: u32, rate: f64, achieved: f64, p95: f64) -> Value {
+        let mut doc = run_doc(threads, achieved, achieved * 20.0, p95);
+        doc["config"]["rate"] = rate.into();
+        doc["totals"]["open_loop"] = serde_json::json!({
+            "target_rate": rate, "events_per_sec": achieved,
+            "rate_reached": achieved > rate * 0.9,
+        });
+        doc
+    }
+
+    #[test]
+    fn summaries_carry_the_offered_rate() {
+        let s = Summary::from_run(&open_doc(4, 2000.0, 1990.0, 3.0)).unwrap();
+        assert_eq!(
+            (s.rate, s.rate_reached, s.tps),
+            (2000.0, Some(true), 1990.0)
+        );
+        // A document from before the open loop: a closed loop.
+        let old = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5)).unwrap();
+        assert_eq!((old.rate, old.rate_reached), (0.0, None));
+        let v = serde_json::to_value(&old).unwrap();
+        assert_eq!(v["rate"], 0.0);
+        assert!(v.get("rate_reached").is_none());
+        // A summary written before rates existed still reads.
+        let mut written = v.clone();
+        written.as_object_mut().unwrap().remove("rate");
+        let back: Summary = serde_json::from_value(written).unwrap();
+        assert_eq!(back.rate, 0.0);
+        assert!(is_rate_sweep([
+            &s,
+            &Summary::from_run(&open_doc(4, 4000.0, 3990.0, 3.0)).unwrap()
+        ]));
+        assert!(!is_rate_sweep([&s, &s]));
+        assert!(!is_rate_sweep([&old]));
+        // The sweep document names its rates; a thread sweep's does not.
+        let plan = crate::plan::build(
+            &crate::cli::parse(["fleetbench", "cpu", "--rate=100", "run"]).unwrap(),
+        )
+        .unwrap();
+        let extras = Extras {
+            rates: Some(vec![100.0, 200.0]),
+            repeat: 1,
+            ..Extras::default()
+        };
+        let doc = sweep_doc(&plan, &extras, &[], false);
+        assert_eq!(doc["rates"], serde_json::json!([100.0, 200.0]));
+        assert_eq!(doc["threads"], serde_json::json!([1]));
+        let doc = sweep_doc(&plan, &Extras::default(), &[], false);
+        assert!(doc.get("rates").is_none());
+    }
+
+    #[test]
+    fn a_rate_table_leads_with_offered_and_achieved_rates() {
+        let a = Summary::from_run(&open_doc(4, 100.0, 99.5, 2.0)).unwrap();
+        let b = Summary::from_run(&open_doc(4, 200.0, 120.25, 80.0)).unwrap();
+        let t = table(&[(None, &a), (None, &b)], &[95.0]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        let head: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(head[..4], ["rate", "achieved", "threads", "qps"], "{t}");
+        let row: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(row[..3], ["100", "99.50", "4"], "{t}");
+        assert!(!lines[1].contains(NOT_REACHED), "{t}");
+        assert!(lines[2].ends_with(&format!("  {NOT_REACHED}")), "{t}");
+        assert!(
+            lines[2].contains("80.00") && lines[2].contains("120.25"),
+            "{t}"
+        );
+        // A closed-loop row beside them (a scenario file mixing both) has no rate.
+        let closed = Summary::from_run(&run_doc(8, 300.0, 6000.0, 4.0)).unwrap();
+        let t = table(&[(Some("open"), &a), (Some("closed"), &closed)], &[95.0]);
+        let row: Vec<&str> = t.lines().nth(2).unwrap().split_whitespace().collect();
+        assert_eq!(row[..4], ["closed", "-", "300.00", "8"], "{t}");
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Scenario files: named database targets, agents, table maps and per-scenario options in
 //! TOML, so that one command (`fleetbench scenario run FILE [--only NAME]`) prepares, sweeps
 //! and cleans up every topology a comparison needs and prints one table, scenario by thread
-//! count. Everything in the file is checked before any load starts; errors name the line
-//! and the field.
+//! count (or by offered rate). Everything in the file is checked before any load starts;
+//! errors name the line and the field.
 //!
 //! ```toml
 //! test = "oltp_read_write"          # defaults for every scenario
 //! threads = [16, 32, 64]
+//! # rate = [1000, 2000, 4000]       # open loop: one rate, or a rate sweep at one thread count
 //! time = 60
 //! warmup-time = 10                  # seconds before each step, not measured
 //! cooldown = 5                      # seconds of rest between steps
@@ -47,9 +48,11 @@ pub struct ScenarioError {
 }
 
 /// Options a scenario sets through its own fields, never through `options`.
-const MANAGED: [&str; 12] = [
+const MANAGED: [&str; 14] = [
     "threads",
     "num-threads",
+    "rate",
+    "tx-rate",
     "test",
     "target",
     "table-map",
@@ -67,6 +70,7 @@ const MANAGED: [&str; 12] = [
 struct FileToml {
     test: Option<Spanned<String>>,
     threads: Option<Spanned<Vec<u32>>>,
+    rate: Option<Spanned<RateToml>>,
     time: Option<Spanned<u64>>,
     warmup_time: Option<u64>,
     cooldown: Option<u64>,
@@ -89,10 +93,34 @@ struct ScenarioToml {
     table_map: Option<Spanned<String>>,
     test: Option<Spanned<String>>,
     threads: Option<Spanned<Vec<u32>>>,
+    rate: Option<Spanned<RateToml>>,
     time: Option<Spanned<u64>>,
     prepare: Option<bool>,
     #[serde(default)]
     options: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+}
+
+/// `rate = 1000`, `rate = [1000, 2000]` or, as on the command line, `rate = "1000,2000"`.
+#[derive(Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "expected events per second: a number, a list of numbers or a string such as \"1000,2000\""
+)]
+enum RateToml {
+    One(f64),
+    List(Vec<f64>),
+    Text(String),
+}
+
+impl RateToml {
+    /// The value as the command line would give it.
+    fn text(&self) -> String {
+        match self {
+            RateToml::One(r) => r.to_string(),
+            RateToml::List(l) => l.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+            RateToml::Text(t) => t.clone(),
+        }
+    }
 }
 
 /// One checked scenario: the command-line arguments it stands for, and where each came from.
@@ -102,6 +130,9 @@ pub struct Scenario {
     pub description: Option<String>,
     pub targets: Vec<String>,
     pub threads: Vec<u32>,
+    /// Offered rates (`rate`): empty for a closed loop, one for an open loop at that rate,
+    /// more for a rate sweep (then `threads` has one count).
+    pub rates: Vec<f64>,
     pub prepare: bool,
     /// Arguments after the program name, without the command word and --threads.
     args: Vec<String>,
@@ -224,6 +255,33 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
                 .join(","),
         )
         .map_err(|e| err(threads.span(), "threads", e.to_string()))?;
+        let mut rates = Vec::new();
+        if let Some(r) = sc.rate.as_ref().or(file.rate.as_ref()) {
+            let text = r.get_ref().text();
+            rates = if text.contains(',') {
+                sweep::parse_rate_list(&text)
+            } else {
+                plan::parse_rate(&text).map(|one| vec![one])
+            }
+            .map_err(|e| err(r.span(), "rate", e.to_string()))?;
+            if rates.len() > 1 && counts.len() > 1 {
+                return Err(err(
+                    r.span(),
+                    "rate",
+                    format!(
+                        "scenario '{name}' lists {} thread counts and {} rates: a sweep steps over one of them; give it one thread count, e.g. `threads = [{}]`",
+                        counts.len(),
+                        rates.len(),
+                        counts[0]
+                    ),
+                ));
+            }
+            args.push(format!(
+                "--rate={}",
+                crate::report::text::rate_label(rates[0])
+            ));
+            origin.push(("rate".into(), line_of(src, r.span().start), "rate".into()));
+        }
         if let Some(t) = sc.time.as_ref().or(file.time.as_ref()) {
             args.push(format!("--time={}", t.get_ref()));
             origin.push(("time".into(), line_of(src, t.span().start), "time".into()));
@@ -313,6 +371,7 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
             description: sc.description.clone(),
             targets: target_names,
             threads: counts,
+            rates,
             prepare: sc.prepare.or(file.prepare).unwrap_or(true),
             args,
             origin,
@@ -356,6 +415,16 @@ fn option_value(v: &toml::Value) -> Option<String> {
 }
 
 impl Scenario {
+    /// What the scenario's sweep steps over: its rates when it lists several, else its
+    /// thread counts.
+    pub fn axis(&self) -> sweep::Axis {
+        if self.rates.len() > 1 {
+            sweep::Axis::Rates(self.rates.clone())
+        } else {
+            sweep::Axis::Threads(self.threads.clone())
+        }
+    }
+
     /// The raw arguments of `command` at `threads`; errors point at the file.
     fn raw(&self, command: &str, threads: u32, path: &str) -> Result<RawArgs, ScenarioError> {
         let argv = std::iter::once("fleetbench".to_string())
@@ -445,8 +514,15 @@ pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result
         }
         _ => return Err(usage("usage: fleetbench scenario run FILE [--only NAME]").into()),
     };
-    if extras.counts.is_some() || raw.threads.is_some() || raw.test.is_some() {
-        return Err(usage("the scenario file sets test and threads, not the command line").into());
+    if extras.counts.is_some()
+        || extras.rates.is_some()
+        || raw.threads.is_some()
+        || raw.rate.is_some()
+        || raw.test.is_some()
+    {
+        return Err(
+            usage("the scenario file sets test, threads and rate, not the command line").into(),
+        );
     }
     let file = load(&path, &cli_agent_args(raw))?;
     for only in &raw.only {
@@ -572,7 +648,7 @@ async fn run_scenario(
     if sc.prepare {
         table_job(sc, Command::Prepare, addrs, link, path).await?;
     }
-    let outcome = sweep::run_steps(plan, extras, &sc.threads, rep..=rep, addrs, link, &label).await;
+    let outcome = sweep::run_steps(plan, extras, &sc.axis(), rep..=rep, addrs, link, &label).await;
     if sc.prepare {
         let cleaned = table_job(sc, Command::Cleanup, addrs, link, path).await;
         if outcome.is_ok() {
@@ -615,14 +691,18 @@ fn scenarios_doc(
     let scenarios: Vec<Value> = done
         .iter()
         .map(|(sc, plan, steps)| {
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "name": sc.name,
                 "description": sc.description,
                 "test": plan.workload.name(),
                 "targets": sc.targets,
                 "threads": sc.threads,
                 "steps": steps,
-            })
+            });
+            if let sweep::Axis::Rates(r) = sc.axis() {
+                v["rates"] = serde_json::json!(r);
+            }
+            v
         })
         .collect();
     serde_json::json!({
@@ -642,13 +722,17 @@ fn scenarios_doc(
 pub fn describe(f: &ScenarioFile) -> String {
     let mut s = String::new();
     for sc in &f.scenarios {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{}: targets {} threads {:?}",
             sc.name,
             sc.targets.join(","),
             sc.threads
         );
+        if !sc.rates.is_empty() {
+            let _ = write!(s, " rates {:?}", sc.rates);
+        }
+        s.push('\n');
     }
     s
 }
@@ -773,6 +857,49 @@ threads = [8]
             e.to_string().split(": ").take(3).collect::<Vec<_>>(),
             ["s.toml", "line 11", "field 'targets.slave'"]
         );
+    }
+
+    #[test]
+    fn rates_sweep_like_thread_lists() {
+        let src = GOOD
+            .replace("threads = [16, 32]", "threads = [4]\nrate = [100, 200.5]")
+            .replace("threads = [8]", "rate = \"300,600\"")
+            .replace("prepare = false", "prepare = false\nrate = 50");
+        let f = parse("s.toml", &src, &[]).unwrap();
+        let [direct, proxy, sharded] = &f.scenarios[..] else {
+            panic!("three scenarios")
+        };
+        assert_eq!(direct.rates, [100.0, 200.5]);
+        assert_eq!(direct.axis(), sweep::Axis::Rates(vec![100.0, 200.5]));
+        assert_eq!(proxy.rates, [50.0]);
+        assert_eq!(proxy.axis(), sweep::Axis::Threads(vec![4]));
+        assert_eq!(sharded.axis(), sweep::Axis::Rates(vec![300.0, 600.0]));
+        // The plan starts at the first rate; the sweep moves it.
+        let p = direct.plan("run", 4, "s.toml").unwrap();
+        assert_eq!((p.threads, p.rate), (4, 100.0));
+        assert_eq!(proxy.plan("run", 4, "s.toml").unwrap().rate, 50.0);
+        assert!(
+            describe(&f).starts_with("direct: targets master threads [4] rates [100.0, 200.5]\n")
+        );
+
+        // A thread list and a rate list in one scenario: refused at the rate.
+        let e = bad(&GOOD.replace("threads = [8]", "rate = [100, 200]"));
+        assert_eq!((e.line, e.field.as_str()), (30, "rate"), "{e}");
+        assert!(
+            e.message.contains("16 threads") || e.message.contains("thread counts"),
+            "{e}"
+        );
+        let e = bad(&GOOD.replace("threads = [8]", "threads = [8]\nrate = [100, 0]"));
+        assert_eq!((e.line, e.field.as_str()), (31, "rate"), "{e}");
+        assert!(e.message.contains("above 0"), "{e}");
+        let e = bad(&GOOD.replace("time = 30", "time = 30\nrate = \"fast\""));
+        assert_eq!((e.line, e.field.as_str()), (5, "rate"), "{e}");
+        let e = bad(&GOOD.replace("time = 30", "time = 30\nrate = true"));
+        assert_eq!((e.line, e.field.as_str()), (5, "rate"), "{e}");
+        assert!(e.message.contains("a list of numbers"), "{e}");
+        // As threads, the rate is the scenario's own field, not an option.
+        let e = bad(&GOOD.replace("auto-inc = false", "rate = 100"));
+        assert_eq!((e.line, e.field.as_str()), (24, "options.rate"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The HTML report in a real browser: headless Chromium (Debian's `chromium` package,
-//! which scripts/test.sh installs) loads the pages of a run, a sweep and a scenario file,
-//! made by real runs. Each page's inline script reports no error (and its verdict stays
+//! which scripts/test.sh installs) loads the pages of a run, a sweep, a rate sweep and a
+//! scenario file, made by real runs. Each page's inline script reports no error (and its verdict stays
 //! out of view), every chart's SVG carries the run's data points, no SVG text reaches out
 //! of its chart or overlaps another text (measured by the browser's layout), thread axes
 //! have whole-number ticks only, and a screenshot of the whole page is a real picture.
@@ -215,7 +215,8 @@ fn check_page(dir: &Scratch, html: &Path, name: &str) {
             );
         }
     }
-    if name != "run" {
+    // A rate sweep runs every step at one thread count: nothing to chart against it.
+    if name != "run" && !name.starts_with("rate") {
         assert!(thread_axes >= 3, "{name}: {thread_axes} thread axes");
     }
 
@@ -319,6 +320,51 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
         "one time for all"
     );
     check_page(&dir, &html, "sweep");
+}
+
+#[test]
+fn rate_sweep_html_opens_in_chromium_with_its_throughput_latency_curve() {
+    let dir = Scratch::new("html-rate-sweep");
+    let json = dir.path("rates.json");
+    let html = dir.path("rates.html");
+    fleetbench_ok(&[
+        "cpu",
+        "--rate=200,400,800",
+        "--threads=2",
+        "--time=2",
+        "--local-agents=2",
+        "--cpu-max-prime=2000",
+        &format!("--json={}", json.display()),
+        &format!("--html={}", html.display()),
+        "run",
+    ]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let steps = doc["steps"].as_array().unwrap();
+    // Achieved against offered, and p50/p95/p99 against achieved: a point per step.
+    let achieved = points(&dom, "achieved-rate");
+    let curve = chart(&dom, "latency-rate");
+    assert_eq!(texts(curve, "legend"), ["p50", "p95", "p99"]);
+    let lat = points(&dom, "latency-rate");
+    assert_eq!((achieved.len(), lat.len()), (3, 9));
+    for (i, s) in steps.iter().enumerate() {
+        let sum = &s["summary"];
+        let tps = sum["tps"].as_f64().unwrap();
+        assert_eq!(achieved[i].0, sum["rate"].as_f64().unwrap());
+        assert!((achieved[i].1 - tps).abs() < 0.001);
+        // Lines p50, p95, p99 in turn, each in the order of the offered rates.
+        for (j, k) in ["p50", "p95", "p99"].iter().enumerate() {
+            let p = lat[j * 3 + i];
+            assert!((p.0 - tps).abs() < 0.001, "{p:?}");
+            assert_eq!(p.1, sum["latency_ms"][*k].as_f64().unwrap());
+        }
+    }
+    let spectrum = chart(&dom, "spectrum");
+    assert_eq!(
+        texts(spectrum, "legend"),
+        ["offered 200/s", "offered 400/s", "offered 800/s"]
+    );
+    check_page(&dir, &html, "rate-sweep");
 }
 
 #[test]

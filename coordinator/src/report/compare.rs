@@ -1,6 +1,7 @@
 //! `fleetbench compare A.json B.json [...]`: results side by side, with the change in % of
 //! TPS, QPS and every latency figure against the first file (the baseline). Run documents
-//! are compared as they are; sweeps and scenario documents are lined up by thread count.
+//! are compared as they are; sweeps and scenario documents are lined up by thread count,
+//! rate sweeps by offered rate.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -9,7 +10,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::stats::{self, Better, Estimate, Spread, Verdict};
-use crate::sweep::{Summary, percentile_keys};
+use crate::report::text::rate_label;
+use crate::sweep::{Summary, is_rate_sweep, percentile_keys};
 
 /// What is wrong with a file given to `compare` or `report`.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +31,8 @@ pub struct Series {
     pub label: String,
     /// The test it ran ("oltp_read_write", "cpu", ...).
     pub test: String,
-    /// Its configuration, flattened to `key: value` (thread counts of sweeps left out).
+    /// Its configuration, flattened to `key: value` (thread counts of thread sweeps and
+    /// rates of rate sweeps left out).
     pub settings: BTreeMap<String, String>,
     pub rows: Vec<Summary>,
 }
@@ -59,15 +62,16 @@ pub fn kind(doc: &Value) -> &str {
     doc.get("kind").and_then(Value::as_str).unwrap_or("run")
 }
 
-/// A run document's configuration as `key: value` lines, the test included.
-fn settings_of(run: &Value, skip_threads: bool) -> BTreeMap<String, String> {
+/// A run document's configuration as `key: value` lines, the test included, without the
+/// keys in `skip`.
+fn settings_of(run: &Value, skip: &[&str]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Some(t) = run.get("test").and_then(Value::as_str) {
         out.insert("test".into(), t.to_string());
     }
     if let Some(cfg) = run.get("config").and_then(Value::as_object) {
         for (k, v) in cfg {
-            if skip_threads && k == "threads" {
+            if skip.contains(&k.as_str()) {
                 continue;
             }
             // Embedded agents listen on a new port every run: not a setting.
@@ -102,6 +106,16 @@ pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
             .collect()
     };
     let first_run = |steps: &Value| steps.get(0).and_then(|s| s.get("result")).cloned();
+    // What varies from step to step is not a setting of the whole sweep; a rate sweep's
+    // one thread count is.
+    let settings = |run: Option<Value>, rows: &[Summary]| {
+        let skip: &[&str] = if is_rate_sweep(rows) {
+            &["rate"]
+        } else {
+            &["threads"]
+        };
+        run.map_or_else(BTreeMap::new, |r| settings_of(&r, skip))
+    };
     let test_of = |v: &Value| {
         v.get("test")
             .and_then(Value::as_str)
@@ -112,16 +126,17 @@ pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
         "run" => Ok(vec![Series {
             label: label.to_string(),
             test: test_of(doc),
-            settings: settings_of(doc, false),
+            settings: settings_of(doc, &[]),
             rows: vec![Summary::from_run(doc).ok_or("a run without totals")?],
         }]),
         "sweep" => {
             let all = doc.get("steps").unwrap_or(&Value::Null);
+            let rows = steps(all)?;
             Ok(vec![Series {
                 label: label.to_string(),
                 test: test_of(doc),
-                settings: first_run(all).map_or_else(BTreeMap::new, |r| settings_of(&r, true)),
-                rows: steps(all)?,
+                settings: settings(first_run(all), &rows),
+                rows,
             }])
         }
         "scenarios" => doc
@@ -133,6 +148,7 @@ pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
                 let name = sc.get("name").and_then(Value::as_str).unwrap_or("?");
                 let all = sc.get("steps").unwrap_or(&Value::Null);
                 let run = first_run(all);
+                let rows = steps(all)?;
                 Ok(Series {
                     label: if label.is_empty() {
                         name.to_string()
@@ -140,8 +156,8 @@ pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
                         format!("{label}:{name}")
                     },
                     test: run.as_ref().map_or_else(|| test_of(sc), test_of),
-                    settings: run.map_or_else(BTreeMap::new, |r| settings_of(&r, true)),
-                    rows: steps(all)?,
+                    settings: settings(run, &rows),
+                    rows,
                 })
             })
             .collect(),
@@ -258,16 +274,61 @@ pub struct Change {
     pub key: String,
     pub entry: String,
     pub threads: u32,
+    /// The offered rate of the block (events/s) when rate sweeps are lined up by rate, else 0.
+    pub rate: f64,
     /// Change in percent of the baseline, with the half-width of its interval.
     pub pct: f64,
     pub pct_half_width: Option<f64>,
     pub verdict: Verdict,
 }
 
+impl Change {
+    /// Where the change was seen: "16 threads", "offered rate 2000/s".
+    pub fn place(&self) -> String {
+        if self.rate > 0.0 {
+            format!("offered rate {}/s", rate_label(self.rate))
+        } else {
+            format!("{} threads", self.threads)
+        }
+    }
+}
+
+/// What `compare` lines steps up by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Key {
+    Threads(u32),
+    /// Offered rate (events/s), for rate sweeps: their thread count is one setting.
+    Rate(f64),
+}
+
+impl Key {
+    fn of(r: &Summary, by_rate: bool) -> Key {
+        if by_rate {
+            Key::Rate(r.rate)
+        } else {
+            Key::Threads(r.threads)
+        }
+    }
+
+    /// "16 threads", "offered rate 2000/s" (a closed loop's rows in a rate comparison:
+    /// "closed loop").
+    fn text(self) -> String {
+        match self {
+            Key::Threads(n) => format!("{n} threads"),
+            Key::Rate(r) if r > 0.0 => format!("offered rate {}/s", rate_label(r)),
+            Key::Rate(_) => "closed loop".into(),
+        }
+    }
+}
+
 /// One block: a row per metric, a column per entry, change and verdict columns after each
 /// entry but the first (the baseline). Returns the text and the changes it shows.
-fn block(title: &str, threads: u32, entries: &[(&str, Vec<&Summary>)]) -> (String, Vec<Change>) {
+fn block(title: &str, key: Key, entries: &[(&str, Vec<&Summary>)]) -> (String, Vec<Change>) {
     let present: Vec<&Summary> = entries.iter().flat_map(|e| e.1.iter().copied()).collect();
+    let (threads, rate) = match key {
+        Key::Threads(n) => (n, 0.0),
+        Key::Rate(r) => (present.first().map_or(0, |s| s.threads), r),
+    };
     let metrics = metrics(&present);
     let mut cells: Vec<Vec<String>> = Vec::new();
     let mut head = vec!["metric".to_string()];
@@ -311,6 +372,7 @@ fn block(title: &str, threads: u32, entries: &[(&str, Vec<&Summary>)]) -> (Strin
                         key: m.key.clone(),
                         entry: entries[i].0.to_string(),
                         threads,
+                        rate,
                         pct,
                         pct_half_width: pct_hw,
                         verdict: v,
@@ -358,43 +420,63 @@ fn block(title: &str, threads: u32, entries: &[(&str, Vec<&Summary>)]) -> (Strin
 }
 
 /// The whole comparison: one block when every series is a single step (however often
-/// repeated), else one block per thread count (in the order they first appear).
+/// repeated), else one block per thread count, or per offered rate when a series is a rate
+/// sweep (in the order they first appear).
 pub fn text(series: &[Series]) -> (String, Vec<Change>) {
-    let mut counts: Vec<u32> = Vec::new();
+    let by_rate = series.iter().any(|s| is_rate_sweep(&s.rows));
+    let mut keys: Vec<Key> = Vec::new();
     for s in series {
         for r in &s.rows {
-            if !counts.contains(&r.threads) {
-                counts.push(r.threads);
+            let k = Key::of(r, by_rate);
+            if !keys.contains(&k) {
+                keys.push(k);
             }
         }
     }
     let single = series.iter().all(|s| {
-        s.rows
-            .first()
-            .is_some_and(|f| s.rows.iter().all(|r| r.threads == f.threads))
+        s.rows.first().is_some_and(|f| {
+            s.rows
+                .iter()
+                .all(|r| Key::of(r, by_rate) == Key::of(f, by_rate))
+        })
     });
     if single {
         let entries: Vec<(&str, Vec<&Summary>)> = series
             .iter()
             .map(|s| (s.label.as_str(), s.rows.iter().collect()))
             .collect();
-        let threads: Vec<String> = series
-            .iter()
-            .map(|s| s.rows[0].threads.to_string())
-            .collect();
+        let column = |f: &dyn Fn(&Summary) -> String| {
+            series
+                .iter()
+                .map(|s| f(&s.rows[0]))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let rates = if series.iter().any(|s| s.rows[0].rate > 0.0) {
+            format!(
+                "; offered rate: {}",
+                column(&|r| if r.rate > 0.0 {
+                    format!("{}/s", rate_label(r.rate))
+                } else {
+                    "closed loop".into()
+                })
+            )
+        } else {
+            String::new()
+        };
         return block(
             &format!(
-                "Compared with {} (threads: {})",
+                "Compared with {} (threads: {}{rates})",
                 series[0].label,
-                threads.join(" / ")
+                column(&|r| r.threads.to_string())
             ),
-            series[0].rows[0].threads,
+            Key::Threads(series[0].rows[0].threads),
             &entries,
         );
     }
     let mut out = String::new();
     let mut changes = Vec::new();
-    for (i, n) in counts.iter().enumerate() {
+    for (i, k) in keys.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
@@ -403,13 +485,16 @@ pub fn text(series: &[Series]) -> (String, Vec<Change>) {
             .map(|s| {
                 (
                     s.label.as_str(),
-                    s.rows.iter().filter(|r| r.threads == *n).collect(),
+                    s.rows
+                        .iter()
+                        .filter(|r| Key::of(r, by_rate) == *k)
+                        .collect(),
                 )
             })
             .collect();
         let (t, c) = block(
-            &format!("{n} threads, compared with {}", series[0].label),
-            *n,
+            &format!("{}, compared with {}", k.text(), series[0].label),
+            *k,
             &entries,
         );
         out.push_str(&t);
@@ -609,11 +694,11 @@ pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
                 .map(|h| format!(" ±{h:.1}%"))
                 .unwrap_or_default();
             println!(
-                "\nfail-if {}: FAILED: {} of {} at {} threads changed {:+.1}%{hw} ({})",
+                "\nfail-if {}: FAILED: {} of {} at {} changed {:+.1}%{hw} ({})",
                 rule.text,
                 c.metric,
                 c.entry,
-                c.threads,
+                c.place(),
                 c.pct,
                 c.verdict.text()
             );
@@ -766,6 +851,61 @@ mod tests {
             "Settings that differ (a / b):\n    tables: 10 / 20\n\n"
         );
         assert_eq!(differing_settings(&[sa[0].clone(), sa[0].clone()]), "");
+    }
+
+    #[test]
+    fn rate_sweeps_line_up_by_offered_rate() {
+        let sweep = |threads: u32, points: &[(f64, f64)]| {
+            let steps: Vec<Value> = points
+                .iter()
+                .map(|&(rate, achieved)| {
+                    serde_json::json!({"threads": threads, "rate": rate,
+                        "result": crate::sweep::tests::open_doc(threads, rate, achieved, 3.0)})
+                })
+                .collect();
+            serde_json::json!({"format_version": 2, "kind": "sweep", "test": "cpu",
+                "rates": points.iter().map(|p| p.0).collect::<Vec<_>>(), "steps": steps})
+        };
+        // The same rates at 4 and at 8 threads, given in another order, plus one more.
+        let a = series(&sweep(4, &[(100.0, 100.0), (200.0, 150.0)]), "a").unwrap();
+        let b = series(
+            &sweep(8, &[(200.0, 198.0), (100.0, 99.0), (400.0, 390.0)]),
+            "b",
+        )
+        .unwrap();
+        let all = [a[0].clone(), b[0].clone()];
+        let (t, changes) = text(&all);
+        let titles: Vec<&str> = t.lines().filter(|l| l.contains("compared with")).collect();
+        assert_eq!(
+            titles,
+            [
+                "offered rate 100/s, compared with a",
+                "offered rate 200/s, compared with a",
+                "offered rate 400/s, compared with a"
+            ],
+            "{t}"
+        );
+        let tps: Vec<&str> = t.lines().filter(|l| l.starts_with("tps")).collect();
+        assert!(tps[0].contains("-1.0%"), "{t}");
+        assert!(tps[1].contains("+32.0%"), "{t}");
+        let c = changes
+            .iter()
+            .find(|c| c.key == "tps" && c.rate == 200.0)
+            .unwrap();
+        assert_eq!(c.place(), "offered rate 200/s");
+        // The thread count is what differs; the rates are the sweeps' axis, not a setting.
+        assert_eq!(
+            differing_settings(&all),
+            "Settings that differ (a / b):\n    threads: 4 / 8\n\n"
+        );
+        // Single open-loop runs say their rates in the title.
+        let one = series(&crate::sweep::tests::open_doc(4, 100.0, 99.0, 3.0), "one").unwrap();
+        let two = series(&crate::sweep::tests::open_doc(8, 100.0, 99.5, 2.0), "two").unwrap();
+        let (t, _) = text(&[one[0].clone(), two[0].clone()]);
+        assert!(
+            t.starts_with("Compared with one (threads: 4 / 8; offered rate: 100/s / 100/s)\n"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -1,23 +1,29 @@
-//! The sweep and scenario table as CSV: one row per (scenario, thread count), latencies in
-//! milliseconds, for spreadsheets and plotting scripts.
+//! The sweep and scenario table as CSV: one row per (scenario, thread count or offered
+//! rate), latencies in milliseconds, for spreadsheets and plotting scripts.
 
 use std::path::Path;
 
 use crate::sweep::{Summary, percentile_keys};
 
 /// The CSV text: header, then one row per entry of `rows`. The `scenario` column is there
-/// when a row has a scenario and `repeat` when a step was measured more than once; rates
-/// and latencies are rounded to what the text table shows and a little more.
+/// when a row has a scenario and `repeat` when a step was measured more than once; with an
+/// open loop (`--rate`) `rate` (offered, events/s; empty for a closed-loop row), `achieved`
+/// (events or transactions per second, as `tps`) and `rate_reached` (true or false) come
+/// next. Rates and latencies are rounded to what the text table shows and a little more.
 pub fn text(rows: &[(Option<&str>, &Summary)]) -> String {
     let pcts = percentile_keys(rows.iter().map(|r| r.1));
     let named = rows.iter().any(|r| r.0.is_some());
     let repeated = rows.iter().any(|r| r.1.repeat > 1);
+    let open = rows.iter().any(|r| r.1.rate > 0.0);
     let mut head: Vec<String> = Vec::new();
     if named {
         head.push("scenario".into());
     }
     if repeated {
         head.push("repeat".into());
+    }
+    if open {
+        head.extend(["rate", "achieved", "rate_reached"].map(String::from));
     }
     head.extend(
         [
@@ -43,6 +49,15 @@ pub fn text(rows: &[(Option<&str>, &Summary)]) -> String {
         }
         if repeated {
             f.push(r.repeat.to_string());
+        }
+        if open {
+            f.push(if r.rate > 0.0 {
+                crate::report::text::rate_label(r.rate)
+            } else {
+                String::new()
+            });
+            f.push(format!("{:.2}", r.tps));
+            f.push(r.rate_reached.map(|b| b.to_string()).unwrap_or_default());
         }
         f.extend([
             r.threads.to_string(),
@@ -95,6 +110,28 @@ mod tests {
             "\"a,b\",16,10.000,1000,100.00,2000.00,1.000,2.000,2.000,5.500,11.000,9.000,2.00,0.00"
         );
         assert!(lines[2].starts_with(",16,"));
+    }
+
+    #[test]
+    fn open_loop_rows_lead_with_offered_and_achieved_rates() {
+        let a = Summary::from_run(&crate::sweep::tests::open_doc(4, 100.0, 99.5, 2.0)).unwrap();
+        let b = Summary::from_run(&crate::sweep::tests::open_doc(4, 200.0, 150.0, 9.0)).unwrap();
+        let t = text(&[(None, &a), (None, &b)]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[0].starts_with("rate,achieved,rate_reached,threads,time_s,"),
+            "{t}"
+        );
+        assert!(lines[1].starts_with("100,99.50,true,4,"), "{t}");
+        assert!(lines[2].starts_with("200,150.00,false,4,"), "{t}");
+        // Beside a closed-loop row, which has no rate.
+        let closed =
+            Summary::from_run(&crate::sweep::tests::run_doc(8, 300.0, 6000.0, 4.0)).unwrap();
+        let t = text(&[(Some("open"), &a), (Some("closed"), &closed)]);
+        assert!(
+            t.lines().nth(2).unwrap().starts_with("closed,,300.00,,8,"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `fleetbench report RESULT.json` without `--html`: the text report of a saved result. A
 //! run reads as it printed (sysbench 1.0's interval lines and end report, then one row per
-//! agent); a sweep or scenario file as its table.
+//! agent); a sweep or scenario file as its table (a rate sweep's with its offered and
+//! achieved rates).
 
 use std::fmt::Write;
 
@@ -30,7 +31,9 @@ pub fn render(doc: &Value) -> Result<String, String> {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_f64).collect())
                 .unwrap_or_else(|| vec![95.0]);
+            let by_rate = sweep::is_rate_sweep(rows.iter().map(|r| r.1));
             let title = match doc.get("test").and_then(Value::as_str) {
+                Some(t) if by_rate => format!("Rate sweep of {t}:\n"),
                 Some(t) => format!("Thread sweep of {t}:\n"),
                 None => "Scenarios compared:\n".to_string(),
             };

@@ -2,12 +2,15 @@
 //! fetched from the network) with charts drawn from a result document: for a run, TPS (or
 //! events/s), QPS, p95/p99 and the per-agent rate over time, each on its own axis; for
 //! sweeps and scenarios, QPS, TPS, p95 and p99 against thread count with one line per
-//! scenario, and a latency percentile spectrum with one line per step; and the
-//! configuration (for a sweep, every step's). A chart without any data point is replaced
-//! by a line saying "no data for ...". Every data point is an SVG circle carrying its
-//! values in data-* attributes; the inline script checks them and records its verdict as
-//! data attributes of a hidden element (an error is shown on the page), so a headless
-//! browser's DOM dump shows it without the reader seeing it.
+//! scenario; for rate sweeps, the achieved rate against the offered one and the
+//! throughput-latency curve (p50, p95 and p99 against the achieved rate, or one line per
+//! scenario and percentile chart), each point carrying its offered rate; a latency
+//! percentile spectrum with one line per step; and the configuration (for a sweep, every
+//! step's). A chart without any data point is replaced by a line saying "no data for
+//! ...". Every data point is an SVG circle carrying its values in data-* attributes; the
+//! inline script checks them and records its verdict as data attributes of a hidden
+//! element (an error is shown on the page), so a headless browser's DOM dump shows it
+//! without the reader seeing it.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -40,6 +43,9 @@ const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 pub struct Line {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// The offered rate (events/s) of each point, for throughput-latency charts: shown
+    /// in the point's tooltip and `data-offered`. Empty for other charts.
+    pub offered: Vec<f64>,
 }
 
 /// How a chart's x axis is labelled.
@@ -47,6 +53,9 @@ pub struct Line {
 pub enum XAxis {
     /// Round ticks, fractions allowed (seconds).
     Numeric,
+    /// Round ticks from 0 (rates: a throughput-latency curve reads from the origin, and a
+    /// wide first label would otherwise sit on the y axis' 0).
+    FromZero,
     /// Whole numbers only (thread counts): the measured values themselves when they are
     /// far enough apart to read, else round integer ticks.
     Integer,
@@ -232,7 +241,7 @@ pub fn point_count(c: &Chart) -> usize {
 pub fn svg(c: &Chart) -> String {
     let (x0, x1) = span(
         c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-        false,
+        c.x_axis == XAxis::FromZero,
     );
     let ys = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
     let (y0, y1, y_ticks) = if c.log_y {
@@ -299,7 +308,9 @@ pub fn svg(c: &Chart) -> String {
     }
     let xt: Vec<(f64, String)> = match &c.x_axis {
         XAxis::Labels(l) => l.clone(),
-        XAxis::Numeric => ticks(x0, x1, 8).into_iter().map(|v| (v, num(v))).collect(),
+        XAxis::Numeric | XAxis::FromZero => {
+            ticks(x0, x1, 8).into_iter().map(|v| (v, num(v))).collect()
+        }
         XAxis::Integer => {
             let xs: Vec<f64> = c
                 .lines
@@ -357,10 +368,17 @@ pub fn svg(c: &Chart) -> String {
             r#"<polyline class="series" data-series="{name}" fill="none" stroke="{color}" stroke-width="2"{dash_attr} points="{}"/>"#,
             pts.join(" ")
         );
-        for &(x, y) in &line.points {
+        for (k, &(x, y)) in line.points.iter().enumerate() {
+            let (offered_attr, offered_note) = match line.offered.get(k) {
+                Some(&o) => (
+                    format!(r#" data-offered="{}""#, num(o)),
+                    format!(" (offered {}/s)", num(o)),
+                ),
+                None => (String::new(), String::new()),
+            };
             let _ = write!(
                 s,
-                r#"<circle class="pt" data-series="{name}" data-x="{}" data-y="{}" cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{name}: {} at {}</title></circle>"#,
+                r#"<circle class="pt" data-series="{name}" data-x="{}" data-y="{}"{offered_attr} cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{name}: {} at {}{offered_note}</title></circle>"#,
                 num(x),
                 num(y),
                 sx(x),
@@ -418,6 +436,7 @@ fn spectrum_line(name: &str, run: &Value) -> Line {
         .filter_map(|p| Some((nines(p["percentile"].as_f64()?), p["ms"].as_f64()?)))
         .collect();
     Line {
+        offered: Vec::new(),
         name: name.to_string(),
         points,
     }
@@ -451,11 +470,21 @@ fn threads_text(n: u64) -> String {
     format!("{n} thread{}", if n == 1 { "" } else { "s" })
 }
 
-/// A step's name: "16 threads", and with `--repeat` "16 threads, measurement 2".
-fn step_label(run: &Value, repeat: Option<u64>) -> String {
+/// A step's name: "16 threads", in a rate sweep "offered 2000/s", and with `--repeat`
+/// "16 threads, measurement 2".
+fn step_label(run: &Value, repeat: Option<u64>, by_rate: bool) -> String {
+    let rate = run
+        .pointer("/config/rate")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    let name = if by_rate && rate > 0.0 {
+        format!("offered {}/s", num(rate))
+    } else {
+        threads_text(run_threads(run))
+    };
     match repeat {
-        Some(r) => format!("{}, measurement {r}", threads_text(run_threads(run))),
-        None => threads_text(run_threads(run)),
+        Some(r) => format!("{name}, measurement {r}"),
+        None => name,
     }
 }
 
@@ -508,6 +537,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         },
         if db { "transactions/s" } else { "events/s" },
         vec![Line {
+            offered: Vec::new(),
             name: rate.into(),
             points: series(&|iv| iv["events_per_sec"].as_f64()),
         }],
@@ -518,6 +548,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
             "QPS over time (merged)",
             "queries/s",
             vec![Line {
+                offered: Vec::new(),
                 name: "QPS".into(),
                 points: series(&|iv| iv.pointer("/sql/qps")?.as_f64()),
             }],
@@ -526,6 +557,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
     let latency = ["p95", "p99"]
         .iter()
         .map(|k| Line {
+            offered: Vec::new(),
             name: (*k).into(),
             points: series(&|iv| iv["latency_ms"][*k].as_f64()),
         })
@@ -541,6 +573,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         .iter()
         .enumerate()
         .map(|(i, a)| Line {
+            offered: Vec::new(),
             name: a["addr"].as_str().unwrap_or("?").to_string(),
             points: series(&|iv| {
                 let n = iv["agent_events"].get(i)?.as_f64()?;
@@ -558,7 +591,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
     charts.push(steps_spectrum(
         &format!("{prefix}spectrum"),
         "Latency percentile spectrum",
-        &[(step_label(run, None), run.clone())],
+        &[(step_label(run, None, false), run.clone())],
     ));
     charts
 }
@@ -577,6 +610,7 @@ pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
                 reps.dedup();
                 let many = reps.len() > 1;
                 reps.into_iter().map(move |rep| Line {
+                    offered: Vec::new(),
                     name: if many {
                         format!("{} #{rep}", s.label)
                     } else {
@@ -636,6 +670,103 @@ pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
             log_y: false,
         })
         .collect()
+}
+
+/// A point (x, y) of a row for a key ("p95", ...) of a rate chart, if the row has it.
+type RatePoint = dyn Fn(&Summary, &str) -> Option<(f64, f64)>;
+
+/// The lines of a chart of open-loop rows: per series (and measurement, with `--repeat`)
+/// and per key of `keys`, the points `f` gives for each row with an offered rate, in the
+/// order of the offered rates and labelled with them. A key's name is added to the
+/// series' when there are several keys; with one series, the key alone names the line.
+fn rate_lines(series: &[&compare::Series], keys: &[&str], f: &RatePoint) -> Vec<Line> {
+    let mut out = Vec::new();
+    for s in series {
+        let mut reps: Vec<u32> = s.rows.iter().map(|r| r.repeat).collect();
+        reps.sort_unstable();
+        reps.dedup();
+        let many = reps.len() > 1;
+        for &rep in &reps {
+            let mut rows: Vec<&Summary> = s
+                .rows
+                .iter()
+                .filter(|r| r.repeat == rep && r.rate > 0.0)
+                .collect();
+            rows.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+            for key in keys {
+                let mut name = match (series.len() > 1, keys.len() > 1) {
+                    (_, false) => s.label.clone(),
+                    (false, true) => (*key).to_string(),
+                    (true, true) => format!("{} {key}", s.label),
+                };
+                if many {
+                    name = format!("{name} #{rep}");
+                }
+                let (points, offered) = rows
+                    .iter()
+                    .filter_map(|r| Some((f(r, key)?, r.rate)))
+                    .unzip();
+                out.push(Line {
+                    name,
+                    points,
+                    offered,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Charts of rate sweeps, from the series' open-loop rows: the achieved rate against the
+/// offered one, and the throughput-latency curve: latency against the achieved rate, each
+/// point labelled with its offered rate. One series gets one curve chart with a line per
+/// percentile (p50, p95, p99); several get a chart per percentile with a line per series.
+pub fn rate_charts(series: &[&compare::Series]) -> Vec<Chart> {
+    let rows = || series.iter().flat_map(|s| &s.rows);
+    let db = rows().any(|r| r.qps.is_some());
+    let unit = if db { "transactions/s" } else { "events/s" };
+    let pcts: Vec<&str> = ["p50", "p95", "p99"]
+        .into_iter()
+        .filter(|k| rows().any(|r| r.latency_ms.contains_key(*k)))
+        .collect();
+    let latency = |r: &Summary, k: &str| Some((r.tps, *r.latency_ms.get(k)?));
+    let chart = |id: String, title: String, x_label: String, y_label: &str, lines| Chart {
+        id,
+        title,
+        x_label,
+        y_label: y_label.into(),
+        lines,
+        x_axis: XAxis::FromZero,
+        log_y: false,
+    };
+    let mut charts = vec![chart(
+        "achieved-rate".into(),
+        "Achieved rate by offered rate".into(),
+        format!("offered rate ({unit})"),
+        &format!("achieved ({unit})"),
+        rate_lines(series, &["achieved"], &|r, _| Some((r.rate, r.tps))),
+    )];
+    let x_label = format!("achieved rate ({unit})");
+    if series.len() == 1 {
+        charts.push(chart(
+            "latency-rate".into(),
+            format!("Latency by achieved rate ({})", pcts.join(", ")),
+            x_label,
+            "latency (ms)",
+            rate_lines(series, &pcts, &latency),
+        ));
+    } else {
+        for k in &pcts {
+            charts.push(chart(
+                format!("{k}-rate"),
+                format!("{k} latency by achieved rate"),
+                x_label.clone(),
+                "latency (ms)",
+                rate_lines(series, &[k], &latency),
+            ));
+        }
+    }
+    charts
 }
 
 /// A JSON value as table text: strings bare, the rest as JSON.
@@ -712,9 +843,15 @@ fn rows_table(series: &[compare::Series]) -> String {
     let pcts = crate::sweep::percentile_keys(series.iter().flat_map(|s| &s.rows));
     let db = series.iter().flat_map(|s| &s.rows).any(|r| r.qps.is_some());
     let repeated = series.iter().flat_map(|s| &s.rows).any(|r| r.repeat > 1);
+    let open = series.iter().flat_map(|s| &s.rows).any(|r| r.rate > 0.0);
     let mut s = format!(
-        "<table class=\"rows\"><tr><th>series</th>{}<th>threads</th><th>{}</th><th>QPS</th><th>avg ms</th>",
+        "<table class=\"rows\"><tr><th>series</th>{}{}<th>threads</th><th>{}</th><th>QPS</th><th>avg ms</th>",
         if repeated { "<th>measurement</th>" } else { "" },
+        if open {
+            "<th>offered rate</th><th>rate reached</th>"
+        } else {
+            ""
+        },
         if db { "TPS" } else { "events/s" }
     );
     for p in &pcts {
@@ -723,9 +860,22 @@ fn rows_table(series: &[compare::Series]) -> String {
     s.push_str("<th>max ms</th><th>err/s</th></tr>");
     for se in series {
         for r in &se.rows {
+            let open_cells = match (open, r.rate > 0.0) {
+                (false, _) => String::new(),
+                (true, false) => "<td>-</td><td>-</td>".into(),
+                (true, true) => format!(
+                    "<td>{}</td><td>{}</td>",
+                    num(r.rate),
+                    match r.rate_reached {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "-",
+                    }
+                ),
+            };
             let _ = write!(
                 s,
-                "<tr><td>{}</td>{}<td>{}</td><td>{:.2}</td><td>{}</td><td>{:.3}</td>",
+                "<tr><td>{}</td>{}{open_cells}<td>{}</td><td>{:.2}</td><td>{}</td><td>{:.3}</td>",
                 esc(&se.label),
                 if repeated {
                     format!("<td>{}</td>", r.repeat)
@@ -858,16 +1008,25 @@ pub fn render(doc: &Value) -> Result<String, String> {
                     .collect()
             };
             let repeated = doc.get("repeat").and_then(Value::as_u64).unwrap_or(1) > 1;
+            // Rate sweeps get charts against the rate; series that step over thread
+            // counts (all of them, when none is a rate sweep) charts against threads.
+            let by_rate = |s: &compare::Series| crate::sweep::is_rate_sweep(&s.rows);
+            let any_by_rate = series.iter().any(by_rate);
             let runs: Vec<(String, Vec<(String, Value)>)> = groups
                 .iter()
-                .map(|(n, g)| {
+                .zip(&series)
+                .map(|((n, g), se)| {
+                    let rate_steps = by_rate(se);
                     let rs = g["steps"]
                         .as_array()
                         .into_iter()
                         .flatten()
                         .map(|s| {
                             let rep = s.get("repeat").and_then(Value::as_u64).filter(|_| repeated);
-                            (step_label(&s["result"], rep), s["result"].clone())
+                            (
+                                step_label(&s["result"], rep, rate_steps),
+                                s["result"].clone(),
+                            )
                         })
                         .collect();
                     (n.clone(), rs)
@@ -875,7 +1034,8 @@ pub fn render(doc: &Value) -> Result<String, String> {
                 .collect();
             title = if sweep {
                 format!(
-                    "fleetbench thread sweep of {}",
+                    "fleetbench {} sweep of {}",
+                    if any_by_rate { "rate" } else { "thread" },
                     doc["test"].as_str().unwrap_or("?")
                 )
             } else {
@@ -886,14 +1046,36 @@ pub fn render(doc: &Value) -> Result<String, String> {
             };
             body.push_str("<h2>Summary</h2>");
             body.push_str(&rows_table(&series));
-            body.push_str("<h2>By thread count</h2>");
-            add_charts(&mut body, &sweep_charts(&series));
+            if any_by_rate {
+                let open: Vec<&compare::Series> = series
+                    .iter()
+                    .filter(|s| s.rows.iter().any(|r| r.rate > 0.0))
+                    .collect();
+                body.push_str("<h2>Throughput and latency by rate</h2>");
+                add_charts(&mut body, &rate_charts(&open));
+            }
+            let by_threads: Vec<compare::Series> = series
+                .iter()
+                .filter(|s| !any_by_rate || s.rows.iter().any(|r| r.threads != s.rows[0].threads))
+                .cloned()
+                .collect();
+            if !by_threads.is_empty() {
+                body.push_str("<h2>By thread count</h2>");
+                add_charts(&mut body, &sweep_charts(&by_threads));
+            }
             body.push_str("<h2>Latency percentile spectrum</h2>");
             for (i, (name, rs)) in runs.iter().enumerate() {
                 let (id, chart_title) = if sweep {
                     (
                         "spectrum".to_string(),
-                        "Latency percentile spectrum per thread count".to_string(),
+                        format!(
+                            "Latency percentile spectrum per {}",
+                            if any_by_rate {
+                                "offered rate"
+                            } else {
+                                "thread count"
+                            }
+                        ),
                     )
                 } else {
                     (
@@ -991,6 +1173,7 @@ mod tests {
             x_label: "threads".into(),
             y_label: "q/s".into(),
             lines: vec![Line {
+                offered: Vec::new(),
                 name: "direct".into(),
                 points: vec![(16.0, 1000.0), (32.0, 1500.5)],
             }],
@@ -1039,6 +1222,7 @@ mod tests {
             x_label: "threads".into(),
             y_label: "y".into(),
             lines: vec![Line {
+                offered: Vec::new(),
                 name: "a".into(),
                 points: vec![(2.0, 1.0), (3.0, 2.0)],
             }],
@@ -1058,6 +1242,7 @@ mod tests {
     fn long_legends_wrap_inside_the_chart() {
         let lines: Vec<Line> = (0..12)
             .map(|i| Line {
+                offered: Vec::new(),
                 name: format!("oltp_read_write scenario number {i} (128 threads)"),
                 points: vec![(0.0, 1.0), (1.0, f64::from(i))],
             })
@@ -1111,6 +1296,7 @@ mod tests {
             x_label: "s".into(),
             y_label: "y".into(),
             lines: vec![Line {
+                offered: Vec::new(),
                 name: "a".into(),
                 points: vec![],
             }],
@@ -1122,6 +1308,7 @@ mod tests {
         assert!(!h.contains("<svg"));
         let mut c2 = c.clone();
         c2.lines.push(Line {
+            offered: Vec::new(),
             name: "b".into(),
             points: vec![(1.0, 2.0)],
         });
@@ -1188,6 +1375,88 @@ mod tests {
         assert!(
             page.contains("<h3>16 threads, measurement 2</h3>"),
             "{page}"
+        );
+    }
+
+    /// A rate sweep document over `points` (offered, achieved) at 4 threads.
+    fn rate_sweep(points: &[(f64, f64)]) -> Value {
+        let steps: Vec<Value> = points
+            .iter()
+            .map(|&(rate, achieved)| {
+                serde_json::json!({"threads": 4, "rate": rate, "result":
+                    crate::sweep::tests::open_doc(4, rate, achieved, achieved / 100.0)})
+            })
+            .collect();
+        serde_json::json!({"format_version": 2, "kind": "sweep", "test": "cpu",
+            "rates": points.iter().map(|p| p.0).collect::<Vec<_>>(), "steps": steps})
+    }
+
+    #[test]
+    fn a_rate_sweep_has_a_throughput_latency_curve() {
+        // Given out of order: the lines follow the offered rate.
+        let doc = rate_sweep(&[(200.0, 199.5), (100.0, 100.25), (400.0, 310.0)]);
+        let series = compare::series(&doc, "cpu").unwrap();
+        let charts = rate_charts(&series.iter().collect::<Vec<_>>());
+        let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["achieved-rate", "latency-rate"]);
+        let achieved = &charts[0].lines[0];
+        assert_eq!(
+            achieved.points,
+            [(100.0, 100.25), (200.0, 199.5), (400.0, 310.0)]
+        );
+        let curve = &charts[1];
+        let names: Vec<&str> = curve.lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["p50", "p95", "p99"]);
+        // run_doc: p95 as given (achieved / 100), p99 twice that.
+        assert_eq!(
+            curve.lines[2].points,
+            [(100.25, 2.005), (199.5, 3.99), (310.0, 6.2)]
+        );
+        assert_eq!(curve.lines[2].offered, [100.0, 200.0, 400.0]);
+        // Rate axes start at 0: the curve reads from the origin.
+        let svg = svg(curve);
+        let first_x = svg.split(r#"<text class="tick x""#).nth(1).unwrap();
+        assert_eq!(
+            &first_x[first_x.find('>').unwrap() + 1..first_x.find('<').unwrap()],
+            "0"
+        );
+        let page = render(&doc).unwrap();
+        assert!(
+            page.contains("<h1>fleetbench rate sweep of cpu</h1>"),
+            "{page}"
+        );
+        assert!(
+            page.contains(r#"data-series="p95" data-x="310" data-y="3.1" data-offered="400""#),
+            "{page}"
+        );
+        assert!(page.contains("(offered 400/s)</title>"), "{page}");
+        // No chart against threads: every step ran at 4.
+        assert!(!page.contains("-threads\""), "{page}");
+        assert!(page.contains("<td>400</td><td>no</td><td>4</td>"), "{page}");
+        assert!(
+            page.contains("<h3>offered 100/s</h3>"),
+            "steps named by rate"
+        );
+    }
+
+    #[test]
+    fn rate_sweeps_of_several_scenarios_get_a_chart_per_percentile() {
+        let doc = serde_json::json!({"format_version": 2, "kind": "scenarios", "file": "s.toml",
+        "scenarios": [
+            {"name": "direct", "steps": rate_sweep(&[(100.0, 100.0), (200.0, 200.0)])["steps"]},
+            {"name": "proxy", "steps": rate_sweep(&[(100.0, 99.0), (200.0, 180.0)])["steps"]},
+        ]});
+        let series = compare::series(&doc, "").unwrap();
+        let charts = rate_charts(&series.iter().collect::<Vec<_>>());
+        let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["achieved-rate", "p50-rate", "p95-rate", "p99-rate"]);
+        let names: Vec<&str> = charts[2].lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["direct", "proxy"]);
+        assert_eq!(charts[2].lines[1].points, [(99.0, 0.99), (180.0, 1.8)]);
+        assert!(
+            render(&doc)
+                .unwrap()
+                .contains(r#"id="p99-rate" data-points="4""#)
         );
     }
 

@@ -781,5 +781,36 @@ mod tests {
             written.sort_unstable();
             assert_eq!(required, written, "{section}");
         }
+        // A rate sweep's document, its step and its summary (with every optional field).
+        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--rate=100,200", "run"]).unwrap();
+        let extras = crate::sweep::take_extras(&mut raw).unwrap();
+        let plan = crate::plan::build(&raw).unwrap();
+        let result = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
+        let mut summary = crate::sweep::Summary::from_run(&result).unwrap();
+        summary.rate_reached = Some(true);
+        let step = crate::sweep::Step {
+            threads: plan.threads,
+            rate: plan.rate,
+            repeat: 1,
+            summary,
+            result,
+        };
+        let doc = crate::sweep::sweep_doc(&plan, &extras, &[step], false);
+        for (def, v) in [
+            ("sweep", &doc),
+            ("step", &doc["steps"][0]),
+            ("summary", &doc["steps"][0]["summary"]),
+        ] {
+            let props = schema["$defs"][def]["properties"].as_object().unwrap();
+            for k in v.as_object().unwrap().keys() {
+                assert!(props.contains_key(k), "{def}.{k} is not in the schema");
+            }
+            for k in schema["$defs"][def]["required"].as_array().unwrap() {
+                assert!(
+                    v.get(k.as_str().unwrap()).is_some(),
+                    "{def}.{k} is not written"
+                );
+            }
+        }
     }
 }
