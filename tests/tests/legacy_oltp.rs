@@ -1,0 +1,169 @@
+//! sysbench 0.4's OLTP options that change the load, on a private MariaDB: what the
+//! server sees (connections, transactions, table options, client hosts) is what 0.4's
+//! options say.
+
+use std::time::Duration;
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{Running, Scratch, fleetbench_ok, json, wait_until};
+
+fn args(db: &MariaDb, parts: &[&str]) -> Vec<String> {
+    parts
+        .iter()
+        .map(|s| s.to_string())
+        .chain(db.fleetbench_args())
+        .collect()
+}
+
+#[test]
+fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
+    let db = MariaDb::start();
+    let common = [
+        "--test=oltp",
+        "--oltp-tables-count=1",
+        "--oltp-table-size=500",
+    ];
+    fleetbench_ok(&args(&db, &[&common[..], &["prepare"]].concat()));
+    let before = db.status("Connections");
+    let out = fleetbench_ok(&args(
+        &db,
+        &[
+            &common[..],
+            &[
+                "--num-threads=2",
+                "--max-requests=200",
+                "--oltp-reconnect-mode=transaction",
+                "run",
+            ],
+        ]
+        .concat(),
+    ));
+    let opened = db.status("Connections") - before;
+    // One per transaction after each thread's first, plus the two first connections and
+    // the few of the coordinator's checks.
+    assert!(
+        (198..=215).contains(&opened),
+        "{opened} connections:\n{out}"
+    );
+    assert!(
+        out.contains("transactions:                        200 "),
+        "{out}"
+    );
+}
+
+#[test]
+fn myisam_without_transactions_and_table_options() {
+    let db = MariaDb::start();
+    let common = [
+        "--test=oltp",
+        "--oltp-table-size=300",
+        "--mysql-table-engine=myisam",
+        "--mysql-create-options=COMMENT='made by fleetbench'",
+    ];
+    fleetbench_ok(&args(&db, &[&common[..], &["prepare"]].concat()));
+    let ddl = db.sql("SHOW CREATE TABLE sbtest.sbtest1");
+    assert!(ddl.contains("ENGINE=MyISAM"), "{ddl}");
+    // 0.4 gave MyISAM tables MAX_ROWS (1,000,000 unless --myisam-max-rows says otherwise).
+    assert!(ddl.contains("MAX_ROWS=1000000"), "{ddl}");
+    assert!(ddl.contains("COMMENT='made by fleetbench'"), "{ddl}");
+    let (begin, commit) = (db.status("Com_begin"), db.status("Com_commit"));
+    let selects = db.status("Com_select");
+    let out = fleetbench_ok(&args(
+        &db,
+        &[
+            &common[..],
+            &["--num-threads=1", "--max-requests=50", "run"],
+        ]
+        .concat(),
+    ));
+    // --mysql-engine-trx=auto: MyISAM has no transactions, so neither BEGIN nor COMMIT.
+    // (One thread: without transactions, two threads' DELETE/INSERT pairs of the same id
+    // collide on the primary key, with sysbench as here.)
+    assert_eq!(db.status("Com_begin"), begin, "{out}");
+    assert_eq!(db.status("Com_commit"), commit, "{out}");
+    assert!(db.status("Com_select") - selects >= 50 * 14, "{out}");
+}
+
+#[test]
+fn think_time_paces_a_thread_without_entering_its_latency() {
+    let db = MariaDb::start();
+    let dir = Scratch::new("legacy-think");
+    let out_json = dir.path("think.json");
+    let common = ["--test=oltp", "--oltp-table-size=300"];
+    fleetbench_ok(&args(&db, &[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(&args(
+        &db,
+        &[
+            &common[..],
+            &[
+                "--oltp-read-only=on",
+                "--num-threads=1",
+                "--max-time=2",
+                "--oltp-user-delay-min=40000",
+                "--oltp-user-delay-max=40000",
+                "--oltp-connect-delay=100000",
+                &format!("--json={}", out_json.display()),
+                "run",
+            ],
+        ]
+        .concat(),
+    ));
+    let j = json(&out_json);
+    let events = j["totals"]["events"].as_u64().unwrap();
+    // 40 ms between transactions: at most 50 in 2 s.
+    assert!((10..=51).contains(&events), "{events}");
+    let avg = j["totals"]["latency_ms"]["avg"].as_f64().unwrap();
+    assert!(avg < 30.0, "the think time is not latency: avg {avg} ms");
+}
+
+#[test]
+fn a_host_list_spreads_connections_round_robin() {
+    // One server on two loopback addresses, as two hosts of a cluster would be.
+    let db = MariaDb::start_with(&["--bind-address=127.0.0.1,127.0.0.2"]);
+    let mut prepare = args(&db, &["oltp_point_select", "--table-size=300", "prepare"]);
+    prepare.retain(|a| !a.starts_with("--mysql-host"));
+    prepare.push("--mysql-host=127.0.0.1".into());
+    fleetbench_ok(&prepare);
+    let mut run = args(
+        &db,
+        &[
+            "oltp_point_select",
+            "--table-size=300",
+            "--threads=4",
+            "--time=4",
+            "--report-interval=1",
+        ],
+    );
+    run.retain(|a| !a.starts_with("--mysql-host"));
+    run.extend(["--mysql-host=127.0.0.1,127.0.0.2".into(), "run".into()]);
+    let running = Running::until_first_interval(&run);
+    // The server sees every loopback client as 127.0.0.1, so count from the client's side:
+    // established connections to each of the server's two addresses.
+    let port = db.port();
+    let mut counts = (0, 0);
+    let seen = wait_until(Duration::from_secs(3), || {
+        counts = (
+            established_to([127, 0, 0, 1], port),
+            established_to([127, 0, 0, 2], port),
+        );
+        counts == (2, 2)
+    });
+    let (code, out) = running.finish();
+    assert_eq!(code, Some(0), "{out}");
+    assert!(seen, "connections to 127.0.0.1 and 127.0.0.2: {counts:?}");
+}
+
+/// Established TCP connections (IPv4) whose remote end is `addr:port`, from /proc/net/tcp.
+fn established_to(addr: [u8; 4], port: u16) -> usize {
+    // The kernel writes the address as the little-endian hex of its 32-bit value.
+    let want = format!("{:08X}:{port:04X}", u32::from_le_bytes(addr));
+    std::fs::read_to_string("/proc/net/tcp")
+        .expect("/proc/net/tcp")
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[2] == want && f[3] == "01"
+        })
+        .count()
+}
