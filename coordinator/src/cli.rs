@@ -341,6 +341,11 @@ pub struct RawArgs {
     /// Reconnect after every N events per thread; 0 = never [default: 0].
     #[arg(long, help_heading = "OLTP")]
     pub reconnect: Option<String>,
+    /// 0.4's --test=oltp mode: complex (the transaction of oltp_read_write or, with
+    /// --oltp-read-only, oltp_read_only); simple, nontrx and sp are not implemented yet
+    /// [default: complex].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_test_mode: Option<String>,
     /// 0.4: session (keep connections) or transaction (reconnect after every
     /// transaction, as --reconnect=1) [default: session].
     #[arg(long, help_heading = "OLTP")]

@@ -342,6 +342,21 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         (true, false) if raw.rand_seed.is_none() => seed = FIXED_SEED,
         _ => {}
     }
+    match raw.oltp_test_mode.as_deref().map(str::trim) {
+        None | Some("complex") => {}
+        Some(m @ ("simple" | "nontrx" | "sp")) => {
+            return Err(PlanError::NotSupported(format!(
+                "--oltp-test-mode={m} (0.4's other modes are not implemented yet; complex, the default, runs oltp_read_write's transaction)"
+            )));
+        }
+        Some(m) => {
+            return Err(invalid(
+                "oltp-test-mode",
+                m,
+                "expected complex, simple, nontrx or sp",
+            ));
+        }
+    }
     let rate = match raw.rate.as_deref() {
         None => 0.0,
         Some(r) => parse_rate(r)?,
@@ -1592,6 +1607,11 @@ mod tests {
             ])
             .is_err()
         );
+        assert!(plan(&["--test=oltp", "--oltp-test-mode=complex", "run"]).is_ok());
+        assert!(matches!(
+            plan(&["--test=oltp", "--oltp-test-mode=simple", "run"]),
+            Err(PlanError::NotSupported(m)) if m.contains("not implemented yet")
+        ));
         // 0.5's parallel_prepare.lua: run means prepare (oltp_read_write's tables).
         let p = plan(&[
             "--test=/opt/sysbench/tests/db/parallel_prepare.lua",
