@@ -720,60 +720,41 @@ impl Drop for PreparedRun {
 }
 
 /// An OLTP worker's event loop. The end of one event serves as the start of the next
-/// and as "now" for its claim: one clock read per statement, none extra per event.
+/// and as "now" for its claim: one clock read per statement, none extra per event. In an
+/// open loop each event first waits for its arrival, and its latency counts from there.
 fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
-    if control.pace.is_some() {
-        return oltp_open_loop(w, control, slot);
+    let open = control.pace.is_some();
+    if open {
+        crate::rate::tighten_timer_slack();
     }
-    let mut now = Instant::now();
-    while control.claim_event_at(now) {
-        let t0 = now;
-        match w.event(&control.stop, t0) {
-            Outcome::Done => {
-                now = w.last_instant();
-                slot.record_db(now.duration_since(t0).as_nanos() as u64, &w.tally);
-                w.tally.reset();
-                if w.think(&control.stop) {
-                    now = Instant::now();
-                }
-            }
-            Outcome::Stopped => break,
-            Outcome::Fatal(msg) => {
-                control.abort(msg);
-                break;
-            }
-        }
-    }
-    // Queries of an event cut short still happened: count them.
-    slot.add_db(&w.tally);
-}
-
-/// [`oltp_loop`] in an open loop: each event waits for its arrival, and its latency
-/// counts from there. Kept apart so that the closed loop's hot path stays as it is.
-fn oltp_open_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
-    if control.pace.is_none() {
-        return;
-    }
-    crate::rate::tighten_timer_slack();
     let mut now = Instant::now();
     while control.claim_event_at(now) {
         let Some(arrival) = control.arrival(now) else {
             break;
         };
-        let t0 = Instant::now();
-        slot.set_busy(true);
+        // After a wait the clock has moved on; in a closed loop `now` is the start.
+        let t0 = if open { Instant::now() } else { now };
+        if open {
+            slot.set_busy(true);
+        }
         let outcome = w.event(&control.stop, t0);
-        slot.set_busy(false);
+        if open {
+            slot.set_busy(false);
+        }
         match outcome {
             Outcome::Done => {
                 now = w.last_instant();
-                slot.record_open(
-                    now.duration_since(arrival).as_nanos() as u64,
-                    now.duration_since(t0).as_nanos() as u64,
-                    Some(&w.tally),
-                    None,
-                );
+                let service = now.duration_since(t0).as_nanos() as u64;
+                if open {
+                    let latency = now.duration_since(arrival).as_nanos() as u64;
+                    slot.record_open(latency, service, Some(&w.tally), None);
+                } else {
+                    slot.record_db(service, &w.tally);
+                }
                 w.tally.reset();
+                if w.think(&control.stop) {
+                    now = Instant::now();
+                }
             }
             Outcome::Stopped => break,
             Outcome::Fatal(msg) => {

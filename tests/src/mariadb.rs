@@ -171,6 +171,15 @@ impl MariaDb {
         ]
     }
 
+    /// A fleetbench command line: `parts`, then this instance's `--mysql-*` options.
+    pub fn args(&self, parts: &[&str]) -> Vec<String> {
+        parts
+            .iter()
+            .map(|s| s.to_string())
+            .chain(self.fleetbench_args())
+            .collect()
+    }
+
     /// Runs `sql` (one or more `;`-separated statements) as root over the socket with the
     /// `mariadb` client in batch mode without column names, and returns its stdout
     /// (tab-separated columns, one row per line). Panics if the client fails.

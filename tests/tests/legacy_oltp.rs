@@ -7,14 +7,6 @@ use std::time::Duration;
 use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Running, Scratch, fleetbench_ok, json, wait_until};
 
-fn args(db: &MariaDb, parts: &[&str]) -> Vec<String> {
-    parts
-        .iter()
-        .map(|s| s.to_string())
-        .chain(db.fleetbench_args())
-        .collect()
-}
-
 #[test]
 fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
     let db = MariaDb::start();
@@ -23,21 +15,22 @@ fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
         "--oltp-tables-count=1",
         "--oltp-table-size=500",
     ];
-    fleetbench_ok(&args(&db, &[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
     let before = db.status("Connections");
-    let out = fleetbench_ok(&args(
-        &db,
-        &[
-            &common[..],
+    let out = fleetbench_ok(
+        &db.args(
             &[
-                "--num-threads=2",
-                "--max-requests=200",
-                "--oltp-reconnect-mode=transaction",
-                "run",
-            ],
-        ]
-        .concat(),
-    ));
+                &common[..],
+                &[
+                    "--num-threads=2",
+                    "--max-requests=200",
+                    "--oltp-reconnect-mode=transaction",
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
     let opened = db.status("Connections") - before;
     // One per transaction after each thread's first, plus the two first connections and
     // the few of the coordinator's checks.
@@ -60,7 +53,7 @@ fn myisam_without_transactions_and_table_options() {
         "--mysql-table-engine=myisam",
         "--mysql-create-options=COMMENT='made by fleetbench'",
     ];
-    fleetbench_ok(&args(&db, &[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
     let ddl = db.sql("SHOW CREATE TABLE sbtest.sbtest1");
     assert!(ddl.contains("ENGINE=MyISAM"), "{ddl}");
     // 0.4 gave MyISAM tables MAX_ROWS (1,000,000 unless --myisam-max-rows says otherwise).
@@ -68,14 +61,15 @@ fn myisam_without_transactions_and_table_options() {
     assert!(ddl.contains("COMMENT='made by fleetbench'"), "{ddl}");
     let (begin, commit) = (db.status("Com_begin"), db.status("Com_commit"));
     let selects = db.status("Com_select");
-    let out = fleetbench_ok(&args(
-        &db,
-        &[
-            &common[..],
-            &["--num-threads=1", "--max-requests=50", "run"],
-        ]
-        .concat(),
-    ));
+    let out = fleetbench_ok(
+        &db.args(
+            &[
+                &common[..],
+                &["--num-threads=1", "--max-requests=50", "run"],
+            ]
+            .concat(),
+        ),
+    );
     // --mysql-engine-trx=auto: MyISAM has no transactions, so neither BEGIN nor COMMIT.
     // (One thread: without transactions, two threads' DELETE/INSERT pairs of the same id
     // collide on the primary key, with sysbench as here.)
@@ -90,24 +84,25 @@ fn think_time_paces_a_thread_without_entering_its_latency() {
     let dir = Scratch::new("legacy-think");
     let out_json = dir.path("think.json");
     let common = ["--test=oltp", "--oltp-table-size=300"];
-    fleetbench_ok(&args(&db, &[&common[..], &["prepare"]].concat()));
-    fleetbench_ok(&args(
-        &db,
-        &[
-            &common[..],
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(
+        &db.args(
             &[
-                "--oltp-read-only=on",
-                "--num-threads=1",
-                "--max-time=2",
-                "--oltp-user-delay-min=40000",
-                "--oltp-user-delay-max=40000",
-                "--oltp-connect-delay=100000",
-                &format!("--json={}", out_json.display()),
-                "run",
-            ],
-        ]
-        .concat(),
-    ));
+                &common[..],
+                &[
+                    "--oltp-read-only=on",
+                    "--num-threads=1",
+                    "--max-time=2",
+                    "--oltp-user-delay-min=40000",
+                    "--oltp-user-delay-max=40000",
+                    "--oltp-connect-delay=100000",
+                    &format!("--json={}", out_json.display()),
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
     let j = json(&out_json);
     let events = j["totals"]["events"].as_u64().unwrap();
     // 40 ms between transactions: at most 50 in 2 s.
@@ -120,20 +115,17 @@ fn think_time_paces_a_thread_without_entering_its_latency() {
 fn a_host_list_spreads_connections_round_robin() {
     // One server on two loopback addresses, as two hosts of a cluster would be.
     let db = MariaDb::start_with(&["--bind-address=127.0.0.1,127.0.0.2"]);
-    let mut prepare = args(&db, &["oltp_point_select", "--table-size=300", "prepare"]);
+    let mut prepare = db.args(&["oltp_point_select", "--table-size=300", "prepare"]);
     prepare.retain(|a| !a.starts_with("--mysql-host"));
     prepare.push("--mysql-host=127.0.0.1".into());
     fleetbench_ok(&prepare);
-    let mut run = args(
-        &db,
-        &[
-            "oltp_point_select",
-            "--table-size=300",
-            "--threads=4",
-            "--time=4",
-            "--report-interval=1",
-        ],
-    );
+    let mut run = db.args(&[
+        "oltp_point_select",
+        "--table-size=300",
+        "--threads=4",
+        "--time=4",
+        "--report-interval=1",
+    ]);
     run.retain(|a| !a.starts_with("--mysql-host"));
     run.extend(["--mysql-host=127.0.0.1,127.0.0.2".into(), "run".into()]);
     let running = Running::until_first_interval(&run);

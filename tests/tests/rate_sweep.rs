@@ -10,14 +10,6 @@ use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, json};
 use serde_json::Value;
 
-fn with(db: &MariaDb, parts: &[&str]) -> Vec<String> {
-    parts
-        .iter()
-        .map(|s| s.to_string())
-        .chain(db.fleetbench_args())
-        .collect()
-}
-
 /// The table printed under `title`: its header's words and each row's words.
 fn table(out: &str, title: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut lines = out
@@ -79,34 +71,35 @@ fn a_rate_sweep_over_three_rates_gives_three_rows_matching_their_runs() {
     let db = MariaDb::start();
     let dir = Scratch::new("rate-sweep");
     let common = ["oltp_point_select", "--tables=2", "--table-size=500"];
-    fleetbench_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
     let (json_path, csv_path, html_path) = (
         dir.path("rates.json"),
         dir.path("rates.csv"),
         dir.path("rates.html"),
     );
     let rates = [100.0, 200.0, 400.0];
-    let out = fleetbench_ok(&with(
-        &db,
-        &[
-            &common[..],
+    let out = fleetbench_ok(
+        &db.args(
             &[
-                "--rate=100,200,400",
-                "--threads=4",
-                "--time=3",
-                "--local-agents=2",
-                "--percentile=95,99",
-                // A fixed seed makes the arrival schedule (a Poisson process per agent)
-                // the same every time: at 100/s for 3 s its count alone varies by ±6 %.
-                "--rand-seed=7",
-                &format!("--json={}", json_path.display()),
-                &format!("--csv={}", csv_path.display()),
-                &format!("--html={}", html_path.display()),
-                "run",
-            ],
-        ]
-        .concat(),
-    ));
+                &common[..],
+                &[
+                    "--rate=100,200,400",
+                    "--threads=4",
+                    "--time=3",
+                    "--local-agents=2",
+                    "--percentile=95,99",
+                    // A fixed seed makes the arrival schedule (a Poisson process per agent)
+                    // the same every time: at 100/s for 3 s its count alone varies by ±6 %.
+                    "--rand-seed=7",
+                    &format!("--json={}", json_path.display()),
+                    &format!("--csv={}", csv_path.display()),
+                    &format!("--html={}", html_path.display()),
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
     assert!(
         out.contains("Rate sweep of oltp_point_select: 100, 200, 400 tx/s at 4 threads"),
         "{out}"
@@ -243,7 +236,7 @@ fn a_rate_sweep_over_three_rates_gives_three_rows_matching_their_runs() {
     let report = fleetbench_ok(&["report", json_path.to_str().unwrap()]);
     let (_, again) = table(&report, "Rate sweep of oltp_point_select:");
     assert_eq!(again, rows);
-    fleetbench_ok(&with(&db, &["oltp_point_select", "--tables=2", "cleanup"]));
+    fleetbench_ok(&db.args(&["oltp_point_select", "--tables=2", "cleanup"]));
 }
 
 #[test]

@@ -5,41 +5,34 @@ use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Scratch, fleetbench_ok};
 use serde_json::Value;
 
-fn with(db: &MariaDb, parts: &[&str]) -> Vec<String> {
-    parts
-        .iter()
-        .map(|s| s.to_string())
-        .chain(db.fleetbench_args())
-        .collect()
-}
-
 #[test]
 fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
     let db = MariaDb::start();
     let dir = Scratch::new("sweep");
     let common = ["oltp_read_only", "--tables=2", "--table-size=500"];
-    fleetbench_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
     let json = dir.path("sweep.json");
     let csv = dir.path("sweep.csv");
     let before = db.status("Com_select");
-    let out = fleetbench_ok(&with(
-        &db,
-        &[
-            &common[..],
+    let out = fleetbench_ok(
+        &db.args(
             &[
-                "--threads=1,2,3",
-                "--time=2",
-                "--warmup-time=1",
-                "--cooldown=1",
-                "--local-agents=2",
-                "--percentile=95,99",
-                &format!("--json={}", json.display()),
-                &format!("--csv={}", csv.display()),
-                "run",
-            ],
-        ]
-        .concat(),
-    ));
+                &common[..],
+                &[
+                    "--threads=1,2,3",
+                    "--time=2",
+                    "--warmup-time=1",
+                    "--cooldown=1",
+                    "--local-agents=2",
+                    "--percentile=95,99",
+                    &format!("--json={}", json.display()),
+                    &format!("--csv={}", csv.display()),
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
     let after = db.status("Com_select");
 
     // The printed table: a header and one row per thread count, in order.
@@ -114,22 +107,23 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
     }
     // The server saw at least the measured selects, plus the warm-ups'.
     assert!(after - before > reads, "{} <= {reads}", after - before);
-    fleetbench_ok(&with(&db, &["oltp_read_only", "--tables=2", "cleanup"]));
+    fleetbench_ok(&db.args(&["oltp_read_only", "--tables=2", "cleanup"]));
 }
 
 #[test]
 fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
     let db = MariaDb::start();
     let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
-    fleetbench_ok(&with(&db, &[&common[..], &["prepare"]].concat()));
-    let out = fleetbench_ok(&with(
-        &db,
-        &[
-            &common[..],
-            &["--threads=2", "--time=1", "--histogram", "run"],
-        ]
-        .concat(),
-    ));
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let out = fleetbench_ok(
+        &db.args(
+            &[
+                &common[..],
+                &["--threads=2", "--time=1", "--histogram", "run"],
+            ]
+            .concat(),
+        ),
+    );
     let start = out
         .find("Latency histogram (values are in milliseconds)\n")
         .expect("histogram header");
@@ -167,7 +161,7 @@ fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
         .parse()
         .unwrap();
     assert_eq!(total, events);
-    fleetbench_ok(&with(&db, &["oltp_point_select", "--tables=1", "cleanup"]));
+    fleetbench_ok(&db.args(&["oltp_point_select", "--tables=1", "cleanup"]));
 }
 
 #[test]
