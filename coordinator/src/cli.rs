@@ -341,11 +341,17 @@ pub struct RawArgs {
     /// Reconnect after every N events per thread; 0 = never [default: 0].
     #[arg(long, help_heading = "OLTP")]
     pub reconnect: Option<String>,
-    /// 0.4's --test=oltp mode: complex (the transaction of oltp_read_write or, with
-    /// --oltp-read-only, oltp_read_only); simple, nontrx and sp are not implemented yet
+    /// 0.4's --test=oltp mode: complex (oltp_read_write's transaction, or with
+    /// --oltp-read-only oltp_read_only's), simple (a point select per event, as
+    /// oltp_point_select) or nontrx (one statement per event, see --oltp-nontrx-mode)
     /// [default: complex].
     #[arg(long, help_heading = "OLTP")]
     pub oltp_test_mode: Option<String>,
+    /// 0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as
+    /// oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert,
+    /// oltp_delete) [default: select].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_nontrx_mode: Option<String>,
     /// 0.4: session (keep connections) or transaction (reconnect after every
     /// transaction, as --reconnect=1) [default: session].
     #[arg(long, help_heading = "OLTP")]

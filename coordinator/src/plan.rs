@@ -342,21 +342,6 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         (true, false) if raw.rand_seed.is_none() => seed = FIXED_SEED,
         _ => {}
     }
-    match raw.oltp_test_mode.as_deref().map(str::trim) {
-        None | Some("complex") => {}
-        Some(m @ ("simple" | "nontrx" | "sp")) => {
-            return Err(PlanError::NotSupported(format!(
-                "--oltp-test-mode={m} (0.4's other modes are not implemented yet; complex, the default, runs oltp_read_write's transaction)"
-            )));
-        }
-        Some(m) => {
-            return Err(invalid(
-                "oltp-test-mode",
-                m,
-                "expected complex, simple, nontrx or sp",
-            ));
-        }
-    }
     let rate = match raw.rate.as_deref() {
         None => 0.0,
         Some(r) => parse_rate(r)?,
@@ -606,14 +591,54 @@ fn test_name(test: &str, raw: &RawArgs) -> Result<String, PlanError> {
         }
     }
     Ok(match base {
+        // 0.5's oltp.lua ignores --oltp-test-mode; 0.4's built-in test follows it.
+        "oltp" if script => legacy_oltp_test(raw, "complex")?.into(),
         "oltp" => {
-            if flag(&raw.oltp_read_only, "oltp-read-only", false)? {
-                "oltp_read_only".into()
-            } else {
-                "oltp_read_write".into()
-            }
+            let mode = raw.oltp_test_mode.as_deref().unwrap_or("complex");
+            legacy_oltp_test(raw, mode.trim())?.into()
         }
         other => other.to_string(),
+    })
+}
+
+/// The 1.0 test that sends what 0.4's `--test=oltp` sends in `mode`
+/// (`--oltp-test-mode`): simple is one point select per event; nontrx one statement per
+/// event, by `--oltp-nontrx-mode`; complex the read/write (or read-only) transaction.
+fn legacy_oltp_test(raw: &RawArgs, mode: &str) -> Result<&'static str, PlanError> {
+    let nontrx = raw.oltp_nontrx_mode.as_deref().map(str::trim);
+    if !matches!(
+        nontrx,
+        None | Some("select" | "update_key" | "update_nokey" | "insert" | "delete")
+    ) {
+        return Err(invalid(
+            "oltp-nontrx-mode",
+            nontrx.unwrap_or_default(),
+            "expected select, update_key, update_nokey, insert or delete",
+        ));
+    }
+    Ok(match mode {
+        "complex" if flag(&raw.oltp_read_only, "oltp-read-only", false)? => "oltp_read_only",
+        "complex" => "oltp_read_write",
+        "simple" => "oltp_point_select",
+        "nontrx" => match nontrx.unwrap_or("select") {
+            "select" => "oltp_point_select",
+            "update_key" => "oltp_update_index",
+            "update_nokey" => "oltp_update_non_index",
+            "insert" => "oltp_insert",
+            _ => "oltp_delete",
+        },
+        "sp" => {
+            return Err(PlanError::NotSupported(
+                "--oltp-test-mode=sp (0.4's stored-procedure mode)".into(),
+            ));
+        }
+        other => {
+            return Err(invalid(
+                "oltp-test-mode",
+                other,
+                "expected complex, simple, nontrx or sp",
+            ));
+        }
     })
 }
 
@@ -1607,11 +1632,38 @@ mod tests {
             ])
             .is_err()
         );
-        assert!(plan(&["--test=oltp", "--oltp-test-mode=complex", "run"]).is_ok());
+        // 0.4's test modes as the 1.0 tests that send the same statements.
+        for (mode, want) in [
+            ("--oltp-test-mode=complex", "oltp_read_write"),
+            ("--oltp-test-mode=simple", "oltp_point_select"),
+            ("--oltp-test-mode=nontrx", "oltp_point_select"),
+            ("--oltp-nontrx-mode=update_key", "oltp_update_index"),
+            ("--oltp-nontrx-mode=update_nokey", "oltp_update_non_index"),
+            ("--oltp-nontrx-mode=insert", "oltp_insert"),
+            ("--oltp-nontrx-mode=delete", "oltp_delete"),
+        ] {
+            let mut args = vec!["--test=oltp", mode, "run"];
+            if mode.starts_with("--oltp-nontrx") {
+                args.insert(1, "--oltp-test-mode=nontrx");
+            }
+            assert_eq!(plan(&args).unwrap().workload.name(), want, "{mode}");
+        }
+        // 0.5's oltp.lua ignores the mode, as 0.5 did.
+        let p = plan(&["--test=tests/db/oltp.lua", "--oltp-test-mode=simple", "run"]).unwrap();
+        assert_eq!(p.workload.name(), "oltp_read_write");
         assert!(matches!(
-            plan(&["--test=oltp", "--oltp-test-mode=simple", "run"]),
-            Err(PlanError::NotSupported(m)) if m.contains("not implemented yet")
+            plan(&["--test=oltp", "--oltp-test-mode=sp", "run"]),
+            Err(PlanError::NotSupported(_))
         ));
+        assert!(
+            plan(&[
+                "--test=oltp",
+                "--oltp-test-mode=nontrx",
+                "--oltp-nontrx-mode=x",
+                "run"
+            ])
+            .is_err()
+        );
         // 0.5's parallel_prepare.lua: run means prepare (oltp_read_write's tables).
         let p = plan(&[
             "--test=/opt/sysbench/tests/db/parallel_prepare.lua",

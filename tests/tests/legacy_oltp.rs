@@ -159,3 +159,55 @@ fn established_to(addr: [u8; 4], port: u16) -> usize {
         })
         .count()
 }
+
+#[test]
+fn test_modes_of_0_4_send_their_statements() {
+    let db = MariaDb::start();
+    let common = ["--test=oltp", "--oltp-table-size=300"];
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let counters = [
+        "Com_select",
+        "Com_update",
+        "Com_insert",
+        "Com_delete",
+        "Com_begin",
+    ];
+    // (options, the counter that grows by one per event)
+    for (mode, grows) in [
+        (&["--oltp-test-mode=simple"][..], "Com_select"),
+        (&["--oltp-test-mode=nontrx"][..], "Com_select"),
+        (
+            &["--oltp-test-mode=nontrx", "--oltp-nontrx-mode=update_key"][..],
+            "Com_update",
+        ),
+        (
+            &["--oltp-test-mode=nontrx", "--oltp-nontrx-mode=update_nokey"][..],
+            "Com_update",
+        ),
+        (
+            &["--oltp-test-mode=nontrx", "--oltp-nontrx-mode=insert"][..],
+            "Com_insert",
+        ),
+        (
+            &["--oltp-test-mode=nontrx", "--oltp-nontrx-mode=delete"][..],
+            "Com_delete",
+        ),
+    ] {
+        let before: Vec<u64> = counters.iter().map(|c| db.status(c)).collect();
+        let out = fleetbench_ok(
+            &db.args(
+                &[
+                    &common[..],
+                    mode,
+                    &["--num-threads=1", "--max-requests=40", "run"],
+                ]
+                .concat(),
+            ),
+        );
+        for (c, b) in counters.iter().zip(&before) {
+            let grew = db.status(c) - b;
+            let want = if *c == grows { 40 } else { 0 };
+            assert_eq!(grew, want, "{mode:?}: {c} grew by {grew}\n{out}");
+        }
+    }
+}
