@@ -370,6 +370,15 @@ enum TableWork {
     Files(Arc<FileJob>),
 }
 
+/// What a Prepare or Cleanup call does to the tables (or files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableOp {
+    Prepare,
+    Cleanup,
+    /// Reads the OLTP tables into the server's buffer pool (Prepare with `prewarm`).
+    Prewarm,
+}
+
 impl TableWork {
     fn stop(&self) -> &std::sync::atomic::AtomicBool {
         match self {
@@ -386,12 +395,13 @@ impl TableWork {
         done.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn total(&self, create: bool) -> u64 {
-        match (self, create) {
-            (TableWork::Oltp(j), true) => j.prepare_total(),
-            (TableWork::Oltp(j), false) => j.cleanup_total(),
-            (TableWork::Files(j), true) => j.prepare_total(),
-            (TableWork::Files(j), false) => j.cleanup_total(),
+    fn total(&self, op: TableOp) -> u64 {
+        match (self, op) {
+            (TableWork::Oltp(j), TableOp::Prepare) => j.prepare_total(),
+            // One step per table.
+            (TableWork::Oltp(j), _) => j.cleanup_total(),
+            (TableWork::Files(j), TableOp::Prepare) => j.prepare_total(),
+            (TableWork::Files(j), _) => j.cleanup_total(),
         }
     }
 
@@ -403,23 +413,28 @@ impl TableWork {
     }
 
     /// The dry run: what the real job needs is there, and nothing is in the way.
-    async fn check(&self, create: bool) -> Result<(), String> {
+    async fn check(&self, op: TableOp) -> Result<(), String> {
         match self {
-            TableWork::Oltp(j) => oltp_prepare::check(j.config(), create)
+            TableWork::Oltp(j) => oltp_prepare::check(j.config(), op == TableOp::Prepare)
                 .await
                 .map_err(|e| e.to_string()),
             TableWork::Files(j) => j.check().map_err(|e| e.to_string()),
         }
     }
 
-    async fn work(self, create: bool, threads: u32, seed: u64) -> Result<(), String> {
-        match self {
-            TableWork::Oltp(j) if create => oltp_prepare::prepare(j, threads, seed)
+    async fn work(self, op: TableOp, threads: u32, seed: u64) -> Result<(), String> {
+        match (self, op) {
+            (TableWork::Oltp(j), TableOp::Prepare) => oltp_prepare::prepare(j, threads, seed)
                 .await
                 .map_err(|e| e.to_string()),
-            TableWork::Oltp(j) => oltp_prepare::cleanup(j).await.map_err(|e| e.to_string()),
-            TableWork::Files(j) => tokio::task::spawn_blocking(move || {
-                if create {
+            (TableWork::Oltp(j), TableOp::Cleanup) => {
+                oltp_prepare::cleanup(j).await.map_err(|e| e.to_string())
+            }
+            (TableWork::Oltp(j), TableOp::Prewarm) => oltp_prepare::prewarm(j, threads)
+                .await
+                .map_err(|e| e.to_string()),
+            (TableWork::Files(j), op) => tokio::task::spawn_blocking(move || {
+                if op == TableOp::Prepare {
                     j.prepare(threads)
                 } else {
                     j.cleanup()
@@ -451,9 +466,17 @@ impl AgentService {
             .remote_addr()
             .map_or_else(|| "unknown".to_string(), |a| a.to_string());
         let r = req.into_inner();
+        let op = match (create, r.prewarm) {
+            (true, false) => TableOp::Prepare,
+            (true, true) => TableOp::Prewarm,
+            (false, _) => TableOp::Cleanup,
+        };
         let job = match r.workload.as_ref().and_then(|w| w.kind.as_ref()) {
             Some(workload_spec::Kind::Oltp(o)) => {
                 TableWork::Oltp(Job::new(Arc::new(oltp_from_proto(o)?)))
+            }
+            Some(workload_spec::Kind::Fileio(_)) if op == TableOp::Prewarm => {
+                return Err(Status::invalid_argument("prewarm is for OLTP tables"));
             }
             Some(workload_spec::Kind::Fileio(f)) => TableWork::Files(FileJob::new(
                 fileio_from_proto(f, &self.options.work_dir, r.seed)?,
@@ -472,7 +495,7 @@ impl AgentService {
         match &job {
             TableWork::Files(j) => j
                 .cfg
-                .check_host(r.threads, create)
+                .check_host(r.threads, op == TableOp::Prepare)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?,
             TableWork::Oltp(_) => crate::limits::check_threads(u64::from(r.threads))
                 .map_err(Status::resource_exhausted)?,
@@ -483,12 +506,10 @@ impl AgentService {
                 .stop()
                 .store(true, std::sync::atomic::Ordering::Relaxed)
         }));
-        let total = job.total(create);
+        let total = job.total(op);
         let (tx, rx) = mpsc::channel(16);
         if r.dry_run {
-            job.check(create)
-                .await
-                .map_err(Status::failed_precondition)?;
+            job.check(op).await.map_err(Status::failed_precondition)?;
             let _ = tx
                 .send(Ok(pb::Progress {
                     done: 0,
@@ -501,7 +522,7 @@ impl AgentService {
         let (threads, seed) = (r.threads, r.seed);
         tokio::spawn(async move {
             let busy = guard;
-            let work = job.clone().work(create, threads, seed);
+            let work = job.clone().work(op, threads, seed);
             tokio::pin!(work);
             let mut tick = tokio::time::interval(Duration::from_millis(250));
             let result = loop {

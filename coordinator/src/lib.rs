@@ -211,6 +211,7 @@ async fn table_job(plan: &Plan, conns: Vec<session::AgentConn>) -> anyhow::Resul
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(match (create, files) {
+            _ if plan.command == plan::Command::Prewarm => "{bar:40} {pos}/{len} tables  eta {eta}",
             (true, false) => "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}",
             (false, false) => "{bar:40} {pos}/{len} tables",
             (true, true) => "{bar:40} {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
@@ -263,7 +264,7 @@ async fn run_plan(
     let conns = sweep::connect_idle(addrs, &plan.workload, link).await?;
     match plan.command {
         plan::Command::Run => {}
-        plan::Command::Prepare | plan::Command::Cleanup => {
+        plan::Command::Prepare | plan::Command::Cleanup | plan::Command::Prewarm => {
             return table_job(plan, conns).await;
         }
     }

@@ -21,13 +21,13 @@ pub const MAX_LOCAL_AGENTS: u32 = 256;
 pub enum PlanError {
     #[error("missing test name: try `fleetbench cpu run`")]
     MissingTest,
-    #[error("the '{0}' test requires a command argument: prepare, run or cleanup")]
+    #[error("the '{0}' test requires a command argument: prepare, run, cleanup or prewarm")]
     MissingCommand(String),
     #[error(
         "unknown test '{0}': available tests are: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges, bulk_insert"
     )]
     UnknownTest(String),
-    #[error("unknown command '{0}': expected prepare, run or cleanup")]
+    #[error("unknown command '{0}': expected prepare, run, cleanup or prewarm")]
     UnknownCommand(String),
     #[error("unexpected argument '{0}'")]
     ExtraArgument(String),
@@ -82,6 +82,8 @@ pub enum Command {
     Prepare,
     Run,
     Cleanup,
+    /// Reads every table into the server's buffer pool (sysbench 1.0's prewarm).
+    Prewarm,
 }
 
 impl Command {
@@ -90,6 +92,7 @@ impl Command {
             Command::Prepare => "prepare",
             Command::Run => "run",
             Command::Cleanup => "cleanup",
+            Command::Prewarm => "prewarm",
         }
     }
 }
@@ -170,6 +173,12 @@ impl Workload {
     /// The commands this test implements.
     pub fn commands(&self) -> &'static [Command] {
         match self {
+            Workload::Oltp(o) if o.config.script != Script::BulkInsert => &[
+                Command::Prepare,
+                Command::Run,
+                Command::Cleanup,
+                Command::Prewarm,
+            ],
             Workload::Oltp(_) | Workload::Fileio(_) => {
                 &[Command::Prepare, Command::Run, Command::Cleanup]
             }
@@ -233,6 +242,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         Some("prepare") => Command::Prepare,
         Some("run") => Command::Run,
         Some("cleanup") => Command::Cleanup,
+        Some("prewarm") => Command::Prewarm,
         Some(other) => return Err(PlanError::UnknownCommand(other.to_string())),
     };
     if let Some(extra) = words.next() {

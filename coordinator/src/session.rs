@@ -487,15 +487,18 @@ pub async fn table_job(
     } else {
         plan.seed
     };
+    // prewarm goes by the Prepare call, with its own flag.
+    let prewarm = plan.command == crate::plan::Command::Prewarm;
     let request = |i: usize, dry_run: bool| pb::PrepareRequest {
         run_id: run_id.clone(),
         workload: Some(workload_to_proto(&plan.workload, &shares[i])),
         threads: threads[i] as u32,
         dry_run,
         seed: seed.wrapping_add(i as u64),
+        prewarm,
     };
     let call = |mut conn: AgentConn, req: pb::PrepareRequest| async move {
-        let r = if create {
+        let r = if create || prewarm {
             conn.client.prepare(req).await
         } else {
             conn.client.cleanup(req).await
@@ -535,7 +538,7 @@ pub async fn table_job(
     if !refusals.is_empty() {
         let exists = refusals.iter().any(|r| r.contains("tables already exist"));
         return Err(SessionError::CheckRefused {
-            what: if create { "prepare" } else { "cleanup" },
+            what: plan.command.name(),
             reasons: format!(
                 "{}{}",
                 refusals.join("; "),
@@ -553,7 +556,7 @@ pub async fn table_job(
         let req = request(i, false);
         let tx = tx.clone();
         tokio::spawn(async move {
-            let r = if create {
+            let r = if create || prewarm {
                 conn.client.prepare(req).await
             } else {
                 conn.client.cleanup(req).await
@@ -614,7 +617,7 @@ pub async fn table_job(
     }
     if !failures.is_empty() {
         return Err(SessionError::TableJob {
-            what: if create { "prepare" } else { "cleanup" },
+            what: plan.command.name(),
             reason: failures.join("; "),
         });
     }

@@ -1,6 +1,6 @@
-//! sysbench 0.4's OLTP options that change the load, on a private MariaDB: what the
-//! server sees (connections, transactions, table options, client hosts) is what 0.4's
-//! options say.
+//! sysbench 0.4's OLTP options that change the load, and sysbench 1.0's prewarm, on a
+//! private MariaDB: what the server sees (connections, transactions, statements, table
+//! options, client hosts) is what the options say.
 
 use std::time::Duration;
 
@@ -210,4 +210,36 @@ fn test_modes_of_0_4_send_their_statements() {
             assert_eq!(grew, want, "{mode:?}: {c} grew by {grew}\n{out}");
         }
     }
+}
+
+#[test]
+fn prewarm_reads_every_table_by_both_keys_over_the_agents() {
+    let db = MariaDb::start();
+    let common = ["oltp_read_write", "--tables=3", "--table-size=300"];
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let selects = db.status("Com_select");
+    let out = fleetbench_ok(&db.args(&[&common[..], &["--local-agents=2", "prewarm"]].concat()));
+    // Two statements per table: the primary key, then the secondary index.
+    assert_eq!(db.status("Com_select") - selects, 6, "{out}");
+    for n in 1..=3 {
+        assert!(
+            out.contains(&format!("Prewarming table 'sbtest{n}'...")),
+            "{out}"
+        );
+    }
+    // A table that is not there is one error line and exit 2.
+    let bad_args = db.args(&[
+        "oltp_read_write",
+        "--tables=4",
+        "--table-size=300",
+        "prewarm",
+    ]);
+    let bad_args: Vec<&str> = bad_args.iter().map(String::as_str).collect();
+    let bad = fleetbench_tests::fleetbench(&bad_args);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("sbtest4") && err.contains("doesn't exist"),
+        "{err}"
+    );
 }

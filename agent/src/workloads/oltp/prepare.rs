@@ -259,6 +259,68 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     Ok(())
 }
 
+/// sysbench 1.0's prewarm: reads every one of this agent's tables, by its primary key and
+/// by its secondary index, into the server's buffer pool, with up to `threads` connections.
+pub async fn prewarm(job: Arc<Job>, threads: u32) -> Result<(), PrepareError> {
+    check(&job.cfg, false).await?;
+    let queue: Arc<Mutex<VecDeque<(u32, usize)>>> =
+        Arc::new(Mutex::new(job.cfg.tables.iter().copied().collect()));
+    let workers = (threads.max(1) as usize).min(job.cfg.tables.len().max(1));
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let (job, queue) = (job.clone(), queue.clone());
+            tokio::spawn(async move {
+                loop {
+                    if job.stop.load(Ordering::Relaxed) {
+                        return Ok::<(), PrepareError>(());
+                    }
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                    let Some((n, t)) = next else {
+                        return Ok(());
+                    };
+                    prewarm_table(&job, n, t).await?;
+                    job.done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.map_err(|e| PrepareError::Failed {
+            what: "prewarm".into(),
+            target: String::new(),
+            message: e.to_string(),
+            created: String::new(),
+        })??;
+    }
+    Ok(())
+}
+
+async fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
+    let target = &job.cfg.targets[t];
+    let mut conn = open(target).await?;
+    job.note(format!("Prewarming table 'sbtest{n}'..."));
+    let limit = job.cfg.table_size;
+    for sql in [
+        format!(
+            "SELECT AVG(id) FROM (SELECT * FROM sbtest{n} FORCE KEY (PRIMARY) LIMIT {limit}) t"
+        ),
+        format!(
+            "SELECT COUNT(*) FROM (SELECT * FROM sbtest{n} WHERE k LIKE '%0%' LIMIT {limit}) t"
+        ),
+    ] {
+        conn.query_drop(&sql)
+            .await
+            .map_err(|e| PrepareError::Failed {
+                what: format!("prewarm of sbtest{n}"),
+                target: target.describe(),
+                message: error_text(&e),
+                created: String::new(),
+            })?;
+    }
+    let _ = conn.disconnect().await;
+    Ok(())
+}
+
 /// Drops this agent's sbtestN tables (DROP TABLE IF EXISTS: only the run's own names).
 pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
     let cfg = job.cfg.clone();
