@@ -471,6 +471,7 @@ where
     T: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(|a| normalize(a.into())).collect();
+    let args = bare_booleans_on(args);
     let legacy = args.iter().skip(1).any(|a| {
         let a = a.to_string_lossy();
         let name = a.split('=').next().unwrap_or("");
@@ -558,6 +559,52 @@ pub fn test_help(test: &str) -> Option<String> {
 }
 
 /// Rewrites `--some_option[=v]` as `--some-option[=v]`: sysbench treats `_` and `-` alike.
+/// On/off options: sysbench reads `--name` alone as `--name=on`, wherever it stands.
+const BOOLEANS: &[&str] = &[
+    "--auto-inc",
+    "--create-secondary",
+    "--debug",
+    "--file-fsync-all",
+    "--file-fsync-end",
+    "--histogram",
+    "--init-rng",
+    "--memory-hugetlb",
+    "--mysql-compression",
+    "--mysql-get-server-public-key",
+    "--mysql-ssl",
+    "--oltp-auto-inc",
+    "--oltp-read-only",
+    "--oltp-skip-trx",
+    "--rand-init",
+    "--range-selects",
+    "--secondary",
+    "--skip-trx",
+    "--validate",
+];
+
+/// Gives a bare on/off option its `=on`, so that it never takes the next word (a test
+/// name, a command) as its value. Followed by an on/off word, it is left to take it.
+fn bare_booleans_on(args: Vec<OsString>) -> Vec<OsString> {
+    let is_switch_word = |a: Option<&OsString>| {
+        a.and_then(|a| a.to_str()).is_some_and(|w| {
+            matches!(
+                w.to_ascii_lowercase().as_str(),
+                "on" | "off" | "true" | "false" | "yes" | "no" | "1" | "0"
+            )
+        })
+    };
+    let mut out = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        match a.to_str() {
+            Some(s) if BOOLEANS.contains(&s) && !is_switch_word(args.get(i + 1)) => {
+                out.push(format!("{s}=on").into());
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
 fn normalize(arg: OsString) -> OsString {
     let Some(s) = arg.to_str() else { return arg };
     let Some(rest) = s.strip_prefix("--") else {

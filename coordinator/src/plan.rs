@@ -307,14 +307,13 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     }
     // An old (0.4/0.5) command line without limits runs 0.4/0.5's default of 10,000
     // events and no time limit; 1.0 spellings keep 1.0's 10 seconds.
-    let old_limits = raw.legacy
-        && raw.time.is_none()
-        && raw.events.is_none()
-        && !matches!(workload, Workload::Memory(_) | Workload::Mutex { .. });
-    let (time_default, events_default) = if old_limits {
-        (0, LEGACY_EVENTS)
-    } else {
-        (10, 0)
+    // An old command line with an event limit alone has 0.4/0.5's time limit: none.
+    let old_limits =
+        raw.legacy && !matches!(workload, Workload::Memory(_) | Workload::Mutex { .. });
+    let (time_default, events_default) = match (old_limits, &raw.time, &raw.events) {
+        (true, None, None) => (0, LEGACY_EVENTS),
+        (true, None, Some(_)) => (0, 0),
+        _ => (10, 0),
     };
     let time: u64 = seconds(&raw.time, "time", time_default)?;
     let mut events: u64 = num(&raw.events, "events", events_default)?;
@@ -968,7 +967,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         connect_delay_us: num(&raw.oltp_connect_delay, "oltp-connect-delay", 0)?,
         user_delay_us: {
             let lo: u64 = num(&raw.oltp_user_delay_min, "oltp-user-delay-min", 0)?;
-            let hi: u64 = num(&raw.oltp_user_delay_max, "oltp-user-delay-max", 0)?;
+            // A minimum alone is a fixed delay.
+            let hi: u64 = num(&raw.oltp_user_delay_max, "oltp-user-delay-max", lo)?;
             if hi < lo {
                 return Err(invalid(
                     "oltp-user-delay-max",
@@ -1490,15 +1490,17 @@ mod tests {
             limits(&["--test=tests/db/oltp.lua", "--oltp-table-size=1000", "run"]),
             (None, Some(10_000))
         );
-        // A limit given keeps its own meaning; 1.0 spellings keep 1.0's 10 s.
+        // A limit given keeps its own meaning; an event limit alone has 0.4/0.5's time
+        // limit (none); 1.0 spellings keep 1.0's 10 s.
         assert_eq!(
             limits(&["--test=cpu", "--max-time=5", "run"]),
             (Some(5), None)
         );
         assert_eq!(
             limits(&["--test=cpu", "--max-requests=7", "run"]),
-            (Some(10), Some(7))
+            (None, Some(7))
         );
+        assert_eq!(limits(&["cpu", "--events=7", "run"]), (Some(10), Some(7)));
         assert_eq!(limits(&["cpu", "--threads=2", "run"]), (Some(10), None));
         // memory ends by its total size, as before.
         assert_ne!(limits(&["--test=memory", "run"]).1, Some(10_000));

@@ -1,0 +1,408 @@
+//! Every option named in the sysbench references (shared/reference: 1.0, and 0.4/0.5)
+//! is accepted, with its value as `--name=value` and, for booleans, bare; the old spellings
+//! that have a 1.0 equivalent give the same plan as that equivalent.
+
+use fleetbench::{cli, plan, sweep};
+
+/// Parses and plans a command line as `fleetbench` does (extras taken out first).
+fn plan_of(args: &[&str]) -> Result<plan::Plan, String> {
+    let mut raw = cli::parse(std::iter::once("fleetbench").chain(args.iter().copied()))
+        .map_err(|e| e.to_string())?;
+    sweep::take_extras(&mut raw).map_err(|e| e.to_string())?;
+    plan::build(&raw).map_err(|e| e.to_string())
+}
+
+/// (test and command to give the option with, the option with a value from the reference)
+const ACCEPTED: &[(&[&str], &str)] = &[
+    // General (1.0 and 0.4/0.5).
+    (&["cpu", "run"], "--threads=4"),
+    (&["cpu", "run"], "--num-threads=4"),
+    (&["cpu", "run"], "--events=100"),
+    (&["cpu", "run"], "--max-requests=100"),
+    (&["cpu", "run"], "--time=5"),
+    (&["cpu", "run"], "--max-time=5"),
+    (&["cpu", "run"], "--forced-shutdown=off"),
+    (&["cpu", "run"], "--forced-shutdown=10%"),
+    (&["cpu", "run"], "--thread-stack-size=64K"),
+    (&["cpu", "run"], "--init-rng=on"),
+    (&["cpu", "run"], "--rand-init=off"),
+    (&["cpu", "run"], "--rate=100"),
+    (&["cpu", "run"], "--tx-rate=100"),
+    (&["cpu", "run"], "--report-interval=10"),
+    (&["cpu", "run"], "--report-checkpoints=5,10"),
+    (&["cpu", "run"], "--rand-type=uniform"),
+    (&["cpu", "run"], "--rand-spec-iter=12"),
+    (&["cpu", "run"], "--rand-spec-pct=1"),
+    (&["cpu", "run"], "--rand-spec-res=75"),
+    (&["cpu", "run"], "--rand-pareto-h=0.2"),
+    (&["cpu", "run"], "--rand-seed=7"),
+    (&["cpu", "run"], "--percentile=99"),
+    (&["cpu", "run"], "--histogram=on"),
+    (&["cpu", "run"], "--verbosity=3"),
+    (&["cpu", "run"], "--debug=on"),
+    (&["cpu", "run"], "--validate=on"),
+    (&["cpu", "run"], "--cpu-max-prime=20000"),
+    (&["--test=cpu", "run"], "--cpu-max-prime=20000"),
+    // fileio.
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-num=16",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-block-size=16384",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-total-size=1G",
+    ),
+    (&["fileio", "run"], "--file-test-mode=seqwr"),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-io-mode=async",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-async-backlog=64",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-extra-flags=direct",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-fsync-freq=50",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-fsync-all=on",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-fsync-end=off",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-fsync-mode=fdatasync",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-merged-requests=0",
+    ),
+    (
+        &["fileio", "--file-test-mode=rndrw", "run"],
+        "--file-rw-ratio=2",
+    ),
+    // memory, threads, mutex.
+    (&["memory", "run"], "--memory-block-size=4K"),
+    (&["memory", "run"], "--memory-total-size=1G"),
+    (&["memory", "run"], "--memory-scope=local"),
+    (&["memory", "run"], "--memory-hugetlb=off"),
+    (&["memory", "run"], "--memory-oper=read"),
+    (&["memory", "run"], "--memory-access-mode=rnd"),
+    (&["threads", "run"], "--thread-yields=100"),
+    (&["threads", "run"], "--thread-locks=4"),
+    (&["mutex", "run"], "--mutex-num=1024"),
+    (&["mutex", "run"], "--mutex-locks=1000"),
+    (&["mutex", "run"], "--mutex-loops=1000"),
+    // OLTP, 1.0.
+    (&["oltp_read_write", "run"], "--tables=4"),
+    (&["oltp_read_write", "run"], "--table-size=1000"),
+    (&["oltp_read_write", "run"], "--range-size=50"),
+    (&["oltp_read_write", "run"], "--point-selects=5"),
+    (&["oltp_read_write", "run"], "--simple-ranges=2"),
+    (&["oltp_read_write", "run"], "--sum-ranges=2"),
+    (&["oltp_read_write", "run"], "--order-ranges=2"),
+    (&["oltp_read_write", "run"], "--distinct-ranges=2"),
+    (&["oltp_read_write", "run"], "--index-updates=2"),
+    (&["oltp_read_write", "run"], "--non-index-updates=2"),
+    (&["oltp_read_write", "run"], "--delete-inserts=2"),
+    (&["oltp_read_write", "run"], "--range-selects=off"),
+    (&["oltp_read_write", "run"], "--auto-inc=off"),
+    (&["oltp_read_write", "run"], "--skip-trx=on"),
+    (&["oltp_read_write", "run"], "--secondary=on"),
+    (&["oltp_read_write", "run"], "--create-secondary=off"),
+    (&["oltp_read_write", "run"], "--mysql-storage-engine=myisam"),
+    (&["select_random_points", "run"], "--random-points=5"),
+    (&["select_random_ranges", "run"], "--number-of-ranges=5"),
+    (&["select_random_ranges", "run"], "--delta=3"),
+    (&["oltp_read_write", "run"], "--reconnect=10"),
+    (&["oltp_read_write", "run"], "--db-driver=mysql"),
+    (&["oltp_read_write", "run"], "--db-ps-mode=disable"),
+    (&["oltp_read_write", "run"], "--mysql-host=db1,db2"),
+    (&["oltp_read_write", "run"], "--mysql-port=3307"),
+    (
+        &["oltp_read_write", "run"],
+        "--mysql-socket=/run/mysqld/mysqld.sock",
+    ),
+    (&["oltp_read_write", "run"], "--mysql-user=bench"),
+    (&["oltp_read_write", "run"], "--mysql-password=pw"),
+    (&["oltp_read_write", "run"], "--mysql-db=bench"),
+    (&["oltp_read_write", "run"], "--mysql-ignore-errors=all"),
+    (&["oltp_read_write", "run"], "--mysql-ssl=off"),
+    (&["oltp_read_write", "run"], "--mysql-compression=off"),
+    // OLTP, 0.4/0.5.
+    (&["--test=oltp", "run"], "--oltp-tables-count=4"),
+    (&["--test=oltp", "run"], "--oltp_tables_count=4"),
+    (&["--test=oltp", "run"], "--oltp-table-size=1000"),
+    (&["--test=oltp", "run"], "--oltp-read-only=on"),
+    (&["--test=oltp", "run"], "--oltp-point-selects=5"),
+    (&["--test=oltp", "run"], "--oltp-range-size=50"),
+    (&["--test=oltp", "run"], "--oltp-simple-ranges=2"),
+    (&["--test=oltp", "run"], "--oltp-sum-ranges=2"),
+    (&["--test=oltp", "run"], "--oltp-order-ranges=2"),
+    (&["--test=oltp", "run"], "--oltp-distinct-ranges=2"),
+    (&["--test=oltp", "run"], "--oltp-index-updates=2"),
+    (&["--test=oltp", "run"], "--oltp-non-index-updates=2"),
+    (&["--test=oltp", "run"], "--oltp-skip-trx=on"),
+    (&["--test=oltp", "run"], "--oltp-auto-inc=off"),
+    (&["--test=oltp", "run"], "--oltp-test-mode=complex"),
+    (&["--test=oltp", "run"], "--oltp-test-mode=simple"),
+    (
+        &["--test=oltp", "--oltp-test-mode=nontrx", "run"],
+        "--oltp-nontrx-mode=delete",
+    ),
+    (&["--test=oltp", "run"], "--oltp-reconnect-mode=transaction"),
+    (&["--test=oltp", "run"], "--oltp-connect-delay=10000"),
+    (&["--test=oltp", "run"], "--oltp-user-delay-min=10"),
+    (&["--test=oltp", "run"], "--oltp-user-delay-max=10"),
+    (&["--test=oltp", "run"], "--oltp-dist-type=uniform"),
+    (&["--test=oltp", "run"], "--oltp-dist-iter=12"),
+    (&["--test=oltp", "run"], "--oltp-dist-pct=1"),
+    (&["--test=oltp", "run"], "--oltp-dist-res=75"),
+    (&["--test=oltp", "run"], "--mysql-table-engine=innodb"),
+    (&["--test=oltp", "run"], "--mysql-engine-trx=auto"),
+    (
+        &["--test=oltp", "--mysql-table-engine=myisam", "run"],
+        "--myisam-max-rows=5000",
+    ),
+    (
+        &["--test=oltp", "run"],
+        "--mysql-create-options=ROW_FORMAT=DYNAMIC",
+    ),
+    (
+        &["--test=tests/db/oltp.lua", "run"],
+        "--oltp-tables-count=4",
+    ),
+];
+
+#[test]
+fn every_reference_option_is_accepted() {
+    let mut refused = Vec::new();
+    for (base, option) in ACCEPTED {
+        let mut args: Vec<&str> = base.to_vec();
+        args.insert(args.len() - 1, option);
+        if let Err(e) = plan_of(&args) {
+            refused.push(format!("{args:?}: {e}"));
+        }
+    }
+    assert!(refused.is_empty(), "refused:\n{}", refused.join("\n"));
+}
+
+#[test]
+fn boolean_options_stand_bare_for_on() {
+    for (base, option) in [
+        (&["cpu", "run"][..], "--histogram"),
+        (&["cpu", "run"], "--debug"),
+        (&["cpu", "run"], "--validate"),
+        (&["cpu", "run"], "--rand-init"),
+        (&["cpu", "run"], "--init-rng"),
+        (&["oltp_read_write", "run"], "--skip-trx"),
+        (&["oltp_read_write", "run"], "--secondary"),
+        (&["--test=oltp", "run"], "--oltp-read-only"),
+        (&["--test=oltp", "run"], "--oltp-skip-trx"),
+        (&["oltp_read_write", "run"], "--mysql-ssl"),
+    ] {
+        let bare: Vec<&str> = [&[option][..], base].concat();
+        let on = format!("{option}=on");
+        let with_on: Vec<&str> = [&[on.as_str()][..], base].concat();
+        let (a, b) = (plan_of(&bare), plan_of(&with_on));
+        assert!(a.is_ok(), "{bare:?}: {a:?}");
+        // The seed from the clock differs from run to run; the rest must not.
+        let strip = |mut p: plan::Plan| {
+            p.seed = 0;
+            p
+        };
+        assert_eq!(a.map(strip), b.map(strip), "{option}");
+    }
+}
+
+#[test]
+fn old_spellings_plan_as_their_1_0_equivalents() {
+    // (0.4/0.5 command line, 1.0 command line with the same meaning)
+    let pairs: &[(&[&str], &[&str])] = &[
+        (
+            &[
+                "--test=oltp",
+                "--oltp-tables-count=4",
+                "--oltp-table-size=1000",
+                "--num-threads=8",
+                "--max-time=60",
+                "run",
+            ],
+            &[
+                "oltp_read_write",
+                "--tables=4",
+                "--table-size=1000",
+                "--threads=8",
+                "--time=60",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=oltp",
+                "--oltp-read-only=on",
+                "--oltp-point-selects=5",
+                "--oltp-range-size=50",
+                "--max-requests=0",
+                "--max-time=10",
+                "run",
+            ],
+            &[
+                "oltp_read_only",
+                "--point-selects=5",
+                "--range-size=50",
+                "--time=10",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=oltp",
+                "--oltp-simple-ranges=2",
+                "--oltp-sum-ranges=3",
+                "--oltp-order-ranges=4",
+                "--oltp-distinct-ranges=5",
+                "--oltp-index-updates=6",
+                "--oltp-non-index-updates=7",
+                "--oltp-skip-trx=on",
+                "--oltp-auto-inc=off",
+                "--max-time=10",
+                "run",
+            ],
+            &[
+                "oltp_read_write",
+                "--simple-ranges=2",
+                "--sum-ranges=3",
+                "--order-ranges=4",
+                "--distinct-ranges=5",
+                "--index-updates=6",
+                "--non-index-updates=7",
+                "--skip-trx=on",
+                "--auto-inc=off",
+                "--time=10",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=oltp",
+                "--oltp-dist-type=gaussian",
+                "--oltp-dist-iter=6",
+                "--oltp-dist-pct=2",
+                "--oltp-dist-res=50",
+                "--max-time=10",
+                "run",
+            ],
+            &[
+                "oltp_read_write",
+                "--rand-type=gaussian",
+                "--rand-spec-iter=6",
+                "--rand-spec-pct=2",
+                "--rand-spec-res=50",
+                "--time=10",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=oltp",
+                "--mysql-table-engine=innodb",
+                "--oltp-reconnect-mode=transaction",
+                "--max-time=10",
+                "run",
+            ],
+            &[
+                "oltp_read_write",
+                "--mysql-storage-engine=innodb",
+                "--reconnect=1",
+                "--time=10",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=oltp",
+                "--oltp-test-mode=nontrx",
+                "--oltp-nontrx-mode=update_key",
+                "--max-time=10",
+                "run",
+            ],
+            &["oltp_update_index", "--time=10", "run"],
+        ),
+        (
+            &[
+                "--test=/usr/share/sysbench/tests/db/select.lua",
+                "--oltp-table-size=500",
+                "--max-time=10",
+                "run",
+            ],
+            &["oltp_point_select", "--table-size=500", "--time=10", "run"],
+        ),
+        (
+            &[
+                "--test=tests/db/oltp.lua",
+                "--oltp-tables-count=2",
+                "--tx-rate=50",
+                "--max-time=10",
+                "run",
+            ],
+            &[
+                "oltp_read_write",
+                "--tables=2",
+                "--rate=50",
+                "--time=10",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=cpu",
+                "--cpu-max-prime=20000",
+                "--num-threads=2",
+                "--max-requests=500",
+                "run",
+            ],
+            &[
+                "cpu",
+                "--cpu-max-prime=20000",
+                "--threads=2",
+                "--events=500",
+                "--time=0",
+                "run",
+            ],
+        ),
+        (
+            &[
+                "--test=fileio",
+                "--file-test-mode=rndrw",
+                "--file-total-size=1G",
+                "--max-time=30",
+                "run",
+            ],
+            &[
+                "fileio",
+                "--file-test-mode=rndrw",
+                "--file-total-size=1G",
+                "--time=30",
+                "run",
+            ],
+        ),
+    ];
+    for (old, new) in pairs {
+        let (a, b) = (plan_of(old), plan_of(new));
+        assert!(a.is_ok(), "{old:?}: {a:?}");
+        assert_eq!(a, b, "{old:?} against {new:?}");
+    }
+}
