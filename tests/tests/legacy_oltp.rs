@@ -1,6 +1,7 @@
-//! sysbench 0.4's OLTP options that change the load, and sysbench 1.0's prewarm, on a
-//! private MariaDB: what the server sees (connections, transactions, statements, table
-//! options, client hosts) is what the options say.
+//! Old (0.4/0.5) OLTP command lines end to end, 0.4's options that change the load, and
+//! sysbench 1.0's prewarm, on a private MariaDB: what the server sees (connections,
+//! transactions, statements, tables and their options, client hosts) is what the options
+//! say.
 
 use std::time::Duration;
 
@@ -242,4 +243,95 @@ fn prewarm_reads_every_table_by_both_keys_over_the_agents() {
         err.contains("sbtest4") && err.contains("doesn't exist"),
         "{err}"
     );
+}
+
+/// The tables sbtest1..N that exist in the test database.
+fn sbtest_tables(db: &MariaDb) -> Vec<String> {
+    db.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'sbtest' ORDER BY table_name")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn old_command_lines_run_prepare_run_and_cleanup() {
+    let db = MariaDb::start();
+    // 0.5, as published write-ups give it: a script path, old names, bare and =on switches.
+    let v05 = [
+        "--test=/usr/share/doc/sysbench/tests/db/oltp.lua",
+        "--oltp-tables-count=2",
+        "--oltp-table-size=500",
+        "--mysql-table-engine=innodb",
+        "--num-threads=4",
+        "--rand-init=on",
+        "--oltp-read-only=off",
+    ];
+    fleetbench_ok(&db.args(&[&v05[..], &["prepare"]].concat()));
+    assert_eq!(sbtest_tables(&db), ["sbtest1", "sbtest2"]);
+    let out = fleetbench_ok(
+        &db.args(
+            &[
+                &v05[..],
+                &[
+                    "--max-requests=0",
+                    "--max-time=2",
+                    "--report-interval=1",
+                    "--report-style=0.5",
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
+    assert!(out.contains("[   1s] threads: 4, tps: "), "{out}");
+    assert!(out.contains("OLTP test statistics:"), "{out}");
+    // 0.5's other scripts on the same tables, then cleanup.
+    for script in ["select.lua", "update_index.lua", "oltp_simple.lua"] {
+        let out = fleetbench_ok(&db.args(&[
+            &format!("--test=tests/db/{script}"),
+            "--oltp-tables-count=2",
+            "--oltp-table-size=500",
+            "--num-threads=2",
+            "--max-requests=100",
+            "run",
+        ]));
+        assert!(
+            out.contains("total number of events:              100"),
+            "{script}: {out}"
+        );
+    }
+    fleetbench_ok(&db.args(&[&v05[..], &["cleanup"]].concat()));
+    assert!(sbtest_tables(&db).is_empty());
+
+    // 0.4's built-in test, with parallel_prepare.lua's run as its prepare.
+    let v04 = ["--test=oltp", "--oltp-table-size=500", "--num-threads=2"];
+    fleetbench_ok(&db.args(&[
+        "--test=parallel_prepare.lua",
+        "--oltp-table-size=500",
+        "--num-threads=2",
+        "run",
+    ]));
+    assert_eq!(sbtest_tables(&db), ["sbtest1"]);
+    let out = fleetbench_ok(
+        &db.args(
+            &[
+                &v04[..],
+                &[
+                    "--oltp-test-mode=complex",
+                    "--max-requests=200",
+                    "--init-rng=on",
+                    "--report-style=0.4",
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
+    assert!(
+        out.contains("transactions:                        200 "),
+        "{out}"
+    );
+    assert!(out.contains("General statistics:"), "{out}");
+    fleetbench_ok(&db.args(&[&v04[..], &["cleanup"]].concat()));
+    assert!(sbtest_tables(&db).is_empty());
 }
