@@ -1051,7 +1051,7 @@ fn final_to_proto(f: &FinalReport) -> pb::Final {
             .iter()
             .enumerate()
             .map(|(i, t)| pb::TargetStats {
-                name: i.to_string(),
+                target: i as u32,
                 db: db_to_proto(&t.db),
                 statements: Some(latency_to_proto(&t.statements)),
             })

@@ -221,7 +221,7 @@ fn final_bytes(o: &Options, h: &mut Histogram<u64>, a: usize) -> Vec<u8> {
         }
         let st = fill(h, &mut rng, s / 20.0, 2000, events * 20 / 2000 + 1);
         targets.push(pb::TargetStats {
-            name: "0".into(),
+            target: 0,
             db: db(events),
             statements: Some(latency_msg(h, st)),
         });

@@ -148,14 +148,11 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
     }
     let mut targets = Vec::new();
     for t in &f.targets {
-        let (Ok(idx), Ok(l)) = (
-            t.name.parse::<usize>(),
-            self::latency(t.statements.as_ref()),
-        ) else {
+        let Ok(l) = self::latency(t.statements.as_ref()) else {
             warn!(agent = %from.addr, "dropping unreadable target figures");
             continue;
         };
-        targets.push((idx, db_counters(t.db.as_ref()), l));
+        targets.push((t.target as usize, db_counters(t.db.as_ref()), l));
     }
     AgentFinal {
         agent: AgentResult {
