@@ -582,7 +582,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
     }
     if !(start.rate.is_finite() && (0.0..=crate::limits::MAX_RATE).contains(&start.rate)) {
         return Err(Status::invalid_argument(format!(
-            "the rate must lie in [0, {}] events per second, not {}",
+            "an agent paces at most {} events per second, not {} (spread the rate over more agents)",
             crate::limits::MAX_RATE,
             start.rate
         )));
