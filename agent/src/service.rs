@@ -853,6 +853,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         create_options: o.create_options.clone(),
         connect_delay_us: o.connect_delay_us,
         user_delay_us: (o.user_delay_min_us, o.user_delay_max_us),
+        table_name: o.table_name.clone(),
     };
     cfg.validate().map_err(bad)?;
     Ok(cfg)

@@ -197,6 +197,11 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         connect_delay_us: if r.chance(2) { 0 } else { r.u64() },
         user_delay_min_us: if r.chance(2) { 0 } else { r.u64() },
         user_delay_max_us: if r.chance(2) { 0 } else { r.u64() },
+        table_name: if r.chance(2) {
+            String::new()
+        } else {
+            r.garbage()
+        },
     }
 }
 

@@ -347,6 +347,10 @@ pub struct RawArgs {
     /// [default: complex].
     #[arg(long, help_heading = "OLTP")]
     pub oltp_test_mode: Option<String>,
+    /// 0.4's --test=oltp: the name of its one table (with one table) [default: sbtest1, as
+    /// fleetbench names tables sbtest1..N].
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_table_name: Option<String>,
     /// 0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as
     /// oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert,
     /// oltp_delete) [default: select].

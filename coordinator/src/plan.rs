@@ -965,6 +965,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
             }
         },
         create_options: create_options(raw)?,
+        table_name: raw.oltp_table_name.clone().unwrap_or_default(),
         connect_delay_us: num(&raw.oltp_connect_delay, "oltp-connect-delay", 0)?,
         user_delay_us: {
             let lo: u64 = num(&raw.oltp_user_delay_min, "oltp-user-delay-min", 0)?;

@@ -941,6 +941,7 @@ fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         connect_delay_us: c.connect_delay_us,
         user_delay_min_us: c.user_delay_us.0,
         user_delay_max_us: c.user_delay_us.1,
+        table_name: c.table_name.clone(),
     };
     spec.rand_type = c.distribution.name().into();
     for (option, value) in c.distribution.options() {

@@ -335,3 +335,42 @@ fn old_command_lines_run_prepare_run_and_cleanup() {
     fleetbench_ok(&db.args(&[&v04[..], &["cleanup"]].concat()));
     assert!(sbtest_tables(&db).is_empty());
 }
+
+#[test]
+fn the_single_table_of_0_4_goes_by_its_name() {
+    let db = MariaDb::start();
+    let common = [
+        "--test=oltp",
+        "--oltp-table-name=sbtest",
+        "--oltp-table-size=300",
+    ];
+    let out = fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    assert!(out.contains("Creating table 'sbtest'..."), "{out}");
+    assert_eq!(sbtest_tables(&db), ["sbtest"]);
+    assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.sbtest").trim(), "300");
+    let out = fleetbench_ok(
+        &db.args(
+            &[
+                &common[..],
+                &["--max-requests=50", "--num-threads=2", "run"],
+            ]
+            .concat(),
+        ),
+    );
+    assert!(
+        out.contains("transactions:                        50 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("(127.0.0.1:") && out.contains("): sbtest\n"),
+        "{out}"
+    );
+    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+    assert!(sbtest_tables(&db).is_empty());
+    // One name is one table.
+    let two = db.args(&[&common[..], &["--oltp-tables-count=2", "prepare"]].concat());
+    let two: Vec<&str> = two.iter().map(String::as_str).collect();
+    let refused = fleetbench_tests::fleetbench(&two);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(sbtest_tables(&db).is_empty());
+}

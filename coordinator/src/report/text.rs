@@ -56,7 +56,11 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
         Workload::Oltp(o) if own => {
             for (i, t) in o.config.targets.iter().enumerate() {
                 let tables = o.config.tables_on(i);
-                let _ = writeln!(s, "Target {}: {}", t.describe(), table_ranges(&tables));
+                let names = match (tables.first(), o.config.table_name.is_empty()) {
+                    (Some(&n), false) => o.config.table(n),
+                    _ => table_ranges(&tables),
+                };
+                let _ = writeln!(s, "Target {}: {names}", t.describe());
             }
             s.push('\n');
         }

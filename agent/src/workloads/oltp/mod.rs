@@ -133,29 +133,29 @@ impl Kind {
         )
     }
 
-    /// Statement text for table `n`; `points`/`ranges` size the IN list and the OR'ed ranges.
-    pub fn sql(self, n: u32, points: u32, ranges: u32) -> String {
+    /// Statement text for `table`; `points`/`ranges` size the IN list and the OR'ed ranges.
+    pub fn sql(self, table: &str, points: u32, ranges: u32) -> String {
         match self {
-            Kind::Point => format!("SELECT c FROM sbtest{n} WHERE id=?"),
-            Kind::SimpleRange => format!("SELECT c FROM sbtest{n} WHERE id BETWEEN ? AND ?"),
-            Kind::SumRange => format!("SELECT SUM(k) FROM sbtest{n} WHERE id BETWEEN ? AND ?"),
+            Kind::Point => format!("SELECT c FROM {table} WHERE id=?"),
+            Kind::SimpleRange => format!("SELECT c FROM {table} WHERE id BETWEEN ? AND ?"),
+            Kind::SumRange => format!("SELECT SUM(k) FROM {table} WHERE id BETWEEN ? AND ?"),
             Kind::OrderRange => {
-                format!("SELECT c FROM sbtest{n} WHERE id BETWEEN ? AND ? ORDER BY c")
+                format!("SELECT c FROM {table} WHERE id BETWEEN ? AND ? ORDER BY c")
             }
             Kind::DistinctRange => {
-                format!("SELECT DISTINCT c FROM sbtest{n} WHERE id BETWEEN ? AND ? ORDER BY c")
+                format!("SELECT DISTINCT c FROM {table} WHERE id BETWEEN ? AND ? ORDER BY c")
             }
-            Kind::IndexUpdate => format!("UPDATE sbtest{n} SET k=k+1 WHERE id=?"),
-            Kind::NonIndexUpdate => format!("UPDATE sbtest{n} SET c=? WHERE id=?"),
-            Kind::Delete => format!("DELETE FROM sbtest{n} WHERE id=?"),
-            Kind::Insert => format!("INSERT INTO sbtest{n} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+            Kind::IndexUpdate => format!("UPDATE {table} SET k=k+1 WHERE id=?"),
+            Kind::NonIndexUpdate => format!("UPDATE {table} SET c=? WHERE id=?"),
+            Kind::Delete => format!("DELETE FROM {table} WHERE id=?"),
+            Kind::Insert => format!("INSERT INTO {table} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
             Kind::RandomPoints => {
                 let marks = vec!["?"; points.max(1) as usize].join(", ");
-                format!("SELECT id, k, c, pad FROM sbtest{n} WHERE k IN ({marks})")
+                format!("SELECT id, k, c, pad FROM {table} WHERE k IN ({marks})")
             }
             Kind::RandomRanges => {
                 let ors = vec!["k BETWEEN ? AND ?"; ranges.max(1) as usize].join(" OR ");
-                format!("SELECT count(k) FROM sbtest{n} WHERE {ors}")
+                format!("SELECT count(k) FROM {table} WHERE {ors}")
             }
             Kind::Begin => "BEGIN".into(),
             Kind::Commit => "COMMIT".into(),
@@ -357,6 +357,8 @@ pub struct OltpConfig {
     /// Think time between two events of a thread, uniform in [min, max] microseconds (0.4's
     /// --oltp-user-delay-min/max); not part of any event's latency.
     pub user_delay_us: (u64, u64),
+    /// 0.4's --oltp-table-name: the one table's name; empty = sbtest1..N.
+    pub table_name: String,
 }
 
 /// Longest delay (connect or think time) accepted: a minute.
@@ -367,6 +369,15 @@ pub const MAX_DELAY_US: u64 = 60_000_000;
 pub const MAX_PLACEHOLDERS: u32 = 65_535;
 
 impl OltpConfig {
+    /// Table `n`'s name: sbtest`n`, or 0.4's single table named by --oltp-table-name.
+    pub fn table(&self, n: u32) -> String {
+        if self.table_name.is_empty() {
+            format!("sbtest{n}")
+        } else {
+            self.table_name.clone()
+        }
+    }
+
     /// Checks what the coordinator's plan and the agent's wire decoding both rely on, so
     /// that a Start or Prepare from anyone is held to the same bounds as the command line.
     pub fn validate(&self) -> Result<(), String> {
@@ -428,6 +439,19 @@ impl OltpConfig {
             return Err(format!(
                 "table options '{}' may hold only letters, digits, spaces and = ' , . ( ) _ -",
                 self.create_options
+            ));
+        }
+        if !self.table_name.is_empty()
+            && (self.tables.len() != 1
+                || self.table_name.len() > 64
+                || !self
+                    .table_name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return Err(format!(
+                "table name '{}' must be one table's name (letters, digits and _, at most 64) with one table",
+                self.table_name
             ));
         }
         let (lo, hi) = self.user_delay_us;
@@ -529,7 +553,7 @@ impl OltpConfig {
 
 /// The CREATE TABLE statement of sbtest`n` (sysbench's DDL for MySQL).
 pub fn create_table_sql(
-    n: u32,
+    table: &str,
     auto_inc: bool,
     secondary: bool,
     engine: &str,
@@ -546,21 +570,21 @@ pub fn create_table_sql(
         "PRIMARY KEY (id)"
     };
     format!(
-        "CREATE TABLE sbtest{n}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) ENGINE = {engine}{}{options}",
+        "CREATE TABLE {table}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key}\n) ENGINE = {engine}{}{options}",
         if options.is_empty() { "" } else { " " }
     )
 }
 
 /// bulk_insert's table: ids written by one thread, k random.
-pub fn create_bulk_table_sql(n: u32, engine: &str) -> String {
+pub fn create_bulk_table_sql(table: &str, engine: &str) -> String {
     format!(
-        "CREATE TABLE sbtest{n}(\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id)\n) ENGINE = {engine}"
+        "CREATE TABLE {table}(\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id)\n) ENGINE = {engine}"
     )
 }
 
 /// The secondary index sysbench creates after loading (--create-secondary=on).
-pub fn create_index_sql(n: u32) -> String {
-    format!("CREATE INDEX k_{n} ON sbtest{n}(k)")
+pub fn create_index_sql(n: u32, table: &str) -> String {
+    format!("CREATE INDEX k_{n} ON {table}(k)")
 }
 
 /// Appends `v` as a quoted SQL string literal (text protocol); values here are digits and '-'.
@@ -616,6 +640,7 @@ mod tests {
             create_options: String::new(),
             connect_delay_us: 0,
             user_delay_us: (0, 0),
+            table_name: String::new(),
         }
     }
 
@@ -672,27 +697,33 @@ mod tests {
 
     #[test]
     fn ddl_follows_the_options() {
-        let d = create_table_sql(3, true, false, "innodb", "");
+        let d = create_table_sql("sbtest3", true, false, "innodb", "");
         assert!(d.starts_with("CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,"));
         assert!(d.contains("PRIMARY KEY (id)") && d.ends_with("ENGINE = innodb"));
-        let d = create_table_sql(1, false, true, "myisam", "MAX_ROWS = 1000000");
+        let d = create_table_sql("sbtest1", false, true, "myisam", "MAX_ROWS = 1000000");
         assert!(
             d.contains("id INTEGER NOT NULL,")
                 && d.contains("KEY xid (id)")
                 && d.ends_with("ENGINE = myisam MAX_ROWS = 1000000")
         );
-        assert_eq!(create_index_sql(7), "CREATE INDEX k_7 ON sbtest7(k)");
+        assert_eq!(
+            create_index_sql(7, "sbtest7"),
+            "CREATE INDEX k_7 ON sbtest7(k)"
+        );
     }
 
     #[test]
     fn statement_texts() {
-        assert_eq!(Kind::Point.sql(2, 0, 0), "SELECT c FROM sbtest2 WHERE id=?");
         assert_eq!(
-            Kind::RandomPoints.sql(1, 3, 0),
+            Kind::Point.sql("sbtest2", 0, 0),
+            "SELECT c FROM sbtest2 WHERE id=?"
+        );
+        assert_eq!(
+            Kind::RandomPoints.sql("sbtest1", 3, 0),
             "SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ?, ?)"
         );
         assert_eq!(
-            Kind::RandomRanges.sql(1, 0, 2),
+            Kind::RandomRanges.sql("sbtest1", 0, 2),
             "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
         );
         assert!(config(Script::ReadWrite).kinds().contains(&Kind::Insert));

@@ -20,8 +20,8 @@ pub enum OpenError {
         "database '{database}' does not exist on target {target}: create it first (CREATE DATABASE {database})"
     )]
     NoDatabase { target: String, database: String },
-    #[error("table sbtest{table} does not exist on target {target}: run prepare first")]
-    NoTable { target: String, table: u32 },
+    #[error("table {table} does not exist on target {target}: run prepare first")]
+    NoTable { target: String, table: String },
     #[error("cannot connect to target {target}: {message}")]
     Connect { target: String, message: String },
     #[error("cannot prepare a statement on target {target}: {message}")]

@@ -43,12 +43,12 @@ pub async fn check(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareErr
         let mut conn = open(target).await?;
         if for_prepare {
             let names: Vec<String> = conn
-                .query("SHOW TABLES LIKE 'sbtest%'")
+                .query("SHOW TABLES")
                 .await
                 .map_err(|e| open_error(target, &e))?;
             let clash: Vec<String> = mine
                 .iter()
-                .map(|n| format!("sbtest{n}"))
+                .map(|n| cfg.table(*n))
                 .filter(|n| names.iter().any(|x| x.eq_ignore_ascii_case(n)))
                 .collect();
             if !clash.is_empty() {
@@ -177,39 +177,40 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         created: job.created_note(),
     };
     let mut conn = open(target).await?;
-    job.note(format!("Creating table 'sbtest{n}'..."));
+    let name = cfg.table(n);
+    job.note(format!("Creating table '{name}'..."));
     if cfg.script == Script::BulkInsert {
-        conn.query_drop(create_bulk_table_sql(n, &cfg.engine))
+        conn.query_drop(create_bulk_table_sql(&name, &cfg.engine))
             .await
-            .map_err(|e| failed(format!("CREATE TABLE sbtest{n}"), e))?;
+            .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
         job.created
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(format!("sbtest{n} on {}", target.name));
+            .push(format!("{name} on {}", target.name));
         let _ = conn.disconnect().await;
         return Ok(());
     }
     conn.query_drop(create_table_sql(
-        n,
+        &name,
         cfg.auto_inc,
         cfg.secondary,
         &cfg.engine,
         &cfg.create_options,
     ))
     .await
-    .map_err(|e| failed(format!("CREATE TABLE sbtest{n}"), e))?;
+    .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
     job.created
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .push(format!("sbtest{n} on {}", target.name));
+        .push(format!("{name} on {}", target.name));
     job.note(format!(
-        "Inserting {} records into 'sbtest{n}'",
+        "Inserting {} records into '{name}'",
         cfg.table_size
     ));
     let head = if cfg.auto_inc {
-        format!("INSERT INTO sbtest{n}(k, c, pad) VALUES")
+        format!("INSERT INTO {name}(k, c, pad) VALUES")
     } else {
-        format!("INSERT INTO sbtest{n}(id, k, c, pad) VALUES")
+        format!("INSERT INTO {name}(id, k, c, pad) VALUES")
     };
     let mut sql = String::with_capacity(MAX_INSERT_BYTES + 512);
     let (mut c, mut pad) = (String::with_capacity(128), String::with_capacity(64));
@@ -239,7 +240,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         if sql.len() >= MAX_INSERT_BYTES || id == cfg.table_size {
             conn.query_drop(sql.as_str())
                 .await
-                .map_err(|e| failed(format!("loading sbtest{n}"), e))?;
+                .map_err(|e| failed(format!("loading {name}"), e))?;
             job.done.fetch_add(rows_in_stmt, Ordering::Relaxed);
             rows_in_stmt = 0;
             if job.stop.load(Ordering::Relaxed) {
@@ -250,8 +251,8 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         }
     }
     if cfg.create_secondary {
-        job.note(format!("Creating a secondary index on 'sbtest{n}'..."));
-        conn.query_drop(create_index_sql(n))
+        job.note(format!("Creating a secondary index on '{name}'..."));
+        conn.query_drop(create_index_sql(n, &name))
             .await
             .map_err(|e| failed(format!("CREATE INDEX k_{n}"), e))?;
     }
@@ -298,20 +299,17 @@ pub async fn prewarm(job: Arc<Job>, threads: u32) -> Result<(), PrepareError> {
 async fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
     let target = &job.cfg.targets[t];
     let mut conn = open(target).await?;
-    job.note(format!("Prewarming table 'sbtest{n}'..."));
+    let name = job.cfg.table(n);
+    job.note(format!("Prewarming table '{name}'..."));
     let limit = job.cfg.table_size;
     for sql in [
-        format!(
-            "SELECT AVG(id) FROM (SELECT * FROM sbtest{n} FORCE KEY (PRIMARY) LIMIT {limit}) t"
-        ),
-        format!(
-            "SELECT COUNT(*) FROM (SELECT * FROM sbtest{n} WHERE k LIKE '%0%' LIMIT {limit}) t"
-        ),
+        format!("SELECT AVG(id) FROM (SELECT * FROM {name} FORCE KEY (PRIMARY) LIMIT {limit}) t"),
+        format!("SELECT COUNT(*) FROM (SELECT * FROM {name} WHERE k LIKE '%0%' LIMIT {limit}) t"),
     ] {
         conn.query_drop(&sql)
             .await
             .map_err(|e| PrepareError::Failed {
-                what: format!("prewarm of sbtest{n}"),
+                what: format!("prewarm of {name}"),
                 target: target.describe(),
                 message: error_text(&e),
                 created: String::new(),
@@ -328,11 +326,12 @@ pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
         let target = &cfg.targets[t];
         let mut conn = open(target).await?;
         for n in mine {
-            job.note(format!("Dropping table 'sbtest{n}'..."));
-            conn.query_drop(format!("DROP TABLE IF EXISTS sbtest{n}"))
+            let name = cfg.table(n);
+            job.note(format!("Dropping table '{name}'..."));
+            conn.query_drop(format!("DROP TABLE IF EXISTS {name}"))
                 .await
                 .map_err(|e| PrepareError::Failed {
-                    what: format!("DROP TABLE sbtest{n}"),
+                    what: format!("DROP TABLE {name}"),
                     target: target.describe(),
                     message: error_text(&e),
                     created: String::new(),

@@ -206,7 +206,7 @@ impl<C: Client> OltpWorker<C> {
         let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
         for &(n, _) in &cfg.tables {
             for k in Kind::ALL {
-                templates.push(k.sql(n, cfg.random_points, cfg.number_of_ranges));
+                templates.push(k.sql(&cfg.table(n), cfg.random_points, cfg.number_of_ranges));
             }
         }
         let mut w = OltpWorker {
@@ -265,12 +265,12 @@ impl<C: Client> OltpWorker<C> {
             }
             if !self.cfg.prepared {
                 // Text protocol: check the table exists without touching Com_select.
-                match conn.query(&format!("SHOW TABLES LIKE 'sbtest{n}'")) {
+                match conn.query(&format!("SHOW TABLES LIKE '{}'", self.cfg.table(n))) {
                     Ok(Reply::Rows(r)) if r > 0 => continue,
                     Ok(_) => {
                         return Err(OpenError::NoTable {
                             target: target.describe(),
-                            table: n,
+                            table: self.cfg.table(n),
                         }
                         .into());
                     }
@@ -287,7 +287,7 @@ impl<C: Client> OltpWorker<C> {
                     Err(e) if e.code() == Some(1146) => {
                         return Err(OpenError::NoTable {
                             target: target.describe(),
-                            table: n,
+                            table: self.cfg.table(n),
                         }
                         .into());
                     }
@@ -402,7 +402,8 @@ impl<C: Client> OltpWorker<C> {
         let (n, _) = self.cfg.tables[slot];
         if self.bulk_rows == 0 {
             self.bulk.clear();
-            self.bulk.push_str(&format!("INSERT INTO sbtest{n} VALUES"));
+            self.bulk
+                .push_str(&format!("INSERT INTO {} VALUES", self.cfg.table(n)));
         } else {
             self.bulk.push(',');
         }
