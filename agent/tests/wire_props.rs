@@ -202,6 +202,7 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         } else {
             r.garbage()
         },
+        reconnect_random: r.chance(2),
     }
 }
 

@@ -917,6 +917,24 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
             ));
         }
     };
+    let reconnect_mode = raw.oltp_reconnect_mode.as_deref().map(str::trim);
+    match reconnect_mode {
+        None | Some("session" | "transaction" | "random") => {}
+        Some("query") if script.single_statement() => {}
+        Some("query") => {
+            return Err(PlanError::NotSupported(format!(
+                "--oltp-reconnect-mode=query with {} (a reconnect between the statements of a transaction; with one statement per event, as --oltp-test-mode=simple or nontrx, query is transaction)",
+                script.name()
+            )));
+        }
+        Some(m) => {
+            return Err(invalid(
+                "oltp-reconnect-mode",
+                m,
+                "expected session, transaction, query or random",
+            ));
+        }
+    }
     let config = OltpConfig {
         script,
         targets,
@@ -947,23 +965,15 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         random_points: num(&raw.random_points, "random-points", 10)?,
         number_of_ranges: num(&raw.number_of_ranges, "number-of-ranges", 10)?,
         delta: num(&raw.delta, "delta", 5)?,
-        reconnect: match raw.oltp_reconnect_mode.as_deref().map(str::trim) {
-            // 0.4's modes in 1.0 terms: every transaction is --reconnect=1.
+        reconnect: match reconnect_mode {
+            // 0.4's modes in 1.0 terms: every transaction is --reconnect=1, and so is every
+            // query where an event is one statement.
             None | Some("session") => num(&raw.reconnect, "reconnect", 0)?,
-            Some("transaction") => 1,
-            Some(m @ ("query" | "random")) => {
-                return Err(PlanError::NotSupported(format!(
-                    "--oltp-reconnect-mode={m} (fleetbench reconnects per session or per transaction: session, or transaction as --reconnect=1)"
-                )));
-            }
-            Some(m) => {
-                return Err(invalid(
-                    "oltp-reconnect-mode",
-                    m,
-                    "expected session, transaction, query or random",
-                ));
-            }
+            Some("transaction" | "query") => 1,
+            // Random: decided after each transaction (the worker draws).
+            Some(_) => 0,
         },
+        reconnect_random: reconnect_mode == Some("random"),
         create_options: create_options(raw)?,
         table_name: raw.oltp_table_name.clone().unwrap_or_default(),
         connect_delay_us: num(&raw.oltp_connect_delay, "oltp-connect-delay", 0)?,
@@ -1601,6 +1611,15 @@ mod tests {
             plan(&["--test=oltp", "--oltp-reconnect-mode=query", "run"]),
             Err(PlanError::NotSupported(_))
         ));
+        let c = oltp(&[
+            "--test=oltp",
+            "--oltp-test-mode=simple",
+            "--oltp-reconnect-mode=query",
+            "run",
+        ]);
+        assert_eq!((c.reconnect, c.reconnect_random), (1, false));
+        let c = oltp(&["--test=oltp", "--oltp-reconnect-mode=random", "run"]);
+        assert_eq!((c.reconnect, c.reconnect_random), (0, true));
         assert!(plan(&["--test=oltp", "--oltp-reconnect-mode=often", "run"]).is_err());
         assert!(plan(&["--test=oltp", "--mysql-engine-trx=maybe", "run"]).is_err());
         let c = oltp(&[

@@ -43,6 +43,31 @@ fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
         out.contains("transactions:                        200 "),
         "{out}"
     );
+    // query with one statement per event (simple) is the same; random about every other.
+    for (mode, range) in [
+        (
+            &["--oltp-test-mode=simple", "--oltp-reconnect-mode=query"][..],
+            198..=215,
+        ),
+        (&["--oltp-reconnect-mode=random"][..], 60..=140),
+    ] {
+        let before = db.status("Connections");
+        let out = fleetbench_ok(
+            &db.args(
+                &[
+                    &common[..],
+                    mode,
+                    &["--num-threads=2", "--max-requests=200", "run"],
+                ]
+                .concat(),
+            ),
+        );
+        let opened = db.status("Connections") - before;
+        assert!(
+            range.contains(&opened),
+            "{mode:?}: {opened} connections:\n{out}"
+        );
+    }
 }
 
 #[test]

@@ -63,6 +63,14 @@ impl Script {
     pub fn from_name(name: &str) -> Option<Script> {
         Script::ALL.into_iter().find(|s| s.name() == name)
     }
+
+    /// Whether an event is one statement (no BEGIN/COMMIT around several).
+    pub fn single_statement(self) -> bool {
+        !matches!(
+            self,
+            Script::ReadWrite | Script::ReadOnly | Script::WriteOnly | Script::BulkInsert
+        )
+    }
 }
 
 /// Statement kinds; also the keys of the per-kind latency figures.
@@ -359,6 +367,8 @@ pub struct OltpConfig {
     pub user_delay_us: (u64, u64),
     /// 0.4's --oltp-table-name: the one table's name; empty = sbtest1..N.
     pub table_name: String,
+    /// 0.4's --oltp-reconnect-mode=random: after each event, reconnect or not, at random.
+    pub reconnect_random: bool,
 }
 
 /// Longest delay (connect or think time) accepted: a minute.
@@ -641,6 +651,7 @@ mod tests {
             connect_delay_us: 0,
             user_delay_us: (0, 0),
             table_name: String::new(),
+            reconnect_random: false,
         }
     }
 

@@ -338,10 +338,14 @@ impl<C: Client> OltpWorker<C> {
     /// Runs one event that started at `t0`, retrying it after ignored errors and reconnects.
     pub fn event(&mut self, stop: &AtomicBool, t0: Instant) -> Outcome {
         self.last = t0;
-        if self.cfg.reconnect > 0
-            && self.events > 0
-            && self.events.is_multiple_of(self.cfg.reconnect)
-        {
+        let due = if self.cfg.reconnect_random {
+            self.events > 0 && self.rng.next_u64() & 1 == 0
+        } else {
+            self.cfg.reconnect > 0
+                && self.events > 0
+                && self.events.is_multiple_of(self.cfg.reconnect)
+        };
+        if due {
             for t in 0..self.conns.len() {
                 if let Some(old) = self.conns[t].take() {
                     old.conn.quit();
