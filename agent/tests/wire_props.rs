@@ -189,18 +189,20 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         number_of_ranges: r.u32(),
         delta: r.u32(),
         reconnect: r.u64(),
-        create_options: if r.chance(2) {
-            String::new()
-        } else {
+        // The 0.4 extras are mostly left at their defaults, so that OLTP specs still
+        // validate often enough for the test to reach both outcomes.
+        create_options: if r.chance(8) {
             r.garbage()
+        } else {
+            String::new()
         },
-        connect_delay_us: if r.chance(2) { 0 } else { r.u64() },
-        user_delay_min_us: if r.chance(2) { 0 } else { r.u64() },
-        user_delay_max_us: if r.chance(2) { 0 } else { r.u64() },
-        table_name: if r.chance(2) {
-            String::new()
-        } else {
+        connect_delay_us: if r.chance(8) { r.u64() } else { 0 },
+        user_delay_min_us: if r.chance(8) { r.u64() } else { 0 },
+        user_delay_max_us: if r.chance(8) { r.u64() } else { 0 },
+        table_name: if r.chance(8) {
             r.garbage()
+        } else {
+            String::new()
         },
         reconnect_random: r.chance(2),
     }
@@ -287,11 +289,11 @@ fn start(r: &mut Rng, which: u64) -> pb::Start {
         tick_ms: r.u64(),
         seed: r.next(),
         total_threads: r.u32(),
-        rate: match r.below(4) {
-            0 => 0.0,
-            1 => r.below(10_000) as f64,
-            2 => f64::from_bits(r.next()),
-            _ => [f64::NAN, f64::INFINITY, -1.0, 1e300][r.below(4) as usize],
+        rate: match r.below(8) {
+            0 => f64::from_bits(r.next()),
+            1 => [f64::NAN, f64::INFINITY, -1.0, 1e300][r.below(4) as usize],
+            2..=4 => r.below(10_000) as f64,
+            _ => 0.0,
         },
     }
 }
