@@ -89,7 +89,11 @@ fn job(common: &[String], command: &str) {
 
 #[test]
 fn cpu_and_fileio_intervals_add_up_to_the_totals() {
-    let (a, b) = (AgentProc::start(), AgentProc::start());
+    // Each agent has its own work directory, as on two hosts: sharing one, both would
+    // write the same test files.
+    let (wa, wb) = (Scratch::new("intervals-a"), Scratch::new("intervals-b"));
+    let a = AgentProc::start_with(&["--work-dir", wa.0.to_str().unwrap()], &[]);
+    let b = AgentProc::start_with(&["--work-dir", wb.0.to_str().unwrap()], &[]);
     let agents = format!("{},{}", a.addr, b.addr);
     for (label, extra) in [("cpu-ri", &["--report-interval=1"][..]), ("cpu", &[][..])] {
         let mut args = strings(&["cpu", "--agents", &agents, "--threads=3", "--time=3"]);

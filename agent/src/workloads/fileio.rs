@@ -388,7 +388,19 @@ pub fn resolve_dir(work_dir: &Path, file_dir: &str, create: bool) -> Result<Path
                 return Err(refuse("it must be relative"));
             }
         }
-        match std::fs::symlink_metadata(&path) {
+        // Another agent or prepare sharing this work directory may create the same
+        // directory between the look and the create: look again then.
+        let mut meta = std::fs::symlink_metadata(&path);
+        if create && matches!(&meta, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+            match std::fs::create_dir(&path) {
+                Ok(()) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    meta = std::fs::symlink_metadata(&path);
+                }
+                Err(e) => return Err(io_err(&path, e)),
+            }
+        }
+        match meta {
             Ok(m) if m.file_type().is_symlink() => {
                 return Err(refuse(&format!(
                     "{} is a symbolic link, which could lead outside the agent's work directory",
@@ -399,9 +411,6 @@ pub fn resolve_dir(work_dir: &Path, file_dir: &str, create: bool) -> Result<Path
                 return Err(refuse(&format!("{} is not a directory", path.display())));
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
-                std::fs::create_dir(&path).map_err(|e| io_err(&path, e))?;
-            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(FileError::Missing {
                     path: path.display().to_string(),
@@ -1107,6 +1116,23 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn prepares_racing_to_create_the_same_dir_all_succeed() {
+        let work = tmp("race");
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let w = work.clone();
+                std::thread::spawn(move || resolve_dir(&w, "a/b/c", true))
+            })
+            .collect();
+        for h in handles {
+            let got = h.join().unwrap().expect("a racing prepare failed");
+            assert_eq!(got, work.join("a/b/c"));
+        }
+        assert!(work.join("a/b/c").is_dir());
+        std::fs::remove_dir_all(&work).unwrap();
     }
 
     #[test]
