@@ -125,7 +125,7 @@ pub struct RawArgs {
     /// per-target blocks) or `1.0` (sysbench 1.0's report alone) [default: fleetbench].
     #[arg(long, value_name = "STYLE")]
     pub report_style: Option<String>,
-    /// Measurements per step of a run, sweep or scenario file (alternating between
+    /// Measurements per step of a run, sweep or scenario file (back and forth between
     /// scenarios), all kept in the JSON; `compare` derives confidence intervals from them
     /// [default: 1].
     #[arg(long, value_name = "N")]

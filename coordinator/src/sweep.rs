@@ -685,13 +685,15 @@ pub async fn run_steps(
     let total = n as u32 * extras.repeat;
     // Repeats go round the whole list, so that drift over time (a warming buffer pool, a
     // neighbour's load) spreads over every count or rate instead of biasing one.
-    let order: Vec<(u32, usize)> = reps.flat_map(|r| (0..n).map(move |i| (r, i))).collect();
+    let order: Vec<(u32, usize)> = reps
+        .flat_map(|r| pass_order(n, r).into_iter().map(move |i| (r, i)))
+        .collect();
     for (k, &(rep, i)) in order.iter().enumerate() {
         if k > 0 && !extras.cooldown.is_zero() {
             tokio::time::sleep(extras.cooldown).await;
         }
         let p = axis.at(plan, i);
-        let number = (rep - 1) * n as u32 + i as u32 + 1;
+        let number = k as u32 + 1;
         let name = axis.step_name(&p, i);
         let step = if extras.repeat > 1 {
             format!(
@@ -858,8 +860,41 @@ pub fn write_outputs(
     Ok(())
 }
 
+/// The order of the `n` steps (or scenarios) in measurement pass `rep` (from 1): forward on
+/// odd passes, backward on even ones (A B, B A, A B, ...). Going back and forth cancels a
+/// drift that grows steadily over the session, which plain rounds (A B, A B) would put on
+/// whichever comes later in every round.
+pub fn pass_order(n: usize, rep: u32) -> Vec<usize> {
+    if rep % 2 == 1 {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
+
+    #[test]
+    fn passes_go_back_and_forth_so_steady_drift_cancels() {
+        assert_eq!(pass_order(3, 1), [0, 1, 2]);
+        assert_eq!(pass_order(3, 2), [2, 1, 0]);
+        assert_eq!(pass_order(3, 3), [0, 1, 2]);
+        assert!(pass_order(0, 2).is_empty());
+        // Over an even number of passes every step has the same mean position, so a drift
+        // linear in time adds the same to each.
+        let n = 3;
+        let mut position_sum = vec![0; n];
+        for rep in 1..=4 {
+            for (pos, i) in pass_order(n, rep).into_iter().enumerate() {
+                position_sum[i] += (rep as usize - 1) * n + pos;
+            }
+        }
+        assert!(
+            position_sum.iter().all(|&p| p == position_sum[0]),
+            "{position_sum:?}"
+        );
+    }
     use super::*;
 
     #[test]

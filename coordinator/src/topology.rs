@@ -561,10 +561,13 @@ pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result
     let mut done: Vec<(&Scenario, Plan, Vec<Step>)> = Vec::new();
     let mut all_clean = true;
     let mut interrupted = false;
-    // With --repeat, one pass over every scenario per measurement: alternating, so that
+    // With --repeat, one pass over every scenario per measurement, back and forth, so that
     // drift over time does not fall on one scenario.
     'passes: for rep in 1..=extras.repeat {
-        for sc in &chosen {
+        for sc in sweep::pass_order(chosen.len(), rep)
+            .into_iter()
+            .map(|i| chosen[i])
+        {
             let plan = sc.plan("run", sc.threads[0], &file.path)?;
             println!(
                 "=== scenario {}{}: {} on {}{}",
@@ -588,7 +591,7 @@ pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result
             })
             .await?;
             all_clean &= clean;
-            match done.iter_mut().find(|d| std::ptr::eq(d.0, *sc)) {
+            match done.iter_mut().find(|d| std::ptr::eq(d.0, sc)) {
                 Some(d) => d.2.extend(steps),
                 None => done.push((sc, plan, steps)),
             }

@@ -311,21 +311,28 @@ fn compare_tells_an_effect_from_noise_over_repeated_runs() {
         }
     }
 
-    // A/A: the same settings twice are within noise, and a gate on them passes.
-    let (code, text) = compare(&[&aa, "--fail-if", "tps<-5%"]);
+    // A/A: the same settings twice. A 95% interval misses one time in twenty by design, and a
+    // shared machine drifts, so a "better"/"worse" here is allowed only for a small change; a
+    // broken compare (wrong pairing, wrong arithmetic) shows as a large one. A gate with room
+    // for that noise passes.
+    let (code, text) = compare(&[&aa, "--fail-if", "tps<-15%"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(
         text.contains("95% intervals from aa.json:a1: 4 repeats; aa.json:a2: 4 repeats"),
         "{text}"
     );
     let tps = row(&text, "tps");
-    assert_eq!(
-        tps.last().map(String::as_str),
-        Some("within noise"),
+    let change: f64 = tps[2]
+        .split('%')
+        .next()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no change in {tps:?}: {text}"));
+    assert!(
+        tps.last().map(String::as_str) == Some("within noise") || change.abs() < 10.0,
         "{text}"
     );
     assert!(tps[0].contains(" ±"), "mean with its interval: {text}");
-    assert!(text.contains("fail-if tps<-5%: passed"), "{text}");
+    assert!(text.contains("fail-if tps<-15%: passed"), "{text}");
 
     // The heavy transactions against the light ones: far fewer per second, and the gate
     // fails.

@@ -282,7 +282,7 @@ targets = ["db"]
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // One pass over both scenarios per measurement.
+    // One pass over both scenarios per measurement, the second one backwards.
     let passes: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("=== scenario "))
@@ -291,7 +291,7 @@ targets = ["db"]
     for (line, (name, rep)) in
         passes
             .iter()
-            .zip([("text", 1), ("prepared", 1), ("text", 2), ("prepared", 2)])
+            .zip([("text", 1), ("prepared", 1), ("prepared", 2), ("text", 2)])
     {
         assert!(
             line.starts_with(&format!("=== scenario {name}:"))
