@@ -854,6 +854,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         connect_delay_us: o.connect_delay_us,
         user_delay_us: (o.user_delay_min_us, o.user_delay_max_us),
         table_name: o.table_name.clone(),
+        sp_name: o.sp_name.clone(),
         reconnect_random: o.reconnect_random,
     };
     cfg.validate().map_err(bad)?;

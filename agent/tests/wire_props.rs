@@ -205,6 +205,11 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
             String::new()
         },
         reconnect_random: r.chance(2),
+        sp_name: if r.chance(8) {
+            r.garbage()
+        } else {
+            String::new()
+        },
     }
 }
 

@@ -351,6 +351,10 @@ pub struct RawArgs {
     /// fleetbench names tables sbtest1..N].
     #[arg(long, help_heading = "OLTP")]
     pub oltp_table_name: Option<String>,
+    /// 0.4's --oltp-test-mode=sp (test oltp_sp): the stored procedure each event calls,
+    /// `name` or `database.name`; it must exist beside the tables.
+    #[arg(long, help_heading = "OLTP")]
+    pub oltp_sp_name: Option<String>,
     /// 0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as
     /// oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert,
     /// oltp_delete) [default: select].

@@ -613,7 +613,8 @@ fn test_name(test: &str, raw: &RawArgs) -> Result<String, PlanError> {
 
 /// The 1.0 test that sends what 0.4's `--test=oltp` sends in `mode`
 /// (`--oltp-test-mode`): simple is one point select per event; nontrx one statement per
-/// event, by `--oltp-nontrx-mode`; complex the read/write (or read-only) transaction.
+/// event, by `--oltp-nontrx-mode`; complex the read/write (or read-only) transaction; sp a
+/// call of the stored procedure `--oltp-sp-name` per event.
 fn legacy_oltp_test(raw: &RawArgs, mode: &str) -> Result<&'static str, PlanError> {
     let nontrx = raw.oltp_nontrx_mode.as_deref().map(str::trim);
     if !matches!(
@@ -637,11 +638,7 @@ fn legacy_oltp_test(raw: &RawArgs, mode: &str) -> Result<&'static str, PlanError
             "insert" => "oltp_insert",
             _ => "oltp_delete",
         },
-        "sp" => {
-            return Err(PlanError::NotSupported(
-                "--oltp-test-mode=sp (0.4's stored-procedure mode)".into(),
-            ));
-        }
+        "sp" => "oltp_sp",
         other => {
             return Err(invalid(
                 "oltp-test-mode",
@@ -976,6 +973,29 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         reconnect_random: reconnect_mode == Some("random"),
         create_options: create_options(raw)?,
         table_name: raw.oltp_table_name.clone().unwrap_or_default(),
+        // 0.4 takes the name in every mode and uses it in sp mode only.
+        sp_name: match (script, raw.oltp_sp_name.as_deref().map(str::trim)) {
+            (Script::StoredProcedure, Some(n))
+                if fleetbench_agent::workloads::oltp::is_routine_name(n) =>
+            {
+                n.to_string()
+            }
+            (Script::StoredProcedure, Some(n)) => {
+                return Err(invalid(
+                    "oltp-sp-name",
+                    n,
+                    "expected a procedure's name: letters, digits, _ and $ (at most 64), optionally database.name",
+                ));
+            }
+            (Script::StoredProcedure, None) => {
+                return Err(invalid(
+                    "oltp-sp-name",
+                    "",
+                    "--oltp-test-mode=sp (oltp_sp) calls the stored procedure named here",
+                ));
+            }
+            _ => String::new(),
+        },
         connect_delay_us: num(&raw.oltp_connect_delay, "oltp-connect-delay", 0)?,
         user_delay_us: {
             let lo: u64 = num(&raw.oltp_user_delay_min, "oltp-user-delay-min", 0)?;
@@ -1684,10 +1704,35 @@ mod tests {
         // 0.5's oltp.lua ignores the mode, as 0.5 did.
         let p = plan(&["--test=tests/db/oltp.lua", "--oltp-test-mode=simple", "run"]).unwrap();
         assert_eq!(p.workload.name(), "oltp_read_write");
+        // sp calls the named procedure; without a name there is nothing to call, and the
+        // name is ignored in the other modes, as 0.4 did.
         assert!(matches!(
             plan(&["--test=oltp", "--oltp-test-mode=sp", "run"]),
-            Err(PlanError::NotSupported(_))
+            Err(PlanError::Invalid {
+                option: "oltp-sp-name",
+                ..
+            })
         ));
+        let p = plan(&[
+            "--test=oltp",
+            "--oltp-test-mode=sp",
+            "--oltp-sp-name=db1.p",
+            "run",
+        ])
+        .unwrap();
+        assert_eq!(p.workload.name(), "oltp_sp");
+        let Workload::Oltp(o) = &p.workload else {
+            panic!("not OLTP")
+        };
+        assert_eq!(o.config.sp_name, "db1.p");
+        let p = plan(&["--test=oltp", "--oltp-sp-name=p", "run"]).unwrap();
+        let Workload::Oltp(o) = &p.workload else {
+            panic!("not OLTP")
+        };
+        assert_eq!(
+            (p.workload.name(), o.config.sp_name.as_str()),
+            ("oltp_read_write", "")
+        );
         assert!(
             plan(&[
                 "--test=oltp",

@@ -159,6 +159,11 @@ const ACCEPTED: &[(&[&str], &str)] = &[
     (&["--test=oltp", "run"], "--oltp-test-mode=complex"),
     (&["--test=oltp", "run"], "--oltp-test-mode=simple"),
     (
+        &["--test=oltp", "--oltp-sp-name=bench_sp", "run"],
+        "--oltp-test-mode=sp",
+    ),
+    (&["--test=oltp", "run"], "--oltp-sp-name=bench_sp"),
+    (
         &["--test=oltp", "--oltp-test-mode=nontrx", "run"],
         "--oltp-nontrx-mode=delete",
     ),

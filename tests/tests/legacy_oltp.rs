@@ -399,3 +399,98 @@ fn the_single_table_of_0_4_goes_by_its_name() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(sbtest_tables(&db).is_empty());
 }
+
+#[test]
+fn sp_mode_calls_the_stored_procedure_once_per_event() {
+    let db = MariaDb::start();
+    let common = ["--test=oltp", "--oltp-table-size=200"];
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    // The user's own procedures beside the table: one that writes (each call leaves a row)
+    // and one that returns a result set, which the client must read past.
+    db.sql(
+        "CREATE TABLE sbtest.sp_calls (n INT) ENGINE=InnoDB; \
+         CREATE PROCEDURE sbtest.bench_write() INSERT INTO sbtest.sp_calls VALUES (1); \
+         CREATE PROCEDURE sbtest.bench_read() SELECT c FROM sbtest.sbtest1 WHERE id <= 3",
+    );
+    for (name, ps) in [
+        ("bench_write", "--db-ps-mode=auto"),
+        ("sbtest.bench_read", "--db-ps-mode=disable"),
+    ] {
+        let calls = db.status("Com_call_procedure");
+        let out = fleetbench_ok(
+            &db.args(
+                &[
+                    &common[..],
+                    &[
+                        "--oltp-test-mode=sp",
+                        &format!("--oltp-sp-name={name}"),
+                        ps,
+                        "--num-threads=2",
+                        "--max-requests=40",
+                        "run",
+                    ],
+                ]
+                .concat(),
+            ),
+        );
+        assert_eq!(
+            db.status("Com_call_procedure") - calls,
+            40,
+            "{name}: one CALL per event\n{out}"
+        );
+        // Each call is one "other" query of its transaction, as sysbench counts a CALL.
+        assert!(
+            out.contains("transactions:                        40 "),
+            "{out}"
+        );
+        assert!(out.contains("other:                           40"), "{out}");
+    }
+    assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.sp_calls").trim(), "40");
+
+    // Without a name, or with one that is not a name, nothing runs.
+    for bad in [
+        &["--oltp-test-mode=sp"][..],
+        &[
+            "--oltp-test-mode=sp",
+            "--oltp-sp-name=p(); DROP TABLE sbtest1",
+        ][..],
+    ] {
+        let args = db.args(&[&common[..], bad, &["run"]].concat());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = fleetbench_tests::fleetbench(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--oltp-sp-name"), "{err}");
+    }
+    // A procedure that does not exist stops the run with the server's word for it.
+    let args = db.args(
+        &[
+            &common[..],
+            &[
+                "--oltp-test-mode=sp",
+                "--oltp-sp-name=missing",
+                "--max-requests=5",
+                "run",
+            ],
+        ]
+        .concat(),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = fleetbench_tests::fleetbench(&args);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("missing does not exist"), "{text}");
+
+    // Cleanup drops what fleetbench made, not the user's procedures and table.
+    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+    assert_eq!(sbtest_tables(&db), ["sp_calls"]);
+    assert_eq!(
+        db.sql("SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = 'sbtest'")
+            .trim(),
+        "2"
+    );
+}

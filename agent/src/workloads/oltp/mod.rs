@@ -27,10 +27,13 @@ pub enum Script {
     /// One table per thread (sbtest1..=threads, columns id and k); an event appends one row
     /// to the thread's pending multi-row INSERT, sent when it reaches ~512 KiB.
     BulkInsert,
+    /// 0.4's `--oltp-test-mode=sp`: an event calls the stored procedure `--oltp-sp-name`
+    /// (the user's own, created beside the tables).
+    StoredProcedure,
 }
 
 impl Script {
-    pub const ALL: [Script; 11] = [
+    pub const ALL: [Script; 12] = [
         Script::ReadWrite,
         Script::ReadOnly,
         Script::WriteOnly,
@@ -42,6 +45,7 @@ impl Script {
         Script::SelectRandomPoints,
         Script::SelectRandomRanges,
         Script::BulkInsert,
+        Script::StoredProcedure,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Script {
             Script::SelectRandomPoints => "select_random_points",
             Script::SelectRandomRanges => "select_random_ranges",
             Script::BulkInsert => "bulk_insert",
+            Script::StoredProcedure => "oltp_sp",
         }
     }
 
@@ -89,10 +94,12 @@ pub enum Kind {
     RandomRanges,
     Begin,
     Commit,
+    /// `CALL` of the stored procedure (oltp_sp).
+    Call,
 }
 
 impl Kind {
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 14;
     pub const ALL: [Kind; Kind::COUNT] = [
         Kind::Point,
         Kind::SimpleRange,
@@ -107,6 +114,7 @@ impl Kind {
         Kind::RandomRanges,
         Kind::Begin,
         Kind::Commit,
+        Kind::Call,
     ];
 
     pub fn name(self) -> &'static str {
@@ -124,6 +132,7 @@ impl Kind {
             Kind::RandomRanges => "random_ranges",
             Kind::Begin => "begin",
             Kind::Commit => "commit",
+            Kind::Call => "call",
         }
     }
 
@@ -141,8 +150,9 @@ impl Kind {
         )
     }
 
-    /// Statement text for `table`; `points`/`ranges` size the IN list and the OR'ed ranges.
-    pub fn sql(self, table: &str, points: u32, ranges: u32) -> String {
+    /// Statement text for `table`; `points`/`ranges` size the IN list and the OR'ed ranges,
+    /// `procedure` is what a call calls.
+    pub fn sql(self, table: &str, points: u32, ranges: u32, procedure: &str) -> String {
         match self {
             Kind::Point => format!("SELECT c FROM {table} WHERE id=?"),
             Kind::SimpleRange => format!("SELECT c FROM {table} WHERE id BETWEEN ? AND ?"),
@@ -167,6 +177,7 @@ impl Kind {
             }
             Kind::Begin => "BEGIN".into(),
             Kind::Commit => "COMMIT".into(),
+            Kind::Call => format!("CALL {procedure}()"),
         }
     }
 }
@@ -369,6 +380,21 @@ pub struct OltpConfig {
     pub table_name: String,
     /// 0.4's --oltp-reconnect-mode=random: after each event, reconnect or not, at random.
     pub reconnect_random: bool,
+    /// oltp_sp (0.4's --oltp-sp-name): the stored procedure an event calls, optionally
+    /// `database.name`; empty for every other test.
+    pub sp_name: String,
+}
+
+/// Whether `name` is a routine's name that goes into SQL unquoted: one or two (database
+/// and routine) parts of letters, digits, `_` and `$`, each at most 64 long.
+pub fn is_routine_name(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.len() <= 2
+        && parts.iter().all(|p| {
+            (1..=64).contains(&p.len())
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        })
 }
 
 /// Longest delay (connect or think time) accepted: a minute.
@@ -464,6 +490,18 @@ impl OltpConfig {
                 self.table_name
             ));
         }
+        if (self.script == Script::StoredProcedure) != !self.sp_name.is_empty()
+            || !self.sp_name.is_empty() && !is_routine_name(&self.sp_name)
+        {
+            return Err(if self.script == Script::StoredProcedure {
+                format!(
+                    "stored procedure name '{}' must be a routine's name (letters, digits, _ and $, at most 64, optionally database.name)",
+                    self.sp_name
+                )
+            } else {
+                "a stored procedure name is for oltp_sp only".to_string()
+            });
+        }
         let (lo, hi) = self.user_delay_us;
         if lo > hi || hi > MAX_DELAY_US || self.connect_delay_us > MAX_DELAY_US {
             return Err(format!(
@@ -513,6 +551,7 @@ impl OltpConfig {
             Script::UpdateNonIndex => v.push((Kind::NonIndexUpdate, 1)),
             Script::SelectRandomPoints => v.push((Kind::RandomPoints, 1)),
             Script::SelectRandomRanges => v.push((Kind::RandomRanges, 1)),
+            Script::StoredProcedure => v.push((Kind::Call, 1)),
             // Rows are batched by the worker itself; nothing to prepare per event.
             Script::BulkInsert => {}
         }
@@ -652,6 +691,7 @@ mod tests {
             user_delay_us: (0, 0),
             table_name: String::new(),
             reconnect_random: false,
+            sp_name: String::new(),
         }
     }
 
@@ -726,17 +766,46 @@ mod tests {
     #[test]
     fn statement_texts() {
         assert_eq!(
-            Kind::Point.sql("sbtest2", 0, 0),
+            Kind::Point.sql("sbtest2", 0, 0, ""),
             "SELECT c FROM sbtest2 WHERE id=?"
         );
         assert_eq!(
-            Kind::RandomPoints.sql("sbtest1", 3, 0),
+            Kind::RandomPoints.sql("sbtest1", 3, 0, ""),
             "SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ?, ?)"
         );
         assert_eq!(
-            Kind::RandomRanges.sql("sbtest1", 0, 2),
+            Kind::RandomRanges.sql("sbtest1", 0, 2, ""),
             "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
         );
         assert!(config(Script::ReadWrite).kinds().contains(&Kind::Insert));
+        assert_eq!(
+            Kind::Call.sql("sbtest1", 0, 0, "bench.sp1"),
+            "CALL bench.sp1()"
+        );
+    }
+
+    #[test]
+    fn a_stored_procedure_call_is_one_unwrapped_statement_with_a_checked_name() {
+        let mut c = config(Script::StoredProcedure);
+        c.targets = vec![Target {
+            name: "db".into(),
+            host: "127.0.0.1".into(),
+            port: 3306,
+            ..Target::default()
+        }];
+        assert!(c.validate().is_err(), "oltp_sp needs a procedure name");
+        c.sp_name = "bench.new_order$2".into();
+        c.validate().unwrap();
+        assert_eq!(c.groups(), [(Kind::Call, 1)]);
+        assert!(!c.transactional());
+        for bad in ["p()", "a.b.c", "p; DROP TABLE t", "", &"x".repeat(65), "p`"] {
+            assert!(!is_routine_name(bad), "{bad}");
+        }
+        // Other tests refuse a name, so it cannot ride along unnoticed.
+        let mut rw = config(Script::ReadWrite);
+        rw.targets = c.targets.clone();
+        rw.validate().unwrap();
+        rw.sp_name = "p".into();
+        assert!(rw.validate().is_err());
     }
 }

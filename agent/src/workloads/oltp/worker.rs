@@ -206,7 +206,12 @@ impl<C: Client> OltpWorker<C> {
         let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
         for &(n, _) in &cfg.tables {
             for k in Kind::ALL {
-                templates.push(k.sql(&cfg.table(n), cfg.random_points, cfg.number_of_ranges));
+                templates.push(k.sql(
+                    &cfg.table(n),
+                    cfg.random_points,
+                    cfg.number_of_ranges,
+                    &cfg.sp_name,
+                ));
             }
         }
         let mut w = OltpWorker {
@@ -576,6 +581,7 @@ impl<C: Client> OltpWorker<C> {
                         self.params = p;
                         r?;
                     }
+                    Kind::Call => self.exec(slot, kind, &[])?,
                     Kind::Begin | Kind::Commit => {}
                 }
             }
@@ -656,8 +662,10 @@ impl<C: Client> OltpWorker<C> {
                 self.last = now;
                 self.log.record(kind_index(kind), t, ns);
                 let tt = &mut self.target_db[t];
-                // A statement returning a result set is a read, DML that changed rows a write.
-                let wrote = matches!(reply, Reply::Ok { affected_rows } if affected_rows > 0);
+                // A statement returning a result set is a read, DML that changed rows a write;
+                // a CALL is neither, whatever its procedure did last.
+                let wrote = kind != Kind::Call
+                    && matches!(reply, Reply::Ok { affected_rows } if affected_rows > 0);
                 if kind.is_select() {
                     self.tally.reads += 1;
                     tt.reads += 1;
