@@ -490,7 +490,7 @@ impl OltpConfig {
                 self.table_name
             ));
         }
-        if (self.script == Script::StoredProcedure) != !self.sp_name.is_empty()
+        if (self.script == Script::StoredProcedure) == self.sp_name.is_empty()
             || !self.sp_name.is_empty() && !is_routine_name(&self.sp_name)
         {
             return Err(if self.script == Script::StoredProcedure {
