@@ -35,6 +35,30 @@ pub struct RunConfig {
     pub rate: Option<f64>,
     /// Seeds the arrival schedule.
     pub seed: u64,
+    /// Load run first on the same threads and connections with statistics off (sysbench
+    /// 1.0's --warmup-time); the time limit and the event limit count after it.
+    pub warmup: Duration,
+}
+
+/// A run's clock, set at Go.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    go: Instant,
+    /// End of the warm-up: events claimed before it are not counted.
+    measure_from: Instant,
+    /// When the run's time is up (None: only the event limit ends it).
+    deadline: Option<Instant>,
+}
+
+/// What a worker may do with its next event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// Run it and count it.
+    Measured,
+    /// Run it, count nothing of it: the run is warming up.
+    Warmup,
+    /// The run is over.
+    Stop,
 }
 
 /// Shared by the workers and whoever may stop them.
@@ -49,7 +73,7 @@ pub struct Control {
     /// Set at Go: when the run started and when its time is up. Workers check the deadline
     /// themselves after each event (as sysbench does) rather than wait for the ticker to be
     /// scheduled on a busy machine.
-    clock: std::sync::OnceLock<(Instant, Option<Instant>)>,
+    clock: std::sync::OnceLock<Clock>,
     /// Latest moment, in nanoseconds after Go, at which a worker stopped.
     last_finish_ns: AtomicU64,
     /// Raised with an abort (not when time is up): the hard deadline need not fire again.
@@ -79,21 +103,29 @@ impl Control {
     }
 
     /// Takes the right to run one more event; `now` is the current time, already read.
-    fn claim_event_at(&self, now: Instant) -> bool {
+    /// Warm-up events do not count against the event limit.
+    fn claim_event_at(&self, now: Instant) -> Claim {
         if self.stop.load(Ordering::Relaxed) {
-            return false;
+            return Claim::Stop;
         }
-        if let Some((_, Some(deadline))) = self.clock.get()
-            && now >= *deadline
-        {
-            self.finish();
-            return false;
+        if let Some(c) = self.clock.get() {
+            if c.deadline.is_some_and(|d| now >= d) {
+                self.finish();
+                return Claim::Stop;
+            }
+            if now < c.measure_from {
+                return Claim::Warmup;
+            }
         }
         match &self.events_left {
-            None => true,
-            Some(left) => left
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                .is_ok(),
+            None => Claim::Measured,
+            Some(left) => {
+                match left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                {
+                    Ok(_) => Claim::Measured,
+                    Err(_) => Claim::Stop,
+                }
+            }
         }
     }
 
@@ -123,8 +155,8 @@ impl Control {
         let Some(pace) = &self.pace else {
             return Some(now);
         };
-        let (start, deadline) = *self.clock.get()?;
-        let at = pace.next(start, deadline, &self.stop);
+        let Clock { go, deadline, .. } = *self.clock.get()?;
+        let at = pace.next(go, deadline, &self.stop);
         if at.is_none() && deadline.is_some_and(|d| Instant::now() >= d) {
             self.finish();
         }
@@ -134,14 +166,14 @@ impl Control {
     /// The queue at `now` (open loop only).
     fn queue_at(&self, now: Instant) -> Option<QueueState> {
         let pace = self.pace.as_ref()?;
-        let start = self.clock.get()?.0;
-        Some(pace.state_at(now.saturating_duration_since(start).as_nanos() as u64))
+        let go = self.clock.get()?.go;
+        Some(pace.state_at(now.saturating_duration_since(go).as_nanos() as u64))
     }
 
     /// Notes that a worker stopped now.
     fn worker_finished(&self) {
-        if let Some((start, _)) = self.clock.get() {
-            let ns = start.elapsed().as_nanos() as u64;
+        if let Some(c) = self.clock.get() {
+            let ns = c.go.elapsed().as_nanos() as u64;
             self.last_finish_ns.fetch_max(ns, Ordering::AcqRel);
         }
     }
@@ -546,12 +578,16 @@ impl PreparedRun {
     /// Opens the gate and drives the run to its end, sending one report per tick.
     /// If `intervals` is closed (nobody listening) the run is aborted.
     pub async fn go(mut self, intervals: mpsc::Sender<IntervalReport>) -> FinalReport {
-        let start = tokio::time::Instant::now();
+        let go = tokio::time::Instant::now();
+        // The measurement starts after the warm-up; ticks, time and limits count from here.
+        let start = go + self.config.warmup;
         let deadline = self.config.time_limit.map(|t| start + t);
-        let _ = self
-            .control
-            .clock
-            .set((start.into_std(), deadline.map(|d| d.into_std())));
+        let _ = self.control.clock.set(Clock {
+            go: go.into_std(),
+            measure_from: start.into_std(),
+            deadline: deadline.map(|d| d.into_std()),
+        });
+        let mut warming = !self.config.warmup.is_zero();
         self.gate.set(GateState::Open);
         let mut cumulative = Sample::default();
         let mut last_tick = start;
@@ -559,13 +595,19 @@ impl PreparedRun {
         let mut seq = 0u32;
         // Open loop: arrivals counted in the intervals sent so far.
         let mut arrivals_before = 0u64;
+        // Open loop: arrivals during the warm-up, not the measurement's.
+        let mut warmup_arrivals = 0u64;
         // Threads that ran in the last tick; every thread before the first one.
         let mut last_running = self.slots.len() as u32;
         loop {
             // Ticks that would end at or after the deadline are never sent (as in sysbench):
             // what runs past the last full tick is in the final report only.
             let ticking = deadline.is_none_or(|d| next_tick < d);
-            let mut wake = ticking.then_some(next_tick);
+            let mut wake = if warming {
+                Some(start)
+            } else {
+                ticking.then_some(next_tick)
+            };
             if let Some(d) = deadline
                 && !self.control.is_stopped()
             {
@@ -584,6 +626,15 @@ impl PreparedRun {
                 _ = sleep_until_some(wake) => {}
             }
             let now = tokio::time::Instant::now();
+            if warming && now >= start {
+                // Nothing of the warm-up was recorded; only its arrivals are left to skip.
+                warming = false;
+                warmup_arrivals = self
+                    .control
+                    .queue_at(start.into_std())
+                    .map_or(0, |q| q.arrivals);
+                arrivals_before = warmup_arrivals;
+            }
             // Counted before the deadline stops anyone: the threads that ran this tick.
             let threads_running = self.running.load(Ordering::Acquire) as u32;
             if deadline.is_some_and(|d| now >= d) {
@@ -638,7 +689,9 @@ impl PreparedRun {
             Some(t) => std::mem::take(&mut *t.lock().unwrap_or_else(|p| p.into_inner())),
             None => WorkerTail::default(),
         };
-        let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire));
+        // From the end of the warm-up (none when the run stopped during it).
+        let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire))
+            .saturating_sub(self.config.warmup);
         let mut rest = Sample::default();
         for slot in &self.slots {
             slot.drain_into(seq + 1, &mut rest);
@@ -650,7 +703,7 @@ impl PreparedRun {
             .control
             .clock
             .get()
-            .and_then(|(s, _)| self.control.queue_at(*s + elapsed));
+            .and_then(|c| self.control.queue_at(c.measure_from + elapsed));
         // What ran after the last full tick is an interval of its own (as sysbench prints
         // its last line), so the intervals add up to the totals exactly.
         // An empty sliver after a tick (an event-limited run ending just after it) is left out.
@@ -679,7 +732,10 @@ impl PreparedRun {
             threads: self.slots.iter().map(|s| s.totals()).collect(),
             aborted: self.control.abort_reason(),
             tail,
-            open,
+            open: open.map(|q| QueueState {
+                arrivals: q.arrivals.saturating_sub(warmup_arrivals),
+                ..q
+            }),
         }
     }
 }
@@ -728,7 +784,16 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
         crate::rate::tighten_timer_slack();
     }
     let mut now = Instant::now();
-    while control.claim_event_at(now) {
+    let mut warming = false;
+    loop {
+        let claim = control.claim_event_at(now);
+        if claim == Claim::Stop {
+            break;
+        }
+        if warming != (claim == Claim::Warmup) {
+            warming = !warming;
+            w.set_warmup(warming);
+        }
         let Some(arrival) = control.arrival(now) else {
             break;
         };
@@ -745,7 +810,9 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
             Outcome::Done => {
                 now = w.last_instant();
                 let service = now.duration_since(t0).as_nanos() as u64;
-                if open {
+                if warming {
+                    // Statistics are off while warming up.
+                } else if open {
                     let latency = now.duration_since(arrival).as_nanos() as u64;
                     slot.record_open(latency, service, Some(&w.tally), None);
                 } else {
@@ -781,7 +848,11 @@ fn worker_loop(
     }
     // Two clock reads per event: the end of one event serves as "now" for the next claim.
     let mut now = Instant::now();
-    while control.claim_event_at(now) {
+    loop {
+        let claim = control.claim_event_at(now);
+        if claim == Claim::Stop {
+            break;
+        }
         // Open loop: wait for the event's arrival; its latency counts from there.
         let Some(arrival) = control.arrival(now) else {
             break;
@@ -798,7 +869,10 @@ fn worker_loop(
         match step {
             Step::Done => {
                 let ns = now.duration_since(t0).as_nanos() as u64;
-                if pace.is_some() {
+                if claim == Claim::Warmup {
+                    // Statistics are off while warming up.
+                    io = IoCounters::default();
+                } else if pace.is_some() {
                     let from_arrival = now.duration_since(arrival).as_nanos() as u64;
                     slot.record_open(from_arrival, ns, None, (!io.is_zero()).then_some(&io));
                     io = IoCounters::default();
@@ -838,6 +912,7 @@ mod tests {
             tick: Duration::from_millis(100),
             rate: None,
             seed: 1,
+            warmup: Duration::ZERO,
         }
     }
 
@@ -856,6 +931,55 @@ mod tests {
         assert_eq!(fin.threads.iter().map(|t| t.0).sum::<u64>(), 500);
         assert_eq!(fin.sample.hist.len(), 500);
         assert!(fin.aborted.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_warm_up_runs_first_and_counts_in_nothing() {
+        // Time-limited: the ticks and the time start after the warm-up.
+        let mut c = config(2, Some(250), None);
+        c.warmup = Duration::from_millis(200);
+        let run = PreparedRun::new(Arc::new(Cpu { max_prime: 1_000 }), c).unwrap();
+        let (tx, mut rx) = mpsc::channel(64);
+        let collect = tokio::spawn(async move {
+            let mut v = Vec::new();
+            while let Some(r) = rx.recv().await {
+                v.push(r);
+            }
+            v
+        });
+        let began = std::time::Instant::now();
+        let fin = run.go(tx).await;
+        let ticks = collect.await.unwrap();
+        assert!(began.elapsed() >= Duration::from_millis(450));
+        assert!(
+            fin.elapsed >= Duration::from_millis(250) && fin.elapsed < Duration::from_millis(400),
+            "measured time only: {:?}",
+            fin.elapsed
+        );
+        assert_eq!(
+            ticks.iter().map(|t| (t.seq, t.last)).collect::<Vec<_>>(),
+            vec![(1, false), (2, false), (3, true)]
+        );
+        let ticked: u64 = ticks.iter().map(|t| t.sample.events).sum();
+        assert_eq!(ticked, fin.sample.events);
+        assert_eq!(
+            fin.threads.iter().map(|t| t.0).sum::<u64>(),
+            fin.sample.events
+        );
+        let busy: u64 = fin.threads.iter().map(|t| t.1).sum();
+        assert!(busy <= 2 * fin.elapsed.as_nanos() as u64, "{busy}");
+
+        // Event-limited: the warm-up's events do not use up the limit.
+        let mut c = config(3, None, Some(200));
+        c.warmup = Duration::from_millis(100);
+        let run = PreparedRun::new(Arc::new(Cpu { max_prime: 1_000 }), c).unwrap();
+        let (tx, mut rx) = mpsc::channel(64);
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let fin = run.go(tx).await;
+        drain.await.unwrap();
+        assert_eq!(fin.sample.events, 200);
+        assert_eq!(fin.sample.hist.len(), 200);
+        assert_eq!(fin.threads.iter().map(|t| t.0).sum::<u64>(), 200);
     }
 
     #[tokio::test]

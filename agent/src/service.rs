@@ -572,6 +572,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
     }
     // Checked before any thread is spawned or clock deadline computed.
     crate::limits::check_seconds("the time limit", start.time_limit_ms / 1000)
+        .and_then(|_| crate::limits::check_seconds("the warm-up", start.warmup_ms / 1000))
         .and_then(|_| crate::limits::check_seconds("the report interval", start.tick_ms / 1000))
         .map_err(Status::invalid_argument)?;
     crate::limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
@@ -594,6 +595,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         tick: Duration::from_millis(start.tick_ms.max(10)),
         rate: (start.rate > 0.0).then_some(start.rate),
         seed: start.seed,
+        warmup: Duration::from_millis(start.warmup_ms),
     };
     match start.workload.as_ref().and_then(|w| w.kind.as_ref()) {
         Some(workload_spec::Kind::Cpu(c)) => {

@@ -300,6 +300,11 @@ fn start(r: &mut Rng, which: u64) -> pb::Start {
             2..=4 => r.below(10_000) as f64,
             _ => 0.0,
         },
+        warmup_ms: match r.below(8) {
+            0 => r.u64(),
+            1 => r.below(200),
+            _ => 0,
+        },
     }
 }
 

@@ -255,12 +255,22 @@ async fn run_plan(
     link: &session::Link,
     extras: &sweep::Extras,
 ) -> anyhow::Result<i32> {
-    if plan.command == plan::Command::Run {
-        if extras.counts.is_some() || extras.rates.is_some() || extras.repeat > 1 {
-            return sweep::run(plan, extras, addrs, link).await;
-        }
-        sweep::warm_up(plan, extras.warmup, addrs, link).await?;
+    if plan.command == plan::Command::Run
+        && (extras.counts.is_some() || extras.rates.is_some() || extras.repeat > 1)
+    {
+        return sweep::run(plan, extras, addrs, link).await;
     }
+    // A run's warm-up is its own first seconds, on the same threads and connections.
+    let warmed;
+    let plan = if plan.command == plan::Command::Run {
+        warmed = Plan {
+            warmup: extras.warmup,
+            ..plan.clone()
+        };
+        &warmed
+    } else {
+        plan
+    };
     let conns = sweep::connect_idle(addrs, &plan.workload, link).await?;
     match plan.command {
         plan::Command::Run => {}
@@ -292,6 +302,9 @@ async fn run_plan(
             print!("{}", report::text::connections_header(plan, ways));
         }
         println!("Threads started!\n");
+        if let Some(line) = sweep::warmup_line(plan) {
+            println!("{line}");
+        }
         std::io::stdout().flush().ok();
     };
     // --report-checkpoints: the intervals since the last checkpoint merged into one (a

@@ -220,6 +220,10 @@ pub struct Plan {
     pub checkpoints: Vec<u64>,
     /// --rate: events per second over all agents in an open loop; 0 = closed loop.
     pub rate: f64,
+    /// Load before the measurement, on the same threads and connections, not counted
+    /// (--warmup-time, sysbench 1.0's meaning). Set per measurement by the sweep layer,
+    /// which also owns the option; zero from `build`.
+    pub warmup: Duration,
 }
 
 impl Plan {
@@ -444,6 +448,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         forced_shutdown: forced_shutdown(&raw.forced_shutdown, time)?,
         checkpoints: checkpoints(&raw.report_checkpoints)?,
         rate,
+        warmup: Duration::ZERO,
     })
 }
 

@@ -329,6 +329,7 @@ pub async fn run(
             seed: seed.wrapping_add(u64::from(first_thread)),
             total_threads: plan.threads,
             rate: rates[i],
+            warmup_ms: plan.warmup.as_millis() as u64,
         };
         first_thread += threads;
         let slot = starts.len();
@@ -696,12 +697,15 @@ async fn collect(
         |i: usize| std::mem::take(&mut *received[i].lock().unwrap_or_else(|p| p.into_inner()));
     // Agents without an outcome yet: counted, not searched for on every message.
     let mut pending = parts.len();
+    // The run's time counts from the end of the warm-up.
     let deadline = plan
         .time
-        .map(|t| tokio::time::Instant::now() + t + FINAL_GRACE);
+        .map(|t| tokio::time::Instant::now() + plan.warmup + t + FINAL_GRACE);
     // --forced-shutdown: agents still running this long after the run's time are stopped.
     let mut forced = match (plan.time, plan.forced_shutdown) {
-        (Some(t), Some(after)) => Some((tokio::time::Instant::now() + t + after, after)),
+        (Some(t), Some(after)) => {
+            Some((tokio::time::Instant::now() + plan.warmup + t + after, after))
+        }
         _ => None,
     };
     let mut interrupts = 0u32;

@@ -613,35 +613,28 @@ pub async fn connect_idle(
     }
 }
 
-/// Runs `plan`'s load for `warmup` and discards the figures (nothing when zero).
-pub async fn warm_up(
-    plan: &Plan,
-    warmup: Duration,
-    addrs: &[String],
-    link: &Link,
-) -> anyhow::Result<()> {
-    if warmup.is_zero() {
-        return Ok(());
-    }
-    let mut w = plan.clone();
-    w.time = Some(warmup);
-    w.events = None;
-    let conns = connect_idle(addrs, &w.workload, link).await?;
-    println!("Warming up for {}s (not measured)...", warmup.as_secs());
-    std::io::stdout().flush().ok();
-    let mut opening = report::progress::Opening::new();
-    session::run(conns, &w, |d, t| opening.update(d, t), |_| {}, |_| {}).await?;
-    Ok(())
+/// The line that says the run warms up first (None without a warm-up).
+pub fn warmup_line(plan: &Plan) -> Option<String> {
+    (!plan.warmup.is_zero()).then(|| {
+        format!(
+            "Warming up for {}s (not measured)...",
+            plan.warmup.as_secs_f64()
+        )
+    })
 }
 
-/// One measured run of `plan` (after its warm-up), interval lines printed when asked for.
+/// One measured run of `plan` after `warmup` seconds of load on the same threads and
+/// connections, interval lines printed when asked for.
 pub async fn measure(
     plan: &Plan,
     warmup: Duration,
     addrs: &[String],
     link: &Link,
 ) -> anyhow::Result<RunResult> {
-    warm_up(plan, warmup, addrs, link).await?;
+    let plan = &Plan {
+        warmup,
+        ..plan.clone()
+    };
     let conns = connect_idle(addrs, &plan.workload, link).await?;
     let show = plan.report_interval.is_some();
     let p = plan.percentiles[0];
@@ -650,7 +643,12 @@ pub async fn measure(
         conns,
         plan,
         |d, t| opening.update(d, t),
-        |_| {},
+        |_| {
+            if let Some(line) = warmup_line(plan) {
+                println!("{line}");
+                std::io::stdout().flush().ok();
+            }
+        },
         |iv| {
             if show {
                 println!("{}", report::text::interval_line(iv, p, &plan.workload));

@@ -49,6 +49,9 @@ pub struct Config {
     pub agents: Vec<String>,
     /// `--rate`: events per second over all agents in an open loop; 0 = closed loop.
     pub rate: f64,
+    /// `--warmup-time`: seconds of load before the measurement, on the same threads and
+    /// connections, in none of the figures.
+    pub warmup_time_s: f64,
     #[serde(flatten)]
     pub workload: BTreeMap<&'static str, serde_json::Value>,
 }
@@ -530,6 +533,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             rand_seed: plan.seed,
             agents: agents_cfg,
             rate: plan.rate,
+            warmup_time_s: plan.warmup.as_secs_f64(),
             workload,
         },
         interrupted: r.interrupted,

@@ -1163,6 +1163,7 @@ mod tests {
             forced_shutdown: None,
             checkpoints: Vec::new(),
             rate: 0.0,
+            warmup: Duration::ZERO,
         }
     }
 

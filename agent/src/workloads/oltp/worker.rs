@@ -67,6 +67,8 @@ struct StmtLog {
     /// (kind index, target index, nanoseconds).
     pending: Vec<(u16, u16, u64)>,
     shared: Arc<Mutex<WorkerTail>>,
+    /// Warming up: statements are not recorded.
+    muted: bool,
 }
 
 impl StmtLog {
@@ -74,10 +76,14 @@ impl StmtLog {
         StmtLog {
             pending: Vec::with_capacity(BATCH),
             shared,
+            muted: false,
         }
     }
 
     fn record(&mut self, kind: usize, target: usize, ns: u64) {
+        if self.muted {
+            return;
+        }
         self.pending.push((kind as u16, target as u16, ns));
         if self.pending.len() >= BATCH {
             self.fold();
@@ -316,6 +322,18 @@ impl<C: Client> OltpWorker<C> {
             commit,
             in_trx: false,
         })
+    }
+
+    /// Turns statistics off (`on`: warming up) or back on. What the warm-up counted per
+    /// target is dropped when it ends, so the figures start from zero with the measurement.
+    pub fn set_warmup(&mut self, on: bool) {
+        self.log.muted = on;
+        if !on {
+            self.tally.reset();
+            for t in &mut self.target_db {
+                t.reset();
+            }
+        }
     }
 
     /// When the last statement ended: the end of the event just run.
