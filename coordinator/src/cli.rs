@@ -347,8 +347,8 @@ pub struct RawArgs {
     /// [default: complex].
     #[arg(long, help_heading = "OLTP")]
     pub oltp_test_mode: Option<String>,
-    /// 0.4's --test=oltp: the name of its one table (with one table) [default: sbtest1, as
-    /// fleetbench names tables sbtest1..N].
+    /// The name of the one table (with one table) [default: sbtest with 0.4's --test=oltp,
+    /// else sbtest1, as 1.0 names tables sbtest1..N].
     #[arg(long, help_heading = "OLTP")]
     pub oltp_table_name: Option<String>,
     /// 0.4's --oltp-test-mode=sp (test oltp_sp): the stored procedure each event calls,

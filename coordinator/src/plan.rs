@@ -581,6 +581,14 @@ pub fn seconds(raw: &Option<String>, option: &'static str, default: u64) -> Resu
     Ok(secs)
 }
 
+/// Whether the test is 0.4's built-in `--test=oltp` (not a 0.5 script such as oltp.lua).
+fn is_builtin_oltp_0_4(raw: &RawArgs) -> bool {
+    raw.test
+        .as_deref()
+        .or(raw.words.first().map(String::as_str))
+        == Some("oltp")
+}
+
 /// Maps sysbench's other spellings of a test to its 1.0 name: `tests/db/oltp.lua` and
 /// `oltp` (0.5) mean oltp_read_write, or oltp_read_only with --oltp-read-only=on; the other
 /// 0.5 scripts (`select.lua`, `insert.lua`, ...) their 1.0 tests; a path or a `.lua`
@@ -977,7 +985,13 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
         },
         reconnect_random: reconnect_mode == Some("random"),
         create_options: create_options(raw)?,
-        table_name: raw.oltp_table_name.clone().unwrap_or_default(),
+        table_name: match &raw.oltp_table_name {
+            Some(name) => name.clone(),
+            // 0.4's built-in test has one table, named sbtest (no number), unless the
+            // command line counts tables (a 0.5 option): then sbtest1..N as in 0.5.
+            None if is_builtin_oltp_0_4(raw) && raw.tables.is_none() => "sbtest".into(),
+            None => String::new(),
+        },
         // 0.4 takes the name in every mode and uses it in sp mode only.
         sp_name: match (script, raw.oltp_sp_name.as_deref().map(str::trim)) {
             (Script::StoredProcedure, Some(n))

@@ -276,14 +276,27 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         ""
     );
     // HAProxy's own account: its MySQL checks pass on both, every session went to master.
-    let stats = lab.proxy_stats("mycat");
-    let server = |name: &str| {
-        stats
-            .iter()
-            .find(|r| r["pxname"] == "mysql" && r["svname"] == name)
-            .unwrap_or_else(|| panic!("no server {name} in {stats:?}"))
+    // A check can time out on a loaded machine (then a server reads "UP 1/3"); the next
+    // one, 2 s later, passes again, so the test waits for a round where both pass.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let (m, s) = loop {
+        let stats = lab.proxy_stats("mycat");
+        let server = |name: &str| {
+            stats
+                .iter()
+                .find(|r| r["pxname"] == "mysql" && r["svname"] == name)
+                .cloned()
+                .unwrap_or_else(|| panic!("no server {name} in {stats:?}"))
+        };
+        let (m, s) = (server("master"), server("slave"));
+        let passing = |r: &std::collections::HashMap<String, String>| {
+            (r["status"].as_str(), r["check_status"].as_str()) == ("UP", "L7OK")
+        };
+        if (passing(&m) && passing(&s)) || std::time::Instant::now() > deadline {
+            break (m, s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
     };
-    let (m, s) = (server("master"), server("slave"));
     assert_eq!(
         (m["status"].as_str(), m["check_status"].as_str()),
         ("UP", "L7OK")

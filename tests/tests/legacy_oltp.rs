@@ -80,7 +80,8 @@ fn myisam_without_transactions_and_table_options() {
         "--mysql-create-options=COMMENT='made by fleetbench'",
     ];
     fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
-    let ddl = db.sql("SHOW CREATE TABLE sbtest.sbtest1");
+    // 0.4's one table, named as 0.4 named it.
+    let ddl = db.sql("SHOW CREATE TABLE sbtest.sbtest");
     assert!(ddl.contains("ENGINE=MyISAM"), "{ddl}");
     // 0.4 gave MyISAM tables MAX_ROWS (1,000,000 unless --myisam-max-rows says otherwise).
     assert!(ddl.contains("MAX_ROWS=1000000"), "{ddl}");
@@ -270,7 +271,7 @@ fn prewarm_reads_every_table_by_both_keys_over_the_agents() {
     );
 }
 
-/// The tables sbtest1..N that exist in the test database.
+/// The tables that exist in the test database.
 fn sbtest_tables(db: &MariaDb) -> Vec<String> {
     db.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'sbtest' ORDER BY table_name")
         .lines()
@@ -328,15 +329,23 @@ fn old_command_lines_run_prepare_run_and_cleanup() {
     fleetbench_ok(&db.args(&[&v05[..], &["cleanup"]].concat()));
     assert!(sbtest_tables(&db).is_empty());
 
-    // 0.4's built-in test, with parallel_prepare.lua's run as its prepare.
-    let v04 = ["--test=oltp", "--oltp-table-size=500", "--num-threads=2"];
-    fleetbench_ok(&db.args(&[
+    // 0.5's parallel_prepare.lua: its run prepares (0.5's sbtest1..N), its cleanup drops.
+    let pp = [
         "--test=parallel_prepare.lua",
+        "--oltp-tables-count=2",
         "--oltp-table-size=500",
         "--num-threads=2",
-        "run",
-    ]));
-    assert_eq!(sbtest_tables(&db), ["sbtest1"]);
+    ];
+    fleetbench_ok(&db.args(&[&pp[..], &["run"]].concat()));
+    assert_eq!(sbtest_tables(&db), ["sbtest1", "sbtest2"]);
+    assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.sbtest2").trim(), "500");
+    fleetbench_ok(&db.args(&[&pp[..], &["cleanup"]].concat()));
+    assert!(sbtest_tables(&db).is_empty());
+
+    // 0.4's built-in test: its one table is sbtest, as 0.4 named it.
+    let v04 = ["--test=oltp", "--oltp-table-size=500", "--num-threads=2"];
+    fleetbench_ok(&db.args(&[&v04[..], &["prepare"]].concat()));
+    assert_eq!(sbtest_tables(&db), ["sbtest"]);
     let out = fleetbench_ok(
         &db.args(
             &[
@@ -392,6 +401,21 @@ fn the_single_table_of_0_4_goes_by_its_name() {
     );
     fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
     assert!(sbtest_tables(&db).is_empty());
+    // Without the option, 0.4's test still names its table as 0.4 did; counting tables
+    // (0.5's option) numbers them.
+    let plain = ["--test=oltp", "--oltp-table-size=100"];
+    let out = fleetbench_ok(&db.args(&[&plain[..], &["prepare"]].concat()));
+    assert!(out.contains("Creating table 'sbtest'..."), "{out}");
+    fleetbench_ok(&db.args(&[&plain[..], &["cleanup"]].concat()));
+    let counted = [
+        "--test=oltp",
+        "--oltp-tables-count=1",
+        "--oltp-table-size=100",
+    ];
+    fleetbench_ok(&db.args(&[&counted[..], &["prepare"]].concat()));
+    assert_eq!(sbtest_tables(&db), ["sbtest1"]);
+    fleetbench_ok(&db.args(&[&counted[..], &["cleanup"]].concat()));
+    assert!(sbtest_tables(&db).is_empty());
     // One name is one table.
     let two = db.args(&[&common[..], &["--oltp-tables-count=2", "prepare"]].concat());
     let two: Vec<&str> = two.iter().map(String::as_str).collect();
@@ -410,7 +434,7 @@ fn sp_mode_calls_the_stored_procedure_once_per_event() {
     db.sql(
         "CREATE TABLE sbtest.sp_calls (n INT) ENGINE=InnoDB; \
          CREATE PROCEDURE sbtest.bench_write() INSERT INTO sbtest.sp_calls VALUES (1); \
-         CREATE PROCEDURE sbtest.bench_read() SELECT c FROM sbtest.sbtest1 WHERE id <= 3",
+         CREATE PROCEDURE sbtest.bench_read() SELECT c FROM sbtest.sbtest WHERE id <= 3",
     );
     for (name, ps) in [
         ("bench_write", "--db-ps-mode=auto"),
