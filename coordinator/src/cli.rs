@@ -19,7 +19,7 @@ use clap::Parser;
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
-                  select_random_points, select_random_ranges, bulk_insert.  Commands: prepare, run, cleanup, prewarm (OLTP), help \
+                  select_random_points, select_random_ranges, bulk_insert, oltp_sp.  Commands: prepare, run, cleanup, prewarm (OLTP), help \
                   (`fleetbench TEST help`: that test's options and defaults).\n\
                   Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
                   `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \
@@ -57,7 +57,7 @@ pub struct RawArgs {
     #[arg(long)]
     pub report_interval: Option<String>,
 
-    /// Latency percentiles to report, comma-separated, each in (0, 100] [default: 95].
+    /// Latency percentiles to report, comma-separated, each in (0, 100]; 0 = none [default: 95].
     #[arg(long)]
     pub percentile: Option<String>,
 
@@ -106,7 +106,8 @@ pub struct RawArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Seconds of load before each measurement, excluded from the figures [default: 0].
+    /// Seconds of load before each measurement, on its threads and connections with
+    /// statistics off (sysbench 1.0); --time counts after it [default: 0].
     #[arg(long)]
     pub warmup_time: Option<String>,
     /// Thread sweeps: seconds of rest between two steps [default: 0].

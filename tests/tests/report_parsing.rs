@@ -130,8 +130,10 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     let fb_lines = fb.lines().filter(|l| l.starts_with("[ ")).count();
     let sb_lines = sb.lines().filter(|l| l.starts_with("[ ")).count();
     assert_eq!(fb_lines, 3, "[ 1s ] to [ 3s ]:\n{fb}");
-    assert_eq!(
-        fb_lines, sb_lines,
+    // sysbench prints one per second too, but its reporting thread can miss the last
+    // tick on a loaded machine (then it prints one line fewer); never more.
+    assert!(
+        sb_lines == fb_lines || sb_lines + 1 == fb_lines,
         "as many interval lines as sysbench:\n{fb}\n{sb}"
     );
 
