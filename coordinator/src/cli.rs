@@ -119,6 +119,13 @@ pub struct RawArgs {
     /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Write every interval's merged latency histogram to this file as an HdrHistogram
+    /// interval log (V2 compressed, microseconds), for HdrHistogram's own tools.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// With --hlog: each agent's interval histograms too, tagged with its address.
+    #[arg(long)]
+    pub hlog_per_agent: bool,
     /// Print the merged latency histogram, as sysbench does: --histogram or --histogram=on.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub histogram: Option<String>,

@@ -297,7 +297,24 @@ async fn run_plan(
     out.flush().ok();
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
+    // --hlog: created before the run, so that a path it cannot write fails first.
+    let hlog = match &extras.hlog {
+        Some(path) => Some(
+            report::hlog::RunLog::create(path, extras.hlog_per_agent, plan.tick())
+                .with_context(|| format!("cannot create the HdrHistogram log {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let hlog = std::cell::RefCell::new(hlog);
     let go = |ways: &[(usize, merge::Connection)]| {
+        if let Some(log) = hlog.borrow_mut().as_mut() {
+            let title = format!(
+                "fleetbench {} {}: latency in microseconds",
+                env!("CARGO_PKG_VERSION"),
+                plan.workload.name()
+            );
+            log.begin(&title, std::time::SystemTime::now() + plan.warmup);
+        }
         if extras.style == sweep::ReportStyle::Fleetbench {
             print!("{}", report::text::connections_header(plan, ways));
         }
@@ -318,6 +335,9 @@ async fn run_plan(
         |d, t| opening.update(d, t),
         go,
         |iv| {
+            if let Some(log) = hlog.borrow_mut().as_mut() {
+                log.merged(iv);
+            }
             if show_intervals {
                 println!(
                     "{}",
@@ -347,8 +367,16 @@ async fn run_plan(
                 }
             }
         },
+        |addr, seq, part| {
+            if let Some(log) = hlog.borrow_mut().as_mut() {
+                log.agent(addr, seq, part);
+            }
+        },
     )
     .await?;
+    if let Some(log) = hlog.into_inner() {
+        log.finish().map_err(anyhow::Error::msg)?;
+    }
     if extras.histogram {
         print!("{}", report::histogram::text(&result.latency()));
     }

@@ -284,14 +284,16 @@ impl Participant {
 /// together once every one is Ready. `on_opening` sees (open, total) connections summed
 /// over the agents while they open them (only when that takes a while); `on_go` runs once
 /// all are Ready, just before Go, with how the agents connected to each target (each
-/// distinct way once, by target index); `on_interval` sees each merged tick as it completes.
-/// Agents given no threads (fewer threads than agents) sit the run out.
+/// distinct way once, by target index); `on_interval` sees each merged tick as it completes,
+/// `on_agent_interval` each agent's part of it as it arrives (the agent's address, the
+/// tick's number). Agents given no threads (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
     mut on_opening: impl FnMut(u64, u64),
     on_go: impl FnOnce(&[(usize, Connection)]),
     mut on_interval: impl FnMut(&MergedInterval),
+    mut on_agent_interval: impl FnMut(&str, u32, &IntervalPart),
 ) -> Result<RunResult, SessionError> {
     let shares = split_evenly(u64::from(plan.threads), conns.len());
     let events = plan.events.map(|e| split_by_threads(e, &shares));
@@ -372,7 +374,7 @@ pub async fn run(
         // A failed send shows up as a broken stream below and marks the agent lost.
         let _ = p.requests.send(go).await;
     }
-    let mut collected = collect(&mut parts, plan, &mut on_interval).await;
+    let mut collected = collect(&mut parts, plan, &mut on_interval, &mut on_agent_interval).await;
     // How the agents connected, as their Ready said: once, for the header and the report.
     collected.connections = seen.connections;
     Ok(collected)
@@ -649,6 +651,7 @@ async fn collect(
     parts: &mut [Participant],
     plan: &Plan,
     on_interval: &mut impl FnMut(&MergedInterval),
+    on_agent_interval: &mut impl FnMut(&str, u32, &IntervalPart),
 ) -> RunResult {
     let (tx, mut rx) = mpsc::channel::<(usize, Delivery)>(64);
     // What each agent's intervals added up to: a lost agent's share of the totals. Kept
@@ -739,7 +742,10 @@ async fn collect(
             got = rx.recv() => match got {
                 None => break,
                 Some((i, Delivery::Interval(seq, part))) => match part {
-                    Ok(part) => merger.add(i, seq, *part),
+                    Ok(part) => {
+                        on_agent_interval(&parts[i].conn.addr, seq, &part);
+                        merger.add(i, seq, *part)
+                    }
                     Err(e) => {
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()

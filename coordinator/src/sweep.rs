@@ -36,6 +36,10 @@ pub struct Extras {
     pub cooldown: Duration,
     pub csv: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    /// HdrHistogram interval log of a single run (`--hlog`), and whether it holds each
+    /// agent's histograms too (`--hlog-per-agent`).
+    pub hlog: Option<PathBuf>,
+    pub hlog_per_agent: bool,
     /// Print the merged latency histogram, as sysbench's --histogram does.
     pub histogram: bool,
     /// The report's layout.
@@ -135,6 +139,18 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
             why: "must lie in 1..=100",
         });
     }
+    if raw.hlog.is_some() && (counts.is_some() || rates.is_some() || repeat > 1) {
+        return Err(PlanError::NotSupported(
+            "--hlog with a sweep or --repeat (it logs one run: run the steps one by one)".into(),
+        ));
+    }
+    if raw.hlog_per_agent && raw.hlog.is_none() {
+        return Err(PlanError::Invalid {
+            option: "hlog-per-agent",
+            value: "on".into(),
+            why: "needs --hlog FILE to write to",
+        });
+    }
     Ok(Extras {
         counts,
         rates,
@@ -142,6 +158,8 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         cooldown: secs(&raw.cooldown, "cooldown")?,
         csv: raw.csv.clone(),
         html: raw.html.clone(),
+        hlog: raw.hlog.clone(),
+        hlog_per_agent: raw.hlog_per_agent,
         histogram,
         style,
         repeat,
@@ -655,6 +673,7 @@ pub async fn measure(
                 std::io::stdout().flush().ok();
             }
         },
+        |_, _, _| {},
     )
     .await?;
     Ok(result)
