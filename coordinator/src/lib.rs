@@ -300,8 +300,9 @@ async fn run_plan(
     // --hlog: created before the run, so that a path it cannot write fails first.
     let hlog = match &extras.hlog {
         Some(path) => Some(
-            report::hlog::RunLog::create(path, extras.hlog_per_agent, plan.tick())
-                .with_context(|| format!("cannot create the HdrHistogram log {}", path.display()))?,
+            report::hlog::RunLog::create(path, extras.hlog_per_agent, plan.tick()).with_context(
+                || format!("cannot create the HdrHistogram log {}", path.display()),
+            )?,
         ),
         None => None,
     };

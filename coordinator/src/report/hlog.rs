@@ -4,9 +4,9 @@
 //! HistogramLogAnalyzer, hdr-plot and the Java and Python libraries read it). Values are
 //! microseconds; the Interval_Max column is in milliseconds.
 
+use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -18,7 +18,12 @@ const LEGEND: &str =
 pub struct Hlog<W: Write> {
     out: W,
     serializer: V2DeflateSerializer,
+    /// The serialized histogram of the line being written.
+    buf: Vec<u8>,
 }
+
+/// Histograms hold microseconds; Interval_Max is given in milliseconds.
+const MAX_VALUE_DIVISOR: f64 = 1000.0;
 
 impl<W: Write> Hlog<W> {
     /// Starts a log whose interval timestamps count from `base` (the measurement's start),
@@ -28,6 +33,7 @@ impl<W: Write> Hlog<W> {
         Ok(Hlog {
             out,
             serializer: V2DeflateSerializer::new(),
+            buf: Vec::new(),
         })
     }
 
@@ -40,12 +46,22 @@ impl<W: Write> Hlog<W> {
         length: Duration,
         tag: Option<&str>,
     ) -> io::Result<()> {
-        let tag = tag.map(sanitize_tag);
-        let mut w = IntervalLogWriterBuilder::new()
-            .with_max_value_divisor(1000.0)
-            .begin_log_with(&mut self.out, &mut self.serializer)?;
-        w.write_histogram(h, start, length, tag.as_deref().and_then(Tag::new))
-            .map_err(|e| io::Error::other(e.to_string()))
+        self.buf.clear();
+        self.serializer
+            .serialize(h, &mut self.buf)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        if let Some(t) = tag {
+            write!(self.out, "Tag={},", sanitize_tag(t))?;
+        }
+        writeln!(
+            self.out,
+            "{:.3},{:.3},{:.3},{}",
+            start.as_secs_f64(),
+            length.as_secs_f64(),
+            // Microseconds recorded; the max column in milliseconds, as the header says.
+            h.max() as f64 / MAX_VALUE_DIVISOR,
+            base64::engine::general_purpose::STANDARD.encode(&self.buf)
+        )
     }
 
     /// Flushes what was written and hands the writer back.
@@ -143,7 +159,8 @@ pub fn header(title: &str, base: SystemTime) -> String {
     format!(
         "#[{title}]\n#[Histogram log format version 1.3]\n\
          #[StartTime: {secs:.3} (seconds since epoch), {}]\n\
-         #[BaseTime: {secs:.3} (seconds since epoch)]\n{LEGEND}\n",
+         #[BaseTime: {secs:.3} (seconds since epoch)]\n\
+         #[MaxValueDivisor: {MAX_VALUE_DIVISOR:.3}]\n{LEGEND}\n",
         rfc3339(since.as_secs())
     )
 }
@@ -152,7 +169,13 @@ pub fn header(title: &str, base: SystemTime) -> String {
 pub fn sanitize_tag(s: &str) -> String {
     let t: String = s
         .chars()
-        .map(|c| if matches!(c, ',' | ' ' | '\r' | '\n') { '_' } else { c })
+        .map(|c| {
+            if matches!(c, ',' | ' ' | '\r' | '\n') {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     if t.is_empty() { "_".into() } else { t }
 }
@@ -233,7 +256,11 @@ mod tests {
         for entry in IntervalLogIterator::new(&bytes) {
             match entry.unwrap() {
                 LogEntry::Interval(h) => {
-                    starts.push((h.start_timestamp(), h.duration(), h.tag().map(|t| t.as_str().to_string())));
+                    starts.push((
+                        h.start_timestamp(),
+                        h.duration(),
+                        h.tag().map(|t| t.as_str().to_string()),
+                    ));
                     // Interval_Max in milliseconds.
                     back.push((h.max(), {
                         let raw = base64::Engine::decode(
@@ -241,8 +268,9 @@ mod tests {
                             h.encoded_histogram(),
                         )
                         .unwrap();
-                        let hist: Histogram<u64> =
-                            Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
+                        let hist: Histogram<u64> = Deserializer::new()
+                            .deserialize(&mut raw.as_slice())
+                            .unwrap();
                         hist
                     }));
                 }
