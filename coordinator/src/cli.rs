@@ -119,6 +119,10 @@ pub struct RawArgs {
     /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Label the result: KEY=VALUE, stored in the JSON's meta and shown by `compare`
+    /// (repeatable), e.g. --tag buffer_pool=8G --tag proxy=mycat.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
     /// Write every interval's merged latency histogram to this file as an HdrHistogram
     /// interval log (V2 compressed, microseconds), for HdrHistogram's own tools.
     #[arg(long, value_name = "FILE")]

@@ -45,6 +45,8 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 /// Runs the coordinator with a full argument vector (program name first); returns the exit
 /// code for a run that happened, or the error that stopped it.
 pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
+    // For the result's meta: as typed, secrets masked.
+    let command_line = report::meta::masked_command_line(&args);
     let mut raw = match cli::parse(args) {
         Ok(raw) => raw,
         Err(e) if !e.use_stderr() => {
@@ -120,7 +122,10 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
             _ => {}
         }
     }
-    let plan = plan::build(&raw)?;
+    let plan = Plan {
+        command_line,
+        ..plan::build(&raw)?
+    };
     for n in &plan.notes {
         eprintln!("note: {n}");
     }

@@ -31,6 +31,8 @@ pub enum PlanError {
     UnknownCommand(String),
     #[error("unexpected argument '{0}'")]
     ExtraArgument(String),
+    #[error("--tag: {0}")]
+    Tag(String),
     #[error("the '{test}' test does not implement the '{command}' command")]
     Unsupported { test: String, command: String },
     #[error("invalid value for --{option}: '{value}' ({why})")]
@@ -220,6 +222,11 @@ pub struct Plan {
     pub checkpoints: Vec<u64>,
     /// --rate: events per second over all agents in an open loop; 0 = closed loop.
     pub rate: f64,
+    /// The user's labels of the result (`--tag key=value`).
+    pub tags: crate::report::meta::Tags,
+    /// The command line that made this plan, secrets masked (set by the caller: a plan
+    /// built from a scenario file has none).
+    pub command_line: String,
     /// Load before the measurement, on the same threads and connections, not counted
     /// (--warmup-time, sysbench 1.0's meaning). Set per measurement by the sweep layer,
     /// which also owns the option; zero from `build`.
@@ -448,6 +455,8 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         forced_shutdown: forced_shutdown(&raw.forced_shutdown, time)?,
         checkpoints: checkpoints(&raw.report_checkpoints)?,
         rate,
+        tags: crate::report::meta::parse_tags(&raw.tag).map_err(PlanError::Tag)?,
+        command_line: String::new(),
         warmup: Duration::ZERO,
     })
 }

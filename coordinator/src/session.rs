@@ -367,6 +367,7 @@ pub async fn run(
     let mut seen = RunResult::default();
     seen.add_connections(ways);
     on_go(&seen.connections);
+    let started = std::time::SystemTime::now();
     for p in &parts {
         let go = RunRequest {
             msg: Some(run_request::Msg::Go(pb::Go {})),
@@ -377,6 +378,9 @@ pub async fn run(
     let mut collected = collect(&mut parts, plan, &mut on_interval, &mut on_agent_interval).await;
     // How the agents connected, as their Ready said: once, for the header and the report.
     collected.connections = seen.connections;
+    collected.run_id = run_id;
+    collected.started = Some(started);
+    collected.ended = Some(std::time::SystemTime::now());
     Ok(collected)
 }
 

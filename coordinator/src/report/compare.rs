@@ -69,6 +69,15 @@ fn settings_of(run: &Value, skip: &[&str]) -> BTreeMap<String, String> {
     if let Some(t) = run.get("test").and_then(Value::as_str) {
         out.insert("test".into(), t.to_string());
     }
+    // The user's labels are what tells two runs apart (--tag buffer_pool=8G).
+    if let Some(tags) = run.pointer("/meta/tags").and_then(Value::as_object) {
+        for (k, v) in tags {
+            out.insert(
+                format!("tag {k}"),
+                v.as_str().unwrap_or_default().to_string(),
+            );
+        }
+    }
     if let Some(cfg) = run.get("config").and_then(Value::as_object) {
         for (k, v) in cfg {
             if skip.contains(&k.as_str()) {

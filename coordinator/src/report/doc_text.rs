@@ -67,6 +67,31 @@ pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
     Ok(crate::EXIT_OK)
 }
 
+/// The run's id, times and tags from its meta (nothing for files written before meta).
+fn meta_line(doc: &Value) -> String {
+    let Some(m) = doc.get("meta") else {
+        return String::new();
+    };
+    let text = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+    let mut s = format!(
+        "Run {}: {} to {}",
+        text("run_id"),
+        text("started_at"),
+        text("ended_at")
+    );
+    if let Some(tags) = m.get("tags").and_then(Value::as_object)
+        && !tags.is_empty()
+    {
+        let t: Vec<String> = tags
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+            .collect();
+        s.push_str(&format!("; tags: {}", t.join(", ")));
+    }
+    s.push_str("\n\n");
+    s
+}
+
 /// A run: header line, interval lines, sysbench's end report, agents.
 fn run(doc: &Value) -> Result<String, String> {
     let totals = doc.get("totals").ok_or("a run without totals")?;
@@ -91,6 +116,7 @@ fn run(doc: &Value) -> Result<String, String> {
             .and_then(Value::as_str)
             .unwrap_or("?"),
     );
+    s.push_str(&meta_line(doc));
     let empty = Vec::new();
     let intervals = doc
         .get("intervals")

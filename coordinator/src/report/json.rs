@@ -17,6 +17,21 @@ use crate::plan::{AgentSource, Plan, Workload};
 /// documented in docs/result-format.md and docs/result-schema.json.
 pub const FORMAT_VERSION: u32 = 2;
 
+fn meta(plan: &Plan, r: &RunResult) -> Meta {
+    let at = |t: Option<std::time::SystemTime>| {
+        t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| super::hlog::rfc3339(d.as_secs()))
+    };
+    Meta {
+        run_id: r.run_id.clone(),
+        started_at: at(r.started.map(|t| t + plan.warmup)),
+        ended_at: at(r.ended),
+        tags: plan.tags.iter().cloned().collect(),
+        command_line: plan.command_line.clone(),
+        fleetbench_commit: super::meta::COMMIT,
+    }
+}
+
 /// Percentiles every JSON latency object carries.
 const ALWAYS: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
@@ -28,11 +43,29 @@ pub struct Report {
     pub fleetbench_version: &'static str,
     pub test: &'static str,
     pub command: &'static str,
+    pub meta: Meta,
     pub config: Config,
     pub interrupted: bool,
     pub totals: Totals,
     pub intervals: Vec<Interval>,
     pub agents: Vec<Agent>,
+}
+
+/// What the result says about itself.
+#[derive(Debug, Serialize)]
+pub struct Meta {
+    /// The run's id, as the agents log it.
+    pub run_id: String,
+    /// When the measurement began (after any warm-up) and when the last agent's outcome
+    /// arrived: RFC 3339, UTC.
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    /// `--tag key=value`.
+    pub tags: BTreeMap<String, String>,
+    /// The command line, secrets masked; empty for a plan from a scenario file.
+    pub command_line: String,
+    /// The git commit of the fleetbench build.
+    pub fleetbench_commit: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -536,6 +569,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             warmup_time_s: plan.warmup.as_secs_f64(),
             workload,
         },
+        meta: meta(plan, r),
         interrupted: r.interrupted,
         totals: Totals {
             time_s: r.total_time().as_secs_f64(),
@@ -752,7 +786,25 @@ mod tests {
         let mut written: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         required.sort_unstable();
         written.sort_unstable();
+        // Every field written is in the schema; every required one is written (meta is
+        // optional: files written before it lack it).
+        let known = run["properties"].as_object().unwrap();
+        for k in &written {
+            assert!(known.contains_key(*k), "{k} is not in the schema");
+        }
+        written.retain(|k| *k != "meta");
         assert_eq!(required, written);
+        let meta = run["properties"]["meta"]["required"].as_array().unwrap();
+        let mut meta: Vec<&str> = meta.iter().map(|k| k.as_str().unwrap()).collect();
+        let mut meta_written: Vec<&str> = v["meta"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        meta.sort_unstable();
+        meta_written.sort_unstable();
+        assert_eq!(meta, meta_written);
         let totals = schema["$defs"]["totals"]["properties"].as_object().unwrap();
         for k in v["totals"].as_object().unwrap().keys() {
             assert!(totals.contains_key(k), "totals.{k} is not in the schema");

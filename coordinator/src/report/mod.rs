@@ -8,6 +8,7 @@ pub mod histogram;
 pub mod hlog;
 pub mod html;
 pub mod json;
+pub mod meta;
 pub mod progress;
 pub mod stats;
 pub mod text;

@@ -589,6 +589,7 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     s.push_str(&open_loop_block(plan, r));
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
+    s.push_str(&run_line(plan, r));
     s
 }
 
@@ -655,6 +656,30 @@ pub fn rate_label(rate: f64) -> String {
     } else {
         format!("{rate}")
     }
+}
+
+/// The run's id, when it ran (UTC) and its tags, as the last line of fleetbench's own
+/// blocks.
+pub fn run_line(plan: &Plan, r: &RunResult) -> String {
+    if r.run_id.is_empty() {
+        return String::new();
+    }
+    let at = |t: Option<std::time::SystemTime>| {
+        t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or("?".to_string(), |d| super::hlog::rfc3339(d.as_secs()))
+    };
+    let mut s = format!(
+        "\nRun {}: {} to {}",
+        r.run_id,
+        at(r.started.map(|t| t + plan.warmup)),
+        at(r.ended)
+    );
+    if !plan.tags.is_empty() {
+        let tags: Vec<String> = plan.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&format!("; tags: {}", tags.join(", ")));
+    }
+    s.push('\n');
+    s
 }
 
 /// Why an open loop's target rate was not reached, if it was not: more than 1 % of the
@@ -1163,6 +1188,8 @@ mod tests {
             forced_shutdown: None,
             checkpoints: Vec::new(),
             rate: 0.0,
+            tags: Vec::new(),
+            command_line: String::new(),
             warmup: Duration::ZERO,
         }
     }
@@ -1218,6 +1245,9 @@ mod tests {
             kinds: Vec::new(),
             targets: Vec::new(),
             connections: Vec::new(),
+            run_id: "r1".into(),
+            started: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_245)),
+            ended: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_255)),
         }
     }
 

@@ -1,0 +1,195 @@
+//! What a result says about itself (`meta` in the JSON, a line of the text report): the
+//! run's id, when it ran, the user's `--tag key=value` labels, the command line with its
+//! secrets masked, and which fleetbench build produced it.
+
+/// The git commit fleetbench was built from ("unknown" outside a git checkout).
+pub const COMMIT: &str = match option_env!("FLEETBENCH_COMMIT") {
+    Some(c) => c,
+    None => "unknown",
+};
+
+/// Labels of a run, in the order given.
+pub type Tags = Vec<(String, String)>;
+
+/// Most tags one run takes, and their longest key and value: labels, not payloads.
+const MAX_TAGS: usize = 64;
+const MAX_KEY: usize = 64;
+const MAX_VALUE: usize = 256;
+
+/// Parses `--tag key=value` arguments: keys of letters, digits, `_`, `-` and `.`, each once;
+/// values of printable characters.
+pub fn parse_tags(raw: &[String]) -> Result<Tags, String> {
+    if raw.len() > MAX_TAGS {
+        return Err(format!("at most {MAX_TAGS} tags"));
+    }
+    let mut tags: Tags = Vec::new();
+    for t in raw {
+        let Some((k, v)) = t.split_once('=') else {
+            return Err(format!("'{t}' is not key=value"));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty()
+            || k.len() > MAX_KEY
+            || !k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(format!(
+                "tag key '{k}' must be 1 to {MAX_KEY} letters, digits, _, - or ."
+            ));
+        }
+        if v.len() > MAX_VALUE || v.chars().any(char::is_control) {
+            return Err(format!(
+                "tag value of '{k}' must be at most {MAX_VALUE} printable characters"
+            ));
+        }
+        if tags.iter().any(|(seen, _)| seen == k) {
+            return Err(format!("tag '{k}' given twice"));
+        }
+        tags.push((k.to_string(), v.to_string()));
+    }
+    Ok(tags)
+}
+
+/// Options whose value is a secret.
+fn is_secret_option(name: &str) -> bool {
+    let n = name.trim_start_matches('-').to_ascii_lowercase();
+    n.contains("password") || n.contains("passwd") || n.contains("token") || n.contains("secret")
+}
+
+/// The command line as it can be shown and stored: the values of password, token and secret
+/// options and the passwords in `scheme://user:password@host` URLs become `***`. Words are
+/// quoted for a shell when they need it.
+pub fn masked_command_line(args: &[std::ffi::OsString]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut mask_next = false;
+    for a in args {
+        let a = a.to_string_lossy();
+        let shown = if mask_next {
+            mask_next = false;
+            "***".to_string()
+        } else if let Some((name, _)) = a.split_once('=')
+            && name.starts_with('-')
+            && is_secret_option(name)
+        {
+            format!("{name}=***")
+        } else if a.starts_with("--") && is_secret_option(&a) {
+            // `--mysql-password VALUE`: the next word is the secret. (A file of the token,
+            // --token-file, names a path, not a secret: shown.)
+            mask_next = !a.ends_with("-file");
+            a.to_string()
+        } else {
+            mask_url_passwords(&a)
+        };
+        out.push(shell_word(&shown));
+    }
+    out.join(" ")
+}
+
+/// Replaces the password of every `scheme://user:password@` in `s` by `***`.
+fn mask_url_passwords(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        // The authority ends at the first '/', or at the end.
+        let end = tail.find('/').unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match (authority.rfind('@'), authority.find(':')) {
+            (Some(at), Some(colon)) if colon < at => {
+                out.push_str(&authority[..colon]);
+                out.push_str(":***");
+                out.push_str(&authority[at..]);
+            }
+            _ => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `s` as one shell word: as it is when that is safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=./:,@%+*".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(words: &[&str]) -> String {
+        let v: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
+        masked_command_line(&v)
+    }
+
+    #[test]
+    fn secrets_never_reach_the_command_line_shown() {
+        assert_eq!(
+            line(&[
+                "fleetbench",
+                "--mysql-password=hunter2",
+                "oltp_read_write",
+                "run"
+            ]),
+            "fleetbench --mysql-password=*** oltp_read_write run"
+        );
+        assert_eq!(
+            line(&[
+                "fleetbench",
+                "--mysql-password",
+                "hunter2",
+                "--pgsql-password=x",
+                "run"
+            ]),
+            "fleetbench --mysql-password *** --pgsql-password=*** run"
+        );
+        assert_eq!(
+            line(&[
+                "fleetbench",
+                "--target",
+                "a=mysql://bench:hunter2@db1:3306/sbtest",
+                "run"
+            ]),
+            "fleetbench --target a=mysql://bench:***@db1:3306/sbtest run"
+        );
+        // Two URLs in one word, one without a password; a token file's path stays.
+        assert_eq!(
+            mask_url_passwords("mysql://u:p@h/x,mysql://v@g/y"),
+            "mysql://u:***@h/x,mysql://v@g/y"
+        );
+        assert_eq!(
+            line(&[
+                "fleetbench",
+                "--token-file",
+                "/etc/fleetbench/token",
+                "--tag",
+                "note=a b"
+            ]),
+            "fleetbench --token-file /etc/fleetbench/token --tag 'note=a b'"
+        );
+    }
+
+    #[test]
+    fn tags_are_checked_labels() {
+        assert_eq!(
+            parse_tags(&["pool=8G".into(), "server.version = 10.11".into()]).unwrap(),
+            [
+                ("pool".to_string(), "8G".to_string()),
+                ("server.version".to_string(), "10.11".to_string())
+            ]
+        );
+        for bad in ["pool", "=8G", "a b=1", "pool=x\ny"] {
+            assert!(parse_tags(&[bad.into()]).is_err(), "{bad}");
+        }
+        assert!(parse_tags(&["a=1".into(), "a=2".into()]).is_err());
+    }
+}

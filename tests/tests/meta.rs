@@ -1,0 +1,109 @@
+//! A result's meta end to end (private MariaDB): run id, times, `--tag` labels and the
+//! command line in the JSON and the reports, the database password nowhere, and `compare`
+//! naming the tags that differ.
+
+use fleetbench_tests::mariadb::{MariaDb, PASSWORD};
+use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, json};
+
+/// `2026-12-01T23:04:05Z` as seconds since the epoch, roughly (for ordering only).
+fn seconds(rfc3339: &str) -> u64 {
+    let b = rfc3339.as_bytes();
+    assert!(
+        rfc3339.len() == 20 && b[4] == b'-' && b[10] == b'T' && b[19] == b'Z',
+        "{rfc3339}"
+    );
+    let n = |r: std::ops::Range<usize>| rfc3339[r].parse::<u64>().unwrap();
+    ((((n(0..4) * 12 + n(5..7)) * 31 + n(8..10)) * 24 + n(11..13)) * 60 + n(14..16)) * 60
+        + n(17..19)
+}
+
+#[test]
+fn results_carry_their_tags_times_and_command_line_but_no_password() {
+    let db = MariaDb::start();
+    let dir = Scratch::new("meta");
+    let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let run = |pool: &str, name: &str| {
+        let out_json = dir.path(&format!("{name}.json"));
+        let html = dir.path(&format!("{name}.html"));
+        let args = db.args(
+            &[
+                &common[..],
+                &[
+                    "--time=1",
+                    "--tag",
+                    &format!("pool={pool}"),
+                    "--tag=note=first try",
+                    &format!("--json={}", out_json.display()),
+                    &format!("--html={}", html.display()),
+                    "run",
+                ],
+            ]
+            .concat(),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = fleetbench(&args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        (out_json, html, text)
+    };
+    let (a, a_html, text) = run("8G", "a");
+    let (b, _, _) = run("16G", "b");
+
+    let doc = json(&a);
+    let meta = &doc["meta"];
+    assert_eq!(meta["tags"]["pool"], "8G", "{meta}");
+    assert_eq!(meta["tags"]["note"], "first try", "{meta}");
+    let started = seconds(meta["started_at"].as_str().unwrap());
+    let ended = seconds(meta["ended_at"].as_str().unwrap());
+    assert!(started <= ended && ended - started <= 60, "{meta}");
+    let commit = meta["fleetbench_commit"].as_str().unwrap();
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit}"
+    );
+    let line = meta["command_line"].as_str().unwrap();
+    assert!(
+        line.contains("oltp_point_select --tables=1")
+            && line.contains("--mysql-password=***")
+            && line.contains("'--tag=note=first try'"),
+        "{line}"
+    );
+    // The run's id and tags close fleetbench's report; `report` shows them again.
+    let run_id = meta["run_id"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("\nRun {run_id}: "))
+            && text.contains("; tags: pool=8G, note=first try\n"),
+        "{text}"
+    );
+    let again = fleetbench_ok(&["report", a.to_str().unwrap()]);
+    assert!(again.contains(&format!("Run {run_id}: ")), "{again}");
+
+    // The password is in no output.
+    for (what, content) in [
+        ("stdout and stderr", text),
+        ("the JSON", std::fs::read_to_string(&a).unwrap()),
+        ("the HTML", std::fs::read_to_string(&a_html).unwrap()),
+    ] {
+        assert!(!content.contains(PASSWORD), "the password is in {what}");
+    }
+
+    // compare names the tag that differs, not the ones that do not.
+    let cmp = fleetbench_ok(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(cmp.contains("    tag pool: 8G / 16G\n"), "{cmp}");
+    assert!(!cmp.contains("tag note"), "{cmp}");
+
+    // A tag that is not key=value is a usage error, before anything runs.
+    let bad = db.args(&[&common[..], &["--tag", "pool", "run"]].concat());
+    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+    let out = fleetbench(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--tag: 'pool' is not key=value"), "{err}");
+    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+}
