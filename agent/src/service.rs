@@ -921,8 +921,21 @@ async fn drive(
     };
     let (itx, mut irx) = mpsc::channel::<IntervalReport>(16);
     let run = tokio::spawn(prepared.go(itx));
+    // The host's load, read as each interval goes out: what the interval ran beside.
+    let mut host = crate::host::HostSampler::new();
     while let Some(iv) = irx.recv().await {
-        let msg = event(run_event::Msg::Interval(interval_to_proto(&iv)));
+        let mut msg = interval_to_proto(&iv);
+        msg.host = host.sample().map(|h| pb::HostLoad {
+            cpu_busy_pct: h.cpu_busy_pct,
+            agent_cpu_pct: h.agent_cpu_pct,
+            run_queue: h.run_queue,
+            cores: h.cores,
+            mem_used_bytes: h.mem_used_bytes,
+            mem_total_bytes: h.mem_total_bytes,
+            net_rx_bytes: h.net_rx_bytes,
+            net_tx_bytes: h.net_tx_bytes,
+        });
+        let msg = event(run_event::Msg::Interval(msg));
         if tx.send(Ok(msg)).await.is_err() {
             control.abort("coordinator went away");
         }
@@ -1005,6 +1018,7 @@ fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         io: io_to_proto(&iv.sample.io),
         last: iv.last,
         open_loop: open_to_proto(&iv.sample, iv.open),
+        host: None,
     }
 }
 

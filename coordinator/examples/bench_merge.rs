@@ -194,6 +194,7 @@ fn interval_bytes(o: &Options, h: &mut Histogram<u64>, a: usize, seq: u32) -> Ve
         io: None,
         last: false,
         open_loop: None,
+        host: None,
     }
     .encode_to_vec()
 }

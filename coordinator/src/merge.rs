@@ -489,6 +489,8 @@ pub struct RunResult {
     pub run_id: String,
     pub started: Option<std::time::SystemTime>,
     pub ended: Option<std::time::SystemTime>,
+    /// Per agent (address): its host's load per tick number.
+    pub hosts: Vec<(String, Vec<(u32, fleetbench_agent::host::HostFigures)>)>,
 }
 
 impl RunResult {

@@ -5,6 +5,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fleetbench_agent::auth::Attach;
+use fleetbench_agent::host::HostFigures;
 use fleetbench_proto::PROTOCOL_VERSION;
 use fleetbench_proto::histogram::CodecError;
 use fleetbench_proto::v1::agent_client::AgentClient;
@@ -643,8 +644,13 @@ async fn stream_progress(stream: &mut Streaming<pb::Progress>) -> Result<String,
 /// What a participant's stream delivered, already decoded by its reader task so that the
 /// histograms of many agents are decoded in parallel rather than one by one in the merge.
 enum Delivery {
-    /// Tick number and the report, or why its histogram was unreadable.
-    Interval(u32, Result<Box<IntervalPart>, CodecError>),
+    /// Tick number and the report, or why its histogram was unreadable; the agent host's
+    /// load over it.
+    Interval(
+        u32,
+        Result<Box<IntervalPart>, CodecError>,
+        Option<HostFigures>,
+    ),
     Final(Box<AgentFinal>),
     Broken(String),
 }
@@ -679,7 +685,7 @@ async fn collect(
                         if let Ok(p) = &part {
                             sum.lock().unwrap_or_else(|p| p.into_inner()).add(p);
                         }
-                        Delivery::Interval(iv.seq, part)
+                        Delivery::Interval(iv.seq, part, iv.host.as_ref().map(wire::host_load))
                     }
                     Ok(Some(RunEvent {
                         msg: Some(run_event::Msg::Final(f)),
@@ -704,6 +710,8 @@ async fn collect(
         |i: usize| std::mem::take(&mut *received[i].lock().unwrap_or_else(|p| p.into_inner()));
     // Agents without an outcome yet: counted, not searched for on every message.
     let mut pending = parts.len();
+    // Each agent host's load per tick, as its intervals said.
+    let mut hosts: Vec<Vec<(u32, HostFigures)>> = vec![Vec::new(); parts.len()];
     // The run's time counts from the end of the warm-up.
     let deadline = plan
         .time
@@ -745,7 +753,11 @@ async fn collect(
         let released = tokio::select! {
             got = rx.recv() => match got {
                 None => break,
-                Some((i, Delivery::Interval(seq, part))) => match part {
+                Some((i, Delivery::Interval(seq, part, host))) => {
+                    if let Some(h) = host {
+                        hosts[i].push((seq, h));
+                    }
+                    match part {
                     Ok(part) => {
                         on_agent_interval(&parts[i].conn.addr, seq, &part);
                         merger.add(i, seq, *part)
@@ -754,7 +766,8 @@ async fn collect(
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()
                     }
-                },
+                }
+                }
                 Some((i, Delivery::Final(f))) => {
                     let AgentFinal {
                         agent,
@@ -831,6 +844,11 @@ async fn collect(
         }
     }
     result.agents = outcome.into_iter().flatten().collect();
+    result.hosts = parts
+        .iter()
+        .zip(hosts)
+        .map(|(p, h)| (p.conn.addr.clone(), h))
+        .collect();
     result
 }
 

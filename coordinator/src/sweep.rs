@@ -723,6 +723,10 @@ pub async fn run_steps(
         println!("{step}");
         std::io::stdout().flush().ok();
         let r = measure(&p, extras.warmup, addrs, link).await?;
+        // A step measured on a saturated client host says so (the JSON has the figures).
+        for w in report::hosts::warnings(&report::hosts::summarize(&r.hosts, p.tick())) {
+            eprintln!("{w}");
+        }
         if extras.histogram {
             print!("{}", report::histogram::text(&r.latency()));
         }

@@ -100,6 +100,27 @@ pub fn latency(l: Option<&pb::Latency>) -> Result<Latency, CodecError> {
 }
 
 /// One agent's report of one tick, ready for [`crate::merge::IntervalMerger::add`].
+/// A host's load as the agent reported it; shares clamped to 0..=100 (input may be garbage).
+pub fn host_load(h: &pb::HostLoad) -> fleetbench_agent::host::HostFigures {
+    let pct = |v: f64| {
+        if v.is_finite() {
+            v.clamp(0.0, 100.0)
+        } else {
+            0.0
+        }
+    };
+    fleetbench_agent::host::HostFigures {
+        cpu_busy_pct: pct(h.cpu_busy_pct),
+        agent_cpu_pct: pct(h.agent_cpu_pct),
+        run_queue: h.run_queue,
+        cores: h.cores,
+        mem_used_bytes: h.mem_used_bytes,
+        mem_total_bytes: h.mem_total_bytes,
+        net_rx_bytes: h.net_rx_bytes,
+        net_tx_bytes: h.net_tx_bytes,
+    }
+}
+
 pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
     Ok(IntervalPart {
         duration: Duration::from_nanos(iv.duration_ns),

@@ -242,6 +242,9 @@ pub struct Interval {
     pub latency_ms: LatencyMs,
     /// Events per agent in this interval (same order as `agents`); null once an agent ended.
     pub agent_events: Vec<Option<u64>>,
+    /// Each agent host's CPU busy % in this interval (same order; null where it sent none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agent_cpu_busy_pct: Vec<Option<f64>>,
     #[serde(flatten)]
     pub figures: Figures,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -374,6 +377,26 @@ pub struct Agent {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopPart>,
+    /// The agent host's own load over the run (absent when it sent none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<HostLoad>,
+}
+
+/// A client host's load over the run: averages and peaks over its intervals.
+#[derive(Debug, Serialize)]
+pub struct HostLoad {
+    pub cpu_busy_pct_avg: f64,
+    pub cpu_busy_pct_peak: f64,
+    pub agent_cpu_pct_avg: f64,
+    pub agent_cpu_pct_peak: f64,
+    pub run_queue_peak: u32,
+    pub cores: u32,
+    pub mem_used_bytes_peak: u64,
+    pub mem_total_bytes: u64,
+    pub net_rx_bytes_per_sec: f64,
+    pub net_tx_bytes_per_sec: f64,
+    /// Interval numbers (1-based) in which the host was saturated.
+    pub saturated_intervals: Vec<u32>,
 }
 
 pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
@@ -550,6 +573,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
         Workload::Oltp(o) => o.config.targets.iter().map(|t| t.name.clone()).collect(),
         _ => Vec::new(),
     };
+    let hosts = super::hosts::summarize(&r.hosts, plan.tick());
     Report {
         format_version: FORMAT_VERSION,
         kind: "run",
@@ -635,6 +659,18 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 events_per_sec: iv.events_per_sec(),
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
+                agent_cpu_busy_pct: if r.hosts.iter().all(|(_, v)| v.is_empty()) {
+                    Vec::new()
+                } else {
+                    r.hosts
+                        .iter()
+                        .map(|(_, v)| {
+                            v.iter()
+                                .find(|(s, _)| *s == iv.seq)
+                                .map(|(_, h)| round(h.cpu_busy_pct))
+                        })
+                        .collect()
+                },
                 figures: kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
                 open_loop: open_part(&iv.open, &plan.percentiles),
             })
@@ -660,6 +696,19 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     reason,
                     figures: kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
                     open_loop: open_part(&a.open, &plan.percentiles),
+                    host_load: hosts.iter().find(|h| h.addr == a.addr).map(|h| HostLoad {
+                        cpu_busy_pct_avg: round(h.cpu_busy_avg),
+                        cpu_busy_pct_peak: round(h.cpu_busy_peak),
+                        agent_cpu_pct_avg: round(h.agent_cpu_avg),
+                        agent_cpu_pct_peak: round(h.agent_cpu_peak),
+                        run_queue_peak: h.run_queue_peak,
+                        cores: h.cores,
+                        mem_used_bytes_peak: h.mem_used_peak_bytes,
+                        mem_total_bytes: h.mem_total_bytes,
+                        net_rx_bytes_per_sec: round(h.net_rx_bytes_per_sec),
+                        net_tx_bytes_per_sec: round(h.net_tx_bytes_per_sec),
+                        saturated_intervals: h.saturated.clone(),
+                    }),
                 }
             })
             .collect(),

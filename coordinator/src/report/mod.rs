@@ -6,6 +6,7 @@ pub mod csv;
 pub mod doc_text;
 pub mod histogram;
 pub mod hlog;
+pub mod hosts;
 pub mod html;
 pub mod json;
 pub mod meta;

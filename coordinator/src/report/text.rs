@@ -589,6 +589,10 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     s.push_str(&open_loop_block(plan, r));
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
+    s.push_str(&super::hosts::block(&super::hosts::summarize(
+        &r.hosts,
+        plan.tick(),
+    )));
     s.push_str(&run_line(plan, r));
     s
 }
@@ -1245,6 +1249,7 @@ mod tests {
             kinds: Vec::new(),
             targets: Vec::new(),
             connections: Vec::new(),
+            hosts: Vec::new(),
             run_id: "r1".into(),
             started: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_245)),
             ended: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_255)),

@@ -1,0 +1,85 @@
+//! The client hosts' own load, end to end: a light OLTP run on a private MariaDB is not
+//! flagged, a cpu run with more threads than cores saturates its agent's host and the
+//! report, the warning and the JSON say so. One test, so that the two never overlap.
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{Scratch, fleetbench_ok, json};
+use serde_json::Value;
+
+fn host_load(doc: &Value) -> &Value {
+    let load = &doc["agents"][0]["host_load"];
+    assert!(load.is_object(), "no host_load: {doc}");
+    load
+}
+
+#[test]
+fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
+    let dir = Scratch::new("client-hosts");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    // Light: 20 point selects a second on one thread.
+    let db = MariaDb::start();
+    let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
+    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let light = dir.path("light.json");
+    let out = fleetbench_ok(
+        &db.args(
+            &[
+                &common[..],
+                &[
+                    "--threads=1",
+                    "--rate=20",
+                    "--time=3",
+                    "--report-interval=1",
+                    &format!("--json={}", light.display()),
+                    "run",
+                ],
+            ]
+            .concat(),
+        ),
+    );
+    let doc = json(&light);
+    let load = host_load(&doc);
+    assert!(
+        !out.contains("saturated") && load["saturated_intervals"] == Value::Array(vec![]),
+        "{out}"
+    );
+    assert!(load["cpu_busy_pct_peak"].as_f64().unwrap() < 90.0, "{load}");
+    assert_eq!(load["cores"].as_u64(), Some(cores as u64));
+    assert!(load["mem_total_bytes"].as_u64().unwrap() > 0, "{load}");
+    assert!(out.contains("Client hosts (avg/peak"), "{out}");
+    drop(db);
+
+    // Saturated: twice as many busy threads as cores.
+    let heavy = dir.path("heavy.json");
+    let threads = format!("--threads={}", 2 * cores);
+    let out = fleetbench_ok(&[
+        "cpu",
+        &threads,
+        "--time=3",
+        "--report-interval=1",
+        &format!("--json={}", heavy.display()),
+        "run",
+    ]);
+    let doc = json(&heavy);
+    let load = host_load(&doc);
+    let saturated = load["saturated_intervals"].as_array().unwrap();
+    assert!(saturated.len() >= 2, "{load}\n{out}");
+    assert!(
+        load["cpu_busy_pct_peak"].as_f64().unwrap() >= 90.0
+            && load["agent_cpu_pct_avg"].as_f64().unwrap() > 50.0,
+        "{load}"
+    );
+    let addr = doc["agents"][0]["addr"].as_str().unwrap();
+    assert!(
+        out.contains(&format!("WARNING: agent {addr}: its host was saturated"))
+            && out.contains("these figures may measure the client, not the server"),
+        "{out}"
+    );
+    // Per interval too, beside the events of each agent.
+    for iv in doc["intervals"].as_array().unwrap() {
+        let cpu = iv["agent_cpu_busy_pct"].as_array().unwrap();
+        assert_eq!(cpu.len(), 1, "{iv}");
+        assert!(cpu[0].as_f64().is_some(), "{iv}");
+    }
+}
