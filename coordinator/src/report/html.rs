@@ -588,6 +588,27 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         if db { "transactions/s" } else { "events/s" },
         per_agent,
     ));
+    // The client hosts' own load: a saturated host measures itself, not the server.
+    if intervals
+        .iter()
+        .any(|iv| iv.get("agent_cpu_busy_pct").is_some())
+    {
+        let cpu = agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Line {
+                offered: Vec::new(),
+                name: a["addr"].as_str().unwrap_or("?").to_string(),
+                points: series(&|iv| iv["agent_cpu_busy_pct"].get(i)?.as_f64()),
+            })
+            .collect();
+        charts.push(time_chart(
+            "hosts-cpu-time",
+            "Client host CPU busy per agent over time",
+            "CPU busy %",
+            cpu,
+        ));
+    }
     charts.push(steps_spectrum(
         &format!("{prefix}spectrum"),
         "Latency percentile spectrum",
@@ -1470,6 +1491,18 @@ mod tests {
              "latency_ms": {"p95": 4.5, "p99": 6.5}},
         ]);
         let charts = run_charts(&run, "");
+        assert!(
+            charts.iter().all(|c| c.id != "hosts-cpu-time"),
+            "no host chart without host figures"
+        );
+        let mut with_hosts = run.clone();
+        with_hosts["agents"] = serde_json::json!([{"addr": "10.0.0.1:7600"}]);
+        with_hosts["intervals"][0]["agent_cpu_busy_pct"] = serde_json::json!([35.5]);
+        with_hosts["intervals"][1]["agent_cpu_busy_pct"] = serde_json::json!([97.0]);
+        let cpu = run_charts(&with_hosts, "");
+        let cpu = cpu.iter().find(|c| c.id == "hosts-cpu-time").unwrap();
+        assert_eq!(cpu.lines[0].name, "10.0.0.1:7600");
+        assert_eq!(cpu.lines[0].points, vec![(1.0, 35.5), (2.0, 97.0)]);
         let tps = charts.iter().find(|c| c.id == "throughput-time").unwrap();
         let qps = charts.iter().find(|c| c.id == "qps-time").unwrap();
         assert_eq!(tps.lines.len(), 1);
