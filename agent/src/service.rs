@@ -857,6 +857,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
         user_delay_us: (o.user_delay_min_us, o.user_delay_max_us),
         table_name: o.table_name.clone(),
         sp_name: o.sp_name.clone(),
+        server_vars: o.server_vars.clone(),
         reconnect_random: o.reconnect_random,
     };
     cfg.validate().map_err(bad)?;
@@ -881,6 +882,12 @@ async fn drive(
                 client: c.client.to_string(),
                 auth_plugin: c.auth_plugin,
                 tls: c.tls,
+                server_version: c.server_version,
+                server_vars: c
+                    .server_vars
+                    .into_iter()
+                    .map(|(name, value)| pb::ServerVar { name, value })
+                    .collect(),
             })
             .collect(),
     }));

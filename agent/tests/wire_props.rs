@@ -210,6 +210,11 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         } else {
             String::new()
         },
+        server_vars: if r.chance(8) {
+            vec![r.garbage()]
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -119,6 +119,12 @@ pub struct RawArgs {
     /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// OLTP: the global variables of each target's server the result records, comma-separated
+    /// [default: innodb_buffer_pool_size, innodb_log_file_size, innodb_flush_log_at_trx_commit,
+    /// innodb_flush_method, innodb_io_capacity, innodb_doublewrite, sync_binlog, log_bin,
+    /// max_connections, thread_handling, thread_cache_size, table_open_cache; empty: none].
+    #[arg(long, value_name = "A,B,...", help_heading = "OLTP")]
+    pub server_vars: Option<String>,
     /// Label the result: KEY=VALUE, stored in the JSON's meta and shown by `compare`
     /// (repeatable), e.g. --tag buffer_pool=8G --tag proxy=mycat.
     #[arg(long, value_name = "KEY=VALUE")]

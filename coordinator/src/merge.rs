@@ -441,7 +441,7 @@ impl AgentResult {
 }
 
 /// How agents' connections to a target were made (from their Ready messages).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Connection {
     /// "lean" or "mysql_async".
     pub client: String,
@@ -449,10 +449,13 @@ pub struct Connection {
     pub auth_plugin: String,
     /// The TLS version; empty for none.
     pub tls: String,
+    /// The server's version and the chosen global variables, as the agent read them.
+    pub server_version: String,
+    pub server_vars: std::collections::BTreeMap<String, String>,
 }
 
 impl Connection {
-    /// "lean client, caching_sha2_password, TLSv1_3".
+    /// "lean client, caching_sha2_password, TLSv1_3, server 10.11.19-MariaDB".
     pub fn describe(&self) -> String {
         let mut s = format!("{} client", self.client);
         if !self.auth_plugin.is_empty() {
@@ -465,6 +468,10 @@ impl Connection {
         } else {
             &self.tls
         });
+        if !self.server_version.is_empty() {
+            s.push_str(", server ");
+            s.push_str(&self.server_version);
+        }
         s
     }
 }
@@ -620,6 +627,7 @@ mod tests {
             client: client.into(),
             auth_plugin: plugin.into(),
             tls: tls.into(),
+            ..Connection::default()
         };
         let mut r = RunResult::default();
         r.add_connections(vec![(0, c("lean", "client_ed25519", "TLSv1_3"))]);

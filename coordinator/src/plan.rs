@@ -590,6 +590,32 @@ pub fn seconds(raw: &Option<String>, option: &'static str, default: u64) -> Resu
     Ok(secs)
 }
 
+/// `--server-vars a,b,c`: the servers' global variables a result records (the default set
+/// when not given, none for an empty list).
+fn server_vars(raw: Option<&str>) -> Result<Vec<String>, PlanError> {
+    use fleetbench_agent::workloads::oltp::{DEFAULT_SERVER_VARS, MAX_SERVER_VARS};
+    let Some(list) = raw else {
+        return Ok(DEFAULT_SERVER_VARS.map(String::from).to_vec());
+    };
+    let names: Vec<String> = list
+        .split(',')
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if names.len() > MAX_SERVER_VARS
+        || names
+            .iter()
+            .any(|v| v.len() > 64 || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(invalid(
+            "server-vars",
+            list,
+            "expected at most 64 comma-separated variable names (letters, digits and _)",
+        ));
+    }
+    Ok(names)
+}
+
 /// Whether the test is 0.4's built-in `--test=oltp` (not a 0.5 script such as oltp.lua).
 fn is_builtin_oltp_0_4(raw: &RawArgs) -> bool {
     raw.test
@@ -1001,6 +1027,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
             None if is_builtin_oltp_0_4(raw) && raw.tables.is_none() => "sbtest".into(),
             None => String::new(),
         },
+        server_vars: server_vars(raw.server_vars.as_deref())?,
         // 0.4 takes the name in every mode and uses it in sp mode only.
         sp_name: match (script, raw.oltp_sp_name.as_deref().map(str::trim)) {
             (Script::StoredProcedure, Some(n))

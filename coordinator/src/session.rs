@@ -975,6 +975,7 @@ fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         user_delay_max_us: c.user_delay_us.1,
         table_name: c.table_name.clone(),
         sp_name: c.sp_name.clone(),
+        server_vars: c.server_vars.clone(),
         reconnect_random: c.reconnect_random,
     };
     spec.rand_type = c.distribution.name().into();

@@ -58,6 +58,12 @@ pub fn connection(c: &pb::Connection) -> (usize, Connection) {
             client: c.client.clone(),
             auth_plugin: c.auth_plugin.clone(),
             tls: c.tls.clone(),
+            server_version: c.server_version.clone(),
+            server_vars: c
+                .server_vars
+                .iter()
+                .map(|v| (v.name.clone(), v.value.clone()))
+                .collect(),
         },
     )
 }

@@ -91,7 +91,10 @@ fn tls_accounts_run_on_the_lean_client_and_certificates_are_checked() {
     assert_lean_run(&r);
     // The header says how the connections were made before the run starts, and the
     // per-target block repeats it.
-    let way = "lean client, mysql_native_password, TLSv1_3";
+    let way = format!(
+        "lean client, mysql_native_password, TLSv1_3, server {}",
+        db.sql("SELECT VERSION()").trim()
+    );
     let header = format!(
         "Connections to default (127.0.0.1:{}): {way}\n\nThreads started!",
         db.port()

@@ -107,3 +107,77 @@ fn results_carry_their_tags_times_and_command_line_but_no_password() {
     assert!(err.contains("--tag: 'pool' is not key=value"), "{err}");
     fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
 }
+
+#[test]
+fn results_record_each_server_and_compare_names_the_settings_that_differ() {
+    let dir = Scratch::new("meta-server");
+    let small = MariaDb::start_with(&["--innodb-buffer-pool-size=32M"]);
+    let large = MariaDb::start_with(&["--innodb-buffer-pool-size=64M"]);
+    let common = ["oltp_point_select", "--tables=1", "--table-size=100"];
+    let mut docs = Vec::new();
+    for (db, name, extra) in [
+        (&small, "small", None),
+        (&large, "large", None),
+        (
+            &large,
+            "chosen",
+            Some("--server-vars=max_connections,sync_binlog"),
+        ),
+    ] {
+        fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+        let out_json = dir.path(&format!("{name}.json"));
+        let json_arg = format!("--json={}", out_json.display());
+        let mut args = vec!["--time=1", json_arg.as_str(), "run"];
+        if let Some(e) = extra {
+            args.insert(0, e);
+        }
+        let out = fleetbench_ok(&db.args(&[&common[..], &args].concat()));
+        let doc = json(&out_json);
+        let conn = &doc["totals"]["targets"][0]["connections"][0];
+        // As the server itself says.
+        let version = db.sql("SELECT VERSION()").trim().to_string();
+        assert_eq!(conn["server_version"], version.as_str(), "{conn}");
+        assert!(
+            out.contains(&format!(", server {version}")),
+            "the connections line names the server: {out}"
+        );
+        let vars = conn["server_vars"].as_object().unwrap();
+        if extra.is_some() {
+            let keys: Vec<&str> = vars.keys().map(String::as_str).collect();
+            assert_eq!(keys, ["max_connections", "sync_binlog"], "{conn}");
+            assert_eq!(
+                vars["max_connections"],
+                db.sql("SELECT @@max_connections").trim()
+            );
+        } else {
+            assert_eq!(
+                vars["innodb_buffer_pool_size"],
+                db.sql("SELECT @@innodb_buffer_pool_size").trim(),
+                "{conn}"
+            );
+            assert!(
+                out.contains("server variables: innodb_buffer_pool_size="),
+                "{out}"
+            );
+        }
+        fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+        docs.push(out_json);
+    }
+    let cmp = fleetbench_ok(&[
+        "compare",
+        docs[0].to_str().unwrap(),
+        docs[1].to_str().unwrap(),
+    ]);
+    assert!(
+        cmp.contains("    server default innodb_buffer_pool_size: 33554432 / 67108864\n"),
+        "{cmp}"
+    );
+    assert!(!cmp.contains("server default max_connections"), "{cmp}");
+
+    // Names that are not variable names are refused before anything runs.
+    let bad = small.args(&[&common[..], &["--server-vars=a;b", "run"]].concat());
+    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+    let out = fleetbench(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--server-vars"));
+}

@@ -69,6 +69,32 @@ fn settings_of(run: &Value, skip: &[&str]) -> BTreeMap<String, String> {
     if let Some(t) = run.get("test").and_then(Value::as_str) {
         out.insert("test".into(), t.to_string());
     }
+    // The servers' settings, as the agents read them: a tuning study's variable.
+    for t in run
+        .pointer("/totals/targets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+        let Some(c) = t.pointer("/connections/0") else {
+            continue;
+        };
+        if let Some(v) = c.get("server_version").and_then(Value::as_str) {
+            out.insert(format!("server {name} version"), v.to_string());
+        }
+        for (k, v) in c
+            .get("server_vars")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            out.insert(
+                format!("server {name} {k}"),
+                v.as_str().unwrap_or_default().to_string(),
+            );
+        }
+    }
     // The user's labels are what tells two runs apart (--tag buffer_pool=8G).
     if let Some(tags) = run.pointer("/meta/tags").and_then(Value::as_object) {
         for (k, v) in tags {

@@ -828,6 +828,16 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
         if !ways.is_empty() {
             let _ = writeln!(s, "    {name:<w$}  connections: {}", ways.join("; "));
         }
+        // The server's settings the result records (--server-vars), as its first
+        // connection read them.
+        if let Some(c) = r.connections_to(i).find(|c| !c.server_vars.is_empty()) {
+            let vars: Vec<String> = c
+                .server_vars
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(s, "    {name:<w$}  server variables: {}", vars.join(", "));
+        }
     }
     s
 }

@@ -36,6 +36,22 @@ pub trait Client: Sized {
 
     /// How this connection was made, for the result.
     fn info(&self) -> ConnInfo;
+
+    /// The server's version and the values of the global variables named in `vars` (read
+    /// once per target, for the result: which server with which settings).
+    fn server_facts(
+        &mut self,
+        vars: &[String],
+    ) -> Result<(String, Vec<(String, String)>), WireError>;
+}
+
+/// `SHOW GLOBAL VARIABLES` for `vars` (names already checked: letters, digits and `_`).
+pub fn show_variables_sql(vars: &[String]) -> String {
+    let names: Vec<String> = vars.iter().map(|v| format!("'{v}'")).collect();
+    format!(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
+        names.join(", ")
+    )
 }
 
 /// How a worker's connection to a target was made: which client, which authentication
@@ -45,6 +61,9 @@ pub struct ConnInfo {
     pub client: &'static str,
     pub auth_plugin: String,
     pub tls: String,
+    /// The server's version and chosen global variables (first connection to a target).
+    pub server_version: String,
+    pub server_vars: Vec<(String, String)>,
 }
 
 impl Client for wire::Conn {
@@ -76,7 +95,27 @@ impl Client for wire::Conn {
             client: "lean",
             auth_plugin: self.auth_plugin().to_string(),
             tls: self.tls_version().unwrap_or_default(),
+            ..ConnInfo::default()
         }
+    }
+
+    fn server_facts(
+        &mut self,
+        vars: &[String],
+    ) -> Result<(String, Vec<(String, String)>), WireError> {
+        let version = self.server_version().to_string();
+        if vars.is_empty() {
+            return Ok((version, Vec::new()));
+        }
+        let rows = self.query_rows(&show_variables_sql(vars))?;
+        let values = rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut r = r.into_iter();
+                Some((r.next()??, r.next()?.unwrap_or_default()))
+            })
+            .collect();
+        Ok((version, values))
     }
 }
 
@@ -181,6 +220,27 @@ impl Client for AsyncClient {
         })
     }
 
+    fn server_facts(
+        &mut self,
+        vars: &[String],
+    ) -> Result<(String, Vec<(String, String)>), WireError> {
+        use mysql_async::prelude::Queryable;
+        let (a, b, c) = self.conn.server_version();
+        let version = format!("{a}.{b}.{c}");
+        if vars.is_empty() {
+            return Ok((version, Vec::new()));
+        }
+        let conn = &mut self.conn;
+        let sql = show_variables_sql(vars);
+        let values: Vec<(String, String)> =
+            block(
+                &self.rt,
+                &mut self.cancel,
+                async move { conn.query(sql).await },
+            )?;
+        Ok((version, values))
+    }
+
     fn quit(self) {
         let AsyncClient {
             rt,
@@ -202,6 +262,7 @@ impl Client for AsyncClient {
             } else {
                 String::new()
             },
+            ..ConnInfo::default()
         }
     }
 }

@@ -383,6 +383,9 @@ pub struct OltpConfig {
     /// oltp_sp (0.4's --oltp-sp-name): the stored procedure an event calls, optionally
     /// `database.name`; empty for every other test.
     pub sp_name: String,
+    /// Global variables of each target's server to record with the result
+    /// (`--server-vars`); names of letters, digits and `_`.
+    pub server_vars: Vec<String>,
 }
 
 /// Whether `name` is a routine's name that goes into SQL unquoted: one or two (database
@@ -396,6 +399,25 @@ pub fn is_routine_name(name: &str) -> bool {
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
         })
 }
+
+/// Most server variables one run records.
+pub const MAX_SERVER_VARS: usize = 64;
+
+/// The server variables a result records by default: what tuning studies vary.
+pub const DEFAULT_SERVER_VARS: [&str; 12] = [
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "innodb_io_capacity",
+    "innodb_doublewrite",
+    "sync_binlog",
+    "log_bin",
+    "max_connections",
+    "thread_handling",
+    "thread_cache_size",
+    "table_open_cache",
+];
 
 /// Longest delay (connect or think time) accepted: a minute.
 pub const MAX_DELAY_US: u64 = 60_000_000;
@@ -501,6 +523,17 @@ impl OltpConfig {
             } else {
                 "a stored procedure name is for oltp_sp only".to_string()
             });
+        }
+        if self.server_vars.len() > MAX_SERVER_VARS
+            || self.server_vars.iter().any(|v| {
+                v.is_empty()
+                    || v.len() > 64
+                    || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+        {
+            return Err(format!(
+                "server variables must be at most {MAX_SERVER_VARS} names of letters, digits and _ (at most 64 each)"
+            ));
         }
         let (lo, hi) = self.user_delay_us;
         if lo > hi || hi > MAX_DELAY_US || self.connect_delay_us > MAX_DELAY_US {
@@ -692,6 +725,7 @@ mod tests {
             table_name: String::new(),
             reconnect_random: false,
             sp_name: String::new(),
+            server_vars: Vec::new(),
         }
     }
 

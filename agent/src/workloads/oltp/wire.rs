@@ -317,6 +317,8 @@ pub struct Conn {
     registry: Option<(Arc<Sockets>, u64)>,
     /// The authentication plugin that logged this connection in.
     plugin: String,
+    /// The server's version, as its greeting said.
+    server_version: String,
 }
 
 impl Drop for Conn {
@@ -370,6 +372,7 @@ impl Conn {
             seq: 0,
             registry: None,
             plugin: String::new(),
+            server_version: String::new(),
         };
         if let Some(r) = sockets {
             let id = r.register(&conn.stream)?;
@@ -382,6 +385,7 @@ impl Conn {
     fn handshake(&mut self, opts: &ConnectOpts) -> Result<(), WireError> {
         let p = self.next_packet()?;
         let hello = parse_handshake(&self.rbuf[p])?;
+        self.server_version = hello.server_version.clone();
         let mut caps = CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
             | CLIENT_PROTOCOL_41
@@ -488,6 +492,43 @@ impl Conn {
     /// The authentication plugin that logged this connection in.
     pub fn auth_plugin(&self) -> &str {
         &self.plugin
+    }
+
+    /// The server's version string ("10.11.19-MariaDB-0+deb12u1").
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    /// Runs `sql` with the text protocol and returns its rows (NULL as None). For the few
+    /// facts read once per target (server variables), never on the benchmark's path.
+    pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, WireError> {
+        self.command(COM_QUERY);
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send()?;
+        let p = self.next_packet()?;
+        let pkt = &self.rbuf[p];
+        let columns = match pkt.first() {
+            Some(0x00) => return Ok(Vec::new()),
+            Some(0xff) => return Err(parse_err(pkt)),
+            _ => {
+                get_lenenc(pkt)
+                    .ok_or_else(|| WireError::Protocol("bad column count".into()))?
+                    .0
+            }
+        };
+        self.skip_to_eof()?;
+        let mut rows = Vec::new();
+        loop {
+            let p = self.next_packet()?;
+            let pkt = &self.rbuf[p];
+            if is_eof(pkt) {
+                return Ok(rows);
+            }
+            if pkt.first() == Some(&0xff) {
+                return Err(parse_err(pkt));
+            }
+            rows.push(parse_text_row(pkt, columns)?);
+        }
     }
 
     /// The TLS version in use ("TLSv1_3"), or None over plain TCP or a socket.
@@ -809,6 +850,7 @@ impl Conn {
 /// What the server's greeting says.
 #[derive(Debug, PartialEq)]
 struct Hello {
+    server_version: String,
     capabilities: u32,
     scramble: Vec<u8>,
     plugin: String,
@@ -850,6 +892,11 @@ fn parse_handshake(p: &[u8]) -> Result<Hello, WireError> {
         }
     }
     Ok(Hello {
+        // MariaDB prefixes "5.5.5-" for old replication clients; its clients drop it.
+        server_version: {
+            let v = String::from_utf8_lossy(&p[1..1 + nul]);
+            v.strip_prefix("5.5.5-").unwrap_or(&v).to_string()
+        },
         capabilities,
         scramble,
         plugin,
@@ -864,6 +911,30 @@ fn parse_auth_switch(p: &[u8]) -> (&[u8], &[u8]) {
     // Kept whole: ed25519's 32-byte nonce may end in a zero byte; native and caching_sha2
     // take their 20 bytes from the front.
     (&rest[..end], data)
+}
+
+/// A text-protocol row of `columns` length-encoded strings (0xfb: NULL).
+fn parse_text_row(p: &[u8], columns: u64) -> Result<Vec<Option<String>>, WireError> {
+    let bad = || WireError::Protocol("bad result row".into());
+    let mut i = 0;
+    let mut row = Vec::new();
+    for _ in 0..columns {
+        if p.get(i) == Some(&0xfb) {
+            row.push(None);
+            i += 1;
+            continue;
+        }
+        let (len, n) = get_lenenc(p.get(i..).ok_or_else(bad)?).ok_or_else(bad)?;
+        let start = i + n;
+        let end = start
+            .checked_add(usize::try_from(len).map_err(|_| bad())?)
+            .ok_or_else(bad)?;
+        row.push(Some(
+            String::from_utf8_lossy(p.get(start..end).ok_or_else(bad)?).into_owned(),
+        ));
+        i = end;
+    }
+    Ok(row)
 }
 
 /// An EOF packet: 0xfe with a short payload (a row or a column count starting with 0xfe
@@ -1061,10 +1132,29 @@ mod tests {
     }
 
     #[test]
+    fn text_rows_parse_with_nulls_and_long_values() {
+        let mut p = Vec::new();
+        put_lenenc(&mut p, 3);
+        p.extend_from_slice(b"abc");
+        p.push(0xfb);
+        let long = "x".repeat(300);
+        put_lenenc(&mut p, 300);
+        p.extend_from_slice(long.as_bytes());
+        assert_eq!(
+            parse_text_row(&p, 3).unwrap(),
+            [Some("abc".to_string()), None, Some(long)]
+        );
+        // A row shorter than its lengths say is refused, not read past.
+        assert!(parse_text_row(&p[..10], 3).is_err());
+        assert!(parse_text_row(&[0xfe, 1], 1).is_err());
+    }
+
+    #[test]
     fn greeting_gives_scramble_capabilities_and_plugin() {
         let h = parse_handshake(&greeting()).unwrap();
         assert_eq!(h.scramble, b"ABCDEFGHIJKLMNOPQRST");
         assert_eq!(h.plugin, auth::NATIVE);
+        assert_eq!(h.server_version, "10.11.6-MariaDB");
         assert_eq!(h.capabilities, 0x81ff_f7fe);
         assert!(h.capabilities & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0);
         let mut err = vec![0xff, 0x10, 0x04];
@@ -1128,6 +1218,7 @@ mod tests {
             seq: 0,
             registry: None,
             plugin: String::new(),
+            server_version: String::new(),
         };
         (conn, h)
     }

@@ -40,6 +40,8 @@ pub struct TargetTally {
     pub statements: Sample,
     /// How the first connection to it was made.
     pub conn: Option<ConnInfo>,
+    /// A worker took on reading the server's facts (once per target).
+    pub facts_taken: bool,
 }
 
 /// Per-kind and per-target figures of a run, shared by its workers: each folds its
@@ -254,12 +256,26 @@ impl<C: Client> OltpWorker<C> {
         let own = self.cfg.targets[t].for_thread(self.thread);
         let target: &Target = own.as_ref().unwrap_or(&self.cfg.targets[t]);
         let mut conn = C::connect(target, &self.sockets).map_err(|e| open_error(target, e))?;
-        {
+        // The first connection to a target says how it was made and reads the server's
+        // version and variables, once for the run on this agent.
+        let first = {
             let mut tail = self.log.shared.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(tt) = tail.targets.get_mut(t)
-                && tt.conn.is_none()
-            {
-                tt.conn = Some(conn.info());
+            tail.targets
+                .get_mut(t)
+                .is_some_and(|tt| !std::mem::replace(&mut tt.facts_taken, true))
+        };
+        if first {
+            let mut info = conn.info();
+            match conn.server_facts(&self.cfg.server_vars) {
+                Ok((version, vars)) => (info.server_version, info.server_vars) = (version, vars),
+                // Facts are for the record: a server that refuses SHOW still benchmarks.
+                Err(e) => {
+                    tracing::warn!(target = %target.describe(), "cannot read the server's variables: {e}")
+                }
+            }
+            let mut tail = self.log.shared.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(tt) = tail.targets.get_mut(t) {
+                tt.conn = Some(info);
             }
         }
         let mut stmts: Vec<Option<C::Stmt>> = (0..self.templates.len()).map(|_| None).collect();
