@@ -724,7 +724,7 @@ pub async fn run_steps(
         std::io::stdout().flush().ok();
         let r = measure(&p, extras.warmup, addrs, link).await?;
         // A step measured on a saturated client host says so (the JSON has the figures).
-        for w in report::hosts::warnings(&report::hosts::summarize(&r.hosts, p.tick())) {
+        for w in report::hosts::capped_warnings(&report::hosts::summarize(&r.hosts, p.tick())) {
             eprintln!("{w}");
         }
         if extras.histogram {

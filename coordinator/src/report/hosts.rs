@@ -110,10 +110,43 @@ pub fn warnings(s: &[HostSummary]) -> Vec<String> {
         .collect()
 }
 
-/// The "Client hosts" block of the text report (empty when no agent reported).
-pub fn block(s: &[HostSummary]) -> String {
+/// Most warning lines the text report prints; the JSON names every saturated host.
+const WARNINGS_LISTED: usize = 5;
+
+/// The warnings, at most [`WARNINGS_LISTED`] of them and a line saying how many more.
+pub fn capped_warnings(s: &[HostSummary]) -> Vec<String> {
+    let mut w = warnings(s);
+    if w.len() > WARNINGS_LISTED {
+        let more = w.len() - WARNINGS_LISTED;
+        w.truncate(WARNINGS_LISTED);
+        w.push(format!(
+            "... and {more} more saturated agent hosts (host_load in the JSON names them)"
+        ));
+    }
+    w
+}
+
+/// The "Client hosts" block of the text report (empty when no agent reported): a row per
+/// agent, or past `listed` agents one summary line, as the per-agent block condenses.
+pub fn block(s: &[HostSummary], listed: usize) -> String {
     if s.is_empty() {
         return String::new();
+    }
+    if s.len() > listed {
+        let n = s.len() as f64;
+        let saturated = s.iter().filter(|h| !h.saturated.is_empty()).count();
+        let mut out = format!(
+            "\nClient hosts (condensed):\n    {} agent hosts: CPU busy {:.1} % on average, {:.1} % at the busiest; agent CPU {:.1} % at the busiest; {} saturated\n",
+            s.len(),
+            s.iter().map(|h| h.cpu_busy_avg).sum::<f64>() / n,
+            s.iter().map(|h| h.cpu_busy_peak).fold(0.0, f64::max),
+            s.iter().map(|h| h.agent_cpu_peak).fold(0.0, f64::max),
+            saturated
+        );
+        for line in capped_warnings(s) {
+            let _ = writeln!(out, "{line}");
+        }
+        return out;
     }
     let mut out = String::from("\nClient hosts (avg/peak; run queue and memory: peak/total):\n");
     let _ = writeln!(
@@ -138,7 +171,7 @@ pub fn block(s: &[HostSummary]) -> String {
         );
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    for w in warnings(s) {
+    for w in capped_warnings(s) {
         let _ = writeln!(out, "{w}");
     }
     out
@@ -186,8 +219,26 @@ mod tests {
         let w = warnings(&s);
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("WARNING: agent 10.0.0.1:7600: its host was saturated (CPU busy 95 % at peak, run queue 5 on 2 cores) in 2 of 4 intervals (2-3)"), "{}", w[0]);
-        assert!(block(&s).contains("10.0.0.1:7600"));
-        assert!(block(&[]).is_empty());
+        assert!(block(&s, 20).contains("10.0.0.1:7600"));
+        assert!(block(&[], 20).is_empty());
+        // Past the listed number: one summary line, at most five warnings.
+        let many: Vec<HostSummary> = (0..30)
+            .map(|i| HostSummary {
+                addr: format!("10.0.1.{i}:7600"),
+                ..h.clone()
+            })
+            .collect();
+        let b = block(&many, 20);
+        assert!(
+            b.contains("    30 agent hosts: CPU busy 53.8 % on average, 95.0 % at the busiest"),
+            "{b}"
+        );
+        assert_eq!(
+            b.lines().filter(|l| l.starts_with("WARNING")).count(),
+            5,
+            "{b}"
+        );
+        assert!(b.contains("... and 25 more saturated agent hosts"), "{b}");
     }
 
     #[test]

@@ -589,10 +589,10 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     s.push_str(&open_loop_block(plan, r));
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
-    s.push_str(&super::hosts::block(&super::hosts::summarize(
-        &r.hosts,
-        plan.tick(),
-    )));
+    s.push_str(&super::hosts::block(
+        &super::hosts::summarize(&r.hosts, plan.tick()),
+        AGENTS_LISTED,
+    ));
     s.push_str(&run_line(plan, r));
     s
 }
