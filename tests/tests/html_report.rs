@@ -51,17 +51,28 @@ fn browse(dir: &Scratch, page: &Path, args: &[&str]) -> String {
         .stderr(Stdio::null())
         .spawn()
         .expect("start chromium");
+    // Read the dump while chromium writes it: a page larger than the pipe's buffer would
+    // otherwise block chromium on its write while this side waits for it to exit.
+    let mut stdout = child.stdout.take().expect("chromium's stdout");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+        out
+    });
     let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().expect("wait").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
             panic!("chromium did not finish within 60s");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("chromium output");
-    assert!(out.status.success(), "chromium failed: {}", out.status);
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = reader.join().expect("the reader");
+    assert!(status.success(), "chromium failed: {status}");
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The SVG element of chart `id` in the dumped DOM.
