@@ -527,7 +527,10 @@ impl Conn {
             if pkt.first() == Some(&0xff) {
                 return Err(parse_err(pkt));
             }
-            rows.push(parse_text_row(pkt, columns)?);
+            // A few rows are asked for; a server sending more is read past, not kept.
+            if rows.len() < MAX_FACT_ROWS {
+                rows.push(parse_text_row(pkt, columns)?);
+            }
         }
     }
 
@@ -912,6 +915,9 @@ fn parse_auth_switch(p: &[u8]) -> (&[u8], &[u8]) {
     // take their 20 bytes from the front.
     (&rest[..end], data)
 }
+
+/// Most rows [`Conn::query_rows`] keeps.
+const MAX_FACT_ROWS: usize = 1024;
 
 /// A text-protocol row of `columns` length-encoded strings (0xfb: NULL).
 fn parse_text_row(p: &[u8], columns: u64) -> Result<Vec<Option<String>>, WireError> {
