@@ -491,8 +491,8 @@ pub struct RunResult {
     pub targets: Vec<(usize, DbCounters, Latency)>,
     /// Per target index, each distinct way agents connected to it, sorted.
     pub connections: Vec<(usize, Connection)>,
-    /// The run's id (as the agents log it), when Go was sent and when the last agent's
-    /// outcome arrived.
+    /// The run's id (as the agents log it), when the measurement began (Go, then any
+    /// warm-up) and when the last agent's outcome arrived.
     pub run_id: String,
     pub started: Option<std::time::SystemTime>,
     pub ended: Option<std::time::SystemTime>,

@@ -380,7 +380,8 @@ pub async fn run(
     // How the agents connected, as their Ready said: once, for the header and the report.
     collected.connections = seen.connections;
     collected.run_id = run_id;
-    collected.started = Some(started);
+    // The measurement's start: Go, then the warm-up.
+    collected.started = Some(started + plan.warmup);
     collected.ended = Some(std::time::SystemTime::now());
     Ok(collected)
 }

@@ -161,7 +161,7 @@ pub fn header(title: &str, base: SystemTime) -> String {
          #[StartTime: {secs:.3} (seconds since epoch), {}]\n\
          #[BaseTime: {secs:.3} (seconds since epoch)]\n\
          #[MaxValueDivisor: {MAX_VALUE_DIVISOR:.3}]\n{LEGEND}\n",
-        rfc3339(since.as_secs())
+        super::meta::rfc3339(since.as_secs())
     )
 }
 
@@ -180,45 +180,11 @@ pub fn sanitize_tag(s: &str) -> String {
     if t.is_empty() { "_".into() } else { t }
 }
 
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn rfc3339(secs: u64) -> String {
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_date(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01, by 400-year eras.
-fn civil_date(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097); // day of era, [0, 146096]
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of the year from March 1st
-    let mp = (5 * doy + 2) / 153; // month from March, [0, 11]
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use hdrhistogram::serialization::Deserializer;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-
-    #[test]
-    fn dates_are_utc_calendar_dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_796_166_245), "2026-12-01T23:04:05Z");
-        assert_eq!(rfc3339(4_107_542_399), "2100-02-28T23:59:59Z");
-    }
 
     #[test]
     fn tags_lose_the_characters_the_format_reserves() {

@@ -18,14 +18,10 @@ use crate::plan::{AgentSource, Plan, Workload};
 pub const FORMAT_VERSION: u32 = 2;
 
 fn meta(plan: &Plan, r: &RunResult) -> Meta {
-    let at = |t: Option<std::time::SystemTime>| {
-        t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| super::hlog::rfc3339(d.as_secs()))
-    };
     Meta {
         run_id: r.run_id.clone(),
-        started_at: at(r.started.map(|t| t + plan.warmup)),
-        ended_at: at(r.ended),
+        started_at: r.started.and_then(super::meta::utc),
+        ended_at: r.ended.and_then(super::meta::utc),
         tags: plan.tags.iter().cloned().collect(),
         command_line: plan.command_line.clone(),
         fleetbench_commit: super::meta::COMMIT,

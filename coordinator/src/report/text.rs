@@ -669,15 +669,9 @@ pub fn run_line(plan: &Plan, r: &RunResult) -> String {
         return String::new();
     }
     let at = |t: Option<std::time::SystemTime>| {
-        t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or("?".to_string(), |d| super::hlog::rfc3339(d.as_secs()))
+        t.and_then(super::meta::utc).unwrap_or_else(|| "?".into())
     };
-    let mut s = format!(
-        "\nRun {}: {} to {}",
-        r.run_id,
-        at(r.started.map(|t| t + plan.warmup)),
-        at(r.ended)
-    );
+    let mut s = format!("\nRun {}: {} to {}", r.run_id, at(r.started), at(r.ended));
     if !plan.tags.is_empty() {
         let tags: Vec<String> = plan.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         s.push_str(&format!("; tags: {}", tags.join(", ")));
