@@ -379,7 +379,17 @@ async fn run_plan(
             }
         },
     )
-    .await?;
+    .await;
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing half-written left behind unannounced.
+            if let Some(note) = hlog.into_inner().and_then(|l| l.abandon()) {
+                eprintln!("note: {note}");
+            }
+            return Err(e.into());
+        }
+    };
     if let Some(log) = hlog.into_inner() {
         log.finish().map_err(anyhow::Error::msg)?;
     }

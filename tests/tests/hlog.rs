@@ -153,4 +153,17 @@ fn hdrhistogram_tools_read_every_interval_of_the_log() {
         err.contains("cannot create the HdrHistogram log") && err.contains("no/such/dir"),
         "{err}"
     );
+    // A run that fails before it starts leaves no empty log behind.
+    let never = dir.path("never.hlog");
+    let out = fleetbench(&[
+        "oltp_point_select",
+        "--mysql-host=127.0.0.1",
+        "--mysql-port=1",
+        "--time=1",
+        &format!("--hlog={}", never.display()),
+        "run",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(!never.exists(), "an empty log was left: {err}");
 }

@@ -134,6 +134,25 @@ impl RunLog {
         self.log = None;
     }
 
+    /// The run failed: a log that never began is removed (it holds nothing); one that did
+    /// is kept with what it logged, and the returned line says so.
+    pub fn abandon(mut self) -> Option<String> {
+        match self.log.take() {
+            None => {
+                drop(self.file.take());
+                let _ = std::fs::remove_file(&self.path);
+                None
+            }
+            Some(l) => {
+                let _ = l.finish();
+                Some(format!(
+                    "the HdrHistogram log {} holds the intervals logged before the failure",
+                    self.path.display()
+                ))
+            }
+        }
+    }
+
     /// Flushes the file; the first error met on the way, with the file's name.
     pub fn finish(mut self) -> Result<(), String> {
         let flushed = match self.log.take() {
