@@ -10,7 +10,9 @@ pub mod rand;
 pub mod rate;
 pub mod runner;
 pub mod service;
+pub mod spec;
 pub mod stats;
+pub mod wire;
 pub mod workloads;
 
 use std::future::Future;

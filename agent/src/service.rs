@@ -6,26 +6,24 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use fleetbench_proto::PROTOCOL_VERSION;
 use fleetbench_proto::v1::agent_server::Agent;
 use fleetbench_proto::v1::{
     self as pb, HelloReply, HelloRequest, RunEvent, RunRequest, run_event, run_request,
     workload_spec,
 };
-use fleetbench_proto::{PROTOCOL_VERSION, histogram};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
-use crate::rand::Distribution;
-use crate::rate::QueueState;
-use crate::runner::{FinalReport, IntervalReport, OpenProgress, PreparedRun, RunConfig};
-use crate::stats::{DbCounters, IoCounters, Sample};
-use crate::workloads::fileio::{self, FileJob, FileSet, FileioConfig};
+use crate::runner::{IntervalReport, OpenProgress, PreparedRun, RunConfig};
+use crate::spec::Workload;
+use crate::wire;
+use crate::workloads::fileio::{self, FileJob, FileSet};
+use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
-use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::worker::OpenError;
-use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
@@ -472,14 +470,15 @@ impl AgentService {
             (false, _) => TableOp::Cleanup,
         };
         let job = match r.workload.as_ref().and_then(|w| w.kind.as_ref()) {
-            Some(workload_spec::Kind::Oltp(o)) => {
-                TableWork::Oltp(Job::new(Arc::new(oltp_from_proto(o)?)))
-            }
+            Some(workload_spec::Kind::Oltp(o)) => TableWork::Oltp(Job::new(Arc::new(
+                wire::oltp_from_proto(o).map_err(|e| Status::invalid_argument(e.0))?,
+            ))),
             Some(workload_spec::Kind::Fileio(_)) if op == TableOp::Prewarm => {
                 return Err(Status::invalid_argument("prewarm is for OLTP tables"));
             }
             Some(workload_spec::Kind::Fileio(f)) => TableWork::Files(FileJob::new(
-                fileio_from_proto(f, &self.options.work_dir, r.seed)?,
+                wire::fileio_from_proto(f, &self.options.work_dir, r.seed)
+                    .map_err(|e| Status::invalid_argument(e.0))?,
             )),
             _ => {
                 return Err(Status::invalid_argument(
@@ -597,30 +596,29 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         seed: start.seed,
         warmup: Duration::from_millis(start.warmup_ms),
     };
-    match start.workload.as_ref().and_then(|w| w.kind.as_ref()) {
-        Some(workload_spec::Kind::Cpu(c)) => {
-            if c.max_prime < 3 {
-                return Err(Status::invalid_argument("cpu max prime must be at least 3"));
-            }
-            let cpu = workloads::cpu::Cpu {
+    let workload = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
+        .map_err(|e| Status::invalid_argument(e.0))?;
+    // What the spec's validation cannot know: what this host can give.
+    let failed = |e: String| Status::failed_precondition(e);
+    match workload {
+        Workload::Cpu(c) => Ok(Planned::Threads(
+            Arc::new(workloads::cpu::Cpu {
                 max_prime: c.max_prime,
-            };
-            Ok(Planned::Threads(Arc::new(cpu), config))
-        }
-        Some(workload_spec::Kind::Oltp(o)) => {
-            let cfg = oltp_from_proto(o)?;
+            }),
+            config,
+        )),
+        Workload::Oltp(o) => {
             let total = u64::from(start.total_threads)
                 .max(u64::from(start.first_thread) + u64::from(start.threads));
-            Ok(Planned::Oltp(Arc::new(cfg), config, total))
+            Ok(Planned::Oltp(Arc::new(o.config), config, total))
         }
-        Some(workload_spec::Kind::Fileio(f)) => {
-            let cfg = fileio_from_proto(f, work_dir, start.seed)?;
+        Workload::Fileio(cfg) => {
             if cfg.mode.is_none() {
                 return Err(Status::invalid_argument("fileio run needs a test mode"));
             }
             cfg.check_host(start.threads, false)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?;
-            let set = FileSet::open(cfg).map_err(|e| Status::failed_precondition(e.to_string()))?;
+            let set = FileSet::open(*cfg).map_err(|e| failed(e.to_string()))?;
             if let Some(engine) = set.async_engine() {
                 info!(engine, "asynchronous file I/O");
             }
@@ -629,239 +627,31 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
                 config,
             ))
         }
-        Some(workload_spec::Kind::Memory(m)) => {
-            let oper = memory::Oper::parse(&m.oper).ok_or_else(|| {
-                Status::invalid_argument(format!("unknown memory operation '{}'", m.oper))
-            })?;
-            let cfg = memory::MemoryConfig {
-                block_size: usize::try_from(m.block_size)
-                    .map_err(|_| Status::invalid_argument("memory block size too large"))?,
-                global: match m.scope.as_str() {
-                    "global" => true,
-                    "local" => false,
-                    other => {
-                        return Err(Status::invalid_argument(format!(
-                            "unknown memory scope '{other}'"
-                        )));
-                    }
-                },
-                hugetlb: m.hugetlb,
-                oper,
-                random: match m.access_mode.as_str() {
-                    "seq" => false,
-                    "rnd" => true,
-                    other => {
-                        return Err(Status::invalid_argument(format!(
-                            "unknown memory access mode '{other}'"
-                        )));
-                    }
-                },
-                seed: start.seed,
-            };
-            let w = memory::Memory::new(cfg, start.threads)
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+        Workload::Memory(m) => {
+            let cfg = m.config(start.seed).map_err(|e| failed(e.to_string()))?;
+            let w = memory::Memory::new(cfg, start.threads).map_err(|e| failed(e.to_string()))?;
             Ok(Planned::Threads(Arc::new(w), config))
         }
-        Some(workload_spec::Kind::Threads(t)) => {
-            if t.locks == 0 {
-                return Err(Status::invalid_argument("thread locks must be at least 1"));
-            }
+        Workload::Threads(t) => {
             crate::limits::check_memory(
                 threads::Threads::bytes_for(t.locks),
                 &format!("{} thread locks (--thread-locks)", t.locks),
             )
             .map_err(Status::resource_exhausted)?;
-            let w = threads::Threads::new(threads::ThreadsConfig {
-                yields: t.yields,
-                locks: t.locks,
-            });
-            Ok(Planned::Threads(Arc::new(w), config))
+            Ok(Planned::Threads(Arc::new(threads::Threads::new(t)), config))
         }
-        Some(workload_spec::Kind::Mutex(m)) => {
-            if m.num == 0 {
-                return Err(Status::invalid_argument("mutex number must be at least 1"));
-            }
+        Workload::Mutex(m) => {
             crate::limits::check_memory(
                 mutex::MutexTest::bytes_for(m.num),
                 &format!("{} mutexes (--mutex-num)", m.num),
             )
             .map_err(Status::resource_exhausted)?;
-            let w = mutex::MutexTest::new(mutex::MutexConfig {
-                num: m.num,
-                locks: m.locks,
-                loops: m.loops,
-                seed: start.seed,
-            });
-            Ok(Planned::Threads(Arc::new(w), config))
+            Ok(Planned::Threads(
+                Arc::new(mutex::MutexTest::new(m, start.seed)),
+                config,
+            ))
         }
-        None => Err(Status::invalid_argument(
-            "Start names no workload this agent knows",
-        )),
     }
-}
-
-/// Validates the wire fileio options into the agent's configuration.
-pub fn fileio_from_proto(
-    f: &pb::FileioSpec,
-    work_dir: &Path,
-    seed: u64,
-) -> Result<FileioConfig, Status> {
-    let bad = |m: String| Status::invalid_argument(m);
-    let mode = match f.test_mode.as_str() {
-        "" => None,
-        m => Some(
-            fileio::TestMode::parse(m)
-                .ok_or_else(|| bad(format!("unknown file test mode '{m}'")))?,
-        ),
-    };
-    let io_mode = fileio::IoMode::parse(&f.io_mode)
-        .ok_or_else(|| bad(format!("unknown file io mode '{}'", f.io_mode)))?;
-    let flags = fileio::ExtraFlags::parse(&f.extra_flags.join(",")).ok_or_else(|| {
-        bad(format!(
-            "unknown file extra flags '{}'",
-            f.extra_flags.join(",")
-        ))
-    })?;
-    let cfg = FileioConfig {
-        work_dir: work_dir.to_path_buf(),
-        file_dir: f.file_dir.clone(),
-        file_num: f.file_num,
-        block_size: f.block_size,
-        total_size: f.total_size,
-        mode,
-        io_mode,
-        async_backlog: f.async_backlog,
-        flags,
-        fsync_freq: f.fsync_freq,
-        fsync_all: f.fsync_all,
-        fsync_end: f.fsync_end,
-        fdatasync: match f.fsync_mode.as_str() {
-            "fsync" | "" => false,
-            "fdatasync" => true,
-            other => return Err(bad(format!("unknown fsync mode '{other}'"))),
-        },
-        rw_ratio: f.rw_ratio,
-        seed,
-    };
-    cfg.validate().map_err(|e| bad(e.to_string()))?;
-    Ok(cfg)
-}
-
-/// Validates the wire OLTP options into the agent's configuration.
-pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, Status> {
-    let bad = |m: String| Status::invalid_argument(m);
-    let script = Script::from_name(&o.script)
-        .ok_or_else(|| bad(format!("unknown OLTP script '{}'", o.script)))?;
-    if o.targets.is_empty() {
-        return Err(bad("no database target given".into()));
-    }
-    let targets = o
-        .targets
-        .iter()
-        .map(|t| {
-            let path = |s: &str| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
-            let mode = if t.ssl_mode.is_empty() {
-                SslMode::Disabled
-            } else {
-                SslMode::parse(&t.ssl_mode).ok_or_else(|| {
-                    bad(format!(
-                        "unknown ssl mode '{}' for target {}",
-                        t.ssl_mode, t.name
-                    ))
-                })?
-            };
-            let mut target = Target {
-                name: t.name.clone(),
-                host: t.host.clone(),
-                port: u16::try_from(t.port).map_err(|_| {
-                    bad(format!("target {}: port {} is not a port", t.name, t.port))
-                })?,
-                socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
-                user: t.user.clone(),
-                password: t.password.clone(),
-                database: t.database.clone(),
-                ssl: SslSettings {
-                    mode,
-                    ca: path(&t.ssl_ca),
-                    cert: path(&t.ssl_cert),
-                    key: path(&t.ssl_key),
-                },
-                server_public_key: path(&t.server_public_key),
-                get_server_public_key: t.get_server_public_key,
-                loaded: Default::default(),
-            };
-            // The files are this host's: read them here, once, and say which is wrong.
-            target.load_files().map_err(bad)?;
-            Ok(target)
-        })
-        .collect::<Result<Vec<_>, Status>>()?;
-    if o.tables.len() > crate::limits::MAX_TABLES as usize {
-        return Err(bad(format!(
-            "{} tables are more than the {} accepted",
-            o.tables.len(),
-            crate::limits::MAX_TABLES
-        )));
-    }
-    let mut tables = Vec::new();
-    for t in &o.tables {
-        if t.target as usize >= targets.len() {
-            return Err(bad(format!(
-                "table sbtest{} maps to an unknown target",
-                t.number
-            )));
-        }
-        tables.push((t.number, t.target as usize));
-    }
-    if tables.is_empty() {
-        return Err(bad("no tables given".into()));
-    }
-    let distribution = Distribution::parse(
-        &o.rand_type,
-        o.rand_spec_iter,
-        o.rand_spec_pct,
-        o.rand_spec_res,
-        o.rand_pareto_h,
-        o.rand_zipfian_exp,
-    )
-    .map_err(bad)?;
-    let cfg = OltpConfig {
-        script,
-        targets,
-        tables,
-        table_size: o.table_size,
-        range_size: o.range_size,
-        point_selects: o.point_selects,
-        simple_ranges: o.simple_ranges,
-        sum_ranges: o.sum_ranges,
-        order_ranges: o.order_ranges,
-        distinct_ranges: o.distinct_ranges,
-        index_updates: o.index_updates,
-        non_index_updates: o.non_index_updates,
-        delete_inserts: o.delete_inserts,
-        range_selects: o.range_selects,
-        auto_inc: o.auto_inc,
-        skip_trx: o.skip_trx,
-        secondary: o.secondary,
-        create_secondary: o.create_secondary,
-        engine: o.storage_engine.clone(),
-        prepared: o.prepared_statements,
-        ignore_errors: o.ignore_errors.clone(),
-        ignore_all_errors: o.ignore_all_errors,
-        distribution,
-        random_points: o.random_points,
-        number_of_ranges: o.number_of_ranges,
-        delta: o.delta,
-        reconnect: o.reconnect,
-        create_options: o.create_options.clone(),
-        connect_delay_us: o.connect_delay_us,
-        user_delay_us: (o.user_delay_min_us, o.user_delay_max_us),
-        table_name: o.table_name.clone(),
-        sp_name: o.sp_name.clone(),
-        server_vars: o.server_vars.clone(),
-        reconnect_random: o.reconnect_random,
-    };
-    cfg.validate().map_err(bad)?;
-    Ok(cfg)
 }
 
 /// Drives one run after Start: Ready, wait for Go, stream intervals, send Final.
@@ -931,7 +721,7 @@ async fn drive(
     // The host's load, read as each interval goes out: what the interval ran beside.
     let mut host = crate::host::HostSampler::new();
     while let Some(iv) = irx.recv().await {
-        let mut msg = interval_to_proto(&iv);
+        let mut msg = wire::interval_to_proto(&iv);
         msg.host = host.sample().map(|h| pb::HostLoad {
             cpu_busy_pct: h.cpu_busy_pct,
             agent_cpu_pct: h.agent_cpu_pct,
@@ -962,7 +752,7 @@ async fn drive(
     // over, so a next coordinator started right after it is never turned away as busy.
     drop(busy);
     let _ = tx
-        .send(Ok(event(run_event::Msg::Final(final_to_proto(&fin)))))
+        .send(Ok(event(run_event::Msg::Final(wire::final_to_proto(&fin)))))
         .await;
     watcher.abort();
 }
@@ -980,107 +770,4 @@ fn describe<T, E: std::fmt::Display>(
 
 fn event(msg: run_event::Msg) -> RunEvent {
     RunEvent { msg: Some(msg) }
-}
-
-fn latency_to_proto(s: &Sample) -> pb::Latency {
-    pb::Latency {
-        // Encoding an in-memory histogram into a Vec cannot fail in practice; an empty
-        // payload decodes as "no samples" rather than losing the whole report.
-        histogram: histogram::encode(&s.hist).unwrap_or_default(),
-        min_ns: if s.events == 0 { 0 } else { s.min_ns },
-        max_ns: s.max_ns,
-        sum_ns: s.sum_ns,
-    }
-}
-
-fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
-    (!d.is_zero()).then(|| pb::DbCounters {
-        reads: d.reads,
-        writes: d.writes,
-        others: d.others,
-        ignored_errors: d.ignored_errors,
-        reconnects: d.reconnects,
-        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
-    })
-}
-
-fn io_to_proto(d: &IoCounters) -> Option<pb::IoCounters> {
-    (!d.is_zero()).then_some(pb::IoCounters {
-        reads: d.reads,
-        writes: d.writes,
-        fsyncs: d.fsyncs,
-        bytes_read: d.bytes_read,
-        bytes_written: d.bytes_written,
-    })
-}
-
-fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
-    pb::Interval {
-        seq: iv.seq,
-        duration_ns: iv.duration.as_nanos() as u64,
-        events: iv.sample.events,
-        threads_running: iv.threads_running,
-        latency: Some(latency_to_proto(&iv.sample)),
-        db: db_to_proto(&iv.sample.db),
-        io: io_to_proto(&iv.sample.io),
-        last: iv.last,
-        open_loop: open_to_proto(&iv.sample, iv.open),
-        host: None,
-    }
-}
-
-/// Open-loop figures: the service-time histogram and the queue (None in a closed loop).
-fn open_to_proto(s: &Sample, q: Option<QueueState>) -> Option<pb::OpenLoop> {
-    let q = q?;
-    let svc = &s.service;
-    Some(pb::OpenLoop {
-        service: Some(pb::Latency {
-            histogram: histogram::encode(&svc.hist).unwrap_or_default(),
-            min_ns: if svc.is_empty() { 0 } else { svc.min_ns },
-            max_ns: svc.max_ns,
-            sum_ns: svc.sum_ns,
-        }),
-        queue_length: q.queue_length,
-        concurrency: q.concurrency,
-        arrivals: q.arrivals,
-    })
-}
-
-fn final_to_proto(f: &FinalReport) -> pb::Final {
-    pb::Final {
-        elapsed_ns: f.elapsed.as_nanos() as u64,
-        events: f.sample.events,
-        latency: Some(latency_to_proto(&f.sample)),
-        threads: f
-            .threads
-            .iter()
-            .map(|&(events, busy_ns)| pb::ThreadStat { events, busy_ns })
-            .collect(),
-        aborted: f.aborted.clone().unwrap_or_default(),
-        open_loop: open_to_proto(&f.sample, f.open),
-        db: db_to_proto(&f.sample.db),
-        io: io_to_proto(&f.sample.io),
-        kinds: f
-            .tail
-            .kinds
-            .iter()
-            .zip(Kind::ALL)
-            .filter(|(s, _)| s.events > 0)
-            .map(|(s, k)| pb::KindLatency {
-                kind: k.name().into(),
-                latency: Some(latency_to_proto(s)),
-            })
-            .collect(),
-        targets: f
-            .tail
-            .targets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| pb::TargetStats {
-                target: i as u32,
-                db: db_to_proto(&t.db),
-                statements: Some(latency_to_proto(&t.statements)),
-            })
-            .collect(),
-    }
 }

@@ -254,8 +254,15 @@ fn fileio(r: &mut Rng) -> pb::FileioSpec {
 }
 
 fn memory(r: &mut Rng) -> pb::MemorySpec {
+    let block_size = r.u64();
     pb::MemorySpec {
-        block_size: r.u64(),
+        block_size,
+        // Mostly a whole number of blocks, sometimes anything.
+        total_size: if r.chance(8) {
+            r.u64()
+        } else {
+            block_size.saturating_mul(2)
+        },
         scope: r.word(&["global", "local"]),
         hugetlb: r.chance(8),
         oper: r.word(&["read", "write", "none"]),

@@ -69,8 +69,9 @@ pub enum PlanError {
     Ssl(String, String),
     #[error("invalid random distribution: {0}")]
     Rand(String),
-    #[error("{0}")]
-    Fileio(String),
+    /// A workload's own bounds ([`Workload::validate`], the same check the agents make).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
     #[error("{0}")]
     Limit(String),
     #[error(
@@ -79,115 +80,9 @@ pub enum PlanError {
     MissingTestMode,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
-    Prepare,
-    Run,
-    Cleanup,
-    /// Reads every table into the server's buffer pool (sysbench 1.0's prewarm).
-    Prewarm,
-}
-
-impl Command {
-    pub fn name(self) -> &'static str {
-        match self {
-            Command::Prepare => "prepare",
-            Command::Run => "run",
-            Command::Cleanup => "cleanup",
-            Command::Prewarm => "prewarm",
-        }
-    }
-}
-
-/// The load to run, with its options.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Workload {
-    Cpu {
-        max_prime: u64,
-    },
-    Oltp(Box<OltpPlan>),
-    /// fileio: every agent works on the full set of files in its own work directory (N
-    /// agents on N hosts measure N disks at once). `work_dir` and `seed` are each agent's
-    /// own and left empty here.
-    Fileio(Box<FileioConfig>),
-    Memory(MemoryPlan),
-    Threads {
-        yields: u32,
-        locks: u32,
-    },
-    Mutex {
-        num: u32,
-        locks: u32,
-        loops: u32,
-    },
-}
-
-/// memory options.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MemoryPlan {
-    pub block_size: u64,
-    /// Over the whole run (all agents): it ends after total_size / block_size events.
-    pub total_size: u64,
-    pub global: bool,
-    pub hugetlb: bool,
-    pub oper: Oper,
-    pub random: bool,
-}
-
-/// How the tables are shared among agents during a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableSplit {
-    /// Every thread picks among all tables (sysbench's semantics).
-    Shared,
-    /// Each agent owns a disjoint, contiguous set of tables.
-    Partition,
-}
-
-/// OLTP options: the agents' configuration with every table (1..=tables) mapped to its
-/// target, plus how tables are shared out.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OltpPlan {
-    pub config: OltpConfig,
-    pub split: TableSplit,
-}
-
-impl Workload {
-    /// The test's name as the user gave it (sysbench's names).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Workload::Cpu { .. } => "cpu",
-            Workload::Oltp(o) => o.config.script.name(),
-            Workload::Fileio(_) => "fileio",
-            Workload::Memory(_) => "memory",
-            Workload::Threads { .. } => "threads",
-            Workload::Mutex { .. } => "mutex",
-        }
-    }
-
-    /// The capability an agent must offer to run it.
-    pub fn capability(&self) -> &'static str {
-        match self {
-            Workload::Oltp(_) => "oltp",
-            other => other.name(),
-        }
-    }
-
-    /// The commands this test implements.
-    pub fn commands(&self) -> &'static [Command] {
-        match self {
-            Workload::Oltp(o) if o.config.script != Script::BulkInsert => &[
-                Command::Prepare,
-                Command::Run,
-                Command::Cleanup,
-                Command::Prewarm,
-            ],
-            Workload::Oltp(_) | Workload::Fileio(_) => {
-                &[Command::Prepare, Command::Run, Command::Cleanup]
-            }
-            _ => &[Command::Run],
-        }
-    }
-}
+pub use fleetbench_agent::spec::{
+    Command, CpuSpec, MemorySpec, MutexSpec, OltpSpec, SpecError, TableSplit, ThreadsSpec, Workload,
+};
 
 /// Where the load runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -267,36 +162,20 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         _ => command,
     };
     let workload = match test_name(&test, raw)?.as_str() {
-        "cpu" => {
-            let max_prime = num(&raw.cpu_max_prime, "cpu-max-prime", 10_000)?;
-            if max_prime < 3 {
-                return Err(invalid("cpu-max-prime", max_prime, "must be at least 3"));
-            }
-            Workload::Cpu { max_prime }
-        }
+        "cpu" => Workload::Cpu(CpuSpec {
+            max_prime: num(&raw.cpu_max_prime, "cpu-max-prime", 10_000)?,
+        }),
         "fileio" => Workload::Fileio(Box::new(fileio(raw, command)?)),
         "memory" => Workload::Memory(memory(raw)?),
-        "threads" => {
-            let locks = num(&raw.thread_locks, "thread-locks", 8)?;
-            if locks == 0 {
-                return Err(invalid("thread-locks", 0, "must be at least 1"));
-            }
-            Workload::Threads {
-                yields: num(&raw.thread_yields, "thread-yields", 1000)?,
-                locks,
-            }
-        }
-        "mutex" => {
-            let n = num(&raw.mutex_num, "mutex-num", 4096)?;
-            if n == 0 {
-                return Err(invalid("mutex-num", 0, "must be at least 1"));
-            }
-            Workload::Mutex {
-                num: n,
-                locks: num(&raw.mutex_locks, "mutex-locks", 50_000)?,
-                loops: num(&raw.mutex_loops, "mutex-loops", 10_000)?,
-            }
-        }
+        "threads" => Workload::Threads(ThreadsSpec {
+            yields: num(&raw.thread_yields, "thread-yields", 1000)?,
+            locks: num(&raw.thread_locks, "thread-locks", 8)?,
+        }),
+        "mutex" => Workload::Mutex(MutexSpec {
+            num: num(&raw.mutex_num, "mutex-num", 4096)?,
+            locks: num(&raw.mutex_locks, "mutex-locks", 50_000)?,
+            loops: num(&raw.mutex_loops, "mutex-loops", 10_000)?,
+        }),
         other => match Script::from_name(other) {
             Some(script) => Workload::Oltp(Box::new(oltp(
                 script,
@@ -306,6 +185,9 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             None => return Err(PlanError::UnknownTest(test.clone())),
         },
     };
+    // The bounds the agents hold a Start to, checked here first so that bad options
+    // never reach an agent.
+    workload.validate()?;
     if !workload.commands().contains(&command) {
         return Err(PlanError::Unsupported {
             test,
@@ -319,8 +201,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     // An old (0.4/0.5) command line without limits runs 0.4/0.5's default of 10,000
     // events and no time limit; 1.0 spellings keep 1.0's 10 seconds.
     // An old command line with an event limit alone has 0.4/0.5's time limit: none.
-    let old_limits =
-        raw.legacy && !matches!(workload, Workload::Memory(_) | Workload::Mutex { .. });
+    let old_limits = raw.legacy && !matches!(workload, Workload::Memory(_) | Workload::Mutex(_));
     let (time_default, events_default) = match (old_limits, &raw.time, &raw.events) {
         (true, None, None) => (0, LEGACY_EVENTS),
         (true, None, Some(_)) => (0, 0),
@@ -339,10 +220,10 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             };
         }
         // Each mutex thread runs exactly one event; --events does not apply.
-        Workload::Mutex { .. } => events = 0,
+        Workload::Mutex(_) => events = 0,
         _ => {}
     }
-    let one_shot = matches!(workload, Workload::Mutex { .. });
+    let one_shot = matches!(workload, Workload::Mutex(_));
     if command == Command::Run && time == 0 && events == 0 && !one_shot {
         return Err(PlanError::Endless);
     }
@@ -366,18 +247,11 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         None => 0.0,
         Some(r) => parse_rate(r)?,
     };
-    if rate > 0.0 {
-        let one_event_per_thread = match &workload {
-            Workload::Mutex { .. } => true,
-            Workload::Oltp(o) => o.config.script == Script::BulkInsert,
-            _ => false,
-        };
-        if one_event_per_thread {
-            return Err(PlanError::NotSupported(format!(
-                "--rate with {} (each thread runs one event; there is nothing to pace)",
-                workload.name()
-            )));
-        }
+    if rate > 0.0 && workload.one_event_per_thread() {
+        return Err(PlanError::NotSupported(format!(
+            "--rate with {} (each thread runs one event; there is nothing to pace)",
+            workload.name()
+        )));
     }
     let mut notes = Vec::new();
     for (given, option, why) in [
@@ -808,31 +682,22 @@ fn fileio(raw: &RawArgs, command: Command) -> Result<FileioConfig, PlanError> {
         fdatasync,
         rw_ratio,
     };
-    // The agent's own checks (sizes, alignment, a relative --file-dir), run here first so
-    // bad options never reach an agent.
-    plan.validate()
-        .map_err(|e| PlanError::Fileio(e.to_string()))?;
     Ok(plan)
 }
 
 /// Validates the memory options.
-fn memory(raw: &RawArgs) -> Result<MemoryPlan, PlanError> {
-    let block_size = size(&raw.memory_block_size, "memory-block-size", 1024)?;
-    if block_size == 0 || !block_size.is_multiple_of(8) {
-        return Err(invalid(
-            "memory-block-size",
-            block_size,
-            "must be a positive multiple of 8 bytes",
-        ));
-    }
-    let total_size = size(&raw.memory_total_size, "memory-total-size", 100 << 30)?;
-    if total_size < block_size {
-        return Err(invalid(
-            "memory-total-size",
-            total_size,
-            "must be at least one block (--memory-block-size)",
-        ));
-    }
+fn memory(raw: &RawArgs) -> Result<MemorySpec, PlanError> {
+    let defaults = MemorySpec::default();
+    let block_size = size(
+        &raw.memory_block_size,
+        "memory-block-size",
+        defaults.block_size,
+    )?;
+    let total_size = size(
+        &raw.memory_total_size,
+        "memory-total-size",
+        defaults.total_size,
+    )?;
     let global = match raw.memory_scope.as_deref() {
         None | Some("global") => true,
         Some("local") => false,
@@ -848,7 +713,7 @@ fn memory(raw: &RawArgs) -> Result<MemoryPlan, PlanError> {
         Some("rnd") => true,
         Some(m) => return Err(invalid("memory-access-mode", m, "expected seq or rnd")),
     };
-    Ok(MemoryPlan {
+    Ok(MemorySpec {
         block_size,
         total_size,
         global,
@@ -859,7 +724,7 @@ fn memory(raw: &RawArgs) -> Result<MemoryPlan, PlanError> {
 }
 
 /// Validates the OLTP options of `script`.
-fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanError> {
+fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanError> {
     if let Some(d) = &raw.db_driver
         && d != "mysql"
     {
@@ -1077,9 +942,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpPlan, PlanErr
             "not an engine name",
         ));
     }
-    // The agent's own checks, run here first so bad options never reach an agent.
-    config.validate().map_err(PlanError::Limit)?;
-    Ok(OltpPlan { config, split })
+    Ok(OltpSpec { config, split })
 }
 
 /// CREATE TABLE's options: 0.4's `--mysql-create-options`, and for MyISAM its
@@ -1935,7 +1798,7 @@ mod tests {
         );
         // OLTP limits the agent checks too.
         let r = plan(&["select_random_points", "--random-points=70000", "run"]);
-        assert!(matches!(r, Err(PlanError::Limit(_))), "{r:?}");
+        assert!(matches!(r, Err(PlanError::Spec(_))), "{r:?}");
     }
 
     #[test]
@@ -1978,7 +1841,7 @@ mod tests {
     #[test]
     fn defaults_match_sysbench() {
         let p = plan(&["cpu", "run"]).unwrap();
-        assert_eq!(p.workload, Workload::Cpu { max_prime: 10_000 });
+        assert_eq!(p.workload, Workload::Cpu(CpuSpec { max_prime: 10_000 }));
         assert_eq!(p.threads, 1);
         assert_eq!(p.time, Some(Duration::from_secs(10)));
         assert_eq!(p.events, None);

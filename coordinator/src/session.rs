@@ -20,9 +20,6 @@ use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status, Streaming};
 use tracing::warn;
 
-use fleetbench_agent::workloads::memory::Oper;
-use fleetbench_agent::workloads::oltp::OltpConfig;
-
 use crate::merge::{
     AgentResult, Connection, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
 };
@@ -323,7 +320,10 @@ pub async fn run(
         }
         let start = pb::Start {
             run_id: run_id.clone(),
-            workload: Some(workload_to_proto(&plan.workload, &tables[starts.len()])),
+            workload: Some(fleetbench_agent::wire::workload_to_proto(
+                &plan.workload,
+                &tables[starts.len()],
+            )),
             threads,
             first_thread,
             time_limit_ms: plan.time.map_or(0, |t| t.as_millis() as u64),
@@ -500,7 +500,10 @@ pub async fn table_job(
     let prewarm = plan.command == crate::plan::Command::Prewarm;
     let request = |i: usize, dry_run: bool| pb::PrepareRequest {
         run_id: run_id.clone(),
-        workload: Some(workload_to_proto(&plan.workload, &shares[i])),
+        workload: Some(fleetbench_agent::wire::workload_to_proto(
+            &plan.workload,
+            &shares[i],
+        )),
         threads: threads[i] as u32,
         dry_run,
         seed: seed.wrapping_add(i as u64),
@@ -855,142 +858,6 @@ async fn collect(
 
 fn lost(p: &Participant, why: String) -> AgentResult {
     p.sender().lost(why)
-}
-
-/// The wire form of a workload; `tables` are the OLTP tables this agent works on.
-fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec {
-    use pb::workload_spec::Kind;
-    let kind = match w {
-        Workload::Cpu { max_prime } => Kind::Cpu(pb::CpuSpec {
-            max_prime: *max_prime,
-        }),
-        Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
-        Workload::Fileio(f) => Kind::Fileio(pb::FileioSpec {
-            file_dir: f.file_dir.clone(),
-            file_num: f.file_num,
-            block_size: f.block_size,
-            total_size: f.total_size,
-            test_mode: f.mode.map_or("", |m| m.name()).into(),
-            io_mode: f.io_mode.name().into(),
-            async_backlog: f.async_backlog,
-            extra_flags: f.flags.names().into_iter().map(String::from).collect(),
-            fsync_freq: f.fsync_freq,
-            fsync_all: f.fsync_all,
-            fsync_end: f.fsync_end,
-            fsync_mode: if f.fdatasync { "fdatasync" } else { "fsync" }.into(),
-            rw_ratio: f.rw_ratio,
-        }),
-        Workload::Memory(m) => Kind::Memory(pb::MemorySpec {
-            block_size: m.block_size,
-            scope: if m.global { "global" } else { "local" }.into(),
-            hugetlb: m.hugetlb,
-            oper: match m.oper {
-                Oper::Read => "read",
-                Oper::Write => "write",
-                Oper::None => "none",
-            }
-            .into(),
-            access_mode: if m.random { "rnd" } else { "seq" }.into(),
-        }),
-        Workload::Threads { yields, locks } => Kind::Threads(pb::ThreadsSpec {
-            yields: *yields,
-            locks: *locks,
-        }),
-        Workload::Mutex { num, locks, loops } => Kind::Mutex(pb::MutexSpec {
-            num: *num,
-            locks: *locks,
-            loops: *loops,
-        }),
-    };
-    pb::WorkloadSpec { kind: Some(kind) }
-}
-
-/// A path for the wire ("" for none); agents read it on their own host.
-fn path_text(p: &Option<std::path::PathBuf>) -> String {
-    p.as_ref()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
-    let mut spec = pb::OltpSpec {
-        script: c.script.name().into(),
-        targets: c
-            .targets
-            .iter()
-            .map(|t| pb::Target {
-                name: t.name.clone(),
-                host: t.host.clone(),
-                port: u32::from(t.port),
-                socket: t.socket.clone().unwrap_or_default(),
-                user: t.user.clone(),
-                password: t.password.clone(),
-                database: t.database.clone(),
-                ssl_mode: t.ssl.mode.name().into(),
-                ssl_ca: path_text(&t.ssl.ca),
-                ssl_cert: path_text(&t.ssl.cert),
-                ssl_key: path_text(&t.ssl.key),
-                server_public_key: path_text(&t.server_public_key),
-                get_server_public_key: t.get_server_public_key,
-            })
-            .collect(),
-        tables: tables
-            .iter()
-            .map(|&(number, t)| pb::TableRef {
-                number,
-                target: t as u32,
-            })
-            .collect(),
-        table_size: c.table_size,
-        range_size: c.range_size,
-        point_selects: c.point_selects,
-        simple_ranges: c.simple_ranges,
-        sum_ranges: c.sum_ranges,
-        order_ranges: c.order_ranges,
-        distinct_ranges: c.distinct_ranges,
-        index_updates: c.index_updates,
-        non_index_updates: c.non_index_updates,
-        delete_inserts: c.delete_inserts,
-        range_selects: c.range_selects,
-        auto_inc: c.auto_inc,
-        skip_trx: c.skip_trx,
-        secondary: c.secondary,
-        create_secondary: c.create_secondary,
-        storage_engine: c.engine.clone(),
-        prepared_statements: c.prepared,
-        ignore_errors: c.ignore_errors.clone(),
-        ignore_all_errors: c.ignore_all_errors,
-        rand_type: String::new(),
-        rand_spec_iter: 12,
-        rand_spec_pct: 1.0,
-        rand_spec_res: 75.0,
-        rand_pareto_h: 0.2,
-        rand_zipfian_exp: 0.8,
-        random_points: c.random_points,
-        number_of_ranges: c.number_of_ranges,
-        delta: c.delta,
-        reconnect: c.reconnect,
-        create_options: c.create_options.clone(),
-        connect_delay_us: c.connect_delay_us,
-        user_delay_min_us: c.user_delay_us.0,
-        user_delay_max_us: c.user_delay_us.1,
-        table_name: c.table_name.clone(),
-        sp_name: c.sp_name.clone(),
-        server_vars: c.server_vars.clone(),
-        reconnect_random: c.reconnect_random,
-    };
-    spec.rand_type = c.distribution.name().into();
-    for (option, value) in c.distribution.options() {
-        match option {
-            "rand_spec_iter" => spec.rand_spec_iter = value as u32,
-            "rand_spec_pct" => spec.rand_spec_pct = value,
-            "rand_spec_res" => spec.rand_spec_res = value,
-            "rand_pareto_h" => spec.rand_pareto_h = value,
-            "rand_zipfian_exp" => spec.rand_zipfian_exp = value,
-            _ => {}
-        }
-    }
-    spec
 }
 
 fn status_text(s: &Status) -> String {

@@ -452,7 +452,10 @@ impl Scenario {
         let raw = self.raw(command, threads, path)?;
         plan::build(&raw).map_err(|e| {
             let option = match &e {
-                PlanError::Invalid { option, .. } => Some(option.to_string()),
+                PlanError::Invalid { option, .. }
+                | PlanError::Spec(plan::SpecError::Invalid { option, .. }) => {
+                    Some(option.to_string())
+                }
                 PlanError::Target(..) => Some("target".into()),
                 PlanError::TableMap(..) => Some("table-map".into()),
                 PlanError::RangeTooLarge { .. } => Some("range-size".into()),

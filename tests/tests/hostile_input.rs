@@ -166,6 +166,7 @@ fn memory(block_size: u64) -> workload_spec::Kind {
         oper: "write".into(),
         access_mode: "seq".into(),
         hugetlb: false,
+        total_size: block_size,
     })
 }
 

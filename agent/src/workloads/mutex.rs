@@ -7,15 +7,39 @@ use std::sync::{Arc, Mutex};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::rand::Rng;
+use crate::spec::SpecError;
 use crate::stats::IoCounters;
 
-/// Options of a mutex run.
+/// mutex's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MutexConfig {
+pub struct MutexSpec {
+    /// `--mutex-num`: mutexes to pick from.
     pub num: u32,
+    /// `--mutex-locks`: rounds of each thread's one event.
     pub locks: u32,
+    /// `--mutex-loops`: empty iterations before each lock.
     pub loops: u32,
-    pub seed: u64,
+}
+
+impl crate::spec::Spec for MutexSpec {
+    fn name(&self) -> &'static str {
+        "mutex"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        if self.num == 0 {
+            return Err(SpecError::invalid("mutex-num", 0, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("mutex_num", self.num.into()),
+            ("mutex_locks", self.locks.into()),
+            ("mutex_loops", self.loops.into()),
+        ]
+    }
 }
 
 /// A mutex on a cache line of its own (sysbench pads its mutexes too), so rounds on
@@ -24,7 +48,8 @@ pub struct MutexConfig {
 struct Padded(Mutex<()>);
 
 struct Shared {
-    cfg: MutexConfig,
+    cfg: MutexSpec,
+    seed: u64,
     mutexes: Vec<Padded>,
     /// Bumped under whichever mutex a round holds: contended across threads on purpose.
     global: AtomicU64,
@@ -38,10 +63,11 @@ impl MutexTest {
         u64::from(num.max(1)) * std::mem::size_of::<Padded>() as u64
     }
 
-    /// `num` must be at least 1 (the coordinator checks it).
-    pub fn new(cfg: MutexConfig) -> MutexTest {
+    /// `num` must be at least 1 ([`MutexSpec`]'s validation).
+    pub fn new(cfg: MutexSpec, seed: u64) -> MutexTest {
         MutexTest(Arc::new(Shared {
             cfg,
+            seed,
             mutexes: (0..cfg.num.max(1))
                 .map(|_| Padded(Mutex::new(())))
                 .collect(),
@@ -54,7 +80,7 @@ impl ThreadWorkload for MutexTest {
     fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
         Box::new(MutexWorker {
             shared: self.0.clone(),
-            rng: Rng::new(self.0.cfg.seed.wrapping_add(u64::from(thread))),
+            rng: Rng::new(self.0.seed.wrapping_add(u64::from(thread))),
             done: false,
         })
     }
@@ -108,12 +134,14 @@ mod tests {
 
     #[test]
     fn one_event_per_thread_with_every_round() {
-        let m = MutexTest::new(MutexConfig {
-            num: 4,
-            locks: 1000,
-            loops: 10,
-            seed: 1,
-        });
+        let m = MutexTest::new(
+            MutexSpec {
+                num: 4,
+                locks: 1000,
+                loops: 10,
+            },
+            1,
+        );
         let stop = AtomicBool::new(false);
         let mut handles = Vec::new();
         for t in 0..3 {

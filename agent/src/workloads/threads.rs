@@ -6,13 +6,36 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
+use crate::spec::SpecError;
 use crate::stats::IoCounters;
 
-/// Options of a threads run.
+/// threads' options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadsConfig {
+pub struct ThreadsSpec {
+    /// `--thread-yields`: lock, yield, unlock rounds per event.
     pub yields: u32,
+    /// `--thread-locks`: mutexes the events take in turn.
     pub locks: u32,
+}
+
+impl crate::spec::Spec for ThreadsSpec {
+    fn name(&self) -> &'static str {
+        "threads"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        if self.locks == 0 {
+            return Err(SpecError::invalid("thread-locks", 0, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("thread_yields", self.yields.into()),
+            ("thread_locks", self.locks.into()),
+        ]
+    }
 }
 
 /// Shared by the workers of one run.
@@ -31,8 +54,8 @@ impl Threads {
         u64::from(locks.max(1)) * std::mem::size_of::<Mutex<()>>() as u64
     }
 
-    /// `locks` must be at least 1 (the coordinator checks it).
-    pub fn new(cfg: ThreadsConfig) -> Threads {
+    /// `locks` must be at least 1 ([`ThreadsSpec`]'s validation).
+    pub fn new(cfg: ThreadsSpec) -> Threads {
         Threads(Arc::new(Shared {
             yields: cfg.yields,
             mutexes: (0..cfg.locks.max(1)).map(|_| Mutex::new(())).collect(),
@@ -72,7 +95,7 @@ mod tests {
 
     #[test]
     fn events_take_the_mutexes_in_turn() {
-        let t = Threads::new(ThreadsConfig {
+        let t = Threads::new(ThreadsSpec {
             yields: 3,
             locks: 2,
         });
@@ -86,7 +109,7 @@ mod tests {
 
     #[test]
     fn stop_cuts_a_long_event_short() {
-        let t = Threads::new(ThreadsConfig {
+        let t = Threads::new(ThreadsSpec {
             yields: 1_000_000,
             locks: 1,
         });

@@ -8,7 +8,6 @@ use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
 use crate::plan::{Plan, Workload};
 use crate::sweep::ReportStyle;
 use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
-use fleetbench_agent::workloads::memory::Oper;
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
 pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
@@ -50,8 +49,8 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
     }
     s.push_str("\n\n");
     match &plan.workload {
-        Workload::Cpu { max_prime } => {
-            let _ = writeln!(s, "Prime numbers limit: {max_prime}\n");
+        Workload::Cpu(c) => {
+            let _ = writeln!(s, "Prime numbers limit: {}\n", c.max_prime);
         }
         Workload::Oltp(o) if own => {
             for (i, t) in o.config.targets.iter().enumerate() {
@@ -72,15 +71,11 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
                 "Running memory speed test with the following options:\n  block size: {}\n  total size: {}MiB\n  operation: {}\n  scope: {}\n",
                 size_label(m.block_size),
                 m.total_size >> 20,
-                match m.oper {
-                    Oper::Read => "read",
-                    Oper::Write => "write",
-                    Oper::None => "none",
-                },
+                m.oper.name(),
                 if m.global { "global" } else { "local" }
             );
         }
-        Workload::Threads { .. } | Workload::Mutex { .. } => {}
+        Workload::Threads(_) | Workload::Mutex(_) => {}
     }
     s.push_str("Initializing worker threads...\n\n");
     s
@@ -538,7 +533,7 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
         s.push_str("\nRun interrupted: the figures below cover the time until the interrupt.\n");
     }
     match plan.workload {
-        Workload::Cpu { .. } => {
+        Workload::Cpu(_) => {
             let _ = writeln!(
                 s,
                 "CPU speed:\n    events per second: {:8.2}\n",
@@ -559,7 +554,7 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
                 mib / secs
             );
         }
-        Workload::Threads { .. } | Workload::Mutex { .. } => s.push('\n'),
+        Workload::Threads(_) | Workload::Mutex(_) => s.push('\n'),
     }
     let lat = r.latency();
     s.push_str("General statistics:\n");
@@ -1181,7 +1176,7 @@ mod tests {
 
     fn plan() -> Plan {
         Plan {
-            workload: Workload::Cpu { max_prime: 10_000 },
+            workload: Workload::Cpu(crate::plan::CpuSpec { max_prime: 10_000 }),
             command: crate::plan::Command::Run,
             threads: 3,
             time: Some(Duration::from_secs(10)),
@@ -1432,7 +1427,11 @@ Threads fairness:
             open: None,
         };
         assert_eq!(
-            interval_line(&iv, 95.0, &Workload::Cpu { max_prime: 3 }),
+            interval_line(
+                &iv,
+                95.0,
+                &Workload::Cpu(crate::plan::CpuSpec { max_prime: 3 })
+            ),
             "[ 3s ] thds: 8 eps: 1234.00 lat (ms,95%): 1.67"
         );
         let mut iv = iv;

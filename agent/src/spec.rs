@@ -1,0 +1,346 @@
+//! What a run asks of each workload, as the coordinator and the agents both see it: one spec
+//! type per workload with its name, its validation and the options a result records of it.
+//!
+//! The coordinator's plan builds these from flags and checks them with [`Workload::validate`];
+//! an agent decodes the same types from a Start message (crate::wire) and calls the same
+//! function, so a hand-made Start is held to the bounds of the command line. Checks that
+//! depend on the host (memory, threads, files) stay with the agent's workloads.
+
+use serde_json::Value;
+
+use crate::workloads::fileio::FileioConfig;
+use crate::workloads::oltp::{OltpConfig, Script};
+
+pub use crate::workloads::cpu::CpuSpec;
+pub use crate::workloads::memory::MemorySpec;
+pub use crate::workloads::mutex::MutexSpec;
+pub use crate::workloads::threads::ThreadsSpec;
+
+/// Why a spec is refused; the message names the option as the command line spells it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("invalid value for --{option}: '{value}' ({why})")]
+    Invalid {
+        option: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("{0}")]
+    Options(String),
+}
+
+impl SpecError {
+    pub fn invalid(option: &'static str, value: impl ToString, why: &'static str) -> SpecError {
+        SpecError::Invalid {
+            option,
+            value: value.to_string(),
+            why,
+        }
+    }
+}
+
+/// One workload's spec: what the coordinator plans and an agent runs.
+pub trait Spec {
+    /// The test's name as the user gives it (sysbench's names).
+    fn name(&self) -> &'static str;
+    /// The bounds both sides hold the spec to.
+    fn validate(&self) -> Result<(), SpecError>;
+    /// The options a result document records, under their JSON names (docs/result-format.md).
+    fn fields(&self) -> Vec<(&'static str, Value)>;
+}
+
+/// The commands a test may implement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Prepare,
+    Run,
+    Cleanup,
+    /// Reads every table into the server's buffer pool (sysbench 1.0's prewarm).
+    Prewarm,
+}
+
+impl Command {
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Prepare => "prepare",
+            Command::Run => "run",
+            Command::Cleanup => "cleanup",
+            Command::Prewarm => "prewarm",
+        }
+    }
+}
+
+/// How the tables are shared among agents during a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableSplit {
+    /// Every thread picks among all tables (sysbench's semantics).
+    Shared,
+    /// Each agent owns a disjoint, contiguous set of tables.
+    Partition,
+}
+
+impl TableSplit {
+    pub fn name(self) -> &'static str {
+        match self {
+            TableSplit::Shared => "shared",
+            TableSplit::Partition => "partition",
+        }
+    }
+}
+
+/// OLTP: the configuration with every table (1..=tables) mapped to its target, plus how the
+/// coordinator shares the tables out (an agent's Start carries only its own tables).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OltpSpec {
+    pub config: OltpConfig,
+    pub split: TableSplit,
+}
+
+impl Spec for OltpSpec {
+    fn name(&self) -> &'static str {
+        self.config.script.name()
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        self.config.validate().map_err(SpecError::Options)
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Value)> {
+        let c = &self.config;
+        let mut f: Vec<(&'static str, Value)> = vec![
+            ("tables", c.tables.len().into()),
+            ("table_size", c.table_size.into()),
+            ("range_size", c.range_size.into()),
+            ("point_selects", c.point_selects.into()),
+            ("simple_ranges", c.simple_ranges.into()),
+            ("sum_ranges", c.sum_ranges.into()),
+            ("order_ranges", c.order_ranges.into()),
+            ("distinct_ranges", c.distinct_ranges.into()),
+            ("index_updates", c.index_updates.into()),
+            ("non_index_updates", c.non_index_updates.into()),
+            ("delete_inserts", c.delete_inserts.into()),
+            ("range_selects", c.range_selects.into()),
+            ("auto_inc", c.auto_inc.into()),
+            ("skip_trx", c.skip_trx.into()),
+            ("secondary", c.secondary.into()),
+            ("create_secondary", c.create_secondary.into()),
+            ("mysql_storage_engine", c.engine.clone().into()),
+            (
+                "db_ps_mode",
+                if c.prepared { "auto" } else { "disable" }.into(),
+            ),
+            ("rand_type", c.distribution.name().into()),
+        ];
+        for (option, value) in c.distribution.options() {
+            f.push((option, value.into()));
+        }
+        f.push(("table_split", self.split.name().into()));
+        // The targets without their passwords.
+        let targets: Vec<Value> = c
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                serde_json::json!({
+                    "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
+                    "user": t.user, "database": t.database, "tables": c.tables_on(i),
+                })
+            })
+            .collect();
+        f.push(("targets", targets.into()));
+        f
+    }
+}
+
+impl Spec for FileioConfig {
+    fn name(&self) -> &'static str {
+        "fileio"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        FileioConfig::validate(self).map_err(|e| SpecError::Options(e.to_string()))
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Value)> {
+        vec![
+            ("file_num", self.file_num.into()),
+            ("file_block_size", self.block_size.into()),
+            ("file_total_size", self.total_size.into()),
+            ("file_test_mode", self.mode.map_or("", |m| m.name()).into()),
+            ("file_io_mode", self.io_mode.name().into()),
+            ("file_async_backlog", self.async_backlog.into()),
+            ("file_extra_flags", self.flags.names().join(",").into()),
+            ("file_fsync_freq", self.fsync_freq.into()),
+            ("file_fsync_all", self.fsync_all.into()),
+            ("file_fsync_end", self.fsync_end.into()),
+            (
+                "file_fsync_mode",
+                if self.fdatasync { "fdatasync" } else { "fsync" }.into(),
+            ),
+            ("file_rw_ratio", self.rw_ratio.into()),
+            ("file_dir", self.file_dir.clone().into()),
+        ]
+    }
+}
+
+/// The load to run, with its options.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    Cpu(CpuSpec),
+    Oltp(Box<OltpSpec>),
+    /// fileio: every agent works on the full set of files in its own work directory (N
+    /// agents on N hosts measure N disks at once). `work_dir` and `seed` are each agent's
+    /// own and left empty in the coordinator.
+    Fileio(Box<FileioConfig>),
+    Memory(MemorySpec),
+    Threads(ThreadsSpec),
+    Mutex(MutexSpec),
+}
+
+impl Workload {
+    fn spec(&self) -> &dyn Spec {
+        match self {
+            Workload::Cpu(s) => s,
+            Workload::Oltp(s) => s.as_ref(),
+            Workload::Fileio(s) => s.as_ref(),
+            Workload::Memory(s) => s,
+            Workload::Threads(s) => s,
+            Workload::Mutex(s) => s,
+        }
+    }
+
+    /// The test's name as the user gave it (sysbench's names).
+    pub fn name(&self) -> &'static str {
+        self.spec().name()
+    }
+
+    /// The bounds of its options, the same in the coordinator's plan and in an agent.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        self.spec().validate()
+    }
+
+    /// The options a result records, under their JSON names.
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+        self.spec().fields()
+    }
+
+    /// The capability an agent must offer to run it (crate::workloads::AVAILABLE).
+    pub fn capability(&self) -> &'static str {
+        match self {
+            Workload::Oltp(_) => "oltp",
+            other => other.name(),
+        }
+    }
+
+    /// The commands this test implements.
+    pub fn commands(&self) -> &'static [Command] {
+        match self {
+            Workload::Oltp(o) if o.config.script != Script::BulkInsert => &[
+                Command::Prepare,
+                Command::Run,
+                Command::Cleanup,
+                Command::Prewarm,
+            ],
+            Workload::Oltp(_) | Workload::Fileio(_) => {
+                &[Command::Prepare, Command::Run, Command::Cleanup]
+            }
+            _ => &[Command::Run],
+        }
+    }
+
+    /// Whether each thread runs one event only (nothing for `--rate` to pace).
+    pub fn one_event_per_thread(&self) -> bool {
+        match self {
+            Workload::Mutex(_) => true,
+            Workload::Oltp(o) => o.config.script == Script::BulkInsert,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::memory::Oper;
+
+    #[test]
+    fn each_spec_is_held_to_its_bounds_with_the_option_named() {
+        let bad = [
+            (Workload::Cpu(CpuSpec { max_prime: 2 }), "--cpu-max-prime"),
+            (
+                Workload::Threads(ThreadsSpec {
+                    yields: 1,
+                    locks: 0,
+                }),
+                "--thread-locks",
+            ),
+            (
+                Workload::Mutex(MutexSpec {
+                    num: 0,
+                    locks: 1,
+                    loops: 1,
+                }),
+                "--mutex-num",
+            ),
+            (
+                Workload::Memory(MemorySpec {
+                    block_size: 12,
+                    ..MemorySpec::default()
+                }),
+                "--memory-block-size",
+            ),
+            (
+                Workload::Memory(MemorySpec {
+                    block_size: 4096,
+                    total_size: 1024,
+                    ..MemorySpec::default()
+                }),
+                "--memory-total-size",
+            ),
+        ];
+        for (w, option) in bad {
+            let e = w.validate().unwrap_err().to_string();
+            assert!(e.contains(option), "{e}");
+        }
+        for good in [
+            Workload::Cpu(CpuSpec { max_prime: 3 }),
+            Workload::Memory(MemorySpec {
+                oper: Oper::Read,
+                ..MemorySpec::default()
+            }),
+            Workload::Threads(ThreadsSpec {
+                yields: 0,
+                locks: 1,
+            }),
+        ] {
+            good.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn fields_carry_the_documented_names() {
+        let w = Workload::Threads(ThreadsSpec {
+            yields: 7,
+            locks: 3,
+        });
+        assert_eq!(
+            w.fields(),
+            vec![("thread_yields", 7.into()), ("thread_locks", 3.into())]
+        );
+        assert_eq!(w.name(), "threads");
+        assert_eq!(w.commands(), &[Command::Run]);
+        let m = Workload::Memory(MemorySpec::default());
+        let names: Vec<&str> = m.fields().iter().map(|f| f.0).collect();
+        assert_eq!(
+            names,
+            [
+                "memory_block_size",
+                "memory_total_size",
+                "memory_scope",
+                "memory_hugetlb",
+                "memory_oper",
+                "memory_access_mode"
+            ]
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! The workloads' specs and results in their wire form (fleetbench.proto) and back: every
+//! conversion between the contract and the domain types, in one place, with round-trip
+//! tests. The coordinator encodes specs and decodes results; an agent the other way round.
+
+use std::path::Path;
+
+use fleetbench_proto::histogram;
+use fleetbench_proto::v1::{self as pb, workload_spec};
+
+use crate::rand::Distribution;
+use crate::rate::QueueState;
+use crate::runner::{FinalReport, IntervalReport};
+use crate::spec::{
+    CpuSpec, MemorySpec, MutexSpec, OltpSpec, Spec, SpecError, TableSplit, ThreadsSpec, Workload,
+};
+use crate::stats::{DbCounters, IoCounters, Sample};
+use crate::workloads::fileio::{self, FileioConfig};
+use crate::workloads::memory::Oper;
+use crate::workloads::oltp::tls::{SslMode, SslSettings};
+use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
+
+/// What is wrong with a message's workload (the agent answers it as an invalid argument).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct WireError(pub String);
+
+impl From<SpecError> for WireError {
+    fn from(e: SpecError) -> WireError {
+        WireError(e.to_string())
+    }
+}
+
+/// Decodes and validates a workload; `work_dir` and `seed` are this agent's (fileio keeps
+/// its files under the work directory). An OLTP workload holds this agent's tables only,
+/// and its split is the coordinator's business (left as shared).
+pub fn workload_from_proto(
+    spec: Option<&pb::WorkloadSpec>,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<Workload, WireError> {
+    use workload_spec::Kind as K;
+    let bad = |m: String| WireError(m);
+    let w = match spec.and_then(|w| w.kind.as_ref()) {
+        Some(K::Cpu(c)) => Workload::Cpu(CpuSpec {
+            max_prime: c.max_prime,
+        }),
+        Some(K::Oltp(o)) => Workload::Oltp(Box::new(OltpSpec {
+            config: oltp_from_proto(o)?,
+            split: TableSplit::Shared,
+        })),
+        Some(K::Fileio(f)) => Workload::Fileio(Box::new(fileio_from_proto(f, work_dir, seed)?)),
+        Some(K::Memory(m)) => Workload::Memory(MemorySpec {
+            block_size: m.block_size,
+            total_size: m.total_size,
+            global: match m.scope.as_str() {
+                "global" => true,
+                "local" => false,
+                other => return Err(bad(format!("unknown memory scope '{other}'"))),
+            },
+            hugetlb: m.hugetlb,
+            oper: Oper::parse(&m.oper)
+                .ok_or_else(|| bad(format!("unknown memory operation '{}'", m.oper)))?,
+            random: match m.access_mode.as_str() {
+                "seq" => false,
+                "rnd" => true,
+                other => return Err(bad(format!("unknown memory access mode '{other}'"))),
+            },
+        }),
+        Some(K::Threads(t)) => Workload::Threads(ThreadsSpec {
+            yields: t.yields,
+            locks: t.locks,
+        }),
+        Some(K::Mutex(m)) => Workload::Mutex(MutexSpec {
+            num: m.num,
+            locks: m.locks,
+            loops: m.loops,
+        }),
+        None => return Err(bad("Start names no workload this agent knows".into())),
+    };
+    w.validate()?;
+    Ok(w)
+}
+
+/// The wire form of a workload; `tables` are the OLTP tables this agent works on.
+pub fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec {
+    use pb::workload_spec::Kind;
+    let kind = match w {
+        Workload::Cpu(c) => Kind::Cpu(pb::CpuSpec {
+            max_prime: c.max_prime,
+        }),
+        Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
+        Workload::Fileio(f) => Kind::Fileio(pb::FileioSpec {
+            file_dir: f.file_dir.clone(),
+            file_num: f.file_num,
+            block_size: f.block_size,
+            total_size: f.total_size,
+            test_mode: f.mode.map_or("", |m| m.name()).into(),
+            io_mode: f.io_mode.name().into(),
+            async_backlog: f.async_backlog,
+            extra_flags: f.flags.names().into_iter().map(String::from).collect(),
+            fsync_freq: f.fsync_freq,
+            fsync_all: f.fsync_all,
+            fsync_end: f.fsync_end,
+            fsync_mode: if f.fdatasync { "fdatasync" } else { "fsync" }.into(),
+            rw_ratio: f.rw_ratio,
+        }),
+        Workload::Memory(m) => Kind::Memory(pb::MemorySpec {
+            block_size: m.block_size,
+            scope: if m.global { "global" } else { "local" }.into(),
+            hugetlb: m.hugetlb,
+            total_size: m.total_size,
+            oper: m.oper.name().into(),
+            access_mode: if m.random { "rnd" } else { "seq" }.into(),
+        }),
+        Workload::Threads(t) => Kind::Threads(pb::ThreadsSpec {
+            yields: t.yields,
+            locks: t.locks,
+        }),
+        Workload::Mutex(m) => Kind::Mutex(pb::MutexSpec {
+            num: m.num,
+            locks: m.locks,
+            loops: m.loops,
+        }),
+    };
+    pb::WorkloadSpec { kind: Some(kind) }
+}
+
+/// A path for the wire ("" for none); agents read it on their own host.
+fn path_text(p: &Option<std::path::PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
+    let mut spec = pb::OltpSpec {
+        script: c.script.name().into(),
+        targets: c
+            .targets
+            .iter()
+            .map(|t| pb::Target {
+                name: t.name.clone(),
+                host: t.host.clone(),
+                port: u32::from(t.port),
+                socket: t.socket.clone().unwrap_or_default(),
+                user: t.user.clone(),
+                password: t.password.clone(),
+                database: t.database.clone(),
+                ssl_mode: t.ssl.mode.name().into(),
+                ssl_ca: path_text(&t.ssl.ca),
+                ssl_cert: path_text(&t.ssl.cert),
+                ssl_key: path_text(&t.ssl.key),
+                server_public_key: path_text(&t.server_public_key),
+                get_server_public_key: t.get_server_public_key,
+            })
+            .collect(),
+        tables: tables
+            .iter()
+            .map(|&(number, t)| pb::TableRef {
+                number,
+                target: t as u32,
+            })
+            .collect(),
+        table_size: c.table_size,
+        range_size: c.range_size,
+        point_selects: c.point_selects,
+        simple_ranges: c.simple_ranges,
+        sum_ranges: c.sum_ranges,
+        order_ranges: c.order_ranges,
+        distinct_ranges: c.distinct_ranges,
+        index_updates: c.index_updates,
+        non_index_updates: c.non_index_updates,
+        delete_inserts: c.delete_inserts,
+        range_selects: c.range_selects,
+        auto_inc: c.auto_inc,
+        skip_trx: c.skip_trx,
+        secondary: c.secondary,
+        create_secondary: c.create_secondary,
+        storage_engine: c.engine.clone(),
+        prepared_statements: c.prepared,
+        ignore_errors: c.ignore_errors.clone(),
+        ignore_all_errors: c.ignore_all_errors,
+        rand_type: String::new(),
+        rand_spec_iter: 12,
+        rand_spec_pct: 1.0,
+        rand_spec_res: 75.0,
+        rand_pareto_h: 0.2,
+        rand_zipfian_exp: 0.8,
+        random_points: c.random_points,
+        number_of_ranges: c.number_of_ranges,
+        delta: c.delta,
+        reconnect: c.reconnect,
+        create_options: c.create_options.clone(),
+        connect_delay_us: c.connect_delay_us,
+        user_delay_min_us: c.user_delay_us.0,
+        user_delay_max_us: c.user_delay_us.1,
+        table_name: c.table_name.clone(),
+        sp_name: c.sp_name.clone(),
+        server_vars: c.server_vars.clone(),
+        reconnect_random: c.reconnect_random,
+    };
+    spec.rand_type = c.distribution.name().into();
+    for (option, value) in c.distribution.options() {
+        match option {
+            "rand_spec_iter" => spec.rand_spec_iter = value as u32,
+            "rand_spec_pct" => spec.rand_spec_pct = value,
+            "rand_spec_res" => spec.rand_spec_res = value,
+            "rand_pareto_h" => spec.rand_pareto_h = value,
+            "rand_zipfian_exp" => spec.rand_zipfian_exp = value,
+            _ => {}
+        }
+    }
+    spec
+}
+
+/// Validates the wire fileio options into the agent's configuration.
+pub fn fileio_from_proto(
+    f: &pb::FileioSpec,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<FileioConfig, WireError> {
+    let bad = WireError;
+    let mode = match f.test_mode.as_str() {
+        "" => None,
+        m => Some(
+            fileio::TestMode::parse(m)
+                .ok_or_else(|| bad(format!("unknown file test mode '{m}'")))?,
+        ),
+    };
+    let io_mode = fileio::IoMode::parse(&f.io_mode)
+        .ok_or_else(|| bad(format!("unknown file io mode '{}'", f.io_mode)))?;
+    let flags = fileio::ExtraFlags::parse(&f.extra_flags.join(",")).ok_or_else(|| {
+        bad(format!(
+            "unknown file extra flags '{}'",
+            f.extra_flags.join(",")
+        ))
+    })?;
+    let cfg = FileioConfig {
+        work_dir: work_dir.to_path_buf(),
+        file_dir: f.file_dir.clone(),
+        file_num: f.file_num,
+        block_size: f.block_size,
+        total_size: f.total_size,
+        mode,
+        io_mode,
+        async_backlog: f.async_backlog,
+        flags,
+        fsync_freq: f.fsync_freq,
+        fsync_all: f.fsync_all,
+        fsync_end: f.fsync_end,
+        fdatasync: match f.fsync_mode.as_str() {
+            "fsync" | "" => false,
+            "fdatasync" => true,
+            other => return Err(bad(format!("unknown fsync mode '{other}'"))),
+        },
+        rw_ratio: f.rw_ratio,
+        seed,
+    };
+    Spec::validate(&cfg)?;
+    Ok(cfg)
+}
+
+/// Validates the wire OLTP options into the agent's configuration.
+pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
+    let bad = WireError;
+    let script = Script::from_name(&o.script)
+        .ok_or_else(|| bad(format!("unknown OLTP script '{}'", o.script)))?;
+    if o.targets.is_empty() {
+        return Err(bad("no database target given".into()));
+    }
+    let targets = o
+        .targets
+        .iter()
+        .map(|t| {
+            let path = |s: &str| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
+            let mode = if t.ssl_mode.is_empty() {
+                SslMode::Disabled
+            } else {
+                SslMode::parse(&t.ssl_mode).ok_or_else(|| {
+                    bad(format!(
+                        "unknown ssl mode '{}' for target {}",
+                        t.ssl_mode, t.name
+                    ))
+                })?
+            };
+            let mut target = Target {
+                name: t.name.clone(),
+                host: t.host.clone(),
+                port: u16::try_from(t.port).map_err(|_| {
+                    bad(format!("target {}: port {} is not a port", t.name, t.port))
+                })?,
+                socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
+                user: t.user.clone(),
+                password: t.password.clone(),
+                database: t.database.clone(),
+                ssl: SslSettings {
+                    mode,
+                    ca: path(&t.ssl_ca),
+                    cert: path(&t.ssl_cert),
+                    key: path(&t.ssl_key),
+                },
+                server_public_key: path(&t.server_public_key),
+                get_server_public_key: t.get_server_public_key,
+                loaded: Default::default(),
+            };
+            // The files are this host's: read them here, once, and say which is wrong.
+            target.load_files().map_err(bad)?;
+            Ok(target)
+        })
+        .collect::<Result<Vec<_>, WireError>>()?;
+    if o.tables.len() > crate::limits::MAX_TABLES as usize {
+        return Err(bad(format!(
+            "{} tables are more than the {} accepted",
+            o.tables.len(),
+            crate::limits::MAX_TABLES
+        )));
+    }
+    let mut tables = Vec::new();
+    for t in &o.tables {
+        if t.target as usize >= targets.len() {
+            return Err(bad(format!(
+                "table sbtest{} maps to an unknown target",
+                t.number
+            )));
+        }
+        tables.push((t.number, t.target as usize));
+    }
+    if tables.is_empty() {
+        return Err(bad("no tables given".into()));
+    }
+    let distribution = Distribution::parse(
+        &o.rand_type,
+        o.rand_spec_iter,
+        o.rand_spec_pct,
+        o.rand_spec_res,
+        o.rand_pareto_h,
+        o.rand_zipfian_exp,
+    )
+    .map_err(bad)?;
+    let cfg = OltpConfig {
+        script,
+        targets,
+        tables,
+        table_size: o.table_size,
+        range_size: o.range_size,
+        point_selects: o.point_selects,
+        simple_ranges: o.simple_ranges,
+        sum_ranges: o.sum_ranges,
+        order_ranges: o.order_ranges,
+        distinct_ranges: o.distinct_ranges,
+        index_updates: o.index_updates,
+        non_index_updates: o.non_index_updates,
+        delete_inserts: o.delete_inserts,
+        range_selects: o.range_selects,
+        auto_inc: o.auto_inc,
+        skip_trx: o.skip_trx,
+        secondary: o.secondary,
+        create_secondary: o.create_secondary,
+        engine: o.storage_engine.clone(),
+        prepared: o.prepared_statements,
+        ignore_errors: o.ignore_errors.clone(),
+        ignore_all_errors: o.ignore_all_errors,
+        distribution,
+        random_points: o.random_points,
+        number_of_ranges: o.number_of_ranges,
+        delta: o.delta,
+        reconnect: o.reconnect,
+        create_options: o.create_options.clone(),
+        connect_delay_us: o.connect_delay_us,
+        user_delay_us: (o.user_delay_min_us, o.user_delay_max_us),
+        table_name: o.table_name.clone(),
+        sp_name: o.sp_name.clone(),
+        server_vars: o.server_vars.clone(),
+        reconnect_random: o.reconnect_random,
+    };
+    cfg.validate().map_err(bad)?;
+    Ok(cfg)
+}
+
+pub fn latency_to_proto(s: &Sample) -> pb::Latency {
+    pb::Latency {
+        // Encoding an in-memory histogram into a Vec cannot fail in practice; an empty
+        // payload decodes as "no samples" rather than losing the whole report.
+        histogram: histogram::encode(&s.hist).unwrap_or_default(),
+        min_ns: if s.events == 0 { 0 } else { s.min_ns },
+        max_ns: s.max_ns,
+        sum_ns: s.sum_ns,
+    }
+}
+
+pub fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
+    (!d.is_zero()).then(|| pb::DbCounters {
+        reads: d.reads,
+        writes: d.writes,
+        others: d.others,
+        ignored_errors: d.ignored_errors,
+        reconnects: d.reconnects,
+        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
+    })
+}
+
+pub fn io_to_proto(d: &IoCounters) -> Option<pb::IoCounters> {
+    (!d.is_zero()).then_some(pb::IoCounters {
+        reads: d.reads,
+        writes: d.writes,
+        fsyncs: d.fsyncs,
+        bytes_read: d.bytes_read,
+        bytes_written: d.bytes_written,
+    })
+}
+
+pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
+    pb::Interval {
+        seq: iv.seq,
+        duration_ns: iv.duration.as_nanos() as u64,
+        events: iv.sample.events,
+        threads_running: iv.threads_running,
+        latency: Some(latency_to_proto(&iv.sample)),
+        db: db_to_proto(&iv.sample.db),
+        io: io_to_proto(&iv.sample.io),
+        last: iv.last,
+        open_loop: open_to_proto(&iv.sample, iv.open),
+        host: None,
+    }
+}
+
+/// Open-loop figures: the service-time histogram and the queue (None in a closed loop).
+pub fn open_to_proto(s: &Sample, q: Option<QueueState>) -> Option<pb::OpenLoop> {
+    let q = q?;
+    let svc = &s.service;
+    Some(pb::OpenLoop {
+        service: Some(pb::Latency {
+            histogram: histogram::encode(&svc.hist).unwrap_or_default(),
+            min_ns: if svc.is_empty() { 0 } else { svc.min_ns },
+            max_ns: svc.max_ns,
+            sum_ns: svc.sum_ns,
+        }),
+        queue_length: q.queue_length,
+        concurrency: q.concurrency,
+        arrivals: q.arrivals,
+    })
+}
+
+pub fn final_to_proto(f: &FinalReport) -> pb::Final {
+    pb::Final {
+        elapsed_ns: f.elapsed.as_nanos() as u64,
+        events: f.sample.events,
+        latency: Some(latency_to_proto(&f.sample)),
+        threads: f
+            .threads
+            .iter()
+            .map(|&(events, busy_ns)| pb::ThreadStat { events, busy_ns })
+            .collect(),
+        aborted: f.aborted.clone().unwrap_or_default(),
+        open_loop: open_to_proto(&f.sample, f.open),
+        db: db_to_proto(&f.sample.db),
+        io: io_to_proto(&f.sample.io),
+        kinds: f
+            .tail
+            .kinds
+            .iter()
+            .zip(Kind::ALL)
+            .filter(|(s, _)| s.events > 0)
+            .map(|(s, k)| pb::KindLatency {
+                kind: k.name().into(),
+                latency: Some(latency_to_proto(s)),
+            })
+            .collect(),
+        targets: f
+            .tail
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| pb::TargetStats {
+                target: i as u32,
+                db: db_to_proto(&t.db),
+                statements: Some(latency_to_proto(&t.statements)),
+            })
+            .collect(),
+    }
+}
