@@ -68,6 +68,23 @@ pub async fn start_for(plan: &crate::plan::Plan) -> anyhow::Result<Option<LocalA
         .context("cannot start the embedded agents")
 }
 
+/// Runs `f` with the agents of `plan`: embedded ones are started before and stopped after.
+pub async fn with_agents<F, Fut, T>(plan: &crate::plan::Plan, f: F) -> anyhow::Result<T>
+where
+    F: FnOnce(Vec<String>) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    match &plan.agents {
+        crate::plan::AgentSource::Remote(a) => f(a.clone()).await,
+        crate::plan::AgentSource::Local(..) => {
+            let agents = start_for(plan).await?.expect("local agents");
+            let out = f(agents.addrs.clone()).await;
+            agents.stop().await;
+            out
+        }
+    }
+}
+
 impl LocalAgents {
     /// Stops every embedded agent and waits for it.
     pub async fn stop(self) {

@@ -77,8 +77,35 @@ pub struct AgentConn {
 /// What `fleetbench agents` shows of one agent.
 pub struct AgentStatusLine {
     pub addr: String,
-    /// The Hello answer and its round-trip time, or why there was none.
-    pub result: Result<(HelloReply, Duration), SessionError>,
+    /// What its Hello said, or why there was none.
+    pub result: Result<AgentFacts, SessionError>,
+}
+
+/// An agent's answer to Hello, and how long a second one took on the open connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFacts {
+    pub version: String,
+    pub hostname: String,
+    pub cores: u32,
+    /// The run it is busy with: id, since when (Unix seconds) and for whom.
+    pub busy: Option<(String, u64, String)>,
+    pub rtt: Duration,
+}
+
+impl AgentFacts {
+    fn of(h: HelloReply, rtt: Duration) -> AgentFacts {
+        AgentFacts {
+            version: h.agent_version,
+            hostname: h.hostname,
+            cores: h.cores,
+            busy: (!h.busy_run_id.is_empty()).then_some((
+                h.busy_run_id,
+                h.busy_since_unix,
+                h.busy_peer,
+            )),
+            rtt,
+        }
+    }
 }
 
 /// Greets every agent (concurrently) and times a second Hello on the open connection.
@@ -93,7 +120,7 @@ pub async fn probe(addrs: &[String], link: &Link) -> Vec<AgentStatusLine> {
                     coordinator_version: env!("CARGO_PKG_VERSION").into(),
                 };
                 match c.client.hello(req).await {
-                    Ok(r) => Ok((r.into_inner(), t0.elapsed())),
+                    Ok(r) => Ok(AgentFacts::of(r.into_inner(), t0.elapsed())),
                     Err(s) => Err(SessionError::Unreachable {
                         agent: a.clone(),
                         reason: status_text(&s),
@@ -177,6 +204,44 @@ pub async fn connect(
         }
     }
     Ok(conns)
+}
+
+/// Greets `addrs`, waiting for an agent that is still releasing a run this coordinator
+/// has just finished (a warm-up, a previous sweep step). An agent busy with anyone else's
+/// run is refused at once: waiting would only delay the answer, or start a run in the
+/// moment the other one ends.
+pub async fn connect_idle(
+    addrs: &[String],
+    workload: &Workload,
+    link: &Link,
+) -> Result<Vec<AgentConn>, SessionError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let ours = |reason: &str| {
+        reason
+            .strip_prefix("busy: run ")
+            .and_then(|r| r.split(' ').next())
+            .is_some_and(started_here)
+    };
+    loop {
+        match connect(addrs, workload, link).await {
+            Err(SessionError::Refused { reason, .. })
+                if ours(&reason) && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The line that says the run warms up first (None without a warm-up).
+pub fn warmup_line(plan: &Plan) -> Option<String> {
+    (!plan.warmup.is_zero()).then(|| {
+        format!(
+            "Warming up for {}s (not measured)...",
+            plan.warmup.as_secs_f64()
+        )
+    })
 }
 
 async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError> {

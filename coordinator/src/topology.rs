@@ -24,18 +24,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
 use crate::cli::{self, RawArgs};
-use crate::plan::{self, AgentSource, Command, Plan, PlanError};
-use crate::session::{self, Link};
-use crate::sweep::{self, Extras, Step, Summary};
+use crate::plan::{self, Command, Plan, PlanError};
+use crate::sweep::{self, Extras, Step};
 
 /// A mistake in a scenario file, with the line (1-based) and field it concerns.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -498,197 +496,8 @@ pub fn load(path: &Path, cli_agents: &[String]) -> Result<ScenarioFile, Scenario
     parse(&name, &src, cli_agents)
 }
 
-/// The agent options given on the command line, passed on to every scenario.
-fn cli_agent_args(raw: &RawArgs) -> Vec<String> {
-    let mut out: Vec<String> = raw.agents.iter().map(|a| format!("--agents={a}")).collect();
-    if let Some(k) = &raw.local_agents {
-        out.push(format!("--local-agents={k}"));
-    }
-    out
-}
-
-/// `fleetbench scenario run FILE [--only NAME]...`.
-pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result<i32> {
-    let usage = |m: &str| crate::UsageError(m.to_string());
-    let path = match &raw.words[..] {
-        [_, cmd, file] if cmd == "run" => PathBuf::from(file),
-        [_, cmd, ..] if cmd != "run" => {
-            return Err(usage(&format!("unknown scenario command '{cmd}': expected run")).into());
-        }
-        _ => return Err(usage("usage: fleetbench scenario run FILE [--only NAME]").into()),
-    };
-    if extras.counts.is_some()
-        || extras.rates.is_some()
-        || raw.threads.is_some()
-        || raw.rate.is_some()
-        || raw.test.is_some()
-    {
-        return Err(
-            usage("the scenario file sets test, threads and rate, not the command line").into(),
-        );
-    }
-    let file = load(&path, &cli_agent_args(raw))?;
-    for only in &raw.only {
-        if !file.scenarios.iter().any(|s| &s.name == only) {
-            let names: Vec<&str> = file.scenarios.iter().map(|s| s.name.as_str()).collect();
-            return Err(usage(&format!(
-                "--only {only}: no such scenario in {} (scenarios: {})",
-                file.path,
-                names.join(", ")
-            ))
-            .into());
-        }
-    }
-    let chosen: Vec<&Scenario> = file
-        .scenarios
-        .iter()
-        .filter(|s| raw.only.is_empty() || raw.only.contains(&s.name))
-        .collect();
-    let mut extras = extras.clone();
-    if raw.warmup_time.is_none() {
-        extras.warmup = std::time::Duration::from_secs(file.warmup_s.unwrap_or(0));
-    }
-    if raw.cooldown.is_none() {
-        extras.cooldown = std::time::Duration::from_secs(file.cooldown_s.unwrap_or(0));
-    }
-    println!(
-        "fleetbench {} (sysbench 1.0 compatible)\n\nScenarios from {}: {}\n",
-        env!("CARGO_PKG_VERSION"),
-        file.path,
-        chosen
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let mut done: Vec<(&Scenario, Plan, Vec<Step>)> = Vec::new();
-    let mut all_clean = true;
-    let mut interrupted = false;
-    // With --repeat, one pass over every scenario per measurement, back and forth, so that
-    // drift over time does not fall on one scenario.
-    'passes: for rep in 1..=extras.repeat {
-        for sc in sweep::pass_order(chosen.len(), rep)
-            .into_iter()
-            .map(|i| chosen[i])
-        {
-            let plan = sc.plan("run", sc.threads[0], &file.path)?;
-            println!(
-                "=== scenario {}{}: {} on {}{}",
-                sc.name,
-                sc.description
-                    .as_deref()
-                    .map(|d| format!(" ({d})"))
-                    .unwrap_or_default(),
-                plan.workload.name(),
-                sc.targets.join(", "),
-                if extras.repeat > 1 {
-                    format!(", measurement {rep}/{}", extras.repeat)
-                } else {
-                    String::new()
-                }
-            );
-            std::io::stdout().flush().ok();
-            let (extras, file, plan_ref) = (&extras, &file, &plan);
-            let (steps, clean, stopped) = with_agents(&plan, |addrs| async move {
-                run_scenario(sc, plan_ref, extras, rep, &addrs, link, &file.path).await
-            })
-            .await?;
-            all_clean &= clean;
-            match done.iter_mut().find(|d| std::ptr::eq(d.0, sc)) {
-                Some(d) => d.2.extend(steps),
-                None => done.push((sc, plan, steps)),
-            }
-            if stopped {
-                interrupted = true;
-                break 'passes;
-            }
-        }
-    }
-    let rows: Vec<(Option<&str>, &Summary)> = done
-        .iter()
-        .flat_map(|(sc, _, steps)| steps.iter().map(|s| (Some(sc.name.as_str()), &s.summary)))
-        .collect();
-    let requested = done
-        .first()
-        .map(|d| d.1.percentiles.clone())
-        .unwrap_or_else(|| vec![95.0]);
-    println!("Scenarios compared:");
-    print!("{}", sweep::table(&rows, &requested));
-    let doc = scenarios_doc(&file.path, &extras, &done, interrupted);
-    sweep::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
-    Ok(if all_clean {
-        crate::EXIT_OK
-    } else {
-        crate::EXIT_DEGRADED
-    })
-}
-
-/// Runs `f` with the agents of `plan`: embedded ones are started before and stopped after.
-async fn with_agents<F, Fut, T>(plan: &Plan, f: F) -> anyhow::Result<T>
-where
-    F: FnOnce(Vec<String>) -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<T>>,
-{
-    match &plan.agents {
-        AgentSource::Remote(a) => f(a.clone()).await,
-        AgentSource::Local(..) => {
-            let agents = crate::local::start_for(plan).await?.expect("local agents");
-            let out = f(agents.addrs.clone()).await;
-            agents.stop().await;
-            out
-        }
-    }
-}
-
-/// prepare, sweep, cleanup of one scenario. Cleanup runs even when the sweep failed.
-async fn run_scenario(
-    sc: &Scenario,
-    plan: &Plan,
-    extras: &Extras,
-    rep: u32,
-    addrs: &[String],
-    link: &Link,
-    path: &str,
-) -> anyhow::Result<(Vec<Step>, bool, bool)> {
-    let label = format!("[{}] ", sc.name);
-    if sc.prepare {
-        table_job(sc, Command::Prepare, addrs, link, path).await?;
-    }
-    let outcome = sweep::run_steps(plan, extras, &sc.axis(), rep..=rep, addrs, link, &label).await;
-    if sc.prepare {
-        let cleaned = table_job(sc, Command::Cleanup, addrs, link, path).await;
-        if outcome.is_ok() {
-            cleaned?;
-        }
-    }
-    outcome
-}
-
-async fn table_job(
-    sc: &Scenario,
-    command: Command,
-    addrs: &[String],
-    link: &Link,
-    path: &str,
-) -> anyhow::Result<()> {
-    let plan = sc.plan(command.name(), sc.threads[0], path)?;
-    let conns = sweep::connect_idle(addrs, &plan.workload, link).await?;
-    println!("[{}] {} ...", sc.name, command.name());
-    std::io::stdout().flush().ok();
-    let lines = session::table_job(conns, &plan, command == Command::Prepare, |_, _| {}).await?;
-    // An agent's summary may hold several lines: each gets the scenario's name.
-    for l in lines
-        .iter()
-        .flat_map(|l| l.lines())
-        .filter(|l| !l.is_empty())
-    {
-        println!("[{}] {l}", sc.name);
-    }
-    Ok(())
-}
-
 /// The JSON document of a scenario run (`kind` "scenarios").
-fn scenarios_doc(
+pub fn scenarios_doc(
     path: &str,
     extras: &Extras,
     done: &[(&Scenario, Plan, Vec<Step>)],
@@ -920,7 +729,7 @@ threads = [8]
         assert_eq!(p.percentiles, [95.0, 99.0]);
         assert_eq!(
             p.agents,
-            AgentSource::Remote(vec!["client1:7600".into(), "client2:7600".into()])
+            crate::plan::AgentSource::Remote(vec!["client1:7600".into(), "client2:7600".into()])
         );
     }
 

@@ -12,6 +12,7 @@ pub mod json;
 pub mod meta;
 pub mod progress;
 pub mod stats;
+pub mod stdout;
 pub mod text;
 
 /// Label of a percentile as sysbench prints it: 95 -> "95", 99.9 -> "99.9".

@@ -10,6 +10,24 @@ use crate::sweep::ReportStyle;
 use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
+/// The first line of every command's output, with the blank line sysbench leaves after it.
+pub fn banner() -> String {
+    format!(
+        "fleetbench {} (sysbench 1.0 compatible)\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The line that says the run warms up first (None without a warm-up).
+pub fn warmup_line(plan: &Plan) -> Option<String> {
+    (!plan.warmup.is_zero()).then(|| {
+        format!(
+            "Warming up for {}s (not measured)...",
+            plan.warmup.as_secs_f64()
+        )
+    })
+}
+
 pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
     header_in(plan, agents, ReportStyle::Fleetbench)
 }
@@ -18,11 +36,7 @@ pub fn header(plan: &Plan, agents: &[(String, u32)]) -> String {
 pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> String {
     let own = style == ReportStyle::Fleetbench;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "fleetbench {} (sysbench 1.0 compatible)\n",
-        env!("CARGO_PKG_VERSION")
-    );
+    let _ = writeln!(s, "{}", banner());
     let _ = writeln!(s, "Running the test with following options:");
     let _ = writeln!(s, "Number of threads: {}", plan.threads);
     if let Some(r) = plan.report_interval {
@@ -842,28 +856,27 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
     );
     for l in lines {
         match &l.result {
-            Ok((h, rtt)) => {
-                let state = if h.busy_run_id.is_empty() {
-                    "idle".to_string()
-                } else {
-                    let now = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_secs());
-                    format!(
-                        "busy: run {} for {} from {}",
-                        h.busy_run_id,
-                        age(now.saturating_sub(h.busy_since_unix)),
-                        h.busy_peer
-                    )
+            Ok(h) => {
+                let state = match &h.busy {
+                    None => "idle".to_string(),
+                    Some((run, since, peer)) => {
+                        let now = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_secs());
+                        format!(
+                            "busy: run {run} for {} from {peer}",
+                            age(now.saturating_sub(*since))
+                        )
+                    }
                 };
                 let _ = writeln!(
                     s,
                     "{:<w$}  {:<8}  {:<20}  {:>5}  {:>9.2}  {state}",
                     l.addr,
-                    h.agent_version,
+                    h.version,
                     h.hostname,
                     h.cores,
-                    rtt.as_secs_f64() * 1e3
+                    h.rtt.as_secs_f64() * 1e3
                 );
             }
             Err(e) => {

@@ -1,0 +1,168 @@
+//! The coordinator's commands, one module each: a benchmark (one run, a sweep, or a table
+//! job), a scenario file, the agents' status and stop, and the result files' compare and
+//! report. Each calls the pure planning, the session, the merge and the report writers;
+//! what it shows goes through crate::report::stdout.
+
+pub mod agents;
+pub mod bench;
+pub mod docs;
+pub mod scenario;
+pub mod sweep;
+pub mod tables;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use serde_json::Value;
+
+use crate::cli::{self, RawArgs};
+use crate::exit::UsageError;
+use crate::merge::RunResult;
+use crate::plan::Plan;
+use crate::report;
+use crate::session::Link;
+use crate::sweep::{Extras, Summary};
+
+/// A command line after clap: the arguments to run, or text it asked for (help, version).
+pub enum Parsed {
+    Args(Box<RawArgs>),
+    Shown(String),
+}
+
+/// Parses the command line; `fleetbench help` and `fleetbench TEST help` (or
+/// `--test=TEST help`) give their text instead of arguments.
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
+    let raw = match cli::parse(args) {
+        Ok(raw) => raw,
+        Err(e) if !e.use_stderr() => {
+            // --help / --version.
+            return Ok(Parsed::Shown(e.to_string()));
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            let mut line = first.trim_start_matches("error: ").to_string();
+            // clap's "did you mean" hint, on the same line.
+            use clap::error::{ContextKind, ContextValue};
+            for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+                match e.get(kind) {
+                    Some(ContextValue::String(s)) => {
+                        line.push_str(&format!(" (did you mean '{s}'?)"))
+                    }
+                    Some(ContextValue::Strings(v)) if !v.is_empty() => {
+                        line.push_str(&format!(" (did you mean '{}'?)", v.join("' or '")))
+                    }
+                    _ => {}
+                }
+            }
+            return Err(UsageError(line));
+        }
+    };
+    // `fleetbench help` and `fleetbench TEST help` (or `--test=TEST help`).
+    let words: Vec<&str> = raw.words.iter().map(String::as_str).collect();
+    let help_of = match (raw.test.as_deref(), &words[..]) {
+        (None, ["help"]) => Some(None),
+        (None, [test, "help"]) => Some(Some(*test)),
+        (Some(test), ["help"]) => Some(Some(test)),
+        _ => None,
+    };
+    match help_of {
+        None => Ok(Parsed::Args(Box::new(raw))),
+        Some(None) => {
+            use clap::CommandFactory;
+            Ok(Parsed::Shown(
+                cli::RawArgs::command().render_help().to_string(),
+            ))
+        }
+        Some(Some(t)) => cli::test_help(t)
+            .map(Parsed::Shown)
+            .ok_or_else(|| UsageError(format!("unknown test '{t}': try `fleetbench help`"))),
+    }
+}
+
+/// The command a parsed line names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Compare,
+    Report,
+    Agents,
+    Stop,
+    Scenario,
+    /// A test with prepare, run, cleanup or prewarm.
+    Bench,
+}
+
+impl Which {
+    pub fn of(raw: &RawArgs) -> Which {
+        if raw.test.is_some() {
+            return Which::Bench;
+        }
+        match raw.words.first().map(String::as_str) {
+            Some("compare") => Which::Compare,
+            Some("report") => Which::Report,
+            Some("agents") => Which::Agents,
+            Some("stop") => Which::Stop,
+            Some("scenario") => Which::Scenario,
+            _ => Which::Bench,
+        }
+    }
+}
+
+/// How to reach the agents: the token (file or environment) and TLS.
+pub fn link(raw: &RawArgs) -> anyhow::Result<Link> {
+    let token = fleetbench_agent::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
+    let auth = fleetbench_agent::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
+    Ok(Link {
+        auth,
+        tls: tls_config(raw)?,
+    })
+}
+
+/// TLS settings for talking to agents, from --tls-ca (and --tls-cert/--tls-key).
+fn tls_config(raw: &RawArgs) -> anyhow::Result<Option<tonic::transport::ClientTlsConfig>> {
+    let Some(ca) = &raw.tls_ca else {
+        return Ok(None);
+    };
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| UsageError(format!("cannot read {}: {e}", p.display())))
+    };
+    let mut cfg = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(read(ca)?));
+    if let (Some(c), Some(k)) = (&raw.tls_cert, &raw.tls_key) {
+        cfg = cfg.identity(tonic::transport::Identity::from_pem(read(c)?, read(k)?));
+    }
+    Ok(Some(cfg))
+}
+
+/// `--csv` and `--html` of a single run.
+pub fn single_outputs(plan: &Plan, r: &RunResult, extras: &Extras) -> anyhow::Result<()> {
+    if extras.csv.is_none() && extras.html.is_none() {
+        return Ok(());
+    }
+    let doc = serde_json::to_value(report::json::build(plan, r))?;
+    let summary = Summary::from_run(&doc).context("a run document without totals")?;
+    write_outputs(None, extras, &doc, &[(None, &summary)])
+}
+
+/// Writes the JSON, CSV and HTML files asked for.
+pub fn write_outputs(
+    json: Option<&PathBuf>,
+    extras: &Extras,
+    doc: &Value,
+    rows: &[(Option<&str>, &Summary)],
+) -> anyhow::Result<()> {
+    if let Some(path) = json {
+        report::json::write_value(path, doc)
+            .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
+    }
+    if let Some(path) = &extras.csv {
+        report::csv::write(path, rows)
+            .with_context(|| format!("cannot write the CSV table to {}", path.display()))?;
+    }
+    if let Some(path) = &extras.html {
+        report::html::write(path, doc)
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+    }
+    Ok(())
+}

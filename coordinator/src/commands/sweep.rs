@@ -1,0 +1,188 @@
+//! `--threads A,B,C run` and `--rate A,B,C run` (and `--repeat N`): one measured run per
+//! step, a line per step, then the table and the JSON, CSV and HTML files. The steps of a
+//! scenario go through the same `run_steps`.
+
+use anyhow::Context;
+
+use super::bench::{Live, measure};
+use crate::exit;
+use crate::merge::{AgentStatus, RunResult};
+use crate::plan::{Plan, PlanError, Workload};
+use crate::report::{self, stdout};
+use crate::session::{self, Link};
+use crate::sweep::{self, Axis, Extras, Step, Summary};
+
+/// Runs the steps of a sweep along `axis`; returns the steps done and whether all of them
+/// ran cleanly. Stops early on an interrupt.
+pub async fn run_steps(
+    plan: &Plan,
+    extras: &Extras,
+    axis: &Axis,
+    reps: std::ops::RangeInclusive<u32>,
+    addrs: &[String],
+    link: &Link,
+    label: &str,
+) -> anyhow::Result<(Vec<Step>, bool, bool)> {
+    let mut steps = Vec::new();
+    let mut all_clean = true;
+    let mut interrupted = false;
+    let n = axis.len();
+    let total = n as u32 * extras.repeat;
+    // Repeats go round the whole list, so that drift over time (a warming buffer pool, a
+    // neighbour's load) spreads over every count or rate instead of biasing one.
+    let order: Vec<(u32, usize)> = reps
+        .flat_map(|r| sweep::pass_order(n, r).into_iter().map(move |i| (r, i)))
+        .collect();
+    for (k, &(rep, i)) in order.iter().enumerate() {
+        if k > 0 && !extras.cooldown.is_zero() {
+            tokio::time::sleep(extras.cooldown).await;
+        }
+        let p = axis.at(plan, i);
+        let number = k as u32 + 1;
+        let name = axis.step_name(&p, i);
+        let step = if extras.repeat > 1 {
+            format!(
+                "{label}step {number}/{total}: {name}, measurement {rep}/{}",
+                extras.repeat
+            )
+        } else {
+            format!("{label}step {number}/{total}: {name}")
+        };
+        stdout::line(&step);
+        let p = Plan {
+            warmup: extras.warmup,
+            ..p
+        };
+        let conns = session::connect_idle(addrs, &p.workload, link).await?;
+        let live = Live {
+            style: extras.style,
+            banner: false,
+            hlog: None,
+        };
+        let r = measure(&p, conns, live).await?;
+        // A step measured on a saturated client host says so (the JSON has the figures).
+        for w in report::hosts::capped_warnings(&report::hosts::summarize(&r.hosts, p.tick())) {
+            eprintln!("{w}");
+        }
+        if extras.histogram {
+            stdout::print(&report::histogram::text(&r.latency()));
+        }
+        let doc = serde_json::to_value(report::json::build(&p, &r))?;
+        let mut summary = Summary::from_run(&doc).context("a run document without totals")?;
+        summary.repeat = rep;
+        stdout::line(format!(
+            "{step}: {} {:.2}{} lat (ms,{}%): {:.2}{}\n",
+            if summary.qps.is_some() {
+                "tps"
+            } else {
+                "events/s"
+            },
+            summary.tps,
+            summary
+                .qps
+                .map(|q| format!(" qps {q:.2}"))
+                .unwrap_or_default(),
+            report::pct_label(p.percentiles[0]),
+            r.latency().requested_ms(p.percentiles[0]),
+            report::text::rate_shortfall(&p, &r)
+                .map(|why| format!("\n{step}: warning: {why}"))
+                .unwrap_or_default(),
+        ));
+        all_clean &= clean(&r);
+        steps.push(Step {
+            threads: p.threads,
+            rate: p.rate,
+            repeat: rep,
+            summary,
+            result: doc,
+        });
+        if r.interrupted {
+            interrupted = true;
+            break;
+        }
+    }
+    Ok((steps, all_clean, interrupted))
+}
+
+/// Whether every agent completed and nobody interrupted.
+fn clean(r: &RunResult) -> bool {
+    !r.interrupted && r.agents.iter().all(|a| a.status == AgentStatus::Completed)
+}
+
+/// The title of a sweep's table and of its start line.
+fn sweep_title(axis: &Axis) -> &'static str {
+    match axis {
+        Axis::Rates(_) => "Rate sweep",
+        Axis::Threads(c) if c.len() > 1 => "Thread sweep",
+        Axis::Threads(_) => "Repeated run",
+    }
+}
+
+/// `--threads A,B,C ... run` or `--rate A,B,C ... run`: every step, then the table, CSV,
+/// JSON and HTML.
+pub async fn run(
+    plan: &Plan,
+    extras: &Extras,
+    addrs: &[String],
+    link: &Link,
+) -> anyhow::Result<i32> {
+    let axis = Axis::of(plan, extras);
+    if matches!(&plan.workload, Workload::Oltp(o)
+        if o.config.script == fleetbench_agent::workloads::oltp::Script::BulkInsert)
+    {
+        return Err(PlanError::NotSupported("a thread sweep of bulk_insert".into()).into());
+    }
+    let points = match &axis {
+        Axis::Threads(c) => format!(
+            "{} threads",
+            c.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        Axis::Rates(r) => format!(
+            "{} {} at {} threads",
+            r.iter()
+                .map(|&x| report::text::rate_label(x))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sweep::rate_unit(&plan.workload),
+            plan.threads
+        ),
+    };
+    stdout::line(format!(
+        "{}\n{} of {}: {}, {} per step{}{}{}\n",
+        report::text::banner(),
+        sweep_title(&axis),
+        plan.workload.name(),
+        points,
+        plan.time
+            .map_or("no time limit".into(), |t| format!("{}s", t.as_secs())),
+        if extras.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(", {}s warm-up", extras.warmup.as_secs())
+        },
+        if extras.cooldown.is_zero() {
+            String::new()
+        } else {
+            format!(", {}s cool-down", extras.cooldown.as_secs())
+        },
+        if extras.repeat > 1 {
+            format!(", {} measurements each", extras.repeat)
+        } else {
+            String::new()
+        },
+    ));
+    let (steps, all_clean, interrupted) =
+        run_steps(plan, extras, &axis, 1..=extras.repeat, addrs, link, "").await?;
+    let rows: Vec<(Option<&str>, &Summary)> = steps.iter().map(|s| (None, &s.summary)).collect();
+    stdout::line(format!(
+        "{}:",
+        match sweep_title(&axis) {
+            "Repeated run" => "Measurements",
+            t => t,
+        }
+    ));
+    stdout::print(&sweep::table(&rows, &plan.percentiles));
+    let doc = sweep::sweep_doc(plan, extras, &steps, interrupted);
+    super::write_outputs(plan.json.as_ref(), extras, &doc, &rows)?;
+    Ok(exit::of_run(all_clean))
+}
