@@ -29,11 +29,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
 use toml::Spanned;
 
 use crate::cli::{self, RawArgs};
 use crate::plan::{self, AgentSource, Command, Plan, PlanError};
+use crate::report::doc::{Document, ScenarioDoc, ScenariosDoc};
 use crate::session::{self, Link};
 use crate::sweep::{self, Extras, Step, Summary};
 
@@ -611,7 +611,7 @@ pub async fn main(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result
         .unwrap_or_else(|| vec![95.0]);
     println!("Scenarios compared:");
     print!("{}", sweep::table(&rows, &requested));
-    let doc = scenarios_doc(&file.path, &extras, &done, interrupted);
+    let doc = Document::Scenarios(scenarios_doc(&file.path, &extras, &done, interrupted));
     sweep::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
     Ok(if all_clean {
         crate::EXIT_OK
@@ -685,40 +685,37 @@ async fn table_job(
 }
 
 /// The JSON document of a scenario run (`kind` "scenarios").
-fn scenarios_doc(
+pub(crate) fn scenarios_doc(
     path: &str,
     extras: &Extras,
     done: &[(&Scenario, Plan, Vec<Step>)],
     interrupted: bool,
-) -> Value {
-    let scenarios: Vec<Value> = done
-        .iter()
-        .map(|(sc, plan, steps)| {
-            let mut v = serde_json::json!({
-                "name": sc.name,
-                "description": sc.description,
-                "test": plan.workload.name(),
-                "targets": sc.targets,
-                "threads": sc.threads,
-                "steps": steps,
-            });
-            if let sweep::Axis::Rates(r) = sc.axis() {
-                v["rates"] = serde_json::json!(r);
-            }
-            v
-        })
-        .collect();
-    serde_json::json!({
-        "format_version": crate::report::json::FORMAT_VERSION,
-        "kind": "scenarios",
-        "fleetbench_version": env!("CARGO_PKG_VERSION"),
-        "file": path,
-        "warmup_time_s": extras.warmup.as_secs(),
-        "cooldown_s": extras.cooldown.as_secs(),
-        "repeat": extras.repeat,
-        "interrupted": interrupted,
-        "scenarios": scenarios,
-    })
+) -> ScenariosDoc {
+    ScenariosDoc {
+        format_version: crate::report::json::FORMAT_VERSION,
+        kind: "scenarios".into(),
+        fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+        file: path.into(),
+        warmup_time_s: extras.warmup.as_secs(),
+        cooldown_s: extras.cooldown.as_secs(),
+        repeat: extras.repeat,
+        interrupted,
+        scenarios: done
+            .iter()
+            .map(|(sc, plan, steps)| ScenarioDoc {
+                name: sc.name.clone(),
+                description: sc.description.clone(),
+                test: plan.workload.name().into(),
+                targets: sc.targets.clone(),
+                threads: sc.threads.clone(),
+                steps: steps.clone(),
+                rates: match sc.axis() {
+                    sweep::Axis::Rates(r) => Some(r),
+                    sweep::Axis::Threads(_) => None,
+                },
+            })
+            .collect(),
+    }
 }
 
 /// A short description of the scenarios in a file, for `--help`-like listings and tests.
