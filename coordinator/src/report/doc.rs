@@ -469,3 +469,381 @@ pub struct ScenarioDoc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rates: Option<Vec<f64>>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{AgentResult, AgentStatus, Latency, RunResult};
+    use crate::report::{compare, doc_text, html, json};
+
+    fn plan(words: &[&str]) -> crate::plan::Plan {
+        let mut all = vec!["fleetbench"];
+        all.extend_from_slice(words);
+        all.push("run");
+        crate::plan::build(&crate::cli::parse(all).unwrap()).unwrap()
+    }
+
+    /// A run with two agents, a latency histogram, statement kinds, a target and its
+    /// connection, and by hand every optional part `build` leaves out without such
+    /// figures (an interval with the open loop and host load, open-loop totals).
+    fn rich_run() -> Report {
+        let mut latency = Latency::default();
+        for v in [120u64, 250, 900, 4000] {
+            latency.hist.record(v).unwrap();
+            latency.sum_ns += v * 1000;
+        }
+        latency.min_ns = 120_000;
+        latency.max_ns = 4_000_000;
+        let agent = |i: u32, status| AgentResult {
+            addr: format!("10.0.0.{i}:7600"),
+            host: format!("c{i}"),
+            threads: 2,
+            elapsed: std::time::Duration::from_secs(2),
+            events: 4,
+            latency: latency.clone(),
+            per_thread: vec![(2, 1), (2, 1)],
+            status,
+            db: Default::default(),
+            io: Default::default(),
+            open: None,
+        };
+        let r = RunResult {
+            agents: vec![
+                agent(1, AgentStatus::Completed),
+                agent(2, AgentStatus::Lost("gone".into())),
+            ],
+            kinds: vec![("point_select".into(), latency.clone())],
+            targets: vec![(0, Default::default(), latency.clone())],
+            connections: vec![(
+                0,
+                crate::merge::Connection {
+                    client: "lean".into(),
+                    server_version: "10.11.6-MariaDB".into(),
+                    server_vars: [("innodb_buffer_pool_size".to_string(), "8G".to_string())].into(),
+                    ..Default::default()
+                },
+            )],
+            run_id: "r-1".into(),
+            started: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000)),
+            ended: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_010)),
+            ..RunResult::default()
+        };
+        let p = plan(&[
+            "oltp_read_write",
+            "--mysql-host=db",
+            "--tag=pool=8G",
+            "--percentile=97.5",
+        ]);
+        let mut doc = json::build(&p, &r);
+        let service = doc.totals.latency_ms.clone();
+        doc.intervals.push(Interval {
+            t_s: 1.0,
+            duration_s: 1.0,
+            threads: 4,
+            events: 8,
+            events_per_sec: 8.0,
+            latency_ms: service.clone(),
+            agent_events: vec![Some(4), None],
+            agent_cpu_busy_pct: vec![Some(35.5), None],
+            figures: Figures {
+                sql: Some(Sql {
+                    transactions: 8,
+                    tps: 8.0,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            open_loop: Some(OpenLoopPart {
+                arrivals: 9,
+                queue_length: 1,
+                concurrency: 4,
+                service_ms: service.clone(),
+            }),
+        });
+        doc.totals.open_loop = Some(OpenLoopTotals {
+            target_rate: 10.0,
+            arrivals: 9,
+            arrivals_per_sec: 4.5,
+            events_per_sec: 4.0,
+            queue_length_end: 1,
+            rate_reached: false,
+            service_ms: service,
+            service_spectrum_ms: doc.totals.latency_spectrum_ms.clone(),
+            latency_hdr: json::hdr_base64(&latency.hist),
+            service_hdr: json::hdr_base64(&latency.hist),
+        });
+        doc.agents[0].host_load = Some(HostLoad {
+            cpu_busy_pct_avg: 35.5,
+            cores: 8,
+            saturated_intervals: vec![2],
+            ..Default::default()
+        });
+        doc
+    }
+
+    /// Serialises, reads back and serialises again: the same text, the same document.
+    fn round_trip(doc: &Document) -> Document {
+        let text = serde_json::to_string_pretty(doc).unwrap();
+        let back = Document::from_slice(text.as_bytes()).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&back).unwrap(), text);
+        back
+    }
+
+    #[test]
+    fn run_documents_read_back_as_they_were_written() {
+        let rich = rich_run();
+        let v = serde_json::to_value(&rich).unwrap();
+        for k in ["meta", "open_loop", "statements_latency_ms", "targets"] {
+            assert!(v.get(k).is_some() || v["totals"].get(k).is_some(), "{k}");
+        }
+        assert_eq!(
+            v["totals"]["targets"][0]["connections"][0]["server_vars"]["innodb_buffer_pool_size"],
+            "8G"
+        );
+        let back = round_trip(&Document::Run(Box::new(rich.clone())));
+        assert!(matches!(&back, Document::Run(r) if **r == rich));
+        // Every workload's figures, from an empty run too.
+        for words in [
+            &["cpu"][..],
+            &["fileio", "--file-test-mode=rndrw"],
+            &["memory", "--threads=1"],
+            &["threads"],
+            &["mutex"],
+            &["cpu", "--rate=100", "--warmup-time=2"],
+        ] {
+            let doc = json::build(&plan(words), &RunResult::default());
+            round_trip(&Document::Run(Box::new(doc)));
+        }
+    }
+
+    /// A step of `run` at its thread count and rate.
+    fn step(result: Report, repeat: u32) -> Step {
+        let mut summary = Summary::from_run(&result);
+        summary.repeat = repeat;
+        Step {
+            threads: result.config.threads,
+            rate: result.config.rate,
+            repeat,
+            summary,
+            result,
+        }
+    }
+
+    #[test]
+    fn sweep_and_scenarios_documents_read_back_as_they_were_written() {
+        let mut raw =
+            crate::cli::parse(["fleetbench", "cpu", "--rate=100,200", "--repeat=2", "run"])
+                .unwrap();
+        let extras = crate::sweep::take_extras(&mut raw).unwrap();
+        let p = crate::plan::build(&raw).unwrap();
+        let steps = vec![step(rich_run(), 1), step(rich_run(), 2)];
+        let sweep = crate::sweep::sweep_doc(&p, &extras, &steps, true);
+        assert_eq!(sweep.rates, Some(vec![100.0, 200.0]));
+        let back = round_trip(&Document::Sweep(sweep.clone()));
+        // The summaries' interval series are not written: the runs are what must match.
+        let Document::Sweep(read) = &back else {
+            panic!("a sweep")
+        };
+        assert!(
+            read.steps
+                .iter()
+                .zip(&sweep.steps)
+                .all(|(a, b)| a.result == b.result)
+        );
+        // The stored summary keeps its repeat; compare recomputes the rest from the run.
+        let series = compare::series(&back, "s");
+        assert_eq!(
+            series[0].rows.iter().map(|r| r.repeat).collect::<Vec<_>>(),
+            [1, 2]
+        );
+
+        let doc = Document::Scenarios(ScenariosDoc {
+            format_version: super::super::json::FORMAT_VERSION,
+            kind: "scenarios".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            file: "s.toml".into(),
+            warmup_time_s: 5,
+            cooldown_s: 1,
+            repeat: 2,
+            interrupted: false,
+            scenarios: vec![
+                ScenarioDoc {
+                    name: "direct".into(),
+                    description: Some("to the server".into()),
+                    test: "oltp_read_write".into(),
+                    targets: vec!["db".into()],
+                    threads: vec![4],
+                    steps: steps.clone(),
+                    rates: Some(vec![100.0, 200.0]),
+                },
+                ScenarioDoc {
+                    name: "proxy".into(),
+                    description: None,
+                    test: "oltp_read_write".into(),
+                    targets: vec!["proxy".into()],
+                    threads: vec![4],
+                    steps,
+                    rates: None,
+                },
+            ],
+        });
+        let text = serde_json::to_value(&doc).unwrap();
+        assert!(text["scenarios"][1]["description"].is_null());
+        assert!(text["scenarios"][1].get("rates").is_none());
+        round_trip(&doc);
+    }
+
+    /// A run document with only what the first format-2 writer wrote.
+    const OLD_RUN: &str = r#"{
+      "format_version": 2, "kind": "run", "fleetbench_version": "0.1.0",
+      "test": "oltp_read_write", "command": "run",
+      "config": {"threads": 8, "time_s": 10, "events": 0, "report_interval_s": 1,
+                 "interval_s": 1.0, "percentiles": [95.0], "rand_seed": 0,
+                 "agents": ["c1:7600"], "tables": 4, "rand_type": "uniform"},
+      "interrupted": false,
+      "totals": {"time_s": 10.0, "threads": 8, "events": 1000, "events_per_sec": 100.0,
+        "latency_ms": {"count": 1000, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 2000.0,
+                       "p50": 2.0, "p90": 3.0, "p95": 4.0, "p99": 6.0, "p99.9": 8.0},
+        "latency_spectrum_ms": [{"percentile": 0.0, "ms": 1.0}, {"percentile": 50.0, "ms": 2.0},
+                                {"percentile": 100.0, "ms": 9.0}],
+        "fairness": {"events_avg": 1000.0, "events_stddev": 0.0,
+                     "execution_time_avg_s": 10.0, "execution_time_stddev_s": 0.0},
+        "agents_lost": 0,
+        "sql": {"reads": 14000, "writes": 4000, "others": 2000, "queries": 20000,
+                "transactions": 1000, "tps": 100.0, "qps": 2000.0, "ignored_errors": 10,
+                "errors_by_code": {"1213": 10}, "reconnects": 0},
+        "targets": [{"name": "db", "reads": 14000, "writes": 4000, "others": 2000,
+                     "queries": 20000, "qps": 2000.0, "ignored_errors": 10, "reconnects": 0,
+                     "statement_latency_ms": {"count": 20000, "min": 0.1, "avg": 0.2,
+                                              "max": 1.0, "sum": 4000.0, "p95": 0.4}}]},
+      "intervals": [{"t_s": 1.0, "duration_s": 1.0, "threads": 8, "events": 100,
+        "events_per_sec": 100.0,
+        "latency_ms": {"count": 100, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 200.0,
+                       "p95": 4.0},
+        "agent_events": [100],
+        "sql": {"reads": 1400, "writes": 400, "others": 200, "queries": 2000,
+                "transactions": 100, "tps": 100.0, "qps": 2000.0, "ignored_errors": 1,
+                "errors_by_code": {}, "reconnects": 0}}],
+      "agents": [{"addr": "c1:7600", "host": "c1", "threads": 8, "time_s": 10.0,
+        "events": 1000, "events_per_sec": 100.0,
+        "latency_ms": {"count": 1000, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 2000.0,
+                       "p95": 4.0, "p99": 6.0},
+        "status": "completed"}]
+    }"#;
+
+    /// A sweep document as the first format-2 writer wrote it: no repeat, rates, or
+    /// step rate and repeat.
+    fn old_sweep() -> String {
+        let summary = r#"{"threads": 8, "time_s": 10.0, "events": 1000, "tps": 100.0,
+            "qps": 2000.0, "latency_ms": {"min": 1.0, "avg": 2.0, "max": 9.0, "p95": 4.0},
+            "errors_per_sec": 1.0, "reconnects_per_sec": 0.0}"#;
+        format!(
+            r#"{{"format_version": 2, "kind": "sweep", "fleetbench_version": "0.1.0",
+            "test": "oltp_read_write", "threads": [8, 16], "warmup_time_s": 0,
+            "cooldown_s": 0, "interrupted": false,
+            "steps": [{{"threads": 8, "summary": {summary}, "result": {OLD_RUN}}},
+                      {{"threads": 16, "summary": {summary}, "result": {}}}]}}"#,
+            OLD_RUN.replace("\"threads\": 8,", "\"threads\": 16,")
+        )
+    }
+
+    #[test]
+    fn files_of_the_first_format_2_writer_still_read() {
+        let run = Document::from_slice(OLD_RUN.as_bytes()).unwrap();
+        let Document::Run(r) = &run else {
+            panic!("a run")
+        };
+        assert!(r.meta.is_none() && r.totals.open_loop.is_none());
+        assert_eq!((r.config.rate, r.config.warmup_time_s), (0.0, 0.0));
+        assert_eq!(r.config.workload["tables"], 4);
+        assert!(r.totals.targets[0].connections.is_empty());
+        let s = compare::series(&run, "old");
+        assert_eq!((s[0].rows[0].tps, s[0].rows[0].qps), (100.0, Some(2000.0)));
+        assert_eq!(s[0].rows[0].series.tps, [100.0]);
+        assert_eq!(s[0].settings["tables"], "4");
+        let page = html::render(&run);
+        assert!(page.contains("<h1>fleetbench oltp_read_write run, 8 threads</h1>"));
+        assert!(
+            page.contains(
+                "<td>c1:7600</td><td>c1</td><td>8</td><td>100.00</td><td>4.0</td><td>6.0</td>"
+            ),
+            "{page}"
+        );
+        let text = doc_text::render(&run);
+        assert!(
+            text.starts_with(
+                "oltp_read_write: 8 threads over 1 agent(s), fleetbench 0.1.0\n\n[ 1s ]"
+            ),
+            "{text}"
+        );
+
+        let sweep = Document::from_slice(old_sweep().as_bytes()).unwrap();
+        let s = compare::series(&sweep, "old");
+        assert_eq!(
+            s[0].rows
+                .iter()
+                .map(|r| (r.threads, r.repeat))
+                .collect::<Vec<_>>(),
+            [(8, 1), (16, 1)]
+        );
+        assert!(!s[0].settings.contains_key("threads"));
+        let page = html::render(&sweep);
+        assert!(page.contains("<h1>fleetbench thread sweep of oltp_read_write</h1>"));
+        assert!(
+            page.contains("<th>threads (per step)</th><td>8, 16</td>"),
+            "{page}"
+        );
+        assert!(doc_text::render(&sweep).starts_with("Thread sweep of oltp_read_write:\n"));
+
+        // A format 1 run had no kind and no spectrum.
+        let v1 = OLD_RUN
+            .replace(
+                "\"format_version\": 2, \"kind\": \"run\",",
+                "\"format_version\": 1,",
+            )
+            .replace("\"latency_spectrum_ms\": [", "\"spectrum_was_not_here\": [");
+        let Document::Run(r) = Document::from_slice(v1.as_bytes()).unwrap() else {
+            panic!("a run")
+        };
+        assert_eq!(r.kind, "run");
+        assert!(r.totals.latency_spectrum_ms.is_empty());
+    }
+
+    #[test]
+    fn what_is_not_a_document_of_this_version_is_refused() {
+        let err = |text: &str| {
+            Document::from_slice(text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("{").starts_with("invalid JSON"));
+        assert_eq!(err("{}"), "no format_version");
+        assert_eq!(
+            err(r#"{"format_version": 3, "kind": "run"}"#),
+            "format_version 3 is newer than this fleetbench reads (2)"
+        );
+        assert_eq!(
+            err(r#"{"format_version": 2, "kind": "other"}"#),
+            "unknown kind 'other'"
+        );
+        assert!(err(r#"{"format_version": 2, "kind": "run"}"#).contains("missing field"));
+    }
+
+    #[test]
+    fn compare_reads_written_files() {
+        let dir = std::env::temp_dir().join(format!("fb-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+        let base = rich_run();
+        let mut faster = base.clone();
+        let sql = faster.totals.figures.sql.as_mut().unwrap();
+        sql.tps *= 2.0;
+        json::write(&a, &base).unwrap();
+        json::write_value(&b, &Document::Run(Box::new(faster))).unwrap();
+        let out = compare::compare_files(&[a.as_path(), b.as_path()]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(out.contains("Compared with a.json"), "{out}");
+        let tps = out.lines().find(|l| l.starts_with("tps  ")).unwrap();
+        assert!(tps.contains("+100.0%"), "{out}");
+    }
+}

@@ -961,6 +961,10 @@ const SCRIPT: &str = r#"(function () {
   } catch (e) { fail(e.message); }
 })();"#;
 
+/// A sweep's or scenario's steps on the page: its name, its steps, and the scenario (None
+/// for a sweep's one group).
+type Group<'a> = (String, &'a [Step], Option<&'a ScenarioDoc>);
+
 /// The whole page for a result document.
 pub fn render(doc: &Document) -> String {
     let mut body = String::new();
@@ -1018,13 +1022,7 @@ pub fn render(doc: &Document) -> String {
                     s
                 })
                 .collect();
-            // Each group of steps, with its scenario (None for a sweep's one group).
-            let (groups, repeat, warmup, cooldown): (
-                Vec<(String, &[Step], Option<&ScenarioDoc>)>,
-                _,
-                _,
-                _,
-            ) = match doc {
+            let (groups, repeat, warmup, cooldown): (Vec<Group>, u32, u64, u64) = match doc {
                 Document::Sweep(sw) => (
                     series
                         .first()
