@@ -70,10 +70,8 @@ fn settings_of(run: &Report, skip: &[&str]) -> BTreeMap<String, String> {
     for (k, v) in run.meta.iter().flat_map(|m| &m.tags) {
         out.insert(format!("tag {k}"), v.clone());
     }
-    // The configuration's keys are the run's fixed ones and the workload's own: all are
-    // shown the same way, as the JSON holds them.
-    let cfg = serde_json::to_value(&run.config).unwrap_or_default();
-    for (k, v) in cfg.as_object().into_iter().flatten() {
+    // The run's own keys and the workload's are shown alike, as the file holds them.
+    for (k, v) in &run.config.entries() {
         if skip.contains(&k.as_str()) {
             continue;
         }
@@ -609,17 +607,11 @@ pub fn load_series(paths: &[&Path], force: bool) -> Result<Vec<Series>, DocError
     for (p, label) in paths.iter().zip(&labels) {
         all.extend(series(&load(p)?, label));
     }
-    // A document that does not say its test ("?") is taken as it is.
-    let known = |s: &&Series| s.test != "?";
-    let first = all.iter().find(known).map(|s| s.test.clone());
+    // Every document names its test (a required field).
     if !force
-        && let Some(first) = first
-        && let Some(other) = all.iter().filter(known).find(|s| s.test != first)
+        && let Some(base) = all.first()
+        && let Some(other) = all.iter().find(|s| s.test != base.test)
     {
-        let base = all
-            .iter()
-            .find(|s| s.test == first)
-            .expect("the first known test");
         return Err(DocError::Mismatch(format!(
             "{} ran {} and {} ran {}: figures of different tests do not compare (--force compares them anyway)",
             base.label, base.test, other.label, other.test

@@ -175,6 +175,17 @@ pub struct Config {
     pub workload: BTreeMap<String, Value>,
 }
 
+impl Config {
+    /// The configuration as the file holds it, the run's own keys and the workload's in one
+    /// map (in key order): what `compare` and the HTML page list as settings.
+    pub fn entries(&self) -> serde_json::Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
 /// Latency figures in milliseconds; percentiles as "p50", "p99.9", ...
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {

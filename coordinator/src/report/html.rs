@@ -788,19 +788,10 @@ fn json_text(v: &impl serde::Serialize) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// A run's configuration as the file holds it: the run's own keys and the workload's, in
-/// one map.
-fn config_map(run: &Report) -> serde_json::Map<String, Value> {
-    match serde_json::to_value(&run.config) {
-        Ok(Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
-    }
-}
-
 /// A configuration as a two-column table (nested values as JSON).
 fn config_table(run: &Report) -> String {
     let mut s = String::from("<table class=\"config\">");
-    for (k, v) in &config_map(run) {
+    for (k, v) in &run.config.entries() {
         let _ = write!(
             s,
             "<tr><th>{}</th><td>{}</td></tr>",
@@ -817,7 +808,8 @@ fn config_table(run: &Report) -> String {
 /// between steps (threads, ...) is marked "per step" and lists each step's value in step
 /// order.
 fn steps_config_table(extra: &[(&str, String)], runs: &[&Report]) -> String {
-    let configs: Vec<serde_json::Map<String, Value>> = runs.iter().map(|r| config_map(r)).collect();
+    let configs: Vec<serde_json::Map<String, Value>> =
+        runs.iter().map(|r| r.config.entries()).collect();
     let mut keys: Vec<&String> = Vec::new();
     for c in &configs {
         for k in c.keys() {
