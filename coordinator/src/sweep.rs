@@ -369,7 +369,7 @@ impl Summary {
         let sql = t.figures.sql.as_ref();
         Summary {
             threads: doc.config.threads,
-            rate: doc.config.rate,
+            rate: doc.config.rate(),
             rate_reached: t.open_loop.as_ref().map(|o| o.rate_reached),
             time_s,
             events: t.events,
@@ -943,7 +943,7 @@ pub(crate) mod tests {
         summary.repeat = repeat;
         Step {
             threads: result.config.threads,
-            rate: result.config.rate,
+            rate: result.config.rate(),
             repeat,
             summary,
             result,
@@ -1080,7 +1080,7 @@ pub(crate) mod tests {
     /// An open-loop run document at `rate` offered, `achieved` events/s run.
     pub(crate) fn open_doc(threads: u32, rate: f64, achieved: f64, p95: f64) -> Report {
         let mut doc = run_doc(threads, achieved, achieved * 20.0, p95);
-        doc.config.rate = rate;
+        doc.config.rate = Some(rate);
         doc.totals.open_loop = Some(report::json::OpenLoopTotals {
             target_rate: rate,
             events_per_sec: achieved,

@@ -163,19 +163,26 @@ pub struct Config {
     pub rand_seed: u64,
     /// Agent addresses, or "local" entries for embedded agents.
     pub agents: Vec<String>,
-    /// `--rate`: events per second over all agents in an open loop; 0 = closed loop.
-    #[serde(default)]
-    pub rate: f64,
+    /// `--rate`: events per second over all agents in an open loop; 0 = closed loop. None
+    /// only in files written before the open loop (kept apart from 0 so that such a file
+    /// reads and lists as it always did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     /// `--warmup-time`: seconds of load before the measurement, on the same threads and
-    /// connections, in none of the figures.
-    #[serde(default)]
-    pub warmup_time_s: f64,
+    /// connections, in none of the figures. None in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_time_s: Option<f64>,
     /// The workload's own options (cpu_max_prime, tables, file_num, ...).
     #[serde(flatten)]
     pub workload: BTreeMap<String, Value>,
 }
 
 impl Config {
+    /// The offered rate (events/s); 0 in a closed loop.
+    pub fn rate(&self) -> f64 {
+        self.rate.unwrap_or(0.0)
+    }
+
     /// The configuration as the file holds it, the run's own keys and the workload's in one
     /// map (in key order): what `compare` and the HTML page list as settings.
     pub fn entries(&self) -> serde_json::Map<String, Value> {
@@ -633,7 +640,7 @@ mod tests {
         summary.repeat = repeat;
         Step {
             threads: result.config.threads,
-            rate: result.config.rate,
+            rate: result.config.rate(),
             repeat,
             summary,
             result,
@@ -765,7 +772,8 @@ mod tests {
             panic!("a run")
         };
         assert!(r.meta.is_none() && r.totals.open_loop.is_none());
-        assert_eq!((r.config.rate, r.config.warmup_time_s), (0.0, 0.0));
+        assert_eq!((r.config.rate, r.config.warmup_time_s), (None, None));
+        assert_eq!(r.config.rate(), 0.0);
         assert_eq!(r.config.workload["tables"], 4);
         assert!(r.totals.targets[0].connections.is_empty());
         let s = compare::series(&run, "old");

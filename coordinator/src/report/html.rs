@@ -467,7 +467,7 @@ fn threads_text(n: u32) -> String {
 /// A step's name: "16 threads", in a rate sweep "offered 2000/s", and with `--repeat`
 /// "16 threads, measurement 2".
 fn step_label(run: &Report, repeat: Option<u32>, by_rate: bool) -> String {
-    let rate = run.config.rate;
+    let rate = run.config.rate();
     let name = if by_rate && rate > 0.0 {
         format!("offered {}/s", num(rate))
     } else {

@@ -331,8 +331,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             percentiles: plan.percentiles.clone(),
             rand_seed: plan.seed,
             agents: agents_cfg,
-            rate: plan.rate,
-            warmup_time_s: plan.warmup.as_secs_f64(),
+            rate: Some(plan.rate),
+            warmup_time_s: Some(plan.warmup.as_secs_f64()),
             workload: workload
                 .into_iter()
                 .map(|(k, v): (&str, _)| (k.to_string(), v))
