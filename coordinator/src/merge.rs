@@ -440,8 +440,12 @@ impl AgentResult {
     }
 }
 
-/// How agents' connections to a target were made (from their Ready messages).
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+/// How agents' connections to a target were made (from their Ready messages). Read back
+/// from result documents too, where the server's fields are missing in older files.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(default)]
 pub struct Connection {
     /// "lean" or "mysql_async".
     pub client: String,

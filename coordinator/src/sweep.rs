@@ -12,11 +12,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::cli::RawArgs;
 use crate::plan::{Plan, PlanError, Workload};
 use crate::report;
+pub use crate::report::doc::Step;
+use crate::report::doc::{Report, SweepDoc};
 
 /// Output and sweep options beyond a single run's plan.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -330,45 +331,24 @@ pub struct IntervalSeries {
 }
 
 impl IntervalSeries {
-    fn from_run(doc: &Value) -> IntervalSeries {
+    fn from_run(doc: &Report) -> IntervalSeries {
         let mut s = IntervalSeries::default();
-        let tick = doc
-            .pointer("/config/interval_s")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0);
-        let Some(ivs) = doc.get("intervals").and_then(Value::as_array) else {
-            return s;
-        };
-        for iv in ivs {
-            let d = iv.get("duration_s").and_then(Value::as_f64).unwrap_or(0.0);
+        let tick = doc.config.interval_s;
+        for iv in &doc.intervals {
+            let d = iv.duration_s;
             if d <= 0.0 || d < tick / 2.0 {
                 continue;
             }
-            let sql = iv.get("sql").filter(|v| v.is_object());
-            let tps = match sql {
-                Some(q) => q.get("tps").and_then(Value::as_f64),
-                None => iv.get("events_per_sec").and_then(Value::as_f64),
-            };
-            let Some(tps) = tps else { continue };
-            s.tps.push(tps);
+            let sql = iv.figures.sql.as_ref();
+            s.tps.push(sql.map_or(iv.events_per_sec, |q| q.tps));
             if let Some(q) = sql {
-                s.qps
-                    .push(q.get("qps").and_then(Value::as_f64).unwrap_or(0.0));
-                let errors = q
-                    .get("ignored_errors")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0);
-                s.errors_per_sec.push(errors / d);
+                s.qps.push(q.qps);
+                s.errors_per_sec.push(q.ignored_errors as f64 / d);
             }
             // An interval without events has no latency to speak of.
-            let events = iv.get("events").and_then(Value::as_u64).unwrap_or(0);
-            if let Some(lat) = iv.get("latency_ms").and_then(Value::as_object)
-                && events > 0
-            {
-                for (k, v) in lat {
-                    if let (false, Some(v)) = (k == "count" || k == "sum", v.as_f64()) {
-                        s.latency_ms.entry(k.clone()).or_default().push(v);
-                    }
+            if iv.events > 0 {
+                for (k, v) in iv.latency_ms.figures() {
+                    s.latency_ms.entry(k).or_default().push(v);
                 }
             }
         }
@@ -377,57 +357,34 @@ impl IntervalSeries {
 }
 
 impl Summary {
-    /// The summary of a run document (`kind` "run"); None if it lacks the totals.
-    pub fn from_run(doc: &Value) -> Option<Summary> {
-        let t = doc.get("totals")?;
-        let time_s = t.get("time_s")?.as_f64()?;
+    /// The summary of a run document.
+    pub fn from_run(doc: &Report) -> Summary {
+        let t = &doc.totals;
+        let time_s = t.time_s;
         let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
-        let sql = t.get("sql").filter(|s| s.is_object());
-        let latency_ms = t
-            .get("latency_ms")?
-            .as_object()?
-            .iter()
-            .filter(|(k, _)| k.as_str() != "count" && k.as_str() != "sum")
-            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-            .collect();
-        Some(Summary {
-            threads: doc.pointer("/config/threads")?.as_u64()? as u32,
-            rate: doc
-                .pointer("/config/rate")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0),
-            rate_reached: t
-                .pointer("/open_loop/rate_reached")
-                .and_then(Value::as_bool),
+        let sql = t.figures.sql.as_ref();
+        Summary {
+            threads: doc.config.threads,
+            rate: doc.config.rate(),
+            rate_reached: t.open_loop.as_ref().map(|o| o.rate_reached),
             time_s,
-            events: t.get("events")?.as_u64()?,
-            tps: match sql {
-                Some(s) => s.get("tps")?.as_f64()?,
-                None => t.get("events_per_sec")?.as_f64()?,
-            },
-            qps: sql.and_then(|s| s.get("qps")?.as_f64()),
-            latency_ms,
-            errors_per_sec: per_s(
-                sql.and_then(|s| s.get("ignored_errors")?.as_f64())
-                    .unwrap_or(0.0),
-            ),
-            reconnects_per_sec: per_s(
-                sql.and_then(|s| s.get("reconnects")?.as_f64())
-                    .unwrap_or(0.0),
-            ),
+            events: t.events,
+            tps: sql.map_or(t.events_per_sec, |s| s.tps),
+            qps: sql.map(|s| s.qps),
+            latency_ms: t.latency_ms.figures().collect(),
+            errors_per_sec: per_s(sql.map_or(0.0, |s| s.ignored_errors as f64)),
+            reconnects_per_sec: per_s(sql.map_or(0.0, |s| s.reconnects as f64)),
             repeat: 1,
             series: IntervalSeries::from_run(doc),
-        })
+        }
     }
 
-    /// The summary of a sweep's or scenario's step (`{"repeat": N, "result": run}`).
-    pub fn from_step(step: &Value) -> Option<Summary> {
-        let mut s = Summary::from_run(step.get("result")?)?;
-        s.repeat = step
-            .get("repeat")
-            .and_then(Value::as_u64)
-            .map_or(1, |r| r as u32);
-        Some(s)
+    /// The summary of a sweep's or scenario's step, recomputed from its run (the stored
+    /// summary lacks the interval series).
+    pub fn from_step(step: &Step) -> Summary {
+        let mut s = Summary::from_run(&step.result);
+        s.repeat = step.repeat;
+        s
     }
 
     pub fn latency(&self, key: &str) -> f64 {
@@ -564,39 +521,22 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
     s
 }
 
-/// One step of a sweep as written to JSON: its summary and the whole run document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Step {
-    pub threads: u32,
-    /// The offered rate (events/s); 0 in a closed loop (and in files written before).
-    #[serde(default)]
-    pub rate: f64,
-    /// Which measurement of this thread count or rate (`--repeat`), from 1.
-    #[serde(default = "first_repeat")]
-    pub repeat: u32,
-    pub summary: Summary,
-    pub result: Value,
-}
-
 /// The JSON document of a sweep (`kind` "sweep"); a rate sweep adds `rates`, the offered
 /// rates in the order given.
-pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool) -> Value {
-    let mut doc = serde_json::json!({
-        "format_version": report::json::FORMAT_VERSION,
-        "kind": "sweep",
-        "fleetbench_version": env!("CARGO_PKG_VERSION"),
-        "test": plan.workload.name(),
-        "threads": extras.counts.clone().unwrap_or_else(|| vec![plan.threads]),
-        "warmup_time_s": extras.warmup.as_secs(),
-        "cooldown_s": extras.cooldown.as_secs(),
-        "repeat": extras.repeat,
-        "interrupted": interrupted,
-        "steps": steps,
-    });
-    if let Some(r) = &extras.rates {
-        doc["rates"] = serde_json::json!(r);
+pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool) -> SweepDoc {
+    SweepDoc {
+        format_version: report::json::FORMAT_VERSION,
+        kind: "sweep".into(),
+        fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+        test: plan.workload.name().into(),
+        threads: extras.counts.clone().unwrap_or_else(|| vec![plan.threads]),
+        warmup_time_s: extras.warmup.as_secs(),
+        cooldown_s: extras.cooldown.as_secs(),
+        repeat: extras.repeat,
+        interrupted,
+        steps: steps.to_vec(),
+        rates: extras.rates.clone(),
     }
-    doc
 }
 
 /// The order of the `n` steps (or scenarios) in measurement pass `rep` (from 1): forward on
@@ -635,6 +575,8 @@ pub(crate) mod tests {
         );
     }
     use super::*;
+    use crate::merge::RunResult;
+    use crate::report::doc::Document;
 
     #[test]
     fn thread_lists() {
@@ -682,28 +624,92 @@ pub(crate) mod tests {
         assert_eq!(take_extras(&mut raw).unwrap().counts, None);
     }
 
-    pub(crate) fn run_doc(threads: u32, tps: f64, qps: f64, p95: f64) -> Value {
-        serde_json::json!({
-            "format_version": 2, "kind": "run",
-            "config": {"threads": threads},
-            "totals": {
-                "time_s": 10.0, "events": (tps * 10.0) as u64, "events_per_sec": tps,
-                "latency_ms": {"count": 5, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 10.0,
-                               "p50": 2.0, "p95": p95, "p99": p95 * 2.0},
-                "sql": {"tps": tps, "qps": qps, "ignored_errors": 20, "reconnects": 0},
-            }
+    /// A cpu run document written by [`report::json::build`], with these totals and SQL
+    /// figures (as an OLTP run has them).
+    pub(crate) fn run_doc(threads: u32, tps: f64, qps: f64, p95: f64) -> Report {
+        let plan =
+            crate::plan::build(&crate::cli::parse(["fleetbench", "cpu", "run"]).unwrap()).unwrap();
+        let mut doc = report::json::build(&plan, &RunResult::default());
+        doc.config.threads = threads;
+        let t = &mut doc.totals;
+        t.time_s = 10.0;
+        t.events = (tps * 10.0) as u64;
+        t.events_per_sec = tps;
+        t.latency_ms = latency(
+            5,
+            1.0,
+            2.0,
+            9.0,
+            &[("p50", 2.0), ("p95", p95), ("p99", p95 * 2.0)],
+        );
+        t.latency_ms.sum = 10.0;
+        t.figures.sql = Some(report::json::Sql {
+            tps,
+            qps,
+            ignored_errors: 20,
+            ..Default::default()
+        });
+        doc
+    }
+
+    /// A step measuring `result` (measurement `repeat` of its thread count or rate).
+    pub(crate) fn step(result: Report, repeat: u32) -> Step {
+        let mut summary = Summary::from_run(&result);
+        summary.repeat = repeat;
+        Step {
+            threads: result.config.threads,
+            rate: result.config.rate(),
+            repeat,
+            summary,
+            result,
+        }
+    }
+
+    /// A sweep document of `test` with these steps (and offered rates, for a rate sweep).
+    pub(crate) fn sweep_of(test: &str, steps: Vec<Step>, rates: Option<Vec<f64>>) -> Document {
+        let mut threads: Vec<u32> = steps.iter().map(|s| s.threads).collect();
+        threads.dedup();
+        Document::Sweep(SweepDoc {
+            format_version: 2,
+            kind: "sweep".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            test: test.into(),
+            threads,
+            warmup_time_s: 0,
+            cooldown_s: 0,
+            repeat: steps.iter().map(|s| s.repeat).max().unwrap_or(1),
+            interrupted: false,
+            steps,
+            rates,
         })
+    }
+
+    /// A latency object with these figures and percentiles.
+    pub(crate) fn latency(
+        count: u64,
+        min: f64,
+        avg: f64,
+        max: f64,
+        pcts: &[(&str, f64)],
+    ) -> report::json::LatencyMs {
+        report::json::LatencyMs {
+            count,
+            min,
+            avg,
+            max,
+            sum: 0.0,
+            percentiles: pcts.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
     }
 
     #[test]
     fn summary_from_a_run_document() {
-        let s = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5)).unwrap();
+        let s = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5));
         assert_eq!((s.threads, s.tps, s.qps), (16, 100.0, Some(2000.0)));
         assert_eq!(s.errors_per_sec, 2.0);
         assert_eq!(s.latency("p95"), 5.5);
-        assert!(!s.latency_ms.contains_key("count"));
+        assert!(!s.latency_ms.contains_key("count") && !s.latency_ms.contains_key("sum"));
         assert_eq!(percentile_keys([&s]), ["p50", "p95", "p99"]);
-        assert!(Summary::from_run(&serde_json::json!({"config": {}})).is_none());
     }
 
     #[test]
@@ -787,25 +793,27 @@ pub(crate) mod tests {
     }
 
     /// An open-loop run document at `rate` offered, `achieved` events/s run.
-    pub(crate) fn open_doc(threads: u32, rate: f64, achieved: f64, p95: f64) -> Value {
+    pub(crate) fn open_doc(threads: u32, rate: f64, achieved: f64, p95: f64) -> Report {
         let mut doc = run_doc(threads, achieved, achieved * 20.0, p95);
-        doc["config"]["rate"] = rate.into();
-        doc["totals"]["open_loop"] = serde_json::json!({
-            "target_rate": rate, "events_per_sec": achieved,
-            "rate_reached": achieved > rate * 0.9,
+        doc.config.rate = Some(rate);
+        doc.totals.open_loop = Some(report::json::OpenLoopTotals {
+            target_rate: rate,
+            events_per_sec: achieved,
+            rate_reached: achieved > rate * 0.9,
+            ..Default::default()
         });
         doc
     }
 
     #[test]
     fn summaries_carry_the_offered_rate() {
-        let s = Summary::from_run(&open_doc(4, 2000.0, 1990.0, 3.0)).unwrap();
+        let s = Summary::from_run(&open_doc(4, 2000.0, 1990.0, 3.0));
         assert_eq!(
             (s.rate, s.rate_reached, s.tps),
             (2000.0, Some(true), 1990.0)
         );
         // A document from before the open loop: a closed loop.
-        let old = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5)).unwrap();
+        let old = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5));
         assert_eq!((old.rate, old.rate_reached), (0.0, None));
         let v = serde_json::to_value(&old).unwrap();
         assert_eq!(v["rate"], 0.0);
@@ -817,7 +825,7 @@ pub(crate) mod tests {
         assert_eq!(back.rate, 0.0);
         assert!(is_rate_sweep([
             &s,
-            &Summary::from_run(&open_doc(4, 4000.0, 3990.0, 3.0)).unwrap()
+            &Summary::from_run(&open_doc(4, 4000.0, 3990.0, 3.0))
         ]));
         assert!(!is_rate_sweep([&s, &s]));
         assert!(!is_rate_sweep([&old]));
@@ -831,17 +839,17 @@ pub(crate) mod tests {
             repeat: 1,
             ..Extras::default()
         };
-        let doc = sweep_doc(&plan, &extras, &[], false);
+        let doc = serde_json::to_value(sweep_doc(&plan, &extras, &[], false)).unwrap();
         assert_eq!(doc["rates"], serde_json::json!([100.0, 200.0]));
         assert_eq!(doc["threads"], serde_json::json!([1]));
-        let doc = sweep_doc(&plan, &Extras::default(), &[], false);
+        let doc = serde_json::to_value(sweep_doc(&plan, &Extras::default(), &[], false)).unwrap();
         assert!(doc.get("rates").is_none());
     }
 
     #[test]
     fn a_rate_table_leads_with_offered_and_achieved_rates() {
-        let a = Summary::from_run(&open_doc(4, 100.0, 99.5, 2.0)).unwrap();
-        let b = Summary::from_run(&open_doc(4, 200.0, 120.25, 80.0)).unwrap();
+        let a = Summary::from_run(&open_doc(4, 100.0, 99.5, 2.0));
+        let b = Summary::from_run(&open_doc(4, 200.0, 120.25, 80.0));
         let t = table(&[(None, &a), (None, &b)], &[95.0]);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3, "{t}");
@@ -856,7 +864,7 @@ pub(crate) mod tests {
             "{t}"
         );
         // A closed-loop row beside them (a scenario file mixing both) has no rate.
-        let closed = Summary::from_run(&run_doc(8, 300.0, 6000.0, 4.0)).unwrap();
+        let closed = Summary::from_run(&run_doc(8, 300.0, 6000.0, 4.0));
         let t = table(&[(Some("open"), &a), (Some("closed"), &closed)], &[95.0]);
         let row: Vec<&str> = t.lines().nth(2).unwrap().split_whitespace().collect();
         assert_eq!(row[..4], ["closed", "-", "300.00", "8"], "{t}");
@@ -864,8 +872,8 @@ pub(crate) mod tests {
 
     #[test]
     fn table_has_one_row_per_step() {
-        let a = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5)).unwrap();
-        let b = Summary::from_run(&run_doc(32, 150.0, 3000.0, 7.25)).unwrap();
+        let a = Summary::from_run(&run_doc(16, 100.0, 2000.0, 5.5));
+        let b = Summary::from_run(&run_doc(32, 150.0, 3000.0, 7.25));
         let t = table(&[(None, &a), (None, &b)], &[95.0]);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3, "{t}");

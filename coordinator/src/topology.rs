@@ -28,11 +28,11 @@ use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde_json::Value;
 use toml::Spanned;
 
 use crate::cli::{self, RawArgs};
 use crate::plan::{self, Command, Plan, PlanError};
+use crate::report::doc::{ScenarioDoc, ScenariosDoc};
 use crate::sweep::{self, Extras, Step};
 
 /// A mistake in a scenario file, with the line (1-based) and field it concerns.
@@ -502,35 +502,32 @@ pub fn scenarios_doc(
     extras: &Extras,
     done: &[(&Scenario, Plan, Vec<Step>)],
     interrupted: bool,
-) -> Value {
-    let scenarios: Vec<Value> = done
-        .iter()
-        .map(|(sc, plan, steps)| {
-            let mut v = serde_json::json!({
-                "name": sc.name,
-                "description": sc.description,
-                "test": plan.workload.name(),
-                "targets": sc.targets,
-                "threads": sc.threads,
-                "steps": steps,
-            });
-            if let sweep::Axis::Rates(r) = sc.axis() {
-                v["rates"] = serde_json::json!(r);
-            }
-            v
-        })
-        .collect();
-    serde_json::json!({
-        "format_version": crate::report::json::FORMAT_VERSION,
-        "kind": "scenarios",
-        "fleetbench_version": env!("CARGO_PKG_VERSION"),
-        "file": path,
-        "warmup_time_s": extras.warmup.as_secs(),
-        "cooldown_s": extras.cooldown.as_secs(),
-        "repeat": extras.repeat,
-        "interrupted": interrupted,
-        "scenarios": scenarios,
-    })
+) -> ScenariosDoc {
+    ScenariosDoc {
+        format_version: crate::report::json::FORMAT_VERSION,
+        kind: "scenarios".into(),
+        fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+        file: path.into(),
+        warmup_time_s: extras.warmup.as_secs(),
+        cooldown_s: extras.cooldown.as_secs(),
+        repeat: extras.repeat,
+        interrupted,
+        scenarios: done
+            .iter()
+            .map(|(sc, plan, steps)| ScenarioDoc {
+                name: sc.name.clone(),
+                description: sc.description.clone(),
+                test: plan.workload.name().into(),
+                targets: sc.targets.clone(),
+                threads: sc.threads.clone(),
+                steps: steps.clone(),
+                rates: match sc.axis() {
+                    sweep::Axis::Rates(r) => Some(r),
+                    sweep::Axis::Threads(_) => None,
+                },
+            })
+            .collect(),
+    }
 }
 
 /// A short description of the scenarios in a file, for `--help`-like listings and tests.

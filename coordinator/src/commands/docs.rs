@@ -1,18 +1,62 @@
 //! `fleetbench compare FILE...` and `fleetbench report FILE [--html OUT]`: result files
 //! read back, compared, and shown as text or HTML.
 
-use crate::cli::RawArgs;
+use std::path::Path;
 
-/// `fleetbench compare BASELINE.json OTHER.json ...`.
+use crate::cli::RawArgs;
+use crate::exit::{EXIT_FAILED, EXIT_OK, UsageError};
+use crate::report::{compare, doc_text, html, stdout};
+
+/// `fleetbench compare A.json B.json [...] [--fail-if RULE]... [--force]`: prints the
+/// comparison; exit 0, or 1 when a `--fail-if` rule is broken.
 pub fn compare(raw: &RawArgs) -> anyhow::Result<i32> {
-    crate::report::compare::main(raw)
+    let files: Vec<&Path> = raw.words[1..].iter().map(Path::new).collect();
+    let usage = "usage: fleetbench compare BASELINE.json OTHER.json [...] (or one scenario file's result) [--fail-if 'tps<-5%'] [--force]";
+    if files.is_empty() {
+        return Err(UsageError::new(usage).into());
+    }
+    let rules = raw
+        .fail_if
+        .iter()
+        .map(|r| compare::parse_rule(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(UsageError)?;
+    let all = compare::load_series(&files, raw.force)?;
+    // One file compares what it holds: a scenario file's scenarios, the first the baseline.
+    if all.len() < 2 {
+        return Err(UsageError(format!(
+            "{}: one result alone has nothing to compare with; {usage}",
+            files[0].display()
+        ))
+        .into());
+    }
+    let (body, changes) = compare::text(&all);
+    // A rule naming a figure these files lack is refused before anything is shown.
+    let (verdicts, failed) = compare::fail_if_report(&rules, &changes).map_err(UsageError)?;
+    stdout::print(&format!(
+        "{}{body}{verdicts}",
+        compare::differing_settings(&all)
+    ));
+    Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }
 
 /// `fleetbench report FILE` (text) or `fleetbench report FILE --html OUT.html`.
 pub fn report(raw: &RawArgs) -> anyhow::Result<i32> {
-    if raw.html.is_none() {
-        crate::report::doc_text::main(raw)
-    } else {
-        crate::report::html::main(raw)
+    let [_, file] = &raw.words[..] else {
+        return Err(UsageError::new(match raw.html {
+            None => "usage: fleetbench report RESULT.json [--html OUT.html]",
+            Some(_) => "usage: fleetbench report RESULT.json --html OUT.html",
+        })
+        .into());
+    };
+    let doc = compare::load(Path::new(file))?;
+    match &raw.html {
+        None => stdout::print(&doc_text::render(&doc)),
+        Some(out) => {
+            std::fs::write(out, html::render(&doc))
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+            stdout::line(format!("wrote {}", out.display()));
+        }
     }
+    Ok(EXIT_OK)
 }

@@ -14,13 +14,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use serde_json::Value;
 
 use crate::cli::{self, RawArgs};
 use crate::exit::UsageError;
 use crate::merge::RunResult;
 use crate::plan::Plan;
 use crate::report;
+use crate::report::doc::Document;
 use crate::session::Link;
 use crate::sweep::{Extras, Summary};
 
@@ -140,16 +140,21 @@ pub fn single_outputs(plan: &Plan, r: &RunResult, extras: &Extras) -> anyhow::Re
     if extras.csv.is_none() && extras.html.is_none() {
         return Ok(());
     }
-    let doc = serde_json::to_value(report::json::build(plan, r))?;
-    let summary = Summary::from_run(&doc).context("a run document without totals")?;
-    write_outputs(None, extras, &doc, &[(None, &summary)])
+    let doc = report::json::build(plan, r);
+    let summary = Summary::from_run(&doc);
+    write_outputs(
+        None,
+        extras,
+        &Document::Run(Box::new(doc)),
+        &[(None, &summary)],
+    )
 }
 
 /// Writes the JSON, CSV and HTML files asked for.
 pub fn write_outputs(
     json: Option<&PathBuf>,
     extras: &Extras,
-    doc: &Value,
+    doc: &Document,
     rows: &[(Option<&str>, &Summary)],
 ) -> anyhow::Result<()> {
     if let Some(path) = json {

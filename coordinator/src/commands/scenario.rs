@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::cli::RawArgs;
 use crate::exit::{self, UsageError};
 use crate::plan::{Command, Plan};
+use crate::report::doc::Document;
 use crate::report::{self, stdout};
 use crate::session::{self, Link};
 use crate::sweep::{self, Extras, Step, Summary};
@@ -127,7 +128,12 @@ pub async fn run(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result<
         .unwrap_or_else(|| vec![95.0]);
     stdout::line("Scenarios compared:");
     stdout::print(&sweep::table(&rows, &requested));
-    let doc = topology::scenarios_doc(&file.path, &extras, &done, interrupted);
+    let doc = Document::Scenarios(topology::scenarios_doc(
+        &file.path,
+        &extras,
+        &done,
+        interrupted,
+    ));
     super::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
     Ok(exit::of_run(all_clean))
 }

@@ -2,12 +2,11 @@
 //! step, a line per step, then the table and the JSON, CSV and HTML files. The steps of a
 //! scenario go through the same `run_steps`.
 
-use anyhow::Context;
-
 use super::bench::{Live, measure};
 use crate::exit;
 use crate::merge::{AgentStatus, RunResult};
 use crate::plan::{Plan, PlanError, Workload};
+use crate::report::doc::Document;
 use crate::report::{self, stdout};
 use crate::session::{self, Link};
 use crate::sweep::{self, Axis, Extras, Step, Summary};
@@ -67,8 +66,8 @@ pub async fn run_steps(
         if extras.histogram {
             stdout::print(&report::histogram::text(&r.latency()));
         }
-        let doc = serde_json::to_value(report::json::build(&p, &r))?;
-        let mut summary = Summary::from_run(&doc).context("a run document without totals")?;
+        let doc = report::json::build(&p, &r);
+        let mut summary = Summary::from_run(&doc);
         summary.repeat = rep;
         stdout::line(format!(
             "{step}: {} {:.2}{} lat (ms,{}%): {:.2}{}\n",
@@ -182,7 +181,7 @@ pub async fn run(
         }
     ));
     stdout::print(&sweep::table(&rows, &plan.percentiles));
-    let doc = sweep::sweep_doc(plan, extras, &steps, interrupted);
+    let doc = Document::Sweep(sweep::sweep_doc(plan, extras, &steps, interrupted));
     super::write_outputs(plan.json.as_ref(), extras, &doc, &rows)?;
     Ok(exit::of_run(all_clean))
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::doc::{Document, Report, Step};
 use super::stats::{self, Better, Estimate, Spread, Verdict};
 use crate::report::text::rate_label;
 use crate::sweep::{Summary, is_rate_sweep, percentile_keys};
@@ -38,165 +39,114 @@ pub struct Series {
 }
 
 /// Reads and checks a result document written by `--json`.
-pub fn load(path: &Path) -> Result<Value, DocError> {
+pub fn load(path: &Path) -> Result<Document, DocError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| DocError::Read(name.clone(), e.to_string()))?;
-    let doc: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| DocError::Format(name.clone(), format!("invalid JSON: {e}")))?;
-    let version = doc.get("format_version").and_then(Value::as_u64);
-    match version {
-        Some(v) if v as u32 <= super::json::FORMAT_VERSION => Ok(doc),
-        Some(v) => Err(DocError::Format(
-            name,
-            format!(
-                "format_version {v} is newer than this fleetbench reads ({})",
-                super::json::FORMAT_VERSION
-            ),
-        )),
-        None => Err(DocError::Format(name, "no format_version".into())),
-    }
-}
-
-/// The kind of a document; format 1 had only runs and no `kind` field.
-pub fn kind(doc: &Value) -> &str {
-    doc.get("kind").and_then(Value::as_str).unwrap_or("run")
+    Document::from_slice(&bytes).map_err(|e| DocError::Format(name, e.to_string()))
 }
 
 /// A run document's configuration as `key: value` lines, the test included, without the
 /// keys in `skip`.
-fn settings_of(run: &Value, skip: &[&str]) -> BTreeMap<String, String> {
+fn settings_of(run: &Report, skip: &[&str]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    if let Some(t) = run.get("test").and_then(Value::as_str) {
-        out.insert("test".into(), t.to_string());
-    }
+    out.insert("test".into(), run.test.clone());
     // The servers' settings, as the agents read them: a tuning study's variable.
-    for t in run
-        .pointer("/totals/targets")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
-        let Some(c) = t.pointer("/connections/0") else {
+    for t in &run.totals.targets {
+        let Some(c) = t.connections.first() else {
             continue;
         };
-        if let Some(v) = c.get("server_version").and_then(Value::as_str) {
-            out.insert(format!("server {name} version"), v.to_string());
-        }
-        for (k, v) in c
-            .get("server_vars")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
+        // Files written before the agents reported the server have no version.
+        if !c.server_version.is_empty() {
             out.insert(
-                format!("server {name} {k}"),
-                v.as_str().unwrap_or_default().to_string(),
+                format!("server {} version", t.name),
+                c.server_version.clone(),
             );
+        }
+        for (k, v) in &c.server_vars {
+            out.insert(format!("server {} {k}", t.name), v.clone());
         }
     }
     // The user's labels are what tells two runs apart (--tag buffer_pool=8G).
-    if let Some(tags) = run.pointer("/meta/tags").and_then(Value::as_object) {
-        for (k, v) in tags {
-            out.insert(
-                format!("tag {k}"),
-                v.as_str().unwrap_or_default().to_string(),
-            );
-        }
+    for (k, v) in run.meta.iter().flat_map(|m| &m.tags) {
+        out.insert(format!("tag {k}"), v.clone());
     }
-    if let Some(cfg) = run.get("config").and_then(Value::as_object) {
-        for (k, v) in cfg {
-            if skip.contains(&k.as_str()) {
-                continue;
-            }
-            // Embedded agents listen on a new port every run: not a setting.
-            let v = match (k.as_str(), v) {
-                ("agents", Value::Array(a)) => Value::Array(
-                    a.iter()
-                        .map(|x| match x.as_str() {
-                            Some(s) if s.starts_with("local:") => "local".into(),
-                            _ => x.clone(),
-                        })
-                        .collect(),
-                ),
-                _ => v.clone(),
-            };
-            let text = match v {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            out.insert(k.clone(), text);
+    // The run's own keys and the workload's are shown alike, as the file holds them.
+    for (k, v) in &run.config.entries() {
+        if skip.contains(&k.as_str()) {
+            continue;
         }
+        // Embedded agents listen on a new port every run: not a setting.
+        let v = match (k.as_str(), v) {
+            ("agents", Value::Array(a)) => Value::Array(
+                a.iter()
+                    .map(|x| match x.as_str() {
+                        Some(s) if s.starts_with("local:") => "local".into(),
+                        _ => x.clone(),
+                    })
+                    .collect(),
+            ),
+            _ => v.clone(),
+        };
+        let text = match v {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        out.insert(k.clone(), text);
     }
     out
 }
 
 /// The series a document holds, labelled with `label` (scenarios add their name).
-pub fn series(doc: &Value, label: &str) -> Result<Vec<Series>, String> {
-    let steps = |v: &Value| -> Result<Vec<Summary>, String> {
-        v.as_array()
-            .ok_or("no steps")?
-            .iter()
-            .map(|s| Summary::from_step(s).ok_or_else(|| "a step without a result".to_string()))
-            .collect()
-    };
-    let first_run = |steps: &Value| steps.get(0).and_then(|s| s.get("result")).cloned();
+pub fn series(doc: &Document, label: &str) -> Vec<Series> {
+    let rows = |steps: &[Step]| -> Vec<Summary> { steps.iter().map(Summary::from_step).collect() };
     // What varies from step to step is not a setting of the whole sweep; a rate sweep's
     // one thread count is.
-    let settings = |run: Option<Value>, rows: &[Summary]| {
+    let settings = |steps: &[Step], rows: &[Summary]| {
         let skip: &[&str] = if is_rate_sweep(rows) {
             &["rate"]
         } else {
             &["threads"]
         };
-        run.map_or_else(BTreeMap::new, |r| settings_of(&r, skip))
+        steps
+            .first()
+            .map_or_else(BTreeMap::new, |s| settings_of(&s.result, skip))
     };
-    let test_of = |v: &Value| {
-        v.get("test")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string()
-    };
-    match kind(doc) {
-        "run" => Ok(vec![Series {
+    match doc {
+        Document::Run(run) => vec![Series {
             label: label.to_string(),
-            test: test_of(doc),
-            settings: settings_of(doc, &[]),
-            rows: vec![Summary::from_run(doc).ok_or("a run without totals")?],
-        }]),
-        "sweep" => {
-            let all = doc.get("steps").unwrap_or(&Value::Null);
-            let rows = steps(all)?;
-            Ok(vec![Series {
+            test: run.test.clone(),
+            settings: settings_of(run, &[]),
+            rows: vec![Summary::from_run(run)],
+        }],
+        Document::Sweep(sw) => {
+            let rows = rows(&sw.steps);
+            vec![Series {
                 label: label.to_string(),
-                test: test_of(doc),
-                settings: settings(first_run(all), &rows),
+                test: sw.test.clone(),
+                settings: settings(&sw.steps, &rows),
                 rows,
-            }])
+            }]
         }
-        "scenarios" => doc
-            .get("scenarios")
-            .and_then(Value::as_array)
-            .ok_or("no scenarios")?
+        Document::Scenarios(sc) => sc
+            .scenarios
             .iter()
             .map(|sc| {
-                let name = sc.get("name").and_then(Value::as_str).unwrap_or("?");
-                let all = sc.get("steps").unwrap_or(&Value::Null);
-                let run = first_run(all);
-                let rows = steps(all)?;
-                Ok(Series {
+                let rows = rows(&sc.steps);
+                Series {
                     label: if label.is_empty() {
-                        name.to_string()
+                        sc.name.clone()
                     } else {
-                        format!("{label}:{name}")
+                        format!("{label}:{}", sc.name)
                     },
-                    test: run.as_ref().map_or_else(|| test_of(sc), test_of),
-                    settings: settings(run, &rows),
+                    test: sc
+                        .steps
+                        .first()
+                        .map_or_else(|| sc.test.clone(), |s| s.result.test.clone()),
+                    settings: settings(&sc.steps, &rows),
                     rows,
-                })
+                }
             })
             .collect(),
-        other => Err(format!("unknown kind '{other}'")),
     }
 }
 
@@ -655,21 +605,13 @@ pub fn load_series(paths: &[&Path], force: bool) -> Result<Vec<Series>, DocError
     let labels = labels(paths);
     let mut all: Vec<Series> = Vec::new();
     for (p, label) in paths.iter().zip(&labels) {
-        let doc = load(p)?;
-        let s = series(&doc, label).map_err(|e| DocError::Format(p.display().to_string(), e))?;
-        all.extend(s);
+        all.extend(series(&load(p)?, label));
     }
-    // A document that does not say its test ("?") is taken as it is.
-    let known = |s: &&Series| s.test != "?";
-    let first = all.iter().find(known).map(|s| s.test.clone());
+    // Every document names its test (a required field).
     if !force
-        && let Some(first) = first
-        && let Some(other) = all.iter().filter(known).find(|s| s.test != first)
+        && let Some(base) = all.first()
+        && let Some(other) = all.iter().find(|s| s.test != base.test)
     {
-        let base = all
-            .iter()
-            .find(|s| s.test == first)
-            .expect("the first known test");
         return Err(DocError::Mismatch(format!(
             "{} ran {} and {} ran {}: figures of different tests do not compare (--force compares them anyway)",
             base.label, base.test, other.label, other.test
@@ -684,43 +626,21 @@ pub fn compare_files(paths: &[&Path]) -> Result<String, DocError> {
     Ok(format!("{}{}", differing_settings(&all), text(&all).0))
 }
 
-/// `fleetbench compare A.json B.json [...] [--fail-if RULE]... [--force]`: prints the
-/// comparison; exit 0, or 1 when a `--fail-if` rule is broken.
-pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
-    let files: Vec<&Path> = raw.words[1..].iter().map(Path::new).collect();
-    let usage = "usage: fleetbench compare BASELINE.json OTHER.json [...] (or one scenario file's result) [--fail-if 'tps<-5%'] [--force]";
-    if files.is_empty() {
-        return Err(crate::UsageError(usage.into()).into());
-    }
-    let rules = raw
-        .fail_if
-        .iter()
-        .map(|r| parse_rule(r))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(crate::UsageError)?;
-    let all = load_series(&files, raw.force)?;
-    // One file compares what it holds: a scenario file's scenarios, the first the baseline.
-    if all.len() < 2 {
-        return Err(crate::UsageError(format!(
-            "{}: one result alone has nothing to compare with; {usage}",
-            files[0].display()
-        ))
-        .into());
-    }
-    let (body, changes) = text(&all);
-    print!("{}{body}", differing_settings(&all));
+/// The `--fail-if` lines for `changes`, and whether any rule failed; an error names a rule
+/// whose figure these documents do not have.
+pub fn fail_if_report(rules: &[Rule], changes: &[Change]) -> Result<(String, bool), String> {
+    let mut out = String::new();
     let mut failed = false;
-    for rule in &rules {
+    for rule in rules {
         if !changes.iter().any(|c| c.key == rule.key) {
-            return Err(crate::UsageError(format!(
+            return Err(format!(
                 "--fail-if '{}': these documents have no figure '{}'",
                 rule.text, rule.key
-            ))
-            .into());
+            ));
         }
-        let broken = breaches(rule, &changes);
+        let broken = breaches(rule, changes);
         if broken.is_empty() {
-            println!("\nfail-if {}: passed", rule.text);
+            let _ = writeln!(out, "\nfail-if {}: passed", rule.text);
         }
         for c in broken {
             failed = true;
@@ -728,7 +648,8 @@ pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
                 .pct_half_width
                 .map(|h| format!(" ±{h:.1}%"))
                 .unwrap_or_default();
-            println!(
+            let _ = writeln!(
+                out,
                 "\nfail-if {}: FAILED: {} of {} at {} changed {:+.1}%{hw} ({})",
                 rule.text,
                 c.metric,
@@ -739,33 +660,44 @@ pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
             );
         }
     }
-    Ok(if failed {
-        crate::EXIT_FAILED
-    } else {
-        crate::EXIT_OK
-    })
+    Ok((out, failed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::tests::run_doc;
+    use crate::report::doc::{Figures, Interval, Sql};
+    use crate::sweep::tests::{latency, open_doc, run_doc, step, sweep_of};
 
-    /// A run document with an interval series of `tps` values (10 s ticks).
-    fn run_with_intervals(tps: &[f64]) -> Value {
+    fn run(doc: Report) -> Document {
+        Document::Run(Box::new(doc))
+    }
+
+    /// A run document with an interval series of `tps` values (1 s ticks).
+    fn run_with_intervals(tps: &[f64]) -> Document {
         let mean = tps.iter().sum::<f64>() / tps.len() as f64;
         let mut doc = run_doc(16, mean, mean * 20.0, 4.0);
-        doc["config"]["interval_s"] = 1.0.into();
-        doc["test"] = "oltp_read_write".into();
-        doc["intervals"] = tps
+        doc.config.interval_s = 1.0;
+        doc.test = "oltp_read_write".into();
+        doc.intervals = tps
             .iter()
-            .map(|&t| {
-                serde_json::json!({"duration_s": 1.0, "events": t as u64, "events_per_sec": t,
-                    "latency_ms": {"count": 1, "p95": 4.0},
-                    "sql": {"tps": t, "qps": t * 20.0, "ignored_errors": 0}})
+            .map(|&t| Interval {
+                duration_s: 1.0,
+                events: t as u64,
+                events_per_sec: t,
+                latency_ms: latency(1, 4.0, 4.0, 4.0, &[("p95", 4.0)]),
+                figures: Figures {
+                    sql: Some(Sql {
+                        tps: t,
+                        qps: t * 20.0,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                ..Default::default()
             })
             .collect();
-        doc
+        run(doc)
     }
 
     /// The cells of `metric`'s row: two or more spaces apart.
@@ -791,8 +723,8 @@ mod tests {
 
     #[test]
     fn runs_side_by_side() {
-        let a = series(&run_doc(16, 100.0, 2000.0, 4.0), "a.json").unwrap();
-        let b = series(&run_doc(16, 120.0, 1800.0, 5.0), "b.json").unwrap();
+        let a = series(&run(run_doc(16, 100.0, 2000.0, 4.0)), "a.json");
+        let b = series(&run(run_doc(16, 120.0, 1800.0, 5.0)), "b.json");
         let (t, changes) = text(&[a[0].clone(), b[0].clone()]);
         assert_eq!(
             cells(&t, "tps"),
@@ -810,9 +742,9 @@ mod tests {
         let steady: Vec<f64> = (0..20).map(|i| 100.0 + (i % 3) as f64).collect();
         let faster: Vec<f64> = steady.iter().map(|t| t * 1.5).collect();
         let wobbly: Vec<f64> = (0..20).map(|i| if i < 10 { 60.0 } else { 143.0 }).collect();
-        let a = series(&run_with_intervals(&steady), "a").unwrap();
-        let b = series(&run_with_intervals(&faster), "b").unwrap();
-        let c = series(&run_with_intervals(&wobbly), "c").unwrap();
+        let a = series(&run_with_intervals(&steady), "a");
+        let b = series(&run_with_intervals(&faster), "b");
+        let c = series(&run_with_intervals(&wobbly), "c");
         let (t, _) = text(&[a[0].clone(), b[0].clone(), c[0].clone()]);
         assert!(
             t.contains("95% intervals from a: the interval series (10 batches)"),
@@ -827,16 +759,16 @@ mod tests {
     #[test]
     fn repeats_are_grouped_and_judged() {
         let sweep = |tps: &[f64]| {
-            let steps: Vec<Value> = tps
+            let steps = tps
                 .iter()
                 .enumerate()
-                .map(|(i, &t)| serde_json::json!({"threads": 8, "repeat": i + 1, "result": run_doc(8, t, t * 20.0, 3.0)}))
+                .map(|(i, &t)| step(run_doc(8, t, t * 20.0, 3.0), i as u32 + 1))
                 .collect();
-            serde_json::json!({"format_version": 2, "kind": "sweep", "test": "cpu", "steps": steps})
+            sweep_of("cpu", steps, None)
         };
-        let a = series(&sweep(&[100.0, 102.0, 98.0]), "a").unwrap();
-        let same = series(&sweep(&[99.0, 101.0, 100.5]), "same").unwrap();
-        let worse = series(&sweep(&[80.0, 81.0, 79.0]), "worse").unwrap();
+        let a = series(&sweep(&[100.0, 102.0, 98.0]), "a");
+        let same = series(&sweep(&[99.0, 101.0, 100.5]), "same");
+        let worse = series(&sweep(&[80.0, 81.0, 79.0]), "worse");
         let (t, changes) = text(&[a[0].clone(), same[0].clone(), worse[0].clone()]);
         assert!(
             t.starts_with("Compared with a (threads: 8 / 8 / 8)\n"),
@@ -876,11 +808,11 @@ mod tests {
     #[test]
     fn differing_settings_are_listed() {
         let mut a = run_doc(16, 100.0, 2000.0, 4.0);
-        a["config"]["tables"] = 10.into();
+        a.config.workload.insert("tables".into(), 10.into());
         let mut b = a.clone();
-        b["config"]["tables"] = 20.into();
-        let sa = series(&a, "a").unwrap();
-        let sb = series(&b, "b").unwrap();
+        b.config.workload.insert("tables".into(), 20.into());
+        let sa = series(&run(a), "a");
+        let sb = series(&run(b), "b");
         assert_eq!(
             differing_settings(&[sa[0].clone(), sb[0].clone()]),
             "Settings that differ (a / b):\n    tables: 10 / 20\n\n"
@@ -891,23 +823,18 @@ mod tests {
     #[test]
     fn rate_sweeps_line_up_by_offered_rate() {
         let sweep = |threads: u32, points: &[(f64, f64)]| {
-            let steps: Vec<Value> = points
+            let steps = points
                 .iter()
-                .map(|&(rate, achieved)| {
-                    serde_json::json!({"threads": threads, "rate": rate,
-                        "result": crate::sweep::tests::open_doc(threads, rate, achieved, 3.0)})
-                })
+                .map(|&(rate, achieved)| step(open_doc(threads, rate, achieved, 3.0), 1))
                 .collect();
-            serde_json::json!({"format_version": 2, "kind": "sweep", "test": "cpu",
-                "rates": points.iter().map(|p| p.0).collect::<Vec<_>>(), "steps": steps})
+            sweep_of("cpu", steps, Some(points.iter().map(|p| p.0).collect()))
         };
         // The same rates at 4 and at 8 threads, given in another order, plus one more.
-        let a = series(&sweep(4, &[(100.0, 100.0), (200.0, 150.0)]), "a").unwrap();
+        let a = series(&sweep(4, &[(100.0, 100.0), (200.0, 150.0)]), "a");
         let b = series(
             &sweep(8, &[(200.0, 198.0), (100.0, 99.0), (400.0, 390.0)]),
             "b",
-        )
-        .unwrap();
+        );
         let all = [a[0].clone(), b[0].clone()];
         let (t, changes) = text(&all);
         let titles: Vec<&str> = t.lines().filter(|l| l.contains("compared with")).collect();
@@ -934,8 +861,8 @@ mod tests {
             "Settings that differ (a / b):\n    threads: 4 / 8\n\n"
         );
         // Single open-loop runs say their rates in the title.
-        let one = series(&crate::sweep::tests::open_doc(4, 100.0, 99.0, 3.0), "one").unwrap();
-        let two = series(&crate::sweep::tests::open_doc(8, 100.0, 99.5, 2.0), "two").unwrap();
+        let one = series(&run(open_doc(4, 100.0, 99.0, 3.0)), "one");
+        let two = series(&run(open_doc(8, 100.0, 99.5, 2.0)), "two");
         let (t, _) = text(&[one[0].clone(), two[0].clone()]);
         assert!(
             t.starts_with("Compared with one (threads: 4 / 8; offered rate: 100/s / 100/s)\n"),
@@ -946,15 +873,15 @@ mod tests {
     #[test]
     fn sweeps_line_up_by_threads() {
         let sweep = |tps: &[f64]| {
-            let steps: Vec<Value> = tps
+            let steps = tps
                 .iter()
                 .enumerate()
-                .map(|(i, &t)| serde_json::json!({"result": run_doc(8 << i, t, t * 20.0, 3.0)}))
+                .map(|(i, &t)| step(run_doc(8 << i, t, t * 20.0, 3.0), 1))
                 .collect();
-            serde_json::json!({"format_version": 2, "kind": "sweep", "steps": steps})
+            sweep_of("cpu", steps, None)
         };
-        let a = series(&sweep(&[100.0, 200.0]), "a").unwrap();
-        let b = series(&sweep(&[50.0, 300.0, 400.0]), "b").unwrap();
+        let a = series(&sweep(&[100.0, 200.0]), "a");
+        let b = series(&sweep(&[50.0, 300.0, 400.0]), "b");
         let (t, _) = text(&[a[0].clone(), b[0].clone()]);
         assert!(t.contains("8 threads, compared with a"));
         assert!(t.contains("16 threads, compared with a"));
@@ -967,6 +894,9 @@ mod tests {
             ["n/a", "400.00", "n/a", "n/a"],
             "no baseline at 32 threads"
         );
-        assert!(series(&serde_json::json!({"kind": "other"}), "x").is_err());
+        assert!(matches!(
+            Document::from_value(serde_json::json!({"format_version": 2, "kind": "other"})),
+            Err(crate::report::doc::LoadError::UnknownKind(k)) if k == "other"
+        ));
     }
 }

@@ -98,7 +98,7 @@ mod tests {
     #[test]
     fn one_line_per_row_with_quoted_names() {
         let doc = crate::sweep::tests::run_doc(16, 100.0, 2000.0, 5.5);
-        let s = Summary::from_run(&doc).unwrap();
+        let s = Summary::from_run(&doc);
         let t = text(&[(Some("a,b"), &s), (None, &s)]);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
@@ -114,8 +114,8 @@ mod tests {
 
     #[test]
     fn open_loop_rows_lead_with_offered_and_achieved_rates() {
-        let a = Summary::from_run(&crate::sweep::tests::open_doc(4, 100.0, 99.5, 2.0)).unwrap();
-        let b = Summary::from_run(&crate::sweep::tests::open_doc(4, 200.0, 150.0, 9.0)).unwrap();
+        let a = Summary::from_run(&crate::sweep::tests::open_doc(4, 100.0, 99.5, 2.0));
+        let b = Summary::from_run(&crate::sweep::tests::open_doc(4, 200.0, 150.0, 9.0));
         let t = text(&[(None, &a), (None, &b)]);
         let lines: Vec<&str> = t.lines().collect();
         assert!(
@@ -125,8 +125,7 @@ mod tests {
         assert!(lines[1].starts_with("100,99.50,true,4,"), "{t}");
         assert!(lines[2].starts_with("200,150.00,false,4,"), "{t}");
         // Beside a closed-loop row, which has no rate.
-        let closed =
-            Summary::from_run(&crate::sweep::tests::run_doc(8, 300.0, 6000.0, 4.0)).unwrap();
+        let closed = Summary::from_run(&crate::sweep::tests::run_doc(8, 300.0, 6000.0, 4.0));
         let t = text(&[(Some("open"), &a), (Some("closed"), &closed)]);
         assert!(
             t.lines().nth(2).unwrap().starts_with("closed,,300.00,,8,"),
@@ -137,7 +136,7 @@ mod tests {
     #[test]
     fn single_runs_have_no_scenario_column_and_repeats_a_repeat_column() {
         let doc = crate::sweep::tests::run_doc(16, 100.0 / 3.0, 2000.0, 5.5);
-        let mut s = Summary::from_run(&doc).unwrap();
+        let mut s = Summary::from_run(&doc);
         let t = text(&[(None, &s)]);
         assert!(t.starts_with("threads,time_s,"), "{t}");
         assert!(

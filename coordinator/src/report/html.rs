@@ -17,7 +17,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::compare::{self, kind};
+use super::compare;
+use super::doc::{Document, Interval, Report, ScenarioDoc, Step};
 use crate::sweep::Summary;
 
 const WIDTH: f64 = 760.0;
@@ -427,13 +428,12 @@ pub fn nines(p: f64) -> f64 {
     }
 }
 
-fn spectrum_line(name: &str, run: &Value) -> Line {
+fn spectrum_line(name: &str, run: &Report) -> Line {
     let points = run
-        .pointer("/totals/latency_spectrum_ms")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|p| Some((nines(p["percentile"].as_f64()?), p["ms"].as_f64()?)))
+        .totals
+        .latency_spectrum_ms
+        .iter()
+        .map(|p| (nines(p.percentile), p.ms))
         .collect();
     Line {
         offered: Vec::new(),
@@ -459,28 +459,19 @@ fn spectrum_chart(id: &str, title: &str, lines: Vec<Line>) -> Chart {
     }
 }
 
-fn run_threads(run: &Value) -> u64 {
-    run.pointer("/config/threads")
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
-}
-
 /// "1 thread", "16 threads".
-fn threads_text(n: u64) -> String {
+fn threads_text(n: u32) -> String {
     format!("{n} thread{}", if n == 1 { "" } else { "s" })
 }
 
 /// A step's name: "16 threads", in a rate sweep "offered 2000/s", and with `--repeat`
 /// "16 threads, measurement 2".
-fn step_label(run: &Value, repeat: Option<u64>, by_rate: bool) -> String {
-    let rate = run
-        .pointer("/config/rate")
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0);
+fn step_label(run: &Report, repeat: Option<u32>, by_rate: bool) -> String {
+    let rate = run.config.rate();
     let name = if by_rate && rate > 0.0 {
         format!("offered {}/s", num(rate))
     } else {
-        threads_text(run_threads(run))
+        threads_text(run.config.threads)
     };
     match repeat {
         Some(r) => format!("{name}, measurement {r}"),
@@ -489,7 +480,7 @@ fn step_label(run: &Value, repeat: Option<u64>, by_rate: bool) -> String {
 }
 
 /// The spectrum of a sweep's steps, one line per step (thread count, and measurement).
-pub fn steps_spectrum(id: &str, title: &str, runs: &[(String, Value)]) -> Chart {
+pub fn steps_spectrum(id: &str, title: &str, runs: &[(String, &Report)]) -> Chart {
     let lines = runs
         .iter()
         .map(|(name, r)| spectrum_line(name, r))
@@ -500,20 +491,17 @@ pub fn steps_spectrum(id: &str, title: &str, runs: &[(String, Value)]) -> Chart 
 /// Charts of one run document: TPS (or events/s), QPS, latency and per-agent rate over
 /// time, and the spectrum. TPS and QPS differ by an order of magnitude, so each has its
 /// own chart and axis.
-pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
-    let empty = Vec::new();
-    let intervals = run["intervals"].as_array().unwrap_or(&empty);
-    let db = run.pointer("/totals/sql").is_some_and(Value::is_object);
-    let series = |f: &dyn Fn(&Value) -> Option<f64>| -> Vec<(f64, f64)> {
+pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
+    let intervals = &run.intervals;
+    let db = run.totals.figures.sql.is_some();
+    let series = |f: &dyn Fn(&Interval) -> Option<f64>| -> Vec<(f64, f64)> {
         intervals
             .iter()
-            .filter_map(|iv| Some((iv["t_s"].as_f64()?, f(iv)?)))
+            .filter_map(|iv| Some((iv.t_s, f(iv)?)))
             .collect()
     };
     // Whole seconds (the usual 1 s tick) get whole-second ticks.
-    let whole = intervals
-        .iter()
-        .all(|iv| iv["t_s"].as_f64().is_none_or(|t| t.fract() == 0.0));
+    let whole = intervals.iter().all(|iv| iv.t_s.fract() == 0.0);
     let time_chart = |id: &str, title: &str, y_label: &str, lines: Vec<Line>| Chart {
         id: format!("{prefix}{id}"),
         title: title.into(),
@@ -539,7 +527,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         vec![Line {
             offered: Vec::new(),
             name: rate.into(),
-            points: series(&|iv| iv["events_per_sec"].as_f64()),
+            points: series(&|iv| Some(iv.events_per_sec)),
         }],
     )];
     if db {
@@ -550,7 +538,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
             vec![Line {
                 offered: Vec::new(),
                 name: "QPS".into(),
-                points: series(&|iv| iv.pointer("/sql/qps")?.as_f64()),
+                points: series(&|iv| iv.figures.sql.as_ref().map(|q| q.qps)),
             }],
         ));
     }
@@ -559,7 +547,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         .map(|k| Line {
             offered: Vec::new(),
             name: (*k).into(),
-            points: series(&|iv| iv["latency_ms"][*k].as_f64()),
+            points: series(&|iv| iv.latency_ms.percentiles.get(*k).copied()),
         })
         .collect();
     charts.push(time_chart(
@@ -568,16 +556,16 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         "latency (ms)",
         latency,
     ));
-    let agents = run["agents"].as_array().unwrap_or(&empty);
+    let agents = &run.agents;
     let per_agent = agents
         .iter()
         .enumerate()
         .map(|(i, a)| Line {
             offered: Vec::new(),
-            name: a["addr"].as_str().unwrap_or("?").to_string(),
+            name: a.addr.clone(),
             points: series(&|iv| {
-                let n = iv["agent_events"].get(i)?.as_f64()?;
-                let d = iv["duration_s"].as_f64().filter(|d| *d > 0.0)?;
+                let n = (*iv.agent_events.get(i)?)? as f64;
+                let d = Some(iv.duration_s).filter(|d| *d > 0.0)?;
                 Some(n / d)
             }),
         })
@@ -589,17 +577,14 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
         per_agent,
     ));
     // The client hosts' own load: a saturated host measures itself, not the server.
-    if intervals
-        .iter()
-        .any(|iv| iv.get("agent_cpu_busy_pct").is_some())
-    {
+    if intervals.iter().any(|iv| !iv.agent_cpu_busy_pct.is_empty()) {
         let cpu = agents
             .iter()
             .enumerate()
             .map(|(i, a)| Line {
                 offered: Vec::new(),
-                name: a["addr"].as_str().unwrap_or("?").to_string(),
-                points: series(&|iv| iv["agent_cpu_busy_pct"].get(i)?.as_f64()),
+                name: a.addr.clone(),
+                points: series(&|iv| *iv.agent_cpu_busy_pct.get(i)?),
             })
             .collect();
         charts.push(time_chart(
@@ -612,7 +597,7 @@ pub fn run_charts(run: &Value, prefix: &str) -> Vec<Chart> {
     charts.push(steps_spectrum(
         &format!("{prefix}spectrum"),
         "Latency percentile spectrum",
-        &[(step_label(run, None, false), run.clone())],
+        &[(step_label(run, None, false), run)],
     ));
     charts
 }
@@ -798,18 +783,21 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-/// A configuration object as a two-column table (nested values as JSON).
-fn config_table(cfg: &Value) -> String {
+/// Any part of a document as JSON text, as the file holds it.
+fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// A configuration as a two-column table (nested values as JSON).
+fn config_table(run: &Report) -> String {
     let mut s = String::from("<table class=\"config\">");
-    if let Some(map) = cfg.as_object() {
-        for (k, v) in map {
-            let _ = write!(
-                s,
-                "<tr><th>{}</th><td>{}</td></tr>",
-                esc(k),
-                esc(&value_text(v))
-            );
-        }
+    for (k, v) in &run.config.entries() {
+        let _ = write!(
+            s,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            esc(k),
+            esc(&value_text(v))
+        );
     }
     s.push_str("</table>");
     s
@@ -819,10 +807,12 @@ fn config_table(cfg: &Value) -> String {
 /// settings), then every key of the steps' configurations; a key whose value differs
 /// between steps (threads, ...) is marked "per step" and lists each step's value in step
 /// order.
-fn steps_config_table(extra: &[(&str, String)], runs: &[Value]) -> String {
+fn steps_config_table(extra: &[(&str, String)], runs: &[&Report]) -> String {
+    let configs: Vec<serde_json::Map<String, Value>> =
+        runs.iter().map(|r| r.config.entries()).collect();
     let mut keys: Vec<&String> = Vec::new();
-    for r in runs {
-        for k in r["config"].as_object().into_iter().flatten().map(|m| m.0) {
+    for c in &configs {
+        for k in c.keys() {
             if !keys.contains(&k) {
                 keys.push(k);
             }
@@ -833,9 +823,9 @@ fn steps_config_table(extra: &[(&str, String)], runs: &[Value]) -> String {
         let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
     }
     for k in keys {
-        let vals: Vec<&Value> = runs
+        let vals: Vec<&Value> = configs
             .iter()
-            .map(|r| r["config"].get(k).unwrap_or(&Value::Null))
+            .map(|c| c.get(k).unwrap_or(&Value::Null))
             .collect();
         if vals.windows(2).all(|w| w[0] == w[1]) {
             let _ = write!(
@@ -963,8 +953,12 @@ const SCRIPT: &str = r#"(function () {
   } catch (e) { fail(e.message); }
 })();"#;
 
+/// A sweep's or scenario's steps on the page: its name, its steps, and the scenario (None
+/// for a sweep's one group).
+type Group<'a> = (String, &'a [Step], Option<&'a ScenarioDoc>);
+
 /// The whole page for a result document.
-pub fn render(doc: &Value) -> Result<String, String> {
+pub fn render(doc: &Document) -> String {
     let mut body = String::new();
     let add_charts = |body: &mut String, charts: &[Chart]| {
         for c in charts {
@@ -972,98 +966,104 @@ pub fn render(doc: &Value) -> Result<String, String> {
         }
     };
     let title;
-    match kind(doc) {
-        "run" => {
+    match doc {
+        Document::Run(run) => {
             title = format!(
                 "fleetbench {} run, {}",
-                doc["test"].as_str().unwrap_or("?"),
-                threads_text(run_threads(doc))
+                run.test,
+                threads_text(run.config.threads)
             );
-            let series = compare::series(doc, "this run")?;
+            let series = compare::series(doc, "this run");
             body.push_str("<h2>Summary</h2>");
             body.push_str(&rows_table(&series));
             body.push_str("<h2>Charts</h2>");
-            add_charts(&mut body, &run_charts(doc, ""));
-            let db = doc.pointer("/totals/sql").is_some_and(Value::is_object);
+            add_charts(&mut body, &run_charts(run, ""));
+            let db = run.totals.figures.sql.is_some();
             let _ = write!(
                 body,
                 "<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>threads</th><th>{}</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>",
                 if db { "TPS" } else { "events/s" }
             );
-            for a in doc["agents"].as_array().into_iter().flatten() {
+            for a in &run.agents {
                 let _ = write!(
                     body,
                     "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(a["addr"].as_str().unwrap_or("")),
-                    esc(a["host"].as_str().unwrap_or("")),
-                    a["threads"],
-                    a["events_per_sec"].as_f64().unwrap_or(0.0),
-                    a["latency_ms"]["p95"],
-                    a["latency_ms"]["p99"],
-                    esc(a["status"].as_str().unwrap_or(""))
+                    esc(&a.addr),
+                    esc(&a.host),
+                    a.threads,
+                    a.events_per_sec,
+                    json_text(&a.latency_ms.percentiles.get("p95")),
+                    json_text(&a.latency_ms.percentiles.get("p99")),
+                    esc(&a.status)
                 );
             }
             body.push_str("</table><h2>Configuration</h2>");
-            body.push_str(&config_table(&doc["config"]));
+            body.push_str(&config_table(run));
         }
-        "sweep" | "scenarios" => {
-            let sweep = kind(doc) == "sweep";
-            let series = compare::series(doc, "")?;
-            let series: Vec<compare::Series> = series
+        Document::Sweep(_) | Document::Scenarios(_) => {
+            let (sweep, test) = match doc {
+                Document::Sweep(sw) => (true, Some(sw.test.as_str())),
+                _ => (false, None),
+            };
+            let series: Vec<compare::Series> = compare::series(doc, "")
                 .into_iter()
                 .map(|mut s| {
                     if s.label.is_empty() {
-                        s.label = doc["test"].as_str().unwrap_or("sweep").to_string();
+                        s.label = test.unwrap_or("sweep").to_string();
                     }
                     s
                 })
                 .collect();
-            let groups: Vec<(String, &Value)> = if sweep {
-                vec![(series[0].label.clone(), doc)]
-            } else {
-                doc["scenarios"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|sc| (sc["name"].as_str().unwrap_or("?").to_string(), sc))
-                    .collect()
+            let (groups, repeat, warmup, cooldown): (Vec<Group>, u32, u64, u64) = match doc {
+                Document::Sweep(sw) => (
+                    series
+                        .first()
+                        .map(|s| (s.label.clone(), &sw.steps[..], None))
+                        .into_iter()
+                        .collect(),
+                    sw.repeat,
+                    sw.warmup_time_s,
+                    sw.cooldown_s,
+                ),
+                Document::Scenarios(sc) => (
+                    sc.scenarios
+                        .iter()
+                        .map(|s| (s.name.clone(), &s.steps[..], Some(s)))
+                        .collect(),
+                    sc.repeat,
+                    sc.warmup_time_s,
+                    sc.cooldown_s,
+                ),
+                Document::Run(_) => unreachable!("a run is rendered above"),
             };
-            let repeated = doc.get("repeat").and_then(Value::as_u64).unwrap_or(1) > 1;
+            let repeated = repeat > 1;
             // Rate sweeps get charts against the rate; series that step over thread
             // counts (all of them, when none is a rate sweep) charts against threads.
             let by_rate = |s: &compare::Series| crate::sweep::is_rate_sweep(&s.rows);
             let any_by_rate = series.iter().any(by_rate);
-            let runs: Vec<(String, Vec<(String, Value)>)> = groups
+            let runs: Vec<(String, Vec<(String, &Report)>)> = groups
                 .iter()
                 .zip(&series)
-                .map(|((n, g), se)| {
+                .map(|((n, steps, _), se)| {
                     let rate_steps = by_rate(se);
-                    let rs = g["steps"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
+                    let rs = steps
+                        .iter()
                         .map(|s| {
-                            let rep = s.get("repeat").and_then(Value::as_u64).filter(|_| repeated);
-                            (
-                                step_label(&s["result"], rep, rate_steps),
-                                s["result"].clone(),
-                            )
+                            let rep = Some(s.repeat).filter(|_| repeated);
+                            (step_label(&s.result, rep, rate_steps), &s.result)
                         })
                         .collect();
                     (n.clone(), rs)
                 })
                 .collect();
-            title = if sweep {
-                format!(
+            title = match doc {
+                Document::Sweep(sw) => format!(
                     "fleetbench {} sweep of {}",
                     if any_by_rate { "rate" } else { "thread" },
-                    doc["test"].as_str().unwrap_or("?")
-                )
-            } else {
-                format!(
-                    "fleetbench scenarios from {}",
-                    doc["file"].as_str().unwrap_or("?")
-                )
+                    sw.test
+                ),
+                Document::Scenarios(sc) => format!("fleetbench scenarios from {}", sc.file),
+                Document::Run(_) => unreachable!("a run is rendered above"),
             };
             body.push_str("<h2>Summary</h2>");
             body.push_str(&rows_table(&series));
@@ -1106,7 +1106,7 @@ pub fn render(doc: &Value) -> Result<String, String> {
                 };
                 add_charts(&mut body, &[steps_spectrum(&id, &chart_title, rs)]);
             }
-            for (i, ((name, rs), (_, group))) in runs.iter().zip(&groups).enumerate() {
+            for (i, ((name, rs), (_, _, scenario))) in runs.iter().zip(&groups).enumerate() {
                 let _ = write!(body, "<h2>{} over time</h2>", esc(name));
                 for (j, (label, r)) in rs.iter().enumerate() {
                     let _ = write!(body, "<h3>{}</h3>", esc(label));
@@ -1117,60 +1117,38 @@ pub fn render(doc: &Value) -> Result<String, String> {
                     add_charts(&mut body, &charts);
                 }
                 let mut extra: Vec<(&str, String)> = Vec::new();
-                if !sweep {
-                    for k in ["description", "test", "targets"] {
-                        if let Some(v) = group.get(k).filter(|v| !v.is_null()) {
-                            extra.push((k, value_text(v)));
-                        }
+                if let Some(sc) = scenario {
+                    if let Some(d) = &sc.description {
+                        extra.push(("description", d.clone()));
                     }
+                    extra.push(("test", sc.test.clone()));
+                    extra.push(("targets", json_text(&sc.targets)));
                 }
-                for k in ["warmup_time_s", "cooldown_s"] {
-                    if let Some(v) = doc.get(k).filter(|v| !v.is_null()) {
-                        extra.push((k, value_text(v)));
-                    }
-                }
+                extra.push(("warmup_time_s", warmup.to_string()));
+                extra.push(("cooldown_s", cooldown.to_string()));
                 let _ = write!(body, "<h3>Configuration of {}</h3>", esc(name));
-                let results: Vec<Value> = rs.iter().map(|(_, r)| r.clone()).collect();
+                let results: Vec<&Report> = rs.iter().map(|(_, r)| *r).collect();
                 body.push_str(&steps_config_table(&extra, &results));
             }
         }
-        other => return Err(format!("unknown kind '{other}'")),
     }
-    Ok(format!(
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\n<body><h1>{t}</h1><div id=\"status\" hidden data-ok=\"false\">script did not run</div>\n{body}\n<p>fleetbench {v}, result format {f}</p><script>{SCRIPT}</script></body></html>\n",
         t = esc(&title),
-        v = esc(doc["fleetbench_version"].as_str().unwrap_or("?")),
-        f = doc["format_version"]
-    ))
+        v = esc(doc.fleetbench_version()),
+        f = doc.format_version()
+    )
 }
 
 /// Writes the page for `doc` to `path`.
-pub fn write(path: &Path, doc: &Value) -> std::io::Result<()> {
-    let page = render(doc).map_err(std::io::Error::other)?;
-    std::fs::write(path, page)
-}
-
-/// `fleetbench report RESULT.json --html OUT.html`: writes the page; exit 0.
-pub fn main(raw: &crate::cli::RawArgs) -> anyhow::Result<i32> {
-    let (Some(html), [_, file]) = (&raw.html, &raw.words[..]) else {
-        return Err(crate::UsageError(
-            "usage: fleetbench report RESULT.json --html OUT.html".into(),
-        )
-        .into());
-    };
-    let path = Path::new(file);
-    let doc = compare::load(path)?;
-    let page =
-        render(&doc).map_err(|e| compare::DocError::Format(path.display().to_string(), e))?;
-    std::fs::write(html, page)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", html.display()))?;
-    println!("wrote {}", html.display());
-    Ok(crate::EXIT_OK)
+pub fn write(path: &Path, doc: &Document) -> std::io::Result<()> {
+    std::fs::write(path, render(doc))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::tests::{latency, open_doc, run_doc, step, sweep_of};
 
     #[test]
     fn round_ticks() {
@@ -1338,12 +1316,12 @@ mod tests {
 
     #[test]
     fn a_sweep_page_has_a_line_per_series() {
-        let steps: Vec<Value> = [(8u32, 100.0), (16, 180.0)]
+        let steps = [(8u32, 100.0), (16, 180.0)]
             .iter()
-            .map(|&(t, tps)| serde_json::json!({"result": crate::sweep::tests::run_doc(t, tps, tps * 20.0, 4.0)}))
+            .map(|&(t, tps)| step(run_doc(t, tps, tps * 20.0, 4.0), 1))
             .collect();
-        let doc = serde_json::json!({"format_version": 2, "kind": "sweep", "test": "oltp_read_write", "steps": steps});
-        let page = render(&doc).unwrap();
+        let doc = sweep_of("oltp_read_write", steps, None);
+        let page = render(&doc);
         assert!(
             page.contains(r#"id="qps-threads" data-points="2""#),
             "{page}"
@@ -1357,26 +1335,21 @@ mod tests {
         );
         // No spectrum in these documents: a note, not an empty chart.
         assert!(page.contains("no data for Latency percentile spectrum"));
-        assert!(render(&serde_json::json!({"kind": "nope"})).is_err());
     }
 
     #[test]
     fn repeated_measurements_get_a_line_and_a_name_each() {
-        let steps: Vec<Value> = [
+        let steps = [
             (8u32, 1, 100.0),
             (16, 1, 180.0),
             (8, 2, 110.0),
             (16, 2, 170.0),
         ]
         .iter()
-        .map(|&(t, rep, tps)| {
-            serde_json::json!({"threads": t, "repeat": rep,
-                "result": crate::sweep::tests::run_doc(t, tps, tps * 20.0, 4.0)})
-        })
+        .map(|&(t, rep, tps)| step(run_doc(t, tps, tps * 20.0, 4.0), rep))
         .collect();
-        let doc = serde_json::json!({"format_version": 2, "kind": "sweep", "test": "oltp_read_write",
-            "repeat": 2, "steps": steps});
-        let series = compare::series(&doc, "rw").unwrap();
+        let doc = sweep_of("oltp_read_write", steps, None);
+        let series = compare::series(&doc, "rw");
         let charts = sweep_charts(&series);
         let tps = charts.iter().find(|c| c.id == "tps-threads").unwrap();
         let lines: Vec<(&str, &[(f64, f64)])> = tps
@@ -1391,7 +1364,7 @@ mod tests {
                 ("rw #2", &[(8.0, 110.0), (16.0, 170.0)][..])
             ]
         );
-        let page = render(&doc).unwrap();
+        let page = render(&doc);
         assert!(page.contains("<th>measurement</th>"), "{page}");
         assert!(
             page.contains("<h3>16 threads, measurement 2</h3>"),
@@ -1400,23 +1373,27 @@ mod tests {
     }
 
     /// A rate sweep document over `points` (offered, achieved) at 4 threads.
-    fn rate_sweep(points: &[(f64, f64)]) -> Value {
-        let steps: Vec<Value> = points
+    fn rate_sweep(points: &[(f64, f64)]) -> Document {
+        sweep_of(
+            "cpu",
+            rate_steps(points),
+            Some(points.iter().map(|p| p.0).collect()),
+        )
+    }
+
+    /// The steps of a rate sweep over `points` (offered, achieved) at 4 threads.
+    fn rate_steps(points: &[(f64, f64)]) -> Vec<Step> {
+        points
             .iter()
-            .map(|&(rate, achieved)| {
-                serde_json::json!({"threads": 4, "rate": rate, "result":
-                    crate::sweep::tests::open_doc(4, rate, achieved, achieved / 100.0)})
-            })
-            .collect();
-        serde_json::json!({"format_version": 2, "kind": "sweep", "test": "cpu",
-            "rates": points.iter().map(|p| p.0).collect::<Vec<_>>(), "steps": steps})
+            .map(|&(rate, achieved)| step(open_doc(4, rate, achieved, achieved / 100.0), 1))
+            .collect()
     }
 
     #[test]
     fn a_rate_sweep_has_a_throughput_latency_curve() {
         // Given out of order: the lines follow the offered rate.
         let doc = rate_sweep(&[(200.0, 199.5), (100.0, 100.25), (400.0, 310.0)]);
-        let series = compare::series(&doc, "cpu").unwrap();
+        let series = compare::series(&doc, "cpu");
         let charts = rate_charts(&series.iter().collect::<Vec<_>>());
         let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["achieved-rate", "latency-rate"]);
@@ -1441,7 +1418,7 @@ mod tests {
             &first_x[first_x.find('>').unwrap() + 1..first_x.find('<').unwrap()],
             "0"
         );
-        let page = render(&doc).unwrap();
+        let page = render(&doc);
         assert!(
             page.contains("<h1>fleetbench rate sweep of cpu</h1>"),
             "{page}"
@@ -1462,43 +1439,72 @@ mod tests {
 
     #[test]
     fn rate_sweeps_of_several_scenarios_get_a_chart_per_percentile() {
-        let doc = serde_json::json!({"format_version": 2, "kind": "scenarios", "file": "s.toml",
-        "scenarios": [
-            {"name": "direct", "steps": rate_sweep(&[(100.0, 100.0), (200.0, 200.0)])["steps"]},
-            {"name": "proxy", "steps": rate_sweep(&[(100.0, 99.0), (200.0, 180.0)])["steps"]},
-        ]});
-        let series = compare::series(&doc, "").unwrap();
+        let scenario = |name: &str, points: &[(f64, f64)]| ScenarioDoc {
+            name: name.into(),
+            description: None,
+            test: "cpu".into(),
+            targets: Vec::new(),
+            threads: vec![4],
+            steps: rate_steps(points),
+            rates: Some(points.iter().map(|p| p.0).collect()),
+        };
+        let doc = Document::Scenarios(crate::report::doc::ScenariosDoc {
+            format_version: 2,
+            kind: "scenarios".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            file: "s.toml".into(),
+            warmup_time_s: 0,
+            cooldown_s: 0,
+            repeat: 1,
+            interrupted: false,
+            scenarios: vec![
+                scenario("direct", &[(100.0, 100.0), (200.0, 200.0)]),
+                scenario("proxy", &[(100.0, 99.0), (200.0, 180.0)]),
+            ],
+        });
+        let series = compare::series(&doc, "");
         let charts = rate_charts(&series.iter().collect::<Vec<_>>());
         let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["achieved-rate", "p50-rate", "p95-rate", "p99-rate"]);
         let names: Vec<&str> = charts[2].lines.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["direct", "proxy"]);
         assert_eq!(charts[2].lines[1].points, [(99.0, 0.99), (180.0, 1.8)]);
-        assert!(
-            render(&doc)
-                .unwrap()
-                .contains(r#"id="p99-rate" data-points="4""#)
-        );
+        assert!(render(&doc).contains(r#"id="p99-rate" data-points="4""#));
     }
 
     #[test]
     fn tps_and_qps_over_time_have_their_own_charts() {
-        let mut run = crate::sweep::tests::run_doc(4, 500.0, 10000.0, 4.0);
-        run["intervals"] = serde_json::json!([
-            {"t_s": 1.0, "duration_s": 1.0, "events_per_sec": 480.0, "sql": {"qps": 9600.0},
-             "latency_ms": {"p95": 4.0, "p99": 6.0}},
-            {"t_s": 2.0, "duration_s": 1.0, "events_per_sec": 520.0, "sql": {"qps": 10400.0},
-             "latency_ms": {"p95": 4.5, "p99": 6.5}},
-        ]);
+        let mut run = run_doc(4, 500.0, 10000.0, 4.0);
+        let interval = |t_s: f64, eps: f64, qps: f64, p95: f64, p99: f64| Interval {
+            t_s,
+            duration_s: 1.0,
+            events_per_sec: eps,
+            figures: crate::report::doc::Figures {
+                sql: Some(crate::report::doc::Sql {
+                    qps,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            latency_ms: latency(1, p95, p95, p99, &[("p95", p95), ("p99", p99)]),
+            ..Default::default()
+        };
+        run.intervals = vec![
+            interval(1.0, 480.0, 9600.0, 4.0, 6.0),
+            interval(2.0, 520.0, 10400.0, 4.5, 6.5),
+        ];
         let charts = run_charts(&run, "");
         assert!(
             charts.iter().all(|c| c.id != "hosts-cpu-time"),
             "no host chart without host figures"
         );
         let mut with_hosts = run.clone();
-        with_hosts["agents"] = serde_json::json!([{"addr": "10.0.0.1:7600"}]);
-        with_hosts["intervals"][0]["agent_cpu_busy_pct"] = serde_json::json!([35.5]);
-        with_hosts["intervals"][1]["agent_cpu_busy_pct"] = serde_json::json!([97.0]);
+        with_hosts.agents = vec![crate::report::doc::Agent {
+            addr: "10.0.0.1:7600".into(),
+            ..Default::default()
+        }];
+        with_hosts.intervals[0].agent_cpu_busy_pct = vec![Some(35.5)];
+        with_hosts.intervals[1].agent_cpu_busy_pct = vec![Some(97.0)];
         let cpu = run_charts(&with_hosts, "");
         let cpu = cpu.iter().find(|c| c.id == "hosts-cpu-time").unwrap();
         assert_eq!(cpu.lines[0].name, "10.0.0.1:7600");
@@ -1508,7 +1514,7 @@ mod tests {
         assert_eq!(tps.lines.len(), 1);
         assert_eq!(tps.lines[0].points, vec![(1.0, 480.0), (2.0, 520.0)]);
         assert_eq!(qps.lines[0].points, vec![(1.0, 9600.0), (2.0, 10400.0)]);
-        let page = render(&run).unwrap();
+        let page = render(&Document::Run(Box::new(run)));
         // The script's verdict is kept out of view.
         assert!(page.contains(r#"<div id="status" hidden"#));
     }

@@ -1,6 +1,8 @@
-//! The machine-readable result: configuration, per-interval series, per-agent figures and
-//! totals, with latency min/avg/max/sum and p50/p90/p95/p99/p99.9 always present (plus any
-//! percentile the user asked for). Written atomically: a temporary file, then a rename.
+//! The machine-readable result of a run: configuration, per-interval series, per-agent
+//! figures and totals, with latency min/avg/max/sum and p50/p90/p95/p99/p99.9 always present
+//! (plus any percentile the user asked for), built from a run's merged figures. The
+//! document's types live in [`super::doc`]. Written atomically: a temporary file, then a
+//! rename.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -8,6 +10,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use super::doc::{
+    Agent, Config, Fairness, Figures, FileOps, HostLoad, Interval, LatencyMs, MemoryOps, Meta,
+    OpenLoopPart, OpenLoopTotals, Report, SpectrumPoint, Sql, TargetJson, Totals,
+};
 use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
 use crate::plan::{AgentSource, Plan, Workload};
@@ -24,132 +30,12 @@ fn meta(plan: &Plan, r: &RunResult) -> Meta {
         ended_at: r.ended.and_then(super::meta::utc),
         tags: plan.tags.iter().cloned().collect(),
         command_line: plan.command_line.clone(),
-        fleetbench_commit: super::meta::COMMIT,
+        fleetbench_commit: super::meta::COMMIT.to_string(),
     }
 }
 
 /// Percentiles every JSON latency object carries.
 const ALWAYS: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
-
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub format_version: u32,
-    /// "run" (this document); sweeps and scenarios are "sweep" and "scenarios".
-    pub kind: &'static str,
-    pub fleetbench_version: &'static str,
-    pub test: &'static str,
-    pub command: &'static str,
-    pub meta: Meta,
-    pub config: Config,
-    pub interrupted: bool,
-    pub totals: Totals,
-    pub intervals: Vec<Interval>,
-    pub agents: Vec<Agent>,
-}
-
-/// What the result says about itself.
-#[derive(Debug, Serialize)]
-pub struct Meta {
-    /// The run's id, as the agents log it.
-    pub run_id: String,
-    /// When the measurement began (after any warm-up) and when the last agent's outcome
-    /// arrived: RFC 3339, UTC.
-    pub started_at: Option<String>,
-    pub ended_at: Option<String>,
-    /// `--tag key=value`.
-    pub tags: BTreeMap<String, String>,
-    /// The command line, secrets masked; empty for a plan from a scenario file.
-    pub command_line: String,
-    /// The git commit of the fleetbench build.
-    pub fleetbench_commit: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Config {
-    pub threads: u32,
-    pub time_s: u64,
-    pub events: u64,
-    pub report_interval_s: u64,
-    /// The tick the interval series below uses.
-    pub interval_s: f64,
-    pub percentiles: Vec<f64>,
-    pub rand_seed: u64,
-    /// Agent addresses, or "local" entries for embedded agents.
-    pub agents: Vec<String>,
-    /// `--rate`: events per second over all agents in an open loop; 0 = closed loop.
-    pub rate: f64,
-    /// `--warmup-time`: seconds of load before the measurement, on the same threads and
-    /// connections, in none of the figures.
-    pub warmup_time_s: f64,
-    #[serde(flatten)]
-    pub workload: BTreeMap<&'static str, serde_json::Value>,
-}
-
-/// Latency figures in milliseconds; percentiles as "p50", "p99.9", ...
-#[derive(Debug, Serialize, PartialEq)]
-pub struct LatencyMs {
-    pub count: u64,
-    pub min: f64,
-    pub avg: f64,
-    pub max: f64,
-    pub sum: f64,
-    #[serde(flatten)]
-    pub percentiles: BTreeMap<String, f64>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Totals {
-    pub time_s: f64,
-    pub threads: u32,
-    pub events: u64,
-    pub events_per_sec: f64,
-    pub latency_ms: LatencyMs,
-    /// Latency at many percentiles, for the percentile spectrum chart.
-    pub latency_spectrum_ms: Vec<SpectrumPoint>,
-    pub fairness: Fairness,
-    pub agents_lost: usize,
-    /// The workload's own figures (OLTP `sql`, fileio `file`, memory `memory`).
-    #[serde(flatten)]
-    pub figures: Figures,
-    /// OLTP: latency of single statements per kind (point_select, commit, ...).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub statements_latency_ms: BTreeMap<String, LatencyMs>,
-    /// OLTP: what each database target received.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub targets: Vec<TargetJson>,
-    /// Open loop (`--rate`) only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<OpenLoopTotals>,
-}
-
-/// An open loop's run: the rate asked for and reached, the queue left, and service time
-/// beside `latency_ms` (which counts from each event's arrival).
-#[derive(Debug, Serialize)]
-pub struct OpenLoopTotals {
-    pub target_rate: f64,
-    pub arrivals: u64,
-    pub arrivals_per_sec: f64,
-    /// Events run per second (the achieved rate).
-    pub events_per_sec: f64,
-    pub queue_length_end: u64,
-    /// False when the threads fell behind the rate for good (see the text report).
-    pub rate_reached: bool,
-    pub service_ms: LatencyMs,
-    pub service_spectrum_ms: Vec<SpectrumPoint>,
-    /// The merged histograms themselves, in microseconds: HdrHistogram V2 with deflate,
-    /// base64, as HdrHistogram's own tools read them.
-    pub latency_hdr: String,
-    pub service_hdr: String,
-}
-
-/// An open loop's interval or agent: service time and the queue at the end.
-#[derive(Debug, Serialize)]
-pub struct OpenLoopPart {
-    pub arrivals: u64,
-    pub queue_length: u64,
-    pub concurrency: u32,
-    pub service_ms: LatencyMs,
-}
 
 fn open_part(o: &Option<crate::merge::OpenLoop>, requested: &[f64]) -> Option<OpenLoopPart> {
     let o = o.as_ref()?;
@@ -166,36 +52,6 @@ pub fn hdr_base64(h: &hdrhistogram::Histogram<u64>) -> String {
     use base64::Engine;
     let bytes = fleetbench_proto::histogram::encode(h).unwrap_or_default();
     base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-#[derive(Debug, Serialize)]
-pub struct Sql {
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
-    pub queries: u64,
-    pub transactions: u64,
-    pub tps: f64,
-    pub qps: f64,
-    pub ignored_errors: u64,
-    pub errors_by_code: BTreeMap<String, u64>,
-    pub reconnects: u64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct TargetJson {
-    pub name: String,
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
-    pub queries: u64,
-    pub qps: f64,
-    pub ignored_errors: u64,
-    pub reconnects: u64,
-    pub statement_latency_ms: LatencyMs,
-    /// How the agents' connections to it were made, each distinct way once.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub connections: Vec<crate::merge::Connection>,
 }
 
 fn sql(d: &crate::merge::DbCounters, events: u64, secs: f64) -> Sql {
@@ -217,46 +73,6 @@ fn sql(d: &crate::merge::DbCounters, events: u64, secs: f64) -> Sql {
             .collect(),
         reconnects: d.reconnects,
     }
-}
-
-#[derive(Debug, Serialize)]
-pub struct Fairness {
-    pub events_avg: f64,
-    pub events_stddev: f64,
-    pub execution_time_avg_s: f64,
-    pub execution_time_stddev_s: f64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Interval {
-    /// Seconds since start at the end of the interval.
-    pub t_s: f64,
-    pub duration_s: f64,
-    pub threads: u32,
-    pub events: u64,
-    pub events_per_sec: f64,
-    pub latency_ms: LatencyMs,
-    /// Events per agent in this interval (same order as `agents`); null once an agent ended.
-    pub agent_events: Vec<Option<u64>>,
-    /// Each agent host's CPU busy % in this interval (same order; null where it sent none).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub agent_cpu_busy_pct: Vec<Option<f64>>,
-    #[serde(flatten)]
-    pub figures: Figures,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<OpenLoopPart>,
-}
-
-/// A workload's own figures, at most one of them present: OLTP's SQL statistics,
-/// fileio's file operations and throughput, memory's transfer.
-#[derive(Debug, Default, Serialize)]
-pub struct Figures {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sql: Option<Sql>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<FileOps>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryOps>,
 }
 
 /// Which of [`Figures`] a workload reports.
@@ -305,21 +121,6 @@ impl FigureKind {
     }
 }
 
-/// fileio: sysbench's "File operations" and "Throughput" figures.
-#[derive(Debug, Serialize, PartialEq)]
-pub struct FileOps {
-    pub reads: u64,
-    pub writes: u64,
-    pub fsyncs: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    pub reads_per_sec: f64,
-    pub writes_per_sec: f64,
-    pub fsyncs_per_sec: f64,
-    pub read_mib_per_sec: f64,
-    pub written_mib_per_sec: f64,
-}
-
 fn file_ops(io: &crate::merge::IoCounters, secs: f64) -> FileOps {
     let secs = secs.max(f64::MIN_POSITIVE);
     FileOps {
@@ -336,15 +137,6 @@ fn file_ops(io: &crate::merge::IoCounters, secs: f64) -> FileOps {
     }
 }
 
-/// memory: operations (blocks) and MiB transferred.
-#[derive(Debug, Serialize, PartialEq)]
-pub struct MemoryOps {
-    pub operations: u64,
-    pub operations_per_sec: f64,
-    pub mib_transferred: f64,
-    pub mib_per_sec: f64,
-}
-
 fn memory_ops(events: u64, block: u64, secs: f64) -> MemoryOps {
     let secs = secs.max(f64::MIN_POSITIVE);
     let mib = events as f64 * block as f64 / 1048576.0;
@@ -354,45 +146,6 @@ fn memory_ops(events: u64, block: u64, secs: f64) -> MemoryOps {
         mib_transferred: mib,
         mib_per_sec: mib / secs,
     }
-}
-
-#[derive(Debug, Serialize)]
-pub struct Agent {
-    pub addr: String,
-    pub host: String,
-    pub threads: u32,
-    pub time_s: f64,
-    pub events: u64,
-    pub events_per_sec: f64,
-    pub latency_ms: LatencyMs,
-    /// "completed", "stopped" or "lost".
-    pub status: &'static str,
-    #[serde(flatten)]
-    pub figures: Figures,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<OpenLoopPart>,
-    /// The agent host's own load over the run (absent when it sent none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_load: Option<HostLoad>,
-}
-
-/// A client host's load over the run: averages and peaks over its intervals.
-#[derive(Debug, Serialize)]
-pub struct HostLoad {
-    pub cpu_busy_pct_avg: f64,
-    pub cpu_busy_pct_peak: f64,
-    pub agent_cpu_pct_avg: f64,
-    pub agent_cpu_pct_peak: f64,
-    pub run_queue_peak: u32,
-    pub cores: u32,
-    pub mem_used_bytes_peak: u64,
-    pub mem_total_bytes: u64,
-    pub net_rx_bytes_per_sec: f64,
-    pub net_tx_bytes_per_sec: f64,
-    /// Interval numbers (1-based) in which the host was saturated.
-    pub saturated_intervals: Vec<u32>,
 }
 
 pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
@@ -409,13 +162,6 @@ pub fn latency_ms(l: &Latency, requested: &[f64]) -> LatencyMs {
         sum: round(l.sum_ms()),
         percentiles,
     }
-}
-
-/// One point of the percentile spectrum.
-#[derive(Debug, Serialize, PartialEq)]
-pub struct SpectrumPoint {
-    pub percentile: f64,
-    pub ms: f64,
 }
 
 /// Percentiles of the spectrum: evenly up to 90, then ever closer to 100.
@@ -448,7 +194,6 @@ fn round(ms: f64) -> f64 {
 }
 
 pub fn build(plan: &Plan, r: &RunResult) -> Report {
-    let workload = plan.workload.fields().into_iter().collect();
     let kind = FigureKind::of(&plan.workload);
     let agents_cfg = match &plan.agents {
         AgentSource::Remote(a) => a.clone(),
@@ -468,10 +213,10 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
     let hosts = super::hosts::summarize(&r.hosts, plan.tick());
     Report {
         format_version: FORMAT_VERSION,
-        kind: "run",
-        fleetbench_version: env!("CARGO_PKG_VERSION"),
-        test: plan.workload.name(),
-        command: plan.command.name(),
+        kind: "run".into(),
+        fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+        test: plan.workload.name().into(),
+        command: plan.command.name().into(),
         config: Config {
             threads: plan.threads,
             time_s: plan.time.map_or(0, |t| t.as_secs()),
@@ -481,11 +226,16 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             percentiles: plan.percentiles.clone(),
             rand_seed: plan.seed,
             agents: agents_cfg,
-            rate: plan.rate,
-            warmup_time_s: plan.warmup.as_secs_f64(),
-            workload,
+            rate: Some(plan.rate),
+            warmup_time_s: Some(plan.warmup.as_secs_f64()),
+            workload: plan
+                .workload
+                .fields()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         },
-        meta: meta(plan, r),
+        meta: Some(meta(plan, r)),
         interrupted: r.interrupted,
         totals: Totals {
             time_s: r.total_time().as_secs_f64(),
@@ -584,7 +334,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     events: a.events,
                     events_per_sec: a.events_per_sec(),
                     latency_ms: latency_ms(&a.latency, &plan.percentiles),
-                    status,
+                    status: status.into(),
                     reason,
                     figures: kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
                     open_loop: open_part(&a.open, &plan.percentiles),
@@ -782,8 +532,8 @@ mod tests {
         let mut raw = crate::cli::parse(["fleetbench", "cpu", "--rate=100,200", "run"]).unwrap();
         let extras = crate::sweep::take_extras(&mut raw).unwrap();
         let plan = crate::plan::build(&raw).unwrap();
-        let result = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
-        let mut summary = crate::sweep::Summary::from_run(&result).unwrap();
+        let result = build(&plan, &RunResult::default());
+        let mut summary = crate::sweep::Summary::from_run(&result);
         summary.rate_reached = Some(true);
         let step = crate::sweep::Step {
             threads: plan.threads,
@@ -792,21 +542,62 @@ mod tests {
             summary,
             result,
         };
-        let doc = crate::sweep::sweep_doc(&plan, &extras, &[step], false);
+        let doc =
+            serde_json::to_value(crate::sweep::sweep_doc(&plan, &extras, &[step], false)).unwrap();
+        // A scenario run's document, of a rate sweep with a description (every optional
+        // field written).
+        let file = crate::topology::parse(
+            "s.toml",
+            "test = \"oltp_read_write\"\nthreads = [4]\nrate = [100, 200]\ntime = 10\n\
+             [targets]\ndb = \"mysql://u:p@h:3306/sbtest\"\n\
+             [[scenario]]\nname = \"direct\"\ndescription = \"to the server\"\ntargets = [\"db\"]\n",
+            &[],
+        )
+        .unwrap();
+        let sc = &file.scenarios[0];
+        let plan = sc.plan("run", 4, "s.toml").unwrap();
+        let result = build(&plan, &RunResult::default());
+        let step = crate::sweep::Step {
+            threads: 4,
+            rate: 100.0,
+            repeat: 1,
+            summary: crate::sweep::Summary::from_run(&result),
+            result,
+        };
+        let extras = crate::sweep::Extras {
+            repeat: 1,
+            ..Default::default()
+        };
+        let scenarios = serde_json::to_value(crate::topology::scenarios_doc(
+            "s.toml",
+            &extras,
+            &[(sc, plan, vec![step])],
+            false,
+        ))
+        .unwrap();
+        assert_eq!(
+            scenarios["scenarios"][0]["rates"],
+            serde_json::json!([100.0, 200.0])
+        );
+        let scenario_def = serde_json::json!({
+            "properties": schema["$defs"]["scenarios"]["properties"]["scenarios"]["items"]["properties"],
+            "required": schema["$defs"]["scenarios"]["properties"]["scenarios"]["items"]["required"],
+        });
+        let defs = &schema["$defs"];
         for (def, v) in [
-            ("sweep", &doc),
-            ("step", &doc["steps"][0]),
-            ("summary", &doc["steps"][0]["summary"]),
+            (&defs["sweep"], &doc),
+            (&defs["step"], &doc["steps"][0]),
+            (&defs["summary"], &doc["steps"][0]["summary"]),
+            (&defs["scenarios"], &scenarios),
+            (&scenario_def, &scenarios["scenarios"][0]),
+            (&defs["step"], &scenarios["scenarios"][0]["steps"][0]),
         ] {
-            let props = schema["$defs"][def]["properties"].as_object().unwrap();
+            let props = def["properties"].as_object().unwrap();
             for k in v.as_object().unwrap().keys() {
-                assert!(props.contains_key(k), "{def}.{k} is not in the schema");
+                assert!(props.contains_key(k), "{k} is not in the schema of {v}");
             }
-            for k in schema["$defs"][def]["required"].as_array().unwrap() {
-                assert!(
-                    v.get(k.as_str().unwrap()).is_some(),
-                    "{def}.{k} is not written"
-                );
+            for k in def["required"].as_array().unwrap() {
+                assert!(v.get(k.as_str().unwrap()).is_some(), "{k} is not written");
             }
         }
     }

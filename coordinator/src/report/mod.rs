@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod doc;
 pub mod doc_text;
 pub mod histogram;
 pub mod hlog;

@@ -1,0 +1,868 @@
+//! The result documents `--json` writes and `compare`, `report`, the HTML page, the CSV
+//! table and sweep summaries read back: one set of types for the run document, the sweep
+//! document and the scenarios document, so writer and readers cannot drift apart. The
+//! shape is documented in docs/result-format.md and docs/result-schema.json.
+//!
+//! Readers accept every file written so far: a field added after the first writer of its
+//! document is `#[serde(default)]` (format 1 had runs only, without `kind` or the latency
+//! spectrum). The workload's own options (`config`) and the percentiles of a latency
+//! object stay open maps, flattened into their objects.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::sweep::Summary;
+
+/// What goes wrong reading a document.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    #[error("no format_version")]
+    NoVersion,
+    #[error("format_version {found} is newer than this fleetbench reads ({reads})")]
+    Newer { found: u64, reads: u32 },
+    #[error("unknown kind '{0}'")]
+    UnknownKind(String),
+    /// The document does not have the shape of its kind.
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// Any result document, by its `kind`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Document {
+    Run(Box<Report>),
+    Sweep(SweepDoc),
+    Scenarios(ScenariosDoc),
+}
+
+impl Document {
+    /// Reads a document from JSON text, checking its version first: a newer file is
+    /// refused by its version, not by the first field this build does not know.
+    pub fn from_slice(bytes: &[u8]) -> Result<Document, LoadError> {
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| LoadError::Json(e.to_string()))?;
+        Document::from_value(v)
+    }
+
+    /// A document from parsed JSON; a missing `kind` is a run (format 1 had nothing else).
+    pub fn from_value(v: Value) -> Result<Document, LoadError> {
+        let found = v
+            .get("format_version")
+            .and_then(Value::as_u64)
+            .ok_or(LoadError::NoVersion)?;
+        if found > u64::from(super::json::FORMAT_VERSION) {
+            return Err(LoadError::Newer {
+                found,
+                reads: super::json::FORMAT_VERSION,
+            });
+        }
+        let kind = v
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("run")
+            .to_string();
+        let shape = |e: serde_json::Error| LoadError::Shape(e.to_string());
+        Ok(match kind.as_str() {
+            "run" => Document::Run(Box::new(serde_json::from_value(v).map_err(shape)?)),
+            "sweep" => Document::Sweep(serde_json::from_value(v).map_err(shape)?),
+            "scenarios" => Document::Scenarios(serde_json::from_value(v).map_err(shape)?),
+            _ => return Err(LoadError::UnknownKind(kind)),
+        })
+    }
+
+    /// "run", "sweep" or "scenarios".
+    pub fn kind(&self) -> &str {
+        match self {
+            Document::Run(r) => &r.kind,
+            Document::Sweep(s) => &s.kind,
+            Document::Scenarios(s) => &s.kind,
+        }
+    }
+
+    pub fn format_version(&self) -> u32 {
+        match self {
+            Document::Run(r) => r.format_version,
+            Document::Sweep(s) => s.format_version,
+            Document::Scenarios(s) => s.format_version,
+        }
+    }
+
+    pub fn fleetbench_version(&self) -> &str {
+        match self {
+            Document::Run(r) => &r.fleetbench_version,
+            Document::Sweep(s) => &s.fleetbench_version,
+            Document::Scenarios(s) => &s.fleetbench_version,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Document::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn run_kind() -> String {
+    "run".into()
+}
+
+/// A run (`kind` "run").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub format_version: u32,
+    /// "run" (this document); sweeps and scenarios are "sweep" and "scenarios".
+    #[serde(default = "run_kind")]
+    pub kind: String,
+    pub fleetbench_version: String,
+    pub test: String,
+    pub command: String,
+    /// Absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    pub config: Config,
+    pub interrupted: bool,
+    pub totals: Totals,
+    pub intervals: Vec<Interval>,
+    pub agents: Vec<Agent>,
+}
+
+/// What the result says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The run's id, as the agents log it.
+    pub run_id: String,
+    /// When the measurement began (after any warm-up) and when the last agent's outcome
+    /// arrived: RFC 3339, UTC.
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    /// `--tag key=value`.
+    pub tags: BTreeMap<String, String>,
+    /// The command line, secrets masked; empty for a plan from a scenario file.
+    pub command_line: String,
+    /// The git commit of the fleetbench build.
+    pub fleetbench_commit: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub threads: u32,
+    pub time_s: u64,
+    pub events: u64,
+    pub report_interval_s: u64,
+    /// The tick the interval series below uses.
+    pub interval_s: f64,
+    pub percentiles: Vec<f64>,
+    pub rand_seed: u64,
+    /// Agent addresses, or "local" entries for embedded agents.
+    pub agents: Vec<String>,
+    /// `--rate`: events per second over all agents in an open loop; 0 = closed loop. None
+    /// only in files written before the open loop (kept apart from 0 so that such a file
+    /// reads and lists as it always did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// `--warmup-time`: seconds of load before the measurement, on the same threads and
+    /// connections, in none of the figures. None in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_time_s: Option<f64>,
+    /// The workload's own options (cpu_max_prime, tables, file_num, ...).
+    #[serde(flatten)]
+    pub workload: BTreeMap<String, Value>,
+}
+
+impl Config {
+    /// The offered rate (events/s); 0 in a closed loop.
+    pub fn rate(&self) -> f64 {
+        self.rate.unwrap_or(0.0)
+    }
+
+    /// The configuration as the file holds it, the run's own keys and the workload's in one
+    /// map (in key order): what `compare` and the HTML page list as settings.
+    pub fn entries(&self) -> serde_json::Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
+/// Latency figures in milliseconds; percentiles as "p50", "p99.9", ...
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    pub count: u64,
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+    pub sum: f64,
+    #[serde(flatten)]
+    pub percentiles: BTreeMap<String, f64>,
+}
+
+impl LatencyMs {
+    /// A figure by its key: "min", "avg", "max", "sum" or a percentile ("p95").
+    pub fn get(&self, key: &str) -> Option<f64> {
+        match key {
+            "min" => Some(self.min),
+            "avg" => Some(self.avg),
+            "max" => Some(self.max),
+            "sum" => Some(self.sum),
+            "count" => Some(self.count as f64),
+            p => self.percentiles.get(p).copied(),
+        }
+    }
+
+    /// min, avg, max and the percentiles: what tables and charts compare (count and sum
+    /// are not latencies).
+    pub fn figures(&self) -> impl Iterator<Item = (String, f64)> + '_ {
+        [("min", self.min), ("avg", self.avg), ("max", self.max)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .chain(self.percentiles.iter().map(|(k, v)| (k.clone(), *v)))
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub time_s: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub events_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    /// Latency at many percentiles, for the percentile spectrum chart (format 2).
+    #[serde(default)]
+    pub latency_spectrum_ms: Vec<SpectrumPoint>,
+    pub fairness: Fairness,
+    pub agents_lost: usize,
+    /// The workload's own figures (OLTP `sql`, fileio `file`, memory `memory`).
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// OLTP: latency of single statements per kind (point_select, commit, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub statements_latency_ms: BTreeMap<String, LatencyMs>,
+    /// OLTP: what each database target received.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetJson>,
+    /// Open loop (`--rate`) only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopTotals>,
+}
+
+/// An open loop's run: the rate asked for and reached, the queue left, and service time
+/// beside `latency_ms` (which counts from each event's arrival).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopTotals {
+    pub target_rate: f64,
+    pub arrivals: u64,
+    pub arrivals_per_sec: f64,
+    /// Events run per second (the achieved rate).
+    pub events_per_sec: f64,
+    pub queue_length_end: u64,
+    /// False when the threads fell behind the rate for good (see the text report).
+    pub rate_reached: bool,
+    pub service_ms: LatencyMs,
+    pub service_spectrum_ms: Vec<SpectrumPoint>,
+    /// The merged histograms themselves, in microseconds: HdrHistogram V2 with deflate,
+    /// base64, as HdrHistogram's own tools read them.
+    pub latency_hdr: String,
+    pub service_hdr: String,
+}
+
+/// An open loop's interval or agent: service time and the queue at the end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopPart {
+    pub arrivals: u64,
+    pub queue_length: u64,
+    pub concurrency: u32,
+    pub service_ms: LatencyMs,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sql {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub queries: u64,
+    pub transactions: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub ignored_errors: u64,
+    pub errors_by_code: BTreeMap<String, u64>,
+    pub reconnects: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetJson {
+    pub name: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub queries: u64,
+    pub qps: f64,
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+    pub statement_latency_ms: LatencyMs,
+    /// How the agents' connections to it were made, each distinct way once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<crate::merge::Connection>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    pub execution_time_avg_s: f64,
+    pub execution_time_stddev_s: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since start at the end of the interval.
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub events_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    /// Events per agent in this interval (same order as `agents`); null once an agent ended.
+    pub agent_events: Vec<Option<u64>>,
+    /// Each agent host's CPU busy % in this interval (same order; null where it sent none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_cpu_busy_pct: Vec<Option<f64>>,
+    #[serde(flatten)]
+    pub figures: Figures,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopPart>,
+}
+
+/// A workload's own figures, at most one of them present: OLTP's SQL statistics,
+/// fileio's file operations and throughput, memory's transfer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<Sql>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileOps>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryOps>,
+}
+
+/// fileio: sysbench's "File operations" and "Throughput" figures.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FileOps {
+    pub reads: u64,
+    pub writes: u64,
+    pub fsyncs: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub reads_per_sec: f64,
+    pub writes_per_sec: f64,
+    pub fsyncs_per_sec: f64,
+    pub read_mib_per_sec: f64,
+    pub written_mib_per_sec: f64,
+}
+
+/// memory: operations (blocks) and MiB transferred.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemoryOps {
+    pub operations: u64,
+    pub operations_per_sec: f64,
+    pub mib_transferred: f64,
+    pub mib_per_sec: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    pub addr: String,
+    pub host: String,
+    pub threads: u32,
+    pub time_s: f64,
+    pub events: u64,
+    pub events_per_sec: f64,
+    pub latency_ms: LatencyMs,
+    /// "completed", "stopped" or "lost".
+    pub status: String,
+    #[serde(flatten)]
+    pub figures: Figures,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopPart>,
+    /// The agent host's own load over the run (absent when it sent none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<HostLoad>,
+}
+
+/// A client host's load over the run: averages and peaks over its intervals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostLoad {
+    pub cpu_busy_pct_avg: f64,
+    pub cpu_busy_pct_peak: f64,
+    pub agent_cpu_pct_avg: f64,
+    pub agent_cpu_pct_peak: f64,
+    pub run_queue_peak: u32,
+    pub cores: u32,
+    pub mem_used_bytes_peak: u64,
+    pub mem_total_bytes: u64,
+    pub net_rx_bytes_per_sec: f64,
+    pub net_tx_bytes_per_sec: f64,
+    /// Interval numbers (1-based) in which the host was saturated.
+    pub saturated_intervals: Vec<u32>,
+}
+
+/// One point of the percentile spectrum.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SpectrumPoint {
+    pub percentile: f64,
+    pub ms: f64,
+}
+
+/// One step of a sweep or scenario: its summary and the whole run document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub threads: u32,
+    /// The offered rate (events/s); 0 in a closed loop (and in files written before).
+    #[serde(default)]
+    pub rate: f64,
+    /// Which measurement of this thread count or rate (`--repeat`), from 1.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    pub summary: Summary,
+    pub result: Report,
+}
+
+/// A thread sweep, a rate sweep or a repeated run (`kind` "sweep").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepDoc {
+    pub format_version: u32,
+    pub kind: String,
+    pub fleetbench_version: String,
+    pub test: String,
+    /// The thread counts stepped over (a rate sweep's one count).
+    pub threads: Vec<u32>,
+    pub warmup_time_s: u64,
+    pub cooldown_s: u64,
+    #[serde(default = "one")]
+    pub repeat: u32,
+    pub interrupted: bool,
+    pub steps: Vec<Step>,
+    /// A rate sweep's offered rates, in the order given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
+}
+
+/// `fleetbench scenario run FILE` (`kind` "scenarios"): one sweep per scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenariosDoc {
+    pub format_version: u32,
+    pub kind: String,
+    pub fleetbench_version: String,
+    /// The scenario file.
+    pub file: String,
+    pub warmup_time_s: u64,
+    pub cooldown_s: u64,
+    #[serde(default = "one")]
+    pub repeat: u32,
+    pub interrupted: bool,
+    pub scenarios: Vec<ScenarioDoc>,
+}
+
+/// One scenario of a scenarios document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioDoc {
+    pub name: String,
+    /// Written as null when the file gives none.
+    pub description: Option<String>,
+    pub test: String,
+    pub targets: Vec<String>,
+    pub threads: Vec<u32>,
+    pub steps: Vec<Step>,
+    /// A rate sweep's offered rates, in the order given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{AgentResult, AgentStatus, Latency, RunResult};
+    use crate::report::{compare, doc_text, html, json};
+
+    fn plan(words: &[&str]) -> crate::plan::Plan {
+        let mut all = vec!["fleetbench"];
+        all.extend_from_slice(words);
+        all.push("run");
+        crate::plan::build(&crate::cli::parse(all).unwrap()).unwrap()
+    }
+
+    /// A run with two agents, a latency histogram, statement kinds, a target and its
+    /// connection, and by hand every optional part `build` leaves out without such
+    /// figures (an interval with the open loop and host load, open-loop totals).
+    fn rich_run() -> Report {
+        let mut latency = Latency::default();
+        for v in [120u64, 250, 900, 4000] {
+            latency.hist.record(v).unwrap();
+            latency.sum_ns += v * 1000;
+        }
+        latency.min_ns = 120_000;
+        latency.max_ns = 4_000_000;
+        let agent = |i: u32, status| AgentResult {
+            addr: format!("10.0.0.{i}:7600"),
+            host: format!("c{i}"),
+            threads: 2,
+            elapsed: std::time::Duration::from_secs(2),
+            events: 4,
+            latency: latency.clone(),
+            per_thread: vec![(2, 1), (2, 1)],
+            status,
+            db: Default::default(),
+            io: Default::default(),
+            open: None,
+        };
+        let r = RunResult {
+            agents: vec![
+                agent(1, AgentStatus::Completed),
+                agent(2, AgentStatus::Lost("gone".into())),
+            ],
+            kinds: vec![("point_select".into(), latency.clone())],
+            targets: vec![(0, Default::default(), latency.clone())],
+            connections: vec![(
+                0,
+                crate::merge::Connection {
+                    client: "lean".into(),
+                    server_version: "10.11.6-MariaDB".into(),
+                    server_vars: [("innodb_buffer_pool_size".to_string(), "8G".to_string())].into(),
+                    ..Default::default()
+                },
+            )],
+            run_id: "r-1".into(),
+            started: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000)),
+            ended: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_010)),
+            ..RunResult::default()
+        };
+        let p = plan(&[
+            "oltp_read_write",
+            "--mysql-host=db",
+            "--tag=pool=8G",
+            "--percentile=97.5",
+        ]);
+        let mut doc = json::build(&p, &r);
+        let service = doc.totals.latency_ms.clone();
+        doc.intervals.push(Interval {
+            t_s: 1.0,
+            duration_s: 1.0,
+            threads: 4,
+            events: 8,
+            events_per_sec: 8.0,
+            latency_ms: service.clone(),
+            agent_events: vec![Some(4), None],
+            agent_cpu_busy_pct: vec![Some(35.5), None],
+            figures: Figures {
+                sql: Some(Sql {
+                    transactions: 8,
+                    tps: 8.0,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            open_loop: Some(OpenLoopPart {
+                arrivals: 9,
+                queue_length: 1,
+                concurrency: 4,
+                service_ms: service.clone(),
+            }),
+        });
+        doc.totals.open_loop = Some(OpenLoopTotals {
+            target_rate: 10.0,
+            arrivals: 9,
+            arrivals_per_sec: 4.5,
+            events_per_sec: 4.0,
+            queue_length_end: 1,
+            rate_reached: false,
+            service_ms: service,
+            service_spectrum_ms: doc.totals.latency_spectrum_ms.clone(),
+            latency_hdr: json::hdr_base64(&latency.hist),
+            service_hdr: json::hdr_base64(&latency.hist),
+        });
+        doc.agents[0].host_load = Some(HostLoad {
+            cpu_busy_pct_avg: 35.5,
+            cores: 8,
+            saturated_intervals: vec![2],
+            ..Default::default()
+        });
+        doc
+    }
+
+    /// Serialises, reads back and serialises again: the same text, the same document.
+    fn round_trip(doc: &Document) -> Document {
+        let text = serde_json::to_string_pretty(doc).unwrap();
+        let back = Document::from_slice(text.as_bytes()).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&back).unwrap(), text);
+        back
+    }
+
+    #[test]
+    fn run_documents_read_back_as_they_were_written() {
+        let rich = rich_run();
+        let v = serde_json::to_value(&rich).unwrap();
+        for k in ["meta", "open_loop", "statements_latency_ms", "targets"] {
+            assert!(v.get(k).is_some() || v["totals"].get(k).is_some(), "{k}");
+        }
+        assert_eq!(
+            v["totals"]["targets"][0]["connections"][0]["server_vars"]["innodb_buffer_pool_size"],
+            "8G"
+        );
+        let back = round_trip(&Document::Run(Box::new(rich.clone())));
+        assert!(matches!(&back, Document::Run(r) if **r == rich));
+        // Every workload's figures, from an empty run too.
+        for words in [
+            &["cpu"][..],
+            &["fileio", "--file-test-mode=rndrw"],
+            &["memory", "--threads=1"],
+            &["threads"],
+            &["mutex"],
+            &["cpu", "--rate=100", "--warmup-time=2"],
+        ] {
+            let doc = json::build(&plan(words), &RunResult::default());
+            round_trip(&Document::Run(Box::new(doc)));
+        }
+    }
+
+    /// A step of `run` at its thread count and rate.
+    fn step(result: Report, repeat: u32) -> Step {
+        let mut summary = Summary::from_run(&result);
+        summary.repeat = repeat;
+        Step {
+            threads: result.config.threads,
+            rate: result.config.rate(),
+            repeat,
+            summary,
+            result,
+        }
+    }
+
+    #[test]
+    fn sweep_and_scenarios_documents_read_back_as_they_were_written() {
+        let mut raw =
+            crate::cli::parse(["fleetbench", "cpu", "--rate=100,200", "--repeat=2", "run"])
+                .unwrap();
+        let extras = crate::sweep::take_extras(&mut raw).unwrap();
+        let p = crate::plan::build(&raw).unwrap();
+        let steps = vec![step(rich_run(), 1), step(rich_run(), 2)];
+        let sweep = crate::sweep::sweep_doc(&p, &extras, &steps, true);
+        assert_eq!(sweep.rates, Some(vec![100.0, 200.0]));
+        let back = round_trip(&Document::Sweep(sweep.clone()));
+        // The summaries' interval series are not written: the runs are what must match.
+        let Document::Sweep(read) = &back else {
+            panic!("a sweep")
+        };
+        assert!(
+            read.steps
+                .iter()
+                .zip(&sweep.steps)
+                .all(|(a, b)| a.result == b.result)
+        );
+        // The stored summary keeps its repeat; compare recomputes the rest from the run.
+        let series = compare::series(&back, "s");
+        assert_eq!(
+            series[0].rows.iter().map(|r| r.repeat).collect::<Vec<_>>(),
+            [1, 2]
+        );
+
+        let doc = Document::Scenarios(ScenariosDoc {
+            format_version: super::super::json::FORMAT_VERSION,
+            kind: "scenarios".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            file: "s.toml".into(),
+            warmup_time_s: 5,
+            cooldown_s: 1,
+            repeat: 2,
+            interrupted: false,
+            scenarios: vec![
+                ScenarioDoc {
+                    name: "direct".into(),
+                    description: Some("to the server".into()),
+                    test: "oltp_read_write".into(),
+                    targets: vec!["db".into()],
+                    threads: vec![4],
+                    steps: steps.clone(),
+                    rates: Some(vec![100.0, 200.0]),
+                },
+                ScenarioDoc {
+                    name: "proxy".into(),
+                    description: None,
+                    test: "oltp_read_write".into(),
+                    targets: vec!["proxy".into()],
+                    threads: vec![4],
+                    steps,
+                    rates: None,
+                },
+            ],
+        });
+        let text = serde_json::to_value(&doc).unwrap();
+        assert!(text["scenarios"][1]["description"].is_null());
+        assert!(text["scenarios"][1].get("rates").is_none());
+        round_trip(&doc);
+    }
+
+    /// A run document with only what the first format-2 writer wrote.
+    const OLD_RUN: &str = r#"{
+      "format_version": 2, "kind": "run", "fleetbench_version": "0.1.0",
+      "test": "oltp_read_write", "command": "run",
+      "config": {"threads": 8, "time_s": 10, "events": 0, "report_interval_s": 1,
+                 "interval_s": 1.0, "percentiles": [95.0], "rand_seed": 0,
+                 "agents": ["c1:7600"], "tables": 4, "rand_type": "uniform"},
+      "interrupted": false,
+      "totals": {"time_s": 10.0, "threads": 8, "events": 1000, "events_per_sec": 100.0,
+        "latency_ms": {"count": 1000, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 2000.0,
+                       "p50": 2.0, "p90": 3.0, "p95": 4.0, "p99": 6.0, "p99.9": 8.0},
+        "latency_spectrum_ms": [{"percentile": 0.0, "ms": 1.0}, {"percentile": 50.0, "ms": 2.0},
+                                {"percentile": 100.0, "ms": 9.0}],
+        "fairness": {"events_avg": 1000.0, "events_stddev": 0.0,
+                     "execution_time_avg_s": 10.0, "execution_time_stddev_s": 0.0},
+        "agents_lost": 0,
+        "sql": {"reads": 14000, "writes": 4000, "others": 2000, "queries": 20000,
+                "transactions": 1000, "tps": 100.0, "qps": 2000.0, "ignored_errors": 10,
+                "errors_by_code": {"1213": 10}, "reconnects": 0},
+        "targets": [{"name": "db", "reads": 14000, "writes": 4000, "others": 2000,
+                     "queries": 20000, "qps": 2000.0, "ignored_errors": 10, "reconnects": 0,
+                     "statement_latency_ms": {"count": 20000, "min": 0.1, "avg": 0.2,
+                                              "max": 1.0, "sum": 4000.0, "p95": 0.4}}]},
+      "intervals": [{"t_s": 1.0, "duration_s": 1.0, "threads": 8, "events": 100,
+        "events_per_sec": 100.0,
+        "latency_ms": {"count": 100, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 200.0,
+                       "p95": 4.0},
+        "agent_events": [100],
+        "sql": {"reads": 1400, "writes": 400, "others": 200, "queries": 2000,
+                "transactions": 100, "tps": 100.0, "qps": 2000.0, "ignored_errors": 1,
+                "errors_by_code": {}, "reconnects": 0}}],
+      "agents": [{"addr": "c1:7600", "host": "c1", "threads": 8, "time_s": 10.0,
+        "events": 1000, "events_per_sec": 100.0,
+        "latency_ms": {"count": 1000, "min": 1.0, "avg": 2.0, "max": 9.0, "sum": 2000.0,
+                       "p95": 4.0, "p99": 6.0},
+        "status": "completed"}]
+    }"#;
+
+    /// A sweep document as the first format-2 writer wrote it: no repeat, rates, or
+    /// step rate and repeat.
+    fn old_sweep() -> String {
+        let summary = r#"{"threads": 8, "time_s": 10.0, "events": 1000, "tps": 100.0,
+            "qps": 2000.0, "latency_ms": {"min": 1.0, "avg": 2.0, "max": 9.0, "p95": 4.0},
+            "errors_per_sec": 1.0, "reconnects_per_sec": 0.0}"#;
+        format!(
+            r#"{{"format_version": 2, "kind": "sweep", "fleetbench_version": "0.1.0",
+            "test": "oltp_read_write", "threads": [8, 16], "warmup_time_s": 0,
+            "cooldown_s": 0, "interrupted": false,
+            "steps": [{{"threads": 8, "summary": {summary}, "result": {OLD_RUN}}},
+                      {{"threads": 16, "summary": {summary}, "result": {}}}]}}"#,
+            OLD_RUN.replace("\"threads\": 8,", "\"threads\": 16,")
+        )
+    }
+
+    #[test]
+    fn files_of_the_first_format_2_writer_still_read() {
+        let run = Document::from_slice(OLD_RUN.as_bytes()).unwrap();
+        let Document::Run(r) = &run else {
+            panic!("a run")
+        };
+        assert!(r.meta.is_none() && r.totals.open_loop.is_none());
+        assert_eq!((r.config.rate, r.config.warmup_time_s), (None, None));
+        assert_eq!(r.config.rate(), 0.0);
+        assert_eq!(r.config.workload["tables"], 4);
+        assert!(r.totals.targets[0].connections.is_empty());
+        let s = compare::series(&run, "old");
+        assert_eq!((s[0].rows[0].tps, s[0].rows[0].qps), (100.0, Some(2000.0)));
+        assert_eq!(s[0].rows[0].series.tps, [100.0]);
+        assert_eq!(s[0].settings["tables"], "4");
+        let page = html::render(&run);
+        assert!(page.contains("<h1>fleetbench oltp_read_write run, 8 threads</h1>"));
+        assert!(
+            page.contains(
+                "<td>c1:7600</td><td>c1</td><td>8</td><td>100.00</td><td>4.0</td><td>6.0</td>"
+            ),
+            "{page}"
+        );
+        let text = doc_text::render(&run);
+        assert!(
+            text.starts_with(
+                "oltp_read_write: 8 threads over 1 agent(s), fleetbench 0.1.0\n\n[ 1s ]"
+            ),
+            "{text}"
+        );
+
+        let sweep = Document::from_slice(old_sweep().as_bytes()).unwrap();
+        let s = compare::series(&sweep, "old");
+        assert_eq!(
+            s[0].rows
+                .iter()
+                .map(|r| (r.threads, r.repeat))
+                .collect::<Vec<_>>(),
+            [(8, 1), (16, 1)]
+        );
+        assert!(!s[0].settings.contains_key("threads"));
+        let page = html::render(&sweep);
+        assert!(page.contains("<h1>fleetbench thread sweep of oltp_read_write</h1>"));
+        assert!(
+            page.contains("<th>threads (per step)</th><td>8, 16</td>"),
+            "{page}"
+        );
+        assert!(doc_text::render(&sweep).starts_with("Thread sweep of oltp_read_write:\n"));
+
+        // A format 1 run had no kind and no spectrum.
+        let v1 = OLD_RUN
+            .replace(
+                "\"format_version\": 2, \"kind\": \"run\",",
+                "\"format_version\": 1,",
+            )
+            .replace("\"latency_spectrum_ms\": [", "\"spectrum_was_not_here\": [");
+        let Document::Run(r) = Document::from_slice(v1.as_bytes()).unwrap() else {
+            panic!("a run")
+        };
+        assert_eq!(r.kind, "run");
+        assert!(r.totals.latency_spectrum_ms.is_empty());
+    }
+
+    #[test]
+    fn what_is_not_a_document_of_this_version_is_refused() {
+        let err = |text: &str| {
+            Document::from_slice(text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("{").starts_with("invalid JSON"));
+        assert_eq!(err("{}"), "no format_version");
+        assert_eq!(
+            err(r#"{"format_version": 3, "kind": "run"}"#),
+            "format_version 3 is newer than this fleetbench reads (2)"
+        );
+        assert_eq!(
+            err(r#"{"format_version": 2, "kind": "other"}"#),
+            "unknown kind 'other'"
+        );
+        assert!(err(r#"{"format_version": 2, "kind": "run"}"#).contains("missing field"));
+    }
+
+    #[test]
+    fn compare_reads_written_files() {
+        let dir = std::env::temp_dir().join(format!("fb-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+        let base = rich_run();
+        let mut faster = base.clone();
+        let sql = faster.totals.figures.sql.as_mut().unwrap();
+        sql.tps *= 2.0;
+        json::write(&a, &base).unwrap();
+        json::write_value(&b, &Document::Run(Box::new(faster))).unwrap();
+        let out = compare::compare_files(&[a.as_path(), b.as_path()]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(out.contains("Compared with a.json"), "{out}");
+        let tps = out.lines().find(|l| l.starts_with("tps  ")).unwrap();
+        assert!(tps.contains("+100.0%"), "{out}");
+    }
+}
