@@ -904,6 +904,11 @@ mod tests {
     use super::*;
     use crate::workloads::cpu::Cpu;
 
+    /// A cpu run of `max_prime` per event, its workers waiting for Go.
+    fn cpu_run(max_prime: u64, config: RunConfig) -> PreparedRun {
+        PreparedRun::new(Arc::new(Cpu { max_prime }), config).unwrap()
+    }
+
     fn config(threads: u32, time_ms: Option<u64>, events: Option<u64>) -> RunConfig {
         RunConfig {
             threads,
@@ -918,11 +923,7 @@ mod tests {
 
     #[tokio::test]
     async fn event_limit_is_exact_across_threads() {
-        let run = PreparedRun::new(
-            Arc::new(Cpu { max_prime: 2_000 }),
-            config(3, None, Some(500)),
-        )
-        .unwrap();
+        let run = cpu_run(2_000, config(3, None, Some(500)));
         let (tx, mut rx) = mpsc::channel(64);
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let fin = run.go(tx).await;
@@ -984,11 +985,7 @@ mod tests {
 
     #[tokio::test]
     async fn time_limit_ends_the_run_and_ticks_cover_it() {
-        let run = PreparedRun::new(
-            Arc::new(Cpu { max_prime: 1_000 }),
-            config(2, Some(350), None),
-        )
-        .unwrap();
+        let run = cpu_run(1_000, config(2, Some(350), None));
         let (tx, mut rx) = mpsc::channel(64);
         let collect = tokio::spawn(async move {
             let mut v = Vec::new();
@@ -1028,11 +1025,7 @@ mod tests {
 
     #[tokio::test]
     async fn dropping_an_unstarted_run_releases_its_threads() {
-        let run = PreparedRun::new(
-            Arc::new(Cpu { max_prime: 1_000 }),
-            config(4, Some(10_000), None),
-        )
-        .unwrap();
+        let run = cpu_run(1_000, config(4, Some(10_000), None));
         let running = run.running.clone();
         drop(run);
         let t0 = Instant::now();
@@ -1081,11 +1074,7 @@ mod tests {
 
     #[tokio::test]
     async fn closed_receiver_aborts_the_run() {
-        let run = PreparedRun::new(
-            Arc::new(Cpu { max_prime: 1_000 }),
-            config(1, Some(60_000), None),
-        )
-        .unwrap();
+        let run = cpu_run(1_000, config(1, Some(60_000), None));
         let (tx, rx) = mpsc::channel(1);
         drop(rx);
         let fin = tokio::time::timeout(Duration::from_secs(2), run.go(tx))

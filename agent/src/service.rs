@@ -722,16 +722,7 @@ async fn drive(
     let mut host = crate::host::HostSampler::new();
     while let Some(iv) = irx.recv().await {
         let mut msg = wire::interval_to_proto(&iv);
-        msg.host = host.sample().map(|h| pb::HostLoad {
-            cpu_busy_pct: h.cpu_busy_pct,
-            agent_cpu_pct: h.agent_cpu_pct,
-            run_queue: h.run_queue,
-            cores: h.cores,
-            mem_used_bytes: h.mem_used_bytes,
-            mem_total_bytes: h.mem_total_bytes,
-            net_rx_bytes: h.net_rx_bytes,
-            net_tx_bytes: h.net_tx_bytes,
-        });
+        msg.host = host.sample().map(|h| wire::host_to_proto(&h));
         let msg = event(run_event::Msg::Interval(msg));
         if tx.send(Ok(msg)).await.is_err() {
             control.abort("coordinator went away");

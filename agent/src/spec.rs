@@ -11,10 +11,7 @@ use serde_json::Value;
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::{OltpConfig, Script};
 
-pub use crate::workloads::cpu::CpuSpec;
-pub use crate::workloads::memory::MemorySpec;
-pub use crate::workloads::mutex::MutexSpec;
-pub use crate::workloads::threads::ThreadsSpec;
+use crate::workloads::memory::Oper;
 
 /// Why a spec is refused; the message names the option as the command line spells it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -47,6 +44,166 @@ pub trait Spec {
     fn validate(&self) -> Result<(), SpecError>;
     /// The options a result document records, under their JSON names (docs/result-format.md).
     fn fields(&self) -> Vec<(&'static str, Value)>;
+}
+
+/// cpu's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuSpec {
+    /// `--cpu-max-prime`: each event counts the primes below it.
+    pub max_prime: u64,
+}
+
+impl Spec for CpuSpec {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        if self.max_prime < 3 {
+            return Err(SpecError::invalid(
+                "cpu-max-prime",
+                self.max_prime,
+                "must be at least 3",
+            ));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("cpu_max_prime", self.max_prime.into())]
+    }
+}
+
+/// threads' options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadsSpec {
+    /// `--thread-yields`: lock, yield, unlock rounds per event.
+    pub yields: u32,
+    /// `--thread-locks`: mutexes the events take in turn.
+    pub locks: u32,
+}
+
+impl Spec for ThreadsSpec {
+    fn name(&self) -> &'static str {
+        "threads"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        if self.locks == 0 {
+            return Err(SpecError::invalid("thread-locks", 0, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("thread_yields", self.yields.into()),
+            ("thread_locks", self.locks.into()),
+        ]
+    }
+}
+
+/// mutex's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MutexSpec {
+    /// `--mutex-num`: mutexes to pick from.
+    pub num: u32,
+    /// `--mutex-locks`: rounds of each thread's one event.
+    pub locks: u32,
+    /// `--mutex-loops`: empty iterations before each lock.
+    pub loops: u32,
+}
+
+impl Spec for MutexSpec {
+    fn name(&self) -> &'static str {
+        "mutex"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        if self.num == 0 {
+            return Err(SpecError::invalid("mutex-num", 0, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("mutex_num", self.num.into()),
+            ("mutex_locks", self.locks.into()),
+            ("mutex_loops", self.loops.into()),
+        ]
+    }
+}
+
+/// memory's options, as planned over the whole run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemorySpec {
+    /// `--memory-block-size`: bytes each event walks.
+    pub block_size: u64,
+    /// `--memory-total-size`: over the whole run (all agents); the coordinator ends the run
+    /// after total_size / block_size events. Not sent to agents.
+    pub total_size: u64,
+    /// `--memory-scope`: one block shared by every thread (global) or one per thread.
+    pub global: bool,
+    pub hugetlb: bool,
+    pub oper: Oper,
+    /// `--memory-access-mode=rnd`: random word offsets instead of a sequential walk.
+    pub random: bool,
+}
+
+impl Default for MemorySpec {
+    /// sysbench's defaults.
+    fn default() -> MemorySpec {
+        MemorySpec {
+            block_size: 1024,
+            total_size: 100 << 30,
+            global: true,
+            hugetlb: false,
+            oper: Oper::Write,
+            random: false,
+        }
+    }
+}
+
+impl Spec for MemorySpec {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        if self.block_size == 0 || !self.block_size.is_multiple_of(8) {
+            return Err(SpecError::invalid(
+                "memory-block-size",
+                self.block_size,
+                "must be a positive multiple of 8 bytes",
+            ));
+        }
+        if self.total_size < self.block_size {
+            return Err(SpecError::invalid(
+                "memory-total-size",
+                self.total_size,
+                "must be at least one block (--memory-block-size)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("memory_block_size", self.block_size.into()),
+            ("memory_total_size", self.total_size.into()),
+            (
+                "memory_scope",
+                if self.global { "global" } else { "local" }.into(),
+            ),
+            ("memory_hugetlb", self.hugetlb.into()),
+            ("memory_oper", self.oper.name().into()),
+            (
+                "memory_access_mode",
+                if self.random { "rnd" } else { "seq" }.into(),
+            ),
+        ]
+    }
 }
 
 /// The commands a test may implement.
@@ -261,7 +418,6 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::memory::Oper;
 
     #[test]
     fn each_spec_is_held_to_its_bounds_with_the_option_named() {

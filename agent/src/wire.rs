@@ -388,25 +388,66 @@ pub fn latency_to_proto(s: &Sample) -> pb::Latency {
     }
 }
 
+/// Both directions between a counters struct and its message, whose fields carry the same
+/// names: one list of fields, so that neither direction can miss one. `maps` are fields
+/// holding (code, count) pairs.
+macro_rules! mirror {
+    ($to:ident, $from:ident, $domain:path, $msg:path, [$($f:ident),*] $(, maps [$($m:ident),*])?) => {
+        pub fn $to(d: &$domain) -> $msg {
+            $msg {
+                $($f: d.$f,)*
+                $($($m: d.$m.iter().map(|(k, v)| (*k, *v)).collect(),)*)?
+            }
+        }
+
+        pub fn $from(m: &$msg) -> $domain {
+            $domain {
+                $($f: m.$f,)*
+                $($($m: m.$m.iter().map(|(k, v)| (*k, *v)).collect(),)*)?
+            }
+        }
+    };
+}
+
+mirror!(
+    db_message,
+    db_from_proto,
+    DbCounters,
+    pb::DbCounters,
+    [reads, writes, others, ignored_errors, reconnects],
+    maps[errors_by_code]
+);
+mirror!(
+    io_message,
+    io_from_proto,
+    IoCounters,
+    pb::IoCounters,
+    [reads, writes, fsyncs, bytes_read, bytes_written]
+);
+mirror!(
+    host_to_proto,
+    host_from_proto,
+    crate::host::HostFigures,
+    pb::HostLoad,
+    [
+        cpu_busy_pct,
+        agent_cpu_pct,
+        run_queue,
+        cores,
+        mem_used_bytes,
+        mem_total_bytes,
+        net_rx_bytes,
+        net_tx_bytes
+    ]
+);
+
+/// Counters for the wire; none at all are left out.
 pub fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
-    (!d.is_zero()).then(|| pb::DbCounters {
-        reads: d.reads,
-        writes: d.writes,
-        others: d.others,
-        ignored_errors: d.ignored_errors,
-        reconnects: d.reconnects,
-        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
-    })
+    (!d.is_zero()).then(|| db_message(d))
 }
 
 pub fn io_to_proto(d: &IoCounters) -> Option<pb::IoCounters> {
-    (!d.is_zero()).then_some(pb::IoCounters {
-        reads: d.reads,
-        writes: d.writes,
-        fsyncs: d.fsyncs,
-        bytes_read: d.bytes_read,
-        bytes_written: d.bytes_written,
-    })
+    (!d.is_zero()).then(|| io_message(d))
 }
 
 pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
@@ -477,5 +518,43 @@ pub fn final_to_proto(f: &FinalReport) -> pb::Final {
                 statements: Some(latency_to_proto(&t.statements)),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_and_host_figures_round_trip() {
+        let db = DbCounters {
+            reads: 1,
+            writes: 2,
+            others: 3,
+            ignored_errors: 4,
+            reconnects: 5,
+            errors_by_code: [(1213, 4)].into_iter().collect(),
+        };
+        assert_eq!(db_from_proto(&db_to_proto(&db).unwrap()), db);
+        assert_eq!(db_to_proto(&DbCounters::default()), None);
+        let io = IoCounters {
+            reads: 1,
+            writes: 2,
+            fsyncs: 3,
+            bytes_read: 4,
+            bytes_written: 5,
+        };
+        assert_eq!(io_from_proto(&io_to_proto(&io).unwrap()), io);
+        let host = crate::host::HostFigures {
+            cpu_busy_pct: 12.5,
+            agent_cpu_pct: 3.25,
+            run_queue: 4,
+            cores: 2,
+            mem_used_bytes: 5,
+            mem_total_bytes: 6,
+            net_rx_bytes: 7,
+            net_tx_bytes: 8,
+        };
+        assert_eq!(host_from_proto(&host_to_proto(&host)), host);
     }
 }

@@ -69,27 +69,11 @@ pub fn connection(c: &pb::Connection) -> (usize, Connection) {
 }
 
 pub fn db_counters(d: Option<&pb::DbCounters>) -> DbCounters {
-    let Some(d) = d else {
-        return DbCounters::default();
-    };
-    DbCounters {
-        reads: d.reads,
-        writes: d.writes,
-        others: d.others,
-        ignored_errors: d.ignored_errors,
-        reconnects: d.reconnects,
-        errors_by_code: d.errors_by_code.iter().map(|(k, v)| (*k, *v)).collect(),
-    }
+    d.map_or_else(DbCounters::default, fleetbench_agent::wire::db_from_proto)
 }
 
 pub fn io_counters(d: Option<&pb::IoCounters>) -> IoCounters {
-    d.map_or_else(IoCounters::default, |d| IoCounters {
-        reads: d.reads,
-        writes: d.writes,
-        fsyncs: d.fsyncs,
-        bytes_read: d.bytes_read,
-        bytes_written: d.bytes_written,
-    })
+    d.map_or_else(IoCounters::default, fleetbench_agent::wire::io_from_proto)
 }
 
 /// A latency message with its histogram decoded; no message is no events.
@@ -115,16 +99,10 @@ pub fn host_load(h: &pb::HostLoad) -> fleetbench_agent::host::HostFigures {
             0.0
         }
     };
-    fleetbench_agent::host::HostFigures {
-        cpu_busy_pct: pct(h.cpu_busy_pct),
-        agent_cpu_pct: pct(h.agent_cpu_pct),
-        run_queue: h.run_queue,
-        cores: h.cores,
-        mem_used_bytes: h.mem_used_bytes,
-        mem_total_bytes: h.mem_total_bytes,
-        net_rx_bytes: h.net_rx_bytes,
-        net_tx_bytes: h.net_tx_bytes,
-    }
+    let mut f = fleetbench_agent::wire::host_from_proto(h);
+    f.cpu_busy_pct = pct(f.cpu_busy_pct);
+    f.agent_cpu_pct = pct(f.agent_cpu_pct);
+    f
 }
 
 pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {

@@ -1,8 +1,15 @@
 //! Every option named in the sysbench references (shared/reference: 1.0, and 0.4/0.5)
 //! is accepted, with its value as `--name=value` and, for booleans, bare; the old spellings
-//! that have a 1.0 equivalent give the same plan as that equivalent.
+//! that have a 1.0 equivalent give the same plan as that equivalent. Every such plan's
+//! workload also survives the wire: encoded as a Start's workload and decoded the way an
+//! agent decodes it, it is the spec the plan holds, so a field forgotten in either direction
+//! of `fleetbench_agent::wire` shows up here.
 
+use std::path::Path;
+
+use fleetbench::plan::Workload;
 use fleetbench::{cli, plan, sweep};
+use fleetbench_agent::wire::{workload_from_proto, workload_to_proto};
 
 /// Parses and plans a command line as `fleetbench` does (extras taken out first).
 fn plan_of(args: &[&str]) -> Result<plan::Plan, String> {
@@ -415,4 +422,97 @@ fn old_spellings_plan_as_their_1_0_equivalents() {
         assert!(a.is_ok(), "{old:?}: {a:?}");
         assert_eq!(a, b, "{old:?} against {new:?}");
     }
+}
+
+/// fleetbench's own options that change a workload's spec (the references have the rest).
+const OWN: &[&[&str]] = &[
+    &[
+        "fileio",
+        "--file-dir=sub/dir",
+        "--file-test-mode=rndrw",
+        "run",
+    ],
+    &[
+        "oltp_point_select",
+        "--server-vars=max_connections,sync_binlog",
+        "run",
+    ],
+    &[
+        "oltp_point_select",
+        "--rand-type=zipfian",
+        "--rand-zipfian-exp=1.1",
+        "run",
+    ],
+    &["oltp_point_select", "--mysql-ignore-errors=all", "run"],
+    &[
+        "oltp_read_write",
+        "--tables=3",
+        "--target",
+        "a=mysql://u:secret@db1:3307/one",
+        "--target",
+        "b=mysql://v:other@db2:3308/two?socket=/run/my.sock&ssl-mode=preferred",
+        "--table-map",
+        "sbtest1-2=a,sbtest3=b",
+        "run",
+    ],
+];
+
+/// The plan's workload through the wire (as bytes, as gRPC carries them) and back, as an
+/// agent holding every table would see it.
+fn round_trip(w: &Workload) -> Result<Workload, String> {
+    let tables = match w {
+        Workload::Oltp(o) => o.config.tables.clone(),
+        _ => Vec::new(),
+    };
+    let bytes = prost::Message::encode_to_vec(&workload_to_proto(w, &tables));
+    let spec: fleetbench_proto::v1::WorkloadSpec =
+        prost::Message::decode(&bytes[..]).map_err(|e| e.to_string())?;
+    workload_from_proto(Some(&spec), Path::new(""), 0).map_err(|e| e.to_string())
+}
+
+#[test]
+fn every_option_survives_the_wire() {
+    let lines = ACCEPTED
+        .iter()
+        .map(|(base, option)| {
+            let mut args: Vec<&str> = base.to_vec();
+            args.insert(args.len() - 1, option);
+            args
+        })
+        .chain(OWN.iter().map(|l| l.to_vec()));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut wrong = Vec::new();
+    for args in lines {
+        let p = plan_of(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        seen.insert(p.workload.capability());
+        match (&p.workload, round_trip(&p.workload)) {
+            (_, Err(e)) => wrong.push(format!("{args:?}: not decoded: {e}")),
+            // An agent gets the tables, never the split, which is the coordinator's.
+            (Workload::Oltp(a), Ok(Workload::Oltp(b))) if a.config == b.config => {}
+            (a, Ok(b)) if !matches!(a, Workload::Oltp(_)) && *a == b => {}
+            (a, Ok(b)) => wrong.push(format!("{args:?}:\n  sent {a:?}\n  got  {b:?}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let all: std::collections::BTreeSet<&str> = fleetbench_agent::workloads::AVAILABLE
+        .iter()
+        .copied()
+        .collect();
+    assert_eq!(seen, all, "a round trip for every workload");
+}
+
+#[test]
+fn an_agent_refuses_what_the_plan_refuses_with_the_same_words() {
+    // A spec the command line would refuse, sent by hand.
+    let p = plan_of(&["cpu", "run"]).unwrap();
+    let mut spec = workload_to_proto(&p.workload, &[]);
+    if let Some(fleetbench_proto::v1::workload_spec::Kind::Cpu(c)) = &mut spec.kind {
+        c.max_prime = 2;
+    }
+    let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+        .unwrap_err()
+        .to_string();
+    let planner = plan_of(&["cpu", "--cpu-max-prime=2", "run"]).unwrap_err();
+    assert_eq!(agent, planner);
+    assert!(agent.contains("--cpu-max-prime"), "{agent}");
 }

@@ -11,15 +11,7 @@ async fn sigkill_of_the_coordinator_stops_the_agents_load_within_a_second() {
     let agent = AgentProc::start();
     let pid = agent.pid();
     let idle_threads = thread_count(pid);
-    let run = Running::until_first_interval(&[
-        "cpu",
-        "--agents",
-        &agent.addr,
-        "--threads=2",
-        "--time=60",
-        "--report-interval=1",
-        "run",
-    ]);
+    let run = long_cpu_run(&agent.addr);
     let mut coordinator = run.child;
     assert_eq!(
         thread_count(pid),
@@ -135,15 +127,7 @@ async fn a_busy_agent_turns_a_second_coordinator_away_and_says_so() {
 #[test]
 fn fleetbench_stop_ends_another_coordinators_run() {
     let agent = AgentProc::start();
-    let run = Running::until_first_interval(&[
-        "cpu",
-        "--agents",
-        &agent.addr,
-        "--threads=2",
-        "--time=60",
-        "--report-interval=1",
-        "run",
-    ]);
+    let run = long_cpu_run(&agent.addr);
     let t0 = Instant::now();
     let out = fleetbench_tests::fleetbench(&["stop", "--agents", &agent.addr]);
     let said = String::from_utf8_lossy(&out.stdout);
@@ -168,4 +152,17 @@ fn fleetbench_stop_ends_another_coordinators_run() {
     );
     let out = fleetbench_tests::fleetbench(&["stop", "--agents", &agent.addr]);
     assert!(String::from_utf8_lossy(&out.stdout).contains(": idle"));
+}
+
+/// A minute of cpu load on `addr`, two threads, returned once its first interval is out.
+fn long_cpu_run(addr: &str) -> Running {
+    Running::until_first_interval(&[
+        "cpu",
+        "--agents",
+        addr,
+        "--threads=2",
+        "--time=60",
+        "--report-interval=1",
+        "run",
+    ])
 }

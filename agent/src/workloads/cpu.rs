@@ -3,39 +3,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
-use crate::spec::SpecError;
 use crate::stats::IoCounters;
 
 /// sysbench's default `--cpu-max-prime`.
 pub const DEFAULT_MAX_PRIME: u64 = 10_000;
-
-/// cpu's options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuSpec {
-    /// `--cpu-max-prime`: each event counts the primes below it.
-    pub max_prime: u64,
-}
-
-impl crate::spec::Spec for CpuSpec {
-    fn name(&self) -> &'static str {
-        "cpu"
-    }
-
-    fn validate(&self) -> Result<(), SpecError> {
-        if self.max_prime < 3 {
-            return Err(SpecError::invalid(
-                "cpu-max-prime",
-                self.max_prime,
-                "must be at least 3",
-            ));
-        }
-        Ok(())
-    }
-
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![("cpu_max_prime", self.max_prime.into())]
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 pub struct Cpu {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::rand::Rng;
-use crate::spec::SpecError;
+use crate::spec::MemorySpec;
 use crate::stats::IoCounters;
 
 /// What an event does with each word.
@@ -37,77 +37,6 @@ impl Oper {
             Oper::Write => "write",
             Oper::None => "none",
         }
-    }
-}
-
-/// memory's options, as planned over the whole run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MemorySpec {
-    /// `--memory-block-size`: bytes each event walks.
-    pub block_size: u64,
-    /// `--memory-total-size`: over the whole run (all agents); the coordinator ends the run
-    /// after total_size / block_size events. Not sent to agents.
-    pub total_size: u64,
-    /// `--memory-scope`: one block shared by every thread (global) or one per thread.
-    pub global: bool,
-    pub hugetlb: bool,
-    pub oper: Oper,
-    /// `--memory-access-mode=rnd`: random word offsets instead of a sequential walk.
-    pub random: bool,
-}
-
-impl Default for MemorySpec {
-    /// sysbench's defaults.
-    fn default() -> MemorySpec {
-        MemorySpec {
-            block_size: 1024,
-            total_size: 100 << 30,
-            global: true,
-            hugetlb: false,
-            oper: Oper::Write,
-            random: false,
-        }
-    }
-}
-
-impl crate::spec::Spec for MemorySpec {
-    fn name(&self) -> &'static str {
-        "memory"
-    }
-
-    fn validate(&self) -> Result<(), SpecError> {
-        if self.block_size == 0 || !self.block_size.is_multiple_of(8) {
-            return Err(SpecError::invalid(
-                "memory-block-size",
-                self.block_size,
-                "must be a positive multiple of 8 bytes",
-            ));
-        }
-        if self.total_size < self.block_size {
-            return Err(SpecError::invalid(
-                "memory-total-size",
-                self.total_size,
-                "must be at least one block (--memory-block-size)",
-            ));
-        }
-        Ok(())
-    }
-
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("memory_block_size", self.block_size.into()),
-            ("memory_total_size", self.total_size.into()),
-            (
-                "memory_scope",
-                if self.global { "global" } else { "local" }.into(),
-            ),
-            ("memory_hugetlb", self.hugetlb.into()),
-            ("memory_oper", self.oper.name().into()),
-            (
-                "memory_access_mode",
-                if self.random { "rnd" } else { "seq" }.into(),
-            ),
-        ]
     }
 }
 

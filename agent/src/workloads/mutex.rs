@@ -7,40 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::rand::Rng;
-use crate::spec::SpecError;
+use crate::spec::MutexSpec;
 use crate::stats::IoCounters;
-
-/// mutex's options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MutexSpec {
-    /// `--mutex-num`: mutexes to pick from.
-    pub num: u32,
-    /// `--mutex-locks`: rounds of each thread's one event.
-    pub locks: u32,
-    /// `--mutex-loops`: empty iterations before each lock.
-    pub loops: u32,
-}
-
-impl crate::spec::Spec for MutexSpec {
-    fn name(&self) -> &'static str {
-        "mutex"
-    }
-
-    fn validate(&self) -> Result<(), SpecError> {
-        if self.num == 0 {
-            return Err(SpecError::invalid("mutex-num", 0, "must be at least 1"));
-        }
-        Ok(())
-    }
-
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("mutex_num", self.num.into()),
-            ("mutex_locks", self.locks.into()),
-            ("mutex_loops", self.loops.into()),
-        ]
-    }
-}
 
 /// A mutex on a cache line of its own (sysbench pads its mutexes too), so rounds on
 /// different mutexes do not contend.

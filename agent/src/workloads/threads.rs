@@ -6,37 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
-use crate::spec::SpecError;
+use crate::spec::ThreadsSpec;
 use crate::stats::IoCounters;
-
-/// threads' options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadsSpec {
-    /// `--thread-yields`: lock, yield, unlock rounds per event.
-    pub yields: u32,
-    /// `--thread-locks`: mutexes the events take in turn.
-    pub locks: u32,
-}
-
-impl crate::spec::Spec for ThreadsSpec {
-    fn name(&self) -> &'static str {
-        "threads"
-    }
-
-    fn validate(&self) -> Result<(), SpecError> {
-        if self.locks == 0 {
-            return Err(SpecError::invalid("thread-locks", 0, "must be at least 1"));
-        }
-        Ok(())
-    }
-
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("thread_yields", self.yields.into()),
-            ("thread_locks", self.locks.into()),
-        ]
-    }
-}
 
 /// Shared by the workers of one run.
 struct Shared {

@@ -66,9 +66,8 @@ pub async fn run_steps(
         if extras.histogram {
             stdout::print(&report::histogram::text(&r.latency()));
         }
-        let doc = report::json::build(&p, &r);
-        let mut summary = Summary::from_run(&doc);
-        summary.repeat = rep;
+        let measured = Step::of(report::json::build(&p, &r), rep);
+        let summary = &measured.summary;
         stdout::line(format!(
             "{step}: {} {:.2}{} lat (ms,{}%): {:.2}{}\n",
             if summary.qps.is_some() {
@@ -88,13 +87,7 @@ pub async fn run_steps(
                 .unwrap_or_default(),
         ));
         all_clean &= clean(&r);
-        steps.push(Step {
-            threads: p.threads,
-            rate: p.rate,
-            repeat: rep,
-            summary,
-            result: doc,
-        });
+        steps.push(measured);
         if r.interrupted {
             interrupted = true;
             break;

@@ -13,8 +13,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::sweep::Summary;
-
 /// What goes wrong reading a document.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -437,6 +435,21 @@ pub struct Step {
     pub result: Report,
 }
 
+impl Step {
+    /// Measurement `repeat` of `result`'s thread count and rate, with its summary.
+    pub fn of(result: Report, repeat: u32) -> Step {
+        let mut summary = Summary::from_run(&result);
+        summary.repeat = repeat;
+        Step {
+            threads: result.config.threads,
+            rate: result.config.rate(),
+            repeat,
+            summary,
+            result,
+        }
+    }
+}
+
 /// A thread sweep, a rate sweep or a repeated run (`kind` "sweep").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepDoc {
@@ -486,6 +499,110 @@ pub struct ScenarioDoc {
     /// A rate sweep's offered rates, in the order given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rates: Option<Vec<f64>>,
+}
+
+/// One measurement reduced to the figures tables and charts compare: from a run's JSON
+/// document, so that files written earlier give the same rows as a run in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub threads: u32,
+    /// The offered rate (`--rate`, events/s); 0 in a closed loop and in documents written
+    /// before the open loop.
+    #[serde(default)]
+    pub rate: f64,
+    /// Open loop only: whether the offered rate was reached (the achieved rate is `tps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_reached: Option<bool>,
+    pub time_s: f64,
+    pub events: u64,
+    /// Transactions per second for OLTP, events per second otherwise.
+    pub tps: f64,
+    /// Queries per second (OLTP only).
+    pub qps: Option<f64>,
+    /// Latency in ms: min, avg, max and percentiles ("p50", "p99.9", ...).
+    pub latency_ms: BTreeMap<String, f64>,
+    /// Ignored errors per second (OLTP only, else 0).
+    pub errors_per_sec: f64,
+    pub reconnects_per_sec: f64,
+    /// Which measurement of its step this is (`--repeat`), from 1.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// The run's figures per interval, for `compare`'s noise estimate from one run.
+    #[serde(skip)]
+    pub series: IntervalSeries,
+}
+
+/// A run's figures interval by interval (intervals shorter than half a tick, such as a
+/// short last one, left out): the spread `compare` estimates from a single run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntervalSeries {
+    pub tps: Vec<f64>,
+    pub qps: Vec<f64>,
+    pub errors_per_sec: Vec<f64>,
+    /// Latency per key ("min", "avg", "max", "p95", ...), in ms.
+    pub latency_ms: BTreeMap<String, Vec<f64>>,
+}
+
+impl IntervalSeries {
+    fn from_run(doc: &Report) -> IntervalSeries {
+        let mut s = IntervalSeries::default();
+        let tick = doc.config.interval_s;
+        for iv in &doc.intervals {
+            let d = iv.duration_s;
+            if d <= 0.0 || d < tick / 2.0 {
+                continue;
+            }
+            let sql = iv.figures.sql.as_ref();
+            s.tps.push(sql.map_or(iv.events_per_sec, |q| q.tps));
+            if let Some(q) = sql {
+                s.qps.push(q.qps);
+                s.errors_per_sec.push(q.ignored_errors as f64 / d);
+            }
+            // An interval without events has no latency to speak of.
+            if iv.events > 0 {
+                for (k, v) in iv.latency_ms.figures() {
+                    s.latency_ms.entry(k).or_default().push(v);
+                }
+            }
+        }
+        s
+    }
+}
+
+impl Summary {
+    /// The summary of a run document.
+    pub fn from_run(doc: &Report) -> Summary {
+        let t = &doc.totals;
+        let time_s = t.time_s;
+        let per_s = |n: f64| if time_s > 0.0 { n / time_s } else { 0.0 };
+        let sql = t.figures.sql.as_ref();
+        Summary {
+            threads: doc.config.threads,
+            rate: doc.config.rate(),
+            rate_reached: t.open_loop.as_ref().map(|o| o.rate_reached),
+            time_s,
+            events: t.events,
+            tps: sql.map_or(t.events_per_sec, |s| s.tps),
+            qps: sql.map(|s| s.qps),
+            latency_ms: t.latency_ms.figures().collect(),
+            errors_per_sec: per_s(sql.map_or(0.0, |s| s.ignored_errors as f64)),
+            reconnects_per_sec: per_s(sql.map_or(0.0, |s| s.reconnects as f64)),
+            repeat: 1,
+            series: IntervalSeries::from_run(doc),
+        }
+    }
+
+    /// The summary of a sweep's or scenario's step, recomputed from its run (the stored
+    /// summary lacks the interval series).
+    pub fn from_step(step: &Step) -> Summary {
+        let mut s = Summary::from_run(&step.result);
+        s.repeat = step.repeat;
+        s
+    }
+
+    pub fn latency(&self, key: &str) -> f64 {
+        self.latency_ms.get(key).copied().unwrap_or(0.0)
+    }
 }
 
 #[cfg(test)]
@@ -634,17 +751,8 @@ mod tests {
         }
     }
 
-    /// A step of `run` at its thread count and rate.
     fn step(result: Report, repeat: u32) -> Step {
-        let mut summary = Summary::from_run(&result);
-        summary.repeat = repeat;
-        Step {
-            threads: result.config.threads,
-            rate: result.config.rate(),
-            repeat,
-            summary,
-            result,
-        }
+        Step::of(result, repeat)
     }
 
     #[test]

@@ -228,13 +228,15 @@ pub fn table_ranges(tables: &[u32]) -> String {
 /// otherwise `[ 1s ] thds: 8 eps: 123.45 lat (ms,95%): 1.67`.
 pub fn interval_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
     let line = closed_loop_line(iv, percentile, workload);
+    with_queue_line(line, iv, format!("[ {}s ]", iv.label_secs()))
+}
+
+/// sysbench's second interval line under --rate, after `stamp` in the layout's own form.
+fn with_queue_line(line: String, iv: &MergedInterval, stamp: String) -> String {
     match &iv.open {
-        // sysbench's own second line under --rate.
         Some(o) => format!(
-            "{line}\n[ {}s ] queue length: {}, concurrency: {}",
-            iv.label_secs(),
-            o.queue_length,
-            o.concurrency
+            "{line}\n{stamp} queue length: {}, concurrency: {}",
+            o.queue_length, o.concurrency
         ),
         None => line,
     }
@@ -309,15 +311,7 @@ pub fn interval_line_in(
         return interval_line(iv, percentile, workload);
     }
     let line = legacy_interval_line(iv, percentile, workload);
-    match &iv.open {
-        Some(o) => format!(
-            "{line}\n[{:>4}s] queue length: {}, concurrency: {}",
-            iv.label_secs(),
-            o.queue_length,
-            o.concurrency
-        ),
-        None => line,
-    }
+    with_queue_line(line, iv, format!("[{:>4}s]", iv.label_secs()))
 }
 
 /// 0.5's interval line proper, without an open loop's queue line.

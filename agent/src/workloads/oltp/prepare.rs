@@ -10,7 +10,9 @@ use mysql_async::prelude::Queryable;
 
 use super::client::{error_text, open, open_error};
 use super::open_error::OpenError;
-use super::{OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql};
+use super::{
+    OltpConfig, Script, Target, create_bulk_table_sql, create_index_sql, create_table_sql,
+};
 use crate::rand::{Rng, fill_c, fill_pad};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
@@ -179,30 +181,30 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     let mut conn = open(target).await?;
     let name = cfg.table(n);
     job.note(format!("Creating table '{name}'..."));
-    if cfg.script == Script::BulkInsert {
-        conn.query_drop(create_bulk_table_sql(&name, &cfg.engine))
-            .await
-            .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
-        job.created
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(format!("{name} on {}", target.name));
-        let _ = conn.disconnect().await;
-        return Ok(());
-    }
-    conn.query_drop(create_table_sql(
-        &name,
-        cfg.auto_inc,
-        cfg.secondary,
-        &cfg.engine,
-        &cfg.create_options,
-    ))
-    .await
-    .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
+    let bulk = cfg.script == Script::BulkInsert;
+    let create = if bulk {
+        create_bulk_table_sql(&name, &cfg.engine)
+    } else {
+        create_table_sql(
+            &name,
+            cfg.auto_inc,
+            cfg.secondary,
+            &cfg.engine,
+            &cfg.create_options,
+        )
+    };
+    conn.query_drop(create)
+        .await
+        .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
     job.created
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(format!("{name} on {}", target.name));
+    if bulk {
+        // bulk_insert's tables start empty.
+        let _ = conn.disconnect().await;
+        return Ok(());
+    }
     job.note(format!(
         "Inserting {} records into '{name}'",
         cfg.table_size
@@ -308,15 +310,20 @@ async fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> 
     ] {
         conn.query_drop(&sql)
             .await
-            .map_err(|e| PrepareError::Failed {
-                what: format!("prewarm of {name}"),
-                target: target.describe(),
-                message: error_text(&e),
-                created: String::new(),
-            })?;
+            .map_err(|e| failed(format!("prewarm of {name}"), target, &e))?;
     }
     let _ = conn.disconnect().await;
     Ok(())
+}
+
+/// `what` failed on `target`, where nothing had been created.
+fn failed(what: String, target: &Target, e: &mysql_async::Error) -> PrepareError {
+    PrepareError::Failed {
+        what,
+        target: target.describe(),
+        message: error_text(e),
+        created: String::new(),
+    }
 }
 
 /// Drops this agent's sbtestN tables (DROP TABLE IF EXISTS: only the run's own names).
@@ -330,12 +337,7 @@ pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
             job.note(format!("Dropping table '{name}'..."));
             conn.query_drop(format!("DROP TABLE IF EXISTS {name}"))
                 .await
-                .map_err(|e| PrepareError::Failed {
-                    what: format!("DROP TABLE {name}"),
-                    target: target.describe(),
-                    message: error_text(&e),
-                    created: String::new(),
-                })?;
+                .map_err(|e| failed(format!("DROP TABLE {name}"), target, &e))?;
             job.done.fetch_add(1, Ordering::Relaxed);
         }
         let _ = conn.disconnect().await;
