@@ -30,9 +30,9 @@ impl From<SpecError> for WireError {
     }
 }
 
-/// Decodes and validates a workload; `work_dir` and `seed` are this agent's (fileio keeps
-/// its files under the work directory). An OLTP workload holds this agent's tables only,
-/// and its split is the coordinator's business (left as shared).
+/// Decodes and validates a workload, each kind once; `work_dir` and `seed` are this
+/// agent's (fileio keeps its files under the work directory). An OLTP workload holds this
+/// agent's tables only, and its split is the coordinator's business (left as shared).
 pub fn workload_from_proto(
     spec: Option<&pb::WorkloadSpec>,
     work_dir: &Path,
@@ -41,15 +41,15 @@ pub fn workload_from_proto(
     use workload_spec::Kind as K;
     let bad = |m: String| WireError(m);
     let w = match spec.and_then(|w| w.kind.as_ref()) {
-        Some(K::Cpu(c)) => Workload::Cpu(CpuSpec {
+        Some(K::Cpu(c)) => Workload::Cpu(checked(CpuSpec {
             max_prime: c.max_prime,
-        }),
+        })?),
         Some(K::Oltp(o)) => Workload::Oltp(Box::new(OltpSpec {
             config: oltp_from_proto(o)?,
             split: TableSplit::Shared,
         })),
         Some(K::Fileio(f)) => Workload::Fileio(Box::new(fileio_from_proto(f, work_dir, seed)?)),
-        Some(K::Memory(m)) => Workload::Memory(MemorySpec {
+        Some(K::Memory(m)) => Workload::Memory(checked(MemorySpec {
             block_size: m.block_size,
             total_size: m.total_size,
             global: match m.scope.as_str() {
@@ -65,20 +65,26 @@ pub fn workload_from_proto(
                 "rnd" => true,
                 other => return Err(bad(format!("unknown memory access mode '{other}'"))),
             },
-        }),
-        Some(K::Threads(t)) => Workload::Threads(ThreadsSpec {
+        })?),
+        Some(K::Threads(t)) => Workload::Threads(checked(ThreadsSpec {
             yields: t.yields,
             locks: t.locks,
-        }),
-        Some(K::Mutex(m)) => Workload::Mutex(MutexSpec {
+        })?),
+        Some(K::Mutex(m)) => Workload::Mutex(checked(MutexSpec {
             num: m.num,
             locks: m.locks,
             loops: m.loops,
-        }),
+        })?),
         None => return Err(bad("Start names no workload this agent knows".into())),
     };
-    w.validate()?;
     Ok(w)
+}
+
+/// `spec` if it keeps to its bounds. OLTP and fileio are checked by their own decoders,
+/// which Prepare and Cleanup call alone.
+fn checked<S: Spec>(spec: S) -> Result<S, WireError> {
+    spec.validate()?;
+    Ok(spec)
 }
 
 /// The wire form of a workload; `tables` are the OLTP tables this agent works on.
