@@ -302,6 +302,10 @@ impl PreparedRun {
     /// Spawns `config.threads` worker threads, each parked at the start gate.
     pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
         let mut run = PreparedRun::empty(config);
+        if let (Some(sockets), Some(control)) = (workload.sockets(), Arc::get_mut(&mut run.control))
+        {
+            control.sockets = sockets;
+        }
         for t in 0..run.config.threads {
             let slot = Arc::new(WorkerSlot::new(run.intervals.clone()));
             run.slots.push(slot.clone());
@@ -881,6 +885,17 @@ fn worker_loop(
                 } else {
                     slot.record_io(ns, &io);
                     io = IoCounters::default();
+                }
+            }
+            Step::Txn(end) => {
+                if claim != Claim::Warmup {
+                    let ns = now.duration_since(t0).as_nanos() as u64;
+                    if pace.is_some() {
+                        let from_arrival = now.duration_since(arrival).as_nanos() as u64;
+                        slot.record_txn(from_arrival, Some(ns), &end);
+                    } else {
+                        slot.record_txn(ns, None, &end);
+                    }
                 }
             }
             Step::Stopped => break,

@@ -24,6 +24,7 @@ use crate::workloads::fileio::{self, FileJob, FileSet};
 use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
 use crate::workloads::oltp::worker::OpenError;
+use crate::workloads::tpcc::job::TpccJob;
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
@@ -266,6 +267,23 @@ impl Agent for AgentService {
         let prepared = match planned {
             Planned::Threads(workload, config) => PreparedRun::new(workload, config)
                 .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?,
+            Planned::Tpcc(cfg, config) => {
+                // A run on tables that are not there (or hold fewer warehouses) is refused
+                // with one line before any terminal starts.
+                let job = TpccJob::new(cfg.clone(), start.seed);
+                tokio::task::spawn_blocking(move || job.check(false))
+                    .await
+                    .map_err(|e| Status::internal(format!("check failed: {e}")))?
+                    .map_err(|e| Status::failed_precondition(e.to_string()))?;
+                let workload = workloads::tpcc::txn::Tpcc {
+                    cfg,
+                    seed: start.seed,
+                    first_thread: u64::from(start.first_thread),
+                    sockets: Arc::new(workloads::oltp::wire::Sockets::default()),
+                };
+                PreparedRun::new(Arc::new(workload), config)
+                    .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?
+            }
             Planned::Oltp(cfg, config, total_threads) => {
                 let connections = u64::from(config.threads) * cfg.targets_in_use().len() as u64;
                 let (soft, hard) = crate::limits::nofile().map_err(|e| {
@@ -346,7 +364,7 @@ async fn report_opening(
                     let msg = event(run_event::Msg::Opening(pb::Progress {
                         done,
                         total,
-                        summary: String::new(),
+                        ..Default::default()
                     }));
                     if tx.send(Ok(msg)).await.is_err() {
                         listening = false;
@@ -366,6 +384,7 @@ async fn report_opening(
 enum TableWork {
     Oltp(Arc<Job>),
     Files(Arc<FileJob>),
+    Tpcc(Arc<TpccJob>),
 }
 
 /// What a Prepare or Cleanup call does to the tables (or files).
@@ -382,6 +401,7 @@ impl TableWork {
         match self {
             TableWork::Oltp(j) => &j.stop,
             TableWork::Files(j) => &j.stop,
+            TableWork::Tpcc(j) => &j.stop,
         }
     }
 
@@ -389,6 +409,7 @@ impl TableWork {
         let done = match self {
             TableWork::Oltp(j) => &j.done,
             TableWork::Files(j) => &j.done,
+            TableWork::Tpcc(j) => &j.done,
         };
         done.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -400,6 +421,7 @@ impl TableWork {
             (TableWork::Oltp(j), _) => j.cleanup_total(),
             (TableWork::Files(j), TableOp::Prepare) => j.prepare_total(),
             (TableWork::Files(j), _) => j.cleanup_total(),
+            (TableWork::Tpcc(j), op) => j.total(op == TableOp::Cleanup),
         }
     }
 
@@ -407,6 +429,19 @@ impl TableWork {
         match self {
             TableWork::Oltp(j) => j.summary(),
             TableWork::Files(j) => j.summary(),
+            TableWork::Tpcc(j) => j.summary(),
+        }
+    }
+
+    /// TPC-C check: the violations in all and the first ones named.
+    fn violations(&self) -> (u64, Vec<String>) {
+        match self {
+            TableWork::Tpcc(j) => j
+                .violations
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            _ => (0, Vec::new()),
         }
     }
 
@@ -417,6 +452,13 @@ impl TableWork {
                 .await
                 .map_err(|e| e.to_string()),
             TableWork::Files(j) => j.check().map_err(|e| e.to_string()),
+            TableWork::Tpcc(j) => {
+                let (j, cleanup) = (j.clone(), op == TableOp::Cleanup);
+                tokio::task::spawn_blocking(move || j.check(cleanup))
+                    .await
+                    .map_err(|e| format!("check failed: {e}"))?
+                    .map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -431,6 +473,14 @@ impl TableWork {
             (TableWork::Oltp(j), TableOp::Prewarm) => oltp_prepare::prewarm(j, threads)
                 .await
                 .map_err(|e| e.to_string()),
+            (TableWork::Tpcc(_), TableOp::Prewarm) => Err("prewarm is for OLTP tables".into()),
+            (TableWork::Tpcc(j), op) => tokio::task::spawn_blocking(move || {
+                let _ = seed;
+                j.work(op == TableOp::Cleanup, threads)
+            })
+            .await
+            .map_err(|e| format!("TPC-C job failed: {e}"))?
+            .map_err(|e| e.to_string()),
             (TableWork::Files(j), op) => tokio::task::spawn_blocking(move || {
                 if op == TableOp::Prepare {
                     j.prepare(threads)
@@ -450,6 +500,8 @@ enum Planned {
     Threads(Arc<dyn ThreadWorkload>, RunConfig),
     /// OLTP options, limits, and the number of threads in the whole run (for unique ids).
     Oltp(Arc<OltpConfig>, RunConfig, u64),
+    /// TPC-C options and limits; the tables are checked before the terminals start.
+    Tpcc(Arc<crate::workloads::tpcc::TpccConfig>, RunConfig),
 }
 
 impl AgentService {
@@ -473,6 +525,10 @@ impl AgentService {
             Some(workload_spec::Kind::Oltp(o)) => TableWork::Oltp(Job::new(Arc::new(
                 wire::oltp_from_proto(o).map_err(|e| Status::invalid_argument(e.0))?,
             ))),
+            Some(workload_spec::Kind::Tpcc(t)) => TableWork::Tpcc(TpccJob::new(
+                Arc::new(wire::tpcc_from_proto(t).map_err(|e| Status::invalid_argument(e.0))?),
+                r.seed,
+            )),
             Some(workload_spec::Kind::Fileio(_)) if op == TableOp::Prewarm => {
                 return Err(Status::invalid_argument("prewarm is for OLTP tables"));
             }
@@ -496,8 +552,10 @@ impl AgentService {
                 .cfg
                 .check_host(r.threads, op == TableOp::Prepare)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?,
-            TableWork::Oltp(_) => crate::limits::check_threads(u64::from(r.threads))
-                .map_err(Status::resource_exhausted)?,
+            TableWork::Oltp(_) | TableWork::Tpcc(_) => {
+                crate::limits::check_threads(u64::from(r.threads))
+                    .map_err(Status::resource_exhausted)?
+            }
         }
         let stop_job = job.clone();
         guard.set_stopper(Arc::new(move |_| {
@@ -514,6 +572,7 @@ impl AgentService {
                     done: 0,
                     total,
                     summary: "ok".into(),
+                    ..Default::default()
                 }))
                 .await;
             return Ok(Response::new(ReceiverStream::new(rx)));
@@ -528,7 +587,7 @@ impl AgentService {
                 tokio::select! {
                     r = &mut work => break r,
                     _ = tick.tick() => {
-                        let p = pb::Progress { done: job.done(), total, summary: String::new() };
+                        let p = pb::Progress { done: job.done(), total, ..Default::default() };
                         if tx.send(Ok(p)).await.is_err() {
                             // Nobody is watching any more: stop loading.
                             job.stop().store(true, std::sync::atomic::Ordering::Relaxed);
@@ -537,11 +596,16 @@ impl AgentService {
                 }
             };
             let msg = match result {
-                Ok(()) => Ok(pb::Progress {
-                    done: job.done(),
-                    total,
-                    summary: job.summary(),
-                }),
+                Ok(()) => {
+                    let (violation_count, violations) = job.violations();
+                    Ok(pb::Progress {
+                        done: job.done(),
+                        total,
+                        summary: job.summary(),
+                        violation_count,
+                        violations,
+                    })
+                }
                 Err(e) => Err(Status::aborted(e)),
             };
             // Free before the coordinator hears the job is over (see `drive`).
@@ -640,6 +704,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             .map_err(Status::resource_exhausted)?;
             Ok(Planned::Threads(Arc::new(threads::Threads::new(t)), config))
         }
+        Workload::Tpcc(t) => Ok(Planned::Tpcc(Arc::new(*t), config)),
         Workload::Mutex(m) => {
             crate::limits::check_memory(
                 mutex::MutexTest::bytes_for(m.num),

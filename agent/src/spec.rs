@@ -12,6 +12,7 @@ use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::{OltpConfig, Script};
 
 use crate::workloads::memory::Oper;
+use crate::workloads::tpcc::TpccConfig;
 
 /// Why a spec is refused; the message names the option as the command line spells it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -214,6 +215,8 @@ pub enum Command {
     Cleanup,
     /// Reads every table into the server's buffer pool (sysbench 1.0's prewarm).
     Prewarm,
+    /// TPC-C: the consistency conditions over the tables.
+    Check,
 }
 
 impl Command {
@@ -223,6 +226,7 @@ impl Command {
             Command::Run => "run",
             Command::Cleanup => "cleanup",
             Command::Prewarm => "prewarm",
+            Command::Check => "check",
         }
     }
 }
@@ -340,6 +344,45 @@ impl Spec for FileioConfig {
     }
 }
 
+impl Spec for TpccConfig {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        TpccConfig::validate(self).map_err(SpecError::Options)
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Value)> {
+        let t = &self.target;
+        vec![
+            ("warehouses", self.warehouses.into()),
+            ("foreign_keys", self.foreign_keys.into()),
+            (
+                "warehouse_split",
+                if self.partition {
+                    "partition"
+                } else {
+                    "random"
+                }
+                .into(),
+            ),
+            (
+                "keying_think",
+                if self.keying_think { "spec" } else { "off" }.into(),
+            ),
+            ("mysql_storage_engine", self.engine.clone().into()),
+            (
+                "targets",
+                serde_json::json!([{
+                    "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
+                    "user": t.user, "database": t.database,
+                }]),
+            ),
+        ]
+    }
+}
+
 /// The load to run, with its options.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
@@ -352,6 +395,8 @@ pub enum Workload {
     Memory(MemorySpec),
     Threads(ThreadsSpec),
     Mutex(MutexSpec),
+    /// TPC-C; each agent's Start carries its own share of the warehouses.
+    Tpcc(Box<TpccConfig>),
 }
 
 impl Workload {
@@ -363,6 +408,7 @@ impl Workload {
             Workload::Memory(s) => s,
             Workload::Threads(s) => s,
             Workload::Mutex(s) => s,
+            Workload::Tpcc(s) => s.as_ref(),
         }
     }
 
@@ -401,6 +447,12 @@ impl Workload {
             Workload::Oltp(_) | Workload::Fileio(_) => {
                 &[Command::Prepare, Command::Run, Command::Cleanup]
             }
+            Workload::Tpcc(_) => &[
+                Command::Prepare,
+                Command::Run,
+                Command::Check,
+                Command::Cleanup,
+            ],
             _ => &[Command::Run],
         }
     }

@@ -79,6 +79,83 @@ impl IoCounters {
     }
 }
 
+/// One transaction type's figures (TPC-C): completed transactions and their latencies,
+/// retries, failures and intended rollbacks.
+#[derive(Debug, Clone)]
+pub struct TxnSample {
+    /// Latencies in microseconds.
+    pub hist: Histogram<u64>,
+    pub count: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub sum_ns: u64,
+    pub retried: u64,
+    pub failed: u64,
+    pub rolled_back: u64,
+}
+
+impl Default for TxnSample {
+    fn default() -> Self {
+        TxnSample {
+            hist: new_histogram(),
+            count: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            retried: 0,
+            failed: 0,
+            rolled_back: 0,
+        }
+    }
+}
+
+impl TxnSample {
+    pub fn merge(&mut self, o: &TxnSample) {
+        let _ = self.hist.add(&o.hist);
+        self.add_counts(o);
+    }
+
+    /// Everything but the histogram.
+    fn add_counts(&mut self, o: &TxnSample) {
+        self.count = self.count.saturating_add(o.count);
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.sum_ns = self.sum_ns.saturating_add(o.sum_ns);
+        self.retried = self.retried.saturating_add(o.retried);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.rolled_back = self.rolled_back.saturating_add(o.rolled_back);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0 && self.retried == 0 && self.failed == 0
+    }
+}
+
+/// How one transaction of a typed workload (TPC-C) ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TxnEnd {
+    /// Index of its type (the workload's list of names).
+    pub kind: usize,
+    /// Attempts that hit a deadlock or lock-wait timeout before this one.
+    pub retried: u32,
+    /// Gave up after its retries (not counted as an event).
+    pub failed: bool,
+    /// Rolled back as the workload asks (TPC-C's 1 % of New-Orders).
+    pub rolled_back: bool,
+    /// Statements and errors.
+    pub db: DbCounters,
+}
+
+/// Merges `from` into `into` by type index, growing `into` as needed.
+pub fn merge_txns(into: &mut Vec<TxnSample>, from: &[TxnSample]) {
+    if into.len() < from.len() {
+        into.resize_with(from.len(), TxnSample::default);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        a.merge(b);
+    }
+}
+
 /// Latencies and event counts of a set of events.
 #[derive(Debug, Clone)]
 pub struct Sample {
@@ -95,6 +172,8 @@ pub struct Sample {
     /// while `hist` and the extremes above count from its arrival. Empty in a closed loop,
     /// where the two are the same.
     pub service: Service,
+    /// Per transaction type (TPC-C); empty for other workloads.
+    pub txns: Vec<TxnSample>,
 }
 
 /// Service times of a set of events: histogram in microseconds, exact extremes and sum.
@@ -147,6 +226,7 @@ impl Default for Sample {
             db: DbCounters::default(),
             io: IoCounters::default(),
             service: Service::default(),
+            txns: Vec::new(),
         }
     }
 }
@@ -154,7 +234,10 @@ impl Default for Sample {
 impl Sample {
     /// Nothing recorded: no event, no counted statement or I/O.
     pub fn is_empty(&self) -> bool {
-        self.events == 0 && self.db.is_zero() && self.io.is_zero()
+        self.events == 0
+            && self.db.is_zero()
+            && self.io.is_zero()
+            && self.txns.iter().all(TxnSample::is_empty)
     }
 
     /// Records one finished event that took `ns` nanoseconds.
@@ -177,6 +260,7 @@ impl Sample {
         self.db.merge(&other.db);
         self.io.merge(&other.io);
         self.service.merge(&other.service);
+        merge_txns(&mut self.txns, &other.txns);
     }
 
     /// Empties the sample, keeping the histogram's allocation.
@@ -189,6 +273,7 @@ impl Sample {
         self.db.reset();
         self.io = IoCounters::default();
         self.service = Service::default();
+        self.txns.clear();
     }
 }
 
@@ -209,6 +294,9 @@ pub struct IntervalHists([Mutex<Halves>; 2]);
 struct Halves {
     latency: Histogram<u64>,
     service: Histogram<u64>,
+    /// Per transaction type (TPC-C), recorded as each transaction ends: such workloads run
+    /// a few thousand transactions a second, far from where this lock would matter.
+    txns: Vec<Histogram<u64>>,
 }
 
 impl Default for IntervalHists {
@@ -217,6 +305,7 @@ impl Default for IntervalHists {
             Mutex::new(Halves {
                 latency: new_histogram(),
                 service: new_histogram(),
+                txns: Vec::new(),
             })
         };
         IntervalHists([half(), half()])
@@ -240,6 +329,13 @@ impl IntervalHists {
             let _ = into.service.hist.add(&h.service);
             h.service.reset();
         }
+        if into.txns.len() < h.txns.len() {
+            into.txns.resize_with(h.txns.len(), TxnSample::default);
+        }
+        for (t, hist) in into.txns.iter_mut().zip(&mut h.txns) {
+            let _ = t.hist.add(&*hist);
+            hist.reset();
+        }
     }
 }
 
@@ -257,6 +353,8 @@ struct Counts {
     svc_min_ns: u64,
     svc_max_ns: u64,
     svc_sum_ns: u64,
+    /// Per transaction type, without histograms (those are shared).
+    txns: Vec<TxnSample>,
 }
 
 impl Default for Counts {
@@ -271,6 +369,7 @@ impl Default for Counts {
             svc_min_ns: u64::MAX,
             svc_max_ns: 0,
             svc_sum_ns: 0,
+            txns: Vec::new(),
         }
     }
 }
@@ -368,6 +467,41 @@ impl WorkerSlot {
         s.interval.io.merge(io);
     }
 
+    /// Records one transaction of a typed workload (TPC-C): as an event that took `ns`
+    /// unless it failed, and under its type in any case. In an open loop `svc_ns` is its
+    /// service time and `ns` counts from its arrival.
+    pub fn record_txn(&self, ns: u64, svc_ns: Option<u64>, end: &TxnEnd) {
+        let mut s = self.lock();
+        if !end.failed {
+            self.record_locked(&mut s, ns, svc_ns);
+        }
+        s.interval.db.merge(&end.db);
+        let txns = &mut s.interval.txns;
+        if txns.len() <= end.kind {
+            txns.resize_with(end.kind + 1, || TxnSample {
+                // Counts only: a worker holds no histogram (see the module's note).
+                hist: Histogram::new(1).expect("a one-digit histogram"),
+                ..TxnSample::default()
+            });
+        }
+        let t = &mut txns[end.kind];
+        t.retried += u64::from(end.retried);
+        if end.failed {
+            t.failed += 1;
+            return;
+        }
+        t.count += 1;
+        t.min_ns = t.min_ns.min(ns);
+        t.max_ns = t.max_ns.max(ns);
+        t.sum_ns += ns;
+        t.rolled_back += u64::from(end.rolled_back);
+        let mut h = self.shared.half(s.drained.wrapping_add(1));
+        if h.txns.len() <= end.kind {
+            h.txns.resize_with(end.kind + 1, new_histogram);
+        }
+        let _ = h.txns[end.kind].record(ns / 1_000);
+    }
+
     /// Records an event that took `ns`; in an open loop `svc_ns` is its service time.
     fn record_locked(&self, s: &mut WorkerStats, ns: u64, svc_ns: Option<u64>) {
         let c = &mut s.interval;
@@ -426,6 +560,12 @@ impl WorkerSlot {
         into.db.merge(&c.db);
         into.io.merge(&c.io);
         into.service.add_extremes(&c);
+        if into.txns.len() < c.txns.len() {
+            into.txns.resize_with(c.txns.len(), TxnSample::default);
+        }
+        for (a, b) in into.txns.iter_mut().zip(&c.txns) {
+            a.add_counts(b);
+        }
         for &us in &s.pending {
             let _ = into.hist.record(u64::from(us));
         }
@@ -532,6 +672,33 @@ mod tests {
         assert_eq!((s1.events, s1.hist.len()), (1, 1));
         let s2 = tick(&shared, &[&a, &b], 2);
         assert_eq!((s2.events, s2.hist.len()), (BATCH as u64, BATCH as u64));
+    }
+
+    #[test]
+    fn transactions_are_counted_by_type_and_their_latencies_land_in_their_interval() {
+        let (shared, a) = slot();
+        let b = WorkerSlot::new(shared.clone());
+        let end = |kind, failed| TxnEnd {
+            kind,
+            retried: 1,
+            failed,
+            rolled_back: kind == 0,
+            db: DbCounters::default(),
+        };
+        a.record_txn(2_000_000, None, &end(0, false));
+        b.record_txn(3_000_000, None, &end(2, false));
+        b.record_txn(9_000_000, None, &end(2, true));
+        let s = tick(&shared, &[&a, &b], 1);
+        assert_eq!(s.events, 2, "a failed transaction is no event");
+        assert_eq!(s.txns.len(), 3);
+        assert_eq!((s.txns[0].count, s.txns[0].rolled_back), (1, 1));
+        assert_eq!(s.txns[1].count, 0);
+        let t = &s.txns[2];
+        assert_eq!((t.count, t.failed, t.retried), (1, 1, 2));
+        assert_eq!((t.hist.len(), t.max_ns), (1, 3_000_000));
+        assert_eq!(s.txns[0].hist.len(), 1);
+        let next = tick(&shared, &[&a, &b], 2);
+        assert!(next.txns.iter().all(|t| t.is_empty() && t.hist.is_empty()));
     }
 
     #[test]

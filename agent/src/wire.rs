@@ -18,6 +18,7 @@ use crate::workloads::fileio::{self, FileioConfig};
 use crate::workloads::memory::Oper;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
+use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -75,6 +76,7 @@ pub fn workload_from_proto(
             locks: m.locks,
             loops: m.loops,
         })?),
+        Some(K::Tpcc(t)) => Workload::Tpcc(Box::new(tpcc_from_proto(t)?)),
         None => return Err(bad("Start names no workload this agent knows".into())),
     };
     Ok(w)
@@ -127,6 +129,7 @@ pub fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadS
             locks: m.locks,
             loops: m.loops,
         }),
+        Workload::Tpcc(t) => Kind::Tpcc(tpcc_to_proto(t)),
     };
     pb::WorkloadSpec { kind: Some(kind) }
 }
@@ -141,25 +144,7 @@ fn path_text(p: &Option<std::path::PathBuf>) -> String {
 pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
     let mut spec = pb::OltpSpec {
         script: c.script.name().into(),
-        targets: c
-            .targets
-            .iter()
-            .map(|t| pb::Target {
-                name: t.name.clone(),
-                host: t.host.clone(),
-                port: u32::from(t.port),
-                socket: t.socket.clone().unwrap_or_default(),
-                user: t.user.clone(),
-                password: t.password.clone(),
-                database: t.database.clone(),
-                ssl_mode: t.ssl.mode.name().into(),
-                ssl_ca: path_text(&t.ssl.ca),
-                ssl_cert: path_text(&t.ssl.cert),
-                ssl_key: path_text(&t.ssl.key),
-                server_public_key: path_text(&t.server_public_key),
-                get_server_public_key: t.get_server_public_key,
-            })
-            .collect(),
+        targets: c.targets.iter().map(target_to_proto).collect(),
         tables: tables
             .iter()
             .map(|&(number, t)| pb::TableRef {
@@ -266,6 +251,128 @@ pub fn fileio_from_proto(
     Ok(cfg)
 }
 
+/// A database target in its wire form.
+pub fn target_to_proto(t: &Target) -> pb::Target {
+    pb::Target {
+        name: t.name.clone(),
+        host: t.host.clone(),
+        port: u32::from(t.port),
+        socket: t.socket.clone().unwrap_or_default(),
+        user: t.user.clone(),
+        password: t.password.clone(),
+        database: t.database.clone(),
+        ssl_mode: t.ssl.mode.name().into(),
+        ssl_ca: path_text(&t.ssl.ca),
+        ssl_cert: path_text(&t.ssl.cert),
+        ssl_key: path_text(&t.ssl.key),
+        server_public_key: path_text(&t.server_public_key),
+        get_server_public_key: t.get_server_public_key,
+    }
+}
+
+/// A database target as this agent connects to it, its TLS and key files read here.
+pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
+    let bad = WireError;
+    let path = |s: &str| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
+    let mode = if t.ssl_mode.is_empty() {
+        SslMode::Disabled
+    } else {
+        SslMode::parse(&t.ssl_mode).ok_or_else(|| {
+            bad(format!(
+                "unknown ssl mode '{}' for target {}",
+                t.ssl_mode, t.name
+            ))
+        })?
+    };
+    let mut target = Target {
+        name: t.name.clone(),
+        host: t.host.clone(),
+        port: u16::try_from(t.port)
+            .map_err(|_| bad(format!("target {}: port {} is not a port", t.name, t.port)))?,
+        socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
+        user: t.user.clone(),
+        password: t.password.clone(),
+        database: t.database.clone(),
+        ssl: SslSettings {
+            mode,
+            ca: path(&t.ssl_ca),
+            cert: path(&t.ssl_cert),
+            key: path(&t.ssl_key),
+        },
+        server_public_key: path(&t.server_public_key),
+        get_server_public_key: t.get_server_public_key,
+        loaded: Default::default(),
+    };
+    // The files are this host's: read them here, once, and say which is wrong.
+    target.load_files().map_err(bad)?;
+    Ok(target)
+}
+
+/// TPC-C's options in their wire form.
+pub fn tpcc_to_proto(c: &TpccConfig) -> pb::TpccSpec {
+    pb::TpccSpec {
+        target: Some(target_to_proto(&c.target)),
+        warehouses: c.warehouses,
+        first_warehouse: c.first_warehouse,
+        last_warehouse: c.last_warehouse,
+        step: c.step.name().into(),
+        load_items: c.load_items,
+        foreign_keys: c.foreign_keys,
+        partition: c.partition,
+        keying_think: c.keying_think,
+        storage_engine: c.engine.clone(),
+        server_vars: c.server_vars.clone(),
+        c_last_load: c.c_last_load,
+    }
+}
+
+/// Validates wire TPC-C options into the agent's configuration.
+pub fn tpcc_from_proto(t: &pb::TpccSpec) -> Result<TpccConfig, WireError> {
+    let target = t
+        .target
+        .as_ref()
+        .ok_or_else(|| WireError("no database target given".into()))?;
+    let cfg = TpccConfig {
+        target: target_from_proto(target)?,
+        warehouses: t.warehouses,
+        first_warehouse: t.first_warehouse,
+        last_warehouse: t.last_warehouse,
+        step: PrepareStep::from_name(&t.step)
+            .ok_or_else(|| WireError(format!("unknown TPC-C prepare step '{}'", t.step)))?,
+        load_items: t.load_items,
+        foreign_keys: t.foreign_keys,
+        partition: t.partition,
+        keying_think: t.keying_think,
+        engine: t.storage_engine.clone(),
+        server_vars: t.server_vars.clone(),
+        c_last_load: t.c_last_load,
+    };
+    cfg.validate().map_err(WireError)?;
+    Ok(cfg)
+}
+
+/// Per transaction type, the types that saw anything (TPC-C; empty otherwise).
+pub fn txns_to_proto(s: &Sample) -> Vec<pb::TxnStats> {
+    s.txns
+        .iter()
+        .zip(TXN_NAMES)
+        .filter(|(t, _)| !t.is_empty())
+        .map(|(t, kind)| pb::TxnStats {
+            kind: kind.into(),
+            count: t.count,
+            latency: Some(pb::Latency {
+                histogram: histogram::encode(&t.hist).unwrap_or_default(),
+                min_ns: if t.count == 0 { 0 } else { t.min_ns },
+                max_ns: t.max_ns,
+                sum_ns: t.sum_ns,
+            }),
+            retried: t.retried,
+            failed: t.failed,
+            rolled_back: t.rolled_back,
+        })
+        .collect()
+}
+
 /// Validates the wire OLTP options into the agent's configuration.
 pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     let bad = WireError;
@@ -277,42 +384,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     let targets = o
         .targets
         .iter()
-        .map(|t| {
-            let path = |s: &str| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
-            let mode = if t.ssl_mode.is_empty() {
-                SslMode::Disabled
-            } else {
-                SslMode::parse(&t.ssl_mode).ok_or_else(|| {
-                    bad(format!(
-                        "unknown ssl mode '{}' for target {}",
-                        t.ssl_mode, t.name
-                    ))
-                })?
-            };
-            let mut target = Target {
-                name: t.name.clone(),
-                host: t.host.clone(),
-                port: u16::try_from(t.port).map_err(|_| {
-                    bad(format!("target {}: port {} is not a port", t.name, t.port))
-                })?,
-                socket: (!t.socket.is_empty()).then(|| t.socket.clone()),
-                user: t.user.clone(),
-                password: t.password.clone(),
-                database: t.database.clone(),
-                ssl: SslSettings {
-                    mode,
-                    ca: path(&t.ssl_ca),
-                    cert: path(&t.ssl_cert),
-                    key: path(&t.ssl_key),
-                },
-                server_public_key: path(&t.server_public_key),
-                get_server_public_key: t.get_server_public_key,
-                loaded: Default::default(),
-            };
-            // The files are this host's: read them here, once, and say which is wrong.
-            target.load_files().map_err(bad)?;
-            Ok(target)
-        })
+        .map(target_from_proto)
         .collect::<Result<Vec<_>, WireError>>()?;
     if o.tables.len() > crate::limits::MAX_TABLES as usize {
         return Err(bad(format!(
@@ -468,6 +540,7 @@ pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         last: iv.last,
         open_loop: open_to_proto(&iv.sample, iv.open),
         host: None,
+        txns: txns_to_proto(&iv.sample),
     }
 }
 
@@ -500,6 +573,7 @@ pub fn final_to_proto(f: &FinalReport) -> pb::Final {
             .collect(),
         aborted: f.aborted.clone().unwrap_or_default(),
         open_loop: open_to_proto(&f.sample, f.open),
+        txns: txns_to_proto(&f.sample),
         db: db_to_proto(&f.sample.db),
         io: io_to_proto(&f.sample.io),
         kinds: f

@@ -195,6 +195,7 @@ fn interval_bytes(o: &Options, h: &mut Histogram<u64>, a: usize, seq: u32) -> Ve
         last: false,
         open_loop: None,
         host: None,
+        txns: Vec::new(),
     }
     .encode_to_vec()
 }
@@ -244,6 +245,7 @@ fn final_bytes(o: &Options, h: &mut Histogram<u64>, a: usize) -> Vec<u8> {
         targets,
         io: None,
         open_loop: None,
+        txns: Vec::new(),
     }
     .encode_to_vec()
 }

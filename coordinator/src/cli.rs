@@ -406,6 +406,21 @@ pub struct RawArgs {
     #[arg(long, help_heading = "OLTP")]
     pub table_split: Option<String>,
 
+    /// TPC-C: warehouses in the database (W; tpcc-mysql's -w) [default: 1].
+    #[arg(long, help_heading = "TPC-C")]
+    pub warehouses: Option<String>,
+    /// TPC-C: add tpcc-mysql's foreign keys after loading (on|off) [default: on].
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", help_heading = "TPC-C")]
+    pub foreign_keys: Option<String>,
+    /// TPC-C: home warehouses random over all W per transaction (random, tpcc-mysql's way)
+    /// or from each agent's own share (partition) [default: random].
+    #[arg(long, help_heading = "TPC-C")]
+    pub warehouse_split: Option<String>,
+    /// TPC-C: off (no waits, as tpcc-mysql) or spec (the specification's keying and think
+    /// times per terminal) [default: off].
+    #[arg(long, help_heading = "TPC-C")]
+    pub keying_think: Option<String>,
+
     // --- Random numbers ---
     /// Random distribution: uniform, gaussian, special, pareto, zipfian [default: special].
     #[arg(long, alias = "oltp-dist-type", help_heading = "Random numbers")]
@@ -496,7 +511,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
-    let args: Vec<OsString> = args.into_iter().map(|a| normalize(a.into())).collect();
+    let args: Vec<OsString> = tpcc_letters(args.into_iter().map(Into::into).collect());
+    let args: Vec<OsString> = args.into_iter().map(normalize).collect();
     let args = bare_booleans_on(args);
     let legacy = args.iter().skip(1).any(|a| {
         let a = a.to_string_lossy();
@@ -530,6 +546,56 @@ pub fn verbosity_filter(args: &[OsString]) -> Option<&'static str> {
     })
 }
 
+/// tpcc-mysql's option letters and the long options they stand for.
+const TPCC_LETTERS: [(char, &str); 10] = [
+    ('h', "--mysql-host"),
+    ('P', "--mysql-port"),
+    ('d', "--mysql-db"),
+    ('u', "--mysql-user"),
+    ('p', "--mysql-password"),
+    ('w', "--warehouses"),
+    ('c', "--threads"),
+    ('r', "--warmup-time"),
+    ('l', "--time"),
+    ('i', "--report-interval"),
+];
+
+/// On a tpcc command line, rewrites tpcc-mysql's letters (`-h127.0.0.1`, `-p ''`, `-w 50`)
+/// as the long options, so that a tuning report's command line runs as it is. Other
+/// command lines are left alone (`-h` stays help).
+fn tpcc_letters(args: Vec<OsString>) -> Vec<OsString> {
+    let is_tpcc = args
+        .iter()
+        .skip(1)
+        .any(|a| a == "tpcc" || a == "--test=tpcc");
+    if !is_tpcc {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    out.extend(it.next());
+    while let Some(a) = it.next() {
+        let letter = a.to_str().and_then(|s| {
+            let mut ch = s.strip_prefix('-')?.chars();
+            let c = ch.next()?;
+            let long = TPCC_LETTERS.iter().find(|(l, _)| *l == c)?.1;
+            Some((long, ch.as_str().to_string()))
+        });
+        match letter {
+            Some((long, attached)) if !attached.is_empty() => {
+                out.push(format!("{long}={attached}").into());
+            }
+            Some((long, _)) => match it.next() {
+                Some(v) => out.push(format!("{long}={}", v.to_string_lossy()).into()),
+                // A letter at the end without its value: clap says what is missing.
+                None => out.push(long.into()),
+            },
+            None => out.push(a),
+        }
+    }
+    out
+}
+
 /// Option names only sysbench 0.4/0.5 had (besides every `--oltp-*`): a command line using
 /// one is an old one, and gets 0.4/0.5's limits when it sets none (10,000 events).
 const LEGACY: [&str; 10] = [
@@ -553,6 +619,7 @@ pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
         "memory" => &["memory"],
         "threads" => &["threads"],
         "mutex" => &["mutex"],
+        "tpcc" => &["TPC-C", "Database"],
         t if t.starts_with("oltp_") || t.starts_with("select_random_") || t == "bulk_insert" => {
             &["OLTP", "Database", "Random numbers"]
         }
@@ -592,6 +659,7 @@ const BOOLEANS: &[&str] = &[
     "--debug",
     "--file-fsync-all",
     "--file-fsync-end",
+    "--foreign-keys",
     "--histogram",
     "--init-rng",
     "--memory-hugetlb",
@@ -714,6 +782,44 @@ mod tests {
         // Repeatable options stay repeatable.
         let a = p(&["cpu", "--agents=a:1", "--agents=b:2", "run"]);
         assert_eq!(a.agents, ["a:1", "b:2"]);
+    }
+
+    #[test]
+    fn tpcc_mysql_letters_are_the_long_options() {
+        let a = p(&[
+            "tpcc",
+            "-h127.0.0.1",
+            "-P3306",
+            "-dtpcc",
+            "-uroot",
+            "-p",
+            "",
+            "-w50",
+            "-c100",
+            "-r300",
+            "-l600",
+            "-i10",
+            "run",
+        ]);
+        let b = p(&[
+            "tpcc",
+            "--mysql-host=127.0.0.1",
+            "--mysql-port=3306",
+            "--mysql-db=tpcc",
+            "--mysql-user=root",
+            "--mysql-password=",
+            "--warehouses=50",
+            "--threads=100",
+            "--warmup-time=300",
+            "--time=600",
+            "--report-interval=10",
+            "run",
+        ]);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(a.warehouses.as_deref(), Some("50"));
+        assert_eq!(a.mysql_password.as_deref(), Some(""));
+        // Not a tpcc command line: -h is not a host.
+        assert!(parse(["fleetbench", "cpu", "-h127.0.0.1", "run"]).is_err());
     }
 
     #[test]

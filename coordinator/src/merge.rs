@@ -130,6 +130,53 @@ impl OpenLoop {
     }
 }
 
+/// One transaction type's figures (TPC-C), over a tick or a run.
+#[derive(Debug, Clone, Default)]
+pub struct TxnFigures {
+    /// Completed transactions' response times; its count is the completed transactions.
+    pub latency: Latency,
+    pub retried: u64,
+    pub failed: u64,
+    pub rolled_back: u64,
+}
+
+impl TxnFigures {
+    pub fn merge(&mut self, o: &TxnFigures) {
+        self.latency.merge(&o.latency);
+        self.retried = self.retried.saturating_add(o.retried);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.rolled_back = self.rolled_back.saturating_add(o.rolled_back);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.latency.count()
+    }
+}
+
+/// TPC-C's five transaction types, in tpcc-mysql's order
+/// (fleetbench_agent::workloads::tpcc::TXN_NAMES); all empty for other workloads.
+#[derive(Debug, Clone, Default)]
+pub struct Txns(pub [TxnFigures; 5]);
+
+impl Txns {
+    pub fn merge(&mut self, o: &Txns) {
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            a.merge(b);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0
+            .iter()
+            .all(|t| t.count() == 0 && t.failed == 0 && t.retried == 0)
+    }
+
+    /// Completed transactions of every type.
+    pub fn total(&self) -> u64 {
+        self.0.iter().map(TxnFigures::count).sum()
+    }
+}
+
 /// One agent's report for one tick.
 #[derive(Debug, Clone)]
 pub struct IntervalPart {
@@ -143,6 +190,8 @@ pub struct IntervalPart {
     pub last: bool,
     /// Open loop only.
     pub open: Option<OpenLoop>,
+    /// TPC-C only.
+    pub txns: Txns,
 }
 
 /// What one agent's interval reports add up to: its share of the run when it is lost
@@ -156,6 +205,7 @@ pub struct Received {
     pub db: DbCounters,
     pub io: IoCounters,
     pub open: Option<OpenLoop>,
+    pub txns: Txns,
 }
 
 impl Received {
@@ -166,6 +216,7 @@ impl Received {
         self.latency.merge(&p.latency);
         self.db.merge(&p.db);
         self.io.merge(&p.io);
+        self.txns.merge(&p.txns);
         if let Some(o) = &p.open {
             self.open.get_or_insert_with(OpenLoop::default).follow(o);
         }
@@ -186,6 +237,7 @@ impl Received {
         lost.db = self.db;
         lost.io = self.io;
         lost.open = self.open;
+        lost.txns = self.txns;
         lost
     }
 }
@@ -209,6 +261,8 @@ pub struct MergedInterval {
     pub per_agent: Vec<Option<u64>>,
     /// Open loop only: service time and arrivals of the tick, queue at its end.
     pub open: Option<OpenLoop>,
+    /// TPC-C only: per transaction type.
+    pub txns: Txns,
 }
 
 impl MergedInterval {
@@ -223,6 +277,7 @@ impl MergedInterval {
         self.duration = self.duration.saturating_add(o.duration);
         self.threads = self.threads.max(o.threads);
         self.add_counts(o.events, &o.latency, &o.db, &o.io);
+        self.txns.merge(&o.txns);
         if let Some(n) = &o.open {
             self.open.get_or_insert_with(OpenLoop::default).follow(n);
         }
@@ -311,6 +366,7 @@ impl IntervalMerger {
                 io: IoCounters::default(),
                 per_agent: vec![None; n],
                 open: None,
+                txns: Txns::default(),
             },
             missing: active_count,
         });
@@ -370,6 +426,7 @@ fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
     m.duration = m.duration.max(p.duration);
     m.threads = m.threads.saturating_add(p.threads_running);
     m.add_counts(p.events, &p.latency, &p.db, &p.io);
+    m.txns.merge(&p.txns);
     OpenLoop::merge_into(&mut m.open, p.open.as_ref());
 }
 
@@ -432,6 +489,8 @@ pub struct AgentResult {
     pub io: IoCounters,
     /// Open loop only: service time, arrivals and the queue left at the end.
     pub open: Option<OpenLoop>,
+    /// TPC-C only: per transaction type.
+    pub txns: Txns,
 }
 
 impl AgentResult {
@@ -539,6 +598,15 @@ impl RunResult {
 
     pub fn events_per_sec(&self) -> f64 {
         per_sec(self.events(), self.total_time())
+    }
+
+    /// TPC-C: per transaction type, merged over agents.
+    pub fn txns(&self) -> Txns {
+        let mut t = Txns::default();
+        for a in &self.agents {
+            t.merge(&a.txns);
+        }
+        t
     }
 
     pub fn latency(&self) -> Latency {
@@ -723,6 +791,7 @@ mod tests {
             io: IoCounters::default(),
             last: false,
             open: None,
+            txns: Default::default(),
         }
     }
 
@@ -776,6 +845,7 @@ mod tests {
             last: true,
             io: IoCounters::default(),
             open: None,
+            txns: Default::default(),
         };
         assert!(
             merger.add(7, 1, huge.clone()).is_empty(),
@@ -902,6 +972,7 @@ mod tests {
                     io: IoCounters::default(),
                     last: false,
                     open: None,
+                    txns: Default::default(),
                 };
                 all.merge(&p.latency);
                 released.extend(m.add(a, seq, p));
@@ -960,6 +1031,7 @@ mod tests {
                     io: IoCounters::default(),
                     last: false,
                     open: Some(open),
+                    txns: Default::default(),
                 };
                 released.extend(m.add(a, seq, p));
             }
@@ -989,6 +1061,7 @@ mod tests {
                     db: DbCounters::default(),
                     io: IoCounters::default(),
                     open,
+                    txns: Default::default(),
                 })
                 .collect(),
             ..RunResult::default()

@@ -10,6 +10,7 @@ use fleetbench_agent::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, Test
 use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
+use fleetbench_agent::workloads::tpcc::TpccConfig;
 
 use crate::cli::RawArgs;
 
@@ -149,6 +150,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         Some("run") => Command::Run,
         Some("cleanup") => Command::Cleanup,
         Some("prewarm") => Command::Prewarm,
+        Some("check") => Command::Check,
         Some(other) => return Err(PlanError::UnknownCommand(other.to_string())),
     };
     if let Some(extra) = words.next() {
@@ -176,6 +178,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             locks: num(&raw.mutex_locks, "mutex-locks", 50_000)?,
             loops: num(&raw.mutex_loops, "mutex-loops", 10_000)?,
         }),
+        "tpcc" => Workload::Tpcc(Box::new(tpcc(raw)?)),
         other => match Script::from_name(other) {
             Some(script) => Workload::Oltp(Box::new(oltp(
                 script,
@@ -724,6 +727,109 @@ fn memory(raw: &RawArgs) -> Result<MemorySpec, PlanError> {
 }
 
 /// Validates the OLTP options of `script`.
+/// Contiguous shares of warehouses 1..=w over `n` agents, larger shares first; an agent
+/// beyond the w-th gets none (an empty range is never returned: n is capped at w).
+pub fn warehouse_shares(w: u32, n: usize) -> Vec<(u32, u32)> {
+    let n = n.clamp(1, w.max(1) as usize);
+    let mut first = 1u32;
+    split_evenly(u64::from(w), n)
+        .into_iter()
+        .map(|k| {
+            let share = (first, first + k as u32 - 1);
+            first += k as u32;
+            share
+        })
+        .collect()
+}
+
+/// With `--warehouse-split=partition`, every agent with threads needs warehouses of its
+/// own, and its terminals fit them: ten per warehouse, one per district (clause 4.2.2).
+pub fn check_tpcc_partition(w: u32, threads: &[u64]) -> Result<(), PlanError> {
+    let active: Vec<u64> = threads.iter().copied().filter(|&t| t > 0).collect();
+    if active.len() > w as usize {
+        return Err(PlanError::NotSupported(format!(
+            "--warehouse-split=partition with {} agents and {w} warehouses (every agent needs one of its own; give --warehouses at least {})",
+            active.len(),
+            active.len()
+        )));
+    }
+    for (t, (first, last)) in active.iter().zip(warehouse_shares(w, active.len())) {
+        let allowed = 10 * u64::from(last - first + 1);
+        if *t > allowed {
+            return Err(PlanError::NotSupported(format!(
+                "--warehouse-split=partition: {t} terminals on warehouses {first}..{last} (at most 10 per warehouse: {allowed}; raise --warehouses or lower --threads)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// TPC-C's options: one target (the `--mysql-*` options or one `--target`), W, and how
+/// the warehouses and the terminals' wait are shared out.
+fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
+    let warehouses: u32 = num(&raw.warehouses, "warehouses", 1)?;
+    if warehouses == 0 {
+        return Err(invalid("warehouses", 0, "must be at least 1"));
+    }
+    let security = Security::from_args(raw)?;
+    let mut target = match &raw.target[..] {
+        [] => Target {
+            // tpcc-mysql's users name their database tpcc.
+            database: raw.mysql_db.clone().unwrap_or_else(|| "tpcc".into()),
+            ..default_target(raw)?
+        },
+        [one] => parse_target(one)?,
+        _ => {
+            return Err(PlanError::NotSupported(
+                "tpcc with more than one --target (the TPC-C tables live on one server)".into(),
+            ));
+        }
+    };
+    if target.host.contains(',') {
+        return Err(invalid(
+            "mysql-host",
+            &target.host,
+            "tpcc connects to one host",
+        ));
+    }
+    security.fill_in(&mut target);
+    target
+        .ssl
+        .validate()
+        .map_err(|e| PlanError::Ssl(target.name.clone(), e))?;
+    let partition = match raw.warehouse_split.as_deref().unwrap_or("random") {
+        "random" => false,
+        "partition" => true,
+        other => {
+            return Err(invalid(
+                "warehouse-split",
+                other,
+                "expected random or partition",
+            ));
+        }
+    };
+    let keying_think = match raw.keying_think.as_deref().unwrap_or("off") {
+        "off" => false,
+        "spec" => true,
+        other => return Err(invalid("keying-think", other, "expected off or spec")),
+    };
+    Ok(TpccConfig {
+        target,
+        warehouses,
+        first_warehouse: 1,
+        last_warehouse: warehouses,
+        foreign_keys: flag(&raw.foreign_keys, "foreign-keys", true)?,
+        partition,
+        keying_think,
+        engine: raw
+            .mysql_storage_engine
+            .clone()
+            .unwrap_or_else(|| "innodb".into()),
+        server_vars: server_vars(raw.server_vars.as_deref())?,
+        ..TpccConfig::default()
+    })
+}
+
 fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanError> {
     if let Some(d) = &raw.db_driver
         && d != "mysql"

@@ -375,6 +375,10 @@ pub async fn run(
         }
         _ => vec![Vec::new(); active],
     };
+    let warehouse_shares = match &plan.workload {
+        Workload::Tpcc(t) => crate::plan::warehouse_shares(t.warehouses, active),
+        _ => Vec::new(),
+    };
     let tally: OpeningTally = std::sync::Mutex::new(vec![(0, 0); active]);
     let mut first_thread = 0u32;
     let mut starts = Vec::new();
@@ -383,10 +387,22 @@ pub async fn run(
         if threads == 0 {
             continue;
         }
+        let workload = match &plan.workload {
+            // Partition: this agent's terminals keep to its share of the warehouses.
+            Workload::Tpcc(t) if t.partition => {
+                let (first, last) = warehouse_shares[starts.len()];
+                Workload::Tpcc(Box::new(fleetbench_agent::workloads::tpcc::TpccConfig {
+                    first_warehouse: first,
+                    last_warehouse: last,
+                    ..(**t).clone()
+                }))
+            }
+            w => w.clone(),
+        };
         let start = pb::Start {
             run_id: run_id.clone(),
             workload: Some(fleetbench_agent::wire::workload_to_proto(
-                &plan.workload,
+                &workload,
                 &tables[starts.len()],
             )),
             threads,
@@ -539,19 +555,49 @@ pub async fn table_job(
     plan: &Plan,
     create: bool,
     mut progress: impl FnMut(u64, u64),
-) -> Result<Vec<String>, SessionError> {
+) -> Result<Vec<JobSummary>, SessionError> {
     // OLTP: each agent a contiguous share of the tables and threads. fileio: every agent
-    // its own full set of files, with all the threads.
-    let (n, shares, threads) = match &plan.workload {
+    // its own full set of files, with all the threads. TPC-C: one agent creates, indexes
+    // and drops; loads and checks go by contiguous shares of the warehouses.
+    let (n, specs, threads) = match &plan.workload {
         Workload::Oltp(o) => {
             let n = conns.len().min(o.config.tables.len()).max(1);
             let shares = tables_for_agents(&o.config.tables, n, false);
             let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
-            (n, shares, threads)
+            let specs = shares
+                .iter()
+                .map(|s| fleetbench_agent::wire::workload_to_proto(&plan.workload, s))
+                .collect();
+            (n, specs, threads)
         }
         Workload::Fileio(_) => {
             let n = conns.len();
-            (n, vec![Vec::new(); n], vec![u64::from(plan.threads); n])
+            let spec = fleetbench_agent::wire::workload_to_proto(&plan.workload, &[]);
+            (n, vec![spec; n], vec![u64::from(plan.threads); n])
+        }
+        Workload::Tpcc(t) => {
+            use fleetbench_agent::workloads::tpcc::PrepareStep;
+            let spread = create && matches!(t.step, PrepareStep::Load | PrepareStep::Check);
+            let n = if spread {
+                conns.len().min(t.warehouses as usize).max(1)
+            } else {
+                1
+            };
+            let specs = crate::plan::warehouse_shares(t.warehouses, n)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (first, last))| {
+                    let c = fleetbench_agent::workloads::tpcc::TpccConfig {
+                        first_warehouse: first,
+                        last_warehouse: last,
+                        load_items: i == 0,
+                        ..(**t).clone()
+                    };
+                    fleetbench_agent::wire::workload_to_proto(&Workload::Tpcc(Box::new(c)), &[])
+                })
+                .collect();
+            let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
+            (n, specs, threads)
         }
         _ => return Ok(Vec::new()),
     };
@@ -565,10 +611,7 @@ pub async fn table_job(
     let prewarm = plan.command == crate::plan::Command::Prewarm;
     let request = |i: usize, dry_run: bool| pb::PrepareRequest {
         run_id: run_id.clone(),
-        workload: Some(fleetbench_agent::wire::workload_to_proto(
-            &plan.workload,
-            &shares[i],
-        )),
+        workload: Some(specs[i].clone()),
         threads: threads[i] as u32,
         dry_run,
         seed: seed.wrapping_add(i as u64),
@@ -677,7 +720,7 @@ pub async fn table_job(
     drop(tx);
     let mut done = vec![0u64; n];
     let mut total = vec![0u64; n];
-    let mut summaries = vec![String::new(); n];
+    let mut summaries = vec![JobSummary::default(); n];
     let mut failures = Vec::new();
     while let Some((i, r)) = rx.recv().await {
         match r {
@@ -685,7 +728,11 @@ pub async fn table_job(
                 done[i] = p.done;
                 total[i] = p.total;
                 if !p.summary.is_empty() {
-                    summaries[i] = p.summary;
+                    summaries[i] = JobSummary {
+                        summary: p.summary,
+                        violation_count: p.violation_count,
+                        violations: p.violations,
+                    };
                 }
                 progress(done.iter().sum(), total.iter().sum());
             }
@@ -699,6 +746,15 @@ pub async fn table_job(
         });
     }
     Ok(summaries)
+}
+
+/// What one agent's table job said when it was done.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobSummary {
+    pub summary: String,
+    /// TPC-C check: violations of the consistency conditions, and the first ones named.
+    pub violation_count: u64,
+    pub violations: Vec<String>,
 }
 
 /// Reads a progress stream to its end; the last message's summary.

@@ -10,7 +10,9 @@ use tracing::warn;
 
 use crate::merge::{
     AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency, OpenLoop,
+    TxnFigures, Txns,
 };
+use fleetbench_agent::workloads::tpcc::TXN_NAMES;
 
 /// An agent's final report: its own row of the result, and what it adds to the run's
 /// per-statement-kind and per-target figures (merged into the run, not kept per agent).
@@ -46,6 +48,7 @@ impl Sender {
             db: DbCounters::default(),
             io: IoCounters::default(),
             open: None,
+            txns: Txns::default(),
         }
     }
 }
@@ -115,7 +118,25 @@ pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
         io: io_counters(iv.io.as_ref()),
         last: iv.last,
         open: open_loop(iv.open_loop.as_ref())?,
+        txns: txns(&iv.txns)?,
     })
+}
+
+/// Per transaction type (TPC-C), by the agents' type names; unknown names are ignored.
+pub fn txns(list: &[pb::TxnStats]) -> Result<Txns, CodecError> {
+    let mut t = Txns::default();
+    for s in list {
+        let Some(i) = TXN_NAMES.iter().position(|n| *n == s.kind) else {
+            continue;
+        };
+        t.0[i].merge(&TxnFigures {
+            latency: latency(s.latency.as_ref())?,
+            retried: s.retried,
+            failed: s.failed,
+            rolled_back: s.rolled_back,
+        });
+    }
+    Ok(t)
 }
 
 /// Open-loop figures with the service-time histogram decoded; None in a closed loop.
@@ -178,6 +199,10 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
             open: open_loop(f.open_loop.as_ref()).unwrap_or_else(|e| {
                 warn!(agent = %from.addr, "dropping unreadable service times: {e}");
                 None
+            }),
+            txns: txns(&f.txns).unwrap_or_else(|e| {
+                warn!(agent = %from.addr, "dropping unreadable transaction figures: {e}");
+                Txns::default()
             }),
         },
         kinds,

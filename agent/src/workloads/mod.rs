@@ -6,13 +6,16 @@ pub mod memory;
 pub mod mutex;
 pub mod oltp;
 pub mod threads;
+pub mod tpcc;
 
 use std::sync::atomic::AtomicBool;
 
 use crate::stats::IoCounters;
 
 /// Names of the workloads this agent offers (sent in Hello).
-pub const AVAILABLE: &[&str] = &["cpu", "oltp", "fileio", "memory", "threads", "mutex"];
+pub const AVAILABLE: &[&str] = &[
+    "cpu", "oltp", "fileio", "memory", "threads", "mutex", "tpcc",
+];
 
 /// A workload run on dedicated OS threads (CPU-bound work never runs on the async runtime).
 pub trait ThreadWorkload: Send + Sync + 'static {
@@ -23,6 +26,12 @@ pub trait ThreadWorkload: Send + Sync + 'static {
     fn finish(&self) -> Result<(), String> {
         Ok(())
     }
+
+    /// The sockets of the workers' database connections, which an abort shuts so that a
+    /// statement waiting on a lock returns at once (TPC-C); None without connections.
+    fn sockets(&self) -> Option<std::sync::Arc<oltp::wire::Sockets>> {
+        None
+    }
 }
 
 /// How one event ended.
@@ -30,6 +39,9 @@ pub trait ThreadWorkload: Send + Sync + 'static {
 pub enum Step {
     /// Finished; it is counted.
     Done,
+    /// A transaction of a typed workload (TPC-C) ended: counted under its type, and as an
+    /// event unless it failed.
+    Txn(crate::stats::TxnEnd),
     /// Cut short by `stop`, or the worker has no more events to run (mutex runs one per
     /// thread); not counted, and the worker leaves its loop.
     Stopped,

@@ -641,6 +641,7 @@ mod tests {
             db: Default::default(),
             io: Default::default(),
             open: None,
+            txns: Default::default(),
         };
         let r = RunResult {
             agents: vec![

@@ -428,6 +428,7 @@ mod tests {
                     db: Default::default(),
                     io: Default::default(),
                     open: None,
+                    txns: Default::default(),
                 })
                 .collect(),
             ..RunResult::default()

@@ -15,6 +15,7 @@ pub mod progress;
 pub mod stats;
 pub mod stdout;
 pub mod text;
+pub mod tpcc;
 
 /// Label of a percentile as sysbench prints it: 95 -> "95", 99.9 -> "99.9".
 pub fn pct_label(p: f64) -> String {

@@ -90,6 +90,24 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
             );
         }
         Workload::Threads(_) | Workload::Mutex(_) => {}
+        Workload::Tpcc(t) => {
+            let _ = writeln!(
+                s,
+                "TPC-C: {} warehouses on target {}, home warehouses {}, {}\n",
+                t.warehouses,
+                t.target.describe(),
+                if t.partition {
+                    "from each agent's share"
+                } else {
+                    "random over all"
+                },
+                if t.keying_think {
+                    "the specification's keying and think times"
+                } else {
+                    "no keying or think time"
+                }
+            );
+        }
     }
     s.push_str("Initializing worker threads...\n\n");
     s
@@ -257,6 +275,7 @@ fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -
                 iv.latency.requested_ms(percentile)
             );
         }
+        Workload::Tpcc(_) => return super::tpcc::interval_line(iv),
         Workload::Memory(m) => {
             return format!(
                 "[ {}s ] {:.2} MiB/sec",
@@ -469,6 +488,7 @@ pub fn checkpoint_report(plan: &Plan, at: u64, span: &MergedInterval) -> String 
             db: span.db.clone(),
             io: span.io,
             open: span.open.clone(),
+            txns: Default::default(),
         }],
         ..RunResult::default()
     };
@@ -563,6 +583,12 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
             );
         }
         Workload::Threads(_) | Workload::Mutex(_) => s.push('\n'),
+        Workload::Tpcc(_) => {
+            let txns = r.txns();
+            s.push_str(&super::tpcc::end_report(&txns, r.total_time()));
+            s.push_str(&super::tpcc::types_block(&txns));
+            s.push_str(&sql_statistics(r));
+        }
     }
     let lat = r.latency();
     s.push_str("General statistics:\n");
@@ -1234,6 +1260,7 @@ mod tests {
             db: Default::default(),
             io: Default::default(),
             open: None,
+            txns: Default::default(),
         };
         let b = AgentResult {
             addr: "10.0.0.2:7600".into(),
@@ -1247,6 +1274,7 @@ mod tests {
             db: Default::default(),
             io: Default::default(),
             open: None,
+            txns: Default::default(),
         };
         RunResult {
             agents: vec![a, b],
@@ -1317,6 +1345,7 @@ Threads fairness:
             io: Default::default(),
             per_agent: vec![],
             open: None,
+            txns: Default::default(),
         };
         assert_eq!(
             interval_line(&iv, 0.0, &p.workload),
@@ -1400,6 +1429,7 @@ Threads fairness:
             io: Default::default(),
             per_agent: vec![],
             open: None,
+            txns: Default::default(),
         };
         assert_eq!(
             interval_line_in(&iv, 99.0, &p.workload, ReportStyle::Sysbench05),
@@ -1432,6 +1462,7 @@ Threads fairness:
             io: Default::default(),
             per_agent: vec![],
             open: None,
+            txns: Default::default(),
         };
         assert_eq!(
             interval_line(
@@ -1496,6 +1527,7 @@ SQL statistics:
                 db: Default::default(),
                 io: Default::default(),
                 open: None,
+                txns: Default::default(),
             })
             .collect();
         RunResult {

@@ -1,0 +1,241 @@
+//! TPC-C (specification 5.11) as tpcc-mysql runs it: the options of a run or a prepare
+//! step, and the modules for the schema, the initial data, the five transactions, the
+//! consistency check and the table jobs.
+
+pub mod check;
+pub mod r#gen;
+pub mod job;
+pub mod load;
+pub mod schema;
+pub mod txn;
+
+use super::oltp::Target;
+
+/// The transaction types, in tpcc-mysql's order (its report numbers them 0..4).
+pub const TXN_NAMES: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+
+/// The 90th-percentile response-time limits of the specification (clause 5.2.5.7), in
+/// seconds, per type: a transaction within its limit counts as `sc`, beyond it as `lt`.
+pub const LIMITS_S: [f64; 5] = [5.0, 5.0, 5.0, 80.0, 20.0];
+
+/// The most warehouses a run may name: far beyond any single server (100 MB each).
+pub const MAX_WAREHOUSES: u32 = 100_000;
+
+/// What a Prepare call does with the TPC-C tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrepareStep {
+    /// Creates the nine tables (one agent, after every agent's dry run).
+    #[default]
+    Create,
+    /// Loads this agent's warehouses (and the items, on one agent).
+    Load,
+    /// Secondary indexes and foreign keys, after every agent has loaded.
+    Index,
+    /// The consistency conditions over this agent's warehouses.
+    Check,
+}
+
+impl PrepareStep {
+    pub const ALL: [PrepareStep; 4] = [
+        PrepareStep::Create,
+        PrepareStep::Load,
+        PrepareStep::Index,
+        PrepareStep::Check,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PrepareStep::Create => "create",
+            PrepareStep::Load => "load",
+            PrepareStep::Index => "index",
+            PrepareStep::Check => "check",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<PrepareStep> {
+        PrepareStep::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// A TPC-C run's or prepare step's options, as the coordinator plans them and an agent
+/// receives them (with its own share of the warehouses).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TpccConfig {
+    pub target: Target,
+    /// W: warehouses in the database.
+    pub warehouses: u32,
+    /// This agent's share, first..=last (the coordinator's plan: 1..=W).
+    pub first_warehouse: u32,
+    pub last_warehouse: u32,
+    pub step: PrepareStep,
+    /// This agent loads the item table too.
+    pub load_items: bool,
+    /// `--foreign-keys`: tpcc-mysql's foreign keys, added after the load.
+    pub foreign_keys: bool,
+    /// `--warehouse-split=partition`: home warehouses from the agent's share only.
+    pub partition: bool,
+    /// `--keying-think=spec`: the specification's keying and think times.
+    pub keying_think: bool,
+    /// `--mysql-storage-engine`.
+    pub engine: String,
+    /// Global variables of the server the result records.
+    pub server_vars: Vec<String>,
+    /// The load's NURand constant for last names (a run picks its own near it).
+    pub c_last_load: u32,
+}
+
+impl Default for TpccConfig {
+    fn default() -> Self {
+        TpccConfig {
+            target: Target::default(),
+            warehouses: 1,
+            first_warehouse: 1,
+            last_warehouse: 1,
+            step: PrepareStep::Create,
+            load_items: true,
+            foreign_keys: true,
+            partition: false,
+            keying_think: false,
+            engine: "innodb".into(),
+            server_vars: Vec::new(),
+            c_last_load: DEFAULT_C_LAST_LOAD,
+        }
+    }
+}
+
+/// C_LAST of the load when nobody chooses one: any value in 0..=255 will do, the run's is
+/// chosen at the distance the specification asks from it.
+pub const DEFAULT_C_LAST_LOAD: u32 = 157;
+
+impl TpccConfig {
+    /// The bounds both the plan and an agent hold a TPC-C spec to.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.warehouses == 0 || self.warehouses > MAX_WAREHOUSES {
+            return Err(format!(
+                "invalid value for --warehouses: '{}' (must be 1 to {MAX_WAREHOUSES})",
+                self.warehouses
+            ));
+        }
+        if self.first_warehouse == 0
+            || self.first_warehouse > self.last_warehouse
+            || self.last_warehouse > self.warehouses
+        {
+            return Err(format!(
+                "warehouse share {}..{} is not within 1..{}",
+                self.first_warehouse, self.last_warehouse, self.warehouses
+            ));
+        }
+        if self.engine.is_empty() || !self.engine.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(format!(
+                "invalid value for --mysql-storage-engine: '{}' (letters and digits only)",
+                self.engine
+            ));
+        }
+        if self.c_last_load > 255 {
+            return Err(format!(
+                "C_LAST of the load must be 0..255, not {}",
+                self.c_last_load
+            ));
+        }
+        if let Some(v) = self
+            .server_vars
+            .iter()
+            .find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return Err(format!(
+                "invalid value for --server-vars: '{v}' (letters, digits and _ only)"
+            ));
+        }
+        if self.target.port == 0 && self.target.socket.is_none() {
+            return Err(format!(
+                "target {}: no port and no socket",
+                self.target.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// The warehouses of this agent's share.
+    pub fn share(&self) -> std::ops::RangeInclusive<u32> {
+        self.first_warehouse..=self.last_warehouse
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> TpccConfig {
+        TpccConfig {
+            target: Target {
+                name: "default".into(),
+                port: 3306,
+                ..Target::default()
+            },
+            warehouses: 4,
+            last_warehouse: 4,
+            ..TpccConfig::default()
+        }
+    }
+
+    #[test]
+    fn bounds_name_the_option() {
+        cfg().validate().unwrap();
+        let bad = [
+            (
+                TpccConfig {
+                    warehouses: 0,
+                    ..cfg()
+                },
+                "--warehouses",
+            ),
+            (
+                TpccConfig {
+                    last_warehouse: 5,
+                    ..cfg()
+                },
+                "share",
+            ),
+            (
+                TpccConfig {
+                    first_warehouse: 3,
+                    last_warehouse: 2,
+                    ..cfg()
+                },
+                "share",
+            ),
+            (
+                TpccConfig {
+                    engine: "x;drop".into(),
+                    ..cfg()
+                },
+                "--mysql-storage-engine",
+            ),
+            (
+                TpccConfig {
+                    server_vars: vec!["a b".into()],
+                    ..cfg()
+                },
+                "--server-vars",
+            ),
+        ];
+        for (c, want) in bad {
+            let e = c.validate().unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+
+    #[test]
+    fn steps_have_names() {
+        for s in PrepareStep::ALL {
+            assert_eq!(PrepareStep::from_name(s.name()), Some(s));
+        }
+        assert_eq!(PrepareStep::from_name("bogus"), None);
+    }
+}
