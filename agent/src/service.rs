@@ -271,7 +271,7 @@ impl Agent for AgentService {
                 // A run on tables that are not there (or hold fewer warehouses) is refused
                 // with one line before any terminal starts.
                 let job = TpccJob::new(cfg.clone(), start.seed);
-                tokio::task::spawn_blocking(move || job.check(false))
+                tokio::task::spawn_blocking(move || job.check_run())
                     .await
                     .map_err(|e| Status::internal(format!("check failed: {e}")))?
                     .map_err(|e| Status::failed_precondition(e.to_string()))?;

@@ -349,6 +349,36 @@ pub struct Figures {
     pub file: Option<FileOps>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryOps>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<Tpcc>,
+}
+
+/// TPC-C: TpmC and, per transaction type (new_order, payment, order_status, delivery,
+/// stock_level), tpcc-mysql's counts and the merged response times.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Tpcc {
+    /// New-Orders completed per minute of the span.
+    pub tpmc: f64,
+    /// tpcc-mysql's Constraint Check: the mix and the 90 % within the limits.
+    pub constraints_ok: bool,
+    pub transactions: BTreeMap<String, TxnJson>,
+}
+
+/// One transaction type's figures.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TxnJson {
+    /// Completed transactions, their share of all completed ones, and how many of them
+    /// finished within the type's response-time limit (tpcc-mysql's sc; the rest are lt).
+    pub count: u64,
+    pub mix_pct: f64,
+    pub within_limit: u64,
+    pub late: u64,
+    /// Retries after deadlocks or lock-wait timeouts (rt), transactions that failed after
+    /// their retries (fl), and New-Orders rolled back on purpose.
+    pub retried: u64,
+    pub failed: u64,
+    pub rolled_back: u64,
+    pub latency_ms: LatencyMs,
 }
 
 /// fileio: sysbench's "File operations" and "Throughput" figures.

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 pub use super::doc::{
     Agent, Config, Fairness, Figures, FileOps, HostLoad, Interval, LatencyMs, MemoryOps, Meta,
-    OpenLoopPart, OpenLoopTotals, Report, SpectrumPoint, Sql, TargetJson, Totals,
+    OpenLoopPart, OpenLoopTotals, Report, SpectrumPoint, Sql, TargetJson, Totals, Tpcc, TxnJson,
 };
 use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
@@ -88,7 +88,7 @@ enum FigureKind {
 impl FigureKind {
     fn of(w: &Workload) -> FigureKind {
         match w {
-            Workload::Oltp(_) => FigureKind::Sql,
+            Workload::Oltp(_) | Workload::Tpcc(_) => FigureKind::Sql,
             Workload::Fileio(_) => FigureKind::File,
             Workload::Memory(m) => FigureKind::Memory(m.block_size),
             _ => FigureKind::Plain,
@@ -251,7 +251,13 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 execution_time_stddev_s: f.time_stddev_s,
             },
             agents_lost: r.lost_agents().count(),
-            figures: kind.figures(&r.db(), &r.io(), r.events(), r.total_time().as_secs_f64()),
+            figures: with_tpcc(
+                kind.figures(&r.db(), &r.io(), r.events(), r.total_time().as_secs_f64()),
+                &plan.workload,
+                &r.txns(),
+                r.total_time().as_secs_f64(),
+                &plan.percentiles,
+            ),
             statements_latency_ms: r
                 .kinds
                 .iter()
@@ -313,7 +319,13 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                         })
                         .collect()
                 },
-                figures: kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
+                figures: with_tpcc(
+                    kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
+                    &plan.workload,
+                    &iv.txns,
+                    iv.duration.as_secs_f64(),
+                    &plan.percentiles,
+                ),
                 open_loop: open_part(&iv.open, &plan.percentiles),
             })
             .collect(),
@@ -336,7 +348,13 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     latency_ms: latency_ms(&a.latency, &plan.percentiles),
                     status: status.into(),
                     reason,
-                    figures: kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
+                    figures: with_tpcc(
+                        kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
+                        &plan.workload,
+                        &a.txns,
+                        a.elapsed.as_secs_f64(),
+                        &plan.percentiles,
+                    ),
                     open_loop: open_part(&a.open, &plan.percentiles),
                     host_load: hosts.iter().find(|h| h.addr == a.addr).map(|h| HostLoad {
                         cpu_busy_pct_avg: round(h.cpu_busy_avg),
@@ -355,6 +373,56 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             })
             .collect(),
     }
+}
+
+/// TPC-C's figures of a span of `secs` seconds (None for other workloads).
+fn tpcc(w: &Workload, t: &crate::merge::Txns, secs: f64, pcts: &[f64]) -> Option<Tpcc> {
+    use crate::report::tpcc as tr;
+    if !matches!(w, Workload::Tpcc(_)) {
+        return None;
+    }
+    let mix = tr::mix(t);
+    let transactions = fleetbench_agent::workloads::tpcc::TXN_NAMES
+        .iter()
+        .zip(&t.0)
+        .enumerate()
+        .map(|(i, (name, f))| {
+            let within = tr::within_limit(f, i);
+            (
+                name.to_string(),
+                TxnJson {
+                    count: f.count(),
+                    mix_pct: round(mix[i]),
+                    within_limit: within,
+                    late: f.count() - within,
+                    retried: f.retried,
+                    failed: f.failed,
+                    rolled_back: f.rolled_back,
+                    latency_ms: latency_ms(&f.latency, pcts),
+                },
+            )
+        })
+        .collect();
+    Some(Tpcc {
+        tpmc: round(tr::tpmc(
+            t,
+            std::time::Duration::from_secs_f64(secs.max(0.0)),
+        )),
+        constraints_ok: tr::constraints_ok(t),
+        transactions,
+    })
+}
+
+/// `f` with TPC-C's figures added for a TPC-C run.
+fn with_tpcc(
+    mut f: Figures,
+    w: &Workload,
+    t: &crate::merge::Txns,
+    secs: f64,
+    pcts: &[f64],
+) -> Figures {
+    f.tpcc = tpcc(w, t, secs, pcts);
+    f
 }
 
 /// Writes `report` to `path` atomically, so a reader never sees half a file.

@@ -144,6 +144,14 @@ impl TpccJob {
         r
     }
 
+    /// Before a run: the target answers and holds prepared tables for W warehouses.
+    pub fn check_run(&self) -> Result<(), TpccError> {
+        let mut conn = self.connect()?;
+        let r = self.check_prepared(&mut conn);
+        conn.quit();
+        r
+    }
+
     /// The TPC-C tables that exist on the target.
     fn existing(&self, conn: &mut Conn) -> Result<Vec<&'static str>, TpccError> {
         let names = conn
