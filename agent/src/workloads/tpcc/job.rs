@@ -272,7 +272,7 @@ impl TpccJob {
             .collect();
         let mut first = None;
         for h in handles {
-            let r = h.join().unwrap_or_else(|_| Err(TpccError::Stopped));
+            let r = h.join().unwrap_or(Err(TpccError::Stopped));
             if let Err(e) = r {
                 self.stop.store(true, Ordering::Relaxed);
                 first.get_or_insert(e);

@@ -1,0 +1,328 @@
+//! TPC-C end to end: a private MariaDB, two real agent processes, tpcc-mysql's command
+//! line; the schema against the reference, exact row counts, the mix, rollbacks and TpmC
+//! of a run, the consistency check passing and then failing on a changed row, and bad
+//! input refused with one line.
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json};
+
+/// tpcc-mysql's schema as the reference gives it (docs: shared/reference/tpcc.md): per
+/// table the columns with their types, and the primary key.
+const SCHEMA: [(&str, &str, &str); 9] = [
+    (
+        "warehouse",
+        "w_id smallint, w_name varchar(10), w_street_1 varchar(20), w_street_2 varchar(20), w_city varchar(20), w_state char(2), w_zip char(9), w_tax decimal(4,2), w_ytd decimal(12,2)",
+        "w_id",
+    ),
+    (
+        "district",
+        "d_id tinyint, d_w_id smallint, d_name varchar(10), d_street_1 varchar(20), d_street_2 varchar(20), d_city varchar(20), d_state char(2), d_zip char(9), d_tax decimal(4,2), d_ytd decimal(12,2), d_next_o_id int",
+        "d_w_id,d_id",
+    ),
+    (
+        "customer",
+        "c_id int, c_d_id tinyint, c_w_id smallint, c_first varchar(16), c_middle char(2), c_last varchar(16), c_street_1 varchar(20), c_street_2 varchar(20), c_city varchar(20), c_state char(2), c_zip char(9), c_phone char(16), c_since datetime, c_credit char(2), c_credit_lim bigint, c_discount decimal(4,2), c_balance decimal(12,2), c_ytd_payment decimal(12,2), c_payment_cnt smallint, c_delivery_cnt smallint, c_data text",
+        "c_w_id,c_d_id,c_id",
+    ),
+    (
+        "history",
+        "h_c_id int, h_c_d_id tinyint, h_c_w_id smallint, h_d_id tinyint, h_w_id smallint, h_date datetime, h_amount decimal(6,2), h_data varchar(24)",
+        "",
+    ),
+    (
+        "new_orders",
+        "no_o_id int, no_d_id tinyint, no_w_id smallint",
+        "no_w_id,no_d_id,no_o_id",
+    ),
+    (
+        "orders",
+        "o_id int, o_d_id tinyint, o_w_id smallint, o_c_id int, o_entry_d datetime, o_carrier_id tinyint, o_ol_cnt tinyint, o_all_local tinyint",
+        "o_w_id,o_d_id,o_id",
+    ),
+    (
+        "order_line",
+        "ol_o_id int, ol_d_id tinyint, ol_w_id smallint, ol_number tinyint, ol_i_id int, ol_supply_w_id smallint, ol_delivery_d datetime, ol_quantity tinyint, ol_amount decimal(6,2), ol_dist_info char(24)",
+        "ol_w_id,ol_d_id,ol_o_id,ol_number",
+    ),
+    (
+        "item",
+        "i_id int, i_im_id int, i_name varchar(24), i_price decimal(5,2), i_data varchar(50)",
+        "i_id",
+    ),
+    (
+        "stock",
+        "s_i_id int, s_w_id smallint, s_quantity smallint, s_dist_01 char(24), s_dist_02 char(24), s_dist_03 char(24), s_dist_04 char(24), s_dist_05 char(24), s_dist_06 char(24), s_dist_07 char(24), s_dist_08 char(24), s_dist_09 char(24), s_dist_10 char(24), s_ytd decimal(8,0), s_order_cnt smallint, s_remote_cnt smallint, s_data varchar(50)",
+        "s_w_id,s_i_id",
+    ),
+];
+
+/// The database options of tpcc-mysql's command line for `db`, database tpcc.
+fn letters(db: &MariaDb) -> Vec<String> {
+    vec![
+        "-h127.0.0.1".into(),
+        format!("-P{}", db.port()),
+        "-dtpcc".into(),
+        "-usbtest".into(),
+        "-p".into(),
+        "sbtest-pw".into(),
+    ]
+}
+
+fn cmd(parts: &[&str], db: &MariaDb, agents: &str) -> Vec<String> {
+    let mut v = vec!["tpcc".to_string()];
+    v.extend(letters(db));
+    v.extend(parts.iter().map(|s| s.to_string()));
+    v.push(format!("--agents={agents}"));
+    v
+}
+
+fn count(db: &MariaDb, sql: &str) -> u64 {
+    db.sql(sql)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql}"))
+}
+
+#[test]
+fn prepare_run_check_and_cleanup_over_two_agents() {
+    let db = MariaDb::start();
+    db.sql("CREATE DATABASE tpcc");
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let agents = format!("{},{}", a.addr, b.addr);
+    let scratch = Scratch::new("tpcc");
+
+    let out = fleetbench_ok(&cmd(&["-w2", "-c4", "prepare"], &db, &agents));
+    assert!(out.contains("created the 9 TPC-C tables"), "{out}");
+    assert!(out.contains("warehouses 1..1 and the items"), "{out}");
+    assert!(out.contains("warehouses 2..2 on target"), "{out}");
+
+    // The schema: columns, types and keys as the reference has them.
+    for (table, columns, key) in SCHEMA {
+        let got = db.sql(&format!(
+            "SELECT GROUP_CONCAT(CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE) ORDER BY ORDINAL_POSITION SEPARATOR ', ') \
+             FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'tpcc' AND TABLE_NAME = '{table}'"
+        ));
+        // MariaDB shows integer display widths on some versions (smallint(6)).
+        let got = strip_widths(got.trim());
+        assert_eq!(got, columns, "columns of {table}");
+        let pk = db.sql(&format!(
+            "SELECT IFNULL(GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX), '') FROM information_schema.STATISTICS \
+             WHERE TABLE_SCHEMA = 'tpcc' AND TABLE_NAME = '{table}' AND INDEX_NAME = 'PRIMARY'"
+        ));
+        assert_eq!(pk.trim(), key, "primary key of {table}");
+        let engine = db.sql(&format!(
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'tpcc' AND TABLE_NAME = '{table}'"
+        ));
+        assert_eq!(engine.trim(), "InnoDB", "{table}");
+    }
+    for (table, index, cols) in [
+        ("customer", "idx_customer", "c_w_id,c_d_id,c_last,c_first"),
+        ("orders", "idx_orders", "o_w_id,o_d_id,o_c_id,o_id"),
+        ("stock", "fkey_stock_2", "s_i_id"),
+        ("order_line", "fkey_order_line_2", "ol_supply_w_id,ol_i_id"),
+    ] {
+        let got = db.sql(&format!(
+            "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS \
+             WHERE TABLE_SCHEMA = 'tpcc' AND TABLE_NAME = '{table}' AND INDEX_NAME = '{index}'"
+        ));
+        assert_eq!(got.trim(), cols, "{table}.{index}");
+    }
+    let fks = count(
+        &db,
+        "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'tpcc'",
+    );
+    assert_eq!(fks, 10, "tpcc-mysql's foreign keys");
+
+    // Exact row counts for W = 2.
+    for (table, rows) in [
+        ("warehouse", 2),
+        ("district", 20),
+        ("customer", 60_000),
+        ("history", 60_000),
+        ("orders", 60_000),
+        ("new_orders", 18_000),
+        ("item", 100_000),
+        ("stock", 200_000),
+    ] {
+        assert_eq!(
+            count(&db, &format!("SELECT COUNT(*) FROM tpcc.{table}")),
+            rows,
+            "{table}"
+        );
+    }
+    let lines = count(&db, "SELECT COUNT(*) FROM tpcc.order_line");
+    assert_eq!(lines, count(&db, "SELECT SUM(o_ol_cnt) FROM tpcc.orders"));
+    assert!((594_000..=606_000).contains(&lines), "{lines}");
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(*) FROM tpcc.customer WHERE c_credit = 'BC'"
+        ) / 1_000,
+        6,
+        "10 % bad credit"
+    );
+    // The database holds a consistent initial state.
+    fleetbench_ok(&cmd(&["-w2", "check"], &db, &agents));
+
+    // A run with tpcc-mysql's own letters.
+    let path = scratch.path("run.json");
+    let text = fleetbench_ok(&cmd(
+        &[
+            "-w2",
+            "-c4",
+            "-r1",
+            "-l8",
+            "-i2",
+            "--json",
+            path.to_str().unwrap(),
+            "run",
+        ],
+        &db,
+        &agents,
+    ));
+    assert!(
+        text.contains("<TpmC>") && text.contains("<Constraint Check>"),
+        "{text}"
+    );
+    assert!(text.contains("   2, trx: "), "{text}");
+    assert!(text.contains("Response time by transaction type"), "{text}");
+    let v = json(&path);
+    let tp = &v["totals"]["tpcc"];
+    let t = &tp["transactions"];
+    let n = |k: &str, f: &str| t[k][f].as_u64().unwrap();
+    let types = [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ];
+    let total: u64 = types.iter().map(|k| n(k, "count")).sum();
+    assert!(total > 500, "{total} transactions in 8 s");
+    for (k, want) in types.iter().zip([43.48, 43.48, 4.35, 4.35, 4.35]) {
+        let share = 100.0 * n(k, "count") as f64 / total as f64;
+        assert!((share - want).abs() < 1.0, "{k}: {share:.2} % of {total}");
+        assert_eq!(n(k, "failed"), 0, "{k}");
+        // The per-agent figures add up to the totals.
+        let sum: u64 = v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["tpcc"]["transactions"][k]["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, n(k, "count"), "{k} over agents");
+        // And so do the intervals.
+        let sum: u64 = v["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["tpcc"]["transactions"][k]["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, n(k, "count"), "{k} over intervals");
+    }
+    let rollbacks = n("new_order", "rolled_back") as f64 / n("new_order", "count") as f64;
+    assert!(
+        (0.002..0.03).contains(&rollbacks),
+        "rolled back: {rollbacks}"
+    );
+    let minutes = v["totals"]["time_s"].as_f64().unwrap() / 60.0;
+    let tpmc = tp["tpmc"].as_f64().unwrap();
+    let want = n("new_order", "count") as f64 / minutes;
+    assert!((tpmc - want).abs() <= 0.01 * want, "TpmC {tpmc} vs {want}");
+    assert!(text.contains(&format!("{tpmc:.3} TpmC")), "{text}");
+    assert_eq!(tp["constraints_ok"], true);
+    // The server saw what the agents counted: one order per New-Order that committed.
+    let new_orders = count(&db, "SELECT COUNT(*) FROM tpcc.orders") - 60_000;
+    let committed = n("new_order", "count") - n("new_order", "rolled_back");
+    assert!(
+        new_orders >= committed,
+        "{new_orders} orders for {committed} committed New-Orders"
+    );
+
+    // After the run the database is consistent; a row changed by hand is named.
+    fleetbench_ok(&cmd(&["-w2", "check"], &db, &agents));
+    db.sql("UPDATE tpcc.district SET d_next_o_id = d_next_o_id + 5 WHERE d_w_id = 2 AND d_id = 7");
+    let out = fleetbench(
+        &cmd(&["-w2", "check"], &db, &agents)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("condition 2 failed in warehouse 2 district 7"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("FAILED: 1 violation"), "{stdout}");
+
+    // Cleanup drops the nine tables and nothing else.
+    db.sql("CREATE TABLE tpcc.mine (x int)");
+    fleetbench_ok(&cmd(&["cleanup"], &db, &agents));
+    assert_eq!(db.sql("SHOW TABLES FROM tpcc").trim(), "mine");
+}
+
+/// `smallint(6)` → `smallint`: the display widths some MariaDB versions show.
+fn strip_widths(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("int(") {
+        out.push_str(&rest[..i + 3]);
+        let after = &rest[i + 4..];
+        let close = after.find(')').map_or(0, |c| c + 1);
+        rest = &after[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_2() {
+    let db = MariaDb::start();
+    db.sql("CREATE DATABASE tpcc");
+    let a = AgentProc::start();
+    let b = AgentProc::start();
+    let agents = format!("{},{}", a.addr, b.addr);
+    let run = |parts: &[&str]| {
+        let args = cmd(parts, &db, &agents);
+        let out = fleetbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), err)
+    };
+    let (code, err) = run(&["-w0", "prepare"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--warehouses") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, err) = run(&["-w1", "-c11", "--warehouse-split=partition", "-l5", "run"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("partition") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, err) = run(&["-w3", "-c40", "--warehouse-split=partition", "-l5", "run"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("at most 10 per warehouse"), "{err}");
+    // A run on a database nobody prepared.
+    let (code, err) = run(&["-w1", "-c2", "-l5", "run"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("not prepared for TPC-C") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, err) = run(&["-w1", "check"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not prepared"), "{err}");
+    // Nothing was created by any of it.
+    assert_eq!(db.sql("SHOW TABLES FROM tpcc").trim(), "");
+    // Prepare over tables that exist is refused before anything is touched.
+    db.sql("CREATE TABLE tpcc.warehouse (w_id smallint)");
+    let (code, err) = run(&["-w1", "prepare"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("already exist") && err.contains("warehouse"),
+        "{err}"
+    );
+    assert_eq!(db.sql("SHOW TABLES FROM tpcc").trim(), "warehouse");
+}
