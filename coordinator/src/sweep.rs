@@ -336,6 +336,7 @@ pub const NOT_REACHED: &str = "rate not reached";
 pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
     let named = rows.iter().any(|r| r.0.is_some());
     let db = rows.iter().any(|r| r.1.qps.is_some());
+    let tpcc = rows.iter().any(|r| r.1.tpmc.is_some());
     let open = rows.iter().any(|r| r.1.rate > 0.0);
     let w = rows
         .iter()
@@ -361,6 +362,9 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
             "threads",
             if db { "tps" } else { "events/s" }
         );
+    }
+    if tpcc {
+        let _ = write!(s, "  {:>11}", "TpmC");
     }
     if db {
         let _ = write!(s, "  {:>11}", "qps");
@@ -388,6 +392,9 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
             let _ = write!(s, "{offered:>10}  {:>10.2}  {:>7}", r.tps, r.threads);
         } else {
             let _ = write!(s, "{:>7}  {:>10.2}", r.threads, r.tps);
+        }
+        if tpcc {
+            let _ = write!(s, "  {:>11.1}", r.tpmc.unwrap_or(0.0));
         }
         if db {
             let _ = write!(s, "  {:>11.2}", r.qps.unwrap_or(0.0));

@@ -326,3 +326,73 @@ fn bad_input_gets_one_line_and_exit_2() {
     );
     assert_eq!(db.sql("SHOW TABLES FROM tpcc").trim(), "warehouse");
 }
+
+/// deploy/'s tuning study, shrunk: the same TPC-C run against two servers that differ in
+/// their buffer pool, one table of TpmC by setting.
+#[test]
+fn the_buffer_pool_study_gives_one_tpmc_row_per_setting() {
+    let small = MariaDb::start_with(&["--innodb-buffer-pool-size=32M"]);
+    let large = MariaDb::start_with(&["--innodb-buffer-pool-size=256M"]);
+    for db in [&small, &large] {
+        db.sql("CREATE DATABASE tpcc");
+    }
+    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/scenarios-tpcc-buffer-pool.toml"
+    ))
+    .unwrap();
+    let tpcc_url = |db: &MariaDb| {
+        let u = db.url();
+        format!("{}/tpcc", u.strip_suffix("/sbtest").unwrap())
+    };
+    let src = src
+        .replace("threads = [16, 32, 64]", "threads = [2]")
+        .replace("time = 600", "time = 3")
+        .replace("warmup-time = 120", "warmup-time = 1")
+        .replace("cooldown = 30", "cooldown = 0")
+        .replace("warehouses = 100", "warehouses = 1")
+        .replace("report-interval = 10", "report-interval = 1")
+        .replace(
+            r#"agents = ["client1:7600", "client2:7600"]"#,
+            &format!(r#"agents = ["{}", "{}"]"#, a.addr, b.addr),
+        )
+        .replace("mysql://tpcc:pw@db-small:3306/tpcc", &tpcc_url(&small))
+        .replace("mysql://tpcc:pw@db-large:3306/tpcc", &tpcc_url(&large));
+    let dir = Scratch::new("tpcc-study");
+    let file = dir.path("study.toml");
+    std::fs::write(&file, src).unwrap();
+    let json_path = dir.path("study.json");
+    let out = fleetbench_ok(&[
+        "scenario",
+        "run",
+        file.to_str().unwrap(),
+        &format!("--json={}", json_path.display()),
+    ]);
+    // One table: a row per setting, with its TpmC.
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("scenario"))
+        .collect();
+    assert!(table[0].contains("TpmC"), "{out}");
+    let v = json(&json_path);
+    for (name, db) in [("bp-small", &small), ("bp-large", &large)] {
+        let row = table
+            .iter()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{out}"));
+        let sc = v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap();
+        let tpmc = sc["steps"][0]["result"]["totals"]["tpcc"]["tpmc"]
+            .as_f64()
+            .unwrap();
+        assert!(tpmc > 0.0, "{name}");
+        assert!(row.contains(&format!("{tpmc:.1}")), "{row} vs {tpmc}");
+        // Each scenario cleaned up after itself.
+        assert_eq!(db.sql("SHOW TABLES FROM tpcc").trim(), "", "{name}");
+    }
+}

@@ -187,6 +187,15 @@ fn metrics(rows: &[&Summary]) -> Vec<Metric> {
         get: Box::new(|s| Some(s.tps)),
         series: Box::new(|s| Some(s.series.tps.clone())),
     });
+    if rows.iter().any(|r| r.tpmc.is_some()) {
+        m.push(Metric {
+            name: "TpmC".into(),
+            key: "tpmc".into(),
+            better: Better::Higher,
+            get: Box::new(|s| s.tpmc),
+            series: Box::new(|s| Some(s.series.tpmc.clone())),
+        });
+    }
     if db {
         m.push(Metric {
             name: "qps".into(),

@@ -549,6 +549,9 @@ pub struct Summary {
     pub tps: f64,
     /// Queries per second (OLTP only).
     pub qps: Option<f64>,
+    /// TPC-C only: New-Orders per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpmc: Option<f64>,
     /// Latency in ms: min, avg, max and percentiles ("p50", "p99.9", ...).
     pub latency_ms: BTreeMap<String, f64>,
     /// Ignored errors per second (OLTP only, else 0).
@@ -567,6 +570,8 @@ pub struct Summary {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IntervalSeries {
     pub tps: Vec<f64>,
+    /// TPC-C only.
+    pub tpmc: Vec<f64>,
     pub qps: Vec<f64>,
     pub errors_per_sec: Vec<f64>,
     /// Latency per key ("min", "avg", "max", "p95", ...), in ms.
@@ -584,6 +589,9 @@ impl IntervalSeries {
             }
             let sql = iv.figures.sql.as_ref();
             s.tps.push(sql.map_or(iv.events_per_sec, |q| q.tps));
+            if let Some(c) = &iv.figures.tpcc {
+                s.tpmc.push(c.tpmc);
+            }
             if let Some(q) = sql {
                 s.qps.push(q.qps);
                 s.errors_per_sec.push(q.ignored_errors as f64 / d);
@@ -614,6 +622,7 @@ impl Summary {
             events: t.events,
             tps: sql.map_or(t.events_per_sec, |s| s.tps),
             qps: sql.map(|s| s.qps),
+            tpmc: t.figures.tpcc.as_ref().map(|c| c.tpmc),
             latency_ms: t.latency_ms.figures().collect(),
             errors_per_sec: per_s(sql.map_or(0.0, |s| s.ignored_errors as f64)),
             reconnects_per_sec: per_s(sql.map_or(0.0, |s| s.reconnects as f64)),

@@ -634,6 +634,18 @@ pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
     };
     let db = series.iter().flat_map(|s| &s.rows).any(|r| r.qps.is_some());
     let mut charts = Vec::new();
+    if series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .any(|r| r.tpmc.is_some())
+    {
+        charts.push((
+            "tpmc-threads",
+            "TpmC by thread count",
+            "New-Orders/min",
+            line(&|r| r.tpmc),
+        ));
+    }
     if db {
         charts.push((
             "qps-threads",
