@@ -1957,6 +1957,90 @@ mod tests {
     }
 
     #[test]
+    fn tpcc_mysql_letters_give_the_same_plan_as_the_long_options() {
+        let letters = plan(&[
+            "tpcc",
+            "-h127.0.0.1",
+            "-P3307",
+            "-dtpcc",
+            "-uroot",
+            "-p",
+            "",
+            "-w50",
+            "-c100",
+            "-r300",
+            "-l600",
+            "-i10",
+            "run",
+        ])
+        .unwrap();
+        let long = plan(&[
+            "tpcc",
+            "--mysql-host=127.0.0.1",
+            "--mysql-port=3307",
+            "--mysql-db=tpcc",
+            "--mysql-user=root",
+            "--mysql-password=",
+            "--warehouses=50",
+            "--threads=100",
+            "--warmup-time=300",
+            "--time=600",
+            "--report-interval=10",
+            "run",
+        ])
+        .unwrap();
+        assert_eq!(letters, long);
+        let Workload::Tpcc(t) = &letters.workload else {
+            panic!("{:?}", letters.workload)
+        };
+        assert_eq!(
+            (t.warehouses, t.target.port, t.target.user.as_str()),
+            (50, 3307, "root")
+        );
+        assert_eq!(
+            (letters.threads, letters.time),
+            (100, Some(Duration::from_secs(600)))
+        );
+        // Bad values name the option.
+        for (args, want) in [
+            (&["tpcc", "-w0", "run"][..], "--warehouses"),
+            (
+                &["tpcc", "--warehouse-split=half", "run"],
+                "--warehouse-split",
+            ),
+            (&["tpcc", "--keying-think=yes", "run"], "--keying-think"),
+            (&["tpcc", "--mysql-host=a,b", "run"], "one host"),
+            (
+                &[
+                    "tpcc",
+                    "--target=a=mysql://u@h/d",
+                    "--target=b=mysql://u@h/d",
+                    "run",
+                ],
+                "one --target",
+            ),
+            (&["tpcc", "prewarm"], "prewarm"),
+        ] {
+            let e = plan(args).unwrap_err().to_string();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+        assert_eq!(plan(&["tpcc", "check"]).unwrap().command, Command::Check);
+    }
+
+    #[test]
+    fn warehouse_shares_are_contiguous_and_cover_all() {
+        assert_eq!(warehouse_shares(10, 3), vec![(1, 4), (5, 7), (8, 10)]);
+        assert_eq!(warehouse_shares(2, 5), vec![(1, 1), (2, 2)]);
+        assert_eq!(warehouse_shares(1, 1), vec![(1, 1)]);
+        check_tpcc_partition(2, &[10, 10]).unwrap();
+        check_tpcc_partition(4, &[20, 20]).unwrap();
+        assert!(check_tpcc_partition(2, &[11, 10]).is_err());
+        assert!(check_tpcc_partition(1, &[1, 1]).is_err());
+        // An agent without threads needs no warehouse.
+        check_tpcc_partition(1, &[5, 0]).unwrap();
+    }
+
+    #[test]
     fn sysbench_spellings_give_the_same_plan() {
         let a = plan(&[
             "--test=cpu",

@@ -122,7 +122,16 @@ async fn tpcc(
         })
         .await;
         bar.finish_and_clear();
-        for s in summaries? {
+        let summaries = match summaries {
+            // The tables exist from here on: say so, and how to drop them.
+            Err(e) if create && step != PrepareStep::Create && plan.command == Command::Prepare => {
+                return Err(anyhow::Error::new(e).context(
+                    "the TPC-C tables were created but not fully loaded; `fleetbench tpcc cleanup` drops them",
+                ));
+            }
+            other => other?,
+        };
+        for s in summaries {
             if !s.summary.is_empty() {
                 say(s.summary);
             }
