@@ -542,6 +542,35 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
             }],
         ));
     }
+    if intervals.iter().any(|iv| iv.figures.tpcc.is_some()) {
+        charts.push(time_chart(
+            "tpmc-time",
+            "TpmC over time (merged)",
+            "New-Orders/min",
+            vec![Line {
+                offered: Vec::new(),
+                name: "TpmC".into(),
+                points: series(&|iv| iv.figures.tpcc.as_ref().map(|t| t.tpmc)),
+            }],
+        ));
+        let types = fleetbench_agent::workloads::tpcc::TXN_NAMES
+            .iter()
+            .map(|k| Line {
+                offered: Vec::new(),
+                name: (*k).into(),
+                points: series(&|iv| {
+                    let t = iv.figures.tpcc.as_ref()?.transactions.get(*k)?;
+                    (t.count > 0).then(|| t.latency_ms.percentiles.get("p95").copied())?
+                }),
+            })
+            .collect();
+        charts.push(time_chart(
+            "tpcc-p95-time",
+            "p95 response time by transaction type over time (merged)",
+            "latency (ms)",
+            types,
+        ));
+    }
     let latency = ["p95", "p99"]
         .iter()
         .map(|k| Line {
