@@ -296,6 +296,8 @@ pub struct PreparedRun {
     handles: Vec<JoinHandle<()>>,
     /// Per-kind/per-target figures the OLTP worker threads hand back as they end.
     oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
+    /// A thread workload with one database target (TPC-C): its counters are the run's.
+    one_target: bool,
 }
 
 impl PreparedRun {
@@ -358,7 +360,19 @@ impl PreparedRun {
             intervals: Arc::new(IntervalHists::default()),
             handles: Vec::new(),
             oltp_tail: None,
+            one_target: false,
         }
+    }
+
+    /// Marks a thread workload's run as going to one database target, connected as
+    /// `conn` says: the run's counters become that target's, and Ready says how it was
+    /// reached (TPC-C).
+    pub fn set_target(&mut self, conn: crate::workloads::oltp::client::ConnInfo) {
+        let mut tail = WorkerTail::new(1);
+        tail.kinds.clear();
+        tail.targets[0].conn = Some(conn);
+        self.oltp_tail = Some(Arc::new(Mutex::new(tail)));
+        self.one_target = true;
     }
 
     /// Opens `config.threads` OLTP workers (connections and prepared statements), each on
@@ -689,7 +703,7 @@ impl PreparedRun {
             let _ = h.join();
         }
 
-        let tail = match self.oltp_tail.take() {
+        let mut tail = match self.oltp_tail.take() {
             Some(t) => std::mem::take(&mut *t.lock().unwrap_or_else(|p| p.into_inner())),
             None => WorkerTail::default(),
         };
@@ -702,6 +716,11 @@ impl PreparedRun {
         }
         self.intervals.take_into(seq + 1, &mut rest);
         cumulative.merge(&rest);
+        if self.one_target
+            && let Some(t) = tail.targets.first_mut()
+        {
+            t.db = cumulative.db.clone();
+        }
         // The queue as the run ended: arrivals up to the end that no thread took.
         let open = self
             .control

@@ -271,7 +271,7 @@ impl Agent for AgentService {
                 // A run on tables that are not there (or hold fewer warehouses) is refused
                 // with one line before any terminal starts.
                 let job = TpccJob::new(cfg.clone(), start.seed);
-                tokio::task::spawn_blocking(move || job.check_run())
+                let conn = tokio::task::spawn_blocking(move || job.check_run())
                     .await
                     .map_err(|e| Status::internal(format!("check failed: {e}")))?
                     .map_err(|e| Status::failed_precondition(e.to_string()))?;
@@ -281,8 +281,10 @@ impl Agent for AgentService {
                     first_thread: u64::from(start.first_thread),
                     sockets: Arc::new(workloads::oltp::wire::Sockets::default()),
                 };
-                PreparedRun::new(Arc::new(workload), config)
-                    .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?
+                let mut run = PreparedRun::new(Arc::new(workload), config)
+                    .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?;
+                run.set_target(conn);
+                run
             }
             Planned::Oltp(cfg, config, total_threads) => {
                 let connections = u64::from(config.threads) * cfg.targets_in_use().len() as u64;

@@ -427,6 +427,15 @@ impl Workload {
         self.spec().fields()
     }
 
+    /// The database servers it talks to (OLTP, TPC-C), in target-index order.
+    pub fn targets(&self) -> &[crate::workloads::oltp::Target] {
+        match self {
+            Workload::Oltp(o) => &o.config.targets,
+            Workload::Tpcc(t) => std::slice::from_ref(&t.target),
+            _ => &[],
+        }
+    }
+
     /// The capability an agent must offer to run it (crate::workloads::AVAILABLE).
     pub fn capability(&self) -> &'static str {
         match self {

@@ -391,6 +391,15 @@ fn the_buffer_pool_study_gives_one_tpmc_row_per_setting() {
             .as_f64()
             .unwrap();
         assert!(tpmc > 0.0, "{name}");
+        // The result says which setting produced it.
+        let pool = &sc["steps"][0]["result"]["totals"]["targets"][0]["connections"][0]["server_vars"]
+            ["innodb_buffer_pool_size"];
+        let want = if name == "bp-small" {
+            32 << 20
+        } else {
+            256 << 20
+        };
+        assert_eq!(pool.as_str(), Some(want.to_string().as_str()), "{name}");
         assert!(row.contains(&format!("{tpmc:.1}")), "{row} vs {tpmc}");
         // Each scenario cleaned up after itself.
         assert_eq!(db.sql("SHOW TABLES FROM tpcc").trim(), "", "{name}");

@@ -206,10 +206,12 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
     let f = r.fairness();
     // Merging every agent's histogram is the costliest step at a thousand agents: once.
     let total_latency = r.latency();
-    let target_names: Vec<String> = match &plan.workload {
-        Workload::Oltp(o) => o.config.targets.iter().map(|t| t.name.clone()).collect(),
-        _ => Vec::new(),
-    };
+    let target_names: Vec<String> = plan
+        .workload
+        .targets()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
     let hosts = super::hosts::summarize(&r.hosts, plan.tick());
     Report {
         format_version: FORMAT_VERSION,

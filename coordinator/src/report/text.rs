@@ -787,11 +787,8 @@ pub fn sql_statistics(r: &RunResult) -> String {
 /// Before "Threads started!": per target, how the agents connected to it (client, login,
 /// TLS), e.g. `Connections to default (db1:3306): lean client, caching_sha2_password, TLSv1_3`.
 pub fn connections_header(plan: &Plan, ways: &[(usize, crate::merge::Connection)]) -> String {
-    let Workload::Oltp(o) = &plan.workload else {
-        return String::new();
-    };
     let mut s = String::new();
-    for (i, t) in o.config.targets.iter().enumerate() {
+    for (i, t) in plan.workload.targets().iter().enumerate() {
         let these: Vec<String> = ways
             .iter()
             .filter(|(n, _)| *n == i)
@@ -810,12 +807,17 @@ pub fn connections_header(plan: &Plan, ways: &[(usize, crate::merge::Connection)
 /// One row per target: where it is, the queries it received by class, errors, reconnects
 /// and the latency of single statements.
 pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
-    let Workload::Oltp(o) = &plan.workload else {
+    if plan.workload.targets().is_empty() {
         return String::new();
-    };
+    }
     let p = plan.percentiles.first().copied().unwrap_or(95.0);
     let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);
-    let names: Vec<String> = o.config.targets.iter().map(|t| t.describe()).collect();
+    let names: Vec<String> = plan
+        .workload
+        .targets()
+        .iter()
+        .map(|t| t.describe())
+        .collect();
     let w = names.iter().map(String::len).max().unwrap_or(6).max(6);
     let mut s = String::from("\nPer target:\n");
     let _ = writeln!(
@@ -833,16 +835,21 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
     for (i, d, l) in &r.targets {
         let name = names.get(*i).cloned().unwrap_or_else(|| format!("#{i}"));
         let q = d.reads + d.writes + d.others;
+        // TPC-C times transactions, not single statements.
+        let stmt = if l.count() == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.2}", l.requested_ms(p))
+        };
         let _ = writeln!(
             s,
-            "    {name:<w$}  {:>10}  {:>10}  {:>10}  {:>12.2}  {:>8}  {:>8}  {:>17.2}",
+            "    {name:<w$}  {:>10}  {:>10}  {:>10}  {:>12.2}  {:>8}  {:>8}  {stmt:>17}",
             d.reads,
             d.writes,
             d.others,
             q as f64 / secs,
             d.ignored_errors,
             d.reconnects,
-            l.requested_ms(p)
         );
     }
     // How the connections were made: the client on the hot path, the login, TLS.

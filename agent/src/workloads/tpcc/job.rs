@@ -13,6 +13,7 @@ use super::load::{ITEMS, Part, part_batches, warehouse_parts};
 use super::schema::{TABLES, after_load, create_table};
 use super::{PrepareStep, TpccConfig};
 use crate::workloads::oltp::Target;
+use crate::workloads::oltp::client::{Client, ConnInfo};
 use crate::workloads::oltp::wire::Conn;
 
 /// Largest INSERT statement built while loading.
@@ -144,12 +145,19 @@ impl TpccJob {
         r
     }
 
-    /// Before a run: the target answers and holds prepared tables for W warehouses.
-    pub fn check_run(&self) -> Result<(), TpccError> {
+    /// Before a run: the target answers and holds prepared tables for W warehouses. Says
+    /// how the connection was made and which server with which settings it reached.
+    pub fn check_run(&self) -> Result<ConnInfo, TpccError> {
         let mut conn = self.connect()?;
-        let r = self.check_prepared(&mut conn);
+        self.check_prepared(&mut conn)?;
+        let mut info = Client::info(&conn);
+        let (version, vars) = conn
+            .server_facts(&self.cfg.server_vars)
+            .map_err(|e| self.failed("reading the server's variables", e))?;
+        info.server_version = version;
+        info.server_vars = vars;
         conn.quit();
-        r
+        Ok(info)
     }
 
     /// The TPC-C tables that exist on the target.
