@@ -285,8 +285,54 @@ fn kind(r: &mut Rng, which: u64) -> Option<Kind> {
             locks: r.u32(),
             loops: r.u32(),
         }),
+        6 => Kind::Tpcc(tpcc(r)),
         _ => return None,
     })
+}
+
+fn tpcc(r: &mut Rng) -> pb::TpccSpec {
+    // Mostly a sensible share of a small W, so that specs validate often enough.
+    let warehouses = if r.chance(4) {
+        r.u32()
+    } else {
+        1 + r.below(20) as u32
+    };
+    let first = if r.chance(4) {
+        r.u32()
+    } else {
+        1 + r.below(u64::from(warehouses.max(1))) as u32
+    };
+    let last = if r.chance(4) {
+        r.u32()
+    } else {
+        first.saturating_add(r.below(3) as u32)
+    };
+    pb::TpccSpec {
+        target: (!r.chance(10)).then(|| target(r)),
+        warehouses,
+        first_warehouse: first,
+        last_warehouse: last,
+        step: r.word(&["create", "load", "index", "check", ""]),
+        load_items: r.chance(2),
+        foreign_keys: r.chance(2),
+        partition: r.chance(2),
+        keying_think: r.chance(4),
+        storage_engine: if r.chance(8) {
+            r.garbage()
+        } else {
+            r.word(&["innodb", "myisam"])
+        },
+        server_vars: if r.chance(8) {
+            vec![r.garbage()]
+        } else {
+            Vec::new()
+        },
+        c_last_load: if r.chance(8) {
+            r.u32()
+        } else {
+            r.below(256) as u32
+        },
+    }
 }
 
 fn start(r: &mut Rng, which: u64) -> pb::Start {
@@ -374,11 +420,11 @@ fn random_and_mutated_start_messages_validate_or_are_refused() {
     cap_address_space(512 << 20);
 
     let mut r = Rng(seed, false);
-    let mut ok = [0u32; 6];
-    let mut refused = [0u32; 6];
+    let mut ok = [0u32; 7];
+    let mut refused = [0u32; 7];
     for case in 0..cases {
-        let which = case % 6;
-        r.1 = case % 24 < 6;
+        let which = case % 7;
+        r.1 = case % 28 < 7;
         let msg = start(&mut r, which);
         r.1 = false;
         let mut check = |msg: &pb::Start, what: &str| {
@@ -405,12 +451,14 @@ fn random_and_mutated_start_messages_validate_or_are_refused() {
     }
     std::fs::remove_dir_all(&work).unwrap();
     eprintln!(
-        "seed {seed:#x}: validated {ok:?}, refused {refused:?} (oltp, cpu, fileio, memory, threads, mutex)"
+        "seed {seed:#x}: validated {ok:?}, refused {refused:?} (oltp, cpu, fileio, memory, threads, mutex, tpcc)"
     );
     // The generator reaches both outcomes for every kind, or the test proves little.
-    for (i, name) in ["oltp", "cpu", "fileio", "memory", "threads", "mutex"]
-        .iter()
-        .enumerate()
+    for (i, name) in [
+        "oltp", "cpu", "fileio", "memory", "threads", "mutex", "tpcc",
+    ]
+    .iter()
+    .enumerate()
     {
         assert!(
             refused[i] > 0,
@@ -423,7 +471,7 @@ fn random_and_mutated_start_messages_validate_or_are_refused() {
 #[test]
 fn the_generator_is_repeatable() {
     let (mut a, mut b) = (Rng(7, false), Rng(7, false));
-    for which in 0..6 {
+    for which in 0..7 {
         assert_eq!(start(&mut a, which), start(&mut b, which));
     }
 }
