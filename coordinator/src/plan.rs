@@ -197,7 +197,13 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             command: command.name().into(),
         });
     }
-    let threads: u32 = num(&raw.threads, "threads", 1)?;
+    // TPC-C's load has no thread option in tpcc-mysql (tpcc_load is single-threaded):
+    // without --threads it loads over 4 connections, spread over the agents.
+    let default_threads = match (&workload, command) {
+        (Workload::Tpcc(_), Command::Prepare) => TPCC_LOAD_THREADS,
+        _ => 1,
+    };
+    let threads: u32 = num(&raw.threads, "threads", default_threads)?;
     if threads == 0 {
         return Err(invalid("threads", 0, "must be at least 1"));
     }
@@ -727,6 +733,9 @@ fn memory(raw: &RawArgs) -> Result<MemorySpec, PlanError> {
 }
 
 /// Validates the OLTP options of `script`.
+/// Loading connections of a TPC-C prepare without --threads.
+pub const TPCC_LOAD_THREADS: u32 = 4;
+
 /// Contiguous shares of warehouses 1..=w over `n` agents, larger shares first; an agent
 /// beyond the w-th gets none (an empty range is never returned: n is capped at w).
 pub fn warehouse_shares(w: u32, n: usize) -> Vec<(u32, u32)> {
