@@ -140,8 +140,15 @@ async fn tpcc(
                 say(format!("  {v}"));
             }
         }
-        if step == PrepareStep::Load && create {
-            say(format!("loaded in {:.1}s", started.elapsed().as_secs_f64()));
+        match step {
+            PrepareStep::Load if create => {
+                say(format!("loaded in {:.1}s", started.elapsed().as_secs_f64()))
+            }
+            PrepareStep::Index => say(format!(
+                "indexed in {:.1}s",
+                started.elapsed().as_secs_f64()
+            )),
+            _ => {}
         }
     }
     if violations > 0 {
