@@ -455,6 +455,29 @@ const OWN: &[&[&str]] = &[
         "sbtest1-2=a,sbtest3=b",
         "run",
     ],
+    &[
+        "tpcc",
+        "-h127.0.0.1",
+        "-P3307",
+        "-dtpcc",
+        "-uroot",
+        "-p",
+        "pw",
+        "-w7",
+        "--foreign-keys=off",
+        "--warehouse-split=partition",
+        "--keying-think=spec",
+        "--mysql-storage-engine=myisam",
+        "--server-vars=sync_binlog",
+        "run",
+    ],
+    &[
+        "tpcc",
+        "--target",
+        "db=mysql://u:p@db1:3308/t?ssl-mode=required",
+        "--warehouses=3",
+        "prepare",
+    ],
 ];
 
 /// The plan's workload through the wire (as bytes, as gRPC carries them) and back, as an
