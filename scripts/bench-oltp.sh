@@ -131,44 +131,9 @@ SQL
 # --- helpers ---------------------------------------------------------------------------------
 conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=sbtest
   --mysql-password="$password" --mysql-db=sbtest)
-calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
-failed=0
-
-# measure OUT CMD...: runs CMD with stdout/stderr to OUT.out/OUT.err and its wall, user and
-# system seconds (the client process and its children) to OUT.time as "WALL USER SYS".
-# On failure prints the command and its error, and returns 1.
-if [[ -x /usr/bin/time ]]; then
-  measure() {
-    local out=$1; shift
-    /usr/bin/time -f '%e %U %S' -o "$out.time" "$@" >"$out.out" 2>"$out.err" && return
-    report_failure "$out" "$@"
-  }
-else
-  measure() {
-    local out=$1; shift
-    local t0 t1 before after
-    before=$(times | tail -1); t0=$(date +%s.%N)
-    "$@" >"$out.out" 2>"$out.err" || { report_failure "$out" "$@"; return 1; }
-    t1=$(date +%s.%N); after=$(times | tail -1)
-    # `times` prints children's user and system time as "XmY.YYYs XmY.YYYs".
-    echo "$before $after" | awk -v w="$(calc "$t1 - $t0")" '
-      function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
-      { printf "%s %.2f %.2f\n", w, s($3) - s($1), s($4) - s($2) }' >"$out.time"
-  }
-fi
-report_failure() {
-  local out=$1; shift
-  failed=1
-  {
-    printf 'bench-oltp: FAILED:'; printf ' %q' "$@"; echo
-    # the error, or the end of the report for tools that print errors there (sysbench)
-    if [[ -s $out.err ]]; then tail -20 "$out.err"; else tail -20 "$out.out"; fi | sed 's/^/  | /'
-  } >&2
-  return 1
-}
-# (the last line of OUT.time: /usr/bin/time puts a "Command exited ..." line before it)
-wall() { awk 'END {print $1}' "$1.time"; }
-cpu() { awk 'END {printf "%.2f", $2 + $3}' "$1.time"; }
+BENCH_NAME=bench-oltp
+# shellcheck source=bench-lib.sh
+source scripts/bench-lib.sh
 queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
 qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
 total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }

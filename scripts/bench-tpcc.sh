@@ -115,44 +115,9 @@ conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user="$user"
 # tpcc-mysql's letters, which fleetbench takes as well
 letters=(-h 127.0.0.1 -P "$MARIADB_PORT" -d "$db" -u "$user" -p "$password")
 read -r -a fb_args <<<"${FB_ARGS:-}"
-calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
-failed=0
-
-# measure OUT CMD...: runs CMD with stdout/stderr to OUT.out/OUT.err and its wall, user and
-# system seconds (the process and its children) to OUT.time as "WALL USER SYS".
-# On failure prints the command and its error, and returns 1.
-if [[ -x /usr/bin/time ]]; then
-  measure() {
-    local out=$1; shift
-    /usr/bin/time -f '%e %U %S' -o "$out.time" "$@" >"$out.out" 2>"$out.err" && return
-    report_failure "$out" "$@"
-  }
-else
-  measure() {
-    local out=$1; shift
-    local t0 t1 before after
-    before=$(times | tail -1); t0=$(date +%s.%N)
-    "$@" >"$out.out" 2>"$out.err" || { report_failure "$out" "$@"; return 1; }
-    t1=$(date +%s.%N); after=$(times | tail -1)
-    # `times` prints children's user and system time as "XmY.YYYs XmY.YYYs".
-    echo "$before $after" | awk -v w="$(calc "$t1 - $t0")" '
-      function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
-      { printf "%s %.2f %.2f\n", w, s($3) - s($1), s($4) - s($2) }' >"$out.time"
-  }
-fi
-report_failure() {
-  local out=$1; shift
-  failed=1
-  {
-    printf 'bench-tpcc: FAILED:'; printf ' %q' "$@"; echo
-    # the error, or the end of the report for tools that print errors there (tpcc-mysql)
-    if [[ -s $out.err ]]; then tail -20 "$out.err"; else tail -20 "$out.out"; fi | sed 's/^/  | /'
-  } >&2
-  return 1
-}
-# (the last line of OUT.time: /usr/bin/time puts a "Command exited ..." line before it)
-wall() { awk 'END {printf "%.2f", $1}' "$1.time"; }
-cpu() { awk 'END {printf "%.2f", $2 + $3}' "$1.time"; }
+BENCH_NAME=bench-tpcc
+# shellcheck source=bench-lib.sh
+source scripts/bench-lib.sh
 # the figure of the report's last "   NNNN.NNN TpmC" line (after its <TpmC> heading)
 tpmc() { awk '/^<TpmC>/ {t = 1} t && $2 == "TpmC" {v = $1} END {print v}' "$1.out"; }
 # retried and failed transactions (sums of the rt: and fl: columns of the per-type block

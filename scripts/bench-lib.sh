@@ -1,0 +1,46 @@
+# Sourced by fleetbench's benchmark scripts: measuring a client command's wall and CPU
+# time, and saying what failed. Set BENCH_NAME (the script's name, for messages) first.
+#   calc EXPR [DECIMALS]  awk arithmetic, printed with DECIMALS (3) decimals
+#   measure OUT CMD...    runs CMD with stdout/stderr to OUT.out/OUT.err and its wall, user
+#                         and system seconds (the process and its children) to OUT.time as
+#                         "WALL USER SYS"; on failure prints the command and its error, sets
+#                         failed=1 and returns 1
+#   wall OUT, cpu OUT     the wall seconds, and user+system seconds, of a measured command
+
+calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
+failed=0
+
+if [[ -x /usr/bin/time ]]; then
+  measure() {
+    local out=$1; shift
+    /usr/bin/time -f '%e %U %S' -o "$out.time" "$@" >"$out.out" 2>"$out.err" && return
+    report_failure "$out" "$@"
+  }
+else
+  measure() {
+    local out=$1; shift
+    local t0 t1 before after
+    before=$(times | tail -1); t0=$(date +%s.%N)
+    "$@" >"$out.out" 2>"$out.err" || { report_failure "$out" "$@"; return 1; }
+    t1=$(date +%s.%N); after=$(times | tail -1)
+    # `times` prints children's user and system time as "XmY.YYYs XmY.YYYs".
+    echo "$before $after" | awk -v w="$(calc "$t1 - $t0")" '
+      function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
+      { printf "%s %.2f %.2f\n", w, s($3) - s($1), s($4) - s($2) }' >"$out.time"
+  }
+fi
+
+report_failure() {
+  local out=$1; shift
+  failed=1
+  {
+    printf '%s: FAILED:' "${BENCH_NAME:-bench}"; printf ' %q' "$@"; echo
+    # the error, or the end of the report for tools that print errors there
+    if [[ -s $out.err ]]; then tail -20 "$out.err"; else tail -20 "$out.out"; fi | sed 's/^/  | /'
+  } >&2
+  return 1
+}
+
+# (the last line of OUT.time: /usr/bin/time puts a "Command exited ..." line before it)
+wall() { awk 'END {printf "%.2f", $1}' "$1.time"; }
+cpu() { awk 'END {printf "%.2f", $2 + $3}' "$1.time"; }
