@@ -559,6 +559,9 @@ pub async fn table_job(
     // OLTP: each agent a contiguous share of the tables and threads. fileio: every agent
     // its own full set of files, with all the threads. TPC-C: one agent creates, indexes
     // and drops; loads and checks go by contiguous shares of the warehouses.
+    // Agents that dry-run: those that work, and for TPC-C's create step every agent, so
+    // that one that cannot reach the server stops the prepare before a table exists.
+    let mut checkers = None;
     let (n, specs, threads) = match &plan.workload {
         Workload::Oltp(o) => {
             let n = conns.len().min(o.config.tables.len()).max(1);
@@ -583,7 +586,13 @@ pub async fn table_job(
             } else {
                 1
             };
-            let specs = crate::plan::warehouse_shares(t.warehouses, n)
+            let mut shares = crate::plan::warehouse_shares(t.warehouses, n);
+            if create && t.step == PrepareStep::Create {
+                // The same check (the server answers, no table exists) on every agent.
+                shares = vec![(1, t.warehouses); conns.len().max(1)];
+                checkers = Some(conns.len());
+            }
+            let specs = shares
                 .into_iter()
                 .enumerate()
                 .map(|(i, (first, last))| {
@@ -612,7 +621,8 @@ pub async fn table_job(
     let request = |i: usize, dry_run: bool| pb::PrepareRequest {
         run_id: run_id.clone(),
         workload: Some(specs[i].clone()),
-        threads: threads[i] as u32,
+        // A checker beyond the working agents (TPC-C create) checks with one connection.
+        threads: threads.get(i).copied().unwrap_or(1) as u32,
         dry_run,
         seed: seed.wrapping_add(i as u64),
         prewarm,
@@ -633,30 +643,43 @@ pub async fn table_job(
             stream_progress(&mut stream).await.map_err(refused)?,
         ))
     };
-    let conns: Vec<AgentConn> = conns.into_iter().take(n).collect();
+    let conns: Vec<AgentConn> = conns.into_iter().take(checkers.unwrap_or(n)).collect();
     // Dry run everywhere first.
     let checks = conns
         .iter()
         .cloned()
         .enumerate()
         .map(|(i, c)| call(c, request(i, true)));
-    let refusals: Vec<String> = join_all(checks)
-        .await
-        .into_iter()
-        .filter_map(|r| match r {
-            Ok(_) => None,
+    // Agents refusing for the same reason (one server seen by all) are named together.
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    for r in join_all(checks).await {
+        let (agent, reason) = match r {
+            Ok(_) => continue,
             Err(SessionError::Refused { agent, reason }) => {
                 // Said once for all of them, in the error's own words.
                 let reason = reason
                     .replace("; nothing was created or dropped", "")
                     .replace(" (run cleanup first, or pick other --tables)", "");
-                Some(format!("agent {agent}: {reason}"))
+                (agent, reason)
             }
-            Err(e) => Some(e.to_string()),
+            Err(e) => (String::new(), e.to_string()),
+        };
+        match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, agents)) => agents.push(agent),
+            None => by_reason.push((reason, vec![agent])),
+        }
+    }
+    let refusals: Vec<String> = by_reason
+        .into_iter()
+        .map(|(reason, agents)| match &agents[..] {
+            [a] if a.is_empty() => reason,
+            [a] => format!("agent {a}: {reason}"),
+            many => format!("agents {}: {reason}", many.join(", ")),
         })
         .collect();
     if !refusals.is_empty() {
-        let exists = refusals.iter().any(|r| r.contains("tables already exist"));
+        let exists = matches!(plan.workload, Workload::Oltp(_))
+            && refusals.iter().any(|r| r.contains("tables already exist"));
         return Err(SessionError::CheckRefused {
             what: plan.command.name(),
             reasons: format!(
@@ -672,6 +695,7 @@ pub async fn table_job(
     }
 
     let (tx, mut rx) = mpsc::channel::<(usize, Result<pb::Progress, Status>)>(64);
+    let conns: Vec<AgentConn> = conns.into_iter().take(n).collect();
     for (i, mut conn) in conns.iter().cloned().enumerate() {
         let req = request(i, false);
         let tx = tx.clone();
