@@ -275,12 +275,8 @@ impl Agent for AgentService {
                     .await
                     .map_err(|e| Status::internal(format!("check failed: {e}")))?
                     .map_err(|e| Status::failed_precondition(e.to_string()))?;
-                let workload = workloads::tpcc::txn::Tpcc {
-                    cfg,
-                    seed: start.seed,
-                    first_thread: u64::from(start.first_thread),
-                    sockets: Arc::new(workloads::oltp::wire::Sockets::default()),
-                };
+                let workload =
+                    workloads::tpcc::txn::Tpcc::new(cfg, start.seed, u64::from(start.first_thread));
                 let mut run = PreparedRun::new(Arc::new(workload), config)
                     .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?;
                 run.set_target(conn);
@@ -476,13 +472,12 @@ impl TableWork {
                 .await
                 .map_err(|e| e.to_string()),
             (TableWork::Tpcc(_), TableOp::Prewarm) => Err("prewarm is for OLTP tables".into()),
-            (TableWork::Tpcc(j), op) => tokio::task::spawn_blocking(move || {
-                let _ = seed;
-                j.work(op == TableOp::Cleanup, threads)
-            })
-            .await
-            .map_err(|e| format!("TPC-C job failed: {e}"))?
-            .map_err(|e| e.to_string()),
+            (TableWork::Tpcc(j), op) => {
+                tokio::task::spawn_blocking(move || j.work(op == TableOp::Cleanup, threads))
+                    .await
+                    .map_err(|e| format!("TPC-C job failed: {e}"))?
+                    .map_err(|e| e.to_string())
+            }
             (TableWork::Files(j), op) => tokio::task::spawn_blocking(move || {
                 if op == TableOp::Prepare {
                     j.prepare(threads)

@@ -79,12 +79,11 @@ impl IoCounters {
     }
 }
 
-/// One transaction type's figures (TPC-C): completed transactions and their latencies,
-/// retries, failures and intended rollbacks.
-#[derive(Debug, Clone)]
-pub struct TxnSample {
-    /// Latencies in microseconds.
-    pub hist: Histogram<u64>,
+/// One transaction type's counters (TPC-C): completed transactions with their exact
+/// extremes and sum, retries, failures and intended rollbacks. What a worker keeps per
+/// interval; the latencies go to the run's shared histograms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxnCounts {
     pub count: u64,
     pub min_ns: u64,
     pub max_ns: u64,
@@ -94,10 +93,9 @@ pub struct TxnSample {
     pub rolled_back: u64,
 }
 
-impl Default for TxnSample {
+impl Default for TxnCounts {
     fn default() -> Self {
-        TxnSample {
-            hist: new_histogram(),
+        TxnCounts {
             count: 0,
             min_ns: u64::MAX,
             max_ns: 0,
@@ -109,14 +107,8 @@ impl Default for TxnSample {
     }
 }
 
-impl TxnSample {
-    pub fn merge(&mut self, o: &TxnSample) {
-        let _ = self.hist.add(&o.hist);
-        self.add_counts(o);
-    }
-
-    /// Everything but the histogram.
-    fn add_counts(&mut self, o: &TxnSample) {
+impl TxnCounts {
+    fn add(&mut self, o: &TxnCounts) {
         self.count = self.count.saturating_add(o.count);
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
@@ -128,6 +120,34 @@ impl TxnSample {
 
     pub fn is_empty(&self) -> bool {
         self.count == 0 && self.retried == 0 && self.failed == 0
+    }
+}
+
+/// One transaction type's figures over an interval or a run: its counters and the
+/// latencies (microseconds) of its completed transactions.
+#[derive(Debug, Clone)]
+pub struct TxnSample {
+    pub hist: Histogram<u64>,
+    pub counts: TxnCounts,
+}
+
+impl Default for TxnSample {
+    fn default() -> Self {
+        TxnSample {
+            hist: new_histogram(),
+            counts: TxnCounts::default(),
+        }
+    }
+}
+
+impl TxnSample {
+    pub fn merge(&mut self, o: &TxnSample) {
+        let _ = self.hist.add(&o.hist);
+        self.counts.add(&o.counts);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
     }
 }
 
@@ -353,8 +373,8 @@ struct Counts {
     svc_min_ns: u64,
     svc_max_ns: u64,
     svc_sum_ns: u64,
-    /// Per transaction type, without histograms (those are shared).
-    txns: Vec<TxnSample>,
+    /// Per transaction type (the latencies are in the shared histograms).
+    txns: Vec<TxnCounts>,
 }
 
 impl Default for Counts {
@@ -478,11 +498,7 @@ impl WorkerSlot {
         s.interval.db.merge(&end.db);
         let txns = &mut s.interval.txns;
         if txns.len() <= end.kind {
-            txns.resize_with(end.kind + 1, || TxnSample {
-                // Counts only: a worker holds no histogram (see the module's note).
-                hist: Histogram::new(1).expect("a one-digit histogram"),
-                ..TxnSample::default()
-            });
+            txns.resize_with(end.kind + 1, TxnCounts::default);
         }
         let t = &mut txns[end.kind];
         t.retried += u64::from(end.retried);
@@ -564,7 +580,7 @@ impl WorkerSlot {
             into.txns.resize_with(c.txns.len(), TxnSample::default);
         }
         for (a, b) in into.txns.iter_mut().zip(&c.txns) {
-            a.add_counts(b);
+            a.counts.add(b);
         }
         for &us in &s.pending {
             let _ = into.hist.record(u64::from(us));
@@ -691,11 +707,17 @@ mod tests {
         let s = tick(&shared, &[&a, &b], 1);
         assert_eq!(s.events, 2, "a failed transaction is no event");
         assert_eq!(s.txns.len(), 3);
-        assert_eq!((s.txns[0].count, s.txns[0].rolled_back), (1, 1));
-        assert_eq!(s.txns[1].count, 0);
+        assert_eq!(
+            (s.txns[0].counts.count, s.txns[0].counts.rolled_back),
+            (1, 1)
+        );
+        assert_eq!(s.txns[1].counts.count, 0);
         let t = &s.txns[2];
-        assert_eq!((t.count, t.failed, t.retried), (1, 1, 2));
-        assert_eq!((t.hist.len(), t.max_ns), (1, 3_000_000));
+        assert_eq!(
+            (t.counts.count, t.counts.failed, t.counts.retried),
+            (1, 1, 2)
+        );
+        assert_eq!((t.hist.len(), t.counts.max_ns), (1, 3_000_000));
         assert_eq!(s.txns[0].hist.len(), 1);
         let next = tick(&shared, &[&a, &b], 2);
         assert!(next.txns.iter().all(|t| t.is_empty() && t.hist.is_empty()));

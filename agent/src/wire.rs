@@ -357,18 +357,21 @@ pub fn txns_to_proto(s: &Sample) -> Vec<pb::TxnStats> {
         .iter()
         .zip(TXN_NAMES)
         .filter(|(t, _)| !t.is_empty())
-        .map(|(t, kind)| pb::TxnStats {
-            kind: kind.into(),
-            count: t.count,
-            latency: Some(pb::Latency {
-                histogram: histogram::encode(&t.hist).unwrap_or_default(),
-                min_ns: if t.count == 0 { 0 } else { t.min_ns },
-                max_ns: t.max_ns,
-                sum_ns: t.sum_ns,
-            }),
-            retried: t.retried,
-            failed: t.failed,
-            rolled_back: t.rolled_back,
+        .map(|(t, kind)| {
+            let c = &t.counts;
+            pb::TxnStats {
+                kind: kind.into(),
+                count: c.count,
+                latency: Some(pb::Latency {
+                    histogram: histogram::encode(&t.hist).unwrap_or_default(),
+                    min_ns: if c.count == 0 { 0 } else { c.min_ns },
+                    max_ns: c.max_ns,
+                    sum_ns: c.sum_ns,
+                }),
+                retried: c.retried,
+                failed: c.failed,
+                rolled_back: c.rolled_back,
+            }
         })
         .collect()
 }

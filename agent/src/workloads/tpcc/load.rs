@@ -643,22 +643,24 @@ mod tests {
             .collect()
     }
 
-    /// District 3 of warehouse 2 plus the warehouse, district and 3,000 stock rows: every kind
-    /// of row, generated once for all tests (debug builds are slow).
+    /// The warehouse, district and 3,000 stock rows, and district 3: every kind of row.
+    fn sample_parts() -> Vec<Part> {
+        let mut parts = vec![
+            Part::Warehouse,
+            Part::Districts,
+            Part::Stock {
+                first: 1,
+                last: 3000,
+            },
+        ];
+        parts.extend(district_parts(3));
+        parts
+    }
+
+    /// [`sample_parts`] of warehouse 2, generated once for all tests (debug builds are slow).
     fn sample() -> &'static Vec<Batch> {
         static SAMPLE: OnceLock<Vec<Batch>> = OnceLock::new();
-        SAMPLE.get_or_init(|| {
-            let mut parts = vec![
-                Part::Warehouse,
-                Part::Districts,
-                Part::Stock {
-                    first: 1,
-                    last: 3000,
-                },
-            ];
-            parts.extend(district_parts(3));
-            batches(&parts, 2, 64 * 1024)
-        })
+        SAMPLE.get_or_init(|| batches(&sample_parts(), 2, 64 * 1024))
     }
 
     fn rows_of<'a>(all: &'a [Batch], table: &str) -> Vec<(&'a Batch, Vec<String>)> {
@@ -714,16 +716,7 @@ mod tests {
             *per_table.entry(b.table).or_default() += b.rows;
         }
         let mut want: HashMap<&str, u64> = HashMap::new();
-        let mut parts = vec![
-            Part::Warehouse,
-            Part::Districts,
-            Part::Stock {
-                first: 1,
-                last: 3000,
-            },
-        ];
-        parts.extend(district_parts(3));
-        for p in parts {
+        for p in sample_parts() {
             *want.entry(p.table()).or_default() += p.rows(2, SEED);
         }
         assert_eq!(per_table, want);

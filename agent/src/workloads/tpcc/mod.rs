@@ -24,8 +24,9 @@ pub const TXN_NAMES: [&str; 5] = [
 /// seconds, per type: a transaction within its limit counts as `sc`, beyond it as `lt`.
 pub const LIMITS_S: [f64; 5] = [5.0, 5.0, 5.0, 80.0, 20.0];
 
-/// The most warehouses a run may name: far beyond any single server (100 MB each).
-pub const MAX_WAREHOUSES: u32 = 100_000;
+/// The most warehouses a run may name: about 1 TB of data (100 MB each), within the
+/// schema's smallint warehouse ids (32,767), and a load plan of a few MB per agent.
+pub const MAX_WAREHOUSES: u32 = 10_000;
 
 /// What a Prepare call does with the TPC-C tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

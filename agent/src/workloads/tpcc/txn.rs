@@ -74,13 +74,34 @@ impl Deck {
     }
 }
 
-/// The run: every terminal's connection settings and the sockets an abort shuts.
+/// The run: every terminal's options, the run's NURand constants and the sockets an
+/// abort shuts.
 pub struct Tpcc {
-    pub cfg: Arc<TpccConfig>,
-    pub seed: u64,
+    cfg: Arc<TpccConfig>,
+    seed: u64,
     /// Index of this agent's first terminal in the whole run (seeds).
-    pub first_thread: u64,
-    pub sockets: Arc<Sockets>,
+    first_thread: u64,
+    /// The run's C values (clause 2.1.6): one per run, the same on every terminal.
+    c: NuRandC,
+    sockets: Arc<Sockets>,
+}
+
+impl Tpcc {
+    pub fn new(cfg: Arc<TpccConfig>, seed: u64, first_thread: u64) -> Tpcc {
+        let load = NuRandC {
+            c_last: u64::from(cfg.c_last_load),
+            c_id: 0,
+            ol_i_id: 0,
+        };
+        let c = NuRandC::run(&load, &mut Rng::new(seed ^ 0x7c0f_fee5));
+        Tpcc {
+            cfg,
+            seed,
+            first_thread,
+            c,
+            sockets: Arc::new(Sockets::default()),
+        }
+    }
 }
 
 impl ThreadWorkload for Tpcc {
@@ -88,21 +109,13 @@ impl ThreadWorkload for Tpcc {
         let seed =
             self.seed ^ (self.first_thread + u64::from(thread)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mut rng = Rng::new(seed);
-        // The run's C values: one per run, the same on every terminal of this agent.
-        let mut run_rng = Rng::new(self.seed ^ 0x7c0f_fee5);
-        let load = NuRandC {
-            c_last: u64::from(self.cfg.c_last_load),
-            c_id: 0,
-            ol_i_id: 0,
-        };
-        let c = NuRandC::run(&load, &mut run_rng);
         Box::new(Terminal {
             cfg: self.cfg.clone(),
             sockets: self.sockets.clone(),
             conn: None,
             deck: Deck::new(&mut rng),
             rng,
-            c,
+            c: self.c,
             sql: String::with_capacity(1024),
             db: DbCounters::default(),
         })
