@@ -136,6 +136,14 @@ pub struct RawArgs {
     /// With --hlog: each agent's interval histograms too, tagged with its address.
     #[arg(long)]
     pub hlog_per_agent: bool,
+    /// Serve the live run to Prometheus at http://ADDR/metrics (text format, or OpenMetrics
+    /// when the scraper asks for it), e.g. --metrics-listen 0.0.0.0:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// Push each run's final figures to this Prometheus Pushgateway when it ends, e.g.
+    /// --metrics-push http://pushgateway:9091 (grouped by job fleetbench and the run id).
+    #[arg(long, value_name = "URL")]
+    pub metrics_push: Option<String>,
     /// Print the merged latency histogram, as sysbench does: --histogram or --histogram=on.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub histogram: Option<String>,

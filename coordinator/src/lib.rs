@@ -9,6 +9,7 @@ pub mod commands;
 pub mod exit;
 pub mod local;
 pub mod merge;
+pub mod metrics;
 pub mod plan;
 pub mod report;
 pub mod session;
@@ -33,7 +34,19 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
         Parsed::Args(raw) => raw,
     };
-    let extras = sweep::take_extras(&mut raw)?;
+    let mut extras = sweep::take_extras(&mut raw)?;
+    if matches!(Which::of(&raw), Which::Bench | Which::Scenario)
+        && (extras.metrics_listen.is_some() || extras.metrics_push.is_some())
+    {
+        let (exporter, bound) =
+            metrics::Exporter::start(extras.metrics_listen, extras.metrics_push.clone())
+                .await
+                .map_err(|e| UsageError::new(e.to_string()))?;
+        if let Some(addr) = bound {
+            eprintln!("note: serving the run's metrics for Prometheus at http://{addr}/metrics");
+        }
+        extras.metrics = Some(exporter);
+    }
     match Which::of(&raw) {
         Which::Compare => commands::docs::compare(&raw),
         Which::Report => commands::docs::report(&raw),

@@ -178,7 +178,7 @@ impl Txns {
 }
 
 /// One agent's report for one tick.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct IntervalPart {
     pub duration: Duration,
     pub events: u64,
@@ -243,7 +243,7 @@ impl Received {
 }
 
 /// One tick, merged over all agents.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct MergedInterval {
     pub seq: u32,
     /// Time since Go at the end of this tick; for the run's last, partial interval the

@@ -346,17 +346,17 @@ impl Participant {
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
 /// together once every one is Ready. `on_opening` sees (open, total) connections summed
 /// over the agents while they open them (only when that takes a while); `on_go` runs once
-/// all are Ready, just before Go, with how the agents connected to each target (each
-/// distinct way once, by target index); `on_interval` sees each merged tick as it completes,
-/// `on_agent_interval` each agent's part of it as it arrives (the agent's address, the
-/// tick's number). Agents given no threads (fewer threads than agents) sit the run out.
+/// all are Ready, just before Go, with the run's id and how the agents connected to each
+/// target (each distinct way once, by target index); `on_interval` sees each merged tick as
+/// it completes, `on_agent_interval` each agent's part of it as it arrives (the agent's
+/// address, the tick's number, its host's load). Agents given no threads (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
     mut on_opening: impl FnMut(u64, u64),
-    on_go: impl FnOnce(&[(usize, Connection)]),
+    on_go: impl FnOnce(&str, &[(usize, Connection)]),
     mut on_interval: impl FnMut(&MergedInterval),
-    mut on_agent_interval: impl FnMut(&str, u32, &IntervalPart),
+    mut on_agent_interval: impl FnMut(&str, u32, &IntervalPart, Option<&HostFigures>),
 ) -> Result<RunResult, SessionError> {
     let shares = split_evenly(u64::from(plan.threads), conns.len());
     let events = plan.events.map(|e| split_by_threads(e, &shares));
@@ -448,7 +448,7 @@ pub async fn run(
     let ways: Vec<(usize, Connection)> = parts.iter().flat_map(|p| p.connections.clone()).collect();
     let mut seen = RunResult::default();
     seen.add_connections(ways);
-    on_go(&seen.connections);
+    on_go(&run_id, &seen.connections);
     let started = std::time::SystemTime::now();
     for p in &parts {
         let go = RunRequest {
@@ -810,7 +810,7 @@ async fn collect(
     parts: &mut [Participant],
     plan: &Plan,
     on_interval: &mut impl FnMut(&MergedInterval),
-    on_agent_interval: &mut impl FnMut(&str, u32, &IntervalPart),
+    on_agent_interval: &mut impl FnMut(&str, u32, &IntervalPart, Option<&HostFigures>),
 ) -> RunResult {
     let (tx, mut rx) = mpsc::channel::<(usize, Delivery)>(64);
     // What each agent's intervals added up to: a lost agent's share of the totals. Kept
@@ -908,7 +908,7 @@ async fn collect(
                     }
                     match part {
                     Ok(part) => {
-                        on_agent_interval(&parts[i].conn.addr, seq, &part);
+                        on_agent_interval(&parts[i].conn.addr, seq, &part, host.as_ref());
                         merger.add(i, seq, *part)
                     }
                     Err(e) => {

@@ -40,6 +40,12 @@ pub struct Extras {
     pub style: ReportStyle,
     /// Measurements per step (`--repeat`), at least 1.
     pub repeat: u32,
+    /// `--metrics-listen`: where to serve the live run to Prometheus.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `--metrics-push`: the Pushgateway that gets each run's final figures.
+    pub metrics_push: Option<crate::metrics::PushUrl>,
+    /// The running exporter of either, once the command has started it.
+    pub metrics: Option<crate::metrics::Exporter>,
 }
 
 /// `--report-style`: what the text report holds.
@@ -145,6 +151,24 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
             why: "needs --hlog FILE to write to",
         });
     }
+    let metrics_listen = match raw.metrics_listen.as_deref().map(str::trim) {
+        None => None,
+        Some(v) => Some(parse_listen(v).ok_or_else(|| PlanError::Invalid {
+            option: "metrics-listen",
+            value: v.to_string(),
+            why: "expected IP:PORT, e.g. 0.0.0.0:9464, [::]:9464 or localhost:9464",
+        })?),
+    };
+    let metrics_push = match raw.metrics_push.as_deref().map(str::trim) {
+        None => None,
+        Some(v) => Some(
+            crate::metrics::PushUrl::parse(v).map_err(|why| PlanError::Invalid {
+                option: "metrics-push",
+                value: v.to_string(),
+                why,
+            })?,
+        ),
+    };
     Ok(Extras {
         counts,
         rates,
@@ -157,7 +181,19 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         histogram,
         style,
         repeat,
+        metrics_listen,
+        metrics_push,
+        metrics: None,
     })
+}
+
+/// `IP:PORT`, or `localhost:PORT` (the loopback address).
+fn parse_listen(v: &str) -> Option<std::net::SocketAddr> {
+    if let Ok(a) = v.parse() {
+        return Some(a);
+    }
+    let port = v.strip_prefix("localhost:")?.parse().ok()?;
+    Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
 /// Parses `16,32,48`: positive counts, no duplicates, in the order given.

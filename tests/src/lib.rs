@@ -288,6 +288,15 @@ pub async fn hello(addr: &str) -> (String, u32) {
     (r.busy_run_id, r.cores)
 }
 
+/// A port on 127.0.0.1 that was free a moment ago, for a server that cannot bind port 0
+/// and say which port it got (mariadbd, Prometheus).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("probe a free port")
+        .port()
+}
+
 /// Polls `cond` every 20 ms until it holds or `within` passes; returns whether it held.
 pub fn wait_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + within;

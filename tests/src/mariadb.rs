@@ -21,7 +21,6 @@
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -124,7 +123,7 @@ impl MariaDb {
         // The probed port is free only until released: another process may take it before
         // mariadbd binds, so a bind failure is retried on a fresh port.
         for attempt in 1..=PORT_ATTEMPTS {
-            db.port = free_port();
+            db.port = crate::free_port();
             match db.launch() {
                 Ok(()) => break,
                 Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => continue,
@@ -416,14 +415,6 @@ fn find_binary(names: &[&str]) -> PathBuf {
 
 fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
-}
-
-/// A port on 127.0.0.1 that was free a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("probe a free port")
-        .port()
 }
 
 /// A new empty directory for one instance: `<tmp>/fleetbench-mariadb-<pid>-<n>`.

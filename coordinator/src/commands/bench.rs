@@ -95,6 +95,7 @@ async fn run_plan(
         style: extras.style,
         banner: true,
         hlog,
+        metrics: extras.metrics.clone(),
     };
     let result = measure(plan, conns, live).await?;
     if extras.histogram {
@@ -133,17 +134,33 @@ pub struct Live {
     pub banner: bool,
     /// `--hlog`'s log, begun at Go and finished (or abandoned) at the end.
     pub hlog: Option<report::hlog::RunLog>,
+    /// `--metrics-listen`/`--metrics-push`: the board the run keeps up to date, and the
+    /// push of its final figures.
+    pub metrics: Option<crate::metrics::Exporter>,
 }
 
 /// Runs `plan` on `conns`: the warm-up line, an interval line per tick when
 /// `--report-interval` asks for them, checkpoint reports when they fall due, the
-/// HdrHistogram log. A log of a run that fails is removed, or kept with a note when it
-/// holds intervals already.
+/// HdrHistogram log, the metrics board. A log of a run that fails is removed, or kept with
+/// a note when it holds intervals already.
 pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::Result<RunResult> {
     let first_pct = plan.percentiles[0];
     let show_intervals = plan.report_interval.is_some();
     let hlog = std::cell::RefCell::new(live.hlog);
-    let go = |ways: &[(usize, merge::Connection)]| {
+    let board = live.metrics.as_ref().map(|m| m.board());
+    let agents: Vec<(String, String)> = conns
+        .iter()
+        .map(|c| (c.addr.clone(), c.hello.hostname.clone()))
+        .collect();
+    let go = |run_id: &str, ways: &[(usize, merge::Connection)]| {
+        if let Some(b) = board {
+            b.begin(crate::metrics::RunLabels {
+                run_id: run_id.to_string(),
+                workload: plan.workload.name().to_string(),
+                tags: plan.tags.clone(),
+                agents,
+            });
+        }
         if let Some(log) = hlog.borrow_mut().as_mut() {
             let title = format!(
                 "fleetbench {} {}: latency in microseconds",
@@ -176,6 +193,9 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
             if let Some(log) = hlog.borrow_mut().as_mut() {
                 log.merged(iv);
             }
+            if let Some(b) = board {
+                b.merged(iv);
+            }
             if show_intervals {
                 stdout::line(report::text::interval_line_in(
                     iv,
@@ -206,9 +226,12 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
                 }
             }
         },
-        |addr, seq, part| {
+        |addr, seq, part, load| {
             if let Some(log) = hlog.borrow_mut().as_mut() {
                 log.agent(addr, seq, part);
+            }
+            if let Some(b) = board {
+                b.agent_interval(addr, part, load);
             }
         },
     )
@@ -217,6 +240,27 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
         Ok(r) => {
             if let Some(log) = hlog.into_inner() {
                 log.finish().map_err(anyhow::Error::msg)?;
+            }
+            if let Some(m) = &live.metrics {
+                let names: Vec<(String, String)> = plan
+                    .workload
+                    .targets()
+                    .iter()
+                    .map(|t| {
+                        let at = t
+                            .socket
+                            .clone()
+                            .unwrap_or_else(|| format!("{}:{}", t.host, t.port));
+                        (t.name.clone(), at)
+                    })
+                    .collect();
+                m.board().finish(&r, &names);
+                // The run's figures are kept whether or not the push works.
+                match m.push().await {
+                    Some(Ok(at)) => eprintln!("note: pushed the run's metrics to {at}"),
+                    Some(Err(why)) => eprintln!("warning: cannot push the run's metrics: {why}"),
+                    None => {}
+                }
             }
             Ok(r)
         }

@@ -57,6 +57,7 @@ pub async fn run_steps(
             style: extras.style,
             banner: false,
             hlog: None,
+            metrics: extras.metrics.clone(),
         };
         let r = measure(&p, conns, live).await?;
         // A step measured on a saturated client host says so (the JSON has the figures).
