@@ -52,7 +52,9 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         Which::Report => commands::docs::report(&raw),
         Which::Agents => commands::agents::list(&raw, &commands::link(&raw)?).await,
         Which::Stop => commands::agents::stop(&raw, &commands::link(&raw)?).await,
-        Which::Scenario => commands::scenario::run(&raw, &extras, &commands::link(&raw)?).await,
+        Which::Scenario => {
+            commands::scenario::run(&raw, &extras, &commands::link(&raw)?, command_line).await
+        }
         Which::Bench => {
             commands::bench::run(&raw, &extras, &commands::link(&raw)?, command_line).await
         }

@@ -177,8 +177,9 @@ fn field_in_message(msg: &str) -> Option<String> {
     Some(rest.split_once('`')?.0.to_string())
 }
 
-/// Parses and checks a scenario file's text. `cli_agents` are the command line's agent
-/// options (`--agents=...`, `--local-agents=...`), which win over the file's `agents`.
+/// Parses and checks a scenario file's text. `cli_agents` are the command line's options
+/// for every scenario: agent options (`--agents=...`, `--local-agents=...`), which win
+/// over the file's `agents`, and tags (`--tag=...`).
 pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFile, ScenarioError> {
     let err = |span: Range<usize>, field: &str, message: String| ScenarioError {
         file: path.to_string(),
@@ -357,13 +358,13 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
                 "table-map".into(),
             ));
         }
-        if cli_agents.is_empty() {
-            if let Some(a) = &file.agents {
-                args.push(format!("--agents={}", a.join(",")));
-            }
-        } else {
-            args.extend(cli_agents.iter().cloned());
+        let agents_given = cli_agents
+            .iter()
+            .any(|a| a.starts_with("--agents=") || a.starts_with("--local-agents="));
+        if !agents_given && let Some(a) = &file.agents {
+            args.push(format!("--agents={}", a.join(",")));
         }
+        args.extend(cli_agents.iter().cloned());
         let mut s = Scenario {
             name,
             description: sc.description.clone(),

@@ -273,6 +273,7 @@ targets = ["db"]
         "run",
         file.to_str().unwrap(),
         "--repeat=2",
+        "--tag=study=ps-mode",
         &format!("--json={}", json.display()),
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -309,6 +310,18 @@ targets = ["db"]
             .map(|s| s["repeat"].as_u64().unwrap())
             .collect();
         assert_eq!(reps, [1, 2], "{sc}");
+        // Each measurement's metadata: the command line's tags and the command line, as
+        // a single run's.
+        for step in sc["steps"].as_array().unwrap() {
+            let meta = &step["result"]["meta"];
+            assert_eq!(meta["tags"]["study"], "ps-mode", "{meta}");
+            let cmd = meta["command_line"].as_str().unwrap();
+            assert!(
+                cmd.contains("scenario run") && cmd.contains("--repeat=2"),
+                "{cmd}"
+            );
+            assert!(!meta["run_id"].as_str().unwrap().is_empty());
+        }
     }
     // Each measurement prepared and cleaned up after itself: nothing is left.
     assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");

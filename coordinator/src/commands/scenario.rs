@@ -13,17 +13,25 @@ use crate::session::{self, Link};
 use crate::sweep::{self, Extras, Step, Summary};
 use crate::topology::{self, Scenario};
 
-/// The agent options given on the command line, passed on to every scenario.
+/// The agent options and tags given on the command line, passed on to every scenario
+/// (its results carry the tags as a single run's do).
 fn cli_agent_args(raw: &RawArgs) -> Vec<String> {
     let mut out: Vec<String> = raw.agents.iter().map(|a| format!("--agents={a}")).collect();
     if let Some(k) = &raw.local_agents {
         out.push(format!("--local-agents={k}"));
     }
+    out.extend(raw.tag.iter().map(|t| format!("--tag={t}")));
     out
 }
 
 /// `fleetbench scenario run FILE [--only NAME]...`.
-pub async fn run(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result<i32> {
+/// `command_line` (secrets masked) goes into every result's metadata.
+pub async fn run(
+    raw: &RawArgs,
+    extras: &Extras,
+    link: &Link,
+    command_line: String,
+) -> anyhow::Result<i32> {
     let usage = |m: &str| UsageError(m.to_string());
     let path = match &raw.words[..] {
         [_, cmd, file] if cmd == "run" => PathBuf::from(file),
@@ -86,7 +94,10 @@ pub async fn run(raw: &RawArgs, extras: &Extras, link: &Link) -> anyhow::Result<
             .into_iter()
             .map(|i| chosen[i])
         {
-            let plan = sc.plan("run", sc.threads[0], &file.path)?;
+            let plan = Plan {
+                command_line: command_line.clone(),
+                ..sc.plan("run", sc.threads[0], &file.path)?
+            };
             stdout::line(format!(
                 "=== scenario {}{}: {} on {}{}",
                 sc.name,
