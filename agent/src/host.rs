@@ -1,8 +1,86 @@
 //! The client host's own load, sampled once per interval from /proc (no root needed): CPU
-//! busy of the host and of this agent process, the run queue, memory in use and network
-//! bytes. With them a report can tell when the client, not the server, was the bottleneck.
+//! busy of the host and of this agent process, the run queue, memory in use, network
+//! bytes and, for fileio, the utilisation and queue depth of the work directory's disk.
+//! With them a report can tell when the client, not the server, was the bottleneck. Also
+//! what the host is (CPU model, kernel, memory), read once for Hello.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// What this host is: read once, sent in Hello, so a result says which machines ran it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostFacts {
+    /// Cores this process may run on.
+    pub cores: u32,
+    /// /proc/cpuinfo's first "model name", or "unknown".
+    pub cpu_model: String,
+    /// The kernel release (`uname -r`).
+    pub kernel: String,
+    /// MemTotal (0 when unreadable).
+    pub mem_total_bytes: u64,
+}
+
+impl HostFacts {
+    /// This host's facts; what cannot be read is "unknown" (0 for memory).
+    pub fn read() -> HostFacts {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| parse_cpu_model(&t))
+            .unwrap_or_else(|| "unknown".into());
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .or_else(uname_release)
+            .unwrap_or_else(|| "unknown".into());
+        let mem_total_bytes = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| meminfo_kib(&t, "MemTotal:"))
+            .unwrap_or(0);
+        HostFacts {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            cpu_model,
+            kernel,
+            mem_total_bytes,
+        }
+    }
+}
+
+/// The first "model name" of /proc/cpuinfo, its spaces collapsed.
+fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim() == "model name")
+        .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|v| !v.is_empty())
+}
+
+/// uname(2)'s release, where /proc/sys is not mounted.
+fn uname_release() -> Option<String> {
+    // SAFETY: utsname is plain bytes; uname fills it or fails.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    let bytes: Vec<u8> = u
+        .release
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    let r = String::from_utf8_lossy(&bytes).trim().to_string();
+    (!r.is_empty()).then_some(r)
+}
+
+/// A disk's figures over one interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DiskFigures {
+    /// Share of the interval the device had I/O in flight (iostat's %util), 0..=100.
+    pub util_pct: f64,
+    /// Requests in flight on average (iostat's aqu-sz).
+    pub queue_depth: f64,
+}
 
 /// One interval's figures of this host.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -19,6 +97,8 @@ pub struct HostFigures {
     /// Bytes received and sent over the interval on every interface but loopback.
     pub net_rx_bytes: u64,
     pub net_tx_bytes: u64,
+    /// The disk under the work directory (fileio runs whose device has block statistics).
+    pub disk: Option<DiskFigures>,
 }
 
 /// Cumulative counters read at one moment.
@@ -30,6 +110,8 @@ struct Counters {
     /// This process's user + system jiffies.
     own: u64,
     net: (u64, u64),
+    /// The disk's (io_ticks, weighted time in queue), in milliseconds.
+    disk: Option<(u64, u64)>,
 }
 
 /// Turns successive readings of /proc into per-interval figures.
@@ -38,6 +120,8 @@ pub struct HostSampler {
     cores: u32,
     /// Clock ticks per second of /proc's jiffies.
     hz: f64,
+    /// The block statistics file of the disk to watch, if any.
+    disk_stat: Option<PathBuf>,
 }
 
 impl Default for HostSampler {
@@ -49,6 +133,12 @@ impl Default for HostSampler {
 impl HostSampler {
     /// Takes the first reading; [`HostSampler::sample`] then gives what happened since.
     pub fn new() -> Self {
+        Self::with_disk(None)
+    }
+
+    /// Like [`HostSampler::new`], also watching the disk that holds `dir` when its device
+    /// has block statistics (see [`block_stat_path`]).
+    pub fn with_disk(dir: Option<&Path>) -> Self {
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -56,9 +146,15 @@ impl HostSampler {
             prev: None,
             cores,
             hz: if hz > 0 { hz as f64 } else { 100.0 },
+            disk_stat: dir.and_then(block_stat_path),
         };
         s.prev = s.read();
         s
+    }
+
+    /// Whether a disk is watched.
+    pub fn has_disk(&self) -> bool {
+        self.disk_stat.is_some()
     }
 
     /// The figures since the last call (None where /proc cannot be read: not Linux).
@@ -87,7 +183,47 @@ impl HostSampler {
             cpu: parse_cpu(&stat)?,
             own: parse_own_jiffies(&own)?,
             net: parse_net_dev(&net),
+            disk: self
+                .disk_stat
+                .as_ref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|t| parse_block_stat(&t)),
         })
+    }
+}
+
+/// /sys/dev/block/MAJ:MIN/stat of the device holding `dir` (a whole disk or a partition),
+/// or None where there is none to read: overlay, tmpfs, btrfs and other devices of major 0.
+pub fn block_stat_path(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    if major == 0 {
+        return None;
+    }
+    let path = PathBuf::from(format!("/sys/dev/block/{major}:{minor}/stat"));
+    let text = std::fs::read_to_string(&path).ok()?;
+    parse_block_stat(&text).map(|_| path)
+}
+
+/// (io_ticks, time_in_queue) in milliseconds: fields 10 and 11 of a block stat line.
+fn parse_block_stat(text: &str) -> Option<(u64, u64)> {
+    let f: Vec<&str> = text.split_whitespace().collect();
+    Some((f.get(9)?.parse().ok()?, f.get(10)?.parse().ok()?))
+}
+
+/// The disk's figures between two readings `secs` apart.
+fn disk_figures(prev: (u64, u64), now: (u64, u64), secs: f64) -> DiskFigures {
+    let ms = secs * 1000.0;
+    if ms <= 0.0 {
+        return DiskFigures::default();
+    }
+    let busy = now.0.saturating_sub(prev.0) as f64;
+    let queued = now.1.saturating_sub(prev.1) as f64;
+    DiskFigures {
+        // Ticks and the clock are read a moment apart: a busy disk may read a little over.
+        util_pct: (100.0 * busy / ms).min(100.0),
+        queue_depth: queued / ms,
     }
 }
 
@@ -123,6 +259,10 @@ fn figures(
         mem_total_bytes: mem_total,
         net_rx_bytes: now.net.0.saturating_sub(prev.net.0),
         net_tx_bytes: now.net.1.saturating_sub(prev.net.1),
+        disk: match (prev.disk, now.disk) {
+            (Some(a), Some(b)) => Some(disk_figures(a, b, secs)),
+            _ => None,
+        },
     }
 }
 
@@ -162,16 +302,21 @@ fn parse_running(loadavg: &str) -> Option<u32> {
 
 /// (MemTotal, MemAvailable) in bytes.
 fn parse_meminfo(text: &str) -> Option<(u64, u64)> {
-    let kib = |key: &str| {
-        text.lines()
-            .find(|l| l.starts_with(key))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()
-            .map(|k| k * 1024)
-    };
-    Some((kib("MemTotal:")?, kib("MemAvailable:")?))
+    Some((
+        meminfo_kib(text, "MemTotal:")?,
+        meminfo_kib(text, "MemAvailable:")?,
+    ))
+}
+
+/// One /proc/meminfo line's value (`key` with its colon), in bytes.
+fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|k| k * 1024)
 }
 
 /// Bytes received and sent over every interface but loopback.
@@ -225,12 +370,14 @@ mod tests {
             cpu: (1_000, 10_000),
             own: 500,
             net: (0, 0),
+            disk: Some((10_000, 50_000)),
         };
         let now = Counters {
             at: t0,
             cpu: (1_180, 10_200),
             own: 600,
             net: (4_000, 1_000),
+            disk: Some((11_500, 53_000)),
         };
         // 2 s on 2 cores at 100 jiffies/s: 400 jiffies of capacity, the agent used 100.
         let f = figures(&prev, &now, 2.0, 100.0, 2, Some((8 << 30, 6 << 30)), 3);
@@ -239,6 +386,60 @@ mod tests {
         assert_eq!((f.run_queue, f.cores), (3, 2));
         assert_eq!((f.mem_used_bytes, f.mem_total_bytes), (2 << 30, 8 << 30));
         assert_eq!((f.net_rx_bytes, f.net_tx_bytes), (4_000, 1_000));
+        // 1,500 of 2,000 ms busy, 3,000 ms of weighted queue time over 2,000 ms.
+        let d = f.disk.expect("both readings had the disk");
+        assert!((d.util_pct - 75.0).abs() < 1e-9, "{d:?}");
+        assert!((d.queue_depth - 1.5).abs() < 1e-9, "{d:?}");
+        let unwatched = Counters { disk: None, ..now };
+        assert_eq!(
+            figures(&prev, &unwatched, 2.0, 100.0, 2, None, 0).disk,
+            None
+        );
+    }
+
+    #[test]
+    fn host_facts_and_block_stat_parse() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)  CPU E5-2680 v4 @ 2.40GHz\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: Other\n";
+        assert_eq!(
+            parse_cpu_model(cpuinfo).as_deref(),
+            Some("Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz")
+        );
+        // ARM's cpuinfo has no model name: the caller says "unknown".
+        assert_eq!(parse_cpu_model("processor\t: 0\nBogoMIPS\t: 50.00\n"), None);
+        let mem = "MemTotal:       32812345 kB\nMemFree:  100 kB\n";
+        assert_eq!(meminfo_kib(mem, "MemTotal:"), Some(32_812_345 * 1024));
+        assert_eq!(meminfo_kib(mem, "MemAvailable:"), None);
+        // A disk and a partition (both have 11 fields or more); io_ticks and time in queue
+        // are fields 10 and 11.
+        let disk = "   12345      678   987654    4321    23456      789  1234567    8765        3     9876    13086        0        0        0        0        5       67\n";
+        assert_eq!(parse_block_stat(disk), Some((9876, 13086)));
+        let part = "  100 0 800 50 200 0 1600 70 0 120 120\n";
+        assert_eq!(parse_block_stat(part), Some((120, 120)));
+        assert_eq!(parse_block_stat("1 2 3 4\n"), None);
+        let d = disk_figures((1_000, 2_000), (1_900, 5_000), 1.0);
+        assert!((d.util_pct - 90.0).abs() < 1e-9 && (d.queue_depth - 3.0).abs() < 1e-9);
+        // A reading a little late: never over 100 %.
+        assert_eq!(disk_figures((0, 0), (1_010, 0), 1.0).util_pct, 100.0);
+        assert_eq!(disk_figures((5, 5), (5, 5), 0.0), DiskFigures::default());
+    }
+
+    #[test]
+    fn facts_and_disk_of_this_host() {
+        let f = HostFacts::read();
+        assert!(!f.kernel.is_empty() && !f.cpu_model.is_empty(), "{f:?}");
+        assert!(f.mem_total_bytes > 0 && f.cores >= 1, "{f:?}");
+        // No block device behind /proc; whatever holds the current directory may have one.
+        assert_eq!(block_stat_path(Path::new("/proc")), None);
+        if let Some(p) = block_stat_path(Path::new(".")) {
+            let mut s = HostSampler::with_disk(Some(Path::new(".")));
+            assert!(s.has_disk(), "{}", p.display());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let d = s.sample().and_then(|h| h.disk).expect("disk figures");
+            assert!(
+                (0.0..=100.0).contains(&d.util_pct) && d.queue_depth >= 0.0,
+                "{d:?}"
+            );
+        }
     }
 
     #[test]

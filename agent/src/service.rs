@@ -77,7 +77,8 @@ type Stopper = Arc<dyn Fn(String) + Send + Sync>;
 /// State shared by every call to this agent.
 pub struct AgentService {
     hostname: String,
-    cores: u32,
+    /// Cores, CPU model, kernel and memory, read once at start.
+    facts: crate::host::HostFacts,
     options: AgentOptions,
     /// The run in progress, if any: an agent runs one at a time.
     busy: Arc<Mutex<Option<BusyInfo>>>,
@@ -135,7 +136,7 @@ impl AgentService {
                 .name
                 .clone()
                 .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned()),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            facts: crate::host::HostFacts::read(),
             options,
             busy: Arc::default(),
             stopper: Arc::default(),
@@ -177,7 +178,7 @@ impl Agent for AgentService {
             protocol_version: PROTOCOL_VERSION,
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
             hostname: self.hostname.clone(),
-            cores: self.cores,
+            cores: self.facts.cores,
             workloads: workloads::AVAILABLE.iter().map(|s| s.to_string()).collect(),
             busy_run_id: busy.as_ref().map(|b| b.run_id.clone()).unwrap_or_default(),
             busy_since_unix: busy
@@ -190,6 +191,9 @@ impl Agent for AgentService {
                 })
                 .unwrap_or_default(),
             busy_peer: busy.as_ref().map(|b| b.peer.clone()).unwrap_or_default(),
+            cpu_model: self.facts.cpu_model.clone(),
+            kernel: self.facts.kernel.clone(),
+            mem_total_bytes: self.facts.mem_total_bytes,
         }))
     }
 
@@ -264,9 +268,17 @@ impl Agent for AgentService {
         })?;
         let planned = plan_from_start(&start, &self.options.work_dir)?;
         let (tx, rx) = mpsc::channel(16);
+        // fileio: its files' directory, whose disk each interval's host load describes.
+        let mut disk_dir = None;
+        let no_threads = |e| Status::internal(format!("cannot start worker threads: {e}"));
         let prepared = match planned {
-            Planned::Threads(workload, config) => PreparedRun::new(workload, config)
-                .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?,
+            Planned::Threads(workload, config) => {
+                PreparedRun::new(workload, config).map_err(no_threads)?
+            }
+            Planned::Files(workload, config, dir) => {
+                disk_dir = Some(dir);
+                PreparedRun::new(workload, config).map_err(no_threads)?
+            }
             Planned::Tpcc(cfg, config) => {
                 // A run on tables that are not there (or hold fewer warehouses) is refused
                 // with one line before any terminal starts.
@@ -318,7 +330,7 @@ impl Agent for AgentService {
                             let control = prepared.control();
                             guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
                             info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
-                            drive(prepared, inbound, tx, guard, start.run_id).await;
+                            drive(prepared, inbound, tx, guard, start.run_id, None).await;
                         }
                         Err(e) => {
                             let _ = tx
@@ -333,7 +345,7 @@ impl Agent for AgentService {
         let control = prepared.control();
         guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
         info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
-        tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id));
+        tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id, disk_dir));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
@@ -495,6 +507,8 @@ impl TableWork {
 /// What a Start message asks for.
 enum Planned {
     Threads(Arc<dyn ThreadWorkload>, RunConfig),
+    /// fileio: a thread workload, and the directory its files are in.
+    Files(Arc<dyn ThreadWorkload>, RunConfig, std::path::PathBuf),
     /// OLTP options, limits, and the number of threads in the whole run (for unique ids).
     Oltp(Arc<OltpConfig>, RunConfig, u64),
     /// TPC-C options and limits; the tables are checked before the terminals start.
@@ -679,13 +693,16 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             }
             cfg.check_host(start.threads, false)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?;
+            let dir = fileio::resolve_dir(&cfg.work_dir, &cfg.file_dir, false)
+                .unwrap_or_else(|_| cfg.work_dir.clone());
             let set = FileSet::open(*cfg).map_err(|e| failed(e.to_string()))?;
             if let Some(engine) = set.async_engine() {
                 info!(engine, "asynchronous file I/O");
             }
-            Ok(Planned::Threads(
+            Ok(Planned::Files(
                 Arc::new(fileio::Fileio(Arc::new(set))),
                 config,
+                dir,
             ))
         }
         Workload::Memory(m) => {
@@ -723,6 +740,7 @@ async fn drive(
     tx: mpsc::Sender<Result<RunEvent, Status>>,
     busy: BusyGuard,
     run_id: String,
+    disk_dir: Option<std::path::PathBuf>,
 ) {
     let ready = event(run_event::Msg::Ready(pb::Ready {
         threads: prepared.threads(),
@@ -781,7 +799,12 @@ async fn drive(
     let (itx, mut irx) = mpsc::channel::<IntervalReport>(16);
     let run = tokio::spawn(prepared.go(itx));
     // The host's load, read as each interval goes out: what the interval ran beside.
-    let mut host = crate::host::HostSampler::new();
+    let mut host = crate::host::HostSampler::with_disk(disk_dir.as_deref());
+    if let Some(dir) = &disk_dir
+        && !host.has_disk()
+    {
+        info!(dir = %dir.display(), "no disk figures: the directory's device has no block statistics");
+    }
     while let Some(iv) = irx.recv().await {
         let mut msg = wire::interval_to_proto(&iv);
         msg.host = host.sample().map(|h| wire::host_to_proto(&h));

@@ -505,22 +505,39 @@ mirror!(
     pb::IoCounters,
     [reads, writes, fsyncs, bytes_read, bytes_written]
 );
-mirror!(
-    host_to_proto,
-    host_from_proto,
-    crate::host::HostFigures,
-    pb::HostLoad,
-    [
-        cpu_busy_pct,
-        agent_cpu_pct,
-        run_queue,
-        cores,
-        mem_used_bytes,
-        mem_total_bytes,
-        net_rx_bytes,
-        net_tx_bytes
-    ]
-);
+pub fn host_to_proto(h: &crate::host::HostFigures) -> pb::HostLoad {
+    pb::HostLoad {
+        cpu_busy_pct: h.cpu_busy_pct,
+        agent_cpu_pct: h.agent_cpu_pct,
+        run_queue: h.run_queue,
+        cores: h.cores,
+        mem_used_bytes: h.mem_used_bytes,
+        mem_total_bytes: h.mem_total_bytes,
+        net_rx_bytes: h.net_rx_bytes,
+        net_tx_bytes: h.net_tx_bytes,
+        disk: h.disk.map(|d| pb::DiskLoad {
+            util_pct: d.util_pct,
+            queue_depth: d.queue_depth,
+        }),
+    }
+}
+
+pub fn host_from_proto(m: &pb::HostLoad) -> crate::host::HostFigures {
+    crate::host::HostFigures {
+        cpu_busy_pct: m.cpu_busy_pct,
+        agent_cpu_pct: m.agent_cpu_pct,
+        run_queue: m.run_queue,
+        cores: m.cores,
+        mem_used_bytes: m.mem_used_bytes,
+        mem_total_bytes: m.mem_total_bytes,
+        net_rx_bytes: m.net_rx_bytes,
+        net_tx_bytes: m.net_tx_bytes,
+        disk: m.disk.as_ref().map(|d| crate::host::DiskFigures {
+            util_pct: d.util_pct,
+            queue_depth: d.queue_depth,
+        }),
+    }
+}
 
 /// Counters for the wire; none at all are left out.
 pub fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
@@ -637,7 +654,14 @@ mod tests {
             mem_total_bytes: 6,
             net_rx_bytes: 7,
             net_tx_bytes: 8,
+            disk: Some(crate::host::DiskFigures {
+                util_pct: 42.5,
+                queue_depth: 1.25,
+            }),
         };
         assert_eq!(host_from_proto(&host_to_proto(&host)), host);
+        let no_disk = crate::host::HostFigures { disk: None, ..host };
+        assert_eq!(host_to_proto(&no_disk).disk, None);
+        assert_eq!(host_from_proto(&host_to_proto(&no_disk)), no_disk);
     }
 }

@@ -307,6 +307,7 @@ fn main() {
         .map(|(a, addr)| wire::Sender {
             addr: addr.clone(),
             host: format!("client{a}"),
+            facts: Default::default(),
             threads: o.threads_per_agent,
         })
         .collect();

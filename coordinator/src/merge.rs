@@ -477,6 +477,8 @@ pub enum AgentStatus {
 pub struct AgentResult {
     pub addr: String,
     pub host: String,
+    /// Cores, CPU model, kernel and memory of its host, as its Hello said.
+    pub facts: fleetbench_agent::host::HostFacts,
     pub threads: u32,
     /// From Go until its last worker stopped.
     pub elapsed: Duration,
@@ -1052,6 +1054,7 @@ mod tests {
                 .map(|open| AgentResult {
                     addr: String::new(),
                     host: String::new(),
+                    facts: Default::default(),
                     threads: 1,
                     elapsed: Duration::from_secs(2),
                     events: 1_000,

@@ -338,6 +338,7 @@ impl Participant {
         wire::Sender {
             addr: self.conn.addr.clone(),
             host: self.conn.hello.hostname.clone(),
+            facts: wire::host_facts(&self.conn.hello),
             threads: self.threads,
         }
     }

@@ -12,6 +12,7 @@ use crate::merge::{
     AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency, OpenLoop,
     TxnFigures, Txns,
 };
+use fleetbench_agent::host::HostFacts;
 use fleetbench_agent::workloads::tpcc::TXN_NAMES;
 
 /// An agent's final report: its own row of the result, and what it adds to the run's
@@ -25,12 +26,24 @@ pub struct AgentFinal {
     pub targets: Vec<(usize, DbCounters, Latency)>,
 }
 
-/// Who sent a final report: the agent's address, host name and thread count.
+/// Who sent a final report: the agent's address, host name, what its host is (from its
+/// Hello) and thread count.
 #[derive(Debug, Clone)]
 pub struct Sender {
     pub addr: String,
     pub host: String,
+    pub facts: HostFacts,
     pub threads: u32,
+}
+
+/// What an agent's Hello says its host is; an agent that does not say gives "" and 0.
+pub fn host_facts(h: &pb::HelloReply) -> HostFacts {
+    HostFacts {
+        cores: h.cores,
+        cpu_model: h.cpu_model.clone(),
+        kernel: h.kernel.clone(),
+        mem_total_bytes: h.mem_total_bytes,
+    }
 }
 
 impl Sender {
@@ -39,6 +52,7 @@ impl Sender {
         AgentResult {
             addr: self.addr.clone(),
             host: self.host.clone(),
+            facts: self.facts.clone(),
             threads: self.threads,
             elapsed: Duration::ZERO,
             events: 0,
@@ -184,6 +198,7 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         agent: AgentResult {
             addr: from.addr.clone(),
             host: from.host.clone(),
+            facts: from.facts.clone(),
             threads: from.threads,
             elapsed: Duration::from_nanos(f.elapsed_ns),
             events: f.events,

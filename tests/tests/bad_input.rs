@@ -131,6 +131,7 @@ impl Agent for FutureAgent {
             busy_run_id: String::new(),
             busy_since_unix: 0,
             busy_peer: String::new(),
+            ..Default::default()
         }))
     }
 

@@ -81,5 +81,20 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
         let cpu = iv["agent_cpu_busy_pct"].as_array().unwrap();
         assert_eq!(cpu.len(), 1, "{iv}");
         assert!(cpu[0].as_f64().is_some(), "{iv}");
+        // Every host figure of the interval, the CPU busy the same; no disk outside fileio.
+        let hosts = iv["agent_hosts"].as_array().unwrap();
+        assert_eq!(hosts.len(), 1, "{iv}");
+        let h = &hosts[0];
+        assert_eq!(h["cpu_busy_pct"], cpu[0], "{iv}");
+        assert!(
+            (0.0..=100.0).contains(&h["agent_cpu_pct"].as_f64().unwrap()),
+            "{iv}"
+        );
+        assert!(h["run_queue"].as_u64().is_some(), "{iv}");
+        assert!(h["mem_used_bytes"].as_u64().unwrap() > 0, "{iv}");
+        assert!(h["net_rx_bytes_per_sec"].as_f64().unwrap() >= 0.0, "{iv}");
+        assert!(h["net_tx_bytes_per_sec"].as_f64().unwrap() >= 0.0, "{iv}");
+        assert!(h.get("disk").is_none(), "{iv}");
     }
+    assert!(!out.contains("disk"), "{out}");
 }

@@ -257,6 +257,35 @@ fn named_agents_are_shown_by_name_and_idle_ones_are_warned_about() {
     let j = json(&out_json);
     assert_eq!(j["agents"][0]["host"], "client-a", "{j}");
     assert_ne!(j["agents"][1]["host"], "client-a");
+    // What each agent's host is, from its Hello: this machine, both times (the idle one too).
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let kernel = kernel.trim();
+    let mem_total = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap()
+        * 1024;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    for a in j["agents"].as_array().unwrap() {
+        assert!(!a["cpu_model"].as_str().unwrap().is_empty(), "{a}");
+        assert_eq!(a["kernel"].as_str(), Some(kernel), "{a}");
+        assert_eq!(a["cores"].as_u64(), Some(cores), "{a}");
+        let mem = a["mem_total_bytes"].as_u64().unwrap();
+        assert!(
+            mem.abs_diff(mem_total) * 100 <= mem_total,
+            "{mem} vs {mem_total}: {a}"
+        );
+    }
+    // And one line for it after the per-agent block.
+    assert!(
+        text.lines().any(|l| l.starts_with("    client-a: ")
+            && l.contains(&format!("{cores} cores, "))
+            && l.contains(&format!(", Linux {kernel}, "))
+            && l.ends_with(" GiB")),
+        "{text}"
+    );
     let row = text
         .lines()
         .find(|l| l.trim_start().starts_with(&a.addr))

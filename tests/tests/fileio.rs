@@ -37,6 +37,54 @@ fn files_in(dir: &Path) -> Vec<(String, u64)> {
     v
 }
 
+/// Whether `dir`'s device has block statistics, worked out here from stat(2) (not with the
+/// agent's own code): a major number other than 0 and a /sys/dev/block entry.
+fn has_block_stat(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    major != 0 && Path::new(&format!("/sys/dev/block/{major}:{minor}/stat")).exists()
+}
+
+const NO_DISK: &str = "disk figures: none (work dir on a device without block statistics)";
+
+/// The disk figures of a fileio run: present and in range per agent and per interval when
+/// the work directories' device has block statistics, else absent and said once.
+fn check_disk_figures(j: &Value, text: &str, resolves: bool) {
+    for a in j["agents"].as_array().unwrap() {
+        let disk = &a["host_load"]["disk"];
+        if !resolves {
+            assert!(disk.is_null(), "{a}");
+            continue;
+        }
+        for k in ["util_pct_avg", "util_pct_peak"] {
+            let u = disk[k].as_f64().unwrap_or_else(|| panic!("no {k}: {a}"));
+            assert!((0.0..=100.0).contains(&u), "{k} {u}: {a}");
+        }
+        assert!(disk["queue_depth_peak"].as_f64().unwrap() >= 0.0, "{a}");
+    }
+    for iv in j["intervals"].as_array().unwrap() {
+        for h in iv["agent_hosts"].as_array().unwrap() {
+            let disk = &h["disk"];
+            if resolves {
+                let u = disk["util_pct"].as_f64().unwrap_or_else(|| panic!("{iv}"));
+                assert!((0.0..=100.0).contains(&u), "{iv}");
+                assert!(disk["queue_depth"].as_f64().unwrap() >= 0.0, "{iv}");
+            } else {
+                assert!(disk.is_null(), "{iv}");
+            }
+        }
+    }
+    if resolves {
+        assert!(
+            text.contains("disk util %") && !text.contains("disk figures: none"),
+            "{text}"
+        );
+    } else {
+        assert_eq!(text.matches(NO_DISK).count(), 1, "{text}");
+    }
+}
+
 fn sum(agents: &[Value], section: &str, field: &str) -> u64 {
     agents
         .iter()
@@ -140,6 +188,10 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     assert!(events >= ops && events <= ops + t["fsyncs"].as_u64().unwrap());
     let ratio = t["reads"].as_f64().unwrap() / t["writes"].as_f64().unwrap();
     assert!((ratio - 1.5).abs() < 0.05, "read/write ratio {ratio}");
+    // The disk under both work directories (the same scratch device).
+    let resolves = has_block_stat(&wa.join("data"));
+    assert_eq!(resolves, has_block_stat(&wb.join("data")));
+    check_disk_figures(&j, &text, resolves);
 
     // Every test mode in every I/O mode, with an exact event limit over both agents.
     for (mode, reads, writes) in [
@@ -252,4 +304,46 @@ fn run_without_prepare_names_the_missing_file() {
         "{err}"
     );
     assert!(files_in(&scratch.path("w")).is_empty());
+}
+
+/// A work directory on tmpfs (/dev/shm, major 0) has no block statistics: no disk figures,
+/// and the report says so once. Skipped where /dev/shm is missing or on a real device.
+#[test]
+fn a_work_dir_without_block_statistics_gives_no_disk_figures() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() || has_block_stat(shm) {
+        eprintln!("skipped: no /dev/shm without block statistics");
+        return;
+    }
+    let dir = shm.join(format!("fleetbench-test-{}-nodisk", std::process::id()));
+    let agent = agent_in(&dir, &[]);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "fileio",
+            "--agents",
+            &agent.addr,
+            "--file-num=1",
+            "--file-total-size=256K",
+            "--file-block-size=4K",
+        ];
+        args.extend_from_slice(extra);
+        fleetbench(&args)
+    };
+    expect_ok(&run(&["prepare"]));
+    let out_json = dir.join("run.json");
+    let text = expect_ok(&run(&[
+        "--file-test-mode=rndrd",
+        "--threads=1",
+        "--time=2",
+        "--report-interval=1",
+        "--json",
+        out_json.to_str().unwrap(),
+        "run",
+    ]));
+    let j = json(&out_json);
+    expect_ok(&run(&["cleanup"]));
+    drop(agent);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(j["agents"][0]["host_load"].is_object(), "{j}");
+    check_disk_figures(&j, &text, false);
 }

@@ -331,8 +331,12 @@ pub struct Interval {
     /// Events per agent in this interval (same order as `agents`); null once an agent ended.
     pub agent_events: Vec<Option<u64>>,
     /// Each agent host's CPU busy % in this interval (same order; null where it sent none).
+    /// Also in `agent_hosts`; kept for readers of files written before that.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_cpu_busy_pct: Vec<Option<f64>>,
+    /// Each agent host's figures in this interval (same order; null where it sent none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_hosts: Vec<Option<IntervalHost>>,
     #[serde(flatten)]
     pub figures: Figures,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -409,6 +413,15 @@ pub struct MemoryOps {
 pub struct Agent {
     pub addr: String,
     pub host: String,
+    /// What its host is, as its Hello said ("" and 0 from agents and files before them).
+    #[serde(default)]
+    pub cores: u32,
+    #[serde(default)]
+    pub cpu_model: String,
+    #[serde(default)]
+    pub kernel: String,
+    #[serde(default)]
+    pub mem_total_bytes: u64,
     pub threads: u32,
     pub time_s: f64,
     pub events: u64,
@@ -427,6 +440,38 @@ pub struct Agent {
     pub host_load: Option<HostLoad>,
 }
 
+/// A client host's figures over one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalHost {
+    pub cpu_busy_pct: f64,
+    pub agent_cpu_pct: f64,
+    pub run_queue: u32,
+    pub mem_used_bytes: u64,
+    pub net_rx_bytes_per_sec: f64,
+    pub net_tx_bytes_per_sec: f64,
+    /// fileio, where the work directory's device has block statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<IntervalDisk>,
+}
+
+/// The disk under an agent's work directory over one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalDisk {
+    /// Share of the interval with I/O in flight, 0..=100.
+    pub util_pct: f64,
+    /// Requests in flight on average.
+    pub queue_depth: f64,
+}
+
+/// The disk under an agent's work directory over the run: averages and peaks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskLoad {
+    pub util_pct_avg: f64,
+    pub util_pct_peak: f64,
+    pub queue_depth_avg: f64,
+    pub queue_depth_peak: f64,
+}
+
 /// A client host's load over the run: averages and peaks over its intervals.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostLoad {
@@ -442,6 +487,9 @@ pub struct HostLoad {
     pub net_tx_bytes_per_sec: f64,
     /// Interval numbers (1-based) in which the host was saturated.
     pub saturated_intervals: Vec<u32>,
+    /// fileio, where the work directory's device has block statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskLoad>,
 }
 
 /// One point of the percentile spectrum.
@@ -671,6 +719,12 @@ mod tests {
         let agent = |i: u32, status| AgentResult {
             addr: format!("10.0.0.{i}:7600"),
             host: format!("c{i}"),
+            facts: fleetbench_agent::host::HostFacts {
+                cores: 8,
+                cpu_model: "AMD EPYC 7B13".into(),
+                kernel: "6.1.0-18-amd64".into(),
+                mem_total_bytes: 32 << 30,
+            },
             threads: 2,
             elapsed: std::time::Duration::from_secs(2),
             events: 4,
@@ -720,6 +774,21 @@ mod tests {
             latency_ms: service.clone(),
             agent_events: vec![Some(4), None],
             agent_cpu_busy_pct: vec![Some(35.5), None],
+            agent_hosts: vec![
+                Some(IntervalHost {
+                    cpu_busy_pct: 35.5,
+                    agent_cpu_pct: 12.25,
+                    run_queue: 3,
+                    mem_used_bytes: 3 << 30,
+                    net_rx_bytes_per_sec: 1500.0,
+                    net_tx_bytes_per_sec: 250.0,
+                    disk: Some(IntervalDisk {
+                        util_pct: 64.5,
+                        queue_depth: 2.125,
+                    }),
+                }),
+                None,
+            ],
             figures: Figures {
                 sql: Some(Sql {
                     transactions: 8,
@@ -751,6 +820,12 @@ mod tests {
             cpu_busy_pct_avg: 35.5,
             cores: 8,
             saturated_intervals: vec![2],
+            disk: Some(DiskLoad {
+                util_pct_avg: 64.5,
+                util_pct_peak: 64.5,
+                queue_depth_avg: 2.125,
+                queue_depth_peak: 2.125,
+            }),
             ..Default::default()
         });
         doc
@@ -974,6 +1049,96 @@ mod tests {
         };
         assert_eq!(r.kind, "run");
         assert!(r.totals.latency_spectrum_ms.is_empty());
+    }
+
+    #[test]
+    fn the_schema_names_every_agent_and_interval_field_written() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../../docs/result-schema.json")).unwrap();
+        let run = &schema["$defs"]["run"]["properties"];
+        let doc = serde_json::to_value(rich_run()).unwrap();
+        let known = |at: &Value, what: &str| -> Vec<String> {
+            let props = at["properties"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{what}"));
+            props.keys().cloned().collect()
+        };
+        let check = |written: &Value, schema: &Value, what: &str| {
+            let known = known(schema, what);
+            for k in written.as_object().unwrap().keys() {
+                assert!(known.contains(k), "{what}.{k} is not in the schema");
+            }
+        };
+        let agent = &run["agents"]["items"];
+        let interval = &run["intervals"]["items"];
+        let host = &interval["properties"]["agent_hosts"]["items"]["oneOf"][1];
+        let disk = &schema["$defs"]["interval_disk"];
+        check(&doc["agents"][0], agent, "agent");
+        check(
+            &doc["agents"][0]["host_load"],
+            &agent["properties"]["host_load"],
+            "host_load",
+        );
+        check(
+            &doc["agents"][0]["host_load"]["disk"],
+            &agent["properties"]["host_load"]["properties"]["disk"],
+            "host_load.disk",
+        );
+        // rich_run's own interval is the last (build's from an empty run have no hosts).
+        let iv = doc["intervals"].as_array().unwrap().last().unwrap();
+        check(iv, interval, "interval");
+        check(&iv["agent_hosts"][0], host, "agent_hosts[]");
+        check(&iv["agent_hosts"][0]["disk"], disk, "agent_hosts[].disk");
+        assert_eq!(doc["agents"][0]["kernel"], "6.1.0-18-amd64");
+        assert_eq!(doc["agents"][0]["mem_total_bytes"], 32u64 << 30);
+    }
+
+    #[test]
+    fn host_figures_of_files_before_agent_hosts_still_read() {
+        // As written before the agents' host facts, per-interval host figures and disks:
+        // only each interval's CPU busy and a host_load without disk.
+        let before = OLD_RUN
+            .replace(
+                "\"agent_events\": [100],",
+                "\"agent_events\": [100], \"agent_cpu_busy_pct\": [35.5],",
+            )
+            .replace(
+                "\"status\": \"completed\"}]",
+                r#""status": "completed", "host_load": {"cpu_busy_pct_avg": 35.5,
+                  "cpu_busy_pct_peak": 35.5, "agent_cpu_pct_avg": 5.0,
+                  "agent_cpu_pct_peak": 5.0, "run_queue_peak": 1, "cores": 8,
+                  "mem_used_bytes_peak": 1024, "mem_total_bytes": 4096,
+                  "net_rx_bytes_per_sec": 1.0, "net_tx_bytes_per_sec": 2.0,
+                  "saturated_intervals": []}}]"#,
+            );
+        let doc = Document::from_slice(before.as_bytes()).unwrap();
+        let Document::Run(r) = &doc else {
+            panic!("a run")
+        };
+        assert_eq!(r.intervals[0].agent_cpu_busy_pct, [Some(35.5)]);
+        assert!(r.intervals[0].agent_hosts.is_empty());
+        let a = &r.agents[0];
+        assert_eq!(
+            a.host_load.as_ref().map(|h| (h.cores, h.disk.is_none())),
+            Some((8, true))
+        );
+        assert_eq!(
+            (
+                a.cores,
+                a.cpu_model.as_str(),
+                a.kernel.as_str(),
+                a.mem_total_bytes
+            ),
+            (0, "", "", 0)
+        );
+        // Its CPU chart still draws; the figures it did not have get no chart.
+        let ids: Vec<String> = html::run_charts(r, "").into_iter().map(|c| c.id).collect();
+        assert!(ids.iter().any(|i| i == "hosts-cpu-time"), "{ids:?}");
+        assert!(!ids.iter().any(|i| i == "hosts-mem-time"), "{ids:?}");
+        // Written again, it has no fields it did not have.
+        let again = serde_json::to_value(&doc).unwrap();
+        assert!(again["intervals"][0].get("agent_hosts").is_none());
+        assert!(again["agents"][0]["host_load"].get("disk").is_none());
     }
 
     #[test]

@@ -207,6 +207,28 @@ fn run(doc: &Report) -> String {
                 a.status,
             );
         }
+        // What the hosts are, as the run printed it (files before the facts have none).
+        let facts: Vec<(&str, fleetbench_agent::host::HostFacts)> = doc
+            .agents
+            .iter()
+            .map(|a| {
+                (
+                    a.host.as_str(),
+                    fleetbench_agent::host::HostFacts {
+                        cores: a.cores,
+                        cpu_model: a.cpu_model.clone(),
+                        kernel: a.kernel.clone(),
+                        mem_total_bytes: a.mem_total_bytes,
+                    },
+                )
+            })
+            .collect();
+        let facts: Vec<(&str, &fleetbench_agent::host::HostFacts)> =
+            facts.iter().map(|(h, f)| (*h, f)).collect();
+        s.push_str(&super::hosts::facts_block(
+            &facts,
+            super::text::AGENTS_LISTED,
+        ));
     }
     s
 }
@@ -283,7 +305,22 @@ mod tests {
             interval(1.0, 1.0, 5.0, (1400, 400, 200)),
             interval(1.4, 0.4, 6.0, (560, 160, 80)),
         ];
+        doc.agents = vec![crate::report::doc::Agent {
+            addr: "10.0.0.1:7600".into(),
+            host: "c1".into(),
+            cores: 8,
+            cpu_model: "AMD EPYC 7B13".into(),
+            kernel: "6.1.0-18-amd64".into(),
+            mem_total_bytes: 32 << 30,
+            ..Default::default()
+        }];
         let t = render(&Document::Run(Box::new(doc)));
+        assert!(
+            t.contains(
+                "Agent hosts:\n    c1: 8 cores, AMD EPYC 7B13, Linux 6.1.0-18-amd64, 32.0 GiB\n"
+            ),
+            "{t}"
+        );
         assert!(t.contains("[ 1s ] thds: 4 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 5.00"), "{t}");
         assert!(
             t.contains("[ 2s ] thds: 4"),

@@ -1,8 +1,9 @@
 //! The client hosts' own load over a run (from each agent's per-interval /proc figures):
 //! average and peak per agent, and the intervals in which a host was saturated, when the
-//! figures measure the client rather than the server.
+//! figures measure the client rather than the server. Also one line per host saying what
+//! it is (cores, CPU model, kernel, memory).
 
-use fleetbench_agent::host::HostFigures;
+use fleetbench_agent::host::{HostFacts, HostFigures};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -32,6 +33,32 @@ pub struct HostSummary {
     pub net_tx_bytes_per_sec: f64,
     /// Tick numbers of the saturated intervals.
     pub saturated: Vec<u32>,
+    /// The work directory's disk, over the intervals that had its figures (fileio).
+    pub disk: Option<DiskSummary>,
+}
+
+/// A disk's utilisation and queue depth over a run: average and peak.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiskSummary {
+    pub util_avg: f64,
+    pub util_peak: f64,
+    pub queue_avg: f64,
+    pub queue_peak: f64,
+}
+
+/// Average and peak of the intervals that carried disk figures; None when none did.
+fn disk_summary(v: &[(u32, HostFigures)]) -> Option<DiskSummary> {
+    let d: Vec<_> = v.iter().filter_map(|(_, h)| h.disk).collect();
+    if d.is_empty() {
+        return None;
+    }
+    let n = d.len() as f64;
+    Some(DiskSummary {
+        util_avg: d.iter().map(|x| x.util_pct).sum::<f64>() / n,
+        util_peak: d.iter().map(|x| x.util_pct).fold(0.0, f64::max),
+        queue_avg: d.iter().map(|x| x.queue_depth).sum::<f64>() / n,
+        queue_peak: d.iter().map(|x| x.queue_depth).fold(0.0, f64::max),
+    })
 }
 
 /// Summaries of the agents that reported their host's load; `tick` is the interval length.
@@ -64,9 +91,101 @@ pub fn summarize(hosts: &[(String, Vec<(u32, HostFigures)>)], tick: Duration) ->
                     .filter(|(_, h)| saturated(h))
                     .map(|(s, _)| *s)
                     .collect(),
+                disk: disk_summary(v),
             }
         })
         .collect()
+}
+
+/// What the report says once when a fileio run's agents sent no disk figures.
+pub const NO_DISK: &str = "disk figures: none (work dir on a device without block statistics)";
+
+/// The note for the fileio agents that sent host figures but none of their disk, if any:
+/// [`NO_DISK`] when none did, else naming those that did not.
+pub fn no_disk_note(s: &[HostSummary]) -> Option<String> {
+    let without: Vec<&str> = s
+        .iter()
+        .filter(|h| h.disk.is_none())
+        .map(|h| h.addr.as_str())
+        .collect();
+    if without.is_empty() {
+        None
+    } else if without.len() == s.len() {
+        Some(NO_DISK.to_string())
+    } else {
+        Some(format!(
+            "disk figures: none for {} (work dir on a device without block statistics)",
+            without.join(", ")
+        ))
+    }
+}
+
+/// `8 cores, AMD EPYC 7B13, Linux 6.1.0-18-amd64, 31.3 GiB`; what an agent did not say is
+/// left out (older agents send no model, kernel or memory).
+pub fn facts_line(f: &HostFacts) -> String {
+    let mut parts = Vec::new();
+    if f.cores > 0 {
+        parts.push(format!("{} cores", f.cores));
+    }
+    if !f.cpu_model.is_empty() {
+        parts.push(f.cpu_model.clone());
+    }
+    if !f.kernel.is_empty() {
+        parts.push(format!("Linux {}", f.kernel));
+    }
+    if f.mem_total_bytes > 0 {
+        parts.push(format!(
+            "{:.1} GiB",
+            f.mem_total_bytes as f64 / f64::from(1u32 << 30)
+        ));
+    }
+    if parts.is_empty() {
+        "not reported".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The "Agent hosts" lines: one per distinct (host name, facts) up to `listed`, agents on
+/// one host once; past that, one per distinct set of facts with how many hosts have it.
+/// Agents that said nothing of their host are left out (empty when none said anything).
+pub fn facts_block(agents: &[(&str, &HostFacts)], listed: usize) -> String {
+    let mut seen: Vec<(&str, &HostFacts)> = Vec::new();
+    for &(host, f) in agents {
+        if *f != HostFacts::default() && !seen.contains(&(host, f)) {
+            seen.push((host, f));
+        }
+    }
+    if seen.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Agent hosts:\n");
+    if seen.len() <= listed {
+        for (host, f) in seen {
+            let _ = writeln!(out, "    {host}: {}", facts_line(f));
+        }
+        return out;
+    }
+    let mut kinds: Vec<(&HostFacts, usize)> = Vec::new();
+    for (_, f) in seen {
+        match kinds.iter_mut().find(|(k, _)| *k == f) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((f, 1)),
+        }
+    }
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+    for (f, n) in kinds.iter().take(listed) {
+        let s = if *n == 1 { "" } else { "s" };
+        let _ = writeln!(out, "    {n} host{s}: {}", facts_line(f));
+    }
+    if kinds.len() > listed {
+        let _ = writeln!(
+            out,
+            "    ... and {} more kinds of host (the JSON's agents say which)",
+            kinds.len() - listed
+        );
+    }
+    out
 }
 
 /// `1-3, 5, 7-8`: tick numbers as ranges.
@@ -127,11 +246,14 @@ pub fn capped_warnings(s: &[HostSummary]) -> Vec<String> {
 }
 
 /// The "Client hosts" block of the text report (empty when no agent reported): a row per
-/// agent, or past `listed` agents one summary line, as the per-agent block condenses.
-pub fn block(s: &[HostSummary], listed: usize) -> String {
+/// agent, or past `listed` agents one summary line, as the per-agent block condenses. A
+/// `fileio` run adds its disks, or says once that there are none.
+pub fn block(s: &[HostSummary], listed: usize, fileio: bool) -> String {
     if s.is_empty() {
         return String::new();
     }
+    let note = if fileio { no_disk_note(s) } else { None };
+    let disks = fileio && s.iter().any(|h| h.disk.is_some());
     if s.len() > listed {
         let n = s.len() as f64;
         let saturated = s.iter().filter(|h| !h.saturated.is_empty()).count();
@@ -143,19 +265,36 @@ pub fn block(s: &[HostSummary], listed: usize) -> String {
             s.iter().map(|h| h.agent_cpu_peak).fold(0.0, f64::max),
             saturated
         );
+        let d: Vec<DiskSummary> = s.iter().filter_map(|h| h.disk).collect();
+        if disks {
+            let _ = writeln!(
+                out,
+                "    {} disks: util {:.1} % on average, {:.1} % at the busiest; queue depth {:.2} at the deepest",
+                d.len(),
+                d.iter().map(|x| x.util_avg).sum::<f64>() / d.len() as f64,
+                d.iter().map(|x| x.util_peak).fold(0.0, f64::max),
+                d.iter().map(|x| x.queue_peak).fold(0.0, f64::max),
+            );
+        }
+        if let Some(n) = &note {
+            let _ = writeln!(out, "{n}");
+        }
         for line in capped_warnings(s) {
             let _ = writeln!(out, "{line}");
         }
         return out;
     }
     let mut out = String::from("\nClient hosts (avg/peak; run queue and memory: peak/total):\n");
-    let _ = writeln!(
-        out,
+    let mut head = format!(
         "    {:<21} {:>14} {:>14} {:>11} {:>13} {:>17}",
         "agent", "cpu busy %", "agent cpu %", "run queue", "mem GiB", "net rx/tx MB/s"
     );
+    if disks {
+        let _ = write!(head, " {:>14} {:>14}", "disk util %", "disk queue");
+    }
+    let _ = writeln!(out, "{head}");
     for h in s {
-        let line = format!(
+        let mut line = format!(
             "    {:<21} {:>7.1}/{:<6.1} {:>7.1}/{:<6.1} {:>7}/{:<3} {:>6.1}/{:<6.1} {:>8.2}/{:<8.2}",
             h.addr,
             h.cpu_busy_avg,
@@ -169,7 +308,24 @@ pub fn block(s: &[HostSummary], listed: usize) -> String {
             h.net_rx_bytes_per_sec / 1e6,
             h.net_tx_bytes_per_sec / 1e6,
         );
+        if disks {
+            match h.disk {
+                Some(d) => {
+                    let _ = write!(
+                        line,
+                        " {:>7.1}/{:<6.1} {:>7.2}/{:<6.2}",
+                        d.util_avg, d.util_peak, d.queue_avg, d.queue_peak
+                    );
+                }
+                None => {
+                    let _ = write!(line, " {:>14} {:>14}", "-", "-");
+                }
+            }
+        }
         let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if let Some(n) = &note {
+        let _ = writeln!(out, "{n}");
     }
     for w in capped_warnings(s) {
         let _ = writeln!(out, "{w}");
@@ -191,6 +347,7 @@ mod tests {
             mem_total_bytes: 4 << 30,
             net_rx_bytes: 2_000_000,
             net_tx_bytes: 1_000_000,
+            disk: None,
         }
     }
 
@@ -219,8 +376,9 @@ mod tests {
         let w = warnings(&s);
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("WARNING: agent 10.0.0.1:7600: its host was saturated (CPU busy 95 % at peak, run queue 5 on 2 cores) in 2 of 4 intervals (2-3)"), "{}", w[0]);
-        assert!(block(&s, 20).contains("10.0.0.1:7600"));
-        assert!(block(&[], 20).is_empty());
+        assert!(block(&s, 20, false).contains("10.0.0.1:7600"));
+        assert!(block(&[], 20, false).is_empty());
+        assert_eq!(h.disk, None);
         // Past the listed number: one summary line, at most five warnings.
         let many: Vec<HostSummary> = (0..30)
             .map(|i| HostSummary {
@@ -228,7 +386,7 @@ mod tests {
                 ..h.clone()
             })
             .collect();
-        let b = block(&many, 20);
+        let b = block(&many, 20, false);
         assert!(
             b.contains("    30 agent hosts: CPU busy 53.8 % on average, 95.0 % at the busiest"),
             "{b}"
@@ -239,6 +397,94 @@ mod tests {
             "{b}"
         );
         assert!(b.contains("... and 25 more saturated agent hosts"), "{b}");
+    }
+
+    #[test]
+    fn disks_are_averaged_and_their_absence_said_once() {
+        use fleetbench_agent::host::DiskFigures;
+        let disk = |u: f64, q: f64| HostFigures {
+            disk: Some(DiskFigures {
+                util_pct: u,
+                queue_depth: q,
+            }),
+            ..load(10.0, 0)
+        };
+        let hosts = vec![
+            (
+                "10.0.0.1:7600".to_string(),
+                // An interval without the disk (a failed read) is left out of its figures.
+                vec![
+                    (1, disk(20.0, 1.0)),
+                    (2, disk(60.0, 3.0)),
+                    (3, load(10.0, 0)),
+                ],
+            ),
+            ("10.0.0.2:7600".to_string(), vec![(1, load(10.0, 0))]),
+        ];
+        let s = summarize(&hosts, Duration::from_secs(1));
+        let d = s[0].disk.unwrap();
+        assert_eq!(
+            (d.util_avg, d.util_peak, d.queue_avg, d.queue_peak),
+            (40.0, 60.0, 2.0, 3.0)
+        );
+        assert_eq!(s[1].disk, None);
+        let b = block(&s, 20, true);
+        assert!(
+            b.contains("disk util %") && b.contains("   40.0/60.0"),
+            "{b}"
+        );
+        assert!(
+            b.contains("disk figures: none for 10.0.0.2:7600 (work dir on a device without block statistics)"),
+            "{b}"
+        );
+        // Not fileio: no disk columns, no note.
+        assert!(!block(&s, 20, false).contains("disk"));
+        let none = summarize(&hosts[1..], Duration::from_secs(1));
+        let b = block(&none, 20, true);
+        assert_eq!(b.matches(NO_DISK).count(), 1, "{b}");
+        assert!(!b.contains("disk util %"), "{b}");
+        assert_eq!(block(&none, 0, true).matches(NO_DISK).count(), 1);
+    }
+
+    #[test]
+    fn host_facts_read_in_one_line() {
+        let f = HostFacts {
+            cores: 8,
+            cpu_model: "Intel(R) Xeon(R) Gold 6230".into(),
+            kernel: "6.1.0-18-amd64".into(),
+            mem_total_bytes: 33_607_000_000,
+        };
+        assert_eq!(
+            facts_line(&f),
+            "8 cores, Intel(R) Xeon(R) Gold 6230, Linux 6.1.0-18-amd64, 31.3 GiB"
+        );
+        // An older agent says only its cores.
+        let old = HostFacts {
+            cores: 2,
+            ..Default::default()
+        };
+        assert_eq!(facts_line(&old), "2 cores");
+        assert_eq!(facts_line(&HostFacts::default()), "not reported");
+        // Two agents on one host: one line.
+        let b = facts_block(&[("c1", &f), ("c1", &f), ("c2", &old)], 20);
+        assert_eq!(
+            b,
+            "Agent hosts:\n    c1: 8 cores, Intel(R) Xeon(R) Gold 6230, Linux 6.1.0-18-amd64, 31.3 GiB\n    c2: 2 cores\n"
+        );
+        // Past `listed` hosts: one line per kind of host, the commonest first.
+        let names: Vec<String> = (0..5).map(|i| format!("c{i}")).collect();
+        let many: Vec<(&str, &HostFacts)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), if i < 4 { &f } else { &old }))
+            .collect();
+        let b = facts_block(&many, 3);
+        assert!(
+            b.contains("    4 hosts: 8 cores, Intel") && b.contains("    1 host: 2 cores"),
+            "{b}"
+        );
+        assert!(facts_block(&[], 3).is_empty());
+        assert!(facts_block(&[("c1", &HostFacts::default())], 3).is_empty());
     }
 
     #[test]

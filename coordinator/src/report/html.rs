@@ -491,6 +491,9 @@ pub fn steps_spectrum(id: &str, title: &str, runs: &[(String, &Report)]) -> Char
 /// Charts of one run document: TPS (or events/s), QPS, latency and per-agent rate over
 /// time, and the spectrum. TPS and QPS differ by an order of magnitude, so each has its
 /// own chart and axis.
+/// Bytes in a GiB, for the memory chart.
+const GIB: f64 = (1u64 << 30) as f64;
+
 pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
     let intervals = &run.intervals;
     let db = run.totals.figures.sql.is_some();
@@ -621,6 +624,69 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
             "Client host CPU busy per agent over time",
             "CPU busy %",
             cpu,
+        ));
+    }
+    // Each of the hosts' other figures, one line per agent (per agent and direction for
+    // the network); files written before `agent_hosts` have none of them.
+    let host_lines = |label: &dyn Fn(&str) -> String,
+                      f: &dyn Fn(&crate::report::doc::IntervalHost) -> Option<f64>|
+     -> Vec<Line> {
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Line {
+                offered: Vec::new(),
+                name: label(&a.addr),
+                points: series(&|iv| f(iv.agent_hosts.get(i)?.as_ref()?)),
+            })
+            .collect()
+    };
+    let addr = |a: &str| a.to_string();
+    if intervals.iter().any(|iv| !iv.agent_hosts.is_empty()) {
+        charts.push(time_chart(
+            "hosts-agent-cpu-time",
+            "Agent process CPU per agent over time (share of all cores)",
+            "agent CPU %",
+            host_lines(&addr, &|h| Some(h.agent_cpu_pct)),
+        ));
+        charts.push(time_chart(
+            "hosts-run-queue-time",
+            "Client host run queue per agent over time",
+            "runnable tasks",
+            host_lines(&addr, &|h| Some(f64::from(h.run_queue))),
+        ));
+        charts.push(time_chart(
+            "hosts-mem-time",
+            "Client host memory in use per agent over time",
+            "GiB",
+            host_lines(&addr, &|h| Some(h.mem_used_bytes as f64 / GIB)),
+        ));
+        let mut net = host_lines(&|a| format!("{a} rx"), &|h| {
+            Some(h.net_rx_bytes_per_sec / 1e6)
+        });
+        net.extend(host_lines(&|a| format!("{a} tx"), &|h| {
+            Some(h.net_tx_bytes_per_sec / 1e6)
+        }));
+        charts.push(time_chart(
+            "hosts-net-time",
+            "Client host network per agent over time (loopback excluded)",
+            "MB/s",
+            net,
+        ));
+    }
+    let has_disk = |iv: &Interval| iv.agent_hosts.iter().flatten().any(|h| h.disk.is_some());
+    if intervals.iter().any(has_disk) {
+        charts.push(time_chart(
+            "hosts-disk-time",
+            "Work directory disk utilisation per agent over time",
+            "disk util %",
+            host_lines(&addr, &|h| h.disk.as_ref().map(|d| d.util_pct)),
+        ));
+        charts.push(time_chart(
+            "hosts-disk-queue-time",
+            "Work directory disk queue depth per agent over time",
+            "requests in flight",
+            host_lines(&addr, &|h| h.disk.as_ref().map(|d| d.queue_depth)),
         ));
     }
     charts.push(steps_spectrum(
@@ -1550,6 +1616,12 @@ mod tests {
         let cpu = cpu.iter().find(|c| c.id == "hosts-cpu-time").unwrap();
         assert_eq!(cpu.lines[0].name, "10.0.0.1:7600");
         assert_eq!(cpu.lines[0].points, vec![(1.0, 35.5), (2.0, 97.0)]);
+        assert!(
+            run_charts(&with_hosts, "")
+                .iter()
+                .all(|c| c.id == "hosts-cpu-time" || !c.id.starts_with("hosts-")),
+            "no chart of figures the document does not have"
+        );
         let tps = charts.iter().find(|c| c.id == "throughput-time").unwrap();
         let qps = charts.iter().find(|c| c.id == "qps-time").unwrap();
         assert_eq!(tps.lines.len(), 1);
@@ -1558,5 +1630,115 @@ mod tests {
         let page = render(&Document::Run(Box::new(run)));
         // The script's verdict is kept out of view.
         assert!(page.contains(r#"<div id="status" hidden"#));
+    }
+
+    #[test]
+    fn one_chart_per_host_figure_and_one_line_per_agent() {
+        use crate::report::doc::{Agent, IntervalDisk, IntervalHost};
+        let host = |cpu: f64, q: u32, disk: Option<(f64, f64)>| IntervalHost {
+            cpu_busy_pct: cpu,
+            agent_cpu_pct: cpu / 4.0,
+            run_queue: q,
+            mem_used_bytes: u64::from(q) << 30,
+            net_rx_bytes_per_sec: 2e6 * f64::from(q),
+            net_tx_bytes_per_sec: 1e6 * f64::from(q),
+            disk: disk.map(|(u, d)| IntervalDisk {
+                util_pct: u,
+                queue_depth: d,
+            }),
+        };
+        let interval = |t_s: f64, hosts: Vec<Option<IntervalHost>>| Interval {
+            t_s,
+            duration_s: 1.0,
+            agent_cpu_busy_pct: hosts
+                .iter()
+                .map(|h| h.as_ref().map(|h| h.cpu_busy_pct))
+                .collect(),
+            agent_hosts: hosts,
+            ..Default::default()
+        };
+        let mut run = run_doc(4, 500.0, 10000.0, 4.0);
+        run.agents = ["10.0.0.1:7600", "10.0.0.2:7600"]
+            .iter()
+            .map(|a| Agent {
+                addr: a.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        run.intervals = vec![
+            interval(
+                1.0,
+                vec![
+                    Some(host(40.0, 2, Some((55.5, 1.5)))),
+                    Some(host(20.0, 1, None)),
+                ],
+            ),
+            // The second agent sent nothing this interval.
+            interval(2.0, vec![Some(host(80.0, 4, Some((99.0, 7.25)))), None]),
+        ];
+        let charts = run_charts(&run, "");
+        let chart = |id: &str| {
+            charts
+                .iter()
+                .find(|c| c.id == id)
+                .unwrap_or_else(|| panic!("{id}"))
+        };
+        let points = |id: &str, line: usize| chart(id).lines[line].points.clone();
+        for id in [
+            "hosts-cpu-time",
+            "hosts-agent-cpu-time",
+            "hosts-run-queue-time",
+            "hosts-mem-time",
+            "hosts-disk-time",
+            "hosts-disk-queue-time",
+        ] {
+            let names: Vec<&str> = chart(id).lines.iter().map(|l| l.name.as_str()).collect();
+            assert_eq!(names, ["10.0.0.1:7600", "10.0.0.2:7600"], "{id}");
+        }
+        // Every point is the document's value, where it has one.
+        for (i, iv) in run.intervals.iter().enumerate() {
+            for (a, h) in iv.agent_hosts.iter().enumerate() {
+                let at = |id: &str, line: usize| {
+                    points(id, line)
+                        .into_iter()
+                        .find(|p| p.0 == iv.t_s)
+                        .map(|p| p.1)
+                };
+                let Some(h) = h else {
+                    assert_eq!(at("hosts-mem-time", a), None, "interval {i}");
+                    continue;
+                };
+                assert_eq!(at("hosts-cpu-time", a), Some(h.cpu_busy_pct));
+                assert_eq!(at("hosts-agent-cpu-time", a), Some(h.agent_cpu_pct));
+                assert_eq!(at("hosts-run-queue-time", a), Some(f64::from(h.run_queue)));
+                assert_eq!(at("hosts-mem-time", a), Some(h.mem_used_bytes as f64 / GIB));
+                assert_eq!(at("hosts-net-time", a), Some(h.net_rx_bytes_per_sec / 1e6));
+                assert_eq!(
+                    at("hosts-net-time", 2 + a),
+                    Some(h.net_tx_bytes_per_sec / 1e6)
+                );
+                assert_eq!(
+                    at("hosts-disk-time", a),
+                    h.disk.as_ref().map(|d| d.util_pct)
+                );
+                assert_eq!(
+                    at("hosts-disk-queue-time", a),
+                    h.disk.as_ref().map(|d| d.queue_depth)
+                );
+            }
+        }
+        assert_eq!(points("hosts-disk-time", 0), vec![(1.0, 55.5), (2.0, 99.0)]);
+        assert_eq!(points("hosts-mem-time", 0), vec![(1.0, 2.0), (2.0, 4.0)]);
+        assert_eq!(chart("hosts-net-time").lines[3].name, "10.0.0.2:7600 tx");
+        // No disk figures: no disk charts.
+        let mut no_disk = run.clone();
+        for iv in &mut no_disk.intervals {
+            for h in iv.agent_hosts.iter_mut().flatten() {
+                h.disk = None;
+            }
+        }
+        let charts = run_charts(&no_disk, "");
+        assert!(charts.iter().any(|c| c.id == "hosts-net-time"));
+        assert!(!charts.iter().any(|c| c.id.starts_with("hosts-disk")));
     }
 }

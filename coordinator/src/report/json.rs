@@ -11,8 +11,9 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use super::doc::{
-    Agent, Config, Fairness, Figures, FileOps, HostLoad, Interval, LatencyMs, MemoryOps, Meta,
-    OpenLoopPart, OpenLoopTotals, Report, SpectrumPoint, Sql, TargetJson, Totals, Tpcc, TxnJson,
+    Agent, Config, DiskLoad, Fairness, Figures, FileOps, HostLoad, Interval, IntervalDisk,
+    IntervalHost, LatencyMs, MemoryOps, Meta, OpenLoopPart, OpenLoopTotals, Report, SpectrumPoint,
+    Sql, TargetJson, Totals, Tpcc, TxnJson,
 };
 use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
@@ -213,6 +214,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
         .map(|t| t.name.clone())
         .collect();
     let hosts = super::hosts::summarize(&r.hosts, plan.tick());
+    let no_hosts = r.hosts.iter().all(|(_, v)| v.is_empty());
+    let tick_s = plan.tick().as_secs_f64().max(f64::MIN_POSITIVE);
     Report {
         format_version: FORMAT_VERSION,
         kind: "run".into(),
@@ -309,7 +312,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 events_per_sec: iv.events_per_sec(),
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
-                agent_cpu_busy_pct: if r.hosts.iter().all(|(_, v)| v.is_empty()) {
+                agent_cpu_busy_pct: if no_hosts {
                     Vec::new()
                 } else {
                     r.hosts
@@ -318,6 +321,18 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                             v.iter()
                                 .find(|(s, _)| *s == iv.seq)
                                 .map(|(_, h)| round(h.cpu_busy_pct))
+                        })
+                        .collect()
+                },
+                agent_hosts: if no_hosts {
+                    Vec::new()
+                } else {
+                    r.hosts
+                        .iter()
+                        .map(|(_, v)| {
+                            v.iter()
+                                .find(|(s, _)| *s == iv.seq)
+                                .map(|(_, h)| interval_host(h, tick_s))
                         })
                         .collect()
                 },
@@ -343,6 +358,10 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 Agent {
                     addr: a.addr.clone(),
                     host: a.host.clone(),
+                    cores: a.facts.cores,
+                    cpu_model: a.facts.cpu_model.clone(),
+                    kernel: a.facts.kernel.clone(),
+                    mem_total_bytes: a.facts.mem_total_bytes,
                     threads: a.threads,
                     time_s: a.elapsed.as_secs_f64(),
                     events: a.events,
@@ -370,10 +389,32 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                         net_rx_bytes_per_sec: round(h.net_rx_bytes_per_sec),
                         net_tx_bytes_per_sec: round(h.net_tx_bytes_per_sec),
                         saturated_intervals: h.saturated.clone(),
+                        disk: h.disk.map(|d| DiskLoad {
+                            util_pct_avg: round(d.util_avg),
+                            util_pct_peak: round(d.util_peak),
+                            queue_depth_avg: round(d.queue_avg),
+                            queue_depth_peak: round(d.queue_peak),
+                        }),
                     }),
                 }
             })
             .collect(),
+    }
+}
+
+/// One agent host's figures of one interval `tick_s` seconds long.
+fn interval_host(h: &fleetbench_agent::host::HostFigures, tick_s: f64) -> IntervalHost {
+    IntervalHost {
+        cpu_busy_pct: round(h.cpu_busy_pct),
+        agent_cpu_pct: round(h.agent_cpu_pct),
+        run_queue: h.run_queue,
+        mem_used_bytes: h.mem_used_bytes,
+        net_rx_bytes_per_sec: round(h.net_rx_bytes as f64 / tick_s),
+        net_tx_bytes_per_sec: round(h.net_tx_bytes as f64 / tick_s),
+        disk: h.disk.map(|d| IntervalDisk {
+            util_pct: round(d.util_pct),
+            queue_depth: round(d.queue_depth),
+        }),
     }
 }
 
@@ -489,6 +530,7 @@ mod tests {
                 .map(|i| crate::merge::AgentResult {
                     addr: format!("10.0.1.{i}:7600"),
                     host: format!("c{i}"),
+                    facts: Default::default(),
                     threads: 1,
                     elapsed: std::time::Duration::from_secs(1),
                     events: i as u64,

@@ -479,6 +479,7 @@ pub fn checkpoint_report(plan: &Plan, at: u64, span: &MergedInterval) -> String 
         agents: vec![AgentResult {
             addr: String::new(),
             host: String::new(),
+            facts: Default::default(),
             threads: span.threads,
             elapsed: span.duration,
             events: span.events,
@@ -621,6 +622,7 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     s.push_str(&super::hosts::block(
         &super::hosts::summarize(&r.hosts, plan.tick()),
         AGENTS_LISTED,
+        matches!(plan.workload, Workload::Fileio(_)),
     ));
     s.push_str(&run_line(plan, r));
     s
@@ -951,6 +953,12 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
     } else {
         agents_summary(plan, r)
     };
+    let facts: Vec<(&str, &fleetbench_agent::host::HostFacts)> = r
+        .agents
+        .iter()
+        .map(|a| (a.host.as_str(), &a.facts))
+        .collect();
+    s.push_str(&super::hosts::facts_block(&facts, AGENTS_LISTED));
     s.push_str(&agent_warnings(&r.agents));
     s
 }
@@ -1258,6 +1266,7 @@ mod tests {
         let a = AgentResult {
             addr: "10.0.0.1:7600".into(),
             host: "db1".into(),
+            facts: Default::default(),
             threads: 2,
             elapsed: Duration::from_millis(10_000),
             events: 4,
@@ -1272,6 +1281,7 @@ mod tests {
         let b = AgentResult {
             addr: "10.0.0.2:7600".into(),
             host: "db2".into(),
+            facts: Default::default(),
             threads: 1,
             elapsed: Duration::from_millis(10_002),
             events: 2,
@@ -1525,6 +1535,7 @@ SQL statistics:
             .map(|i| AgentResult {
                 addr: format!("10.0.0.{i}:7600"),
                 host: format!("c{i}"),
+                facts: Default::default(),
                 threads: 1,
                 elapsed: Duration::from_secs(10),
                 events: 100 + 10 * i as u64,
