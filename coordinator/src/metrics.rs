@@ -637,6 +637,34 @@ fn render(s: &State, openmetrics: bool) -> String {
             &|a| a.load.map(|_| a.net_tx as f64),
         );
     }
+    if agents
+        .iter()
+        .any(|(_, a)| a.load.is_some_and(|h| h.disk.is_some()))
+    {
+        let disk = |f: fn(&fleetbench_agent::host::DiskFigures) -> f64| {
+            move |a: &AgentSeries| a.load.and_then(|h| h.disk).as_ref().map(f)
+        };
+        o.family(
+            "fleetbench_host_disk_util_percent",
+            Kind::Gauge,
+            "fileio: share of the agent's last interval its work directory's disk was busy.",
+        );
+        each(
+            &mut o,
+            "fleetbench_host_disk_util_percent",
+            &disk(|d| d.util_pct),
+        );
+        o.family(
+            "fleetbench_host_disk_queue_depth",
+            Kind::Gauge,
+            "fileio: requests in flight on the work directory's disk, on average over the agent's last interval.",
+        );
+        each(
+            &mut o,
+            "fleetbench_host_disk_queue_depth",
+            &disk(|d| d.queue_depth),
+        );
+    }
     if !s.targets.is_empty() {
         o.family("fleetbench_target_queries", Kind::Counter, "Queries a database target received over the run, by kind (known when the run has ended).");
         for t in &s.targets {
@@ -1202,6 +1230,10 @@ mod tests {
             net_rx_bytes: 1000,
             net_tx_bytes: 10,
             cores: 8,
+            disk: Some(fleetbench_agent::host::DiskFigures {
+                util_pct: 41.5,
+                queue_depth: 2.25,
+            }),
             ..Default::default()
         };
         b.agent_interval("10.0.0.1:7600", &part(10, &[500]), Some(&load));
@@ -1237,6 +1269,14 @@ mod tests {
                 &format!("fleetbench_host_network_receive_bytes_total{{{a1}}}")
             ),
             2000.0
+        );
+        assert_eq!(
+            value(&t, &format!("fleetbench_host_disk_util_percent{{{a1}}}")),
+            41.5
+        );
+        assert_eq!(
+            value(&t, &format!("fleetbench_host_disk_queue_depth{{{a1}}}")),
+            2.25
         );
         assert_eq!(value(&t, &format!("fleetbench_interval{{{base}}}")), 3.0);
         let max = value(
