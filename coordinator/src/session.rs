@@ -87,6 +87,8 @@ pub struct AgentFacts {
     pub version: String,
     pub hostname: String,
     pub cores: u32,
+    /// Its host's CPU model, kernel and memory (empty from agents that send none).
+    pub host: fleetbench_agent::host::HostFacts,
     /// The run it is busy with: id, since when (Unix seconds) and for whom.
     pub busy: Option<(String, u64, String)>,
     pub rtt: Duration,
@@ -95,6 +97,7 @@ pub struct AgentFacts {
 impl AgentFacts {
     fn of(h: HelloReply, rtt: Duration) -> AgentFacts {
         AgentFacts {
+            host: crate::wire::host_facts(&h),
             version: h.agent_version,
             hostname: h.hostname,
             cores: h.cores,

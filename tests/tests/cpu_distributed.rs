@@ -291,12 +291,16 @@ fn named_agents_are_shown_by_name_and_idle_ones_are_warned_about() {
         .find(|l| l.trim_start().starts_with(&a.addr))
         .unwrap_or_else(|| panic!("no row for {} in {text}", a.addr));
     assert!(row.contains(" client-a "), "{row}");
-    // `agents` lists it by name too.
+    // `agents` lists it by name too, with what its host is.
     let listing = fleetbench(&["agents", "--agents", &a.addr]);
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(listing.contains("client-a"), "{listing}");
     assert!(
-        String::from_utf8_lossy(&listing.stdout).contains("client-a"),
-        "{}",
-        String::from_utf8_lossy(&listing.stdout)
+        listing.contains("Agent hosts:\n")
+            && listing.lines().any(|l| l.starts_with("    client-a: ")
+                && l.contains(&format!(", Linux {kernel}, "))
+                && l.ends_with(" GiB")),
+        "{listing}"
     );
     // A name with a space would break the report's columns: refused at start.
     let bad = std::process::Command::new(fleetbench_tests::bin("fleetbench-agent"))

@@ -1088,15 +1088,23 @@ pub fn render(doc: &Document) -> String {
             let db = run.totals.figures.sql.is_some();
             let _ = write!(
                 body,
-                "<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>threads</th><th>{}</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>",
+                "<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>host facts</th><th>threads</th><th>{}</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>",
                 if db { "TPS" } else { "events/s" }
             );
             for a in &run.agents {
                 let _ = write!(
                     body,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&a.addr),
                     esc(&a.host),
+                    esc(&crate::report::hosts::facts_line(
+                        &fleetbench_agent::host::HostFacts {
+                            cores: a.cores,
+                            cpu_model: a.cpu_model.clone(),
+                            kernel: a.kernel.clone(),
+                            mem_total_bytes: a.mem_total_bytes,
+                        }
+                    )),
                     a.threads,
                     a.events_per_sec,
                     json_text(&a.latency_ms.percentiles.get("p95")),
@@ -1630,6 +1638,18 @@ mod tests {
         let page = render(&Document::Run(Box::new(run)));
         // The script's verdict is kept out of view.
         assert!(page.contains(r#"<div id="status" hidden"#));
+        // The per-agent table says what each host is.
+        with_hosts.agents[0].cores = 8;
+        with_hosts.agents[0].cpu_model = "AMD EPYC <7B13>".into();
+        with_hosts.agents[0].kernel = "6.1.0-18-amd64".into();
+        with_hosts.agents[0].mem_total_bytes = 32 << 30;
+        let page = render(&Document::Run(Box::new(with_hosts)));
+        assert!(
+            page.contains(
+                "<td>8 cores, AMD EPYC &lt;7B13&gt;, Linux 6.1.0-18-amd64, 32.0 GiB</td>"
+            ),
+            "host facts in the per-agent table"
+        );
     }
 
     #[test]

@@ -917,6 +917,13 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
             }
         }
     }
+    // What the hosts are (CPU model, kernel, memory), each distinct host once.
+    let facts: Vec<(&str, &fleetbench_agent::host::HostFacts)> = lines
+        .iter()
+        .filter_map(|l| l.result.as_ref().ok())
+        .map(|h| (h.hostname.as_str(), &h.host))
+        .collect();
+    s.push_str(&crate::report::hosts::facts_block(&facts, AGENTS_LISTED));
     s
 }
 
