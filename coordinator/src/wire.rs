@@ -37,11 +37,19 @@ pub struct Sender {
 }
 
 /// What an agent's Hello says its host is; an agent that does not say gives "" and 0.
+/// The texts go into reports as they are, so control characters (a line break would
+/// forge a report line) become spaces and they are cut at 200 characters.
 pub fn host_facts(h: &pb::HelloReply) -> HostFacts {
+    let printable = |s: &str| -> String {
+        s.chars()
+            .take(200)
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
     HostFacts {
         cores: h.cores,
-        cpu_model: h.cpu_model.clone(),
-        kernel: h.kernel.clone(),
+        cpu_model: printable(&h.cpu_model),
+        kernel: printable(&h.kernel),
         mem_total_bytes: h.mem_total_bytes,
     }
 }
@@ -222,5 +230,25 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         },
         kinds,
         targets,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_facts_from_an_agent_cannot_break_report_lines() {
+        let h = pb::HelloReply {
+            cores: 4,
+            cpu_model: "EPYC\nWARNING: forged".into(),
+            kernel: "k".repeat(500),
+            mem_total_bytes: 7,
+            ..Default::default()
+        };
+        let f = host_facts(&h);
+        assert_eq!(f.cpu_model, "EPYC WARNING: forged");
+        assert_eq!(f.kernel.len(), 200);
+        assert_eq!((f.cores, f.mem_total_bytes), (4, 7));
     }
 }
