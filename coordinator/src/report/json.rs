@@ -194,6 +194,23 @@ fn round(ms: f64) -> f64 {
     (ms * 1e3).round() / 1e3
 }
 
+/// One figure of every agent's host in tick `seq` (None where an agent sent none); empty
+/// when no agent sent any (`none`).
+fn per_agent_host<T>(
+    r: &RunResult,
+    none: bool,
+    seq: u32,
+    f: impl Fn(&fleetbench_agent::host::HostFigures) -> T,
+) -> Vec<Option<T>> {
+    if none {
+        return Vec::new();
+    }
+    r.hosts
+        .iter()
+        .map(|(_, v)| v.iter().find(|(s, _)| *s == seq).map(|(_, h)| f(h)))
+        .collect()
+}
+
 pub fn build(plan: &Plan, r: &RunResult) -> Report {
     let kind = FigureKind::of(&plan.workload);
     let agents_cfg = match &plan.agents {
@@ -312,30 +329,8 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 events_per_sec: iv.events_per_sec(),
                 latency_ms: latency_ms(&iv.latency, &plan.percentiles),
                 agent_events: iv.per_agent.clone(),
-                agent_cpu_busy_pct: if no_hosts {
-                    Vec::new()
-                } else {
-                    r.hosts
-                        .iter()
-                        .map(|(_, v)| {
-                            v.iter()
-                                .find(|(s, _)| *s == iv.seq)
-                                .map(|(_, h)| round(h.cpu_busy_pct))
-                        })
-                        .collect()
-                },
-                agent_hosts: if no_hosts {
-                    Vec::new()
-                } else {
-                    r.hosts
-                        .iter()
-                        .map(|(_, v)| {
-                            v.iter()
-                                .find(|(s, _)| *s == iv.seq)
-                                .map(|(_, h)| interval_host(h, tick_s))
-                        })
-                        .collect()
-                },
+                agent_cpu_busy_pct: per_agent_host(r, no_hosts, iv.seq, |h| round(h.cpu_busy_pct)),
+                agent_hosts: per_agent_host(r, no_hosts, iv.seq, |h| interval_host(h, tick_s)),
                 figures: with_tpcc(
                     kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
                     &plan.workload,
