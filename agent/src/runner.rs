@@ -10,7 +10,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
 use crate::rate::{QueueState, Schedule};
-use crate::stats::{IntervalHists, Sample, WorkerSlot};
+use crate::stats::{DbCounters, IntervalHists, Sample, WorkerSlot};
 use crate::workloads::ThreadWorkload;
 use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::client::{AsyncClient, Client};
@@ -298,6 +298,10 @@ pub struct PreparedRun {
     oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
     /// A thread workload with one database target (TPC-C): its counters are the run's.
     one_target: bool,
+    /// The one database target all of this run's load goes to, if there is one: its
+    /// per-interval figures are the interval's (workers count per target only when their
+    /// load goes to several).
+    single_target: Option<usize>,
 }
 
 impl PreparedRun {
@@ -361,6 +365,7 @@ impl PreparedRun {
             handles: Vec::new(),
             oltp_tail: None,
             one_target: false,
+            single_target: None,
         }
     }
 
@@ -373,6 +378,7 @@ impl PreparedRun {
         tail.targets[0].conn = Some(conn);
         self.oltp_tail = Some(Arc::new(Mutex::new(tail)));
         self.one_target = true;
+        self.single_target = Some(0);
     }
 
     /// Opens `config.threads` OLTP workers (connections and prepared statements), each on
@@ -452,6 +458,9 @@ impl PreparedRun {
         progress: Arc<OpenProgress>,
     ) -> Result<Self, LeanOpenError> {
         let mut run = PreparedRun::empty(config);
+        if let [(t, _)] = cfg.targets_in_use()[..] {
+            run.single_target = Some(t);
+        }
         let tail = Arc::new(Mutex::new(WorkerTail::new(cfg.targets.len())));
         run.oltp_tail = Some(tail.clone());
         let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
@@ -593,6 +602,18 @@ impl PreparedRun {
             .collect()
     }
 
+    /// An interval's sample with its per-target counters: the workers' own when their load
+    /// goes to several targets, else the whole sample's under its one target.
+    fn per_target(&self, mut sample: Sample) -> Sample {
+        if let Some(t) = self.single_target
+            && sample.targets.is_empty()
+        {
+            sample.targets = vec![Default::default(); t + 1];
+            sample.targets[t] = sample.db.clone();
+        }
+        sample
+    }
+
     /// Opens the gate and drives the run to its end, sending one report per tick.
     /// If `intervals` is closed (nobody listening) the run is aborted.
     pub async fn go(mut self, intervals: mpsc::Sender<IntervalReport>) -> FinalReport {
@@ -688,7 +709,7 @@ impl PreparedRun {
                     // Measured, not nominal: the ticker may wake a little late.
                     duration: now - last_tick,
                     threads_running,
-                    sample,
+                    sample: self.per_target(sample),
                     last: false,
                     open,
                 };
@@ -739,7 +760,7 @@ impl PreparedRun {
                 seq: seq + 1,
                 duration,
                 threads_running: last_running,
-                sample: rest,
+                sample: self.per_target(rest),
                 last: true,
                 open: open.map(|q| QueueState {
                     arrivals: q.arrivals.saturating_sub(arrivals_before),
@@ -803,6 +824,9 @@ impl Drop for PreparedRun {
 /// open loop each event first waits for its arrival, and its latency counts from there.
 fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
     let open = control.pace.is_some();
+    // Per-target counters per interval only where they differ from the worker's own: a
+    // worker on one target costs nothing more per event.
+    let several = w.targets_in_use() > 1;
     if open {
         crate::rate::tighten_timer_slack();
     }
@@ -842,6 +866,12 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
                     slot.record_db(service, &w.tally);
                 }
                 w.tally.reset();
+                if several && !warming {
+                    slot.add_targets(&w.target_tally);
+                }
+                if several {
+                    w.target_tally.iter_mut().for_each(DbCounters::reset);
+                }
                 if w.think(&control.stop) {
                     now = Instant::now();
                 }
@@ -855,6 +885,9 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
     }
     // Queries of an event cut short still happened: count them.
     slot.add_db(&w.tally);
+    if several {
+        slot.add_targets(&w.target_tally);
+    }
 }
 
 fn worker_loop(

@@ -194,6 +194,19 @@ pub struct Sample {
     pub service: Service,
     /// Per transaction type (TPC-C); empty for other workloads.
     pub txns: Vec<TxnSample>,
+    /// Per database target (by target index) when a worker's load goes to several;
+    /// empty otherwise, where `db` is the one target's.
+    pub targets: Vec<DbCounters>,
+}
+
+/// Adds per-target counters `from` into `into`, growing it to as many targets.
+fn merge_targets(into: &mut Vec<DbCounters>, from: &[DbCounters]) {
+    if into.len() < from.len() {
+        into.resize_with(from.len(), DbCounters::default);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        a.merge(b);
+    }
 }
 
 /// Service times of a set of events: histogram in microseconds, exact extremes and sum.
@@ -247,6 +260,7 @@ impl Default for Sample {
             io: IoCounters::default(),
             service: Service::default(),
             txns: Vec::new(),
+            targets: Vec::new(),
         }
     }
 }
@@ -281,6 +295,7 @@ impl Sample {
         self.io.merge(&other.io);
         self.service.merge(&other.service);
         merge_txns(&mut self.txns, &other.txns);
+        merge_targets(&mut self.targets, &other.targets);
     }
 
     /// Empties the sample, keeping the histogram's allocation.
@@ -294,6 +309,7 @@ impl Sample {
         self.io = IoCounters::default();
         self.service = Service::default();
         self.txns.clear();
+        self.targets.clear();
     }
 }
 
@@ -375,6 +391,8 @@ struct Counts {
     svc_sum_ns: u64,
     /// Per transaction type (the latencies are in the shared histograms).
     txns: Vec<TxnCounts>,
+    /// Per database target, when the worker's load goes to several.
+    targets: Vec<DbCounters>,
 }
 
 impl Default for Counts {
@@ -390,6 +408,7 @@ impl Default for Counts {
             svc_max_ns: 0,
             svc_sum_ns: 0,
             txns: Vec::new(),
+            targets: Vec::new(),
         }
     }
 }
@@ -562,6 +581,13 @@ impl WorkerSlot {
         self.lock().interval.db.merge(db);
     }
 
+    /// Adds an event's queries per database target (index = target), for a worker whose
+    /// load goes to several targets.
+    pub fn add_targets(&self, targets: &[DbCounters]) {
+        let mut s = self.lock();
+        merge_targets(&mut s.interval.targets, targets);
+    }
+
     /// Moves this worker's part of interval `seq` into `into` (its counters and the
     /// latencies it has not folded yet) and starts the next interval. The batches it
     /// folded before are in the shared histogram of `seq`, taken by
@@ -582,6 +608,7 @@ impl WorkerSlot {
         for (a, b) in into.txns.iter_mut().zip(&c.txns) {
             a.counts.add(b);
         }
+        merge_targets(&mut into.targets, &c.targets);
         for &us in &s.pending {
             let _ = into.hist.record(u64::from(us));
         }

@@ -561,6 +561,18 @@ pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         open_loop: open_to_proto(&iv.sample, iv.open),
         host: None,
         txns: txns_to_proto(&iv.sample),
+        targets: iv
+            .sample
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| !d.is_zero())
+            .map(|(i, d)| pb::TargetStats {
+                target: i as u32,
+                db: db_to_proto(d),
+                statements: None,
+            })
+            .collect(),
     }
 }
 

@@ -196,6 +196,7 @@ fn interval_bytes(o: &Options, h: &mut Histogram<u64>, a: usize, seq: u32) -> Ve
         open_loop: None,
         host: None,
         txns: Vec::new(),
+        targets: Vec::new(),
     }
     .encode_to_vec()
 }

@@ -192,6 +192,8 @@ pub struct IntervalPart {
     pub open: Option<OpenLoop>,
     /// TPC-C only.
     pub txns: Txns,
+    /// Database workloads: (target index, what it received in this interval).
+    pub targets: Vec<(usize, DbCounters)>,
 }
 
 /// What one agent's interval reports add up to: its share of the run when it is lost
@@ -794,6 +796,7 @@ mod tests {
             last: false,
             open: None,
             txns: Default::default(),
+            targets: Vec::new(),
         }
     }
 
@@ -848,6 +851,7 @@ mod tests {
             io: IoCounters::default(),
             open: None,
             txns: Default::default(),
+            targets: Vec::new(),
         };
         assert!(
             merger.add(7, 1, huge.clone()).is_empty(),
@@ -975,6 +979,7 @@ mod tests {
                     last: false,
                     open: None,
                     txns: Default::default(),
+                    targets: Vec::new(),
                 };
                 all.merge(&p.latency);
                 released.extend(m.add(a, seq, p));
@@ -1034,6 +1039,7 @@ mod tests {
                     last: false,
                     open: Some(open),
                     txns: Default::default(),
+                    targets: Vec::new(),
                 };
                 released.extend(m.add(a, seq, p));
             }

@@ -49,6 +49,8 @@ pub struct RunLabels {
     pub tags: Vec<(String, String)>,
     /// (address, host name) of each agent taking part.
     pub agents: Vec<(String, String)>,
+    /// (name, address) of each database target, by target index.
+    pub targets: Vec<(String, String)>,
 }
 
 /// One interval's rates and percentiles.
@@ -92,12 +94,16 @@ struct AgentSeries {
     net_tx: u64,
 }
 
-/// A target's figures, known when the run has ended.
-#[derive(Debug, Clone)]
+/// A database target's figures: counters as the agents' intervals bring them (the run's
+/// totals once it has ended), each agent's last interval's rates, and the statements'
+/// latency once the run has ended.
+#[derive(Debug, Clone, Default)]
 struct TargetSeries {
     name: String,
     addr: String,
     db: DbCounters,
+    /// Reads, writes, others per second in each agent's last interval, by agent.
+    qps: BTreeMap<String, [f64; 3]>,
     statements: Latency,
 }
 
@@ -138,6 +144,15 @@ impl Board {
                         (a.clone(), series)
                     })
                     .collect(),
+                targets: run
+                    .targets
+                    .iter()
+                    .map(|(name, addr)| TargetSeries {
+                        name: name.clone(),
+                        addr: addr.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
                 run,
                 ..Default::default()
             }
@@ -166,6 +181,15 @@ impl Board {
                 a.net_tx = a.net_tx.saturating_add(h.net_tx_bytes);
                 a.load = Some(*h);
             }
+            // Targets the plan does not name are not ours: left out.
+            for (i, d) in &part.targets {
+                if let Some(t) = s.targets.get_mut(*i) {
+                    t.db.merge(d);
+                    let per = |n: u64| crate::merge::per_sec(n, part.duration);
+                    let rates = [per(d.reads), per(d.writes), per(d.others)];
+                    t.qps.insert(addr.to_string(), rates);
+                }
+            }
         });
     }
 
@@ -175,27 +199,17 @@ impl Board {
         self.with(|s| s.merged = Some((iv.seq, iv.end.as_secs_f64(), rates)));
     }
 
-    /// The run ended: the per-target figures join, named as `names` (by target index)
-    /// gives them as (name, address).
-    pub fn finish(&self, r: &RunResult, names: &[(String, String)]) {
+    /// The run ended: each target's counters become the run's totals (the agents' final
+    /// reports), and its statements' latency joins.
+    pub fn finish(&self, r: &RunResult) {
         self.with(|s| {
             s.finished = true;
-            s.targets = r
-                .targets
-                .iter()
-                .map(|(i, db, l)| {
-                    let (name, addr) = names
-                        .get(*i)
-                        .cloned()
-                        .unwrap_or_else(|| (format!("#{i}"), String::new()));
-                    TargetSeries {
-                        name,
-                        addr,
-                        db: db.clone(),
-                        statements: l.clone(),
-                    }
-                })
-                .collect();
+            for (i, db, l) in &r.targets {
+                if let Some(t) = s.targets.get_mut(*i) {
+                    t.db = db.clone();
+                    t.statements = l.clone();
+                }
+            }
         });
     }
 
@@ -666,7 +680,11 @@ fn render(s: &State, openmetrics: bool) -> String {
         );
     }
     if !s.targets.is_empty() {
-        o.family("fleetbench_target_queries", Kind::Counter, "Queries a database target received over the run, by kind (known when the run has ended).");
+        o.family(
+            "fleetbench_target_queries",
+            Kind::Counter,
+            "Queries a database target received since the measurement's start, by kind.",
+        );
         for t in &s.targets {
             for (kind, n) in [
                 ("read", t.db.reads),
@@ -685,9 +703,31 @@ fn render(s: &State, openmetrics: bool) -> String {
             }
         }
         o.family(
+            "fleetbench_target_qps",
+            Kind::Gauge,
+            "Queries per second a database target received, by kind: the sum of every agent's last interval.",
+        );
+        for t in &s.targets {
+            let sum = t
+                .qps
+                .values()
+                .fold([0.0; 3], |a, q| [a[0] + q[0], a[1] + q[1], a[2] + q[2]]);
+            for (kind, v) in ["read", "write", "other"].iter().zip(sum) {
+                o.sample(
+                    "fleetbench_target_qps",
+                    &[
+                        ("target", &t.name),
+                        ("target_addr", &t.addr),
+                        ("kind", kind),
+                    ],
+                    v,
+                );
+            }
+        }
+        o.family(
             "fleetbench_target_errors",
             Kind::Counter,
-            "Errors a database target returned that were ignored, by code, over the run.",
+            "Errors a database target returned that were ignored, by code, since the measurement's start.",
         );
         for t in &s.targets {
             for (code, n) in &t.db.errors_by_code {
@@ -705,7 +745,7 @@ fn render(s: &State, openmetrics: bool) -> String {
         o.family(
             "fleetbench_target_reconnects",
             Kind::Counter,
-            "Reconnects to a database target over the run.",
+            "Reconnects to a database target since the measurement's start.",
         );
         for t in &s.targets {
             o.sample(
@@ -717,7 +757,7 @@ fn render(s: &State, openmetrics: bool) -> String {
         o.family(
             "fleetbench_target_statement_latency_seconds",
             Kind::Gauge,
-            "Latency percentiles of single statements sent to a database target over the run.",
+            "Latency percentiles of single statements sent to a database target over the run (once it has ended).",
         );
         for t in &s.targets {
             if t.statements.count() > 0 {
@@ -1087,6 +1127,10 @@ mod tests {
                 ("10.0.0.1:7600".into(), "c1".into()),
                 ("10.0.0.2:7600".into(), "c2".into()),
             ],
+            targets: vec![
+                ("a".into(), "h0:3306".into()),
+                ("b".into(), "h1:3306".into()),
+            ],
         });
         b
     }
@@ -1249,13 +1293,7 @@ mod tests {
         b.merged(&iv);
         let mut r = RunResult::default();
         r.targets.push((1, part(5, &[]).db, latency(&[200])));
-        b.finish(
-            &r,
-            &[
-                ("a".into(), "h0:3306".into()),
-                ("b".into(), "h1:3306".into()),
-            ],
-        );
+        b.finish(&r);
         let t = b.render(false);
         let base = r#"run_id="r1",tag_buffer_pool="8G",tag_proxy="my\"cat""#;
         let a1 = format!("{base},agent=\"10.0.0.1:7600\"");
@@ -1304,6 +1342,62 @@ mod tests {
         });
         let t = b.render(false);
         assert!(!t.contains("r1") && !t.contains("fleetbench_target_queries_total{"));
+    }
+
+    #[test]
+    fn targets_are_live_from_the_agents_intervals_and_final_at_the_end() {
+        let b = board();
+        let mut p1 = part(10, &[500]);
+        p1.targets = vec![(0, p1.db.clone())];
+        let mut p2 = part(20, &[500]);
+        // An agent whose tables are on both targets; an index the plan does not name.
+        p2.targets = vec![
+            (0, part(5, &[]).db),
+            (1, part(15, &[]).db),
+            (9, p2.db.clone()),
+        ];
+        b.agent_interval("10.0.0.1:7600", &p1, None);
+        b.agent_interval("10.0.0.2:7600", &p2, None);
+        let t = b.render(false);
+        let base = r#"run_id="r1",tag_buffer_pool="8G",tag_proxy="my\"cat""#;
+        let ta = format!("{base},target=\"a\",target_addr=\"h0:3306\"");
+        let tb = format!("{base},target=\"b\",target_addr=\"h1:3306\"");
+        assert_eq!(
+            value(
+                &t,
+                &format!("fleetbench_target_queries_total{{{ta},kind=\"read\"}}")
+            ),
+            150.0
+        );
+        assert_eq!(
+            value(
+                &t,
+                &format!("fleetbench_target_queries_total{{{tb},kind=\"read\"}}")
+            ),
+            150.0
+        );
+        // Rates: both agents' last intervals (1 s each) summed.
+        assert_eq!(
+            value(&t, &format!("fleetbench_target_qps{{{ta},kind=\"write\"}}")),
+            60.0
+        );
+        assert!(!t.contains("target=\"#9\""));
+        assert!(!t.contains("fleetbench_target_statement_latency_seconds{"));
+        // The end: the final reports' totals replace what the intervals added up to.
+        let mut r = RunResult::default();
+        r.targets.push((0, part(100, &[]).db, latency(&[200])));
+        b.finish(&r);
+        let t = b.render(false);
+        assert_eq!(
+            value(
+                &t,
+                &format!("fleetbench_target_queries_total{{{ta},kind=\"read\"}}")
+            ),
+            1000.0
+        );
+        assert!(t.contains(&format!(
+            "fleetbench_target_statement_latency_seconds{{{ta},percentile=\"99\"}}"
+        )));
     }
 
     #[test]

@@ -141,8 +141,18 @@ pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
         last: iv.last,
         open: open_loop(iv.open_loop.as_ref())?,
         txns: txns(&iv.txns)?,
+        // An agent talks to a handful of targets; a longer list is not one of ours.
+        targets: iv
+            .targets
+            .iter()
+            .take(MAX_TARGETS)
+            .map(|t| (t.target as usize, db_counters(t.db.as_ref())))
+            .collect(),
     })
 }
+
+/// The most per-target entries read from one interval.
+const MAX_TARGETS: usize = 4096;
 
 /// Per transaction type (TPC-C), by the agents' type names; unknown names are ignored.
 pub fn txns(list: &[pb::TxnStats]) -> Result<Txns, CodecError> {

@@ -394,3 +394,93 @@ fn bad_metrics_options_get_one_line_and_exit_2() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The value of every sample line starting with `prefix` (and holding `also`), summed.
+fn sum_of(text: &str, prefix: &str, also: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(prefix) && l.contains(also))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+#[test]
+fn tables_over_two_servers_show_each_target_live() {
+    let (m, s) = (
+        fleetbench_tests::mariadb::MariaDb::start(),
+        fleetbench_tests::mariadb::MariaDb::start(),
+    );
+    let (a1, a2) = (AgentProc::start(), AgentProc::start());
+    let t = [
+        format!("--target=master={}", m.url()),
+        format!("--target=slave={}", s.url()),
+        "--tables=4".into(),
+        "--table-size=300".into(),
+        "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec!["oltp_read_only".into()];
+        v.extend(t.iter().cloned());
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    fleetbench_tests::fleetbench_ok(&with(&["--threads=2", "prepare"]));
+    let agents = format!("--agents={},{}", a1.addr, a2.addr);
+    let mut run = Command::new(bin("fleetbench"))
+        .args(with(&[
+            &agents,
+            "--threads=4",
+            "--time=6",
+            "--report-interval=1",
+            "--metrics-listen=127.0.0.1:0",
+            "run",
+        ]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(run.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let metrics = line
+        .trim()
+        .strip_prefix("note: serving the run's metrics for Prometheus at http://")
+        .and_then(|l| l.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("no metrics address in {line:?}"))
+        .to_string();
+    // Three intervals in, while the run goes on: both servers' series, from every agent's
+    // intervals (each agent runs tables on both servers).
+    let mut text = String::new();
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            text = get(&metrics, "/metrics", "text/plain").map_or_else(String::new, |r| r.1);
+            sum_of(&text, "fleetbench_interval{", "") >= 3.0
+        }),
+        "no third interval: {text}"
+    );
+    assert!(text.contains("fleetbench_run_finished{run_id=") && text.contains("} 0\n"));
+    let master = "target=\"master\"";
+    let slave = "target=\"slave\"";
+    let reads = |t: &str| sum_of(&text, "fleetbench_target_queries_total{", t);
+    let (rm, rs) = (
+        reads(&format!(
+            "{master},target_addr=\"127.0.0.1:{}\",kind=\"read\"",
+            m.port()
+        )),
+        reads(&format!(
+            "{slave},target_addr=\"127.0.0.1:{}\",kind=\"read\"",
+            s.port()
+        )),
+    );
+    assert!(rm > 0.0 && rs > 0.0, "master {rm}, slave {rs}:\n{text}");
+    // The targets' counters are the agents' counters, split: they add up exactly.
+    let by_agents = sum_of(&text, "fleetbench_queries_total{", "kind=\"read\"");
+    assert_eq!(rm + rs, by_agents, "{text}");
+    assert!(
+        sum_of(&text, "fleetbench_target_qps{", master) > 0.0,
+        "{text}"
+    );
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(0), "{rest}");
+    fleetbench_tests::fleetbench_ok(&with(&["cleanup"]));
+}

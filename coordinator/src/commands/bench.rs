@@ -152,6 +152,19 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
         .iter()
         .map(|c| (c.addr.clone(), c.hello.hostname.clone()))
         .collect();
+    // Each target as the metrics name it: (name, where).
+    let targets: Vec<(String, String)> = plan
+        .workload
+        .targets()
+        .iter()
+        .map(|t| {
+            let at = t
+                .socket
+                .clone()
+                .unwrap_or_else(|| format!("{}:{}", t.host, t.port));
+            (t.name.clone(), at)
+        })
+        .collect();
     let go = |run_id: &str, ways: &[(usize, merge::Connection)]| {
         if let Some(b) = board {
             b.begin(crate::metrics::RunLabels {
@@ -159,6 +172,7 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
                 workload: plan.workload.name().to_string(),
                 tags: plan.tags.clone(),
                 agents,
+                targets,
             });
         }
         if let Some(log) = hlog.borrow_mut().as_mut() {
@@ -242,19 +256,7 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
                 log.finish().map_err(anyhow::Error::msg)?;
             }
             if let Some(m) = &live.metrics {
-                let names: Vec<(String, String)> = plan
-                    .workload
-                    .targets()
-                    .iter()
-                    .map(|t| {
-                        let at = t
-                            .socket
-                            .clone()
-                            .unwrap_or_else(|| format!("{}:{}", t.host, t.port));
-                        (t.name.clone(), at)
-                    })
-                    .collect();
-                m.board().finish(&r, &names);
+                m.board().finish(&r);
                 // The run's figures are kept whether or not the push works.
                 match m.push().await {
                     Some(Ok(at)) => eprintln!("note: pushed the run's metrics to {at}"),

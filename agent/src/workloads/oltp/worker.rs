@@ -150,6 +150,9 @@ pub struct OltpWorker<C: Client> {
     pub tally: DbCounters,
     /// Per-target counters over the run, added to the shared tail when the worker ends.
     target_db: Vec<DbCounters>,
+    /// Per-target counters of the event in progress, moved to the recorder when it ends
+    /// (only read when the worker's load goes to more than one target).
+    pub target_tally: Vec<DbCounters>,
     log: StmtLog,
     events: u64,
     unique: u64,
@@ -236,6 +239,7 @@ impl<C: Client> OltpWorker<C> {
             params: Vec::with_capacity(64),
             tally: DbCounters::default(),
             target_db: vec![DbCounters::default(); cfg.targets.len()],
+            target_tally: vec![DbCounters::default(); cfg.targets.len()],
             log: StmtLog::new(tail),
             events: 0,
             unique: 0,
@@ -346,10 +350,21 @@ impl<C: Client> OltpWorker<C> {
         self.log.muted = on;
         if !on {
             self.tally.reset();
-            for t in &mut self.target_db {
+            for t in self.target_db.iter_mut().chain(&mut self.target_tally) {
                 t.reset();
             }
         }
+    }
+
+    /// How many targets this worker's tables are on.
+    pub fn targets_in_use(&self) -> usize {
+        self.cfg.targets_in_use().len()
+    }
+
+    /// Counts on target `t`: in the run's total and in the event's.
+    fn on_target(&mut self, t: usize, f: impl Fn(&mut DbCounters)) {
+        f(&mut self.target_db[t]);
+        f(&mut self.target_tally[t]);
     }
 
     /// When the last statement ended: the end of the event just run.
@@ -420,7 +435,7 @@ impl<C: Client> OltpWorker<C> {
                         return o;
                     }
                     self.tally.reconnects += 1;
-                    self.target_db[t].reconnects += 1;
+                    self.on_target(t, |c| c.reconnects += 1);
                 }
                 Err(Failure::Fatal(msg)) => return Outcome::Fatal(msg),
             }
@@ -498,7 +513,7 @@ impl<C: Client> OltpWorker<C> {
                         return o;
                     }
                     self.tally.reconnects += 1;
-                    self.target_db[t].reconnects += 1;
+                    self.on_target(t, |c| c.reconnects += 1);
                 }
                 Err(Failure::Ignored(code)) => self.tally.count_ignored(code),
                 Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
@@ -540,7 +555,7 @@ impl<C: Client> OltpWorker<C> {
                 c.in_trx = false;
                 if c.conn.query("ROLLBACK").is_ok() {
                     self.tally.others += 1;
-                    self.target_db[t].others += 1;
+                    self.on_target(t, |c| c.others += 1);
                 }
             }
         }
@@ -695,20 +710,19 @@ impl<C: Client> OltpWorker<C> {
                 let ns = now.duration_since(self.last).as_nanos() as u64;
                 self.last = now;
                 self.log.record(kind_index(kind), t, ns);
-                let tt = &mut self.target_db[t];
                 // A statement returning a result set is a read, DML that changed rows a write;
                 // a CALL is neither, whatever its procedure did last.
                 let wrote = kind != Kind::Call
                     && matches!(reply, Reply::Ok { affected_rows } if affected_rows > 0);
                 if kind.is_select() {
                     self.tally.reads += 1;
-                    tt.reads += 1;
+                    self.on_target(t, |c| c.reads += 1);
                 } else if wrote {
                     self.tally.writes += 1;
-                    tt.writes += 1;
+                    self.on_target(t, |c| c.writes += 1);
                 } else {
                     self.tally.others += 1;
-                    tt.others += 1;
+                    self.on_target(t, |c| c.others += 1);
                 }
                 Ok(())
             }
@@ -716,7 +730,7 @@ impl<C: Client> OltpWorker<C> {
                 if let Some(code) = e.code()
                     && self.cfg.ignores(code)
                 {
-                    self.target_db[t].count_ignored(code);
+                    self.on_target(t, |c| c.count_ignored(code));
                     return Err(Failure::Ignored(code));
                 }
                 if is_lost(&e) {
@@ -747,7 +761,8 @@ impl<C: Client> OltpWorker<C> {
 
     /// Heap bytes of this worker's recording structures: fixed, whatever the run does.
     pub fn recording_heap_bytes(&self) -> usize {
-        self.log.heap_bytes() + self.target_db.len() * std::mem::size_of::<DbCounters>()
+        self.log.heap_bytes()
+            + (self.target_db.len() + self.target_tally.len()) * std::mem::size_of::<DbCounters>()
     }
 
     /// Closes every connection politely and hands in the run's per-kind/target figures.
