@@ -94,6 +94,30 @@ fn query(prom: &str, q: &str) -> Vec<(serde_json::Value, f64)> {
         .collect()
 }
 
+/// Starts `fleetbench ARGS` (which include `--metrics-listen=127.0.0.1:0`) and reads the
+/// address it serves the metrics at from its first line on stderr: the child, the rest of
+/// its stderr, and the address.
+fn with_metrics<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+) -> (Child, BufReader<std::process::ChildStderr>, String) {
+    let mut run = Command::new(bin("fleetbench"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(run.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let metrics = line
+        .trim()
+        .strip_prefix("note: serving the run's metrics for Prometheus at http://")
+        .and_then(|l| l.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("no metrics address in {line:?}"))
+        .to_string();
+    (run, err, metrics)
+}
+
 #[test]
 fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
     let dir = Scratch::new("prometheus");
@@ -123,32 +147,18 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
     let _prometheus = start(cmd, port, "/-/ready");
 
     let out_json = dir.path("run.json");
-    let mut run = Command::new(bin("fleetbench"))
-        .args([
-            "cpu",
-            &format!("--agents={},{}", a1.addr, a2.addr),
-            "--threads=2",
-            "--cpu-max-prime=5000",
-            "--time=9",
-            "--report-interval=1",
-            "--tag=study=prom-test",
-            "--metrics-listen=127.0.0.1:0",
-            &format!("--json={}", out_json.display()),
-            "run",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(run.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let metrics = line
-        .trim()
-        .strip_prefix("note: serving the run's metrics for Prometheus at http://")
-        .and_then(|l| l.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("no metrics address in {line:?}"))
-        .to_string();
+    let (mut run, mut err, metrics) = with_metrics(&[
+        "cpu",
+        &format!("--agents={},{}", a1.addr, a2.addr),
+        "--threads=2",
+        "--cpu-max-prime=5000",
+        "--time=9",
+        "--report-interval=1",
+        "--tag=study=prom-test",
+        "--metrics-listen=127.0.0.1:0",
+        &format!("--json={}", out_json.display()),
+        "run",
+    ]);
     // Renamed into place, so that Prometheus never reads half a file.
     let tmp = dir.path("targets.json.tmp");
     std::fs::write(&tmp, format!("[{{\"targets\": [\"{metrics}\"]}}]")).unwrap();
@@ -426,28 +436,14 @@ fn tables_over_two_servers_show_each_target_live() {
     };
     fleetbench_tests::fleetbench_ok(&with(&["--threads=2", "prepare"]));
     let agents = format!("--agents={},{}", a1.addr, a2.addr);
-    let mut run = Command::new(bin("fleetbench"))
-        .args(with(&[
-            &agents,
-            "--threads=4",
-            "--time=6",
-            "--report-interval=1",
-            "--metrics-listen=127.0.0.1:0",
-            "run",
-        ]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(run.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let metrics = line
-        .trim()
-        .strip_prefix("note: serving the run's metrics for Prometheus at http://")
-        .and_then(|l| l.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("no metrics address in {line:?}"))
-        .to_string();
+    let (mut run, mut err, metrics) = with_metrics(&with(&[
+        &agents,
+        "--threads=4",
+        "--time=6",
+        "--report-interval=1",
+        "--metrics-listen=127.0.0.1:0",
+        "run",
+    ]));
     // Three intervals in, while the run goes on: both servers' series, from every agent's
     // intervals (each agent runs tables on both servers).
     let mut text = String::new();
