@@ -92,6 +92,10 @@ struct AgentSeries {
     load: Option<HostFigures>,
     net_rx: u64,
     net_tx: u64,
+    /// TPC-C, per transaction type: (completed, failed, retried) since the start, and
+    /// completed per minute in the agent's last interval.
+    txns: [(u64, u64, u64); 5],
+    txn_per_min: [f64; 5],
 }
 
 /// A database target's figures: counters as the agents' intervals bring them (the run's
@@ -176,6 +180,17 @@ impl Board {
             );
             rates.open = part.open.as_ref().map(|o| (o.queue_length, o.concurrency));
             a.last = Some(rates);
+            if !part.txns.is_empty() {
+                for (i, t) in part.txns.0.iter().enumerate() {
+                    let c = &mut a.txns[i];
+                    *c = (
+                        c.0.saturating_add(t.count()),
+                        c.1.saturating_add(t.failed),
+                        c.2.saturating_add(t.retried),
+                    );
+                    a.txn_per_min[i] = crate::merge::per_sec(t.count(), part.duration) * 60.0;
+                }
+            }
             if let Some(h) = load {
                 a.net_rx = a.net_rx.saturating_add(h.net_rx_bytes);
                 a.net_tx = a.net_tx.saturating_add(h.net_tx_bytes);
@@ -575,6 +590,61 @@ fn render(s: &State, openmetrics: bool) -> String {
         each(&mut o, "fleetbench_concurrency", &|a| {
             a.last.and_then(|r| r.open).map(|(_, c)| f64::from(c))
         });
+    }
+    if s.run.workload == "tpcc" {
+        use fleetbench_agent::workloads::tpcc::TXN_NAMES;
+        o.family(
+            "fleetbench_tpcc_transactions",
+            Kind::Counter,
+            "TPC-C: transactions completed since the measurement's start, by type.",
+        );
+        for (addr, a) in &agents {
+            for (name, c) in TXN_NAMES.iter().zip(a.txns) {
+                o.sample(
+                    "fleetbench_tpcc_transactions_total",
+                    &[("agent", addr), ("type", name)],
+                    c.0 as f64,
+                );
+            }
+        }
+        o.family(
+            "fleetbench_tpcc_failed",
+            Kind::Counter,
+            "TPC-C: transactions that failed after their retries, by type.",
+        );
+        for (addr, a) in &agents {
+            for (name, c) in TXN_NAMES.iter().zip(a.txns) {
+                o.sample(
+                    "fleetbench_tpcc_failed_total",
+                    &[("agent", addr), ("type", name)],
+                    c.1 as f64,
+                );
+            }
+        }
+        o.family(
+            "fleetbench_tpcc_retried",
+            Kind::Counter,
+            "TPC-C: retries after a deadlock or lock wait timeout, by type.",
+        );
+        for (addr, a) in &agents {
+            for (name, c) in TXN_NAMES.iter().zip(a.txns) {
+                o.sample(
+                    "fleetbench_tpcc_retried_total",
+                    &[("agent", addr), ("type", name)],
+                    c.2 as f64,
+                );
+            }
+        }
+        o.family("fleetbench_tpcc_per_minute", Kind::Gauge, "TPC-C: transactions completed per minute in the agent's last interval, by type (new_order summed over agents is the TpmC).");
+        for (addr, a) in &agents {
+            for (name, v) in TXN_NAMES.iter().zip(a.txn_per_min) {
+                o.sample(
+                    "fleetbench_tpcc_per_minute",
+                    &[("agent", addr), ("type", name)],
+                    v,
+                );
+            }
+        }
     }
     if agents.iter().any(|(_, a)| a.load.is_some()) {
         let load = |f: fn(&HostFigures) -> f64| move |a: &AgentSeries| a.load.as_ref().map(f);
@@ -1398,6 +1468,46 @@ mod tests {
         assert!(t.contains(&format!(
             "fleetbench_target_statement_latency_seconds{{{ta},percentile=\"99\"}}"
         )));
+    }
+
+    #[test]
+    fn tpcc_runs_get_their_transactions_by_type() {
+        let b = Board::default();
+        b.begin(RunLabels {
+            run_id: "t".into(),
+            workload: "tpcc".into(),
+            ..Default::default()
+        });
+        let mut p = part(4, &[1000, 1000, 1000, 1000]);
+        p.txns.0[0] = crate::merge::TxnFigures {
+            latency: latency(&[1000, 1000, 1000]),
+            failed: 1,
+            retried: 2,
+            rolled_back: 0,
+        };
+        p.txns.0[1].latency = latency(&[500]);
+        b.agent_interval("a:1", &p, None);
+        b.agent_interval("a:1", &p, None);
+        let t = b.render(false);
+        let l = r#"run_id="t",agent="a:1",type="new_order""#;
+        assert_eq!(
+            value(&t, &format!("fleetbench_tpcc_transactions_total{{{l}}}")),
+            6.0
+        );
+        assert_eq!(
+            value(&t, &format!("fleetbench_tpcc_failed_total{{{l}}}")),
+            2.0
+        );
+        assert_eq!(
+            value(&t, &format!("fleetbench_tpcc_retried_total{{{l}}}")),
+            4.0
+        );
+        // 3 New-Orders in a 1 s interval: 180 a minute.
+        assert_eq!(
+            value(&t, &format!("fleetbench_tpcc_per_minute{{{l}}}")),
+            180.0
+        );
+        assert!(!board().render(false).contains("fleetbench_tpcc_"));
     }
 
     #[test]
