@@ -482,3 +482,53 @@ fn tables_over_two_servers_show_each_target_live() {
     assert_eq!(run.wait().unwrap().code(), Some(0), "{rest}");
     fleetbench_tests::fleetbench_ok(&with(&["cleanup"]));
 }
+
+#[test]
+fn a_tpcc_run_pushes_its_transactions_by_type() {
+    let db = fleetbench_tests::mariadb::MariaDb::start();
+    db.sql("CREATE DATABASE tpcc");
+    let port = free_port();
+    let pgw = format!("127.0.0.1:{port}");
+    let mut cmd = Command::new(program("prometheus-pushgateway"));
+    cmd.arg(format!("--web.listen-address={pgw}"));
+    let _pushgateway = start(cmd, port, "/-/ready");
+    let dir = Scratch::new("pushgateway-tpcc");
+    let out_json = dir.path("run.json");
+    let mut base = vec!["tpcc".to_string(), "--warehouses=1".into()];
+    base.extend(
+        db.fleetbench_args()
+            .into_iter()
+            .filter(|a| !a.starts_with("--mysql-db=")),
+    );
+    base.push("--mysql-db=tpcc".into());
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut v = base.clone();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    fleetbench_tests::fleetbench_ok(&with(&["prepare"]));
+    let push = format!("--metrics-push=http://{pgw}");
+    let json_opt = format!("--json={}", out_json.display());
+    fleetbench_tests::fleetbench_ok(&with(&["--threads=2", "--time=3", &push, &json_opt, "run"]));
+    let doc = json(&out_json);
+    let run_id = doc["meta"]["run_id"].as_str().unwrap();
+    let (_, text) = get(&pgw, "/metrics", "text/plain").unwrap();
+    let types = &doc["totals"]["tpcc"]["transactions"];
+    for t in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        let pushed = sum_of(
+            &text,
+            "fleetbench_tpcc_transactions_total{",
+            &format!("type=\"{t}\""),
+        );
+        let want = types[t]["count"].as_f64().unwrap();
+        assert!(want > 0.0, "{t}: {types}");
+        assert_eq!(pushed, want, "{t} (run {run_id})");
+    }
+    fleetbench_tests::fleetbench_ok(&with(&["cleanup"]));
+}
