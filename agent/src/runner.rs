@@ -1019,8 +1019,9 @@ mod tests {
         let fin = run.go(tx).await;
         let ticks = collect.await.unwrap();
         assert!(began.elapsed() >= Duration::from_millis(450));
+        // With the warm-up counted it would be 450 ms or more.
         assert!(
-            fin.elapsed >= Duration::from_millis(250) && fin.elapsed < Duration::from_millis(400),
+            fin.elapsed >= Duration::from_millis(250) && fin.elapsed < Duration::from_millis(450),
             "measured time only: {:?}",
             fin.elapsed
         );
