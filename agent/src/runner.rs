@@ -296,8 +296,6 @@ pub struct PreparedRun {
     handles: Vec<JoinHandle<()>>,
     /// Per-kind/per-target figures the OLTP worker threads hand back as they end.
     oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
-    /// A thread workload with one database target (TPC-C): its counters are the run's.
-    one_target: bool,
     /// The one database target all of this run's load goes to, if there is one: its
     /// per-interval figures are the interval's (workers count per target only when their
     /// load goes to several).
@@ -364,7 +362,6 @@ impl PreparedRun {
             intervals: Arc::new(IntervalHists::default()),
             handles: Vec::new(),
             oltp_tail: None,
-            one_target: false,
             single_target: None,
         }
     }
@@ -377,7 +374,6 @@ impl PreparedRun {
         tail.kinds.clear();
         tail.targets[0].conn = Some(conn);
         self.oltp_tail = Some(Arc::new(Mutex::new(tail)));
-        self.one_target = true;
         self.single_target = Some(0);
     }
 
@@ -692,6 +688,7 @@ impl PreparedRun {
                     slot.drain_into(seq, &mut sample);
                 }
                 self.intervals.take_into(seq, &mut sample);
+                let sample = self.per_target(sample);
                 cumulative.merge(&sample);
                 last_running = threads_running;
                 let open = self.control.queue_at(now.into_std()).map(|q| {
@@ -709,7 +706,7 @@ impl PreparedRun {
                     // Measured, not nominal: the ticker may wake a little late.
                     duration: now - last_tick,
                     threads_running,
-                    sample: self.per_target(sample),
+                    sample,
                     last: false,
                     open,
                 };
@@ -736,11 +733,11 @@ impl PreparedRun {
             slot.drain_into(seq + 1, &mut rest);
         }
         self.intervals.take_into(seq + 1, &mut rest);
+        let rest = self.per_target(rest);
         cumulative.merge(&rest);
-        if self.one_target
-            && let Some(t) = tail.targets.first_mut()
-        {
-            t.db = cumulative.db.clone();
+        // Each target's figures over the run: what its intervals added up to.
+        for (into, db) in tail.targets.iter_mut().zip(&cumulative.targets) {
+            into.db = db.clone();
         }
         // The queue as the run ended: arrivals up to the end that no thread took.
         let open = self
@@ -760,7 +757,7 @@ impl PreparedRun {
                 seq: seq + 1,
                 duration,
                 threads_running: last_running,
-                sample: self.per_target(rest),
+                sample: rest,
                 last: true,
                 open: open.map(|q| QueueState {
                     arrivals: q.arrivals.saturating_sub(arrivals_before),
@@ -866,10 +863,11 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
                     slot.record_db(service, &w.tally);
                 }
                 w.tally.reset();
-                if several && !warming {
-                    slot.add_targets(&w.target_tally);
-                }
+                // A worker on one target needs no per-target counts: the run's are its.
                 if several {
+                    if !warming {
+                        slot.add_targets(&w.target_tally);
+                    }
                     w.target_tally.iter_mut().for_each(DbCounters::reset);
                 }
                 if w.think(&control.stop) {

@@ -238,6 +238,9 @@ impl Board {
     }
 }
 
+/// One TPC-C figure of an agent, by transaction type index.
+type TxnFigure = fn(&AgentSeries, usize) -> f64;
+
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Counter,
@@ -593,56 +596,44 @@ fn render(s: &State, openmetrics: bool) -> String {
     }
     if s.run.workload == "tpcc" {
         use fleetbench_agent::workloads::tpcc::TXN_NAMES;
-        o.family(
-            "fleetbench_tpcc_transactions",
-            Kind::Counter,
-            "TPC-C: transactions completed since the measurement's start, by type.",
-        );
-        for (addr, a) in &agents {
-            for (name, c) in TXN_NAMES.iter().zip(a.txns) {
-                o.sample(
-                    "fleetbench_tpcc_transactions_total",
-                    &[("agent", addr), ("type", name)],
-                    c.0 as f64,
-                );
-            }
-        }
-        o.family(
-            "fleetbench_tpcc_failed",
-            Kind::Counter,
-            "TPC-C: transactions that failed after their retries, by type.",
-        );
-        for (addr, a) in &agents {
-            for (name, c) in TXN_NAMES.iter().zip(a.txns) {
-                o.sample(
-                    "fleetbench_tpcc_failed_total",
-                    &[("agent", addr), ("type", name)],
-                    c.1 as f64,
-                );
-            }
-        }
-        o.family(
-            "fleetbench_tpcc_retried",
-            Kind::Counter,
-            "TPC-C: retries after a deadlock or lock wait timeout, by type.",
-        );
-        for (addr, a) in &agents {
-            for (name, c) in TXN_NAMES.iter().zip(a.txns) {
-                o.sample(
-                    "fleetbench_tpcc_retried_total",
-                    &[("agent", addr), ("type", name)],
-                    c.2 as f64,
-                );
-            }
-        }
-        o.family("fleetbench_tpcc_per_minute", Kind::Gauge, "TPC-C: transactions completed per minute in the agent's last interval, by type (new_order summed over agents is the TpmC).");
-        for (addr, a) in &agents {
-            for (name, v) in TXN_NAMES.iter().zip(a.txn_per_min) {
-                o.sample(
-                    "fleetbench_tpcc_per_minute",
-                    &[("agent", addr), ("type", name)],
-                    v,
-                );
+        // One family per figure, a sample per agent and transaction type.
+        let families: [(&str, Kind, &str, TxnFigure); 4] = [
+            (
+                "fleetbench_tpcc_transactions",
+                Kind::Counter,
+                "TPC-C: transactions completed since the measurement's start, by type.",
+                |a, i| a.txns[i].0 as f64,
+            ),
+            (
+                "fleetbench_tpcc_failed",
+                Kind::Counter,
+                "TPC-C: transactions that failed after their retries, by type.",
+                |a, i| a.txns[i].1 as f64,
+            ),
+            (
+                "fleetbench_tpcc_retried",
+                Kind::Counter,
+                "TPC-C: retries after a deadlock or lock wait timeout, by type.",
+                |a, i| a.txns[i].2 as f64,
+            ),
+            (
+                "fleetbench_tpcc_per_minute",
+                Kind::Gauge,
+                "TPC-C: transactions completed per minute in the agent's last interval, by type (new_order summed over agents is the TpmC).",
+                |a, i| a.txn_per_min[i],
+            ),
+        ];
+        for (name, kind, help, f) in families {
+            o.family(name, kind, help);
+            let sample = if kind == Kind::Counter {
+                format!("{name}_total")
+            } else {
+                name.to_string()
+            };
+            for (addr, a) in &agents {
+                for (i, t) in TXN_NAMES.iter().enumerate() {
+                    o.sample(&sample, &[("agent", addr), ("type", t)], f(a, i));
+                }
             }
         }
     }

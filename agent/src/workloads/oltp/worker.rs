@@ -45,7 +45,8 @@ pub struct TargetTally {
 }
 
 /// Per-kind and per-target figures of a run, shared by its workers: each folds its
-/// statement latencies in by batches and its per-target counters when it ends.
+/// statement latencies in by batches; the runner fills in the per-target counters from
+/// the intervals at the end.
 #[derive(Debug, Default)]
 pub struct WorkerTail {
     pub kinds: Vec<Sample>,
@@ -148,10 +149,9 @@ pub struct OltpWorker<C: Client> {
     params: Vec<Param<'static>>,
     /// Queries of the event in progress, moved to the recorder when it ends.
     pub tally: DbCounters,
-    /// Per-target counters over the run, added to the shared tail when the worker ends.
-    target_db: Vec<DbCounters>,
     /// Per-target counters of the event in progress, moved to the recorder when it ends
-    /// (only read when the worker's load goes to more than one target).
+    /// (only read when the worker's load goes to more than one target; the run's
+    /// per-target figures are its intervals' sum).
     pub target_tally: Vec<DbCounters>,
     log: StmtLog,
     events: u64,
@@ -238,7 +238,6 @@ impl<C: Client> OltpWorker<C> {
             sql: String::with_capacity(256),
             params: Vec::with_capacity(64),
             tally: DbCounters::default(),
-            target_db: vec![DbCounters::default(); cfg.targets.len()],
             target_tally: vec![DbCounters::default(); cfg.targets.len()],
             log: StmtLog::new(tail),
             events: 0,
@@ -350,7 +349,7 @@ impl<C: Client> OltpWorker<C> {
         self.log.muted = on;
         if !on {
             self.tally.reset();
-            for t in self.target_db.iter_mut().chain(&mut self.target_tally) {
+            for t in &mut self.target_tally {
                 t.reset();
             }
         }
@@ -361,9 +360,8 @@ impl<C: Client> OltpWorker<C> {
         self.cfg.targets_in_use().len()
     }
 
-    /// Counts on target `t`: in the run's total and in the event's.
+    /// Counts on target `t`, in the event's per-target counters.
     fn on_target(&mut self, t: usize, f: impl Fn(&mut DbCounters)) {
-        f(&mut self.target_db[t]);
         f(&mut self.target_tally[t]);
     }
 
@@ -750,19 +748,15 @@ impl<C: Client> OltpWorker<C> {
         self.hand_in();
     }
 
-    /// Adds what this worker measured to the run's shared per-kind/target figures.
+    /// Folds this worker's last statement latencies into the run's shared per-kind and
+    /// per-target figures (the per-target counters come from the intervals).
     fn hand_in(&mut self) {
         self.log.fold();
-        let mut tail = self.log.shared.lock().unwrap_or_else(|p| p.into_inner());
-        for (into, db) in tail.targets.iter_mut().zip(&self.target_db) {
-            into.db.merge(db);
-        }
     }
 
     /// Heap bytes of this worker's recording structures: fixed, whatever the run does.
     pub fn recording_heap_bytes(&self) -> usize {
-        self.log.heap_bytes()
-            + (self.target_db.len() + self.target_tally.len()) * std::mem::size_of::<DbCounters>()
+        self.log.heap_bytes() + self.target_tally.len() * std::mem::size_of::<DbCounters>()
     }
 
     /// Closes every connection politely and hands in the run's per-kind/target figures.
