@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod host;
 pub mod limits;
+pub mod options;
 pub mod rand;
 pub mod rate;
 pub mod runner;

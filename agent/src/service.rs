@@ -540,10 +540,10 @@ impl AgentService {
                 Arc::new(wire::tpcc_from_proto(t).map_err(|e| Status::invalid_argument(e.0))?),
                 r.seed,
             )),
-            Some(workload_spec::Kind::Fileio(_)) if op == TableOp::Prewarm => {
+            Some(workload_spec::Kind::Options(_)) if op == TableOp::Prewarm => {
                 return Err(Status::invalid_argument("prewarm is for OLTP tables"));
             }
-            Some(workload_spec::Kind::Fileio(f)) => TableWork::Files(FileJob::new(
+            Some(workload_spec::Kind::Options(f)) => TableWork::Files(FileJob::new(
                 wire::fileio_from_proto(f, &self.options.work_dir, r.seed)
                     .map_err(|e| Status::invalid_argument(e.0))?,
             )),

@@ -8,7 +8,8 @@
 
 use serde_json::Value;
 
-use crate::workloads::fileio::FileioConfig;
+use crate::options::{Kind, OptionDef, Options, Written};
+use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::{OltpConfig, Script};
 
 use crate::workloads::memory::Oper;
@@ -44,7 +45,87 @@ pub trait Spec {
     /// The bounds both sides hold the spec to.
     fn validate(&self) -> Result<(), SpecError>;
     /// The options a result document records, under their JSON names (docs/result-format.md).
-    fn fields(&self) -> Vec<(&'static str, Value)>;
+    fn fields(&self) -> Vec<(String, Value)>;
+}
+
+/// A workload whose options are declared once ([`OptionDef`]s): the command line, the wire
+/// (a Start's option bag) and the result document all follow from the declaration, so an
+/// option is added here and where the workload uses it, nowhere else.
+pub trait Declared: Sized {
+    /// The test's name (sysbench's).
+    const TEST: &'static str;
+    /// Its options, in the order `fleetbench TEST help` lists them.
+    const OPTIONS: &'static [OptionDef];
+    /// The spec from its options (every declared one present: given or default).
+    fn from_options(o: &Options) -> Result<Self, SpecError>;
+    /// The options that give this spec back through [`Declared::from_options`], in the
+    /// order the result document records them.
+    fn to_options(&self) -> Written;
+    /// Bounds across options, beyond what each option's parsing checks.
+    fn check(&self) -> Result<(), SpecError> {
+        Ok(())
+    }
+}
+
+impl<S: Declared> Spec for S {
+    fn name(&self) -> &'static str {
+        S::TEST
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        self.check()
+    }
+
+    fn fields(&self) -> Vec<(String, Value)> {
+        self.to_options().fields(S::OPTIONS)
+    }
+}
+
+/// A declared workload in the registry: its options, and how they become a [`Workload`].
+pub struct Declaration {
+    pub test: &'static str,
+    pub options: &'static [OptionDef],
+    build: fn(&Options) -> Result<Workload, SpecError>,
+}
+
+fn make<S: Declared>(o: &Options, wrap: fn(S) -> Workload) -> Result<Workload, SpecError> {
+    let spec = S::from_options(o)?;
+    spec.check()?;
+    Ok(wrap(spec))
+}
+
+/// Every workload whose options are declared: the command line learns its options here.
+pub const DECLARED: &[Declaration] = &[
+    Declaration {
+        test: CpuSpec::TEST,
+        options: CpuSpec::OPTIONS,
+        build: |o| make(o, Workload::Cpu),
+    },
+    Declaration {
+        test: FileioConfig::TEST,
+        options: FileioConfig::OPTIONS,
+        build: |o| make(o, |f| Workload::Fileio(Box::new(f))),
+    },
+    Declaration {
+        test: MemorySpec::TEST,
+        options: MemorySpec::OPTIONS,
+        build: |o| make(o, Workload::Memory),
+    },
+    Declaration {
+        test: ThreadsSpec::TEST,
+        options: ThreadsSpec::OPTIONS,
+        build: |o| make(o, Workload::Threads),
+    },
+    Declaration {
+        test: MutexSpec::TEST,
+        options: MutexSpec::OPTIONS,
+        build: |o| make(o, Workload::Mutex),
+    },
+];
+
+/// The declaration of `test`, if its options are declared.
+pub fn declared(test: &str) -> Option<&'static Declaration> {
+    DECLARED.iter().find(|d| d.test == test)
 }
 
 /// cpu's options.
@@ -54,12 +135,28 @@ pub struct CpuSpec {
     pub max_prime: u64,
 }
 
-impl Spec for CpuSpec {
-    fn name(&self) -> &'static str {
-        "cpu"
+impl Declared for CpuSpec {
+    const TEST: &'static str = "cpu";
+    const OPTIONS: &'static [OptionDef] = &[OptionDef::new(
+        "cpu-max-prime",
+        Kind::Count,
+        "10000",
+        "Upper limit for primes generator",
+    )];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        Ok(CpuSpec {
+            max_prime: o.num("cpu-max-prime")?,
+        })
     }
 
-    fn validate(&self) -> Result<(), SpecError> {
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("cpu-max-prime", self.max_prime);
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
         if self.max_prime < 3 {
             return Err(SpecError::invalid(
                 "cpu-max-prime",
@@ -68,10 +165,6 @@ impl Spec for CpuSpec {
             ));
         }
         Ok(())
-    }
-
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![("cpu_max_prime", self.max_prime.into())]
     }
 }
 
@@ -84,23 +177,32 @@ pub struct ThreadsSpec {
     pub locks: u32,
 }
 
-impl Spec for ThreadsSpec {
-    fn name(&self) -> &'static str {
-        "threads"
+impl Declared for ThreadsSpec {
+    const TEST: &'static str = "threads";
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new("thread-yields", Kind::Count, "1000", "Yields per event"),
+        OptionDef::new("thread-locks", Kind::Count, "8", "Mutexes to lock"),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        Ok(ThreadsSpec {
+            yields: o.num("thread-yields")?,
+            locks: o.num("thread-locks")?,
+        })
     }
 
-    fn validate(&self) -> Result<(), SpecError> {
+    fn check(&self) -> Result<(), SpecError> {
         if self.locks == 0 {
             return Err(SpecError::invalid("thread-locks", 0, "must be at least 1"));
         }
         Ok(())
     }
 
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("thread_yields", self.yields.into()),
-            ("thread_locks", self.locks.into()),
-        ]
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("thread-yields", self.yields)
+            .put("thread-locks", self.locks);
+        w
     }
 }
 
@@ -115,24 +217,40 @@ pub struct MutexSpec {
     pub loops: u32,
 }
 
-impl Spec for MutexSpec {
-    fn name(&self) -> &'static str {
-        "mutex"
+impl Declared for MutexSpec {
+    const TEST: &'static str = "mutex";
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new("mutex-num", Kind::Count, "4096", "Number of mutexes"),
+        OptionDef::new("mutex-locks", Kind::Count, "50000", "Locks per thread"),
+        OptionDef::new(
+            "mutex-loops",
+            Kind::Count,
+            "10000",
+            "Empty loop iterations before each lock",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        Ok(MutexSpec {
+            num: o.num("mutex-num")?,
+            locks: o.num("mutex-locks")?,
+            loops: o.num("mutex-loops")?,
+        })
     }
 
-    fn validate(&self) -> Result<(), SpecError> {
+    fn check(&self) -> Result<(), SpecError> {
         if self.num == 0 {
             return Err(SpecError::invalid("mutex-num", 0, "must be at least 1"));
         }
         Ok(())
     }
 
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("mutex_num", self.num.into()),
-            ("mutex_locks", self.locks.into()),
-            ("mutex_loops", self.loops.into()),
-        ]
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("mutex-num", self.num)
+            .put("mutex-locks", self.locks)
+            .put("mutex-loops", self.loops);
+        w
     }
 }
 
@@ -142,7 +260,7 @@ pub struct MemorySpec {
     /// `--memory-block-size`: bytes each event walks.
     pub block_size: u64,
     /// `--memory-total-size`: over the whole run (all agents); the coordinator ends the run
-    /// after total_size / block_size events. Not sent to agents.
+    /// after total_size / block_size events (an agent only checks it is one block or more).
     pub total_size: u64,
     /// `--memory-scope`: one block shared by every thread (global) or one per thread.
     pub global: bool,
@@ -155,23 +273,78 @@ pub struct MemorySpec {
 impl Default for MemorySpec {
     /// sysbench's defaults.
     fn default() -> MemorySpec {
-        MemorySpec {
-            block_size: 1024,
-            total_size: 100 << 30,
-            global: true,
-            hugetlb: false,
-            oper: Oper::Write,
-            random: false,
-        }
+        let o = Options::resolve("memory", Self::OPTIONS, []).expect("no options given");
+        MemorySpec::from_options(&o).expect("the declared defaults are valid")
     }
 }
 
-impl Spec for MemorySpec {
-    fn name(&self) -> &'static str {
-        "memory"
+impl Declared for MemorySpec {
+    const TEST: &'static str = "memory";
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new(
+            "memory-block-size",
+            Kind::Size,
+            "1K",
+            "Size of the memory block per event, e.g. 1K",
+        ),
+        OptionDef::new(
+            "memory-total-size",
+            Kind::Size,
+            "100G",
+            "Total size to transfer, over all agents, e.g. 100G",
+        ),
+        OptionDef::new(
+            "memory-scope",
+            Kind::Text,
+            "global",
+            "global (one block shared) or local (one per thread)",
+        ),
+        OptionDef::new(
+            "memory-hugetlb",
+            Kind::Flag,
+            "off",
+            "Allocate from huge pages",
+        ),
+        OptionDef::new("memory-oper", Kind::Text, "write", "read, write or none"),
+        OptionDef::new("memory-access-mode", Kind::Text, "seq", "seq or rnd"),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        let oper = o.choice(
+            "memory-oper",
+            &["read", "write", "none"],
+            "expected read, write or none",
+        )?;
+        Ok(MemorySpec {
+            block_size: o.size("memory-block-size")?,
+            total_size: o.size("memory-total-size")?,
+            global: o.choice(
+                "memory-scope",
+                &["global", "local"],
+                "expected global or local",
+            )? == "global",
+            hugetlb: o.flag("memory-hugetlb")?,
+            oper: Oper::parse(oper).expect("one of the words Oper parses"),
+            random: o.choice("memory-access-mode", &["seq", "rnd"], "expected seq or rnd")?
+                == "rnd",
+        })
     }
 
-    fn validate(&self) -> Result<(), SpecError> {
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("memory-block-size", self.block_size)
+            .put("memory-total-size", self.total_size)
+            .put("memory-scope", if self.global { "global" } else { "local" })
+            .switch("memory-hugetlb", self.hugetlb)
+            .put("memory-oper", self.oper.name())
+            .put(
+                "memory-access-mode",
+                if self.random { "rnd" } else { "seq" },
+            );
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
         if self.block_size == 0 || !self.block_size.is_multiple_of(8) {
             return Err(SpecError::invalid(
                 "memory-block-size",
@@ -187,23 +360,6 @@ impl Spec for MemorySpec {
             ));
         }
         Ok(())
-    }
-
-    fn fields(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("memory_block_size", self.block_size.into()),
-            ("memory_total_size", self.total_size.into()),
-            (
-                "memory_scope",
-                if self.global { "global" } else { "local" }.into(),
-            ),
-            ("memory_hugetlb", self.hugetlb.into()),
-            ("memory_oper", self.oper.name().into()),
-            (
-                "memory_access_mode",
-                if self.random { "rnd" } else { "seq" }.into(),
-            ),
-        ]
     }
 }
 
@@ -266,7 +422,7 @@ impl Spec for OltpSpec {
         self.config.validate().map_err(SpecError::Options)
     }
 
-    fn fields(&self) -> Vec<(&'static str, Value)> {
+    fn fields(&self) -> Vec<(String, Value)> {
         let c = &self.config;
         let mut f: Vec<(&'static str, Value)> = vec![
             ("tables", c.tables.len().into()),
@@ -309,38 +465,172 @@ impl Spec for OltpSpec {
             })
             .collect();
         f.push(("targets", targets.into()));
-        f
+        f.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 }
 
-impl Spec for FileioConfig {
-    fn name(&self) -> &'static str {
-        "fileio"
+impl Declared for FileioConfig {
+    const TEST: &'static str = "fileio";
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new("file-num", Kind::Count, "128", "Number of files to create"),
+        OptionDef::new(
+            "file-block-size",
+            Kind::Size,
+            "16384",
+            "Block size for all I/O operations",
+        ),
+        OptionDef::new(
+            "file-total-size",
+            Kind::Size,
+            "2G",
+            "Total size of the files on each agent, e.g. 2G",
+        ),
+        OptionDef::new(
+            "file-test-mode",
+            Kind::Text,
+            "",
+            "seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw (run needs it)",
+        ),
+        OptionDef::new(
+            "file-io-mode",
+            Kind::Text,
+            "sync",
+            "sync, async (io_uring, else a thread pool) or mmap",
+        ),
+        OptionDef::new(
+            "file-async-backlog",
+            Kind::Count,
+            "128",
+            "Asynchronous operations queued per thread",
+        ),
+        OptionDef::new(
+            "file-extra-flags",
+            Kind::Text,
+            "",
+            "Extra open flags, comma-separated: sync, dsync, direct [default: none]",
+        ),
+        OptionDef::new(
+            "file-fsync-freq",
+            Kind::Count,
+            "100",
+            "fsync() every N requests; 0 = never",
+        ),
+        OptionDef::new(
+            "file-fsync-all",
+            Kind::Flag,
+            "off",
+            "fsync() after every write",
+        ),
+        OptionDef::new(
+            "file-fsync-end",
+            Kind::Flag,
+            "on",
+            "fsync() at the end of the test",
+        ),
+        OptionDef::new("file-fsync-mode", Kind::Text, "fsync", "fsync or fdatasync"),
+        OptionDef::new(
+            "file-merged-requests",
+            Kind::Count,
+            "0",
+            "Merge at most N requests; only 0 is supported",
+        ),
+        OptionDef::new(
+            "file-rw-ratio",
+            Kind::Float,
+            "1.5",
+            "Reads per write in rndrw",
+        ),
+        OptionDef::new(
+            "file-dir",
+            Kind::Text,
+            "",
+            "Directory of the test files, relative to each agent's --work-dir [default: .]",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        let mode = match o.text("file-test-mode") {
+            "" => None,
+            m => Some(TestMode::parse(m).ok_or_else(|| {
+                SpecError::invalid(
+                    "file-test-mode",
+                    m,
+                    "expected seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
+                )
+            })?),
+        };
+        let io_mode = IoMode::parse(o.text("file-io-mode")).ok_or_else(|| {
+            SpecError::invalid(
+                "file-io-mode",
+                o.text("file-io-mode"),
+                "expected sync, async or mmap",
+            )
+        })?;
+        let flags = ExtraFlags::parse(o.text("file-extra-flags")).ok_or_else(|| {
+            SpecError::invalid(
+                "file-extra-flags",
+                o.text("file-extra-flags"),
+                "expected a comma-separated list of sync, dsync, direct",
+            )
+        })?;
+        if o.num::<u32>("file-merged-requests")? != 0 {
+            return Err(SpecError::Options(
+                "--file-merged-requests other than 0 is not supported".into(),
+            ));
+        }
+        Ok(FileioConfig {
+            work_dir: Default::default(),
+            seed: 0,
+            file_dir: o.text("file-dir").to_string(),
+            file_num: o.num("file-num")?,
+            block_size: o.size("file-block-size")?,
+            total_size: o.size("file-total-size")?,
+            mode,
+            io_mode,
+            async_backlog: o.num("file-async-backlog")?,
+            flags,
+            fsync_freq: o.num("file-fsync-freq")?,
+            fsync_all: o.flag("file-fsync-all")?,
+            fsync_end: o.flag("file-fsync-end")?,
+            fdatasync: o.choice(
+                "file-fsync-mode",
+                &["fsync", "fdatasync"],
+                "expected fsync or fdatasync",
+            )? == "fdatasync",
+            rw_ratio: o.float("file-rw-ratio")?,
+        })
     }
 
-    fn validate(&self) -> Result<(), SpecError> {
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("file-num", self.file_num)
+            .put("file-block-size", self.block_size)
+            .put("file-total-size", self.total_size)
+            .put("file-test-mode", self.mode.map_or("", |m| m.name()))
+            .put("file-io-mode", self.io_mode.name())
+            .put("file-async-backlog", self.async_backlog)
+            .put("file-extra-flags", self.flags.names().join(","))
+            .put("file-fsync-freq", self.fsync_freq)
+            .switch("file-fsync-all", self.fsync_all)
+            .switch("file-fsync-end", self.fsync_end)
+            .put(
+                "file-fsync-mode",
+                if self.fdatasync { "fdatasync" } else { "fsync" },
+            )
+            .put("file-rw-ratio", self.rw_ratio)
+            .put("file-dir", &self.file_dir);
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        if self.rw_ratio < 0.0 {
+            return Err(SpecError::invalid(
+                "file-rw-ratio",
+                self.rw_ratio,
+                "must not be negative",
+            ));
+        }
         FileioConfig::validate(self).map_err(|e| SpecError::Options(e.to_string()))
-    }
-
-    fn fields(&self) -> Vec<(&'static str, Value)> {
-        vec![
-            ("file_num", self.file_num.into()),
-            ("file_block_size", self.block_size.into()),
-            ("file_total_size", self.total_size.into()),
-            ("file_test_mode", self.mode.map_or("", |m| m.name()).into()),
-            ("file_io_mode", self.io_mode.name().into()),
-            ("file_async_backlog", self.async_backlog.into()),
-            ("file_extra_flags", self.flags.names().join(",").into()),
-            ("file_fsync_freq", self.fsync_freq.into()),
-            ("file_fsync_all", self.fsync_all.into()),
-            ("file_fsync_end", self.fsync_end.into()),
-            (
-                "file_fsync_mode",
-                if self.fdatasync { "fdatasync" } else { "fsync" }.into(),
-            ),
-            ("file_rw_ratio", self.rw_ratio.into()),
-            ("file_dir", self.file_dir.clone().into()),
-        ]
     }
 }
 
@@ -353,9 +643,9 @@ impl Spec for TpccConfig {
         TpccConfig::validate(self).map_err(SpecError::Options)
     }
 
-    fn fields(&self) -> Vec<(&'static str, Value)> {
+    fn fields(&self) -> Vec<(String, Value)> {
         let t = &self.target;
-        vec![
+        let f: Vec<(&'static str, Value)> = vec![
             ("warehouses", self.warehouses.into()),
             ("foreign_keys", self.foreign_keys.into()),
             (
@@ -379,7 +669,8 @@ impl Spec for TpccConfig {
                     "user": t.user, "database": t.database,
                 }]),
             ),
-        ]
+        ];
+        f.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 }
 
@@ -423,8 +714,31 @@ impl Workload {
     }
 
     /// The options a result records, under their JSON names.
-    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+    pub fn fields(&self) -> Vec<(String, Value)> {
         self.spec().fields()
+    }
+
+    /// A declared test ([`DECLARED`]) from its options as given (name without dashes,
+    /// value), checked; None for a test whose options are not declared. A name the test
+    /// does not declare is refused.
+    pub fn from_options<'a>(
+        test: &str,
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Option<Result<Workload, SpecError>> {
+        let d = declared(test)?;
+        Some(Options::resolve(d.test, d.options, given).and_then(|o| (d.build)(&o)))
+    }
+
+    /// A declared test's name and options, as [`Workload::from_options`] reads them back.
+    pub fn options(&self) -> Option<(&'static str, Written)> {
+        Some(match self {
+            Workload::Cpu(s) => (CpuSpec::TEST, s.to_options()),
+            Workload::Fileio(s) => (FileioConfig::TEST, s.to_options()),
+            Workload::Memory(s) => (MemorySpec::TEST, s.to_options()),
+            Workload::Threads(s) => (ThreadsSpec::TEST, s.to_options()),
+            Workload::Mutex(s) => (MutexSpec::TEST, s.to_options()),
+            Workload::Oltp(_) | Workload::Tpcc(_) => return None,
+        })
     }
 
     /// The database servers it talks to (OLTP, TPC-C), in target-index order.
@@ -535,6 +849,79 @@ mod tests {
     }
 
     #[test]
+    fn declared_specs_round_trip_through_their_options() {
+        let specs = [
+            Workload::Cpu(CpuSpec { max_prime: 77 }),
+            Workload::Threads(ThreadsSpec {
+                yields: 0,
+                locks: 5,
+            }),
+            Workload::Mutex(MutexSpec {
+                num: 3,
+                locks: 9,
+                loops: 0,
+            }),
+            Workload::Memory(MemorySpec {
+                block_size: 8 << 20,
+                global: false,
+                hugetlb: true,
+                oper: Oper::None,
+                random: true,
+                ..MemorySpec::default()
+            }),
+        ];
+        let fileio = Workload::from_options(
+            "fileio",
+            [
+                ("file-test-mode", "rndrw"),
+                ("file-extra-flags", "dsync,direct"),
+                ("file-fsync-mode", "fdatasync"),
+                ("file-rw-ratio", "0.25"),
+                ("file-fsync-end", "off"),
+                ("file-dir", "sub/dir"),
+                ("file-block-size", "4K"),
+            ],
+        )
+        .unwrap()
+        .unwrap();
+        for w in specs.into_iter().chain([fileio]) {
+            let (test, written) = w.options().unwrap();
+            let given = written.0.iter().map(|(k, v)| (*k, v.as_str()));
+            let back = Workload::from_options(test, given).unwrap().unwrap();
+            assert_eq!(back, w, "{test}");
+        }
+        // Defaults alone give sysbench's defaults, and each test's defaults are valid.
+        for d in DECLARED {
+            let w = Workload::from_options(d.test, []).unwrap().unwrap();
+            assert_eq!(w.name(), d.test);
+        }
+        assert_eq!(
+            Workload::from_options("cpu", []),
+            Some(Ok(Workload::Cpu(CpuSpec { max_prime: 10_000 })))
+        );
+        assert_eq!(Workload::from_options("oltp_read_write", []), None);
+    }
+
+    #[test]
+    fn declared_option_names_are_unique_and_spelled_as_the_command_line() {
+        let mut names: Vec<&str> = DECLARED
+            .iter()
+            .flat_map(|d| d.options.iter().map(|o| o.name))
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "one option, one test");
+        for name in names {
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn fields_carry_the_documented_names() {
         let w = Workload::Threads(ThreadsSpec {
             yields: 7,
@@ -542,12 +929,15 @@ mod tests {
         });
         assert_eq!(
             w.fields(),
-            vec![("thread_yields", 7.into()), ("thread_locks", 3.into())]
+            vec![
+                ("thread_yields".to_string(), 7.into()),
+                ("thread_locks".to_string(), 3.into())
+            ]
         );
         assert_eq!(w.name(), "threads");
         assert_eq!(w.commands(), &[Command::Run]);
         let m = Workload::Memory(MemorySpec::default());
-        let names: Vec<&str> = m.fields().iter().map(|f| f.0).collect();
+        let names: Vec<String> = m.fields().into_iter().map(|f| f.0).collect();
         assert_eq!(
             names,
             [

@@ -10,12 +10,9 @@ use fleetbench_proto::v1::{self as pb, workload_spec};
 use crate::rand::Distribution;
 use crate::rate::QueueState;
 use crate::runner::{FinalReport, IntervalReport};
-use crate::spec::{
-    CpuSpec, MemorySpec, MutexSpec, OltpSpec, Spec, SpecError, TableSplit, ThreadsSpec, Workload,
-};
+use crate::spec::{OltpSpec, SpecError, TableSplit, Workload};
 use crate::stats::{DbCounters, IoCounters, Sample};
-use crate::workloads::fileio::{self, FileioConfig};
-use crate::workloads::memory::Oper;
+use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
 use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig};
@@ -40,96 +37,57 @@ pub fn workload_from_proto(
     seed: u64,
 ) -> Result<Workload, WireError> {
     use workload_spec::Kind as K;
-    let bad = |m: String| WireError(m);
     let w = match spec.and_then(|w| w.kind.as_ref()) {
-        Some(K::Cpu(c)) => Workload::Cpu(checked(CpuSpec {
-            max_prime: c.max_prime,
-        })?),
         Some(K::Oltp(o)) => Workload::Oltp(Box::new(OltpSpec {
             config: oltp_from_proto(o)?,
             split: TableSplit::Shared,
         })),
-        Some(K::Fileio(f)) => Workload::Fileio(Box::new(fileio_from_proto(f, work_dir, seed)?)),
-        Some(K::Memory(m)) => Workload::Memory(checked(MemorySpec {
-            block_size: m.block_size,
-            total_size: m.total_size,
-            global: match m.scope.as_str() {
-                "global" => true,
-                "local" => false,
-                other => return Err(bad(format!("unknown memory scope '{other}'"))),
-            },
-            hugetlb: m.hugetlb,
-            oper: Oper::parse(&m.oper)
-                .ok_or_else(|| bad(format!("unknown memory operation '{}'", m.oper)))?,
-            random: match m.access_mode.as_str() {
-                "seq" => false,
-                "rnd" => true,
-                other => return Err(bad(format!("unknown memory access mode '{other}'"))),
-            },
-        })?),
-        Some(K::Threads(t)) => Workload::Threads(checked(ThreadsSpec {
-            yields: t.yields,
-            locks: t.locks,
-        })?),
-        Some(K::Mutex(m)) => Workload::Mutex(checked(MutexSpec {
-            num: m.num,
-            locks: m.locks,
-            loops: m.loops,
-        })?),
+        Some(K::Options(o)) => {
+            let mut w = options_from_proto(o)?;
+            if let Workload::Fileio(f) = &mut w {
+                f.work_dir = work_dir.to_path_buf();
+                f.seed = seed;
+            }
+            w
+        }
         Some(K::Tpcc(t)) => Workload::Tpcc(Box::new(tpcc_from_proto(t)?)),
-        None => return Err(bad("Start names no workload this agent knows".into())),
+        None => return Err(WireError("Start names no workload this agent knows".into())),
     };
     Ok(w)
 }
 
-/// `spec` if it keeps to its bounds. OLTP and fileio are checked by their own decoders,
-/// which Prepare and Cleanup call alone.
-fn checked<S: Spec>(spec: S) -> Result<S, WireError> {
-    spec.validate()?;
-    Ok(spec)
+/// A declared workload (crate::spec::DECLARED) from its options, checked by the same
+/// function as the coordinator's plan.
+fn options_from_proto(o: &pb::OptionSpec) -> Result<Workload, WireError> {
+    let given = o.options.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    match Workload::from_options(&o.test, given) {
+        Some(w) => Ok(w?),
+        None => Err(WireError(format!(
+            "Start names no workload this agent knows ('{}')",
+            o.test
+        ))),
+    }
 }
 
 /// The wire form of a workload; `tables` are the OLTP tables this agent works on.
 pub fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadSpec {
     use pb::workload_spec::Kind;
     let kind = match w {
-        Workload::Cpu(c) => Kind::Cpu(pb::CpuSpec {
-            max_prime: c.max_prime,
-        }),
         Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
-        Workload::Fileio(f) => Kind::Fileio(pb::FileioSpec {
-            file_dir: f.file_dir.clone(),
-            file_num: f.file_num,
-            block_size: f.block_size,
-            total_size: f.total_size,
-            test_mode: f.mode.map_or("", |m| m.name()).into(),
-            io_mode: f.io_mode.name().into(),
-            async_backlog: f.async_backlog,
-            extra_flags: f.flags.names().into_iter().map(String::from).collect(),
-            fsync_freq: f.fsync_freq,
-            fsync_all: f.fsync_all,
-            fsync_end: f.fsync_end,
-            fsync_mode: if f.fdatasync { "fdatasync" } else { "fsync" }.into(),
-            rw_ratio: f.rw_ratio,
-        }),
-        Workload::Memory(m) => Kind::Memory(pb::MemorySpec {
-            block_size: m.block_size,
-            scope: if m.global { "global" } else { "local" }.into(),
-            hugetlb: m.hugetlb,
-            total_size: m.total_size,
-            oper: m.oper.name().into(),
-            access_mode: if m.random { "rnd" } else { "seq" }.into(),
-        }),
-        Workload::Threads(t) => Kind::Threads(pb::ThreadsSpec {
-            yields: t.yields,
-            locks: t.locks,
-        }),
-        Workload::Mutex(m) => Kind::Mutex(pb::MutexSpec {
-            num: m.num,
-            locks: m.locks,
-            loops: m.loops,
-        }),
         Workload::Tpcc(t) => Kind::Tpcc(tpcc_to_proto(t)),
+        declared => {
+            let (test, options) = declared
+                .options()
+                .expect("every other workload is declared");
+            Kind::Options(pb::OptionSpec {
+                test: test.into(),
+                options: options
+                    .0
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            })
+        }
     };
     pb::WorkloadSpec { kind: Some(kind) }
 }
@@ -204,51 +162,23 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
     spec
 }
 
-/// Validates the wire fileio options into the agent's configuration.
+/// Validates a Prepare's or Cleanup's fileio options into the agent's configuration.
 pub fn fileio_from_proto(
-    f: &pb::FileioSpec,
+    o: &pb::OptionSpec,
     work_dir: &Path,
     seed: u64,
 ) -> Result<FileioConfig, WireError> {
-    let bad = WireError;
-    let mode = match f.test_mode.as_str() {
-        "" => None,
-        m => Some(
-            fileio::TestMode::parse(m)
-                .ok_or_else(|| bad(format!("unknown file test mode '{m}'")))?,
-        ),
-    };
-    let io_mode = fileio::IoMode::parse(&f.io_mode)
-        .ok_or_else(|| bad(format!("unknown file io mode '{}'", f.io_mode)))?;
-    let flags = fileio::ExtraFlags::parse(&f.extra_flags.join(",")).ok_or_else(|| {
-        bad(format!(
-            "unknown file extra flags '{}'",
-            f.extra_flags.join(",")
-        ))
-    })?;
-    let cfg = FileioConfig {
-        work_dir: work_dir.to_path_buf(),
-        file_dir: f.file_dir.clone(),
-        file_num: f.file_num,
-        block_size: f.block_size,
-        total_size: f.total_size,
-        mode,
-        io_mode,
-        async_backlog: f.async_backlog,
-        flags,
-        fsync_freq: f.fsync_freq,
-        fsync_all: f.fsync_all,
-        fsync_end: f.fsync_end,
-        fdatasync: match f.fsync_mode.as_str() {
-            "fsync" | "" => false,
-            "fdatasync" => true,
-            other => return Err(bad(format!("unknown fsync mode '{other}'"))),
-        },
-        rw_ratio: f.rw_ratio,
-        seed,
-    };
-    Spec::validate(&cfg)?;
-    Ok(cfg)
+    match options_from_proto(o)? {
+        Workload::Fileio(mut f) => {
+            f.work_dir = work_dir.to_path_buf();
+            f.seed = seed;
+            Ok(*f)
+        }
+        other => Err(WireError(format!(
+            "prepare and cleanup need an OLTP, TPC-C or fileio workload, not {}",
+            other.name()
+        ))),
+    }
 }
 
 /// A database target in its wire form.

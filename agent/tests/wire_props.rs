@@ -218,73 +218,128 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
     }
 }
 
-fn fileio(r: &mut Rng) -> pb::FileioSpec {
+/// A declared workload's options as text: mostly the generated values, now and then a
+/// garbage value or a name the test does not declare.
+fn declared(r: &mut Rng, test: &str, mut options: Vec<(&str, String)>) -> Kind {
+    if r.chance(10) && !options.is_empty() {
+        let i = r.below(options.len() as u64) as usize;
+        options[i].1 = r.garbage();
+    }
+    let mut map: std::collections::HashMap<String, String> = options
+        .into_iter()
+        .filter(|_| !r.chance(12))
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    if r.chance(12) {
+        map.insert(r.garbage(), r.garbage());
+    }
+    Kind::Options(pb::OptionSpec {
+        test: test.into(),
+        options: map,
+    })
+}
+
+fn switch(r: &mut Rng, one_in: u64) -> String {
+    if r.chance(one_in) { "on" } else { "off" }.into()
+}
+
+fn fileio(r: &mut Rng) -> Kind {
     // Now and then exactly the small file set made in the work directory, so that the
     // opening (and mapping) of real files is exercised, not only refusals.
     let real = r.chance(3);
-    pb::FileioSpec {
-        file_dir: if real {
-            "set".into()
-        } else {
-            r.word(&["", ".", "set", "..", "/etc", "a/../../b"])
-        },
-        file_num: if real { 1 + r.below(4) as u32 } else { r.u32() },
-        block_size: if real {
-            [512, 4096, 16384][r.below(3) as usize]
-        } else {
-            r.u64()
-        },
-        total_size: if real {
-            65536 * (1 + r.below(4))
-        } else {
-            r.u64()
-        },
-        test_mode: r.word(&["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw", ""]),
-        io_mode: r.word(&["sync", "async", "mmap"]),
-        async_backlog: r.u32(),
-        extra_flags: (0..r.below(3))
-            .map(|_| r.word(&["sync", "dsync", "direct", ""]))
-            .collect(),
-        fsync_freq: r.u32(),
-        fsync_all: r.chance(2),
-        fsync_end: r.chance(2),
-        fsync_mode: r.word(&["fsync", "fdatasync", ""]),
-        rw_ratio: r.f64(),
-    }
+    let flags: Vec<String> = (0..r.below(3))
+        .map(|_| r.word(&["sync", "dsync", "direct", ""]))
+        .collect();
+    let options = vec![
+        (
+            "file-dir",
+            if real {
+                "set".into()
+            } else {
+                r.word(&["", ".", "set", "..", "/etc", "a/../../b"])
+            },
+        ),
+        (
+            "file-num",
+            if real { 1 + r.below(4) as u32 } else { r.u32() }.to_string(),
+        ),
+        (
+            "file-block-size",
+            if real {
+                [512, 4096, 16384][r.below(3) as usize]
+            } else {
+                r.u64()
+            }
+            .to_string(),
+        ),
+        (
+            "file-total-size",
+            if real {
+                65536 * (1 + r.below(4))
+            } else {
+                r.u64()
+            }
+            .to_string(),
+        ),
+        (
+            "file-test-mode",
+            r.word(&["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw", ""]),
+        ),
+        ("file-io-mode", r.word(&["sync", "async", "mmap"])),
+        ("file-async-backlog", r.u32().to_string()),
+        ("file-extra-flags", flags.join(",")),
+        ("file-fsync-freq", r.u32().to_string()),
+        ("file-fsync-all", switch(r, 2)),
+        ("file-fsync-end", switch(r, 2)),
+        ("file-fsync-mode", r.word(&["fsync", "fdatasync", ""])),
+        ("file-rw-ratio", r.f64().to_string()),
+    ];
+    declared(r, "fileio", options)
 }
 
-fn memory(r: &mut Rng) -> pb::MemorySpec {
+fn memory(r: &mut Rng) -> Kind {
     let block_size = r.u64();
-    pb::MemorySpec {
-        block_size,
-        // Mostly a whole number of blocks, sometimes anything.
-        total_size: if r.chance(8) {
-            r.u64()
-        } else {
-            block_size.saturating_mul(2)
-        },
-        scope: r.word(&["global", "local"]),
-        hugetlb: r.chance(8),
-        oper: r.word(&["read", "write", "none"]),
-        access_mode: r.word(&["seq", "rnd"]),
-    }
+    // Mostly a whole number of blocks, sometimes anything.
+    let total_size = if r.chance(8) {
+        r.u64()
+    } else {
+        block_size.saturating_mul(2)
+    };
+    let options = vec![
+        ("memory-block-size", block_size.to_string()),
+        ("memory-total-size", total_size.to_string()),
+        ("memory-scope", r.word(&["global", "local"])),
+        ("memory-hugetlb", switch(r, 8)),
+        ("memory-oper", r.word(&["read", "write", "none"])),
+        ("memory-access-mode", r.word(&["seq", "rnd"])),
+    ];
+    declared(r, "memory", options)
 }
 
 fn kind(r: &mut Rng, which: u64) -> Option<Kind> {
     Some(match which {
         0 => Kind::Oltp(oltp(r)),
-        1 => Kind::Cpu(pb::CpuSpec { max_prime: r.u64() }),
-        2 => Kind::Fileio(fileio(r)),
-        3 => Kind::Memory(memory(r)),
-        4 => Kind::Threads(pb::ThreadsSpec {
-            yields: r.u32(),
-            locks: r.u32(),
-        }),
-        5 => Kind::Mutex(pb::MutexSpec {
-            num: r.u32(),
-            locks: r.u32(),
-            loops: r.u32(),
-        }),
+        1 => {
+            let o = vec![("cpu-max-prime", r.u64().to_string())];
+            declared(r, "cpu", o)
+        }
+        2 => fileio(r),
+        3 => memory(r),
+        4 => {
+            let o = vec![
+                ("thread-yields", r.u32().to_string()),
+                ("thread-locks", r.u32().to_string()),
+            ];
+            declared(r, "threads", o)
+        }
+        5 => {
+            let o = vec![
+                ("mutex-num", r.u32().to_string()),
+                ("mutex-locks", r.u32().to_string()),
+                ("mutex-loops", r.u32().to_string()),
+            ];
+            declared(r, "mutex", o)
+        }
         6 => Kind::Tpcc(tpcc(r)),
         _ => return None,
     })

@@ -8,6 +8,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Parser;
+use fleetbench_agent::options::{Kind, OptionDef};
+use fleetbench_agent::spec::DECLARED;
 
 /// fleetbench: a distributed, sysbench-compatible load generator.
 #[derive(Debug, Default, Parser)]
@@ -196,109 +198,11 @@ pub struct RawArgs {
     #[arg(long)]
     pub local_agents: Option<String>,
 
-    /// cpu: upper limit for primes generator [default: 10000].
-    #[arg(long, help_heading = "cpu")]
-    pub cpu_max_prime: Option<String>,
-
-    /// Number of files to create [default: 128].
-    #[arg(long, help_heading = "fileio")]
-    pub file_num: Option<String>,
-
-    /// Block size for all I/O operations [default: 16384].
-    #[arg(long, help_heading = "fileio")]
-    pub file_block_size: Option<String>,
-
-    /// Total size of the files on each agent, e.g. 2G [default: 2G].
-    #[arg(long, help_heading = "fileio")]
-    pub file_total_size: Option<String>,
-
-    /// seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw (run needs it).
-    #[arg(long, help_heading = "fileio")]
-    pub file_test_mode: Option<String>,
-
-    /// sync, async (io_uring, else a thread pool) or mmap [default: sync].
-    #[arg(long, help_heading = "fileio")]
-    pub file_io_mode: Option<String>,
-
-    /// Asynchronous operations queued per thread [default: 128].
-    #[arg(long, help_heading = "fileio")]
-    pub file_async_backlog: Option<String>,
-
-    /// Extra open flags, comma-separated: sync, dsync, direct [default: none].
-    #[arg(long, help_heading = "fileio")]
-    pub file_extra_flags: Option<String>,
-
-    /// fsync() every N requests; 0 = never [default: 100].
-    #[arg(long, help_heading = "fileio")]
-    pub file_fsync_freq: Option<String>,
-
-    /// fsync() after every write [default: off].
-    #[arg(long, help_heading = "fileio")]
-    pub file_fsync_all: Option<String>,
-
-    /// fsync() at the end of the test [default: on].
-    #[arg(long, help_heading = "fileio")]
-    pub file_fsync_end: Option<String>,
-
-    /// fsync or fdatasync [default: fsync].
-    #[arg(long, help_heading = "fileio")]
-    pub file_fsync_mode: Option<String>,
-
-    /// Merge at most N requests; only 0 is supported [default: 0].
-    #[arg(long, help_heading = "fileio")]
-    pub file_merged_requests: Option<String>,
-
-    /// Reads per write in rndrw [default: 1.5].
-    #[arg(long, help_heading = "fileio")]
-    pub file_rw_ratio: Option<String>,
-
-    /// Directory of the test files, relative to each agent's --work-dir [default: .].
-    #[arg(long, help_heading = "fileio")]
-    pub file_dir: Option<String>,
-
-    /// Size of the memory block per event, e.g. 1K [default: 1K].
-    #[arg(long, help_heading = "memory")]
-    pub memory_block_size: Option<String>,
-
-    /// Total size to transfer, over all agents, e.g. 100G [default: 100G].
-    #[arg(long, help_heading = "memory")]
-    pub memory_total_size: Option<String>,
-
-    /// global (one block shared) or local (one per thread) [default: global].
-    #[arg(long, help_heading = "memory")]
-    pub memory_scope: Option<String>,
-
-    /// Allocate from huge pages [default: off].
-    #[arg(long, help_heading = "memory")]
-    pub memory_hugetlb: Option<String>,
-
-    /// read, write or none [default: write].
-    #[arg(long, help_heading = "memory")]
-    pub memory_oper: Option<String>,
-
-    /// seq or rnd [default: seq].
-    #[arg(long, help_heading = "memory")]
-    pub memory_access_mode: Option<String>,
-
-    /// Yields per event [default: 1000].
-    #[arg(long, help_heading = "threads")]
-    pub thread_yields: Option<String>,
-
-    /// Mutexes to lock [default: 8].
-    #[arg(long, help_heading = "threads")]
-    pub thread_locks: Option<String>,
-
-    /// Number of mutexes [default: 4096].
-    #[arg(long, help_heading = "mutex")]
-    pub mutex_num: Option<String>,
-
-    /// Locks per thread [default: 50000].
-    #[arg(long, help_heading = "mutex")]
-    pub mutex_locks: Option<String>,
-
-    /// Empty loop iterations before each lock [default: 10000].
-    #[arg(long, help_heading = "mutex")]
-    pub mutex_loops: Option<String>,
+    /// The options of the tests that declare their own (cpu, fileio, memory, threads,
+    /// mutex: fleetbench_agent::spec::DECLARED), as given: name without dashes, value.
+    /// Taken out of the command line by [`parse`] before clap sees it.
+    #[arg(skip)]
+    pub options: Vec<(String, String)>,
 
     // --- OLTP (sysbench's oltp_common options; old 0.4/0.5 names as aliases) ---
     /// Number of tables [default: 1].
@@ -522,6 +426,7 @@ where
     let args: Vec<OsString> = tpcc_letters(args.into_iter().map(Into::into).collect());
     let args: Vec<OsString> = args.into_iter().map(normalize).collect();
     let args = bare_booleans_on(args);
+    let (args, options) = declared_options(args)?;
     let legacy = args.iter().skip(1).any(|a| {
         let a = a.to_string_lossy();
         let name = a.split('=').next().unwrap_or("");
@@ -529,7 +434,70 @@ where
     });
     let mut raw = RawArgs::try_parse_from(args)?;
     raw.legacy = legacy;
+    raw.options = options;
     Ok(raw)
+}
+
+/// A declared test option by its name on the command line (`--file-num`).
+fn declared_option(arg: &str) -> Option<&'static OptionDef> {
+    let name = arg.strip_prefix("--")?;
+    DECLARED
+        .iter()
+        .flat_map(|d| d.options)
+        .find(|o| o.name == name)
+}
+
+/// The arguments left for clap, and the declared tests' options taken out of them.
+type Split = (Vec<OsString>, Vec<(String, String)>);
+
+/// Takes the declared tests' options (`--name=value` or `--name value`) out of the
+/// arguments; each may be given once.
+fn declared_options(args: Vec<OsString>) -> Result<Split, clap::Error> {
+    use clap::error::ErrorKind;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut options: Vec<(String, String)> = Vec::new();
+    let mut it = args.into_iter();
+    rest.extend(it.next());
+    while let Some(a) = it.next() {
+        let Some(s) = a.to_str() else {
+            rest.push(a);
+            continue;
+        };
+        let (name, value) = match s.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (s, None),
+        };
+        let Some(def) = declared_option(name) else {
+            rest.push(a);
+            continue;
+        };
+        let value = match value {
+            Some(v) => v,
+            None => it
+                .next()
+                .map(|v| v.to_string_lossy().into_owned())
+                .ok_or_else(|| {
+                    clap::Error::raw(
+                        ErrorKind::InvalidValue,
+                        format!(
+                            "a value is required for '--{}' but none was supplied\n",
+                            def.name
+                        ),
+                    )
+                })?,
+        };
+        if options.iter().any(|(n, _)| n == def.name) {
+            return Err(clap::Error::raw(
+                ErrorKind::ArgumentConflict,
+                format!(
+                    "the argument '--{}' cannot be used multiple times\n",
+                    def.name
+                ),
+            ));
+        }
+        options.push((def.name.to_string(), value));
+    }
+    Ok((rest, options))
 }
 
 /// The log filter for sysbench's `--verbosity=N` (0 critical only .. 5 debug), read from the
@@ -620,13 +588,9 @@ const LEGACY: [&str; 10] = [
 ];
 
 /// The option groups (help headings) a test's own options are listed under.
+/// (The declared tests list theirs from their declaration, [`test_help`].)
 pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
     Some(match test {
-        "cpu" => &["cpu"],
-        "fileio" => &["fileio"],
-        "memory" => &["memory"],
-        "threads" => &["threads"],
-        "mutex" => &["mutex"],
         "tpcc" => &["TPC-C", "Database"],
         t if t.starts_with("oltp_") || t.starts_with("select_random_") || t == "bulk_insert" => {
             &["OLTP", "Database", "Random numbers"]
@@ -640,6 +604,18 @@ pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
 pub fn test_help(test: &str) -> Option<String> {
     use clap::CommandFactory;
     use std::fmt::Write;
+    if let Some(d) = fleetbench_agent::spec::declared(test) {
+        let mut s = format!("{test} options:\n");
+        for o in d.options {
+            let default = match o.default {
+                "" => String::new(),
+                d => format!(" [default: {d}]"),
+            };
+            let _ = writeln!(s, "  --{:<32} {}{default}", o.name, o.help);
+        }
+        s.push('\n');
+        return Some(s);
+    }
     let headings = test_headings(test)?;
     let cmd = RawArgs::command();
     let mut s = String::new();
@@ -659,18 +635,15 @@ pub fn test_help(test: &str) -> Option<String> {
     Some(s)
 }
 
-/// Rewrites `--some_option[=v]` as `--some-option[=v]`: sysbench treats `_` and `-` alike.
-/// On/off options: sysbench reads `--name` alone as `--name=on`, wherever it stands.
+/// On/off options: sysbench reads `--name` alone as `--name=on`, wherever it stands
+/// (with the declared tests' [`Kind::Flag`] options).
 const BOOLEANS: &[&str] = &[
     "--auto-inc",
     "--create-secondary",
     "--debug",
-    "--file-fsync-all",
-    "--file-fsync-end",
     "--foreign-keys",
     "--histogram",
     "--init-rng",
-    "--memory-hugetlb",
     "--mysql-compression",
     "--mysql-get-server-public-key",
     "--mysql-ssl",
@@ -698,7 +671,11 @@ fn bare_booleans_on(args: Vec<OsString>) -> Vec<OsString> {
     let mut out = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         match a.to_str() {
-            Some(s) if BOOLEANS.contains(&s) && !is_switch_word(args.get(i + 1)) => {
+            Some(s)
+                if (BOOLEANS.contains(&s)
+                    || declared_option(s).is_some_and(|o| o.kind == Kind::Flag))
+                    && !is_switch_word(args.get(i + 1)) =>
+            {
                 out.push(format!("{s}=on").into());
             }
             _ => out.push(a.clone()),
@@ -707,6 +684,7 @@ fn bare_booleans_on(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
+/// Rewrites `--some_option[=v]` as `--some-option[=v]`: sysbench treats `_` and `-` alike.
 fn normalize(arg: OsString) -> OsString {
     let Some(s) = arg.to_str() else { return arg };
     let Some(rest) = s.strip_prefix("--") else {
@@ -766,7 +744,10 @@ mod tests {
         assert_eq!(a.test.as_deref(), Some("cpu"));
         assert_eq!(a.words, ["run"]);
         assert_eq!(a.threads.as_deref(), Some("8"));
-        assert_eq!(a.cpu_max_prime.as_deref(), Some("20000"));
+        assert_eq!(
+            a.options,
+            [("cpu-max-prime".to_string(), "20000".to_string())]
+        );
         assert_eq!(a.time.as_deref(), Some("10"));
         let b = p(&["--num_threads=2", "--max_requests=5", "cpu", "run"]);
         assert_eq!(
@@ -825,6 +806,62 @@ mod tests {
         let cpu = os(&["fb", "cpu", "-h127.0.0.1", "run"]);
         assert_eq!(tpcc_letters(cpu.clone()), cpu);
         assert!(parse(["fleetbench", "cpu", "-h127.0.0.1", "run"]).is_err());
+    }
+
+    #[test]
+    fn declared_test_options_are_taken_out_once_and_listed_by_test_help() {
+        let a = p(&[
+            "fileio",
+            "--file-num",
+            "4",
+            "--file_fsync_all",
+            "run",
+            "--file-block-size=4K",
+        ]);
+        assert_eq!(a.words, ["fileio", "run"]);
+        let o = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            a.options,
+            [
+                o("file-num", "4"),
+                o("file-fsync-all", "on"),
+                o("file-block-size", "4K")
+            ]
+        );
+        let e = parse([
+            "fleetbench",
+            "cpu",
+            "--cpu-max-prime=3",
+            "run",
+            "--cpu-max-prime=4",
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("'--cpu-max-prime' cannot be used multiple times"),
+            "{e}"
+        );
+        let e = parse(["fleetbench", "cpu", "run", "--cpu-max-prime"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a value is required for '--cpu-max-prime'"),
+            "{e}"
+        );
+        // No declared option shadows one of clap's.
+        use clap::CommandFactory;
+        let cmd = RawArgs::command();
+        for def in DECLARED.iter().flat_map(|d| d.options) {
+            assert!(
+                cmd.get_arguments().all(|a| a.get_long() != Some(def.name)
+                    && !a.get_all_aliases().unwrap_or_default().contains(&def.name)),
+                "--{} is declared twice",
+                def.name
+            );
+        }
+        let help = test_help("memory").unwrap();
+        assert!(help.contains("--memory-block-size"), "{help}");
+        assert!(help.contains("[default: 1K]"), "{help}");
+        assert!(!help.contains("--file-num"), "{help}");
     }
 
     #[test]

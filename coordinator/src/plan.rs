@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use fleetbench_agent::options::OptionDef;
 use fleetbench_agent::rand::Distribution;
-use fleetbench_agent::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
-use fleetbench_agent::workloads::memory::Oper;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
 use fleetbench_agent::workloads::tpcc::TpccConfig;
@@ -163,23 +162,20 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         ("parallel_prepare", Command::Run) => Command::Prepare,
         _ => command,
     };
-    let workload = match test_name(&test, raw)?.as_str() {
-        "cpu" => Workload::Cpu(CpuSpec {
-            max_prime: num(&raw.cpu_max_prime, "cpu-max-prime", 10_000)?,
-        }),
-        "fileio" => Workload::Fileio(Box::new(fileio(raw, command)?)),
-        "memory" => Workload::Memory(memory(raw)?),
-        "threads" => Workload::Threads(ThreadsSpec {
-            yields: num(&raw.thread_yields, "thread-yields", 1000)?,
-            locks: num(&raw.thread_locks, "thread-locks", 8)?,
-        }),
-        "mutex" => Workload::Mutex(MutexSpec {
-            num: num(&raw.mutex_num, "mutex-num", 4096)?,
-            locks: num(&raw.mutex_locks, "mutex-locks", 50_000)?,
-            loops: num(&raw.mutex_loops, "mutex-loops", 10_000)?,
-        }),
-        "tpcc" => Workload::Tpcc(Box::new(tpcc(raw)?)),
-        other => match Script::from_name(other) {
+    let name = test_name(&test, raw)?;
+    // A declared test reads its own options; the others' are ignored, as sysbench does.
+    let own = |opts: &'static [OptionDef]| {
+        raw.options
+            .iter()
+            .filter(move |(n, _)| opts.iter().any(|o| o.name == n))
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+    };
+    let declared = fleetbench_agent::spec::declared(&name)
+        .map(|d| Workload::from_options(d.test, own(d.options)).expect("declared"));
+    let workload = match (declared, name.as_str()) {
+        (Some(w), _) => w?,
+        (None, "tpcc") => Workload::Tpcc(Box::new(tpcc(raw)?)),
+        (None, other) => match Script::from_name(other) {
             Some(script) => Workload::Oltp(Box::new(oltp(
                 script,
                 raw,
@@ -188,6 +184,12 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             None => return Err(PlanError::UnknownTest(test.clone())),
         },
     };
+    if let Workload::Fileio(f) = &workload
+        && f.mode.is_none()
+        && command == Command::Run
+    {
+        return Err(PlanError::MissingTestMode);
+    }
     // The bounds the agents hold a Start to, checked here first so that bad options
     // never reach an agent.
     workload.validate()?;
@@ -606,131 +608,7 @@ fn float(raw: &Option<String>, option: &'static str, default: f64) -> Result<f64
     }
 }
 
-/// Parses a size as sysbench does: a number with an optional suffix b, k, m, g or t (any
-/// case, binary multiples; `K`, `KB` and `KiB` alike).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..digits].parse().ok()?;
-    let suffix = t[digits..].trim().to_ascii_lowercase();
-    let unit = match suffix.trim_end_matches("ib").trim_end_matches('b') {
-        "" => 1u64,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return None,
-    };
-    n.checked_mul(unit)
-}
-
-fn size(raw: &Option<String>, option: &'static str, default: u64) -> Result<u64, PlanError> {
-    match raw {
-        None => Ok(default),
-        Some(s) => parse_size(s)
-            .ok_or_else(|| invalid(option, s, "expected a size such as 16384, 16K, 100M or 2G")),
-    }
-}
-
-/// Validates the fileio options.
-fn fileio(raw: &RawArgs, command: Command) -> Result<FileioConfig, PlanError> {
-    let mode = match raw.file_test_mode.as_deref() {
-        None if command == Command::Run => return Err(PlanError::MissingTestMode),
-        None => None,
-        Some(m) => Some(TestMode::parse(m).ok_or_else(|| {
-            invalid(
-                "file-test-mode",
-                m,
-                "expected seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
-            )
-        })?),
-    };
-    let io_mode = match raw.file_io_mode.as_deref() {
-        None => IoMode::Sync,
-        Some(m) => IoMode::parse(m)
-            .ok_or_else(|| invalid("file-io-mode", m, "expected sync, async or mmap"))?,
-    };
-    let flags = match raw.file_extra_flags.as_deref() {
-        None => ExtraFlags::default(),
-        Some(f) => ExtraFlags::parse(f).ok_or_else(|| {
-            invalid(
-                "file-extra-flags",
-                f,
-                "expected a comma-separated list of sync, dsync, direct",
-            )
-        })?,
-    };
-    let fdatasync = match raw.file_fsync_mode.as_deref() {
-        None | Some("fsync") => false,
-        Some("fdatasync") => true,
-        Some(m) => return Err(invalid("file-fsync-mode", m, "expected fsync or fdatasync")),
-    };
-    if num::<u32>(&raw.file_merged_requests, "file-merged-requests", 0)? != 0 {
-        return Err(PlanError::NotSupported(
-            "--file-merged-requests other than 0".into(),
-        ));
-    }
-    let rw_ratio = float(&raw.file_rw_ratio, "file-rw-ratio", 1.5)?;
-    if rw_ratio < 0.0 {
-        return Err(invalid("file-rw-ratio", rw_ratio, "must not be negative"));
-    }
-    let plan = FileioConfig {
-        work_dir: PathBuf::new(),
-        seed: 0,
-        file_dir: raw.file_dir.clone().unwrap_or_default(),
-        file_num: num(&raw.file_num, "file-num", 128)?,
-        block_size: size(&raw.file_block_size, "file-block-size", 16384)?,
-        total_size: size(&raw.file_total_size, "file-total-size", 2 << 30)?,
-        mode,
-        io_mode,
-        async_backlog: num(&raw.file_async_backlog, "file-async-backlog", 128)?,
-        flags,
-        fsync_freq: num(&raw.file_fsync_freq, "file-fsync-freq", 100)?,
-        fsync_all: flag(&raw.file_fsync_all, "file-fsync-all", false)?,
-        fsync_end: flag(&raw.file_fsync_end, "file-fsync-end", true)?,
-        fdatasync,
-        rw_ratio,
-    };
-    Ok(plan)
-}
-
-/// Validates the memory options.
-fn memory(raw: &RawArgs) -> Result<MemorySpec, PlanError> {
-    let defaults = MemorySpec::default();
-    let block_size = size(
-        &raw.memory_block_size,
-        "memory-block-size",
-        defaults.block_size,
-    )?;
-    let total_size = size(
-        &raw.memory_total_size,
-        "memory-total-size",
-        defaults.total_size,
-    )?;
-    let global = match raw.memory_scope.as_deref() {
-        None | Some("global") => true,
-        Some("local") => false,
-        Some(s) => return Err(invalid("memory-scope", s, "expected global or local")),
-    };
-    let oper = match raw.memory_oper.as_deref() {
-        None => Oper::Write,
-        Some(o) => Oper::parse(o)
-            .ok_or_else(|| invalid("memory-oper", o, "expected read, write or none"))?,
-    };
-    let random = match raw.memory_access_mode.as_deref() {
-        None | Some("seq") => false,
-        Some("rnd") => true,
-        Some(m) => return Err(invalid("memory-access-mode", m, "expected seq or rnd")),
-    };
-    Ok(MemorySpec {
-        block_size,
-        total_size,
-        global,
-        hugetlb: flag(&raw.memory_hugetlb, "memory-hugetlb", false)?,
-        oper,
-        random,
-    })
-}
+pub use fleetbench_agent::options::parse_size;
 
 /// Validates the OLTP options of `script`.
 /// Loading connections of a TPC-C prepare without --threads.

@@ -529,8 +529,8 @@ fn an_agent_refuses_what_the_plan_refuses_with_the_same_words() {
     // A spec the command line would refuse, sent by hand.
     let p = plan_of(&["cpu", "run"]).unwrap();
     let mut spec = workload_to_proto(&p.workload, &[]);
-    if let Some(fleetbench_proto::v1::workload_spec::Kind::Cpu(c)) = &mut spec.kind {
-        c.max_prime = 2;
+    if let Some(fleetbench_proto::v1::workload_spec::Kind::Options(o)) = &mut spec.kind {
+        o.options.insert("cpu-max-prime".into(), "2".into());
     }
     let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
         .unwrap_err()
@@ -538,4 +538,48 @@ fn an_agent_refuses_what_the_plan_refuses_with_the_same_words() {
     let planner = plan_of(&["cpu", "--cpu-max-prime=2", "run"]).unwrap_err();
     assert_eq!(agent, planner);
     assert!(agent.contains("--cpu-max-prime"), "{agent}");
+}
+
+#[test]
+fn every_declared_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
+    let mut refused = 0;
+    for d in fleetbench_agent::spec::DECLARED {
+        for o in d.options {
+            let arg = format!("--{}=x?", o.name);
+            let mode = "--file-test-mode=seqwr";
+            let mut args = vec![d.test, arg.as_str()];
+            if d.test == "fileio" && o.name != "file-test-mode" {
+                args.push(mode);
+            }
+            args.push("run");
+            let Err(planner) = plan_of(&args) else {
+                // Only a free-form path takes any word.
+                assert_eq!(o.name, "file-dir", "{args:?} was accepted");
+                continue;
+            };
+            assert!(planner.contains(&format!("--{}", o.name)), "{planner}");
+            let mut options = std::collections::HashMap::from([(o.name.to_string(), "x?".into())]);
+            if d.test == "fileio" && o.name != "file-test-mode" {
+                options.insert("file-test-mode".into(), "seqwr".into());
+            }
+            let spec = fleetbench_proto::v1::WorkloadSpec {
+                kind: Some(fleetbench_proto::v1::workload_spec::Kind::Options(
+                    fleetbench_proto::v1::OptionSpec {
+                        test: d.test.into(),
+                        options,
+                    },
+                )),
+            };
+            let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(agent, planner, "{args:?}");
+            refused += 1;
+        }
+    }
+    let declared: usize = fleetbench_agent::spec::DECLARED
+        .iter()
+        .map(|d| d.options.len())
+        .sum();
+    assert_eq!(refused, declared - 1, "all but --file-dir");
 }

@@ -235,7 +235,10 @@ fn health_answers_without_the_token_and_nothing_else_does() {
             msg: Some(pb::run_request::Msg::Start(pb::Start {
                 run_id: "no-token".into(),
                 workload: Some(pb::WorkloadSpec {
-                    kind: Some(pb::workload_spec::Kind::Cpu(pb::CpuSpec { max_prime: 100 })),
+                    kind: Some(pb::workload_spec::Kind::Options(pb::OptionSpec {
+                        test: "cpu".into(),
+                        options: [("cpu-max-prime".to_string(), "100".to_string())].into(),
+                    })),
                 }),
                 threads: 1,
                 event_limit: 10,

@@ -159,15 +159,23 @@ fn start(workload: workload_spec::Kind, threads: u32, time_limit_ms: u64) -> Run
     }
 }
 
-fn memory(block_size: u64) -> workload_spec::Kind {
-    workload_spec::Kind::Memory(pb::MemorySpec {
-        block_size,
-        scope: "global".into(),
-        oper: "write".into(),
-        access_mode: "seq".into(),
-        hugetlb: false,
-        total_size: block_size,
+/// A declared workload's Start payload: its test and options as the command line spells them.
+fn declared(test: &str, options: &[(&str, &str)]) -> workload_spec::Kind {
+    workload_spec::Kind::Options(pb::OptionSpec {
+        test: test.into(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     })
+}
+
+fn memory(block_size: u64) -> workload_spec::Kind {
+    let size = block_size.to_string();
+    declared(
+        "memory",
+        &[("memory-block-size", &size), ("memory-total-size", &size)],
+    )
 }
 
 /// Sends one Start straight to the agent and returns the error it answers with.
@@ -188,10 +196,28 @@ async fn send(addr: &str, req: RunRequest) -> tonic::Status {
 async fn the_agent_checks_what_arrives_on_the_wire() {
     let agent = AgentProc::start_capped(CAP, &[]);
     let idle = thread_count(agent.pid());
-    let cpu = || workload_spec::Kind::Cpu(pb::CpuSpec { max_prime: 100 });
+    let cpu = || declared("cpu", &[("cpu-max-prime", "100")]);
     let cases = [
         // Row 1: a 2^62-byte memory block.
         (start(memory(1 << 62), 1, 1000), "bytes of memory"),
+        // Options the test does not declare, or values its own parser refuses, held to
+        // the command line's messages.
+        (
+            start(declared("cpu", &[("file-num", "3")]), 1, 1000),
+            "cpu has no option --file-num",
+        ),
+        (
+            start(declared("cpu", &[("cpu-max-prime", "2")]), 1, 1000),
+            "invalid value for --cpu-max-prime: '2' (must be at least 3)",
+        ),
+        (
+            start(declared("memory", &[("memory-oper", "erase")]), 1, 1000),
+            "invalid value for --memory-oper: 'erase'",
+        ),
+        (
+            start(declared("pgbench", &[]), 1, 1000),
+            "no workload this agent knows ('pgbench')",
+        ),
         // Row 16: a billion threads.
         (
             start(cpu(), 1_000_000_000, 1000),
