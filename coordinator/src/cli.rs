@@ -605,7 +605,7 @@ pub fn test_help(test: &str) -> Option<String> {
     use clap::CommandFactory;
     use std::fmt::Write;
     if let Some(d) = fleetbench_agent::spec::declared(test) {
-        let mut s = format!("{test} options:\n");
+        let mut s = format!("{test} options ({test}):\n");
         for o in d.options {
             let default = match o.default {
                 "" => String::new(),
