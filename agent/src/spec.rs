@@ -88,6 +88,17 @@ pub struct Declaration {
     build: fn(&Options) -> Result<Workload, SpecError>,
 }
 
+impl Declaration {
+    /// The workload from its options as given (name without dashes, value), checked; a
+    /// name this test does not declare is refused.
+    pub fn workload<'a>(
+        &self,
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Workload, SpecError> {
+        (self.build)(&Options::resolve(self.test, self.options, given)?)
+    }
+}
+
 fn make<S: Declared>(o: &Options, wrap: fn(S) -> Workload) -> Result<Workload, SpecError> {
     let spec = S::from_options(o)?;
     spec.check()?;
@@ -725,8 +736,7 @@ impl Workload {
         test: &str,
         given: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Option<Result<Workload, SpecError>> {
-        let d = declared(test)?;
-        Some(Options::resolve(d.test, d.options, given).and_then(|o| (d.build)(&o)))
+        Some(declared(test)?.workload(given))
     }
 
     /// A declared test's name and options, as [`Workload::from_options`] reads them back.

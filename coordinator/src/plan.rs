@@ -170,10 +170,8 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             .filter(move |(n, _)| opts.iter().any(|o| o.name == n))
             .map(|(n, v)| (n.as_str(), v.as_str()))
     };
-    let declared = fleetbench_agent::spec::declared(&name)
-        .map(|d| Workload::from_options(d.test, own(d.options)).expect("declared"));
-    let workload = match (declared, name.as_str()) {
-        (Some(w), _) => w?,
+    let workload = match (fleetbench_agent::spec::declared(&name), name.as_str()) {
+        (Some(d), _) => d.workload(own(d.options))?,
         (None, "tpcc") => Workload::Tpcc(Box::new(tpcc(raw)?)),
         (None, other) => match Script::from_name(other) {
             Some(script) => Workload::Oltp(Box::new(oltp(
@@ -584,15 +582,9 @@ fn legacy_oltp_test(raw: &RawArgs, mode: &str) -> Result<&'static str, PlanError
 
 /// sysbench's boolean spellings.
 fn flag(raw: &Option<String>, option: &'static str, default: bool) -> Result<bool, PlanError> {
-    match raw.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    match raw.as_deref() {
         None => Ok(default),
-        Some("on" | "true" | "yes" | "1") => Ok(true),
-        Some("off" | "false" | "no" | "0") => Ok(false),
-        Some(_) => Err(invalid(
-            option,
-            raw.as_deref().unwrap_or(""),
-            "expected on or off",
-        )),
+        Some(s) => parse_flag(s).ok_or_else(|| invalid(option, s, "expected on or off")),
     }
 }
 
@@ -608,7 +600,7 @@ fn float(raw: &Option<String>, option: &'static str, default: f64) -> Result<f64
     }
 }
 
-pub use fleetbench_agent::options::parse_size;
+pub use fleetbench_agent::options::{parse_flag, parse_size};
 
 /// Validates the OLTP options of `script`.
 /// Loading connections of a TPC-C prepare without --threads.
