@@ -24,6 +24,10 @@ pub enum SpecError {
         value: String,
         why: &'static str,
     },
+    #[error(
+        "--range-size={range} is larger than --table-size={size}: every range would run past the table"
+    )]
+    RangeTooLarge { range: u32, size: u64 },
     #[error("{0}")]
     Options(String),
 }

@@ -50,10 +50,6 @@ pub enum PlanError {
     #[error("invalid --table-map: {0}")]
     TableMap(String),
     #[error(
-        "--range-size={range} is larger than --table-size={size}: every range would run past the table"
-    )]
-    RangeTooLarge { range: u32, size: u64 },
-    #[error(
         "--table-split=partition needs at least one table per agent ({tables} tables, {agents} agents)"
     )]
     TooFewTables { tables: u32, agents: usize },
@@ -731,23 +727,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         return Err(invalid("tables", tables, "at most 100000 tables"));
     }
     let table_size: u64 = num(&raw.table_size, "table-size", 10_000)?;
-    if table_size == 0 || table_size > i32::MAX as u64 {
-        return Err(invalid(
-            "table-size",
-            table_size,
-            "must be between 1 and 2147483647",
-        ));
-    }
     let range_size: u32 = num(&raw.range_size, "range-size", 100)?;
-    if range_size == 0 {
-        return Err(invalid("range-size", 0, "must be at least 1"));
-    }
-    if u64::from(range_size) > table_size {
-        return Err(PlanError::RangeTooLarge {
-            range: range_size,
-            size: table_size,
-        });
-    }
+    fleetbench_agent::workloads::oltp::check_sizes(table_size, range_size)?;
     let prepared = match raw.db_ps_mode.as_deref() {
         None | Some("auto") => true,
         Some("disable") => false,

@@ -457,7 +457,7 @@ impl Scenario {
                 }
                 PlanError::Target(..) => Some("target".into()),
                 PlanError::TableMap(..) => Some("table-map".into()),
-                PlanError::RangeTooLarge { .. } => Some("range-size".into()),
+                PlanError::Spec(plan::SpecError::RangeTooLarge { .. }) => Some("range-size".into()),
                 PlanError::UnknownTest(_) => Some("test".into()),
                 _ => None,
             };

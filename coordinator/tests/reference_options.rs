@@ -583,3 +583,32 @@ fn every_declared_option_is_refused_alike_on_the_command_line_and_on_the_wire() 
         .sum();
     assert_eq!(refused, declared - 1, "all but --file-dir");
 }
+
+#[test]
+fn oltp_sizes_are_refused_alike_by_the_plan_and_an_agent() {
+    let p = plan_of(&["oltp_read_write", "run"]).unwrap();
+    let cases: [(&str, u64, u32); 4] = [
+        ("--table-size=0", 0, 100),
+        ("--table-size=3000000000", 3_000_000_000, 100),
+        ("--range-size=0", 10_000, 0),
+        ("--table-size=50", 50, 100),
+    ];
+    for (arg, table_size, range_size) in cases {
+        let planner = plan_of(&["oltp_read_write", arg, "run"]).unwrap_err();
+        let mut spec = workload_to_proto(&p.workload, &[(1, 0)]);
+        if let Some(fleetbench_proto::v1::workload_spec::Kind::Oltp(o)) = &mut spec.kind {
+            o.table_size = table_size;
+            o.range_size = range_size;
+        }
+        let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(agent, planner, "{arg}");
+        let option = if arg.starts_with("--range") || table_size == 50 {
+            "--range-size"
+        } else {
+            "--table-size"
+        };
+        assert!(agent.contains(option), "{agent}");
+    }
+}

@@ -9,6 +9,7 @@ pub mod tls;
 pub mod wire;
 pub mod worker;
 
+use crate::spec::SpecError;
 use std::fmt::Write;
 
 /// sysbench's OLTP scripts.
@@ -426,6 +427,28 @@ pub const MAX_DELAY_US: u64 = 60_000_000;
 /// --random-points (one each) and --number-of-ranges (two each).
 pub const MAX_PLACEHOLDERS: u32 = 65_535;
 
+/// `--table-size` and `--range-size`, as the plan and an agent decoding a Start both check
+/// them: a row id fits MySQL's INT, and a range never runs past the table.
+pub fn check_sizes(table_size: u64, range_size: u32) -> Result<(), SpecError> {
+    if table_size == 0 || table_size > i32::MAX as u64 {
+        return Err(SpecError::invalid(
+            "table-size",
+            table_size,
+            "must be between 1 and 2147483647",
+        ));
+    }
+    if range_size == 0 {
+        return Err(SpecError::invalid("range-size", 0, "must be at least 1"));
+    }
+    if u64::from(range_size) > table_size {
+        return Err(SpecError::RangeTooLarge {
+            range: range_size,
+            size: table_size,
+        });
+    }
+    Ok(())
+}
+
 impl OltpConfig {
     /// Table `n`'s name: sbtest`n`, or 0.4's single table named by --oltp-table-name.
     pub fn table(&self, n: u32) -> String {
@@ -463,18 +486,7 @@ impl OltpConfig {
         if self.tables.iter().any(|&(_, t)| t >= self.targets.len()) {
             return Err("a table maps to an unknown target".into());
         }
-        if self.table_size == 0 || self.table_size > i32::MAX as u64 {
-            return Err(format!(
-                "table size {} is not between 1 and 2147483647",
-                self.table_size
-            ));
-        }
-        if self.range_size == 0 || u64::from(self.range_size) > self.table_size {
-            return Err(format!(
-                "range size {} is not between 1 and the table size {}",
-                self.range_size, self.table_size
-            ));
-        }
+        check_sizes(self.table_size, self.range_size).map_err(|e| e.to_string())?;
         if self.random_points > MAX_PLACEHOLDERS {
             return Err(format!(
                 "--random-points={} is more than the {MAX_PLACEHOLDERS} placeholders a statement may have",
