@@ -646,6 +646,13 @@ threads = [8]
             "{e}"
         );
 
+        // The OLTP size checks are the agent's (check_sizes): still pointed at their line.
+        let e = bad(&GOOD.replace("table-size = 1000", "table-size = 1000\nrange-size = 5000"));
+        assert_eq!((e.line, e.field.as_str()), (8, "options.range-size"), "{e}");
+        assert!(e.message.contains("larger than --table-size=1000"), "{e}");
+        let e = bad(&GOOD.replace("table-size = 1000", "table-size = 0"));
+        assert_eq!((e.line, e.field.as_str()), (7, "options.table-size"), "{e}");
+
         let e = bad(&GOOD.replace("table-size = 1000", "threads = 4"));
         assert_eq!((e.line, e.field.as_str()), (7, "options.threads"), "{e}");
 
