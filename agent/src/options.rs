@@ -38,6 +38,9 @@ pub struct OptionDef {
     pub kind: Kind,
     /// One line for `fleetbench TEST help`.
     pub help: &'static str,
+    /// Other spellings the command line takes (sysbench 0.4/0.5's `oltp-table-size`);
+    /// the wire and the result document use `name` only.
+    pub aliases: &'static [&'static str],
 }
 
 impl OptionDef {
@@ -52,7 +55,18 @@ impl OptionDef {
             default,
             kind,
             help,
+            aliases: &[],
         }
+    }
+
+    /// The same option, also spelt as `aliases` on the command line.
+    pub const fn aliases(self, aliases: &'static [&'static str]) -> Self {
+        OptionDef { aliases, ..self }
+    }
+
+    /// Whether the command line's `name` (without dashes) means this option.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
     }
 
     /// The name the result document records it under (`cpu_max_prime`).

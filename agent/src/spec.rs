@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::options::{Kind, OptionDef, Options, Written};
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
-use crate::workloads::oltp::{OltpConfig, Script};
+use crate::workloads::oltp::{OltpConfig, OltpOptions, Script};
 
 use crate::workloads::memory::Oper;
 use crate::workloads::tpcc::TpccConfig;
@@ -52,26 +52,42 @@ pub trait Spec {
     fn fields(&self) -> Vec<(String, Value)>;
 }
 
-/// A workload whose options are declared once ([`OptionDef`]s): the command line, the wire
-/// (a Start's option bag) and the result document all follow from the declaration, so an
-/// option is added here and where the workload uses it, nowhere else.
+/// Options declared once ([`OptionDef`]s): the command line, the wire (an option bag) and
+/// the result document all follow from the declaration, so an option is added here and
+/// where the workload uses it, nowhere else. A whole test ([`DeclaredTest`]) or a group of
+/// one test's options (OLTP's statement counts and switches) is declared so.
 pub trait Declared: Sized {
-    /// The test's name (sysbench's).
-    const TEST: &'static str;
     /// Its options, in the order `fleetbench TEST help` lists them.
     const OPTIONS: &'static [OptionDef];
-    /// The spec from its options (every declared one present: given or default).
+    /// The value from its options (every declared one present: given or default).
     fn from_options(o: &Options) -> Result<Self, SpecError>;
-    /// The options that give this spec back through [`Declared::from_options`], in the
+    /// The options that give this value back through [`Declared::from_options`], in the
     /// order the result document records them.
     fn to_options(&self) -> Written;
     /// Bounds across options, beyond what each option's parsing checks.
     fn check(&self) -> Result<(), SpecError> {
         Ok(())
     }
+
+    /// Reads and checks the options given (name without dashes, value) for `test`; a name
+    /// not declared here is refused.
+    fn resolve<'a>(
+        test: &str,
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, SpecError> {
+        let v = Self::from_options(&Options::resolve(test, Self::OPTIONS, given)?)?;
+        v.check()?;
+        Ok(v)
+    }
 }
 
-impl<S: Declared> Spec for S {
+/// A workload whose every option is declared: its spec is its [`Declared`] value.
+pub trait DeclaredTest: Declared {
+    /// The test's name (sysbench's).
+    const TEST: &'static str;
+}
+
+impl<S: DeclaredTest> Spec for S {
     fn name(&self) -> &'static str {
         S::TEST
     }
@@ -103,7 +119,7 @@ impl Declaration {
     }
 }
 
-fn make<S: Declared>(o: &Options, wrap: fn(S) -> Workload) -> Result<Workload, SpecError> {
+fn make<S: DeclaredTest>(o: &Options, wrap: fn(S) -> Workload) -> Result<Workload, SpecError> {
     let spec = S::from_options(o)?;
     spec.check()?;
     Ok(wrap(spec))
@@ -150,8 +166,11 @@ pub struct CpuSpec {
     pub max_prime: u64,
 }
 
-impl Declared for CpuSpec {
+impl DeclaredTest for CpuSpec {
     const TEST: &'static str = "cpu";
+}
+
+impl Declared for CpuSpec {
     const OPTIONS: &'static [OptionDef] = &[OptionDef::new(
         "cpu-max-prime",
         Kind::Count,
@@ -192,8 +211,11 @@ pub struct ThreadsSpec {
     pub locks: u32,
 }
 
-impl Declared for ThreadsSpec {
+impl DeclaredTest for ThreadsSpec {
     const TEST: &'static str = "threads";
+}
+
+impl Declared for ThreadsSpec {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new("thread-yields", Kind::Count, "1000", "Yields per event"),
         OptionDef::new("thread-locks", Kind::Count, "8", "Mutexes to lock"),
@@ -232,8 +254,11 @@ pub struct MutexSpec {
     pub loops: u32,
 }
 
-impl Declared for MutexSpec {
+impl DeclaredTest for MutexSpec {
     const TEST: &'static str = "mutex";
+}
+
+impl Declared for MutexSpec {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new("mutex-num", Kind::Count, "4096", "Number of mutexes"),
         OptionDef::new("mutex-locks", Kind::Count, "50000", "Locks per thread"),
@@ -293,8 +318,11 @@ impl Default for MemorySpec {
     }
 }
 
-impl Declared for MemorySpec {
+impl DeclaredTest for MemorySpec {
     const TEST: &'static str = "memory";
+}
+
+impl Declared for MemorySpec {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new(
             "memory-block-size",
@@ -439,23 +467,10 @@ impl Spec for OltpSpec {
 
     fn fields(&self) -> Vec<(String, Value)> {
         let c = &self.config;
+        let mut out: Vec<(String, Value)> = vec![("tables".into(), c.tables.len().into())];
+        out.extend(c.options.to_options().fields(OltpOptions::OPTIONS));
         let mut f: Vec<(&'static str, Value)> = vec![
-            ("tables", c.tables.len().into()),
-            ("table_size", c.table_size.into()),
-            ("range_size", c.range_size.into()),
-            ("point_selects", c.point_selects.into()),
-            ("simple_ranges", c.simple_ranges.into()),
-            ("sum_ranges", c.sum_ranges.into()),
-            ("order_ranges", c.order_ranges.into()),
-            ("distinct_ranges", c.distinct_ranges.into()),
-            ("index_updates", c.index_updates.into()),
-            ("non_index_updates", c.non_index_updates.into()),
-            ("delete_inserts", c.delete_inserts.into()),
-            ("range_selects", c.range_selects.into()),
-            ("auto_inc", c.auto_inc.into()),
             ("skip_trx", c.skip_trx.into()),
-            ("secondary", c.secondary.into()),
-            ("create_secondary", c.create_secondary.into()),
             ("mysql_storage_engine", c.engine.clone().into()),
             (
                 "db_ps_mode",
@@ -480,12 +495,16 @@ impl Spec for OltpSpec {
             })
             .collect();
         f.push(("targets", targets.into()));
-        f.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        out.extend(f.into_iter().map(|(k, v)| (k.to_string(), v)));
+        out
     }
 }
 
-impl Declared for FileioConfig {
+impl DeclaredTest for FileioConfig {
     const TEST: &'static str = "fileio";
+}
+
+impl Declared for FileioConfig {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new("file-num", Kind::Count, "128", "Number of files to create"),
         OptionDef::new(

@@ -10,11 +10,11 @@ use fleetbench_proto::v1::{self as pb, workload_spec};
 use crate::rand::Distribution;
 use crate::rate::QueueState;
 use crate::runner::{FinalReport, IntervalReport};
-use crate::spec::{OltpSpec, SpecError, TableSplit, Workload};
+use crate::spec::{Declared, OltpSpec, SpecError, TableSplit, Workload};
 use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
-use crate::workloads::oltp::{Kind, OltpConfig, Script, Target};
+use crate::workloads::oltp::{Kind, OltpConfig, OltpOptions, Script, Target};
 use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
@@ -110,21 +110,14 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
                 target: t as u32,
             })
             .collect(),
-        table_size: c.table_size,
-        range_size: c.range_size,
-        point_selects: c.point_selects,
-        simple_ranges: c.simple_ranges,
-        sum_ranges: c.sum_ranges,
-        order_ranges: c.order_ranges,
-        distinct_ranges: c.distinct_ranges,
-        index_updates: c.index_updates,
-        non_index_updates: c.non_index_updates,
-        delete_inserts: c.delete_inserts,
-        range_selects: c.range_selects,
-        auto_inc: c.auto_inc,
+        options: c
+            .options
+            .to_options()
+            .0
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         skip_trx: c.skip_trx,
-        secondary: c.secondary,
-        create_secondary: c.create_secondary,
         storage_engine: c.engine.clone(),
         prepared_statements: c.prepared,
         ignore_errors: c.ignore_errors.clone(),
@@ -135,9 +128,6 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         rand_spec_res: 75.0,
         rand_pareto_h: 0.2,
         rand_zipfian_exp: 0.8,
-        random_points: c.random_points,
-        number_of_ranges: c.number_of_ranges,
-        delta: c.delta,
         reconnect: c.reconnect,
         create_options: c.create_options.clone(),
         connect_delay_us: c.connect_delay_us,
@@ -348,33 +338,22 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
         o.rand_zipfian_exp,
     )
     .map_err(bad)?;
+    let options = OltpOptions::resolve(
+        "OLTP",
+        o.options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .map_err(|e| bad(e.to_string()))?;
     let cfg = OltpConfig {
         script,
         targets,
         tables,
-        table_size: o.table_size,
-        range_size: o.range_size,
-        point_selects: o.point_selects,
-        simple_ranges: o.simple_ranges,
-        sum_ranges: o.sum_ranges,
-        order_ranges: o.order_ranges,
-        distinct_ranges: o.distinct_ranges,
-        index_updates: o.index_updates,
-        non_index_updates: o.non_index_updates,
-        delete_inserts: o.delete_inserts,
-        range_selects: o.range_selects,
-        auto_inc: o.auto_inc,
+        options,
         skip_trx: o.skip_trx,
-        secondary: o.secondary,
-        create_secondary: o.create_secondary,
         engine: o.storage_engine.clone(),
         prepared: o.prepared_statements,
         ignore_errors: o.ignore_errors.clone(),
         ignore_all_errors: o.ignore_all_errors,
         distribution,
-        random_points: o.random_points,
-        number_of_ranges: o.number_of_ranges,
-        delta: o.delta,
         reconnect: o.reconnect,
         create_options: o.create_options.clone(),
         connect_delay_us: o.connect_delay_us,

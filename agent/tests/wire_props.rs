@@ -144,6 +144,25 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
             },
         })
         .collect();
+    let mix = vec![
+        ("table-size", r.u64().to_string()),
+        ("range-size", r.u32().to_string()),
+        ("point-selects", r.u32().to_string()),
+        ("simple-ranges", r.u32().to_string()),
+        ("sum-ranges", r.u32().to_string()),
+        ("order-ranges", r.u32().to_string()),
+        ("distinct-ranges", r.u32().to_string()),
+        ("index-updates", r.u32().to_string()),
+        ("non-index-updates", r.u32().to_string()),
+        ("delete-inserts", r.u32().to_string()),
+        ("range-selects", switch(r, 2)),
+        ("auto-inc", switch(r, 2)),
+        ("secondary", switch(r, 2)),
+        ("create-secondary", switch(r, 2)),
+        ("random-points", r.u32().to_string()),
+        ("number-of-ranges", r.u32().to_string()),
+        ("delta", r.u32().to_string()),
+    ];
     pb::OltpSpec {
         script: r.word(&[
             "oltp_read_write",
@@ -160,21 +179,8 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         ]),
         targets,
         tables,
-        table_size: r.u64(),
-        range_size: r.u32(),
-        point_selects: r.u32(),
-        simple_ranges: r.u32(),
-        sum_ranges: r.u32(),
-        order_ranges: r.u32(),
-        distinct_ranges: r.u32(),
-        index_updates: r.u32(),
-        non_index_updates: r.u32(),
-        delete_inserts: r.u32(),
-        range_selects: r.chance(2),
-        auto_inc: r.chance(2),
+        options: bag(r, mix),
         skip_trx: r.chance(2),
-        secondary: r.chance(2),
-        create_secondary: r.chance(2),
         storage_engine: r.word(&["innodb", "myisam", ""]),
         prepared_statements: r.chance(2),
         ignore_errors: (0..r.below(5)).map(|_| r.u32()).collect(),
@@ -185,9 +191,6 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         rand_spec_res: r.f64(),
         rand_pareto_h: r.f64(),
         rand_zipfian_exp: r.f64(),
-        random_points: r.u32(),
-        number_of_ranges: r.u32(),
-        delta: r.u32(),
         reconnect: r.u64(),
         // The 0.4 extras are mostly left at their defaults, so that OLTP specs still
         // validate often enough for the test to reach both outcomes.
@@ -220,7 +223,16 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
 
 /// A declared workload's options as text: mostly the generated values, now and then a
 /// garbage value or a name the test does not declare.
-fn declared(r: &mut Rng, test: &str, mut options: Vec<(&str, String)>) -> Kind {
+fn declared(r: &mut Rng, test: &str, options: Vec<(&str, String)>) -> Kind {
+    Kind::Options(pb::OptionSpec {
+        test: test.into(),
+        options: bag(r, options),
+    })
+}
+
+/// Declared options as an option bag: some left out (their defaults apply), now and then
+/// one garbage value or an undeclared name.
+fn bag(r: &mut Rng, mut options: Vec<(&str, String)>) -> std::collections::HashMap<String, String> {
     if r.chance(10) && !options.is_empty() {
         let i = r.below(options.len() as u64) as usize;
         options[i].1 = r.garbage();
@@ -233,10 +245,7 @@ fn declared(r: &mut Rng, test: &str, mut options: Vec<(&str, String)>) -> Kind {
     if r.chance(12) {
         map.insert(r.garbage(), r.garbage());
     }
-    Kind::Options(pb::OptionSpec {
-        test: test.into(),
-        options: map,
-    })
+    map
 }
 
 fn switch(r: &mut Rng, one_in: u64) -> String {

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use fleetbench_agent::options::{Kind, OptionDef};
-use fleetbench_agent::spec::DECLARED;
+use fleetbench_agent::spec::{DECLARED, Declared};
+use fleetbench_agent::workloads::oltp::OltpOptions;
 
 /// fleetbench: a distributed, sysbench-compatible load generator.
 #[derive(Debug, Default, Parser)]
@@ -198,9 +199,10 @@ pub struct RawArgs {
     #[arg(long)]
     pub local_agents: Option<String>,
 
-    /// The options of the tests that declare their own (cpu, fileio, memory, threads,
-    /// mutex: fleetbench_agent::spec::DECLARED), as given: name without dashes, value.
-    /// Taken out of the command line by [`parse`] before clap sees it.
+    /// The declared options (those of cpu, fileio, memory, threads and mutex:
+    /// fleetbench_agent::spec::DECLARED, and OLTP's [`OltpOptions`]), as given: the
+    /// declared name (an alias given is read as it) without dashes, value. Taken out of
+    /// the command line by [`parse`] before clap sees it.
     #[arg(skip)]
     pub options: Vec<(String, String)>,
 
@@ -208,66 +210,15 @@ pub struct RawArgs {
     /// Number of tables [default: 1].
     #[arg(long, alias = "oltp-tables-count", help_heading = "OLTP")]
     pub tables: Option<String>,
-    /// Number of rows per table [default: 10000].
-    #[arg(long, alias = "oltp-table-size", help_heading = "OLTP")]
-    pub table_size: Option<String>,
-    /// Range size for range SELECT queries [default: 100].
-    #[arg(long, alias = "oltp-range-size", help_heading = "OLTP")]
-    pub range_size: Option<String>,
-    /// Number of point SELECT queries per transaction [default: 10].
-    #[arg(long, alias = "oltp-point-selects", help_heading = "OLTP")]
-    pub point_selects: Option<String>,
-    /// Number of simple range SELECT queries per transaction [default: 1].
-    #[arg(long, alias = "oltp-simple-ranges", help_heading = "OLTP")]
-    pub simple_ranges: Option<String>,
-    /// Number of SELECT SUM() queries per transaction [default: 1].
-    #[arg(long, alias = "oltp-sum-ranges", help_heading = "OLTP")]
-    pub sum_ranges: Option<String>,
-    /// Number of SELECT ORDER BY queries per transaction [default: 1].
-    #[arg(long, alias = "oltp-order-ranges", help_heading = "OLTP")]
-    pub order_ranges: Option<String>,
-    /// Number of SELECT DISTINCT queries per transaction [default: 1].
-    #[arg(long, alias = "oltp-distinct-ranges", help_heading = "OLTP")]
-    pub distinct_ranges: Option<String>,
-    /// Number of UPDATE index queries per transaction [default: 1].
-    #[arg(long, alias = "oltp-index-updates", help_heading = "OLTP")]
-    pub index_updates: Option<String>,
-    /// Number of UPDATE non-index queries per transaction [default: 1].
-    #[arg(long, alias = "oltp-non-index-updates", help_heading = "OLTP")]
-    pub non_index_updates: Option<String>,
-    /// Number of DELETE/INSERT combinations per transaction [default: 1].
-    #[arg(long, alias = "oltp-delete-inserts", help_heading = "OLTP")]
-    pub delete_inserts: Option<String>,
-    /// Enable/disable all range SELECT queries [default: on].
-    #[arg(long, help_heading = "OLTP")]
-    pub range_selects: Option<String>,
-    /// Use AUTO_INCREMENT column as Primary Key [default: on].
-    #[arg(long, alias = "oltp-auto-inc", help_heading = "OLTP")]
-    pub auto_inc: Option<String>,
     /// Don't start explicit transactions [default: off].
     #[arg(long, alias = "oltp-skip-trx", help_heading = "OLTP")]
     pub skip_trx: Option<String>,
-    /// Use a secondary index in place of the PRIMARY KEY [default: off].
-    #[arg(long, help_heading = "OLTP")]
-    pub secondary: Option<String>,
-    /// Create a secondary index in addition to the PRIMARY KEY [default: on].
-    #[arg(long, help_heading = "OLTP")]
-    pub create_secondary: Option<String>,
     /// Storage engine [default: innodb].
     #[arg(long, alias = "mysql-table-engine", help_heading = "OLTP")]
     pub mysql_storage_engine: Option<String>,
     /// 0.4/0.5 spelling: read-only OLTP (with --test=oltp).
     #[arg(long, help_heading = "OLTP")]
     pub oltp_read_only: Option<String>,
-    /// select_random_points: number of random points [default: 10].
-    #[arg(long, help_heading = "OLTP")]
-    pub random_points: Option<String>,
-    /// select_random_ranges: number of ranges [default: 10].
-    #[arg(long, help_heading = "OLTP")]
-    pub number_of_ranges: Option<String>,
-    /// select_random_ranges: delta of each range [default: 5].
-    #[arg(long, help_heading = "OLTP")]
-    pub delta: Option<String>,
     /// Reconnect after every N events per thread; 0 = never [default: 0].
     #[arg(long, help_heading = "OLTP")]
     pub reconnect: Option<String>,
@@ -426,25 +377,59 @@ where
     let args: Vec<OsString> = tpcc_letters(args.into_iter().map(Into::into).collect());
     let args: Vec<OsString> = args.into_iter().map(normalize).collect();
     let args = bare_booleans_on(args);
-    let (args, options) = declared_options(args)?;
+    // Before the declared options (some spelt `--oltp-*`) are taken out.
     let legacy = args.iter().skip(1).any(|a| {
         let a = a.to_string_lossy();
         let name = a.split('=').next().unwrap_or("");
         LEGACY.contains(&name) || name.starts_with("--oltp-")
     });
-    let mut raw = RawArgs::try_parse_from(args)?;
+    let (args, options) = declared_options(args)?;
+    let mut raw = RawArgs::try_parse_from(args).map_err(suggest_declared)?;
     raw.legacy = legacy;
     raw.options = options;
     Ok(raw)
 }
 
-/// A declared test option by its name on the command line (`--file-num`).
+/// A declared option by its name or alias on the command line (`--file-num`,
+/// `--oltp-table-size`).
 fn declared_option(arg: &str) -> Option<&'static OptionDef> {
     let name = arg.strip_prefix("--")?;
     DECLARED
         .iter()
         .flat_map(|d| d.options)
-        .find(|o| o.name == name)
+        .chain(OltpOptions::OPTIONS)
+        .find(|o| o.answers_to(name))
+}
+
+/// clap's "did you mean" knows only clap's options: for an unknown option, a declared one
+/// that is closer (by clap's own measure, Jaro above 0.7) becomes the suggestion.
+fn suggest_declared(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return e;
+    };
+    let given = given.split('=').next().unwrap_or_default().to_string();
+    let score = |candidate: &str| strsim::jaro(&given, candidate);
+    let clap_score = match e.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(s)) => score(s),
+        _ => 0.0,
+    };
+    let best = DECLARED
+        .iter()
+        .flat_map(|d| d.options)
+        .chain(OltpOptions::OPTIONS)
+        .flat_map(|o| std::iter::once(&o.name).chain(o.aliases))
+        .map(|name| format!("--{name}"))
+        .map(|c| (score(&c), c))
+        .filter(|(s, _)| *s > 0.7 && *s > clap_score)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((_, name)) = best {
+        e.insert(ContextKind::SuggestedArg, ContextValue::String(name));
+    }
+    e
 }
 
 /// The arguments left for clap, and the declared tests' options taken out of them.
@@ -604,15 +589,18 @@ pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
 pub fn test_help(test: &str) -> Option<String> {
     use clap::CommandFactory;
     use std::fmt::Write;
-    if let Some(d) = fleetbench_agent::spec::declared(test) {
-        let mut s = format!("{test} options ({test}):\n");
-        for o in d.options {
+    let declared = |s: &mut String, options: &[OptionDef]| {
+        for o in options {
             let default = match o.default {
                 "" => String::new(),
                 d => format!(" [default: {d}]"),
             };
             let _ = writeln!(s, "  --{:<32} {}{default}", o.name, o.help);
         }
+    };
+    if let Some(d) = fleetbench_agent::spec::declared(test) {
+        let mut s = format!("{test} options ({test}):\n");
+        declared(&mut s, d.options);
         s.push('\n');
         return Some(s);
     }
@@ -621,6 +609,9 @@ pub fn test_help(test: &str) -> Option<String> {
     let mut s = String::new();
     for h in headings {
         let _ = writeln!(s, "{test} options ({h}):");
+        if *h == "OLTP" {
+            declared(&mut s, OltpOptions::OPTIONS);
+        }
         for a in cmd
             .get_arguments()
             .filter(|a| a.get_help_heading() == Some(*h) && !a.is_hide_set())
@@ -638,8 +629,6 @@ pub fn test_help(test: &str) -> Option<String> {
 /// On/off options: sysbench reads `--name` alone as `--name=on`, wherever it stands
 /// (with the declared tests' [`Kind::Flag`] options).
 const BOOLEANS: &[&str] = &[
-    "--auto-inc",
-    "--create-secondary",
     "--debug",
     "--foreign-keys",
     "--histogram",
@@ -647,12 +636,9 @@ const BOOLEANS: &[&str] = &[
     "--mysql-compression",
     "--mysql-get-server-public-key",
     "--mysql-ssl",
-    "--oltp-auto-inc",
     "--oltp-read-only",
     "--oltp-skip-trx",
     "--rand-init",
-    "--range-selects",
-    "--secondary",
     "--skip-trx",
     "--validate",
 ];
@@ -850,18 +836,93 @@ mod tests {
         // No declared option shadows one of clap's.
         use clap::CommandFactory;
         let cmd = RawArgs::command();
-        for def in DECLARED.iter().flat_map(|d| d.options) {
-            assert!(
-                cmd.get_arguments().all(|a| a.get_long() != Some(def.name)
-                    && !a.get_all_aliases().unwrap_or_default().contains(&def.name)),
-                "--{} is declared twice",
-                def.name
-            );
+        let defs = DECLARED
+            .iter()
+            .flat_map(|d| d.options)
+            .chain(OltpOptions::OPTIONS);
+        for def in defs {
+            for name in std::iter::once(&def.name).chain(def.aliases) {
+                assert!(
+                    cmd.get_arguments().all(|a| a.get_long() != Some(name)
+                        && !a.get_all_aliases().unwrap_or_default().contains(name)),
+                    "--{name} is declared twice",
+                );
+            }
         }
         let help = test_help("memory").unwrap();
         assert!(help.contains("--memory-block-size"), "{help}");
         assert!(help.contains("[default: 1K]"), "{help}");
         assert!(!help.contains("--file-num"), "{help}");
+    }
+
+    #[test]
+    fn a_mistyped_declared_option_is_told_what_was_meant() {
+        use clap::error::{ContextKind, ContextValue};
+        for (typo, meant) in [
+            ("--point-selcts=3", "--point-selects"),
+            ("--oltp-point-selcts=3", "--oltp-point-selects"),
+            ("--cpu-max-prme=9", "--cpu-max-prime"),
+            ("--threds=2", "--threads"),
+        ] {
+            let e = parse(["fleetbench", typo, "oltp_read_write", "run"]).unwrap_err();
+            assert_eq!(
+                e.get(ContextKind::SuggestedArg),
+                Some(&ContextValue::String(meant.into())),
+                "{typo}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn oltp_options_are_declared_with_their_old_spellings() {
+        let raw = parse([
+            "fleetbench",
+            "--oltp-table-size=500",
+            "--point_selects",
+            "3",
+            "--auto-inc",
+            "oltp_read_write",
+            "run",
+        ])
+        .unwrap();
+        assert_eq!(
+            raw.options,
+            [
+                ("table-size".to_string(), "500".to_string()),
+                ("point-selects".to_string(), "3".to_string()),
+                ("auto-inc".to_string(), "on".to_string()),
+            ]
+        );
+        assert_eq!(raw.words, ["oltp_read_write", "run"]);
+        // An `--oltp-*` spelling makes a 0.4/0.5 command line, as before.
+        assert!(raw.legacy);
+        assert!(
+            !parse(["fleetbench", "--table-size=5", "oltp_read_write", "run"])
+                .unwrap()
+                .legacy
+        );
+        let e = parse([
+            "fleetbench",
+            "--oltp-range-size=5",
+            "--range-size=6",
+            "oltp_read_only",
+            "run",
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("'--range-size' cannot be used multiple times"),
+            "{e}"
+        );
+        let help = test_help("oltp_read_write").unwrap();
+        assert!(
+            help.contains("--point-selects") && help.contains("[default: 10]"),
+            "{help}"
+        );
+        assert!(
+            help.contains("--tables") && help.contains("--mysql-host"),
+            "{help}"
+        );
     }
 
     #[test]

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use fleetbench_agent::options::OptionDef;
 use fleetbench_agent::rand::Distribution;
+use fleetbench_agent::spec::Declared;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
-use fleetbench_agent::workloads::oltp::{OltpConfig, Script, Target};
+use fleetbench_agent::workloads::oltp::{OltpConfig, OltpOptions, Script, Target};
 use fleetbench_agent::workloads::tpcc::TpccConfig;
 
 use crate::cli::RawArgs;
@@ -159,15 +160,8 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         _ => command,
     };
     let name = test_name(&test, raw)?;
-    // A declared test reads its own options; the others' are ignored, as sysbench does.
-    let own = |opts: &'static [OptionDef]| {
-        raw.options
-            .iter()
-            .filter(move |(n, _)| opts.iter().any(|o| o.name == n))
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-    };
     let workload = match (fleetbench_agent::spec::declared(&name), name.as_str()) {
-        (Some(d), _) => d.workload(own(d.options))?,
+        (Some(d), _) => d.workload(own_options(raw, d.options))?,
         (None, "tpcc") => Workload::Tpcc(Box::new(tpcc(raw)?)),
         (None, other) => match Script::from_name(other) {
             Some(script) => Workload::Oltp(Box::new(oltp(
@@ -705,6 +699,18 @@ fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
     })
 }
 
+/// The declared options given for `defs`: a test reads its own and ignores the others'
+/// (OLTP's with cpu, say), as sysbench does.
+fn own_options<'a>(
+    raw: &'a RawArgs,
+    defs: &'static [OptionDef],
+) -> impl Iterator<Item = (&'a str, &'a str)> {
+    raw.options
+        .iter()
+        .filter(move |(n, _)| defs.iter().any(|o| o.name == n))
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+}
+
 fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanError> {
     if let Some(d) = &raw.db_driver
         && d != "mysql"
@@ -726,9 +732,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     if tables > fleetbench_agent::limits::MAX_TABLES {
         return Err(invalid("tables", tables, "at most 100000 tables"));
     }
-    let table_size: u64 = num(&raw.table_size, "table-size", 10_000)?;
-    let range_size: u32 = num(&raw.range_size, "range-size", 100)?;
-    fleetbench_agent::workloads::oltp::check_sizes(table_size, range_size)?;
+    let options = OltpOptions::resolve("OLTP", own_options(raw, OltpOptions::OPTIONS))?;
     let prepared = match raw.db_ps_mode.as_deref() {
         None | Some("auto") => true,
         Some("disable") => false,
@@ -815,21 +819,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         script,
         targets,
         tables: (1..=tables).zip(map).collect(),
-        table_size,
-        range_size,
-        point_selects: num(&raw.point_selects, "point-selects", 10)?,
-        simple_ranges: num(&raw.simple_ranges, "simple-ranges", 1)?,
-        sum_ranges: num(&raw.sum_ranges, "sum-ranges", 1)?,
-        order_ranges: num(&raw.order_ranges, "order-ranges", 1)?,
-        distinct_ranges: num(&raw.distinct_ranges, "distinct-ranges", 1)?,
-        index_updates: num(&raw.index_updates, "index-updates", 1)?,
-        non_index_updates: num(&raw.non_index_updates, "non-index-updates", 1)?,
-        delete_inserts: num(&raw.delete_inserts, "delete-inserts", 1)?,
-        range_selects: flag(&raw.range_selects, "range-selects", true)?,
-        auto_inc: flag(&raw.auto_inc, "auto-inc", true)?,
+        options,
         skip_trx: flag(&raw.skip_trx, "skip-trx", false)? || !engine_is_transactional(raw)?,
-        secondary: flag(&raw.secondary, "secondary", false)?,
-        create_secondary: flag(&raw.create_secondary, "create-secondary", true)?,
         engine: raw
             .mysql_storage_engine
             .clone()
@@ -838,9 +829,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         ignore_errors,
         ignore_all_errors,
         distribution,
-        random_points: num(&raw.random_points, "random-points", 10)?,
-        number_of_ranges: num(&raw.number_of_ranges, "number-of-ranges", 10)?,
-        delta: num(&raw.delta, "delta", 5)?,
         reconnect: match reconnect_mode {
             // 0.4's modes in 1.0 terms: every transaction is --reconnect=1, and so is every
             // query where an event is one statement.
@@ -1478,7 +1466,7 @@ mod tests {
             "--oltp-auto-inc=off",
             "run",
         ]);
-        assert!(c.skip_trx && !c.auto_inc);
+        assert!(c.skip_trx && !c.options.auto_inc);
         assert_eq!(c.distribution.name(), "uniform");
         assert!(!oltp(&["--test=oltp", "--mysql-table-engine=innodb", "run"]).skip_trx);
         assert!(oltp(&["--test=oltp", "--mysql-engine-trx=no", "run"]).skip_trx);

@@ -597,8 +597,10 @@ fn oltp_sizes_are_refused_alike_by_the_plan_and_an_agent() {
         let planner = plan_of(&["oltp_read_write", arg, "run"]).unwrap_err();
         let mut spec = workload_to_proto(&p.workload, &[(1, 0)]);
         if let Some(fleetbench_proto::v1::workload_spec::Kind::Oltp(o)) = &mut spec.kind {
-            o.table_size = table_size;
-            o.range_size = range_size;
+            o.options
+                .insert("table-size".into(), table_size.to_string());
+            o.options
+                .insert("range-size".into(), range_size.to_string());
         }
         let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
             .unwrap_err()
@@ -611,4 +613,81 @@ fn oltp_sizes_are_refused_alike_by_the_plan_and_an_agent() {
         };
         assert!(agent.contains(option), "{agent}");
     }
+}
+
+#[test]
+fn every_oltp_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
+    use fleetbench_agent::spec::Declared;
+    use fleetbench_agent::workloads::oltp::OltpOptions;
+    let good = plan_of(&["oltp_read_write", "run"]).unwrap();
+    for o in OltpOptions::OPTIONS {
+        // Each spelling the command line takes, and what an agent is sent.
+        for name in std::iter::once(&o.name).chain(o.aliases) {
+            let arg = format!("--{name}=x?");
+            let planner = plan_of(&["oltp_read_write", &arg, "run"]).unwrap_err();
+            assert!(planner.contains(&format!("--{}:", o.name)), "{planner}");
+            let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
+            if let Some(fleetbench_proto::v1::workload_spec::Kind::Oltp(w)) = &mut spec.kind {
+                w.options.insert(o.name.into(), "x?".into());
+            }
+            let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(agent, planner, "{arg}");
+        }
+    }
+    // A name the declaration lacks is refused by an agent, not ignored.
+    let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
+    if let Some(fleetbench_proto::v1::workload_spec::Kind::Oltp(w)) = &mut spec.kind {
+        w.options.insert("no-such-option".into(), "1".into());
+    }
+    let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+        .unwrap_err()
+        .to_string();
+    assert!(agent.contains("--no-such-option"), "{agent}");
+}
+
+#[test]
+fn oltp_options_reach_an_agent_as_given_by_either_spelling() {
+    let old = plan_of(&[
+        "--test=oltp",
+        "--oltp-table-size=777",
+        "--oltp-point-selects=4",
+        "--oltp-auto-inc=off",
+        "--delta=9",
+        "run",
+    ])
+    .unwrap();
+    let new = plan_of(&[
+        "oltp_read_write",
+        "--table-size=777",
+        "--point-selects=4",
+        "--auto-inc=off",
+        "--delta=9",
+        "run",
+    ])
+    .unwrap();
+    let options = |w: &Workload| match w {
+        Workload::Oltp(o) => o.config.options,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(options(&old.workload), options(&new.workload));
+    let o = options(&new.workload);
+    assert_eq!(
+        (o.table_size, o.point_selects, o.auto_inc, o.delta),
+        (777, 4, false, 9)
+    );
+    // What an agent decodes from the Start is what the plan holds.
+    let spec = workload_to_proto(&new.workload, &[(1, 0)]);
+    match workload_from_proto(Some(&spec), Path::new(""), 0).unwrap() {
+        Workload::Oltp(a) => assert_eq!(a.config.options, o),
+        other => panic!("{other:?}"),
+    }
+    // The result document records them under the JSON names, typed.
+    let fields: std::collections::BTreeMap<String, serde_json::Value> =
+        new.workload.fields().into_iter().collect();
+    assert_eq!(fields["table_size"], 777);
+    assert_eq!(fields["auto_inc"], false);
+    assert_eq!(fields["delta"], 9);
+    assert_eq!(fields["range_size"], 100);
 }

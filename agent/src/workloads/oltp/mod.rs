@@ -9,7 +9,8 @@ pub mod tls;
 pub mod wire;
 pub mod worker;
 
-use crate::spec::SpecError;
+use crate::options::{Kind as OK, OptionDef, Options, Written};
+use crate::spec::{Declared, SpecError};
 use std::fmt::Write;
 
 /// sysbench's OLTP scripts.
@@ -346,29 +347,14 @@ pub struct OltpConfig {
     pub targets: Vec<Target>,
     /// (table number, index into `targets`) of the tables this agent uses.
     pub tables: Vec<(u32, usize)>,
-    pub table_size: u64,
-    pub range_size: u32,
-    pub point_selects: u32,
-    pub simple_ranges: u32,
-    pub sum_ranges: u32,
-    pub order_ranges: u32,
-    pub distinct_ranges: u32,
-    pub index_updates: u32,
-    pub non_index_updates: u32,
-    pub delete_inserts: u32,
-    pub range_selects: bool,
-    pub auto_inc: bool,
+    /// The table and range sizes, statement counts and schema switches (declared options).
+    pub options: OltpOptions,
     pub skip_trx: bool,
-    pub secondary: bool,
-    pub create_secondary: bool,
     pub engine: String,
     pub prepared: bool,
     pub ignore_errors: Vec<u32>,
     pub ignore_all_errors: bool,
     pub distribution: crate::rand::Distribution,
-    pub random_points: u32,
-    pub number_of_ranges: u32,
-    pub delta: u32,
     pub reconnect: u64,
     /// Table options after `ENGINE = ...` in CREATE TABLE.
     pub create_options: String,
@@ -449,6 +435,222 @@ pub fn check_sizes(table_size: u64, range_size: u32) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The OLTP options sysbench's oltp_common declares (1.0's names, 0.4/0.5's `oltp-` names
+/// as aliases): what an event runs and how the tables are made. Declared once, so the
+/// command line, `fleetbench TEST help`, a Start's option bag and the result document all
+/// follow from [`OltpOptions::OPTIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OltpOptions {
+    /// `--table-size`: rows per table.
+    pub table_size: u64,
+    /// `--range-size`: rows a range SELECT spans.
+    pub range_size: u32,
+    /// Statements of each kind per oltp_read_write/read_only/write_only transaction.
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    /// `--range-selects=off` drops the four range kinds whatever their counts.
+    pub range_selects: bool,
+    /// `--auto-inc`: the id column is AUTO_INCREMENT and inserts leave it to the server.
+    pub auto_inc: bool,
+    /// `--secondary`: the id is a secondary index, not the PRIMARY KEY.
+    pub secondary: bool,
+    /// `--create-secondary`: an index on k beside the key.
+    pub create_secondary: bool,
+    /// select_random_points: values in the IN list.
+    pub random_points: u32,
+    /// select_random_ranges: ranges OR'ed together, and each one's width.
+    pub number_of_ranges: u32,
+    pub delta: u32,
+}
+
+impl Default for OltpOptions {
+    /// sysbench's defaults (the declaration's).
+    fn default() -> Self {
+        OltpOptions::resolve("oltp", []).expect("the declared defaults are valid")
+    }
+}
+
+impl Declared for OltpOptions {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new("table-size", OK::Count, "10000", "Number of rows per table")
+            .aliases(&["oltp-table-size"]),
+        OptionDef::new(
+            "range-size",
+            OK::Count,
+            "100",
+            "Range size for range SELECT queries",
+        )
+        .aliases(&["oltp-range-size"]),
+        OptionDef::new(
+            "point-selects",
+            OK::Count,
+            "10",
+            "Number of point SELECT queries per transaction",
+        )
+        .aliases(&["oltp-point-selects"]),
+        OptionDef::new(
+            "simple-ranges",
+            OK::Count,
+            "1",
+            "Number of simple range SELECT queries per transaction",
+        )
+        .aliases(&["oltp-simple-ranges"]),
+        OptionDef::new(
+            "sum-ranges",
+            OK::Count,
+            "1",
+            "Number of SELECT SUM() queries per transaction",
+        )
+        .aliases(&["oltp-sum-ranges"]),
+        OptionDef::new(
+            "order-ranges",
+            OK::Count,
+            "1",
+            "Number of SELECT ORDER BY queries per transaction",
+        )
+        .aliases(&["oltp-order-ranges"]),
+        OptionDef::new(
+            "distinct-ranges",
+            OK::Count,
+            "1",
+            "Number of SELECT DISTINCT queries per transaction",
+        )
+        .aliases(&["oltp-distinct-ranges"]),
+        OptionDef::new(
+            "index-updates",
+            OK::Count,
+            "1",
+            "Number of UPDATE index queries per transaction",
+        )
+        .aliases(&["oltp-index-updates"]),
+        OptionDef::new(
+            "non-index-updates",
+            OK::Count,
+            "1",
+            "Number of UPDATE non-index queries per transaction",
+        )
+        .aliases(&["oltp-non-index-updates"]),
+        OptionDef::new(
+            "delete-inserts",
+            OK::Count,
+            "1",
+            "Number of DELETE/INSERT combinations per transaction",
+        )
+        .aliases(&["oltp-delete-inserts"]),
+        OptionDef::new(
+            "range-selects",
+            OK::Flag,
+            "on",
+            "Enable/disable all range SELECT queries",
+        ),
+        OptionDef::new(
+            "auto-inc",
+            OK::Flag,
+            "on",
+            "Use AUTO_INCREMENT column as Primary Key",
+        )
+        .aliases(&["oltp-auto-inc"]),
+        OptionDef::new(
+            "secondary",
+            OK::Flag,
+            "off",
+            "Use a secondary index in place of the PRIMARY KEY",
+        ),
+        OptionDef::new(
+            "create-secondary",
+            OK::Flag,
+            "on",
+            "Create a secondary index in addition to the PRIMARY KEY",
+        ),
+        OptionDef::new(
+            "random-points",
+            OK::Count,
+            "10",
+            "select_random_points: number of random points",
+        ),
+        OptionDef::new(
+            "number-of-ranges",
+            OK::Count,
+            "10",
+            "select_random_ranges: number of ranges",
+        ),
+        OptionDef::new(
+            "delta",
+            OK::Count,
+            "5",
+            "select_random_ranges: delta of each range",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        Ok(OltpOptions {
+            table_size: o.num("table-size")?,
+            range_size: o.num("range-size")?,
+            point_selects: o.num("point-selects")?,
+            simple_ranges: o.num("simple-ranges")?,
+            sum_ranges: o.num("sum-ranges")?,
+            order_ranges: o.num("order-ranges")?,
+            distinct_ranges: o.num("distinct-ranges")?,
+            index_updates: o.num("index-updates")?,
+            non_index_updates: o.num("non-index-updates")?,
+            delete_inserts: o.num("delete-inserts")?,
+            range_selects: o.flag("range-selects")?,
+            auto_inc: o.flag("auto-inc")?,
+            secondary: o.flag("secondary")?,
+            create_secondary: o.flag("create-secondary")?,
+            random_points: o.num("random-points")?,
+            number_of_ranges: o.num("number-of-ranges")?,
+            delta: o.num("delta")?,
+        })
+    }
+
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("table-size", self.table_size)
+            .put("range-size", self.range_size)
+            .put("point-selects", self.point_selects)
+            .put("simple-ranges", self.simple_ranges)
+            .put("sum-ranges", self.sum_ranges)
+            .put("order-ranges", self.order_ranges)
+            .put("distinct-ranges", self.distinct_ranges)
+            .put("index-updates", self.index_updates)
+            .put("non-index-updates", self.non_index_updates)
+            .put("delete-inserts", self.delete_inserts)
+            .switch("range-selects", self.range_selects)
+            .switch("auto-inc", self.auto_inc)
+            .switch("secondary", self.secondary)
+            .switch("create-secondary", self.create_secondary)
+            .put("random-points", self.random_points)
+            .put("number-of-ranges", self.number_of_ranges)
+            .put("delta", self.delta);
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        check_sizes(self.table_size, self.range_size)?;
+        if self.random_points > MAX_PLACEHOLDERS {
+            return Err(SpecError::Options(format!(
+                "--random-points={} is more than the {MAX_PLACEHOLDERS} placeholders a statement may have",
+                self.random_points
+            )));
+        }
+        if self.number_of_ranges > MAX_PLACEHOLDERS / 2 {
+            return Err(SpecError::Options(format!(
+                "--number-of-ranges={} is more than the {} ranges a statement may have",
+                self.number_of_ranges,
+                MAX_PLACEHOLDERS / 2
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl OltpConfig {
     /// Table `n`'s name: sbtest`n`, or 0.4's single table named by --oltp-table-name.
     pub fn table(&self, n: u32) -> String {
@@ -486,20 +688,7 @@ impl OltpConfig {
         if self.tables.iter().any(|&(_, t)| t >= self.targets.len()) {
             return Err("a table maps to an unknown target".into());
         }
-        check_sizes(self.table_size, self.range_size).map_err(|e| e.to_string())?;
-        if self.random_points > MAX_PLACEHOLDERS {
-            return Err(format!(
-                "--random-points={} is more than the {MAX_PLACEHOLDERS} placeholders a statement may have",
-                self.random_points
-            ));
-        }
-        if self.number_of_ranges > MAX_PLACEHOLDERS / 2 {
-            return Err(format!(
-                "--number-of-ranges={} is more than the {} ranges a statement may have",
-                self.number_of_ranges,
-                MAX_PLACEHOLDERS / 2
-            ));
-        }
+        self.options.check().map_err(|e| e.to_string())?;
         if !self
             .create_options
             .chars()
@@ -567,19 +756,19 @@ impl OltpConfig {
     /// The statement groups one event runs, in order, as (kind, count).
     pub fn groups(&self) -> Vec<(Kind, u32)> {
         let reads = |v: &mut Vec<(Kind, u32)>| {
-            v.push((Kind::Point, self.point_selects));
-            if self.range_selects {
-                v.push((Kind::SimpleRange, self.simple_ranges));
-                v.push((Kind::SumRange, self.sum_ranges));
-                v.push((Kind::OrderRange, self.order_ranges));
-                v.push((Kind::DistinctRange, self.distinct_ranges));
+            v.push((Kind::Point, self.options.point_selects));
+            if self.options.range_selects {
+                v.push((Kind::SimpleRange, self.options.simple_ranges));
+                v.push((Kind::SumRange, self.options.sum_ranges));
+                v.push((Kind::OrderRange, self.options.order_ranges));
+                v.push((Kind::DistinctRange, self.options.distinct_ranges));
             }
         };
         let writes = |v: &mut Vec<(Kind, u32)>| {
-            v.push((Kind::IndexUpdate, self.index_updates));
-            v.push((Kind::NonIndexUpdate, self.non_index_updates));
+            v.push((Kind::IndexUpdate, self.options.index_updates));
+            v.push((Kind::NonIndexUpdate, self.options.non_index_updates));
             // Each delete-insert deletes an id and inserts it again.
-            v.push((Kind::Delete, self.delete_inserts));
+            v.push((Kind::Delete, self.options.delete_inserts));
         };
         let mut v = Vec::new();
         match self.script {
@@ -707,29 +896,13 @@ mod tests {
             script,
             targets: Vec::new(),
             tables: vec![(1, 0)],
-            table_size: 10_000,
-            range_size: 100,
-            point_selects: 10,
-            simple_ranges: 1,
-            sum_ranges: 1,
-            order_ranges: 1,
-            distinct_ranges: 1,
-            index_updates: 1,
-            non_index_updates: 1,
-            delete_inserts: 1,
-            range_selects: true,
-            auto_inc: true,
+            options: OltpOptions::default(),
             skip_trx: false,
-            secondary: false,
-            create_secondary: true,
             engine: "innodb".into(),
             prepared: true,
             ignore_errors: vec![1213, 1020, 1205],
             ignore_all_errors: false,
             distribution: crate::rand::Distribution::Uniform,
-            random_points: 10,
-            number_of_ranges: 10,
-            delta: 5,
             reconnect: 0,
             create_options: String::new(),
             connect_delay_us: 0,
@@ -785,8 +958,8 @@ mod tests {
         assert_eq!(statements(&config(Script::WriteOnly)), (0, 4, 2));
         assert_eq!(statements(&config(Script::PointSelect)), (1, 0, 0));
         let mut c = config(Script::ReadWrite);
-        c.point_selects = 3;
-        c.range_selects = false;
+        c.options.point_selects = 3;
+        c.options.range_selects = false;
         assert_eq!(statements(&c), (3, 4, 2));
         c.skip_trx = true;
         assert_eq!(statements(&c), (3, 4, 0));

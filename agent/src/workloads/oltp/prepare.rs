@@ -91,7 +91,7 @@ impl Job {
         if self.cfg.script == Script::BulkInsert {
             return 0;
         }
-        self.cfg.tables.len() as u64 * self.cfg.table_size
+        self.cfg.tables.len() as u64 * self.cfg.options.table_size
     }
 
     pub fn cleanup_total(&self) -> u64 {
@@ -187,8 +187,8 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     } else {
         create_table_sql(
             &name,
-            cfg.auto_inc,
-            cfg.secondary,
+            cfg.options.auto_inc,
+            cfg.options.secondary,
             &cfg.engine,
             &cfg.create_options,
         )
@@ -207,9 +207,9 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     }
     job.note(format!(
         "Inserting {} records into '{name}'",
-        cfg.table_size
+        cfg.options.table_size
     ));
-    let head = if cfg.auto_inc {
+    let head = if cfg.options.auto_inc {
         format!("INSERT INTO {name}(k, c, pad) VALUES")
     } else {
         format!("INSERT INTO {name}(id, k, c, pad) VALUES")
@@ -217,18 +217,18 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     let mut sql = String::with_capacity(MAX_INSERT_BYTES + 512);
     let (mut c, mut pad) = (String::with_capacity(128), String::with_capacity(64));
     let mut rows_in_stmt = 0u64;
-    for id in 1..=cfg.table_size {
+    for id in 1..=cfg.options.table_size {
         if rows_in_stmt == 0 {
             sql.clear();
             sql.push_str(&head);
         } else {
             sql.push(',');
         }
-        let k = rng.uniform(1, cfg.table_size);
+        let k = rng.uniform(1, cfg.options.table_size);
         fill_c(rng, &mut c);
         fill_pad(rng, &mut pad);
         sql.push('(');
-        if !cfg.auto_inc {
+        if !cfg.options.auto_inc {
             super::push_num(&mut sql, id as i64);
             sql.push_str(", ");
         }
@@ -239,7 +239,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         super::push_quoted(&mut sql, &pad);
         sql.push(')');
         rows_in_stmt += 1;
-        if sql.len() >= MAX_INSERT_BYTES || id == cfg.table_size {
+        if sql.len() >= MAX_INSERT_BYTES || id == cfg.options.table_size {
             conn.query_drop(sql.as_str())
                 .await
                 .map_err(|e| failed(format!("loading {name}"), e))?;
@@ -252,7 +252,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
             }
         }
     }
-    if cfg.create_secondary {
+    if cfg.options.create_secondary {
         job.note(format!("Creating a secondary index on '{name}'..."));
         conn.query_drop(create_index_sql(n, &name))
             .await
@@ -303,7 +303,7 @@ async fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> 
     let mut conn = open(target).await?;
     let name = job.cfg.table(n);
     job.note(format!("Prewarming table '{name}'..."));
-    let limit = job.cfg.table_size;
+    let limit = job.cfg.options.table_size;
     for sql in [
         format!("SELECT AVG(id) FROM (SELECT * FROM {name} FORCE KEY (PRIMARY) LIMIT {limit}) t"),
         format!("SELECT COUNT(*) FROM (SELECT * FROM {name} WHERE k LIKE '%0%' LIMIT {limit}) t"),

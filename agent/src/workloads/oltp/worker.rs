@@ -213,14 +213,14 @@ impl<C: Client> OltpWorker<C> {
         sockets: Arc<Sockets>,
         tail: Arc<Mutex<WorkerTail>>,
     ) -> Result<Self, LeanOpenError> {
-        let ids = Picker::new(&cfg.distribution, 1, cfg.table_size.max(1));
+        let ids = Picker::new(&cfg.distribution, 1, cfg.options.table_size.max(1));
         let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
         for &(n, _) in &cfg.tables {
             for k in Kind::ALL {
                 templates.push(k.sql(
                     &cfg.table(n),
-                    cfg.random_points,
-                    cfg.number_of_ranges,
+                    cfg.options.random_points,
+                    cfg.options.number_of_ranges,
                     &cfg.sp_name,
                 ));
             }
@@ -562,7 +562,7 @@ impl<C: Client> OltpWorker<C> {
     /// One try at the event's statements.
     fn attempt(&mut self) -> Result<(), Failure> {
         let cfg = self.cfg.clone();
-        let size = cfg.table_size.max(1);
+        let size = cfg.options.table_size.max(1);
         let groups = self.groups.clone();
         for &(kind, count) in groups.iter() {
             // Each group picks one table, as sysbench does.
@@ -575,7 +575,7 @@ impl<C: Client> OltpWorker<C> {
                     }
                     Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
                         let lo = self.ids.pick(&mut self.rng);
-                        let hi = lo + u64::from(cfg.range_size) - 1;
+                        let hi = lo + u64::from(cfg.options.range_size) - 1;
                         self.exec(slot, kind, &[Param::Int(lo as i64), Param::Int(hi as i64)])?;
                     }
                     Kind::NonIndexUpdate => {
@@ -596,7 +596,7 @@ impl<C: Client> OltpWorker<C> {
                         }
                     }
                     Kind::Insert => {
-                        let id = if cfg.auto_inc {
+                        let id = if cfg.options.auto_inc {
                             0
                         } else {
                             // Unique across threads and agents, never one of prepare's ids.
@@ -609,7 +609,7 @@ impl<C: Client> OltpWorker<C> {
                     Kind::RandomPoints => {
                         let mut p = std::mem::take(&mut self.params);
                         p.clear();
-                        for _ in 0..cfg.random_points.max(1) {
+                        for _ in 0..cfg.options.random_points.max(1) {
                             p.push(Param::Int(self.ids.pick(&mut self.rng) as i64));
                         }
                         let r = self.exec(slot, kind, &p);
@@ -619,10 +619,10 @@ impl<C: Client> OltpWorker<C> {
                     Kind::RandomRanges => {
                         let mut p = std::mem::take(&mut self.params);
                         p.clear();
-                        for _ in 0..cfg.number_of_ranges.max(1) {
+                        for _ in 0..cfg.options.number_of_ranges.max(1) {
                             let lo = self.ids.pick(&mut self.rng);
                             p.push(Param::Int(lo as i64));
-                            p.push(Param::Int((lo + u64::from(cfg.delta)) as i64));
+                            p.push(Param::Int((lo + u64::from(cfg.options.delta)) as i64));
                         }
                         let r = self.exec(slot, kind, &p);
                         self.params = p;
