@@ -12,6 +12,9 @@
 //!
 //! Everything here is deterministic for a given seed, which the tests rely on.
 
+use crate::options::{Kind as OK, OptionDef, Options, Written};
+use crate::spec::{Declared, SpecError};
+
 /// Length of a `c` value: ten 11-digit groups plus nine dashes.
 pub const C_LEN: usize = 10 * 11 + 9;
 /// Length of a `pad` value: five 11-digit groups plus four dashes.
@@ -125,21 +128,6 @@ impl Distribution {
         }
     }
 
-    /// The sysbench options this distribution uses, by option name (underscored).
-    pub fn options(&self) -> Vec<(&'static str, f64)> {
-        match *self {
-            Distribution::Uniform => Vec::new(),
-            Distribution::Gaussian { iter } => vec![("rand_spec_iter", f64::from(iter))],
-            Distribution::Special { iter, pct, res } => vec![
-                ("rand_spec_iter", f64::from(iter)),
-                ("rand_spec_pct", pct),
-                ("rand_spec_res", res),
-            ],
-            Distribution::Pareto { h } => vec![("rand_pareto_h", h)],
-            Distribution::Zipfian { exp } => vec![("rand_zipfian_exp", exp)],
-        }
-    }
-
     /// Builds a distribution from a `--rand-type` name and the `--rand-spec-iter`,
     /// `--rand-spec-pct`, `--rand-spec-res`, `--rand-pareto-h` and `--rand-zipfian-exp` values.
     /// Only the parameters the named distribution uses are validated and kept.
@@ -199,6 +187,94 @@ impl Distribution {
                 DISTRIBUTION_NAMES.join(", ")
             )),
         }
+    }
+}
+
+/// sysbench's random-number options (0.4's `--oltp-dist-*` as aliases), declared once: the
+/// command line, `TEST help`, a Start's option bag and the result document follow from it.
+/// Only the parameters of the chosen distribution are checked, kept and recorded.
+impl Declared for Distribution {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new(
+            "rand-type",
+            OK::Text,
+            "special",
+            "Random distribution: uniform, gaussian, special, pareto, zipfian",
+        )
+        .aliases(&["oltp-dist-type"]),
+        OptionDef::new(
+            "rand-spec-iter",
+            OK::Count,
+            "12",
+            "Iterations for the gaussian and special distributions",
+        )
+        .aliases(&["oltp-dist-iter"]),
+        OptionDef::new(
+            "rand-spec-pct",
+            OK::Float,
+            "1",
+            "Percentage of the range treated as 'special'",
+        )
+        .aliases(&["oltp-dist-pct"]),
+        OptionDef::new(
+            "rand-spec-res",
+            OK::Float,
+            "75",
+            "Percentage of 'special' values to use",
+        )
+        .aliases(&["oltp-dist-res"]),
+        OptionDef::new(
+            "rand-pareto-h",
+            OK::Float,
+            "0.2",
+            "Parameter h of the pareto distribution",
+        ),
+        OptionDef::new(
+            "rand-zipfian-exp",
+            OK::Float,
+            "0.8",
+            "Exponent of the zipfian distribution",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        let name = o.choice(
+            "rand-type",
+            DISTRIBUTION_NAMES,
+            "expected uniform, gaussian, special, pareto or zipfian",
+        )?;
+        Distribution::parse(
+            name,
+            o.num("rand-spec-iter")?,
+            o.float("rand-spec-pct")?,
+            o.float("rand-spec-res")?,
+            o.float("rand-pareto-h")?,
+            o.float("rand-zipfian-exp")?,
+        )
+        .map_err(|e| SpecError::Options(format!("invalid random distribution: {e}")))
+    }
+
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("rand-type", self.name());
+        match *self {
+            Distribution::Uniform => {}
+            Distribution::Gaussian { iter } => {
+                w.put("rand-spec-iter", iter);
+            }
+            Distribution::Special { iter, pct, res } => {
+                w.put("rand-spec-iter", iter)
+                    .put("rand-spec-pct", pct)
+                    .put("rand-spec-res", res);
+            }
+            Distribution::Pareto { h } => {
+                w.put("rand-pareto-h", h);
+            }
+            Distribution::Zipfian { exp } => {
+                w.put("rand-zipfian-exp", exp);
+            }
+        }
+        w
     }
 }
 
@@ -537,17 +613,9 @@ mod tests {
             Distribution::Pareto { h: 0.3 },
             Distribution::Zipfian { exp: 0.9 },
         ] {
-            let opt =
-                |k: &str, dflt: f64| d.options().iter().find(|o| o.0 == k).map_or(dflt, |o| o.1);
-            let back = Distribution::parse(
-                d.name(),
-                opt("rand_spec_iter", 12.0) as u32,
-                opt("rand_spec_pct", 1.0),
-                opt("rand_spec_res", 75.0),
-                opt("rand_pareto_h", 0.2),
-                opt("rand_zipfian_exp", 0.8),
-            )
-            .unwrap();
+            let written = d.to_options();
+            let back = Distribution::resolve("t", written.0.iter().map(|(k, v)| (*k, v.as_str())))
+                .unwrap();
             assert_eq!(back, d);
         }
     }

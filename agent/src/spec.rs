@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use crate::options::{Kind, OptionDef, Options, Written};
+use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::{OltpConfig, OltpOptions, Script};
 
@@ -67,6 +68,11 @@ pub trait Declared: Sized {
     /// Bounds across options, beyond what each option's parsing checks.
     fn check(&self) -> Result<(), SpecError> {
         Ok(())
+    }
+
+    /// Whether `name` (the declared spelling) is one of these options.
+    fn declares(name: &str) -> bool {
+        Self::OPTIONS.iter().any(|o| o.name == name)
     }
 
     /// Reads and checks the options given (name without dashes, value) for `test`; a name
@@ -152,6 +158,13 @@ pub const DECLARED: &[Declaration] = &[
         options: MutexSpec::OPTIONS,
         build: |o| make(o, Workload::Mutex),
     },
+];
+
+/// Groups of options declared for the tests whose other options are not (yet): their
+/// `fleetbench TEST help` heading and options. The command line takes them out by these.
+pub const GROUPS: &[(&str, &[OptionDef])] = &[
+    ("OLTP", OltpOptions::OPTIONS),
+    ("Random numbers", Distribution::OPTIONS),
 ];
 
 /// The declaration of `test`, if its options are declared.
@@ -476,11 +489,9 @@ impl Spec for OltpSpec {
                 "db_ps_mode",
                 if c.prepared { "auto" } else { "disable" }.into(),
             ),
-            ("rand_type", c.distribution.name().into()),
         ];
-        for (option, value) in c.distribution.options() {
-            f.push((option, value.into()));
-        }
+        out.extend(f.drain(..).map(|(k, v)| (k.to_string(), v)));
+        out.extend(c.distribution.to_options().fields(Distribution::OPTIONS));
         f.push(("table_split", self.split.name().into()));
         // The targets without their passwords.
         let targets: Vec<Value> = c

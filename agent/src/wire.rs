@@ -100,7 +100,7 @@ fn path_text(p: &Option<std::path::PathBuf>) -> String {
 }
 
 pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
-    let mut spec = pb::OltpSpec {
+    pb::OltpSpec {
         script: c.script.name().into(),
         targets: c.targets.iter().map(target_to_proto).collect(),
         tables: tables
@@ -115,6 +115,7 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
             .to_options()
             .0
             .into_iter()
+            .chain(c.distribution.to_options().0)
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
         skip_trx: c.skip_trx,
@@ -122,12 +123,6 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         prepared_statements: c.prepared,
         ignore_errors: c.ignore_errors.clone(),
         ignore_all_errors: c.ignore_all_errors,
-        rand_type: String::new(),
-        rand_spec_iter: 12,
-        rand_spec_pct: 1.0,
-        rand_spec_res: 75.0,
-        rand_pareto_h: 0.2,
-        rand_zipfian_exp: 0.8,
         reconnect: c.reconnect,
         create_options: c.create_options.clone(),
         connect_delay_us: c.connect_delay_us,
@@ -137,19 +132,7 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
         sp_name: c.sp_name.clone(),
         server_vars: c.server_vars.clone(),
         reconnect_random: c.reconnect_random,
-    };
-    spec.rand_type = c.distribution.name().into();
-    for (option, value) in c.distribution.options() {
-        match option {
-            "rand_spec_iter" => spec.rand_spec_iter = value as u32,
-            "rand_spec_pct" => spec.rand_spec_pct = value,
-            "rand_spec_res" => spec.rand_spec_res = value,
-            "rand_pareto_h" => spec.rand_pareto_h = value,
-            "rand_zipfian_exp" => spec.rand_zipfian_exp = value,
-            _ => {}
-        }
     }
-    spec
 }
 
 /// Validates a Prepare's or Cleanup's fileio options into the agent's configuration.
@@ -329,20 +312,14 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     if tables.is_empty() {
         return Err(bad("no tables given".into()));
     }
-    let distribution = Distribution::parse(
-        &o.rand_type,
-        o.rand_spec_iter,
-        o.rand_spec_pct,
-        o.rand_spec_res,
-        o.rand_pareto_h,
-        o.rand_zipfian_exp,
-    )
-    .map_err(bad)?;
-    let options = OltpOptions::resolve(
-        "OLTP",
-        o.options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-    )
-    .map_err(|e| bad(e.to_string()))?;
+    // One bag for both groups: each reads its own, and a name neither declares is
+    // refused by the second.
+    let given = || o.options.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let options = OltpOptions::resolve("OLTP", given().filter(|(k, _)| OltpOptions::declares(k)))
+        .map_err(|e| bad(e.to_string()))?;
+    let distribution =
+        Distribution::resolve("OLTP", given().filter(|(k, _)| !OltpOptions::declares(k)))
+            .map_err(|e| bad(e.to_string()))?;
     let cfg = OltpConfig {
         script,
         targets,

@@ -162,6 +162,15 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         ("random-points", r.u32().to_string()),
         ("number-of-ranges", r.u32().to_string()),
         ("delta", r.u32().to_string()),
+        (
+            "rand-type",
+            r.word(&["special", "uniform", "gaussian", "pareto", "zipfian", ""]),
+        ),
+        ("rand-spec-iter", r.u32().to_string()),
+        ("rand-spec-pct", r.f64().to_string()),
+        ("rand-spec-res", r.f64().to_string()),
+        ("rand-pareto-h", r.f64().to_string()),
+        ("rand-zipfian-exp", r.f64().to_string()),
     ];
     pb::OltpSpec {
         script: r.word(&[
@@ -185,12 +194,6 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         prepared_statements: r.chance(2),
         ignore_errors: (0..r.below(5)).map(|_| r.u32()).collect(),
         ignore_all_errors: r.chance(4),
-        rand_type: r.word(&["special", "uniform", "gaussian", "pareto", "zipfian", ""]),
-        rand_spec_iter: r.u32(),
-        rand_spec_pct: r.f64(),
-        rand_spec_res: r.f64(),
-        rand_pareto_h: r.f64(),
-        rand_zipfian_exp: r.f64(),
         reconnect: r.u64(),
         // The 0.4 extras are mostly left at their defaults, so that OLTP specs still
         // validate often enough for the test to reach both outcomes.

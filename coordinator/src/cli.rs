@@ -9,8 +9,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use fleetbench_agent::options::{Kind, OptionDef};
-use fleetbench_agent::spec::{DECLARED, Declared};
-use fleetbench_agent::workloads::oltp::OltpOptions;
+use fleetbench_agent::spec::{DECLARED, GROUPS};
 
 /// fleetbench: a distributed, sysbench-compatible load generator.
 #[derive(Debug, Default, Parser)]
@@ -284,26 +283,6 @@ pub struct RawArgs {
     #[arg(long, help_heading = "TPC-C")]
     pub keying_think: Option<String>,
 
-    // --- Random numbers ---
-    /// Random distribution: uniform, gaussian, special, pareto, zipfian [default: special].
-    #[arg(long, alias = "oltp-dist-type", help_heading = "Random numbers")]
-    pub rand_type: Option<String>,
-    /// Iterations for the gaussian and special distributions [default: 12].
-    #[arg(long, alias = "oltp-dist-iter", help_heading = "Random numbers")]
-    pub rand_spec_iter: Option<String>,
-    /// Percentage of the range treated as 'special' [default: 1].
-    #[arg(long, alias = "oltp-dist-pct", help_heading = "Random numbers")]
-    pub rand_spec_pct: Option<String>,
-    /// Percentage of 'special' values to use [default: 75].
-    #[arg(long, alias = "oltp-dist-res", help_heading = "Random numbers")]
-    pub rand_spec_res: Option<String>,
-    /// Parameter h of the pareto distribution [default: 0.2].
-    #[arg(long, help_heading = "Random numbers")]
-    pub rand_pareto_h: Option<String>,
-    /// Exponent of the zipfian distribution [default: 0.8].
-    #[arg(long, help_heading = "Random numbers")]
-    pub rand_zipfian_exp: Option<String>,
-
     // --- Database ---
     /// Database driver; only mysql [default: mysql].
     #[arg(long, help_heading = "Database")]
@@ -394,11 +373,15 @@ where
 /// `--oltp-table-size`).
 fn declared_option(arg: &str) -> Option<&'static OptionDef> {
     let name = arg.strip_prefix("--")?;
+    declared_defs().find(|o| o.answers_to(name))
+}
+
+/// Every declared option: the declared tests' and the groups' (spec::GROUPS).
+fn declared_defs() -> impl Iterator<Item = &'static OptionDef> {
     DECLARED
         .iter()
         .flat_map(|d| d.options)
-        .chain(OltpOptions::OPTIONS)
-        .find(|o| o.answers_to(name))
+        .chain(GROUPS.iter().flat_map(|g| g.1))
 }
 
 /// clap's "did you mean" knows only clap's options: for an unknown option, a declared one
@@ -417,10 +400,7 @@ fn suggest_declared(mut e: clap::Error) -> clap::Error {
         Some(ContextValue::String(s)) => score(s),
         _ => 0.0,
     };
-    let best = DECLARED
-        .iter()
-        .flat_map(|d| d.options)
-        .chain(OltpOptions::OPTIONS)
+    let best = declared_defs()
         .flat_map(|o| std::iter::once(&o.name).chain(o.aliases))
         .map(|name| format!("--{name}"))
         .map(|c| (score(&c), c))
@@ -609,8 +589,8 @@ pub fn test_help(test: &str) -> Option<String> {
     let mut s = String::new();
     for h in headings {
         let _ = writeln!(s, "{test} options ({h}):");
-        if *h == "OLTP" {
-            declared(&mut s, OltpOptions::OPTIONS);
+        for (_, defs) in GROUPS.iter().filter(|g| g.0 == *h) {
+            declared(&mut s, defs);
         }
         for a in cmd
             .get_arguments()
@@ -836,15 +816,11 @@ mod tests {
         // No declared option shadows one of clap's.
         use clap::CommandFactory;
         let cmd = RawArgs::command();
-        let defs = DECLARED
-            .iter()
-            .flat_map(|d| d.options)
-            .chain(OltpOptions::OPTIONS);
-        for def in defs {
-            for name in std::iter::once(&def.name).chain(def.aliases) {
+        for def in declared_defs() {
+            for &name in std::iter::once(&def.name).chain(def.aliases) {
                 assert!(
                     cmd.get_arguments().all(|a| a.get_long() != Some(name)
-                        && !a.get_all_aliases().unwrap_or_default().contains(name)),
+                        && !a.get_all_aliases().unwrap_or_default().contains(&name)),
                     "--{name} is declared twice",
                 );
             }

@@ -64,8 +64,6 @@ pub enum PlanError {
     TwoSweeps { threads: String, rates: String },
     #[error("target {0}: {1}")]
     Ssl(String, String),
-    #[error("invalid random distribution: {0}")]
-    Rand(String),
     /// A workload's own bounds ([`Workload::validate`], the same check the agents make).
     #[error(transparent)]
     Spec(#[from] SpecError),
@@ -578,18 +576,6 @@ fn flag(raw: &Option<String>, option: &'static str, default: bool) -> Result<boo
     }
 }
 
-fn float(raw: &Option<String>, option: &'static str, default: f64) -> Result<f64, PlanError> {
-    match raw {
-        None => Ok(default),
-        Some(s) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| invalid(option, s, "not a number")),
-    }
-}
-
 pub use fleetbench_agent::options::{parse_flag, parse_size};
 
 /// Validates the OLTP options of `script`.
@@ -752,16 +738,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             false,
         ),
     };
-    let rand_type = raw.rand_type.clone().unwrap_or_else(|| "special".into());
-    let distribution = Distribution::parse(
-        &rand_type,
-        num(&raw.rand_spec_iter, "rand-spec-iter", 12)?,
-        float(&raw.rand_spec_pct, "rand-spec-pct", 1.0)?,
-        float(&raw.rand_spec_res, "rand-spec-res", 75.0)?,
-        float(&raw.rand_pareto_h, "rand-pareto-h", 0.2)?,
-        float(&raw.rand_zipfian_exp, "rand-zipfian-exp", 0.8)?,
-    )
-    .map_err(PlanError::Rand)?;
+    let distribution = Distribution::resolve("OLTP", own_options(raw, Distribution::OPTIONS))?;
     let security = Security::from_args(raw)?;
     let mut targets = if raw.target.is_empty() {
         vec![default_target(raw)?]

@@ -617,10 +617,8 @@ fn oltp_sizes_are_refused_alike_by_the_plan_and_an_agent() {
 
 #[test]
 fn every_oltp_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
-    use fleetbench_agent::spec::Declared;
-    use fleetbench_agent::workloads::oltp::OltpOptions;
     let good = plan_of(&["oltp_read_write", "run"]).unwrap();
-    for o in OltpOptions::OPTIONS {
+    for o in fleetbench_agent::spec::GROUPS.iter().flat_map(|g| g.1) {
         // Each spelling the command line takes, and what an agent is sent.
         for name in std::iter::once(&o.name).chain(o.aliases) {
             let arg = format!("--{name}=x?");
@@ -655,6 +653,8 @@ fn oltp_options_reach_an_agent_as_given_by_either_spelling() {
         "--oltp-point-selects=4",
         "--oltp-auto-inc=off",
         "--delta=9",
+        "--oltp-dist-type=gaussian",
+        "--oltp-dist-iter=5",
         "run",
     ])
     .unwrap();
@@ -664,15 +664,21 @@ fn oltp_options_reach_an_agent_as_given_by_either_spelling() {
         "--point-selects=4",
         "--auto-inc=off",
         "--delta=9",
+        "--rand-type=gaussian",
+        "--rand-spec-iter=5",
         "run",
     ])
     .unwrap();
     let options = |w: &Workload| match w {
-        Workload::Oltp(o) => o.config.options,
+        Workload::Oltp(o) => (o.config.options, o.config.distribution.clone()),
         other => panic!("{other:?}"),
     };
     assert_eq!(options(&old.workload), options(&new.workload));
-    let o = options(&new.workload);
+    assert_eq!(
+        options(&new.workload).1,
+        fleetbench_agent::rand::Distribution::Gaussian { iter: 5 }
+    );
+    let (o, distribution) = options(&new.workload);
     assert_eq!(
         (o.table_size, o.point_selects, o.auto_inc, o.delta),
         (777, 4, false, 9)
@@ -680,7 +686,10 @@ fn oltp_options_reach_an_agent_as_given_by_either_spelling() {
     // What an agent decodes from the Start is what the plan holds.
     let spec = workload_to_proto(&new.workload, &[(1, 0)]);
     match workload_from_proto(Some(&spec), Path::new(""), 0).unwrap() {
-        Workload::Oltp(a) => assert_eq!(a.config.options, o),
+        Workload::Oltp(a) => {
+            assert_eq!(a.config.options, o);
+            assert_eq!(a.config.distribution, distribution);
+        }
         other => panic!("{other:?}"),
     }
     // The result document records them under the JSON names, typed.
@@ -690,4 +699,8 @@ fn oltp_options_reach_an_agent_as_given_by_either_spelling() {
     assert_eq!(fields["auto_inc"], false);
     assert_eq!(fields["delta"], 9);
     assert_eq!(fields["range_size"], 100);
+    assert_eq!(fields["rand_type"], "gaussian");
+    assert_eq!(fields["rand_spec_iter"], 5);
+    // Only the parameters the distribution uses are recorded.
+    assert!(!fields.contains_key("rand_spec_pct"), "{fields:?}");
 }

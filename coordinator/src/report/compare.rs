@@ -87,13 +87,22 @@ fn settings_of(run: &Report, skip: &[&str]) -> BTreeMap<String, String> {
             ),
             _ => v.clone(),
         };
-        let text = match v {
-            Value::String(s) => s,
-            other => other.to_string(),
-        };
-        out.insert(k.clone(), text);
+        out.insert(k.clone(), setting_text(v));
     }
     out
+}
+
+/// A setting as compared and shown. A whole number reads the same however the file wrote
+/// it: files before protocol 9 have `rand_spec_iter` as 12.0, later ones as 12.
+fn setting_text(v: Value) -> String {
+    match v {
+        Value::String(s) => s,
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// The series a document holds, labelled with `label` (scenarios add their name).
@@ -812,6 +821,15 @@ mod tests {
         for bad in ["tps", "tps<5", "<5%", "tps<x%", "tps=5%"] {
             assert!(parse_rule(bad).unwrap_err().contains("--fail-if"), "{bad}");
         }
+    }
+
+    #[test]
+    fn whole_numbers_compare_alike_however_written() {
+        assert_eq!(setting_text(serde_json::json!(12.0)), "12");
+        assert_eq!(setting_text(serde_json::json!(12)), "12");
+        assert_eq!(setting_text(serde_json::json!(0.25)), "0.25");
+        assert_eq!(setting_text(serde_json::json!("on")), "on");
+        assert_eq!(setting_text(serde_json::json!(true)), "true");
     }
 
     #[test]
