@@ -14,7 +14,7 @@ use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::{OltpConfig, OltpOptions, Script};
 
 use crate::workloads::memory::Oper;
-use crate::workloads::tpcc::TpccConfig;
+use crate::workloads::tpcc::{TpccConfig, TpccOptions};
 
 /// Why a spec is refused; the message names the option as the command line spells it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -165,6 +165,7 @@ pub const DECLARED: &[Declaration] = &[
 pub const GROUPS: &[(&str, &[OptionDef])] = &[
     ("OLTP", OltpOptions::OPTIONS),
     ("Random numbers", Distribution::OPTIONS),
+    ("TPC-C", TpccOptions::OPTIONS),
 ];
 
 /// The declaration of `test`, if its options are declared.
@@ -690,22 +691,8 @@ impl Spec for TpccConfig {
 
     fn fields(&self) -> Vec<(String, Value)> {
         let t = &self.target;
+        let mut out = self.options.to_options().fields(TpccOptions::OPTIONS);
         let f: Vec<(&'static str, Value)> = vec![
-            ("warehouses", self.warehouses.into()),
-            ("foreign_keys", self.foreign_keys.into()),
-            (
-                "warehouse_split",
-                if self.partition {
-                    "partition"
-                } else {
-                    "random"
-                }
-                .into(),
-            ),
-            (
-                "keying_think",
-                if self.keying_think { "spec" } else { "off" }.into(),
-            ),
             ("mysql_storage_engine", self.engine.clone().into()),
             (
                 "targets",
@@ -715,7 +702,8 @@ impl Spec for TpccConfig {
                 }]),
             ),
         ];
-        f.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        out.extend(f.into_iter().map(|(k, v)| (k.to_string(), v)));
+        out
     }
 }
 

@@ -15,7 +15,7 @@ use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{Kind, OltpConfig, OltpOptions, Script, Target};
-use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig};
+use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -215,14 +215,17 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
 pub fn tpcc_to_proto(c: &TpccConfig) -> pb::TpccSpec {
     pb::TpccSpec {
         target: Some(target_to_proto(&c.target)),
-        warehouses: c.warehouses,
+        options: c
+            .options
+            .to_options()
+            .0
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         first_warehouse: c.first_warehouse,
         last_warehouse: c.last_warehouse,
         step: c.step.name().into(),
         load_items: c.load_items,
-        foreign_keys: c.foreign_keys,
-        partition: c.partition,
-        keying_think: c.keying_think,
         storage_engine: c.engine.clone(),
         server_vars: c.server_vars.clone(),
         c_last_load: c.c_last_load,
@@ -237,15 +240,16 @@ pub fn tpcc_from_proto(t: &pb::TpccSpec) -> Result<TpccConfig, WireError> {
         .ok_or_else(|| WireError("no database target given".into()))?;
     let cfg = TpccConfig {
         target: target_from_proto(target)?,
-        warehouses: t.warehouses,
+        options: TpccOptions::resolve(
+            "tpcc",
+            t.options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map_err(|e| WireError(e.to_string()))?,
         first_warehouse: t.first_warehouse,
         last_warehouse: t.last_warehouse,
         step: PrepareStep::from_name(&t.step)
             .ok_or_else(|| WireError(format!("unknown TPC-C prepare step '{}'", t.step)))?,
         load_items: t.load_items,
-        foreign_keys: t.foreign_keys,
-        partition: t.partition,
-        keying_think: t.keying_think,
         engine: t.storage_engine.clone(),
         server_vars: t.server_vars.clone(),
         c_last_load: t.c_last_load,

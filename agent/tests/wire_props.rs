@@ -374,16 +374,19 @@ fn tpcc(r: &mut Rng) -> pb::TpccSpec {
     } else {
         first.saturating_add(r.below(3) as u32)
     };
+    let own = vec![
+        ("warehouses", warehouses.to_string()),
+        ("foreign-keys", switch(r, 2)),
+        ("warehouse-split", r.word(&["random", "partition", "half"])),
+        ("keying-think", r.word(&["off", "spec", "off"])),
+    ];
     pb::TpccSpec {
         target: (!r.chance(10)).then(|| target(r)),
-        warehouses,
+        options: bag(r, own),
         first_warehouse: first,
         last_warehouse: last,
         step: r.word(&["create", "load", "index", "check", ""]),
         load_items: r.chance(2),
-        foreign_keys: r.chance(2),
-        partition: r.chance(2),
-        keying_think: r.chance(4),
         storage_engine: if r.chance(8) {
             r.garbage()
         } else {

@@ -268,21 +268,6 @@ pub struct RawArgs {
     #[arg(long, help_heading = "OLTP")]
     pub table_split: Option<String>,
 
-    /// TPC-C: warehouses in the database (W; tpcc-mysql's -w) [default: 1].
-    #[arg(long, help_heading = "TPC-C")]
-    pub warehouses: Option<String>,
-    /// TPC-C: add tpcc-mysql's foreign keys after loading (on|off) [default: on].
-    #[arg(long, num_args = 0..=1, default_missing_value = "on", help_heading = "TPC-C")]
-    pub foreign_keys: Option<String>,
-    /// TPC-C: home warehouses random over all W per transaction (random, tpcc-mysql's way)
-    /// or from each agent's own share (partition) [default: random].
-    #[arg(long, help_heading = "TPC-C")]
-    pub warehouse_split: Option<String>,
-    /// TPC-C: off (no waits, as tpcc-mysql) or spec (the specification's keying and think
-    /// times per terminal) [default: off].
-    #[arg(long, help_heading = "TPC-C")]
-    pub keying_think: Option<String>,
-
     // --- Database ---
     /// Database driver; only mysql [default: mysql].
     #[arg(long, help_heading = "Database")]
@@ -610,7 +595,6 @@ pub fn test_help(test: &str) -> Option<String> {
 /// (with the declared tests' [`Kind::Flag`] options).
 const BOOLEANS: &[&str] = &[
     "--debug",
-    "--foreign-keys",
     "--histogram",
     "--init-rng",
     "--mysql-compression",

@@ -10,7 +10,7 @@ use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::spec::Declared;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, OltpOptions, Script, Target};
-use fleetbench_agent::workloads::tpcc::TpccConfig;
+use fleetbench_agent::workloads::tpcc::{TpccConfig, TpccOptions};
 
 use crate::cli::RawArgs;
 
@@ -622,10 +622,7 @@ pub fn check_tpcc_partition(w: u32, threads: &[u64]) -> Result<(), PlanError> {
 /// TPC-C's options: one target (the `--mysql-*` options or one `--target`), W, and how
 /// the warehouses and the terminals' wait are shared out.
 fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
-    let warehouses: u32 = num(&raw.warehouses, "warehouses", 1)?;
-    if warehouses == 0 {
-        return Err(invalid("warehouses", 0, "must be at least 1"));
-    }
+    let options = TpccOptions::resolve("tpcc", own_options(raw, TpccOptions::OPTIONS))?;
     let security = Security::from_args(raw)?;
     let mut target = match &raw.target[..] {
         [] => Target {
@@ -652,30 +649,11 @@ fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
         .ssl
         .validate()
         .map_err(|e| PlanError::Ssl(target.name.clone(), e))?;
-    let partition = match raw.warehouse_split.as_deref().unwrap_or("random") {
-        "random" => false,
-        "partition" => true,
-        other => {
-            return Err(invalid(
-                "warehouse-split",
-                other,
-                "expected random or partition",
-            ));
-        }
-    };
-    let keying_think = match raw.keying_think.as_deref().unwrap_or("off") {
-        "off" => false,
-        "spec" => true,
-        other => return Err(invalid("keying-think", other, "expected off or spec")),
-    };
     Ok(TpccConfig {
         target,
-        warehouses,
+        options,
         first_warehouse: 1,
-        last_warehouse: warehouses,
-        foreign_keys: flag(&raw.foreign_keys, "foreign-keys", true)?,
-        partition,
-        keying_think,
+        last_warehouse: options.warehouses,
         engine: raw
             .mysql_storage_engine
             .clone()
@@ -1819,7 +1797,7 @@ mod tests {
             panic!("{:?}", letters.workload)
         };
         assert_eq!(
-            (t.warehouses, t.target.port, t.target.user.as_str()),
+            (t.options.warehouses, t.target.port, t.target.user.as_str()),
             (50, 3307, "root")
         );
         assert_eq!(

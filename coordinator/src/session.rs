@@ -380,7 +380,7 @@ pub async fn run(
         _ => vec![Vec::new(); active],
     };
     let warehouse_shares = match &plan.workload {
-        Workload::Tpcc(t) => crate::plan::warehouse_shares(t.warehouses, active),
+        Workload::Tpcc(t) => crate::plan::warehouse_shares(t.options.warehouses, active),
         _ => Vec::new(),
     };
     let tally: OpeningTally = std::sync::Mutex::new(vec![(0, 0); active]);
@@ -393,7 +393,7 @@ pub async fn run(
         }
         let workload = match &plan.workload {
             // Partition: this agent's terminals keep to its share of the warehouses.
-            Workload::Tpcc(t) if t.partition => {
+            Workload::Tpcc(t) if t.options.partition => {
                 let (first, last) = warehouse_shares[starts.len()];
                 Workload::Tpcc(Box::new(fleetbench_agent::workloads::tpcc::TpccConfig {
                     first_warehouse: first,
@@ -586,14 +586,14 @@ pub async fn table_job(
             use fleetbench_agent::workloads::tpcc::PrepareStep;
             let spread = create && matches!(t.step, PrepareStep::Load | PrepareStep::Check);
             let n = if spread {
-                conns.len().min(t.warehouses as usize).max(1)
+                conns.len().min(t.options.warehouses as usize).max(1)
             } else {
                 1
             };
-            let mut shares = crate::plan::warehouse_shares(t.warehouses, n);
+            let mut shares = crate::plan::warehouse_shares(t.options.warehouses, n);
             if create && t.step == PrepareStep::Create {
                 // The same check (the server answers, no table exists) on every agent.
-                shares = vec![(1, t.warehouses); conns.len().max(1)];
+                shares = vec![(1, t.options.warehouses); conns.len().max(1)];
                 checkers = Some(conns.len());
             }
             let specs = shares

@@ -616,33 +616,49 @@ fn oltp_sizes_are_refused_alike_by_the_plan_and_an_agent() {
 }
 
 #[test]
-fn every_oltp_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
-    let good = plan_of(&["oltp_read_write", "run"]).unwrap();
-    for o in fleetbench_agent::spec::GROUPS.iter().flat_map(|g| g.1) {
-        // Each spelling the command line takes, and what an agent is sent.
-        for name in std::iter::once(&o.name).chain(o.aliases) {
-            let arg = format!("--{name}=x?");
-            let planner = plan_of(&["oltp_read_write", &arg, "run"]).unwrap_err();
-            assert!(planner.contains(&format!("--{}:", o.name)), "{planner}");
-            let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
-            if let Some(fleetbench_proto::v1::workload_spec::Kind::Oltp(w)) = &mut spec.kind {
-                w.options.insert(o.name.into(), "x?".into());
-            }
-            let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
-                .unwrap_err()
-                .to_string();
-            assert_eq!(agent, planner, "{arg}");
+fn every_grouped_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
+    use fleetbench_proto::v1::workload_spec::Kind;
+    // The wire's option bag of an OLTP or TPC-C spec.
+    fn bag(spec: &mut fleetbench_proto::v1::WorkloadSpec) -> &mut HashMap<String, String> {
+        match &mut spec.kind {
+            Some(Kind::Oltp(w)) => &mut w.options,
+            Some(Kind::Tpcc(w)) => &mut w.options,
+            other => panic!("{other:?}"),
         }
     }
-    // A name the declaration lacks is refused by an agent, not ignored.
-    let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
-    if let Some(fleetbench_proto::v1::workload_spec::Kind::Oltp(w)) = &mut spec.kind {
-        w.options.insert("no-such-option".into(), "1".into());
+    use std::collections::HashMap;
+    let mut refused = 0;
+    for (heading, defs) in fleetbench_agent::spec::GROUPS {
+        let test = if *heading == "TPC-C" {
+            "tpcc"
+        } else {
+            "oltp_read_write"
+        };
+        let good = plan_of(&[test, "run"]).unwrap();
+        for o in *defs {
+            // Each spelling the command line takes, and what an agent is sent.
+            for name in std::iter::once(&o.name).chain(o.aliases) {
+                let arg = format!("--{name}=x?");
+                let planner = plan_of(&[test, &arg, "run"]).unwrap_err();
+                assert!(planner.contains(&format!("--{}:", o.name)), "{planner}");
+                let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
+                bag(&mut spec).insert(o.name.into(), "x?".into());
+                let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(agent, planner, "{arg}");
+                refused += 1;
+            }
+        }
+        // A name the declaration lacks is refused by an agent, not ignored.
+        let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
+        bag(&mut spec).insert("no-such-option".into(), "1".into());
+        let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(agent.contains("--no-such-option"), "{agent}");
     }
-    let agent = workload_from_proto(Some(&spec), Path::new(""), 0)
-        .unwrap_err()
-        .to_string();
-    assert!(agent.contains("--no-such-option"), "{agent}");
+    assert!(refused > 30, "{refused}");
 }
 
 #[test]

@@ -44,13 +44,13 @@ async fn run_plan(
     extras: &Extras,
 ) -> anyhow::Result<i32> {
     if let (plan::Workload::Tpcc(t), Command::Run) = (&plan.workload, plan.command)
-        && t.partition
+        && t.options.partition
     {
         // Every thread count the run will use, over these agents.
         let counts = extras.counts.clone().unwrap_or_else(|| vec![plan.threads]);
         for n in counts {
             let shares = plan::split_evenly(u64::from(n), addrs.len());
-            plan::check_tpcc_partition(t.warehouses, &shares)?;
+            plan::check_tpcc_partition(t.options.warehouses, &shares)?;
         }
     }
     if plan.command == Command::Run

@@ -88,12 +88,12 @@ async fn tpcc(
             }
             (_, PrepareStep::Load) => format!(
                 "Loading {} warehouses and 100,000 items over {} agent(s)...",
-                t.warehouses,
-                conns.len().min(t.warehouses as usize)
+                t.options.warehouses,
+                conns.len().min(t.options.warehouses as usize)
             ),
             (_, PrepareStep::Index) => format!(
                 "Adding the secondary indexes{}...",
-                if t.foreign_keys {
+                if t.options.foreign_keys {
                     " and foreign keys"
                 } else {
                     ""

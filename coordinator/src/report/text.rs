@@ -94,14 +94,14 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
             let _ = writeln!(
                 s,
                 "TPC-C: {} warehouses on target {}, home warehouses {}, {}\n",
-                t.warehouses,
+                t.options.warehouses,
                 t.target.describe(),
-                if t.partition {
+                if t.options.partition {
                     "from each agent's share"
                 } else {
                     "random over all"
                 },
-                if t.keying_think {
+                if t.options.keying_think {
                     "the specification's keying and think times"
                 } else {
                     "no keying or think time"

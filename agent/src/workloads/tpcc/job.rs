@@ -83,7 +83,7 @@ impl TpccJob {
         match self.cfg.step {
             PrepareStep::Create => TABLES.len() as u64,
             PrepareStep::Load => share_rows(&self.cfg, self.seed),
-            PrepareStep::Index => after_load(self.cfg.foreign_keys).len() as u64,
+            PrepareStep::Index => after_load(self.cfg.options.foreign_keys).len() as u64,
             PrepareStep::Check => 4,
         }
     }
@@ -205,10 +205,10 @@ impl TpccJob {
             .and_then(|r| r.first().cloned().flatten())
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        if n < u64::from(self.cfg.warehouses) {
+        if n < u64::from(self.cfg.options.warehouses) {
             return Err(not(format!(
                 "it holds {n} warehouses, the run asks for {} (--warehouses)",
-                self.cfg.warehouses
+                self.cfg.options.warehouses
             )));
         }
         let items = conn
@@ -355,7 +355,7 @@ impl TpccJob {
         // construction; `check` verifies it).
         conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0")
             .map_err(|e| self.failed("SET foreign_key_checks", e))?;
-        for sql in after_load(self.cfg.foreign_keys) {
+        for sql in after_load(self.cfg.options.foreign_keys) {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(TpccError::Stopped);
             }
@@ -365,7 +365,7 @@ impl TpccJob {
         conn.quit();
         self.say(format!(
             "secondary indexes{} created on target {}",
-            if self.cfg.foreign_keys {
+            if self.cfg.options.foreign_keys {
                 " and foreign keys"
             } else {
                 ""
@@ -479,11 +479,15 @@ pub fn share_rows(cfg: &TpccConfig, seed: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::tpcc::TpccOptions;
 
     #[test]
     fn the_parts_cover_the_items_and_each_warehouse_once() {
         let cfg = TpccConfig {
-            warehouses: 3,
+            options: TpccOptions {
+                warehouses: 3,
+                ..TpccOptions::default()
+            },
             first_warehouse: 2,
             last_warehouse: 3,
             ..TpccConfig::default()

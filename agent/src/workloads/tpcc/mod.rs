@@ -10,6 +10,8 @@ pub mod schema;
 pub mod txn;
 
 use super::oltp::Target;
+use crate::options::{Kind, OptionDef, Options, Written};
+use crate::spec::{Declared, SpecError};
 
 /// The transaction types, in tpcc-mysql's order (its report numbers them 0..4).
 pub const TXN_NAMES: [&str; 5] = [
@@ -69,20 +71,14 @@ impl PrepareStep {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TpccConfig {
     pub target: Target,
-    /// W: warehouses in the database.
-    pub warehouses: u32,
+    /// W, the foreign keys, how warehouses are shared and the waits (declared options).
+    pub options: TpccOptions,
     /// This agent's share, first..=last (the coordinator's plan: 1..=W).
     pub first_warehouse: u32,
     pub last_warehouse: u32,
     pub step: PrepareStep,
     /// This agent loads the item table too.
     pub load_items: bool,
-    /// `--foreign-keys`: tpcc-mysql's foreign keys, added after the load.
-    pub foreign_keys: bool,
-    /// `--warehouse-split=partition`: home warehouses from the agent's share only.
-    pub partition: bool,
-    /// `--keying-think=spec`: the specification's keying and think times.
-    pub keying_think: bool,
     /// `--mysql-storage-engine`.
     pub engine: String,
     /// Global variables of the server the result records.
@@ -95,14 +91,11 @@ impl Default for TpccConfig {
     fn default() -> Self {
         TpccConfig {
             target: Target::default(),
-            warehouses: 1,
+            options: TpccOptions::default(),
             first_warehouse: 1,
             last_warehouse: 1,
             step: PrepareStep::Create,
             load_items: true,
-            foreign_keys: true,
-            partition: false,
-            keying_think: false,
             engine: "innodb".into(),
             server_vars: Vec::new(),
             c_last_load: DEFAULT_C_LAST_LOAD,
@@ -114,22 +107,111 @@ impl Default for TpccConfig {
 /// chosen at the distance the specification asks from it.
 pub const DEFAULT_C_LAST_LOAD: u32 = 157;
 
+/// TPC-C's own options, declared once: the command line (tpcc-mysql's `-w` is
+/// `--warehouses`), `tpcc help`, a Start's option bag and the result document follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TpccOptions {
+    /// W: warehouses in the database.
+    pub warehouses: u32,
+    /// `--foreign-keys`: tpcc-mysql's foreign keys, added after the load.
+    pub foreign_keys: bool,
+    /// `--warehouse-split=partition`: home warehouses from the agent's share only.
+    pub partition: bool,
+    /// `--keying-think=spec`: the specification's keying and think times.
+    pub keying_think: bool,
+}
+
+impl Default for TpccOptions {
+    /// The declared defaults.
+    fn default() -> Self {
+        TpccOptions::resolve("tpcc", []).expect("the declared defaults are valid")
+    }
+}
+
+impl Declared for TpccOptions {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new(
+            "warehouses",
+            Kind::Count,
+            "1",
+            "Warehouses in the database (W; tpcc-mysql's -w)",
+        ),
+        OptionDef::new(
+            "foreign-keys",
+            Kind::Flag,
+            "on",
+            "Add tpcc-mysql's foreign keys after loading",
+        ),
+        OptionDef::new(
+            "warehouse-split",
+            Kind::Text,
+            "random",
+            "Home warehouses random over all W per transaction (random, tpcc-mysql's way) or from each agent's own share (partition)",
+        ),
+        OptionDef::new(
+            "keying-think",
+            Kind::Text,
+            "off",
+            "off (no waits, as tpcc-mysql) or spec (the specification's keying and think times per terminal)",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        Ok(TpccOptions {
+            warehouses: o.num("warehouses")?,
+            foreign_keys: o.flag("foreign-keys")?,
+            partition: o.choice(
+                "warehouse-split",
+                &["random", "partition"],
+                "expected random or partition",
+            )? == "partition",
+            keying_think: o.choice("keying-think", &["off", "spec"], "expected off or spec")?
+                == "spec",
+        })
+    }
+
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("warehouses", self.warehouses)
+            .switch("foreign-keys", self.foreign_keys)
+            .put(
+                "warehouse-split",
+                if self.partition {
+                    "partition"
+                } else {
+                    "random"
+                },
+            )
+            .put(
+                "keying-think",
+                if self.keying_think { "spec" } else { "off" },
+            );
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        if self.warehouses == 0 || self.warehouses > MAX_WAREHOUSES {
+            return Err(SpecError::Options(format!(
+                "invalid value for --warehouses: '{}' (must be 1 to {MAX_WAREHOUSES})",
+                self.warehouses
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl TpccConfig {
     /// The bounds both the plan and an agent hold a TPC-C spec to.
     pub fn validate(&self) -> Result<(), String> {
-        if self.warehouses == 0 || self.warehouses > MAX_WAREHOUSES {
-            return Err(format!(
-                "invalid value for --warehouses: '{}' (must be 1 to {MAX_WAREHOUSES})",
-                self.warehouses
-            ));
-        }
+        self.options.check().map_err(|e| e.to_string())?;
+        let w = self.options.warehouses;
         if self.first_warehouse == 0
             || self.first_warehouse > self.last_warehouse
-            || self.last_warehouse > self.warehouses
+            || self.last_warehouse > w
         {
             return Err(format!(
-                "warehouse share {}..{} is not within 1..{}",
-                self.first_warehouse, self.last_warehouse, self.warehouses
+                "warehouse share {}..{} is not within 1..{w}",
+                self.first_warehouse, self.last_warehouse
             ));
         }
         if self.engine.is_empty() || !self.engine.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -179,7 +261,10 @@ mod tests {
                 port: 3306,
                 ..Target::default()
             },
-            warehouses: 4,
+            options: TpccOptions {
+                warehouses: 4,
+                ..TpccOptions::default()
+            },
             last_warehouse: 4,
             ..TpccConfig::default()
         }
@@ -191,7 +276,10 @@ mod tests {
         let bad = [
             (
                 TpccConfig {
-                    warehouses: 0,
+                    options: TpccOptions {
+                        warehouses: 0,
+                        ..TpccOptions::default()
+                    },
                     ..cfg()
                 },
                 "--warehouses",

@@ -173,7 +173,7 @@ impl WorkerLoop for Terminal {
             }
         }
         let kind = self.deck.draw(&mut self.rng);
-        if self.cfg.keying_think && !self.pause(stop, KEYING_S[kind]) {
+        if self.cfg.options.keying_think && !self.pause(stop, KEYING_S[kind]) {
             return Step::Stopped;
         }
         let input = Input::draw(kind, &self.cfg, &self.c, &mut self.rng);
@@ -214,7 +214,7 @@ impl WorkerLoop for Terminal {
             }
         }
         end.db = std::mem::take(&mut self.db);
-        if self.cfg.keying_think {
+        if self.cfg.options.keying_think {
             // Think time: exponential with the type's mean, cut at ten means (clause 5.2.5.4).
             let mean = THINK_S[kind];
             let u = self.rng.unit_f64();
@@ -284,8 +284,8 @@ enum Customer {
 
 impl Input {
     fn draw(kind: usize, cfg: &TpccConfig, c: &NuRandC, rng: &mut Rng) -> Input {
-        let all = u64::from(cfg.warehouses);
-        let w = if cfg.partition {
+        let all = u64::from(cfg.options.warehouses);
+        let w = if cfg.options.partition {
             rng.uniform(
                 u64::from(cfg.first_warehouse),
                 u64::from(cfg.last_warehouse),
@@ -778,6 +778,7 @@ fn parse_cents(v: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::tpcc::TpccOptions;
 
     #[test]
     fn the_deck_deals_ten_ten_one_one_one_per_23() {
@@ -814,7 +815,10 @@ mod tests {
     #[test]
     fn inputs_follow_the_specification_shares() {
         let cfg = TpccConfig {
-            warehouses: 10,
+            options: TpccOptions {
+                warehouses: 10,
+                ..TpccOptions::default()
+            },
             last_warehouse: 10,
             ..TpccConfig::default()
         };
@@ -872,10 +876,13 @@ mod tests {
     #[test]
     fn partition_keeps_home_warehouses_in_the_share_and_remote_ones_anywhere() {
         let cfg = TpccConfig {
-            warehouses: 8,
+            options: TpccOptions {
+                warehouses: 8,
+                partition: true,
+                ..TpccOptions::default()
+            },
             first_warehouse: 3,
             last_warehouse: 4,
-            partition: true,
             ..TpccConfig::default()
         };
         let c = NuRandC {
