@@ -10,12 +10,12 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
 use crate::rate::{QueueState, Schedule};
-use crate::stats::{DbCounters, IntervalHists, Sample, WorkerSlot};
-use crate::workloads::ThreadWorkload;
+use crate::stats::{IntervalHists, IoCounters, Sample, WorkerSlot};
 use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::client::{AsyncClient, Client};
 use crate::workloads::oltp::wire::{self, Sockets};
-use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, Outcome, WorkerTail};
+use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, WorkerTail};
+use crate::workloads::{EventDb, Step, ThreadWorkload, WorkerLoop};
 
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
 pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
@@ -311,41 +311,22 @@ impl PreparedRun {
             control.sockets = sockets;
         }
         for t in 0..run.config.threads {
-            let slot = Arc::new(WorkerSlot::new(run.intervals.clone()));
-            run.slots.push(slot.clone());
+            // Made here, before Ready: a worker's set-up (memory's buffers) is not run time.
             let worker = workload.worker(t);
-            let workload = workload.clone();
-            let (control, gate) = (run.control.clone(), run.gate.clone());
-            let (running, all_done) = (run.running.clone(), run.all_done.clone());
-            let handle = std::thread::Builder::new()
-                .name(format!("fb-worker-{t}"))
-                .spawn(move || {
-                    let ran = gate.wait();
-                    if ran {
-                        guarded(&control, t, || worker_loop(worker, &control, &slot));
-                        control.worker_finished();
-                    }
-                    if running.fetch_sub(1, Ordering::AcqRel) == 1 {
-                        // The last worker out runs the workload's end step (fileio's
-                        // fsync of every file) before the run is declared over.
-                        if ran {
-                            guarded(&control, t, || {
-                                if let Err(msg) = workload.finish() {
-                                    control.abort(msg);
-                                }
-                            });
-                        }
-                        all_done.notify_one();
-                    }
-                });
-            match handle {
-                Ok(h) => run.handles.push(h),
-                Err(e) => {
-                    // Threads not spawned never decrement; account for them here.
-                    let missing = (run.config.threads - t) as usize;
-                    run.running.fetch_sub(missing, Ordering::AcqRel);
-                    return Err(e);
-                }
+            let spawned = run.spawn_worker(
+                t,
+                format!("fb-worker-{t}"),
+                None,
+                move || Ok(worker),
+                |_, _| {},
+                None,
+                Some(workload.clone()),
+            );
+            if let Err(e) = spawned {
+                // Threads not spawned never decrement; account for them here.
+                let missing = (run.config.threads - t) as usize;
+                run.running.fetch_sub(missing, Ordering::AcqRel);
+                return Err(e);
             }
         }
         Ok(run)
@@ -463,78 +444,49 @@ impl PreparedRun {
         let threads = run.config.threads;
         let conns_per_worker = cfg.targets_in_use().len() as u64;
         for t in 0..threads {
-            let slot = Arc::new(WorkerSlot::new(run.intervals.clone()));
-            run.slots.push(slot.clone());
-            let (control, gate) = (run.control.clone(), run.gate.clone());
-            let (running, all_done) = (run.running.clone(), run.all_done.clone());
-            let (cfg, tx, tail) = (cfg.clone(), tx.clone(), tail.clone());
-            let progress = progress.clone();
-            let handle = std::thread::Builder::new()
-                .name(format!("fb-oltp-{t}"))
-                .stack_size(C::STACK_SIZE)
-                .spawn(move || {
-                    let opened = if progress.is_cancelled() {
-                        Err(OpenError::Cancelled.into())
-                    } else {
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            OltpWorker::<C>::open(
-                                cfg,
-                                first_thread + u64::from(t),
-                                total_threads,
-                                seed,
-                                control.sockets.clone(),
-                                tail,
-                            )
-                        }))
-                        .unwrap_or_else(|p| {
-                            let msg = panic_text(&*p);
-                            tracing::error!("OLTP worker {t} panicked while opening: {msg}");
-                            Err(OpenError::Connect {
-                                target: "(worker)".into(),
-                                message: format!("worker thread {t} failed: {msg}"),
-                            }
-                            .into())
-                        })
-                    };
-                    match opened {
-                        Ok(mut w) => {
-                            progress.done.fetch_add(conns_per_worker, Ordering::Relaxed);
-                            let _ = tx.send(Ok(()));
-                            drop(tx);
-                            guarded(&control, t, || {
-                                let ran = gate.wait();
-                                if ran {
-                                    oltp_loop(&mut w, &control, &slot);
-                                    control.worker_finished();
-                                }
-                                // After an abort the sockets are shut: nothing left to say.
-                                if control.sockets.is_cancelled() {
-                                    w.abandon()
-                                } else {
-                                    w.close()
-                                }
-                            });
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Err(e));
-                        }
-                    }
-                    if running.fetch_sub(1, Ordering::AcqRel) == 1 {
-                        all_done.notify_one();
-                    }
-                });
-            match handle {
-                Ok(h) => run.handles.push(h),
-                Err(e) => {
-                    let missing = (threads - t) as usize;
-                    run.running.fetch_sub(missing, Ordering::AcqRel);
-                    run.release_workers().await;
-                    return Err(OpenError::Connect {
-                        target: "(none)".into(),
-                        message: format!("cannot start worker threads: {e}"),
-                    }
-                    .into());
+            let (cfg, tail, progress) = (cfg.clone(), tail.clone(), progress.clone());
+            let sockets = run.control.sockets.clone();
+            let open = move || {
+                if progress.is_cancelled() {
+                    return Err(OpenError::Cancelled.into());
                 }
+                let w = OltpWorker::<C>::open(
+                    cfg,
+                    first_thread + u64::from(t),
+                    total_threads,
+                    seed,
+                    sockets,
+                    tail,
+                )?;
+                progress.done.fetch_add(conns_per_worker, Ordering::Relaxed);
+                Ok(w)
+            };
+            let end = |w: OltpWorker<C>, control: &Control| {
+                // After an abort the sockets are shut: nothing left to say.
+                if control.sockets.is_cancelled() {
+                    w.abandon()
+                } else {
+                    w.close()
+                }
+            };
+            let spawned = run.spawn_worker(
+                t,
+                format!("fb-oltp-{t}"),
+                Some(C::STACK_SIZE),
+                open,
+                end,
+                Some(tx.clone()),
+                None,
+            );
+            if let Err(e) = spawned {
+                let missing = (threads - t) as usize;
+                run.running.fetch_sub(missing, Ordering::AcqRel);
+                run.release_workers().await;
+                return Err(OpenError::Connect {
+                    target: "(none)".into(),
+                    message: format!("cannot start worker threads: {e}"),
+                }
+                .into());
             }
         }
         drop(tx);
@@ -562,6 +514,83 @@ impl PreparedRun {
             return Err(e);
         }
         Ok(run)
+    }
+
+    /// Spawns worker thread `t` (named `name`, with `stack_size` bytes of stack if given),
+    /// the one way every workload's threads start. The thread opens its worker itself
+    /// (`open`: an OLTP worker's connections are made on the thread that uses them) and
+    /// says how that went on `opened`; then it waits at the start gate, runs
+    /// [`event_loop`] after Go and hands its worker to `end` (closing connections). The
+    /// last thread out runs `last`'s end step (fileio's fsync) before the run is over.
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_worker<W, Open, End>(
+        &mut self,
+        t: u32,
+        name: String,
+        stack_size: Option<usize>,
+        open: Open,
+        end: End,
+        opened: Option<mpsc::UnboundedSender<Result<(), LeanOpenError>>>,
+        last: Option<Arc<dyn ThreadWorkload>>,
+    ) -> std::io::Result<()>
+    where
+        W: WorkerLoop,
+        Open: FnOnce() -> Result<W, LeanOpenError> + Send + 'static,
+        End: FnOnce(W, &Control) + Send + 'static,
+    {
+        let slot = Arc::new(WorkerSlot::new(self.intervals.clone()));
+        self.slots.push(slot.clone());
+        let (control, gate) = (self.control.clone(), self.gate.clone());
+        let (running, all_done) = (self.running.clone(), self.all_done.clone());
+        let mut builder = std::thread::Builder::new().name(name);
+        if let Some(bytes) = stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        let handle = builder.spawn(move || {
+            let made =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).unwrap_or_else(|p| {
+                    let msg = panic_text(&*p);
+                    tracing::error!("worker {t} panicked while opening: {msg}");
+                    Err(OpenError::Connect {
+                        target: "(worker)".into(),
+                        message: format!("worker thread {t} failed: {msg}"),
+                    }
+                    .into())
+                });
+            let mut ran = false;
+            match made {
+                Ok(mut w) => {
+                    if let Some(tx) = opened {
+                        let _ = tx.send(Ok(()));
+                    }
+                    guarded(&control, t, || {
+                        ran = gate.wait();
+                        if ran {
+                            event_loop(&mut w, &control, &slot);
+                            control.worker_finished();
+                        }
+                        end(w, &control);
+                    });
+                }
+                Err(e) => {
+                    if let Some(tx) = opened {
+                        let _ = tx.send(Err(e));
+                    }
+                }
+            }
+            if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                if let (true, Some(workload)) = (ran, last) {
+                    guarded(&control, t, || {
+                        if let Err(msg) = workload.finish() {
+                            control.abort(msg);
+                        }
+                    });
+                }
+                all_done.notify_one();
+            }
+        })?;
+        self.handles.push(handle);
+        Ok(())
     }
 
     /// Sends OLTP workers that never started home (closing their connections politely)
@@ -816,17 +845,18 @@ impl Drop for PreparedRun {
     }
 }
 
-/// An OLTP worker's event loop. The end of one event serves as the start of the next
-/// and as "now" for its claim: one clock read per statement, none extra per event. In an
-/// open loop each event first waits for its arrival, and its latency counts from there.
-fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerSlot) {
+/// A worker's event loop, for every workload: claim an event (or stop), wait for its
+/// arrival in an open loop, run it, record it. Latency counts from the arrival in an open
+/// loop, beside the service time from the moment the thread took the event. A workload
+/// that reads the clock itself ([`WorkerLoop::ended_at`], OLTP's statements) lends the
+/// loop its end-of-event instant: in a closed loop that is the next event's start too,
+/// one clock read per statement and none extra per event.
+fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &WorkerSlot) {
     let open = control.pace.is_some();
-    // Per-target counters per interval only where they differ from the worker's own: a
-    // worker on one target costs nothing more per event.
-    let several = w.targets_in_use() > 1;
     if open {
         crate::rate::tighten_timer_slack();
     }
+    let mut io = IoCounters::default();
     let mut now = Instant::now();
     let mut warming = false;
     loop {
@@ -841,110 +871,47 @@ fn oltp_loop<C: Client>(w: &mut OltpWorker<C>, control: &Control, slot: &WorkerS
         let Some(arrival) = control.arrival(now) else {
             break;
         };
-        // After a wait the clock has moved on; in a closed loop `now` is the start.
-        let t0 = if open { Instant::now() } else { now };
+        // After a wait the clock has moved on; in a closed loop of a self-timed workload
+        // `now` is the start.
+        let t0 = match w.ended_at() {
+            Some(_) if !open => now,
+            _ => Instant::now(),
+        };
         if open {
             slot.set_busy(true);
         }
-        let outcome = w.event(&control.stop, t0);
+        let step = w.event_at(&control.stop, &mut io, t0);
+        now = w.ended_at().unwrap_or_else(Instant::now);
         if open {
             slot.set_busy(false);
         }
-        match outcome {
-            Outcome::Done => {
-                now = w.last_instant();
-                let service = now.duration_since(t0).as_nanos() as u64;
-                if warming {
-                    // Statistics are off while warming up.
-                } else if open {
-                    let latency = now.duration_since(arrival).as_nanos() as u64;
-                    slot.record_open(latency, service, Some(&w.tally), None);
-                } else {
-                    slot.record_db(service, &w.tally);
+        let service = now.duration_since(t0).as_nanos() as u64;
+        match step {
+            Step::Done => {
+                if !warming {
+                    record(
+                        slot,
+                        &io,
+                        w.db(),
+                        open.then(|| now.duration_since(arrival)),
+                        service,
+                    );
                 }
-                w.tally.reset();
-                // A worker on one target needs no per-target counts: the run's are its.
-                if several {
-                    if !warming {
-                        slot.add_targets(&w.target_tally);
-                    }
-                    w.target_tally.iter_mut().for_each(DbCounters::reset);
+                if !io.is_zero() {
+                    io = IoCounters::default();
                 }
+                w.reset_db();
                 if w.think(&control.stop) {
                     now = Instant::now();
                 }
             }
-            Outcome::Stopped => break,
-            Outcome::Fatal(msg) => {
-                control.abort(msg);
-                break;
-            }
-        }
-    }
-    // Queries of an event cut short still happened: count them.
-    slot.add_db(&w.tally);
-    if several {
-        slot.add_targets(&w.target_tally);
-    }
-}
-
-fn worker_loop(
-    mut worker: Box<dyn crate::workloads::WorkerLoop>,
-    control: &Control,
-    slot: &WorkerSlot,
-) {
-    use crate::stats::IoCounters;
-    use crate::workloads::Step;
-    let mut io = IoCounters::default();
-    let pace = control.pace.as_ref();
-    if pace.is_some() {
-        crate::rate::tighten_timer_slack();
-    }
-    // Two clock reads per event: the end of one event serves as "now" for the next claim.
-    let mut now = Instant::now();
-    loop {
-        let claim = control.claim_event_at(now);
-        if claim == Claim::Stop {
-            break;
-        }
-        // Open loop: wait for the event's arrival; its latency counts from there.
-        let Some(arrival) = control.arrival(now) else {
-            break;
-        };
-        let t0 = Instant::now();
-        if pace.is_some() {
-            slot.set_busy(true);
-        }
-        let step = worker.event(&control.stop, &mut io);
-        now = Instant::now();
-        if pace.is_some() {
-            slot.set_busy(false);
-        }
-        match step {
-            Step::Done => {
-                let ns = now.duration_since(t0).as_nanos() as u64;
-                if claim == Claim::Warmup {
-                    // Statistics are off while warming up.
-                    io = IoCounters::default();
-                } else if pace.is_some() {
-                    let from_arrival = now.duration_since(arrival).as_nanos() as u64;
-                    slot.record_open(from_arrival, ns, None, (!io.is_zero()).then_some(&io));
-                    io = IoCounters::default();
-                } else if io.is_zero() {
-                    slot.record(ns);
-                } else {
-                    slot.record_io(ns, &io);
-                    io = IoCounters::default();
-                }
-            }
             Step::Txn(end) => {
-                if claim != Claim::Warmup {
-                    let ns = now.duration_since(t0).as_nanos() as u64;
-                    if pace.is_some() {
+                if !warming {
+                    if open {
                         let from_arrival = now.duration_since(arrival).as_nanos() as u64;
-                        slot.record_txn(from_arrival, Some(ns), &end);
+                        slot.record_txn(from_arrival, Some(service), &end);
                     } else {
-                        slot.record_txn(ns, None, &end);
+                        slot.record_txn(service, None, &end);
                     }
                 }
             }
@@ -955,12 +922,47 @@ fn worker_loop(
             }
         }
     }
-    // Operations of an event cut short, and completions still in flight, happened too.
-    if let Err(msg) = worker.finish(&mut io) {
+    // Operations of an event cut short, and completions still in flight, happened too;
+    // so did the queries of an event cut short.
+    if let Err(msg) = w.finish(&mut io) {
         control.abort(msg);
     }
     if !io.is_zero() {
         slot.add_io(&io);
+    }
+    if let Some(db) = w.db() {
+        slot.add_db(db.all);
+        if let Some(targets) = db.targets {
+            slot.add_targets(targets);
+        }
+    }
+}
+
+/// Records one finished event: `service` nanoseconds from its start, and in an open loop
+/// `from_arrival` as its latency; with the file operations or database work it did.
+fn record(
+    slot: &WorkerSlot,
+    io: &IoCounters,
+    db: Option<EventDb<'_>>,
+    from_arrival: Option<Duration>,
+    service: u64,
+) {
+    let io_done = (!io.is_zero()).then_some(io);
+    match (from_arrival, db) {
+        (Some(latency), db) => slot.record_open(
+            latency.as_nanos() as u64,
+            service,
+            db.map(|d| d.all),
+            io_done,
+        ),
+        (None, Some(db)) => slot.record_db(service, db.all),
+        (None, None) => match io_done {
+            Some(io) => slot.record_io(service, io),
+            None => slot.record(service),
+        },
+    }
+    if let Some(targets) = db.and_then(|d| d.targets) {
+        slot.add_targets(targets);
     }
 }
 
@@ -1113,7 +1115,7 @@ mod tests {
     struct Panicky;
 
     impl ThreadWorkload for Panicky {
-        fn worker(&self, _thread: u32) -> Box<dyn crate::workloads::WorkerLoop> {
+        fn worker(&self, _thread: u32) -> Box<dyn crate::workloads::WorkerLoop + Send> {
             struct W(u32);
             impl crate::workloads::WorkerLoop for W {
                 fn event(

@@ -14,7 +14,7 @@ pub struct Cpu {
 }
 
 impl ThreadWorkload for Cpu {
-    fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop> {
+    fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop + Send> {
         Box::new(*self)
     }
 }

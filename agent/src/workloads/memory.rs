@@ -196,7 +196,7 @@ impl Memory {
 }
 
 impl ThreadWorkload for Memory {
-    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
         let block = match &self.global {
             Some(b) => b.clone(),
             // Checked in `new`; a failure here (memory exhausted since) falls back to the heap.

@@ -45,7 +45,7 @@ impl MutexTest {
 }
 
 impl ThreadWorkload for MutexTest {
-    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
         Box::new(MutexWorker {
             shared: self.0.clone(),
             rng: Rng::new(self.0.seed.wrapping_add(u64::from(thread))),

@@ -36,7 +36,7 @@ impl Threads {
 }
 
 impl ThreadWorkload for Threads {
-    fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop> {
+    fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop + Send> {
         Box::new(ThreadsWorker(self.0.clone()))
     }
 }

@@ -829,7 +829,7 @@ impl FileSet {
 pub struct Fileio(pub Arc<FileSet>);
 
 impl ThreadWorkload for Fileio {
-    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
         let set = self.0.clone();
         let engine = match set.cfg.io_mode {
             IoMode::Async => Some(aio::Engine::new(&set, set.pool.clone())),

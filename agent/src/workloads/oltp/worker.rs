@@ -20,18 +20,11 @@ pub use super::open_error::{LeanOpenError, OpenError};
 use super::wire::{Param, Reply, Sockets, WireError};
 use super::{Kind, OltpConfig, Script, Target};
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
-use crate::stats::{BATCH, DbCounters, Sample};
+use crate::stats::{BATCH, DbCounters, IoCounters, Sample};
+use crate::workloads::{EventDb, Step, WorkerLoop};
 
 /// Server codes that mean the connection is gone.
 const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
-
-/// How an event ended.
-pub enum Outcome {
-    Done,
-    /// The run was stopped while this event waited (e.g. for a reconnect).
-    Stopped,
-    Fatal(String),
-}
 
 /// Per-target figures a worker keeps over the whole run.
 #[derive(Debug, Default, Clone)]
@@ -161,6 +154,9 @@ pub struct OltpWorker<C: Client> {
     groups: Arc<[(Kind, u32)]>,
     /// When the last statement ended (the next one's start): one clock read per statement.
     last: Instant,
+    /// Whether this worker's tables are on more than one target (then its events are
+    /// counted per target too).
+    several_targets: bool,
 }
 
 fn kind_index(k: Kind) -> usize {
@@ -246,6 +242,7 @@ impl<C: Client> OltpWorker<C> {
             bulk_rows: 0,
             groups: cfg.groups().into(),
             last: Instant::now(),
+            several_targets: cfg.targets_in_use().len() > 1,
             cfg,
         };
         for (t, _) in w.cfg.targets_in_use() {
@@ -343,52 +340,13 @@ impl<C: Client> OltpWorker<C> {
         })
     }
 
-    /// Turns statistics off (`on`: warming up) or back on. What the warm-up counted per
-    /// target is dropped when it ends, so the figures start from zero with the measurement.
-    pub fn set_warmup(&mut self, on: bool) {
-        self.log.muted = on;
-        if !on {
-            self.tally.reset();
-            for t in &mut self.target_tally {
-                t.reset();
-            }
-        }
-    }
-
-    /// How many targets this worker's tables are on.
-    pub fn targets_in_use(&self) -> usize {
-        self.cfg.targets_in_use().len()
-    }
-
     /// Counts on target `t`, in the event's per-target counters.
     fn on_target(&mut self, t: usize, f: impl Fn(&mut DbCounters)) {
         f(&mut self.target_tally[t]);
     }
 
-    /// When the last statement ended: the end of the event just run.
-    pub fn last_instant(&self) -> Instant {
-        self.last
-    }
-
-    /// 0.4's think time (--oltp-user-delay-min/max) after an event, outside its latency;
-    /// false when there is none. Cut short when the run stops.
-    pub fn think(&mut self, stop: &AtomicBool) -> bool {
-        let (lo, hi) = self.cfg.user_delay_us;
-        if hi == 0 {
-            return false;
-        }
-        let end = Instant::now() + Duration::from_micros(self.rng.uniform(lo, hi));
-        loop {
-            let now = Instant::now();
-            if now >= end || stop.load(Relaxed) {
-                return true;
-            }
-            std::thread::sleep((end - now).min(Duration::from_millis(50)));
-        }
-    }
-
     /// Runs one event that started at `t0`, retrying it after ignored errors and reconnects.
-    pub fn event(&mut self, stop: &AtomicBool, t0: Instant) -> Outcome {
+    fn run_event(&mut self, stop: &AtomicBool, t0: Instant) -> Step {
         self.last = t0;
         let due = if self.cfg.reconnect_random {
             self.events > 0 && self.rng.next_u64() & 1 == 0
@@ -416,7 +374,7 @@ impl<C: Client> OltpWorker<C> {
             match self.attempt() {
                 Ok(()) => {
                     self.events += 1;
-                    return Outcome::Done;
+                    return Step::Done;
                 }
                 Err(Failure::Ignored(code)) => {
                     self.tally.count_ignored(code);
@@ -426,7 +384,7 @@ impl<C: Client> OltpWorker<C> {
                     self.conns[t] = None;
                     // An abort shut the socket down: leave rather than reconnect.
                     if stop.load(Relaxed) {
-                        return Outcome::Stopped;
+                        return Step::Stopped;
                     }
                     self.rollback_all();
                     if let Some(o) = self.reopen(t, stop) {
@@ -435,10 +393,10 @@ impl<C: Client> OltpWorker<C> {
                     self.tally.reconnects += 1;
                     self.on_target(t, |c| c.reconnects += 1);
                 }
-                Err(Failure::Fatal(msg)) => return Outcome::Fatal(msg),
+                Err(Failure::Fatal(msg)) => return Step::Fatal(msg),
             }
             if stop.load(Relaxed) {
-                return Outcome::Stopped;
+                return Step::Stopped;
             }
             self.last = Instant::now();
         }
@@ -446,10 +404,10 @@ impl<C: Client> OltpWorker<C> {
 
     /// bulk_insert: appends one row to this thread's pending INSERT and sends it once it
     /// reaches the size sysbench's bulk inserts use.
-    fn bulk_row(&mut self, stop: &AtomicBool) -> Outcome {
+    fn bulk_row(&mut self, stop: &AtomicBool) -> Step {
         const FLUSH_BYTES: usize = 512 * 1024;
         let Some(slot) = self.bulk_slot() else {
-            return Outcome::Fatal(format!(
+            return Step::Fatal(format!(
                 "bulk_insert: no table sbtest{} for thread {}",
                 self.thread + 1,
                 self.thread
@@ -475,7 +433,7 @@ impl<C: Client> OltpWorker<C> {
             return self.flush_bulk(slot, stop);
         }
         self.last = Instant::now();
-        Outcome::Done
+        Step::Done
     }
 
     fn bulk_slot(&self) -> Option<usize> {
@@ -486,26 +444,26 @@ impl<C: Client> OltpWorker<C> {
     }
 
     /// Sends the pending bulk INSERT, reconnecting if the connection was lost.
-    fn flush_bulk(&mut self, slot: usize, stop: &AtomicBool) -> Outcome {
+    fn flush_bulk(&mut self, slot: usize, stop: &AtomicBool) -> Step {
         if self.bulk_rows == 0 {
-            return Outcome::Done;
+            return Step::Done;
         }
         let t = self.cfg.tables[slot].1;
         loop {
             self.last = Instant::now();
             let Some(c) = self.conns[t].as_mut() else {
-                return Outcome::Stopped;
+                return Step::Stopped;
             };
             let r = c.conn.query(&self.bulk);
             match self.finish(t, Kind::Insert, r) {
                 Ok(()) => {
                     self.bulk_rows = 0;
-                    return Outcome::Done;
+                    return Step::Done;
                 }
                 Err(Failure::Lost(t)) => {
                     self.conns[t] = None;
                     if self.sockets.is_cancelled() {
-                        return Outcome::Stopped;
+                        return Step::Stopped;
                     }
                     if let Some(o) = self.reopen(t, stop) {
                         return o;
@@ -514,13 +472,13 @@ impl<C: Client> OltpWorker<C> {
                     self.on_target(t, |c| c.reconnects += 1);
                 }
                 Err(Failure::Ignored(code)) => self.tally.count_ignored(code),
-                Err(Failure::Fatal(m)) => return Outcome::Fatal(m),
+                Err(Failure::Fatal(m)) => return Step::Fatal(m),
             }
         }
     }
 
     /// Re-opens target `t`, retrying until it answers or the run stops. None on success.
-    fn reopen(&mut self, t: usize, stop: &AtomicBool) -> Option<Outcome> {
+    fn reopen(&mut self, t: usize, stop: &AtomicBool) -> Option<Step> {
         let mut wait = Duration::from_millis(20);
         loop {
             match self.connect(t) {
@@ -532,11 +490,11 @@ impl<C: Client> OltpWorker<C> {
                     e @ (OpenError::NoTable { .. }
                     | OpenError::Access { .. }
                     | OpenError::NoDatabase { .. }),
-                )) => return Some(Outcome::Fatal(e.to_string())),
-                Err(LeanOpenError::Unsupported(m)) => return Some(Outcome::Fatal(m)),
+                )) => return Some(Step::Fatal(e.to_string())),
+                Err(LeanOpenError::Unsupported(m)) => return Some(Step::Fatal(m)),
                 Err(_) => {
                     if stop.load(Relaxed) || self.sockets.is_cancelled() {
-                        return Some(Outcome::Stopped);
+                        return Some(Step::Stopped);
                     }
                     std::thread::sleep(wait);
                     wait = (wait * 2).min(Duration::from_millis(500));
@@ -772,6 +730,68 @@ impl<C: Client> OltpWorker<C> {
             c.conn.quit();
         }
         self.hand_in();
+    }
+}
+
+/// The runner's event loop drives an OLTP worker as any other, with its database hooks:
+/// the event's statements are counted in `tally` (and per target), the clock is read
+/// once per statement, and 0.4's think time and the warm-up's muted statistics are its own.
+impl<C: Client> WorkerLoop for OltpWorker<C> {
+    fn event(&mut self, stop: &AtomicBool, io: &mut IoCounters) -> Step {
+        self.event_at(stop, io, Instant::now())
+    }
+
+    fn event_at(&mut self, stop: &AtomicBool, _io: &mut IoCounters, t0: Instant) -> Step {
+        self.run_event(stop, t0)
+    }
+
+    /// When the last statement ended: the end of the event just run.
+    fn ended_at(&self) -> Option<Instant> {
+        Some(self.last)
+    }
+
+    fn db(&self) -> Option<EventDb<'_>> {
+        Some(EventDb {
+            all: &self.tally,
+            // A worker on one target needs no per-target counts: the run's are its.
+            targets: self.several_targets.then_some(&self.target_tally[..]),
+        })
+    }
+
+    fn reset_db(&mut self) {
+        self.tally.reset();
+        if self.several_targets {
+            self.target_tally.iter_mut().for_each(DbCounters::reset);
+        }
+    }
+
+    /// Turns statistics off (`on`: warming up) or back on. What the warm-up counted per
+    /// target is dropped when it ends, so the figures start from zero with the measurement.
+    fn set_warmup(&mut self, on: bool) {
+        self.log.muted = on;
+        if !on {
+            self.tally.reset();
+            for t in &mut self.target_tally {
+                t.reset();
+            }
+        }
+    }
+
+    /// 0.4's think time (--oltp-user-delay-min/max) after an event, outside its latency;
+    /// false when there is none. Cut short when the run stops.
+    fn think(&mut self, stop: &AtomicBool) -> bool {
+        let (lo, hi) = self.cfg.user_delay_us;
+        if hi == 0 {
+            return false;
+        }
+        let end = Instant::now() + Duration::from_micros(self.rng.uniform(lo, hi));
+        loop {
+            let now = Instant::now();
+            if now >= end || stop.load(Relaxed) {
+                return true;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+        }
     }
 }
 

@@ -105,7 +105,7 @@ impl Tpcc {
 }
 
 impl ThreadWorkload for Tpcc {
-    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop> {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
         let seed =
             self.seed ^ (self.first_thread + u64::from(thread)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mut rng = Rng::new(seed);
