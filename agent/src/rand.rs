@@ -602,17 +602,7 @@ mod tests {
 
     #[test]
     fn names_and_options_parse_back() {
-        for d in [
-            Distribution::Uniform,
-            Distribution::Gaussian { iter: 7 },
-            Distribution::Special {
-                iter: 12,
-                pct: 1.0,
-                res: 75.0,
-            },
-            Distribution::Pareto { h: 0.3 },
-            Distribution::Zipfian { exp: 0.9 },
-        ] {
+        for d in all_dists() {
             let written = d.to_options();
             let back = Distribution::resolve("t", written.0.iter().map(|(k, v)| (*k, v.as_str())))
                 .unwrap();

@@ -302,6 +302,19 @@ pub struct PreparedRun {
     single_target: Option<usize>,
 }
 
+/// What the OLTP workers of one agent are opened with.
+#[derive(Clone)]
+pub struct OltpThreads {
+    pub cfg: Arc<OltpConfig>,
+    /// This agent's first thread number among all agents' (threads pick their host of a
+    /// list and their share of ids from it), and the count of all.
+    pub first_thread: u64,
+    pub total_threads: u64,
+    pub seed: u64,
+    /// How many connections are open, and whether the opening was given up.
+    pub progress: Arc<OpenProgress>,
+}
+
 impl PreparedRun {
     /// Spawns `config.threads` worker threads, each parked at the start gate.
     pub fn new(workload: Arc<dyn ThreadWorkload>, config: RunConfig) -> std::io::Result<Self> {
@@ -365,27 +378,11 @@ impl PreparedRun {
     /// Workers use the lean protocol client unless the server wants an authentication
     /// plugin it does not speak (or FLEETBENCH_OLTP_CLIENT is `mysql_async`); then they
     /// use mysql_async, with the same logic.
-    pub async fn new_oltp(
-        cfg: Arc<OltpConfig>,
-        config: RunConfig,
-        first_thread: u64,
-        total_threads: u64,
-        seed: u64,
-        progress: Arc<OpenProgress>,
-    ) -> Result<Self, OpenError> {
+    pub async fn new_oltp(open: OltpThreads, config: RunConfig) -> Result<Self, OpenError> {
         let forced_async =
             std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
         if !forced_async {
-            let lean = PreparedRun::new_workers::<wire::Conn>(
-                cfg.clone(),
-                config.clone(),
-                first_thread,
-                total_threads,
-                seed,
-                progress.clone(),
-            )
-            .await;
-            match lean {
+            match PreparedRun::new_workers::<wire::Conn>(open.clone(), config.clone()).await {
                 Ok(run) => {
                     tracing::info!(
                         threads = config.threads,
@@ -405,35 +402,31 @@ impl PreparedRun {
             }
         }
         tracing::info!(threads = config.threads, "OLTP workers use mysql_async");
-        progress.done.store(0, Ordering::Relaxed);
-        PreparedRun::new_workers::<AsyncClient>(
-            cfg,
-            config,
-            first_thread,
-            total_threads,
-            seed,
-            progress,
-        )
-        .await
-        .map_err(|e| match e {
-            LeanOpenError::Open(e) => e,
-            LeanOpenError::Unsupported(m) => OpenError::Connect {
-                target: "(none)".into(),
-                message: m,
-            },
-        })
+        open.progress.done.store(0, Ordering::Relaxed);
+        PreparedRun::new_workers::<AsyncClient>(open, config)
+            .await
+            .map_err(|e| match e {
+                LeanOpenError::Open(e) => e,
+                LeanOpenError::Unsupported(m) => OpenError::Connect {
+                    target: "(none)".into(),
+                    message: m,
+                },
+            })
     }
 
     /// Opens OLTP workers speaking `C`, each on an OS thread with blocking connections (like
     /// sysbench): no async runtime between a worker and its socket.
     async fn new_workers<C: Client + 'static>(
-        cfg: Arc<OltpConfig>,
+        open: OltpThreads,
         config: RunConfig,
-        first_thread: u64,
-        total_threads: u64,
-        seed: u64,
-        progress: Arc<OpenProgress>,
     ) -> Result<Self, LeanOpenError> {
+        let OltpThreads {
+            cfg,
+            first_thread,
+            total_threads,
+            seed,
+            progress,
+        } = open;
         let mut run = PreparedRun::empty(config);
         if let [(t, _)] = cfg.targets_in_use()[..] {
             run.single_target = Some(t);

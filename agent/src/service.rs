@@ -17,7 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
-use crate::runner::{IntervalReport, OpenProgress, PreparedRun, RunConfig};
+use crate::runner::{IntervalReport, OltpThreads, OpenProgress, PreparedRun, RunConfig};
 use crate::spec::Workload;
 use crate::wire;
 use crate::workloads::fileio::{self, FileJob, FileSet};
@@ -309,14 +309,14 @@ impl Agent for AgentService {
                     // A Stop (or SIGTERM) while connections open: the rest are not opened.
                     let p = progress.clone();
                     guard.set_stopper(Arc::new(move |_| p.cancel()));
-                    let opening = PreparedRun::new_oltp(
+                    let threads = OltpThreads {
                         cfg,
-                        config,
-                        u64::from(start.first_thread),
+                        first_thread: u64::from(start.first_thread),
                         total_threads,
-                        start.seed,
-                        progress.clone(),
-                    );
+                        seed: start.seed,
+                        progress: progress.clone(),
+                    };
+                    let opening = PreparedRun::new_oltp(threads, config);
                     match report_opening(opening, &progress, connections, &tx).await {
                         // Stopped as the last connection opened: nothing runs.
                         Ok(_) if progress.is_cancelled() => {

@@ -70,6 +70,11 @@ pub trait Declared: Sized {
         Ok(())
     }
 
+    /// The value of the declared defaults (every option as not given).
+    fn defaults() -> Self {
+        Self::resolve("defaults", []).expect("the declared defaults are valid")
+    }
+
     /// Whether `name` (the declared spelling) is one of these options.
     fn declares(name: &str) -> bool {
         Self::OPTIONS.iter().any(|o| o.name == name)
@@ -484,7 +489,6 @@ impl Spec for OltpSpec {
         let mut out: Vec<(String, Value)> = vec![("tables".into(), c.tables.len().into())];
         out.extend(c.options.to_options().fields(OltpOptions::OPTIONS));
         let mut f: Vec<(&'static str, Value)> = vec![
-            ("skip_trx", c.skip_trx.into()),
             ("mysql_storage_engine", c.engine.clone().into()),
             (
                 "db_ps_mode",

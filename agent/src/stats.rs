@@ -168,11 +168,16 @@ pub struct TxnEnd {
 
 /// Merges `from` into `into` by type index, growing `into` as needed.
 pub fn merge_txns(into: &mut Vec<TxnSample>, from: &[TxnSample]) {
+    merge_indexed(into, from, TxnSample::merge);
+}
+
+/// Merges `from` into `into` element by element, growing `into` to `from`'s length.
+fn merge_indexed<T: Default>(into: &mut Vec<T>, from: &[T], merge: impl Fn(&mut T, &T)) {
     if into.len() < from.len() {
-        into.resize_with(from.len(), TxnSample::default);
+        into.resize_with(from.len(), T::default);
     }
     for (a, b) in into.iter_mut().zip(from) {
-        a.merge(b);
+        merge(a, b);
     }
 }
 
@@ -201,12 +206,7 @@ pub struct Sample {
 
 /// Adds per-target counters `from` into `into`, growing it to as many targets.
 fn merge_targets(into: &mut Vec<DbCounters>, from: &[DbCounters]) {
-    if into.len() < from.len() {
-        into.resize_with(from.len(), DbCounters::default);
-    }
-    for (a, b) in into.iter_mut().zip(from) {
-        a.merge(b);
-    }
+    merge_indexed(into, from, DbCounters::merge);
 }
 
 /// Service times of a set of events: histogram in microseconds, exact extremes and sum.

@@ -162,6 +162,22 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         ("random-points", r.u32().to_string()),
         ("number-of-ranges", r.u32().to_string()),
         ("delta", r.u32().to_string()),
+        ("skip-trx", switch(r, 2)),
+        ("reconnect", r.u64().to_string()),
+        // The 0.4 delays mostly at their defaults, so that OLTP specs still validate often
+        // enough for the test to reach both outcomes.
+        (
+            "oltp-connect-delay",
+            if r.chance(8) { r.u64() } else { 0 }.to_string(),
+        ),
+        (
+            "oltp-user-delay-min",
+            if r.chance(8) { r.u64() } else { 0 }.to_string(),
+        ),
+        (
+            "oltp-user-delay-max",
+            if r.chance(8) { r.u64() } else { 0 }.to_string(),
+        ),
         (
             "rand-type",
             r.word(&["special", "uniform", "gaussian", "pareto", "zipfian", ""]),
@@ -189,33 +205,16 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         targets,
         tables,
         options: bag(r, mix),
-        skip_trx: r.chance(2),
         storage_engine: r.word(&["innodb", "myisam", ""]),
         prepared_statements: r.chance(2),
         ignore_errors: (0..r.below(5)).map(|_| r.u32()).collect(),
         ignore_all_errors: r.chance(4),
-        reconnect: r.u64(),
         // The 0.4 extras are mostly left at their defaults, so that OLTP specs still
         // validate often enough for the test to reach both outcomes.
-        create_options: if r.chance(8) {
-            r.garbage()
-        } else {
-            String::new()
-        },
-        connect_delay_us: if r.chance(8) { r.u64() } else { 0 },
-        user_delay_min_us: if r.chance(8) { r.u64() } else { 0 },
-        user_delay_max_us: if r.chance(8) { r.u64() } else { 0 },
-        table_name: if r.chance(8) {
-            r.garbage()
-        } else {
-            String::new()
-        },
+        create_options: rarely_garbage(r),
+        table_name: rarely_garbage(r),
         reconnect_random: r.chance(2),
-        sp_name: if r.chance(8) {
-            r.garbage()
-        } else {
-            String::new()
-        },
+        sp_name: rarely_garbage(r),
         server_vars: if r.chance(8) {
             vec![r.garbage()]
         } else {
@@ -249,6 +248,15 @@ fn bag(r: &mut Rng, mut options: Vec<(&str, String)>) -> std::collections::HashM
         map.insert(r.garbage(), r.garbage());
     }
     map
+}
+
+/// Empty (the default) but one time in eight garbage.
+fn rarely_garbage(r: &mut Rng) -> String {
+    if r.chance(8) {
+        r.garbage()
+    } else {
+        String::new()
+    }
 }
 
 fn switch(r: &mut Rng, one_in: u64) -> String {

@@ -209,18 +209,12 @@ pub struct RawArgs {
     /// Number of tables [default: 1].
     #[arg(long, alias = "oltp-tables-count", help_heading = "OLTP")]
     pub tables: Option<String>,
-    /// Don't start explicit transactions [default: off].
-    #[arg(long, alias = "oltp-skip-trx", help_heading = "OLTP")]
-    pub skip_trx: Option<String>,
     /// Storage engine [default: innodb].
     #[arg(long, alias = "mysql-table-engine", help_heading = "OLTP")]
     pub mysql_storage_engine: Option<String>,
     /// 0.4/0.5 spelling: read-only OLTP (with --test=oltp).
     #[arg(long, help_heading = "OLTP")]
     pub oltp_read_only: Option<String>,
-    /// Reconnect after every N events per thread; 0 = never [default: 0].
-    #[arg(long, help_heading = "OLTP")]
-    pub reconnect: Option<String>,
     /// 0.4's --test=oltp mode: complex (oltp_read_write's transaction, or with
     /// --oltp-read-only oltp_read_only's), simple (a point select per event, as
     /// oltp_point_select) or nontrx (one statement per event, see --oltp-nontrx-mode)
@@ -250,15 +244,6 @@ pub struct RawArgs {
     /// 0.4: MAX_ROWS of MyISAM tables [default: 1000000 on 0.4/0.5 command lines].
     #[arg(long, help_heading = "OLTP")]
     pub myisam_max_rows: Option<String>,
-    /// 0.4: microseconds to sleep after opening each connection [default: 0].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_connect_delay: Option<String>,
-    /// 0.4: least think time between a thread's events, in microseconds [default: 0].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_user_delay_min: Option<String>,
-    /// 0.4: most think time between a thread's events, in microseconds [default: 0].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_user_delay_max: Option<String>,
     /// 0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as
     /// --skip-trx=on), or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV) [default: auto].
     #[arg(long, help_heading = "OLTP")]
@@ -601,9 +586,7 @@ const BOOLEANS: &[&str] = &[
     "--mysql-get-server-public-key",
     "--mysql-ssl",
     "--oltp-read-only",
-    "--oltp-skip-trx",
     "--rand-init",
-    "--skip-trx",
     "--validate",
 ];
 

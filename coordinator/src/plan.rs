@@ -696,7 +696,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     if tables > fleetbench_agent::limits::MAX_TABLES {
         return Err(invalid("tables", tables, "at most 100000 tables"));
     }
-    let options = OltpOptions::resolve("OLTP", own_options(raw, OltpOptions::OPTIONS))?;
+    let mut options = OltpOptions::resolve("OLTP", own_options(raw, OltpOptions::OPTIONS))?;
     let prepared = match raw.db_ps_mode.as_deref() {
         None | Some("auto") => true,
         Some("disable") => false,
@@ -770,12 +770,21 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             ));
         }
     }
+    // 0.4's engine without transactions runs without BEGIN/COMMIT.
+    options.skip_trx |= !engine_is_transactional(raw)?;
+    // 0.4's reconnect modes in 1.0 terms: every transaction is --reconnect=1, and so is
+    // every query where an event is one statement; random is decided after each
+    // transaction (the worker draws).
+    match reconnect_mode {
+        None | Some("session") => {}
+        Some("transaction" | "query") => options.reconnect = 1,
+        Some(_) => options.reconnect = 0,
+    }
     let config = OltpConfig {
         script,
         targets,
         tables: (1..=tables).zip(map).collect(),
         options,
-        skip_trx: flag(&raw.skip_trx, "skip-trx", false)? || !engine_is_transactional(raw)?,
         engine: raw
             .mysql_storage_engine
             .clone()
@@ -784,14 +793,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         ignore_errors,
         ignore_all_errors,
         distribution,
-        reconnect: match reconnect_mode {
-            // 0.4's modes in 1.0 terms: every transaction is --reconnect=1, and so is every
-            // query where an event is one statement.
-            None | Some("session") => num(&raw.reconnect, "reconnect", 0)?,
-            Some("transaction" | "query") => 1,
-            // Random: decided after each transaction (the worker draws).
-            Some(_) => 0,
-        },
         reconnect_random: reconnect_mode == Some("random"),
         create_options: create_options(raw)?,
         table_name: match &raw.oltp_table_name {
@@ -824,20 +825,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
                 ));
             }
             _ => String::new(),
-        },
-        connect_delay_us: num(&raw.oltp_connect_delay, "oltp-connect-delay", 0)?,
-        user_delay_us: {
-            let lo: u64 = num(&raw.oltp_user_delay_min, "oltp-user-delay-min", 0)?;
-            // A minimum alone is a fixed delay.
-            let hi: u64 = num(&raw.oltp_user_delay_max, "oltp-user-delay-max", lo)?;
-            if hi < lo {
-                return Err(invalid(
-                    "oltp-user-delay-max",
-                    hi,
-                    "must not be below --oltp-user-delay-min",
-                ));
-            }
-            (lo, hi)
         },
     };
     if !config
@@ -1421,10 +1408,18 @@ mod tests {
             "--oltp-auto-inc=off",
             "run",
         ]);
-        assert!(c.skip_trx && !c.options.auto_inc);
+        assert!(c.options.skip_trx && !c.options.auto_inc);
         assert_eq!(c.distribution.name(), "uniform");
-        assert!(!oltp(&["--test=oltp", "--mysql-table-engine=innodb", "run"]).skip_trx);
-        assert!(oltp(&["--test=oltp", "--mysql-engine-trx=no", "run"]).skip_trx);
+        assert!(
+            !oltp(&["--test=oltp", "--mysql-table-engine=innodb", "run"])
+                .options
+                .skip_trx
+        );
+        assert!(
+            oltp(&["--test=oltp", "--mysql-engine-trx=no", "run"])
+                .options
+                .skip_trx
+        );
         assert!(
             !oltp(&[
                 "--test=oltp",
@@ -1432,10 +1427,15 @@ mod tests {
                 "--mysql-engine-trx=yes",
                 "run"
             ])
+            .options
             .skip_trx
         );
         // A 1.0 command line keeps BEGIN/COMMIT with MyISAM, as sysbench 1.0 does.
-        assert!(!oltp(&["oltp_read_write", "--mysql-storage-engine=myisam", "run"]).skip_trx);
+        assert!(
+            !oltp(&["oltp_read_write", "--mysql-storage-engine=myisam", "run"])
+                .options
+                .skip_trx
+        );
         let c = oltp(&[
             "--test=oltp",
             "--oltp-dist-type=gaussian",
@@ -1447,11 +1447,15 @@ mod tests {
             fleetbench_agent::rand::Distribution::Gaussian { iter: 6 }
         );
         assert_eq!(
-            oltp(&["--test=oltp", "--oltp-reconnect-mode=transaction", "run"]).reconnect,
+            oltp(&["--test=oltp", "--oltp-reconnect-mode=transaction", "run"])
+                .options
+                .reconnect,
             1
         );
         assert_eq!(
-            oltp(&["--test=oltp", "--oltp-reconnect-mode=session", "run"]).reconnect,
+            oltp(&["--test=oltp", "--oltp-reconnect-mode=session", "run"])
+                .options
+                .reconnect,
             0
         );
         assert!(matches!(
@@ -1464,9 +1468,9 @@ mod tests {
             "--oltp-reconnect-mode=query",
             "run",
         ]);
-        assert_eq!((c.reconnect, c.reconnect_random), (1, false));
+        assert_eq!((c.options.reconnect, c.reconnect_random), (1, false));
         let c = oltp(&["--test=oltp", "--oltp-reconnect-mode=random", "run"]);
-        assert_eq!((c.reconnect, c.reconnect_random), (0, true));
+        assert_eq!((c.options.reconnect, c.reconnect_random), (0, true));
         assert!(plan(&["--test=oltp", "--oltp-reconnect-mode=often", "run"]).is_err());
         assert!(plan(&["--test=oltp", "--mysql-engine-trx=maybe", "run"]).is_err());
         let c = oltp(&[
@@ -1502,7 +1506,10 @@ mod tests {
             "--oltp-user-delay-max=20",
             "run",
         ]);
-        assert_eq!((c.connect_delay_us, c.user_delay_us), (500, (10, 20)));
+        assert_eq!(
+            (c.options.connect_delay_us, c.options.user_delay_us),
+            (500, (10, 20))
+        );
         assert!(
             plan(&[
                 "--test=oltp",

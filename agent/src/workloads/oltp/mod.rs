@@ -347,22 +347,16 @@ pub struct OltpConfig {
     pub targets: Vec<Target>,
     /// (table number, index into `targets`) of the tables this agent uses.
     pub tables: Vec<(u32, usize)>,
-    /// The table and range sizes, statement counts and schema switches (declared options).
+    /// The table and range sizes, statement counts, schema switches, transactions and
+    /// reconnects, delays (declared options).
     pub options: OltpOptions,
-    pub skip_trx: bool,
     pub engine: String,
     pub prepared: bool,
     pub ignore_errors: Vec<u32>,
     pub ignore_all_errors: bool,
     pub distribution: crate::rand::Distribution,
-    pub reconnect: u64,
     /// Table options after `ENGINE = ...` in CREATE TABLE.
     pub create_options: String,
-    /// Microseconds to sleep after opening each connection (0.4's --oltp-connect-delay).
-    pub connect_delay_us: u64,
-    /// Think time between two events of a thread, uniform in [min, max] microseconds (0.4's
-    /// --oltp-user-delay-min/max); not part of any event's latency.
-    pub user_delay_us: (u64, u64),
     /// 0.4's --oltp-table-name: the one table's name; empty = sbtest1..N.
     pub table_name: String,
     /// 0.4's --oltp-reconnect-mode=random: after each event, reconnect or not, at random.
@@ -467,13 +461,17 @@ pub struct OltpOptions {
     /// select_random_ranges: ranges OR'ed together, and each one's width.
     pub number_of_ranges: u32,
     pub delta: u32,
-}
-
-impl Default for OltpOptions {
-    /// sysbench's defaults (the declaration's).
-    fn default() -> Self {
-        OltpOptions::resolve("oltp", []).expect("the declared defaults are valid")
-    }
+    /// `--skip-trx`: no BEGIN/COMMIT around a transaction's statements (the plan also sets
+    /// it for an engine without transactions, 0.4's --mysql-engine-trx).
+    pub skip_trx: bool,
+    /// `--reconnect`: reconnect after every N events per thread; 0 = never (0.4's
+    /// --oltp-reconnect-mode=transaction is 1).
+    pub reconnect: u64,
+    /// 0.4's `--oltp-connect-delay`: microseconds to sleep after opening each connection.
+    pub connect_delay_us: u64,
+    /// 0.4's `--oltp-user-delay-min/max`: think time between two events of a thread,
+    /// uniform in [min, max] microseconds; not part of any event's latency.
+    pub user_delay_us: (u64, u64),
 }
 
 impl Declared for OltpOptions {
@@ -586,6 +584,37 @@ impl Declared for OltpOptions {
             "5",
             "select_random_ranges: delta of each range",
         ),
+        OptionDef::new(
+            "skip-trx",
+            OK::Flag,
+            "off",
+            "Don't start explicit transactions",
+        )
+        .aliases(&["oltp-skip-trx"]),
+        OptionDef::new(
+            "reconnect",
+            OK::Count,
+            "0",
+            "Reconnect after every N events per thread; 0 = never",
+        ),
+        OptionDef::new(
+            "oltp-connect-delay",
+            OK::Count,
+            "0",
+            "0.4: microseconds to sleep after opening each connection",
+        ),
+        OptionDef::new(
+            "oltp-user-delay-min",
+            OK::Count,
+            "0",
+            "0.4: least think time between a thread's events, in microseconds",
+        ),
+        OptionDef::new(
+            "oltp-user-delay-max",
+            OK::Count,
+            "",
+            "0.4: most think time between a thread's events, in microseconds [default: the minimum]",
+        ),
     ];
 
     fn from_options(o: &Options) -> Result<Self, SpecError> {
@@ -607,6 +636,18 @@ impl Declared for OltpOptions {
             random_points: o.num("random-points")?,
             number_of_ranges: o.num("number-of-ranges")?,
             delta: o.num("delta")?,
+            skip_trx: o.flag("skip-trx")?,
+            reconnect: o.num("reconnect")?,
+            connect_delay_us: o.num("oltp-connect-delay")?,
+            user_delay_us: {
+                let lo = o.num("oltp-user-delay-min")?;
+                // A minimum alone is a fixed delay.
+                let hi = match o.text("oltp-user-delay-max") {
+                    "" => lo,
+                    _ => o.num("oltp-user-delay-max")?,
+                };
+                (lo, hi)
+            },
         })
     }
 
@@ -628,7 +669,12 @@ impl Declared for OltpOptions {
             .switch("create-secondary", self.create_secondary)
             .put("random-points", self.random_points)
             .put("number-of-ranges", self.number_of_ranges)
-            .put("delta", self.delta);
+            .put("delta", self.delta)
+            .switch("skip-trx", self.skip_trx)
+            .put("reconnect", self.reconnect)
+            .put("oltp-connect-delay", self.connect_delay_us)
+            .put("oltp-user-delay-min", self.user_delay_us.0)
+            .put("oltp-user-delay-max", self.user_delay_us.1);
         w
     }
 
@@ -646,6 +692,26 @@ impl Declared for OltpOptions {
                 self.number_of_ranges,
                 MAX_PLACEHOLDERS / 2
             )));
+        }
+        let (lo, hi) = self.user_delay_us;
+        if hi < lo {
+            return Err(SpecError::invalid(
+                "oltp-user-delay-max",
+                hi,
+                "must not be below --oltp-user-delay-min",
+            ));
+        }
+        for (option, us) in [
+            ("oltp-connect-delay", self.connect_delay_us),
+            ("oltp-user-delay-max", hi),
+        ] {
+            if us > MAX_DELAY_US {
+                return Err(SpecError::invalid(
+                    option,
+                    us,
+                    "at most 60000000 microseconds (a minute)",
+                ));
+            }
         }
         Ok(())
     }
@@ -736,12 +802,6 @@ impl OltpConfig {
                 "server variables must be at most {MAX_SERVER_VARS} names of letters, digits and _ (at most 64 each)"
             ));
         }
-        let (lo, hi) = self.user_delay_us;
-        if lo > hi || hi > MAX_DELAY_US || self.connect_delay_us > MAX_DELAY_US {
-            return Err(format!(
-                "delays must be at most {MAX_DELAY_US} microseconds, with the user delay's minimum ({lo}) not above its maximum ({hi})"
-            ));
-        }
         if self.engine.is_empty()
             || !self
                 .engine
@@ -795,7 +855,7 @@ impl OltpConfig {
 
     /// Whether events are wrapped in BEGIN/COMMIT.
     pub fn transactional(&self) -> bool {
-        !self.skip_trx
+        !self.options.skip_trx
             && matches!(
                 self.script,
                 Script::ReadWrite | Script::ReadOnly | Script::WriteOnly
@@ -896,17 +956,13 @@ mod tests {
             script,
             targets: Vec::new(),
             tables: vec![(1, 0)],
-            options: OltpOptions::default(),
-            skip_trx: false,
+            options: OltpOptions::defaults(),
             engine: "innodb".into(),
             prepared: true,
             ignore_errors: vec![1213, 1020, 1205],
             ignore_all_errors: false,
             distribution: crate::rand::Distribution::Uniform,
-            reconnect: 0,
             create_options: String::new(),
-            connect_delay_us: 0,
-            user_delay_us: (0, 0),
             table_name: String::new(),
             reconnect_random: false,
             sp_name: String::new(),
@@ -961,7 +1017,7 @@ mod tests {
         c.options.point_selects = 3;
         c.options.range_selects = false;
         assert_eq!(statements(&c), (3, 4, 2));
-        c.skip_trx = true;
+        c.options.skip_trx = true;
         assert_eq!(statements(&c), (3, 4, 0));
     }
 

@@ -327,9 +327,9 @@ impl<C: Client> OltpWorker<C> {
             begin = conn.prepare("BEGIN").ok();
             commit = conn.prepare("COMMIT").ok();
         }
-        if self.cfg.connect_delay_us > 0 {
+        if self.cfg.options.connect_delay_us > 0 {
             // 0.4's --oltp-connect-delay: a pause after every connect.
-            std::thread::sleep(Duration::from_micros(self.cfg.connect_delay_us));
+            std::thread::sleep(Duration::from_micros(self.cfg.options.connect_delay_us));
         }
         Ok(DbConn {
             conn,
@@ -351,9 +351,9 @@ impl<C: Client> OltpWorker<C> {
         let due = if self.cfg.reconnect_random {
             self.events > 0 && self.rng.next_u64() & 1 == 0
         } else {
-            self.cfg.reconnect > 0
+            self.cfg.options.reconnect > 0
                 && self.events > 0
-                && self.events.is_multiple_of(self.cfg.reconnect)
+                && self.events.is_multiple_of(self.cfg.options.reconnect)
         };
         if due {
             for t in 0..self.conns.len() {
@@ -780,7 +780,7 @@ impl<C: Client> WorkerLoop for OltpWorker<C> {
     /// 0.4's think time (--oltp-user-delay-min/max) after an event, outside its latency;
     /// false when there is none. Cut short when the run stops.
     fn think(&mut self, stop: &AtomicBool) -> bool {
-        let (lo, hi) = self.cfg.user_delay_us;
+        let (lo, hi) = self.cfg.options.user_delay_us;
         if hi == 0 {
             return false;
         }

@@ -479,19 +479,10 @@ pub fn share_rows(cfg: &TpccConfig, seed: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::tpcc::TpccOptions;
 
     #[test]
     fn the_parts_cover_the_items_and_each_warehouse_once() {
-        let cfg = TpccConfig {
-            options: TpccOptions {
-                warehouses: 3,
-                ..TpccOptions::default()
-            },
-            first_warehouse: 2,
-            last_warehouse: 3,
-            ..TpccConfig::default()
-        };
+        let cfg = TpccConfig::with_share(3, 2, 3);
         let parts = load_parts(&cfg);
         let rows = |table: &str, w: u32| -> u64 {
             parts

@@ -91,7 +91,7 @@ impl Default for TpccConfig {
     fn default() -> Self {
         TpccConfig {
             target: Target::default(),
-            options: TpccOptions::default(),
+            options: TpccOptions::defaults(),
             first_warehouse: 1,
             last_warehouse: 1,
             step: PrepareStep::Create,
@@ -119,13 +119,6 @@ pub struct TpccOptions {
     pub partition: bool,
     /// `--keying-think=spec`: the specification's keying and think times.
     pub keying_think: bool,
-}
-
-impl Default for TpccOptions {
-    /// The declared defaults.
-    fn default() -> Self {
-        TpccOptions::resolve("tpcc", []).expect("the declared defaults are valid")
-    }
 }
 
 impl Declared for TpccOptions {
@@ -201,6 +194,19 @@ impl Declared for TpccOptions {
 }
 
 impl TpccConfig {
+    /// A spec of `warehouses` with this agent's share `first..=last`, the rest default.
+    pub fn with_share(warehouses: u32, first: u32, last: u32) -> TpccConfig {
+        TpccConfig {
+            options: TpccOptions {
+                warehouses,
+                ..TpccOptions::defaults()
+            },
+            first_warehouse: first,
+            last_warehouse: last,
+            ..TpccConfig::default()
+        }
+    }
+
     /// The bounds both the plan and an agent hold a TPC-C spec to.
     pub fn validate(&self) -> Result<(), String> {
         self.options.check().map_err(|e| e.to_string())?;
@@ -261,12 +267,7 @@ mod tests {
                 port: 3306,
                 ..Target::default()
             },
-            options: TpccOptions {
-                warehouses: 4,
-                ..TpccOptions::default()
-            },
-            last_warehouse: 4,
-            ..TpccConfig::default()
+            ..TpccConfig::with_share(4, 1, 4)
         }
     }
 
@@ -278,7 +279,7 @@ mod tests {
                 TpccConfig {
                     options: TpccOptions {
                         warehouses: 0,
-                        ..TpccOptions::default()
+                        ..TpccOptions::defaults()
                     },
                     ..cfg()
                 },

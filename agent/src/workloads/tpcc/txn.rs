@@ -778,7 +778,6 @@ fn parse_cents(v: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::tpcc::TpccOptions;
 
     #[test]
     fn the_deck_deals_ten_ten_one_one_one_per_23() {
@@ -814,14 +813,7 @@ mod tests {
 
     #[test]
     fn inputs_follow_the_specification_shares() {
-        let cfg = TpccConfig {
-            options: TpccOptions {
-                warehouses: 10,
-                ..TpccOptions::default()
-            },
-            last_warehouse: 10,
-            ..TpccConfig::default()
-        };
+        let cfg = TpccConfig::with_share(10, 1, 10);
         let c = NuRandC {
             c_last: 100,
             c_id: 200,
@@ -875,16 +867,8 @@ mod tests {
 
     #[test]
     fn partition_keeps_home_warehouses_in_the_share_and_remote_ones_anywhere() {
-        let cfg = TpccConfig {
-            options: TpccOptions {
-                warehouses: 8,
-                partition: true,
-                ..TpccOptions::default()
-            },
-            first_warehouse: 3,
-            last_warehouse: 4,
-            ..TpccConfig::default()
-        };
+        let mut cfg = TpccConfig::with_share(8, 3, 4);
+        cfg.options.partition = true;
         let c = NuRandC {
             c_last: 1,
             c_id: 2,
