@@ -159,6 +159,18 @@ impl MariaDb {
         )
     }
 
+    /// Two targets, `master` (this instance, tables sbtest1-2) and `slave` (`other`,
+    /// sbtest3-4), four tables of 300 rows: the tests' two-server OLTP layout.
+    pub fn master_slave_args(&self, other: &MariaDb) -> Vec<String> {
+        vec![
+            format!("--target=master={}", self.url()),
+            format!("--target=slave={}", other.url()),
+            "--tables=4".into(),
+            "--table-size=300".into(),
+            "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
+        ]
+    }
+
     /// The `--mysql-*` options that point fleetbench at this instance as the sbtest user.
     pub fn fleetbench_args(&self) -> Vec<String> {
         vec![

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench_env, thread_count};
+use fleetbench_tests::{AgentProc, Scratch, bin, expect_ok, fleetbench_env, thread_count};
 
 const TOKEN: &str = "correct-horse-battery-staple";
 
@@ -46,22 +46,12 @@ fn missing_or_wrong_token_is_rejected_and_nothing_runs() {
     }
     // The right token, from the environment or a file, works.
     let out = run(&agent, &[("FLEETBENCH_TOKEN", TOKEN)], &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
     let scratch = Scratch::new("token");
     let file = scratch.path("token");
     std::fs::write(&file, format!("{TOKEN}\n")).unwrap();
     let out = run(&agent, &[], &["--token-file", file.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! A coordinator over two real agent processes: threads split, all agents start together,
 //! merged totals equal the per-agent sums, and the JSON agrees with the text report.
 
-use fleetbench_tests::{AgentProc, Scratch, fleetbench, json};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json};
 
 /// The number after `label` on the line that starts with it (after trimming).
 fn field(text: &str, label: &str) -> String {
@@ -33,12 +33,7 @@ fn two_agents_split_threads_and_merge_exactly() {
         "run",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{text}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
     let j = json(&out_json);
 
     // Threads: 3 over 2 agents = 2 + 1, in the order given.
@@ -160,12 +155,7 @@ fn event_limit_is_exact_and_split_by_threads() {
         "--cpu-max-prime=2000",
         &format!("--json={}", out_json.display()),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
     let j = json(&out_json);
     assert_eq!(j["totals"]["events"], 1001);
     // 1001 events over 4 threads = 251, 250, 250, 250; agent 1 has threads 0-1.
@@ -206,12 +196,7 @@ fn embedded_agents_need_nothing_installed() {
         out_json.to_str().unwrap(),
         "run",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
     let j = json(&out_json);
     let agents = j["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 2);

@@ -4,7 +4,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{AgentProc, Running, bin, cpu_ticks, hello, thread_count, wait_until};
+use fleetbench_tests::{
+    AgentProc, Running, bin, cpu_ticks, expect_ok, hello, thread_count, wait_until,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_of_the_coordinator_stops_the_agents_load_within_a_second() {
@@ -56,12 +58,7 @@ fn a_finished_run_leaves_the_agent_idle_for_the_next() {
             "--time=0",
             "run",
         ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        expect_ok(&out);
     }
 }
 

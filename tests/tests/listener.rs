@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{AgentProc, fleetbench_env};
+use fleetbench_tests::{AgentProc, expect_ok, fleetbench_env};
 
 /// Connects, sends `first`, and returns how long the agent took to close the connection.
 fn closed_after(addr: &str, first: &[u8]) -> Duration {
@@ -40,10 +40,5 @@ fn a_socket_that_never_speaks_http2_is_closed() {
         &["cpu", "--agents", &agent.addr, "--time=1", "run"],
         &[("FLEETBENCH_TOKEN", "secret")],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
 }

@@ -566,13 +566,7 @@ fn a_killed_connection_is_reconnected_and_counted() {
 #[test]
 fn two_targets_hold_and_receive_only_their_tables() {
     let (m, s) = (MariaDb::start(), MariaDb::start());
-    let t = [
-        format!("--target=master={}", m.url()),
-        format!("--target=slave={}", s.url()),
-        "--tables=4".into(),
-        "--table-size=300".into(),
-        "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
-    ];
+    let t = m.master_slave_args(&s);
     fleetbench_ok(&args(&["oltp_read_write", "--threads=2", "prepare"], &t));
     let tables = |db: &MariaDb| {
         db.sql("SHOW TABLES FROM sbtest")

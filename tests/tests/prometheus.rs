@@ -422,13 +422,7 @@ fn tables_over_two_servers_show_each_target_live() {
         fleetbench_tests::mariadb::MariaDb::start(),
     );
     let (a1, a2) = (AgentProc::start(), AgentProc::start());
-    let t = [
-        format!("--target=master={}", m.url()),
-        format!("--target=slave={}", s.url()),
-        "--tables=4".into(),
-        "--table-size=300".into(),
-        "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
-    ];
+    let t = m.master_slave_args(&s);
     let with = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = vec!["oltp_read_only".into()];
         v.extend(t.iter().cloned());

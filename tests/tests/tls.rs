@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fleetbench_tests::{AgentProc, Scratch, fleetbench, make_certs};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, make_certs};
 
 fn p(dir: &Path, f: &str) -> String {
     dir.join(f).to_str().unwrap().to_string()
@@ -32,12 +32,7 @@ fn tls_round_trip_and_a_plain_client_is_refused_clearly() {
         &[],
     );
     let out = cpu(&agent, &["--tls-ca", &p(d, "ca.pem")]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
 
     let out = cpu(&agent, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -78,10 +73,5 @@ fn an_agent_that_wants_client_certificates_gets_them_or_refuses() {
             &p(d, "client.key"),
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_ok(&out);
 }
