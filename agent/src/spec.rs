@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::options::{Kind, OptionDef, Options, Written};
 use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
-use crate::workloads::oltp::{OltpConfig, OltpOptions, Script};
+use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 
 use crate::workloads::memory::Oper;
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
@@ -169,6 +169,7 @@ pub const DECLARED: &[Declaration] = &[
 /// `fleetbench TEST help` heading and options. The command line takes them out by these.
 pub const GROUPS: &[(&str, &[OptionDef])] = &[
     ("OLTP", OltpOptions::OPTIONS),
+    ("Database", OltpDb::OPTIONS),
     ("Random numbers", Distribution::OPTIONS),
     ("TPC-C", TpccOptions::OPTIONS),
 ];
@@ -488,14 +489,10 @@ impl Spec for OltpSpec {
         let c = &self.config;
         let mut out: Vec<(String, Value)> = vec![("tables".into(), c.tables.len().into())];
         out.extend(c.options.to_options().fields(OltpOptions::OPTIONS));
-        let mut f: Vec<(&'static str, Value)> = vec![
-            ("mysql_storage_engine", c.engine.clone().into()),
-            (
-                "db_ps_mode",
-                if c.prepared { "auto" } else { "disable" }.into(),
-            ),
-        ];
+        let mut f: Vec<(&'static str, Value)> =
+            vec![("mysql_storage_engine", c.engine.clone().into())];
         out.extend(f.drain(..).map(|(k, v)| (k.to_string(), v)));
+        out.extend(c.db.to_options().fields(OltpDb::OPTIONS));
         out.extend(c.distribution.to_options().fields(Distribution::OPTIONS));
         f.push(("table_split", self.split.name().into()));
         // The targets without their passwords.

@@ -14,7 +14,7 @@ use crate::spec::{Declared, OltpSpec, SpecError, TableSplit, Workload};
 use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
-use crate::workloads::oltp::{Kind, OltpConfig, OltpOptions, Script, Target};
+use crate::workloads::oltp::{Kind, OltpConfig, OltpDb, OltpOptions, Script, Target};
 use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
@@ -115,13 +115,11 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
             .to_options()
             .0
             .into_iter()
+            .chain(c.db.to_options().0)
             .chain(c.distribution.to_options().0)
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
         storage_engine: c.engine.clone(),
-        prepared_statements: c.prepared,
-        ignore_errors: c.ignore_errors.clone(),
-        ignore_all_errors: c.ignore_all_errors,
         create_options: c.create_options.clone(),
         table_name: c.table_name.clone(),
         sp_name: c.sp_name.clone(),
@@ -311,23 +309,23 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     if tables.is_empty() {
         return Err(bad("no tables given".into()));
     }
-    // One bag for both groups: each reads its own, and a name neither declares is
-    // refused by the second.
+    // One bag for the three groups: each reads its own, and a name none declares is
+    // refused by the last.
     let given = || o.options.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let ours = |k: &str| OltpOptions::declares(k) || OltpDb::declares(k);
     let options = OltpOptions::resolve("OLTP", given().filter(|(k, _)| OltpOptions::declares(k)))
         .map_err(|e| bad(e.to_string()))?;
-    let distribution =
-        Distribution::resolve("OLTP", given().filter(|(k, _)| !OltpOptions::declares(k)))
-            .map_err(|e| bad(e.to_string()))?;
+    let db = OltpDb::resolve("OLTP", given().filter(|(k, _)| OltpDb::declares(k)))
+        .map_err(|e| bad(e.to_string()))?;
+    let distribution = Distribution::resolve("OLTP", given().filter(|(k, _)| !ours(k)))
+        .map_err(|e| bad(e.to_string()))?;
     let cfg = OltpConfig {
         script,
         targets,
         tables,
         options,
         engine: o.storage_engine.clone(),
-        prepared: o.prepared_statements,
-        ignore_errors: o.ignore_errors.clone(),
-        ignore_all_errors: o.ignore_all_errors,
+        db,
         distribution,
         create_options: o.create_options.clone(),
         table_name: o.table_name.clone(),

@@ -163,6 +163,18 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         ("number-of-ranges", r.u32().to_string()),
         ("delta", r.u32().to_string()),
         ("skip-trx", switch(r, 2)),
+        ("db-ps-mode", r.word(&["auto", "disable", "auto"])),
+        (
+            "mysql-ignore-errors",
+            match r.below(4) {
+                0 => "all".to_string(),
+                1 => "none".to_string(),
+                _ => (0..r.below(5))
+                    .map(|_| r.u32().to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            },
+        ),
         ("reconnect", r.u64().to_string()),
         // The 0.4 delays mostly at their defaults, so that OLTP specs still validate often
         // enough for the test to reach both outcomes.
@@ -206,9 +218,6 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         tables,
         options: bag(r, mix),
         storage_engine: r.word(&["innodb", "myisam", ""]),
-        prepared_statements: r.chance(2),
-        ignore_errors: (0..r.below(5)).map(|_| r.u32()).collect(),
-        ignore_all_errors: r.chance(4),
         // The 0.4 extras are mostly left at their defaults, so that OLTP specs still
         // validate often enough for the test to reach both outcomes.
         create_options: rarely_garbage(r),

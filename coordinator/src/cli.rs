@@ -257,9 +257,6 @@ pub struct RawArgs {
     /// Database driver; only mysql [default: mysql].
     #[arg(long, help_heading = "Database")]
     pub db_driver: Option<String>,
-    /// Prepared statements mode: auto or disable [default: auto].
-    #[arg(long, help_heading = "Database")]
-    pub db_ps_mode: Option<String>,
     /// MySQL server host [default: localhost, meaning 127.0.0.1 without --mysql-socket].
     #[arg(long, help_heading = "Database")]
     pub mysql_host: Option<String>,
@@ -278,9 +275,6 @@ pub struct RawArgs {
     /// MySQL database name [default: sbtest].
     #[arg(long, help_heading = "Database")]
     pub mysql_db: Option<String>,
-    /// Error codes to ignore (count and retry), or "all" [default: 1213,1020,1205].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_ignore_errors: Option<String>,
     /// TLS to the server: on means --mysql-ssl-mode=required (verify_ca with
     /// --mysql-ssl-ca) [default: off].
     #[arg(long, help_heading = "Database")]

@@ -9,7 +9,7 @@ use fleetbench_agent::options::OptionDef;
 use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::spec::Declared;
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
-use fleetbench_agent::workloads::oltp::{OltpConfig, OltpOptions, Script, Target};
+use fleetbench_agent::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
 use fleetbench_agent::workloads::tpcc::{TpccConfig, TpccOptions};
 
 use crate::cli::RawArgs;
@@ -697,25 +697,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         return Err(invalid("tables", tables, "at most 100000 tables"));
     }
     let mut options = OltpOptions::resolve("OLTP", own_options(raw, OltpOptions::OPTIONS))?;
-    let prepared = match raw.db_ps_mode.as_deref() {
-        None | Some("auto") => true,
-        Some("disable") => false,
-        Some(other) => return Err(invalid("db-ps-mode", other, "expected auto or disable")),
-    };
-    let (ignore_errors, ignore_all_errors) = match raw.mysql_ignore_errors.as_deref() {
-        None => (vec![1213, 1020, 1205], false),
-        Some("all") => (Vec::new(), true),
-        Some("none") | Some("") => (Vec::new(), false),
-        Some(list) => (
-            list.split(',')
-                .map(|c| c.trim().parse::<u32>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| {
-                    invalid("mysql-ignore-errors", list, "expected error codes or 'all'")
-                })?,
-            false,
-        ),
-    };
+    let db = OltpDb::resolve("OLTP", own_options(raw, OltpDb::OPTIONS))?;
     let distribution = Distribution::resolve("OLTP", own_options(raw, Distribution::OPTIONS))?;
     let security = Security::from_args(raw)?;
     let mut targets = if raw.target.is_empty() {
@@ -789,9 +771,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             .mysql_storage_engine
             .clone()
             .unwrap_or_else(|| "innodb".into()),
-        prepared,
-        ignore_errors,
-        ignore_all_errors,
+        db,
         distribution,
         reconnect_random: reconnect_mode == Some("random"),
         create_options: create_options(raw)?,

@@ -601,7 +601,7 @@ threads = [8]
         let plan::Workload::Oltp(o) = &proxy.workload else {
             panic!("oltp expected")
         };
-        assert!(!o.config.prepared && !o.config.options.auto_inc);
+        assert!(!o.config.db.prepared && !o.config.options.auto_inc);
         assert_eq!(o.config.targets[0].port, 8066);
         assert_eq!(o.config.tables.len(), 10);
         assert!(!f.scenarios[1].prepare && f.scenarios[0].prepare);

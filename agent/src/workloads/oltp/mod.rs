@@ -351,9 +351,8 @@ pub struct OltpConfig {
     /// reconnects, delays (declared options).
     pub options: OltpOptions,
     pub engine: String,
-    pub prepared: bool,
-    pub ignore_errors: Vec<u32>,
-    pub ignore_all_errors: bool,
+    /// Prepared statements and the errors to ignore (declared options).
+    pub db: OltpDb,
     pub distribution: crate::rand::Distribution,
     /// Table options after `ENGINE = ...` in CREATE TABLE.
     pub create_options: String,
@@ -717,6 +716,94 @@ impl Declared for OltpOptions {
     }
 }
 
+/// How OLTP talks to its servers (sysbench's `--db-ps-mode`, `--mysql-ignore-errors`),
+/// declared once under the Database heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OltpDb {
+    /// `--db-ps-mode=auto`: server-side prepared statements; `disable`: text statements.
+    pub prepared: bool,
+    /// `--mysql-ignore-errors`: server error codes counted as ignored errors (the event
+    /// is retried), or every code (`all`).
+    pub ignore_errors: Vec<u32>,
+    pub ignore_all_errors: bool,
+}
+
+/// Most error codes `--mysql-ignore-errors` may list.
+pub const MAX_IGNORED_CODES: usize = 1024;
+
+impl Declared for OltpDb {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new(
+            "db-ps-mode",
+            OK::Text,
+            "auto",
+            "Prepared statements mode: auto or disable",
+        ),
+        OptionDef::new(
+            "mysql-ignore-errors",
+            OK::Text,
+            "1213,1020,1205",
+            "Error codes to ignore (count and retry), \"all\", or \"none\"",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        let prepared = o.choice(
+            "db-ps-mode",
+            &["auto", "disable"],
+            "expected auto or disable",
+        )? == "auto";
+        let (ignore_errors, ignore_all_errors) = match o.text("mysql-ignore-errors").trim() {
+            "all" => (Vec::new(), true),
+            "none" | "" => (Vec::new(), false),
+            list => (
+                list.split(',')
+                    .map(|c| c.trim().parse::<u32>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| {
+                        SpecError::invalid(
+                            "mysql-ignore-errors",
+                            list,
+                            "expected error codes or 'all'",
+                        )
+                    })?,
+                false,
+            ),
+        };
+        Ok(OltpDb {
+            prepared,
+            ignore_errors,
+            ignore_all_errors,
+        })
+    }
+
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        let ignored = match (self.ignore_all_errors, &self.ignore_errors[..]) {
+            (true, _) => "all".to_string(),
+            (false, []) => "none".to_string(),
+            (false, codes) => codes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        };
+        w.put("db-ps-mode", if self.prepared { "auto" } else { "disable" })
+            .put("mysql-ignore-errors", ignored);
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        if self.ignore_errors.len() > MAX_IGNORED_CODES {
+            return Err(SpecError::Options(format!(
+                "--mysql-ignore-errors lists {} codes, more than the {MAX_IGNORED_CODES} accepted",
+                self.ignore_errors.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl OltpConfig {
     /// Table `n`'s name: sbtest`n`, or 0.4's single table named by --oltp-table-name.
     pub fn table(&self, n: u32) -> String {
@@ -890,7 +977,7 @@ impl OltpConfig {
 
     /// Whether `code` is an error to count and retry rather than fail on.
     pub fn ignores(&self, code: u16) -> bool {
-        self.ignore_all_errors || self.ignore_errors.contains(&u32::from(code))
+        self.db.ignore_all_errors || self.db.ignore_errors.contains(&u32::from(code))
     }
 }
 
@@ -958,9 +1045,7 @@ mod tests {
             tables: vec![(1, 0)],
             options: OltpOptions::defaults(),
             engine: "innodb".into(),
-            prepared: true,
-            ignore_errors: vec![1213, 1020, 1205],
-            ignore_all_errors: false,
+            db: OltpDb::defaults(),
             distribution: crate::rand::Distribution::Uniform,
             create_options: String::new(),
             table_name: String::new(),
@@ -1005,6 +1090,39 @@ mod tests {
             ..Target::default()
         };
         assert!(one.for_thread(3).is_none());
+    }
+
+    #[test]
+    fn database_options_read_back_what_they_write() {
+        let back = |d: &OltpDb| {
+            let w = d.to_options();
+            OltpDb::resolve("t", w.0.iter().map(|(k, v)| (*k, v.as_str()))).unwrap()
+        };
+        let d = OltpDb::defaults();
+        assert!(d.prepared && !d.ignore_all_errors);
+        assert_eq!(d.ignore_errors, [1213, 1020, 1205]);
+        for d in [
+            d.clone(),
+            OltpDb {
+                prepared: false,
+                ignore_errors: Vec::new(),
+                ignore_all_errors: true,
+            },
+            OltpDb {
+                prepared: true,
+                ignore_errors: Vec::new(),
+                ignore_all_errors: false,
+            },
+        ] {
+            assert_eq!(back(&d), d);
+        }
+        let e = OltpDb::resolve("t", [("mysql-ignore-errors", "1213,x")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value for --mysql-ignore-errors: '1213,x' (expected error codes or 'all')"
+        );
+        let many = vec!["1"; MAX_IGNORED_CODES + 1].join(",");
+        assert!(OltpDb::resolve("t", [("mysql-ignore-errors", many.as_str())]).is_err());
     }
 
     #[test]

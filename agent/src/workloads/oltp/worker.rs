@@ -290,7 +290,7 @@ impl<C: Client> OltpWorker<C> {
             if tt != t {
                 continue;
             }
-            if !self.cfg.prepared {
+            if !self.cfg.db.prepared {
                 // Text protocol: check the table exists without touching Com_select.
                 match conn.query(&format!("SHOW TABLES LIKE '{}'", self.cfg.table(n))) {
                     Ok(Reply::Rows(r)) if r > 0 => continue,
@@ -323,7 +323,7 @@ impl<C: Client> OltpWorker<C> {
             }
         }
         let (mut begin, mut commit) = (None, None);
-        if self.cfg.prepared && self.cfg.transactional() {
+        if self.cfg.db.prepared && self.cfg.transactional() {
             begin = conn.prepare("BEGIN").ok();
             commit = conn.prepare("COMMIT").ok();
         }
