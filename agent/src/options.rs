@@ -177,6 +177,14 @@ impl Written {
         self.put(name, if on { "on" } else { "off" })
     }
 
+    /// The options as the wire's option bag (name without dashes, value).
+    pub fn into_bag(self) -> std::collections::HashMap<String, String> {
+        self.0
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
     /// The result document's fields: JSON names, values typed by `defs`' kinds.
     pub fn fields(&self, defs: &[OptionDef]) -> Vec<(String, Value)> {
         self.0

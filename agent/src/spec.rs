@@ -86,7 +86,12 @@ pub trait Declared: Sized {
         test: &str,
         given: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, SpecError> {
-        let v = Self::from_options(&Options::resolve(test, Self::OPTIONS, given)?)?;
+        Self::read(&Options::resolve(test, Self::OPTIONS, given)?)
+    }
+
+    /// The value from its options, checked.
+    fn read(o: &Options) -> Result<Self, SpecError> {
+        let v = Self::from_options(o)?;
         v.check()?;
         Ok(v)
     }
@@ -131,9 +136,7 @@ impl Declaration {
 }
 
 fn make<S: DeclaredTest>(o: &Options, wrap: fn(S) -> Workload) -> Result<Workload, SpecError> {
-    let spec = S::from_options(o)?;
-    spec.check()?;
-    Ok(wrap(spec))
+    S::read(o).map(wrap)
 }
 
 /// Every workload whose options are declared: the command line learns its options here.

@@ -81,11 +81,7 @@ pub fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadS
                 .expect("every other workload is declared");
             Kind::Options(pb::OptionSpec {
                 test: test.into(),
-                options: options
-                    .0
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
+                options: options.into_bag(),
             })
         }
     };
@@ -110,15 +106,13 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
                 target: t as u32,
             })
             .collect(),
-        options: c
-            .options
-            .to_options()
-            .0
-            .into_iter()
-            .chain(c.db.to_options().0)
-            .chain(c.distribution.to_options().0)
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        options: {
+            // The three groups in one bag: their names are disjoint.
+            let mut bag = c.options.to_options();
+            bag.0.extend(c.db.to_options().0);
+            bag.0.extend(c.distribution.to_options().0);
+            bag.into_bag()
+        },
         storage_engine: c.engine.clone(),
         create_options: c.create_options.clone(),
         table_name: c.table_name.clone(),
@@ -208,13 +202,7 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
 pub fn tpcc_to_proto(c: &TpccConfig) -> pb::TpccSpec {
     pb::TpccSpec {
         target: Some(target_to_proto(&c.target)),
-        options: c
-            .options
-            .to_options()
-            .0
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        options: c.options.to_options().into_bag(),
         first_warehouse: c.first_warehouse,
         last_warehouse: c.last_warehouse,
         step: c.step.name().into(),

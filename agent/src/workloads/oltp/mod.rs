@@ -756,6 +756,14 @@ impl Declared for OltpDb {
         let (ignore_errors, ignore_all_errors) = match o.text("mysql-ignore-errors").trim() {
             "all" => (Vec::new(), true),
             "none" | "" => (Vec::new(), false),
+            // Counted before anything is allocated for them.
+            list if list.split(',').count() > MAX_IGNORED_CODES => {
+                return Err(SpecError::invalid(
+                    "mysql-ignore-errors",
+                    format!("{}...", list.chars().take(32).collect::<String>()),
+                    "at most 1024 error codes",
+                ));
+            }
             list => (
                 list.split(',')
                     .map(|c| c.trim().parse::<u32>())
@@ -1121,8 +1129,9 @@ mod tests {
             e.to_string(),
             "invalid value for --mysql-ignore-errors: '1213,x' (expected error codes or 'all')"
         );
-        let many = vec!["1"; MAX_IGNORED_CODES + 1].join(",");
-        assert!(OltpDb::resolve("t", [("mysql-ignore-errors", many.as_str())]).is_err());
+        let many = vec!["é"; MAX_IGNORED_CODES + 1].join(",");
+        let e = OltpDb::resolve("t", [("mysql-ignore-errors", many.as_str())]).unwrap_err();
+        assert!(e.to_string().contains("at most 1024 error codes"), "{e}");
     }
 
     #[test]
