@@ -78,9 +78,12 @@ fn start(mut cmd: Command, port: u16, ready: &str) -> Server {
 }
 
 /// A Prometheus query's result vector: (labels, value) per series.
-fn query(prom: &str, q: &str) -> Vec<(serde_json::Value, f64)> {
-    let (code, body) =
-        get(prom, &format!("/api/v1/query?query={}", enc(q)), "*/*").expect("Prometheus answers");
+/// An instant query evaluated `at` (Unix seconds): while the run still served its metrics,
+/// so that the failed scrapes after the coordinator's exit (which mark every series stale)
+/// never hide its data, however late the query comes.
+fn query(prom: &str, q: &str, at: f64) -> Vec<(serde_json::Value, f64)> {
+    let url = format!("/api/v1/query?query={}&time={at:.3}", enc(q));
+    let (code, body) = get(prom, &url, "*/*").expect("Prometheus answers");
     assert_eq!(code, 200, "{q}: {body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     v["data"]["result"]
@@ -192,17 +195,23 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
 
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
+    // Its stderr closes as it exits: a moment before that, its last scrapes had worked.
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        - 0.3;
     let status = run.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{rest}");
     let doc = json(&out_json);
     let run_id = doc["meta"]["run_id"].as_str().unwrap().to_string();
 
     // Every scrape worked: Prometheus (which asks for OpenMetrics first) parsed them all.
-    let up = query(&prom, "min_over_time(up{job=\"fleetbench\"}[5m])");
+    let up = query(&prom, "min_over_time(up{job=\"fleetbench\"}[5m])", at);
     assert_eq!(up.len(), 1, "{up:?}");
     assert_eq!(up[0].1, 1.0, "a scrape failed");
     // The TPS series: one per agent, labelled with its address, the run id and the tag.
-    let tps = query(&prom, "last_over_time(fleetbench_tps[5m])");
+    let tps = query(&prom, "last_over_time(fleetbench_tps[5m])", at);
     let mut agents: Vec<String> = tps
         .iter()
         .map(|(m, _)| m["agent"].as_str().unwrap().to_string())
@@ -239,7 +248,12 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
     }
     // The counters: the events Prometheus saw last are the run's, less at most its last
     // two intervals'.
-    let seen: f64 = query(&prom, "sum(last_over_time(fleetbench_events_total[5m]))")[0].1;
+    let seen: f64 = query(
+        &prom,
+        "sum(last_over_time(fleetbench_events_total[5m]))",
+        at,
+    )[0]
+    .1;
     let total = doc["totals"]["events"].as_f64().unwrap();
     let tail: f64 = intervals[intervals.len() - 2..]
         .iter()
@@ -253,6 +267,7 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
     let p99 = query(
         &prom,
         "histogram_quantile(0.99, sum by (le) (last_over_time(fleetbench_latency_seconds_bucket[5m])))",
+        at,
     );
     assert_eq!(p99.len(), 1);
     assert!(p99[0].1 > 0.0 && p99[0].1.is_finite(), "{p99:?}");
@@ -260,7 +275,8 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
     assert_eq!(
         query(
             &prom,
-            "last_over_time(fleetbench_host_cpu_busy_percent[5m])"
+            "last_over_time(fleetbench_host_cpu_busy_percent[5m])",
+            at
         )
         .len(),
         2
@@ -285,7 +301,7 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
                 .unwrap()
                 .replace("$run_id", &run_id)
                 .replace("$__rate_interval", "1m");
-            let got = query(&prom, &expr);
+            let got = query(&prom, &expr, at);
             assert!(
                 none_here || !got.is_empty(),
                 "{title}: {expr} found nothing"
