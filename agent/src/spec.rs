@@ -12,6 +12,7 @@ use crate::options::{Kind, OptionDef, Options, Written};
 use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
+use crate::workloads::server::ServerOptions;
 
 use crate::workloads::memory::Oper;
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
@@ -172,6 +173,8 @@ pub const DECLARED: &[Declaration] = &[
 /// `fleetbench TEST help` heading and options. The command line takes them out by these.
 pub const GROUPS: &[(&str, &[OptionDef])] = &[
     ("OLTP", OltpOptions::OPTIONS),
+    ("OLTP", TableSet::OPTIONS),
+    ("Server", ServerOptions::OPTIONS),
     ("Database", OltpDb::OPTIONS),
     ("Random numbers", Distribution::OPTIONS),
     ("TPC-C", TpccOptions::OPTIONS),
@@ -471,6 +474,60 @@ impl TableSplit {
     }
 }
 
+/// How many tables OLTP works on and how agents share them (`--tables`, `--table-split`):
+/// the coordinator's plan reads them to build the table map and each agent's share; an
+/// agent is sent its tables, not these options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSet {
+    pub tables: u32,
+    pub split: TableSplit,
+}
+
+impl Declared for TableSet {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new("tables", Kind::Count, "1", "Number of tables")
+            .aliases(&["oltp-tables-count"]),
+        OptionDef::new(
+            "table-split",
+            Kind::Text,
+            "shared",
+            "How agents share the tables: shared (every thread picks among all, as sysbench) or partition (each agent owns a disjoint set)",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        Ok(TableSet {
+            tables: o.num("tables")?,
+            split: match o.choice(
+                "table-split",
+                &["shared", "partition"],
+                "expected shared or partition",
+            )? {
+                "partition" => TableSplit::Partition,
+                _ => TableSplit::Shared,
+            },
+        })
+    }
+
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("tables", self.tables)
+            .put("table-split", self.split.name());
+        w
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        // Before the table map is allocated from it.
+        match self.tables {
+            0 => Err(SpecError::invalid("tables", 0, "must be at least 1")),
+            n if n > crate::limits::MAX_TABLES => {
+                Err(SpecError::invalid("tables", n, "at most 100000 tables"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// OLTP: the configuration with every table (1..=tables) mapped to its target, plus how the
 /// coordinator shares the tables out (an agent's Start carries only its own tables).
 #[derive(Debug, Clone, PartialEq)]
@@ -492,12 +549,10 @@ impl Spec for OltpSpec {
         let c = &self.config;
         let mut out: Vec<(String, Value)> = vec![("tables".into(), c.tables.len().into())];
         out.extend(c.options.to_options().fields(OltpOptions::OPTIONS));
-        let mut f: Vec<(&'static str, Value)> =
-            vec![("mysql_storage_engine", c.engine.clone().into())];
-        out.extend(f.drain(..).map(|(k, v)| (k.to_string(), v)));
+        out.extend(c.server.to_options().fields(ServerOptions::OPTIONS));
         out.extend(c.db.to_options().fields(OltpDb::OPTIONS));
         out.extend(c.distribution.to_options().fields(Distribution::OPTIONS));
-        f.push(("table_split", self.split.name().into()));
+        let mut f: Vec<(&'static str, Value)> = vec![("table_split", self.split.name().into())];
         // The targets without their passwords.
         let targets: Vec<Value> = c
             .targets
@@ -696,17 +751,14 @@ impl Spec for TpccConfig {
     fn fields(&self) -> Vec<(String, Value)> {
         let t = &self.target;
         let mut out = self.options.to_options().fields(TpccOptions::OPTIONS);
-        let f: Vec<(&'static str, Value)> = vec![
-            ("mysql_storage_engine", self.engine.clone().into()),
-            (
-                "targets",
-                serde_json::json!([{
-                    "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
-                    "user": t.user, "database": t.database,
-                }]),
-            ),
-        ];
-        out.extend(f.into_iter().map(|(k, v)| (k.to_string(), v)));
+        out.extend(self.server.to_options().fields(ServerOptions::OPTIONS));
+        out.push((
+            "targets".into(),
+            serde_json::json!([{
+                "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
+                "user": t.user, "database": t.database,
+            }]),
+        ));
         out
     }
 }

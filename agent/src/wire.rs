@@ -2,11 +2,13 @@
 //! conversion between the contract and the domain types, in one place, with round-trip
 //! tests. The coordinator encodes specs and decodes results; an agent the other way round.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use fleetbench_proto::histogram;
 use fleetbench_proto::v1::{self as pb, workload_spec};
 
+use crate::options::OptionDef;
 use crate::rand::Distribution;
 use crate::rate::QueueState;
 use crate::runner::{FinalReport, IntervalReport};
@@ -15,6 +17,7 @@ use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{Kind, OltpConfig, OltpDb, OltpOptions, Script, Target};
+use crate::workloads::server::ServerOptions;
 use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
@@ -107,17 +110,16 @@ pub fn oltp_to_proto(c: &OltpConfig, tables: &[(u32, usize)]) -> pb::OltpSpec {
             })
             .collect(),
         options: {
-            // The three groups in one bag: their names are disjoint.
+            // The groups in one bag: their names are disjoint.
             let mut bag = c.options.to_options();
+            bag.0.extend(c.server.to_options().0);
             bag.0.extend(c.db.to_options().0);
             bag.0.extend(c.distribution.to_options().0);
             bag.into_bag()
         },
-        storage_engine: c.engine.clone(),
         create_options: c.create_options.clone(),
         table_name: c.table_name.clone(),
         sp_name: c.sp_name.clone(),
-        server_vars: c.server_vars.clone(),
         reconnect_random: c.reconnect_random,
     }
 }
@@ -202,13 +204,15 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
 pub fn tpcc_to_proto(c: &TpccConfig) -> pb::TpccSpec {
     pb::TpccSpec {
         target: Some(target_to_proto(&c.target)),
-        options: c.options.to_options().into_bag(),
+        options: {
+            let mut bag = c.options.to_options();
+            bag.0.extend(c.server.to_options().0);
+            bag.into_bag()
+        },
         first_warehouse: c.first_warehouse,
         last_warehouse: c.last_warehouse,
         step: c.step.name().into(),
         load_items: c.load_items,
-        storage_engine: c.engine.clone(),
-        server_vars: c.server_vars.clone(),
         c_last_load: c.c_last_load,
     }
 }
@@ -221,22 +225,50 @@ pub fn tpcc_from_proto(t: &pb::TpccSpec) -> Result<TpccConfig, WireError> {
         .ok_or_else(|| WireError("no database target given".into()))?;
     let cfg = TpccConfig {
         target: target_from_proto(target)?,
-        options: TpccOptions::resolve(
-            "tpcc",
-            t.options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        )
-        .map_err(|e| WireError(e.to_string()))?,
+        options: group(&t.options, "tpcc")?,
+        server: group(&t.options, "tpcc")?,
         first_warehouse: t.first_warehouse,
         last_warehouse: t.last_warehouse,
         step: PrepareStep::from_name(&t.step)
             .ok_or_else(|| WireError(format!("unknown TPC-C prepare step '{}'", t.step)))?,
         load_items: t.load_items,
-        engine: t.storage_engine.clone(),
-        server_vars: t.server_vars.clone(),
         c_last_load: t.c_last_load,
     };
+    only_declared(
+        &t.options,
+        "tpcc",
+        &[TpccOptions::OPTIONS, ServerOptions::OPTIONS],
+    )?;
     cfg.validate().map_err(WireError)?;
     Ok(cfg)
+}
+
+/// Group `G` of an option bag that holds several groups (their names are disjoint).
+fn group<G: Declared>(bag: &HashMap<String, String>, test: &str) -> Result<G, WireError> {
+    G::resolve(
+        test,
+        bag.iter()
+            .filter(|(k, _)| G::declares(k))
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .map_err(|e| WireError(e.to_string()))
+}
+
+/// Refuses a name in the bag that none of `groups` declares: a coordinator that plans
+/// another workload than the one it names.
+fn only_declared(
+    bag: &HashMap<String, String>,
+    test: &str,
+    groups: &[&[OptionDef]],
+) -> Result<(), WireError> {
+    match bag.keys().find(|k| {
+        !groups
+            .iter()
+            .any(|g| g.iter().any(|o| o.name == k.as_str()))
+    }) {
+        Some(k) => Err(WireError(format!("{test} has no option --{k}"))),
+        None => Ok(()),
+    }
 }
 
 /// Per transaction type, the types that saw anything (TPC-C; empty otherwise).
@@ -297,28 +329,28 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     if tables.is_empty() {
         return Err(bad("no tables given".into()));
     }
-    // One bag for the three groups: each reads its own, and a name none declares is
-    // refused by the last.
-    let given = || o.options.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-    let ours = |k: &str| OltpOptions::declares(k) || OltpDb::declares(k);
-    let options = OltpOptions::resolve("OLTP", given().filter(|(k, _)| OltpOptions::declares(k)))
-        .map_err(|e| bad(e.to_string()))?;
-    let db = OltpDb::resolve("OLTP", given().filter(|(k, _)| OltpDb::declares(k)))
-        .map_err(|e| bad(e.to_string()))?;
-    let distribution = Distribution::resolve("OLTP", given().filter(|(k, _)| !ours(k)))
-        .map_err(|e| bad(e.to_string()))?;
+    // One bag for the groups: each reads its own.
+    only_declared(
+        &o.options,
+        "OLTP",
+        &[
+            OltpOptions::OPTIONS,
+            ServerOptions::OPTIONS,
+            OltpDb::OPTIONS,
+            Distribution::OPTIONS,
+        ],
+    )?;
     let cfg = OltpConfig {
         script,
         targets,
         tables,
-        options,
-        engine: o.storage_engine.clone(),
-        db,
-        distribution,
+        options: group(&o.options, "OLTP")?,
+        server: group(&o.options, "OLTP")?,
+        db: group(&o.options, "OLTP")?,
+        distribution: group(&o.options, "OLTP")?,
         create_options: o.create_options.clone(),
         table_name: o.table_name.clone(),
         sp_name: o.sp_name.clone(),
-        server_vars: o.server_vars.clone(),
         reconnect_random: o.reconnect_random,
     };
     cfg.validate().map_err(bad)?;

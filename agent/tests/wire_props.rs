@@ -199,6 +199,11 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         ("rand-spec-res", r.f64().to_string()),
         ("rand-pareto-h", r.f64().to_string()),
         ("rand-zipfian-exp", r.f64().to_string()),
+        (
+            "mysql-storage-engine",
+            r.word(&["innodb", "myisam", "", "x;y"]),
+        ),
+        ("server-vars", server_vars(r)),
     ];
     pb::OltpSpec {
         script: r.word(&[
@@ -217,18 +222,21 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         targets,
         tables,
         options: bag(r, mix),
-        storage_engine: r.word(&["innodb", "myisam", ""]),
         // The 0.4 extras are mostly left at their defaults, so that OLTP specs still
         // validate often enough for the test to reach both outcomes.
         create_options: rarely_garbage(r),
         table_name: rarely_garbage(r),
         reconnect_random: r.chance(2),
         sp_name: rarely_garbage(r),
-        server_vars: if r.chance(8) {
-            vec![r.garbage()]
-        } else {
-            Vec::new()
-        },
+    }
+}
+
+/// `--server-vars`: now and then garbage, else a few names or none.
+fn server_vars(r: &mut Rng) -> String {
+    if r.chance(8) {
+        r.garbage()
+    } else {
+        r.word(&["", "max_connections", "log_bin,sync_binlog"])
     }
 }
 
@@ -396,6 +404,15 @@ fn tpcc(r: &mut Rng) -> pb::TpccSpec {
         ("foreign-keys", switch(r, 2)),
         ("warehouse-split", r.word(&["random", "partition", "half"])),
         ("keying-think", r.word(&["off", "spec", "off"])),
+        (
+            "mysql-storage-engine",
+            if r.chance(8) {
+                r.garbage()
+            } else {
+                r.word(&["innodb", "myisam"])
+            },
+        ),
+        ("server-vars", server_vars(r)),
     ];
     pb::TpccSpec {
         target: (!r.chance(10)).then(|| target(r)),
@@ -404,16 +421,6 @@ fn tpcc(r: &mut Rng) -> pb::TpccSpec {
         last_warehouse: last,
         step: r.word(&["create", "load", "index", "check", ""]),
         load_items: r.chance(2),
-        storage_engine: if r.chance(8) {
-            r.garbage()
-        } else {
-            r.word(&["innodb", "myisam"])
-        },
-        server_vars: if r.chance(8) {
-            vec![r.garbage()]
-        } else {
-            Vec::new()
-        },
         c_last_load: if r.chance(8) {
             r.u32()
         } else {

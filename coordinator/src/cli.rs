@@ -121,12 +121,6 @@ pub struct RawArgs {
     /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// OLTP: the global variables of each target's server the result records, comma-separated
-    /// [default: innodb_buffer_pool_size, innodb_log_file_size, innodb_flush_log_at_trx_commit,
-    /// innodb_flush_method, innodb_io_capacity, innodb_doublewrite, sync_binlog, log_bin,
-    /// max_connections, thread_handling, thread_cache_size, table_open_cache; empty: none].
-    #[arg(long, value_name = "A,B,...", help_heading = "OLTP")]
-    pub server_vars: Option<String>,
     /// Label the result: KEY=VALUE, stored in the JSON's meta and shown by `compare`
     /// (repeatable), e.g. --tag buffer_pool=8G --tag proxy=mycat.
     #[arg(long, value_name = "KEY=VALUE")]
@@ -206,12 +200,6 @@ pub struct RawArgs {
     pub options: Vec<(String, String)>,
 
     // --- OLTP (sysbench's oltp_common options; old 0.4/0.5 names as aliases) ---
-    /// Number of tables [default: 1].
-    #[arg(long, alias = "oltp-tables-count", help_heading = "OLTP")]
-    pub tables: Option<String>,
-    /// Storage engine [default: innodb].
-    #[arg(long, alias = "mysql-table-engine", help_heading = "OLTP")]
-    pub mysql_storage_engine: Option<String>,
     /// 0.4/0.5 spelling: read-only OLTP (with --test=oltp).
     #[arg(long, help_heading = "OLTP")]
     pub oltp_read_only: Option<String>,
@@ -248,10 +236,6 @@ pub struct RawArgs {
     /// --skip-trx=on), or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV) [default: auto].
     #[arg(long, help_heading = "OLTP")]
     pub mysql_engine_trx: Option<String>,
-    /// How tables are shared by agents: shared (every thread picks among all tables, as
-    /// sysbench does) or partition (each agent owns a disjoint set) [default: shared].
-    #[arg(long, help_heading = "OLTP")]
-    pub table_split: Option<String>,
 
     // --- Database ---
     /// Database driver; only mysql [default: mysql].
@@ -520,9 +504,9 @@ const LEGACY: [&str; 10] = [
 /// (The declared tests list theirs from their declaration, [`test_help`].)
 pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
     Some(match test {
-        "tpcc" => &["TPC-C", "Database"],
+        "tpcc" => &["TPC-C", "Server", "Database"],
         t if t.starts_with("oltp_") || t.starts_with("select_random_") || t == "bulk_insert" => {
-            &["OLTP", "Database", "Random numbers"]
+            &["OLTP", "Server", "Database", "Random numbers"]
         }
         _ => return None,
     })

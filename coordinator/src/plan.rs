@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use fleetbench_agent::options::OptionDef;
 use fleetbench_agent::rand::Distribution;
-use fleetbench_agent::spec::Declared;
+use fleetbench_agent::spec::{Declared, TableSet};
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
+use fleetbench_agent::workloads::server::ServerOptions;
 use fleetbench_agent::workloads::tpcc::{TpccConfig, TpccOptions};
 
 use crate::cli::RawArgs;
@@ -461,32 +462,6 @@ pub fn seconds(raw: &Option<String>, option: &'static str, default: u64) -> Resu
     Ok(secs)
 }
 
-/// `--server-vars a,b,c`: the servers' global variables a result records (the default set
-/// when not given, none for an empty list).
-fn server_vars(raw: Option<&str>) -> Result<Vec<String>, PlanError> {
-    use fleetbench_agent::workloads::oltp::{DEFAULT_SERVER_VARS, MAX_SERVER_VARS};
-    let Some(list) = raw else {
-        return Ok(DEFAULT_SERVER_VARS.map(String::from).to_vec());
-    };
-    let names: Vec<String> = list
-        .split(',')
-        .map(|v| v.trim().to_ascii_lowercase())
-        .filter(|v| !v.is_empty())
-        .collect();
-    if names.len() > MAX_SERVER_VARS
-        || names
-            .iter()
-            .any(|v| v.len() > 64 || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    {
-        return Err(invalid(
-            "server-vars",
-            list,
-            "expected at most 64 comma-separated variable names (letters, digits and _)",
-        ));
-    }
-    Ok(names)
-}
-
 /// Whether the test is 0.4's built-in `--test=oltp` (not a 0.5 script such as oltp.lua).
 fn is_builtin_oltp_0_4(raw: &RawArgs) -> bool {
     raw.test
@@ -654,11 +629,7 @@ fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
         options,
         first_warehouse: 1,
         last_warehouse: options.warehouses,
-        engine: raw
-            .mysql_storage_engine
-            .clone()
-            .unwrap_or_else(|| "innodb".into()),
-        server_vars: server_vars(raw.server_vars.as_deref())?,
+        server: ServerOptions::resolve("tpcc", own_options(raw, ServerOptions::OPTIONS))?,
         ..TpccConfig::default()
     })
 }
@@ -684,19 +655,20 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     if flag(&raw.mysql_compression, "mysql-compression", false)? {
         return Err(PlanError::NotSupported("--mysql-compression=on".into()));
     }
-    let mut tables: u32 = num(&raw.tables, "tables", 1)?;
-    if script == Script::BulkInsert {
+    let set = TableSet::resolve("OLTP", own_options(raw, TableSet::OPTIONS))?;
+    let tables = if script == Script::BulkInsert {
         // bulk_insert works on one table per thread, as in sysbench.
-        tables = threads.max(1);
-    }
-    if tables == 0 {
-        return Err(invalid("tables", 0, "must be at least 1"));
-    }
-    // Before the table map is allocated.
-    if tables > fleetbench_agent::limits::MAX_TABLES {
-        return Err(invalid("tables", tables, "at most 100000 tables"));
-    }
+        let per_thread = TableSet {
+            tables: threads.max(1),
+            ..set
+        };
+        per_thread.check()?;
+        per_thread.tables
+    } else {
+        set.tables
+    };
     let mut options = OltpOptions::resolve("OLTP", own_options(raw, OltpOptions::OPTIONS))?;
+    let server = ServerOptions::resolve("OLTP", own_options(raw, ServerOptions::OPTIONS))?;
     let db = OltpDb::resolve("OLTP", own_options(raw, OltpDb::OPTIONS))?;
     let distribution = Distribution::resolve("OLTP", own_options(raw, Distribution::OPTIONS))?;
     let security = Security::from_args(raw)?;
@@ -723,17 +695,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             ));
         }
     };
-    let split = match raw.table_split.as_deref() {
-        None | Some("shared") => TableSplit::Shared,
-        Some("partition") => TableSplit::Partition,
-        Some(other) => {
-            return Err(invalid(
-                "table-split",
-                other,
-                "expected shared or partition",
-            ));
-        }
-    };
     let reconnect_mode = raw.oltp_reconnect_mode.as_deref().map(str::trim);
     match reconnect_mode {
         None | Some("session" | "transaction" | "random") => {}
@@ -753,7 +714,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         }
     }
     // 0.4's engine without transactions runs without BEGIN/COMMIT.
-    options.skip_trx |= !engine_is_transactional(raw)?;
+    options.skip_trx |= !engine_is_transactional(raw, &server.engine)?;
     // 0.4's reconnect modes in 1.0 terms: every transaction is --reconnect=1, and so is
     // every query where an event is one statement; random is decided after each
     // transaction (the worker draws).
@@ -767,22 +728,20 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         targets,
         tables: (1..=tables).zip(map).collect(),
         options,
-        engine: raw
-            .mysql_storage_engine
-            .clone()
-            .unwrap_or_else(|| "innodb".into()),
         db,
         distribution,
         reconnect_random: reconnect_mode == Some("random"),
-        create_options: create_options(raw)?,
+        create_options: create_options(raw, &server.engine)?,
         table_name: match &raw.oltp_table_name {
             Some(name) => name.clone(),
             // 0.4's built-in test has one table, named sbtest (no number), unless the
             // command line counts tables (a 0.5 option): then sbtest1..N as in 0.5.
-            None if is_builtin_oltp_0_4(raw) && raw.tables.is_none() => "sbtest".into(),
+            None if is_builtin_oltp_0_4(raw) && !raw.options.iter().any(|(n, _)| n == "tables") => {
+                "sbtest".into()
+            }
             None => String::new(),
         },
-        server_vars: server_vars(raw.server_vars.as_deref())?,
+        server,
         // 0.4 takes the name in every mode and uses it in sp mode only.
         sp_name: match (script, raw.oltp_sp_name.as_deref().map(str::trim)) {
             (Script::StoredProcedure, Some(n))
@@ -807,28 +766,17 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             _ => String::new(),
         },
     };
-    if !config
-        .engine
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(invalid(
-            "mysql-storage-engine",
-            &config.engine,
-            "not an engine name",
-        ));
-    }
-    Ok(OltpSpec { config, split })
+    Ok(OltpSpec {
+        config,
+        split: set.split,
+    })
 }
 
 /// CREATE TABLE's options: 0.4's `--mysql-create-options`, and for MyISAM its
 /// `MAX_ROWS = --myisam-max-rows` (0.4 always set it, 1,000,000 by default).
-fn create_options(raw: &RawArgs) -> Result<String, PlanError> {
+fn create_options(raw: &RawArgs, engine: &str) -> Result<String, PlanError> {
     let mut options = raw.mysql_create_options.clone().unwrap_or_default();
-    let myisam = raw
-        .mysql_storage_engine
-        .as_deref()
-        .is_some_and(|e| e.eq_ignore_ascii_case("myisam"));
+    let myisam = engine.eq_ignore_ascii_case("myisam");
     if myisam && (raw.legacy || raw.myisam_max_rows.is_some()) {
         let rows: u64 = num(&raw.myisam_max_rows, "myisam-max-rows", 1_000_000)?;
         if !options.is_empty() {
@@ -842,12 +790,8 @@ fn create_options(raw: &RawArgs) -> Result<String, PlanError> {
 /// 0.4's `--mysql-engine-trx`: whether transactions are used with the storage engine.
 /// `auto` (0.4's default, so that of an old command line) says no for engines that have
 /// none; a 1.0 command line without the option keeps 1.0's BEGIN/COMMIT whatever the engine.
-fn engine_is_transactional(raw: &RawArgs) -> Result<bool, PlanError> {
-    let engine = raw
-        .mysql_storage_engine
-        .as_deref()
-        .unwrap_or("innodb")
-        .to_ascii_lowercase();
+fn engine_is_transactional(raw: &RawArgs, engine: &str) -> Result<bool, PlanError> {
+    let engine = engine.to_ascii_lowercase();
     match raw
         .mysql_engine_trx
         .as_deref()
@@ -1660,10 +1604,10 @@ mod tests {
         assert!(
             matches!(
                 r,
-                Err(PlanError::Invalid {
+                Err(PlanError::Spec(SpecError::Invalid {
                     option: "tables",
                     ..
-                })
+                }))
             ),
             "{r:?}"
         );

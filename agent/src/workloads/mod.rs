@@ -5,6 +5,7 @@ pub mod fileio;
 pub mod memory;
 pub mod mutex;
 pub mod oltp;
+pub mod server;
 pub mod threads;
 pub mod tpcc;
 

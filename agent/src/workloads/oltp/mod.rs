@@ -11,6 +11,7 @@ pub mod worker;
 
 use crate::options::{Kind as OK, OptionDef, Options, Written};
 use crate::spec::{Declared, SpecError};
+use crate::workloads::server::ServerOptions;
 use std::fmt::Write;
 
 /// sysbench's OLTP scripts.
@@ -350,7 +351,8 @@ pub struct OltpConfig {
     /// The table and range sizes, statement counts, schema switches, transactions and
     /// reconnects, delays (declared options).
     pub options: OltpOptions,
-    pub engine: String,
+    /// The storage engine and the server variables recorded (declared options).
+    pub server: ServerOptions,
     /// Prepared statements and the errors to ignore (declared options).
     pub db: OltpDb,
     pub distribution: crate::rand::Distribution,
@@ -363,9 +365,6 @@ pub struct OltpConfig {
     /// oltp_sp (0.4's --oltp-sp-name): the stored procedure an event calls, optionally
     /// `database.name`; empty for every other test.
     pub sp_name: String,
-    /// Global variables of each target's server to record with the result
-    /// (`--server-vars`); names of letters, digits and `_`.
-    pub server_vars: Vec<String>,
 }
 
 /// Whether `name` is a routine's name that goes into SQL unquoted: one or two (database
@@ -379,25 +378,6 @@ pub fn is_routine_name(name: &str) -> bool {
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
         })
 }
-
-/// Most server variables one run records.
-pub const MAX_SERVER_VARS: usize = 64;
-
-/// The server variables a result records by default: what tuning studies vary.
-pub const DEFAULT_SERVER_VARS: [&str; 12] = [
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_flush_method",
-    "innodb_io_capacity",
-    "innodb_doublewrite",
-    "sync_binlog",
-    "log_bin",
-    "max_connections",
-    "thread_handling",
-    "thread_cache_size",
-    "table_open_cache",
-];
 
 /// Longest delay (connect or think time) accepted: a minute.
 pub const MAX_DELAY_US: u64 = 60_000_000;
@@ -886,25 +866,7 @@ impl OltpConfig {
                 "a stored procedure name is for oltp_sp only".to_string()
             });
         }
-        if self.server_vars.len() > MAX_SERVER_VARS
-            || self.server_vars.iter().any(|v| {
-                v.is_empty()
-                    || v.len() > 64
-                    || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-        {
-            return Err(format!(
-                "server variables must be at most {MAX_SERVER_VARS} names of letters, digits and _ (at most 64 each)"
-            ));
-        }
-        if self.engine.is_empty()
-            || !self
-                .engine
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return Err(format!("'{}' is not a storage engine name", self.engine));
-        }
+        self.server.check().map_err(|e| e.to_string())?;
         Ok(())
     }
 
@@ -1052,14 +1014,13 @@ mod tests {
             targets: Vec::new(),
             tables: vec![(1, 0)],
             options: OltpOptions::defaults(),
-            engine: "innodb".into(),
+            server: ServerOptions::defaults(),
             db: OltpDb::defaults(),
             distribution: crate::rand::Distribution::Uniform,
             create_options: String::new(),
             table_name: String::new(),
             reconnect_random: false,
             sp_name: String::new(),
-            server_vars: Vec::new(),
         }
     }
 

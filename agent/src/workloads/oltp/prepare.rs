@@ -183,13 +183,13 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     job.note(format!("Creating table '{name}'..."));
     let bulk = cfg.script == Script::BulkInsert;
     let create = if bulk {
-        create_bulk_table_sql(&name, &cfg.engine)
+        create_bulk_table_sql(&name, &cfg.server.engine)
     } else {
         create_table_sql(
             &name,
             cfg.options.auto_inc,
             cfg.options.secondary,
-            &cfg.engine,
+            &cfg.server.engine,
             &cfg.create_options,
         )
     };

@@ -266,7 +266,7 @@ impl<C: Client> OltpWorker<C> {
         };
         if first {
             let mut info = conn.info();
-            match conn.server_facts(&self.cfg.server_vars) {
+            match conn.server_facts(&self.cfg.server.server_vars) {
                 Ok((version, vars)) => (info.server_version, info.server_vars) = (version, vars),
                 // Facts are for the record: a server that refuses SHOW still benchmarks.
                 Err(e) => {

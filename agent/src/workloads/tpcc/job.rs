@@ -160,7 +160,7 @@ impl TpccJob {
         self.check_prepared(&mut conn)?;
         let mut info = Client::info(&conn);
         let (version, vars) = conn
-            .server_facts(&self.cfg.server_vars)
+            .server_facts(&self.cfg.server.server_vars)
             .map_err(|e| self.failed("reading the server's variables", e))?;
         info.server_version = version;
         info.server_vars = vars;
@@ -242,7 +242,7 @@ impl TpccJob {
         self.check(false)?;
         let mut conn = self.connect()?;
         for (i, t) in TABLES.into_iter().enumerate() {
-            if let Err(e) = conn.query(&create_table(t, &self.cfg.engine)) {
+            if let Err(e) = conn.query(&create_table(t, &self.cfg.server.engine)) {
                 let made = TABLES[..i].join(", ");
                 let note = if made.is_empty() {
                     String::new()

@@ -12,6 +12,7 @@ pub mod txn;
 use super::oltp::Target;
 use crate::options::{Kind, OptionDef, Options, Written};
 use crate::spec::{Declared, SpecError};
+use crate::workloads::server::ServerOptions;
 
 /// The transaction types, in tpcc-mysql's order (its report numbers them 0..4).
 pub const TXN_NAMES: [&str; 5] = [
@@ -79,10 +80,8 @@ pub struct TpccConfig {
     pub step: PrepareStep,
     /// This agent loads the item table too.
     pub load_items: bool,
-    /// `--mysql-storage-engine`.
-    pub engine: String,
-    /// Global variables of the server the result records.
-    pub server_vars: Vec<String>,
+    /// The storage engine and the server variables recorded (declared options).
+    pub server: ServerOptions,
     /// The load's NURand constant for last names (a run picks its own near it).
     pub c_last_load: u32,
 }
@@ -96,8 +95,7 @@ impl Default for TpccConfig {
             last_warehouse: 1,
             step: PrepareStep::Create,
             load_items: true,
-            engine: "innodb".into(),
-            server_vars: Vec::new(),
+            server: ServerOptions::defaults(),
             c_last_load: DEFAULT_C_LAST_LOAD,
         }
     }
@@ -220,25 +218,11 @@ impl TpccConfig {
                 self.first_warehouse, self.last_warehouse
             ));
         }
-        if self.engine.is_empty() || !self.engine.chars().all(|c| c.is_ascii_alphanumeric()) {
-            return Err(format!(
-                "invalid value for --mysql-storage-engine: '{}' (letters and digits only)",
-                self.engine
-            ));
-        }
+        self.server.check().map_err(|e| e.to_string())?;
         if self.c_last_load > 255 {
             return Err(format!(
                 "C_LAST of the load must be 0..255, not {}",
                 self.c_last_load
-            ));
-        }
-        if let Some(v) = self
-            .server_vars
-            .iter()
-            .find(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        {
-            return Err(format!(
-                "invalid value for --server-vars: '{v}' (letters, digits and _ only)"
             ));
         }
         if self.target.port == 0 && self.target.socket.is_none() {
@@ -302,14 +286,20 @@ mod tests {
             ),
             (
                 TpccConfig {
-                    engine: "x;drop".into(),
+                    server: ServerOptions {
+                        engine: "x;drop".into(),
+                        ..ServerOptions::defaults()
+                    },
                     ..cfg()
                 },
                 "--mysql-storage-engine",
             ),
             (
                 TpccConfig {
-                    server_vars: vec!["a b".into()],
+                    server: ServerOptions {
+                        server_vars: vec!["a b".into()],
+                        ..ServerOptions::defaults()
+                    },
                     ..cfg()
                 },
                 "--server-vars",
