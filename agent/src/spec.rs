@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::options::{Kind, OptionDef, Options, Written};
 use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
+use crate::workloads::oltp::legacy::OltpLegacy;
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::ServerOptions;
 
@@ -174,6 +175,7 @@ pub const DECLARED: &[Declaration] = &[
 pub const GROUPS: &[(&str, &[OptionDef])] = &[
     ("OLTP", OltpOptions::OPTIONS),
     ("OLTP", TableSet::OPTIONS),
+    ("OLTP", OltpLegacy::OPTIONS),
     ("Server", ServerOptions::OPTIONS),
     ("Database", OltpDb::OPTIONS),
     ("Random numbers", Distribution::OPTIONS),

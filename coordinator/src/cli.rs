@@ -200,42 +200,6 @@ pub struct RawArgs {
     pub options: Vec<(String, String)>,
 
     // --- OLTP (sysbench's oltp_common options; old 0.4/0.5 names as aliases) ---
-    /// 0.4/0.5 spelling: read-only OLTP (with --test=oltp).
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_read_only: Option<String>,
-    /// 0.4's --test=oltp mode: complex (oltp_read_write's transaction, or with
-    /// --oltp-read-only oltp_read_only's), simple (a point select per event, as
-    /// oltp_point_select) or nontrx (one statement per event, see --oltp-nontrx-mode)
-    /// [default: complex].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_test_mode: Option<String>,
-    /// The name of the one table (with one table) [default: sbtest with 0.4's --test=oltp,
-    /// else sbtest1, as 1.0 names tables sbtest1..N].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_table_name: Option<String>,
-    /// 0.4's --oltp-test-mode=sp (test oltp_sp): the stored procedure each event calls,
-    /// `name` or `database.name`; it must exist beside the tables.
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_sp_name: Option<String>,
-    /// 0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as
-    /// oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert,
-    /// oltp_delete) [default: select].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_nontrx_mode: Option<String>,
-    /// 0.4: session (keep connections) or transaction (reconnect after every
-    /// transaction, as --reconnect=1) [default: session].
-    #[arg(long, help_heading = "OLTP")]
-    pub oltp_reconnect_mode: Option<String>,
-    /// 0.4: table options appended to CREATE TABLE, e.g. 'ROW_FORMAT=COMPRESSED'.
-    #[arg(long, help_heading = "OLTP")]
-    pub mysql_create_options: Option<String>,
-    /// 0.4: MAX_ROWS of MyISAM tables [default: 1000000 on 0.4/0.5 command lines].
-    #[arg(long, help_heading = "OLTP")]
-    pub myisam_max_rows: Option<String>,
-    /// 0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as
-    /// --skip-trx=on), or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV) [default: auto].
-    #[arg(long, help_heading = "OLTP")]
-    pub mysql_engine_trx: Option<String>,
 
     // --- Database ---
     /// Database driver; only mysql [default: mysql].
@@ -563,7 +527,6 @@ const BOOLEANS: &[&str] = &[
     "--mysql-compression",
     "--mysql-get-server-public-key",
     "--mysql-ssl",
-    "--oltp-read-only",
     "--rand-init",
     "--validate",
 ];

@@ -8,6 +8,7 @@ use std::time::Duration;
 use fleetbench_agent::options::OptionDef;
 use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::spec::{Declared, TableSet};
+use fleetbench_agent::workloads::oltp::legacy::{OltpLegacy, ReconnectMode};
 use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_agent::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
 use fleetbench_agent::workloads::server::ServerOptions;
@@ -496,50 +497,10 @@ fn test_name(test: &str, raw: &RawArgs) -> Result<String, PlanError> {
     }
     Ok(match base {
         // 0.5's oltp.lua ignores --oltp-test-mode; 0.4's built-in test follows it.
-        "oltp" if script => legacy_oltp_test(raw, "complex")?.into(),
-        "oltp" => {
-            let mode = raw.oltp_test_mode.as_deref().unwrap_or("complex");
-            legacy_oltp_test(raw, mode.trim())?.into()
-        }
+        "oltp" => OltpLegacy::resolve("OLTP", own_options(raw, OltpLegacy::OPTIONS))?
+            .test(!script)
+            .into(),
         other => other.to_string(),
-    })
-}
-
-/// The 1.0 test that sends what 0.4's `--test=oltp` sends in `mode`
-/// (`--oltp-test-mode`): simple is one point select per event; nontrx one statement per
-/// event, by `--oltp-nontrx-mode`; complex the read/write (or read-only) transaction; sp a
-/// call of the stored procedure `--oltp-sp-name` per event.
-fn legacy_oltp_test(raw: &RawArgs, mode: &str) -> Result<&'static str, PlanError> {
-    let nontrx = raw.oltp_nontrx_mode.as_deref().map(str::trim);
-    if !matches!(
-        nontrx,
-        None | Some("select" | "update_key" | "update_nokey" | "insert" | "delete")
-    ) {
-        return Err(invalid(
-            "oltp-nontrx-mode",
-            nontrx.unwrap_or_default(),
-            "expected select, update_key, update_nokey, insert or delete",
-        ));
-    }
-    Ok(match mode {
-        "complex" if flag(&raw.oltp_read_only, "oltp-read-only", false)? => "oltp_read_only",
-        "complex" => "oltp_read_write",
-        "simple" => "oltp_point_select",
-        "nontrx" => match nontrx.unwrap_or("select") {
-            "select" => "oltp_point_select",
-            "update_key" => "oltp_update_index",
-            "update_nokey" => "oltp_update_non_index",
-            "insert" => "oltp_insert",
-            _ => "oltp_delete",
-        },
-        "sp" => "oltp_sp",
-        other => {
-            return Err(invalid(
-                "oltp-test-mode",
-                other,
-                "expected complex, simple, nontrx or sp",
-            ));
-        }
     })
 }
 
@@ -695,33 +656,22 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             ));
         }
     };
-    let reconnect_mode = raw.oltp_reconnect_mode.as_deref().map(str::trim);
-    match reconnect_mode {
-        None | Some("session" | "transaction" | "random") => {}
-        Some("query") if script.single_statement() => {}
-        Some("query") => {
-            return Err(PlanError::NotSupported(format!(
-                "--oltp-reconnect-mode=query with {} (a reconnect between the statements of a transaction; with one statement per event, as --oltp-test-mode=simple or nontrx, query is transaction)",
-                script.name()
-            )));
-        }
-        Some(m) => {
-            return Err(invalid(
-                "oltp-reconnect-mode",
-                m,
-                "expected session, transaction, query or random",
-            ));
-        }
+    let legacy = OltpLegacy::resolve("OLTP", own_options(raw, OltpLegacy::OPTIONS))?;
+    if legacy.reconnect_mode == ReconnectMode::Query && !script.single_statement() {
+        return Err(PlanError::NotSupported(format!(
+            "--oltp-reconnect-mode=query with {} (a reconnect between the statements of a transaction; with one statement per event, as --oltp-test-mode=simple or nontrx, query is transaction)",
+            script.name()
+        )));
     }
     // 0.4's engine without transactions runs without BEGIN/COMMIT.
-    options.skip_trx |= !engine_is_transactional(raw, &server.engine)?;
+    options.skip_trx |= !legacy.transactional(&server.engine, raw.legacy);
     // 0.4's reconnect modes in 1.0 terms: every transaction is --reconnect=1, and so is
     // every query where an event is one statement; random is decided after each
     // transaction (the worker draws).
-    match reconnect_mode {
-        None | Some("session") => {}
-        Some("transaction" | "query") => options.reconnect = 1,
-        Some(_) => options.reconnect = 0,
+    match legacy.reconnect_mode {
+        ReconnectMode::Session => {}
+        ReconnectMode::Transaction | ReconnectMode::Query => options.reconnect = 1,
+        ReconnectMode::Random => options.reconnect = 0,
     }
     let config = OltpConfig {
         script,
@@ -730,9 +680,9 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         options,
         db,
         distribution,
-        reconnect_random: reconnect_mode == Some("random"),
-        create_options: create_options(raw, &server.engine)?,
-        table_name: match &raw.oltp_table_name {
+        reconnect_random: legacy.reconnect_mode == ReconnectMode::Random,
+        create_options: legacy.table_options(&server.engine, raw.legacy),
+        table_name: match &legacy.table_name {
             Some(name) => name.clone(),
             // 0.4's built-in test has one table, named sbtest (no number), unless the
             // command line counts tables (a 0.5 option): then sbtest1..N as in 0.5.
@@ -743,26 +693,15 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         },
         server,
         // 0.4 takes the name in every mode and uses it in sp mode only.
-        sp_name: match (script, raw.oltp_sp_name.as_deref().map(str::trim)) {
-            (Script::StoredProcedure, Some(n))
-                if fleetbench_agent::workloads::oltp::is_routine_name(n) =>
-            {
-                n.to_string()
-            }
-            (Script::StoredProcedure, Some(n)) => {
-                return Err(invalid(
-                    "oltp-sp-name",
-                    n,
-                    "expected a procedure's name: letters, digits, _ and $ (at most 64), optionally database.name",
-                ));
-            }
-            (Script::StoredProcedure, None) => {
+        sp_name: match (script, legacy.sp_name.as_str()) {
+            (Script::StoredProcedure, "") => {
                 return Err(invalid(
                     "oltp-sp-name",
                     "",
                     "--oltp-test-mode=sp (oltp_sp) calls the stored procedure named here",
                 ));
             }
+            (Script::StoredProcedure, n) => n.to_string(),
             _ => String::new(),
         },
     };
@@ -770,47 +709,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         config,
         split: set.split,
     })
-}
-
-/// CREATE TABLE's options: 0.4's `--mysql-create-options`, and for MyISAM its
-/// `MAX_ROWS = --myisam-max-rows` (0.4 always set it, 1,000,000 by default).
-fn create_options(raw: &RawArgs, engine: &str) -> Result<String, PlanError> {
-    let mut options = raw.mysql_create_options.clone().unwrap_or_default();
-    let myisam = engine.eq_ignore_ascii_case("myisam");
-    if myisam && (raw.legacy || raw.myisam_max_rows.is_some()) {
-        let rows: u64 = num(&raw.myisam_max_rows, "myisam-max-rows", 1_000_000)?;
-        if !options.is_empty() {
-            options.push(' ');
-        }
-        options.push_str(&format!("MAX_ROWS = {rows}"));
-    }
-    Ok(options.trim().to_string())
-}
-
-/// 0.4's `--mysql-engine-trx`: whether transactions are used with the storage engine.
-/// `auto` (0.4's default, so that of an old command line) says no for engines that have
-/// none; a 1.0 command line without the option keeps 1.0's BEGIN/COMMIT whatever the engine.
-fn engine_is_transactional(raw: &RawArgs, engine: &str) -> Result<bool, PlanError> {
-    let engine = engine.to_ascii_lowercase();
-    match raw
-        .mysql_engine_trx
-        .as_deref()
-        .map(|v| v.trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None if !raw.legacy => Ok(true),
-        None | Some("auto") => Ok(!matches!(
-            engine.as_str(),
-            "myisam" | "heap" | "memory" | "archive" | "csv" | "aria" | "blackhole"
-        )),
-        Some("yes" | "on" | "true" | "1") => Ok(true),
-        Some("no" | "off" | "false" | "0") => Ok(false),
-        Some(_) => Err(invalid(
-            "mysql-engine-trx",
-            raw.mysql_engine_trx.clone().unwrap_or_default(),
-            "expected yes, no or auto",
-        )),
-    }
 }
 
 /// The command line's TLS and public-key settings, for every target whose URL does not

@@ -650,8 +650,11 @@ fn every_grouped_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
                 assert!(planner.contains(&format!("--{}:", o.name)), "{planner}");
                 refused += 1;
                 let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
-                // The plan's own options (--tables, --table-split) are not sent.
-                if fleetbench_agent::spec::TableSet::declares(o.name) {
+                // The plan's own options (--tables, --table-split, 0.4's, which it
+                // translates) are not sent.
+                if fleetbench_agent::spec::TableSet::declares(o.name)
+                    || fleetbench_agent::workloads::oltp::legacy::OltpLegacy::declares(o.name)
+                {
                     assert!(!bag(&mut spec).contains_key(o.name), "{}", o.name);
                     continue;
                 }

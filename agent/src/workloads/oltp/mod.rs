@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod legacy;
 pub mod open_error;
 pub mod prepare;
 pub mod tls;
@@ -365,6 +366,20 @@ pub struct OltpConfig {
     /// oltp_sp (0.4's --oltp-sp-name): the stored procedure an event calls, optionally
     /// `database.name`; empty for every other test.
     pub sp_name: String,
+}
+
+/// Whether `s` may follow `ENGINE = ...` in CREATE TABLE: letters, digits, spaces and
+/// = ' , . ( ) _ - only, and no comment (`--`).
+pub fn is_table_options(s: &str) -> bool {
+    s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || " =',.()_-".contains(c))
+        && !s.contains("--")
+}
+
+/// Whether `name` is a table's name that goes into SQL unquoted: 1..=64 letters, digits
+/// and `_`.
+pub fn is_table_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Whether `name` is a routine's name that goes into SQL unquoted: one or two (database
@@ -830,24 +845,14 @@ impl OltpConfig {
             return Err("a table maps to an unknown target".into());
         }
         self.options.check().map_err(|e| e.to_string())?;
-        if !self
-            .create_options
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || " =',.()_-".contains(c))
-            || self.create_options.contains("--")
-        {
+        if !is_table_options(&self.create_options) {
             return Err(format!(
                 "table options '{}' may hold only letters, digits, spaces and = ' , . ( ) _ -",
                 self.create_options
             ));
         }
         if !self.table_name.is_empty()
-            && (self.tables.len() != 1
-                || self.table_name.len() > 64
-                || !self
-                    .table_name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            && (self.tables.len() != 1 || !is_table_name(&self.table_name))
         {
             return Err(format!(
                 "table name '{}' must be one table's name (letters, digits and _, at most 64) with one table",

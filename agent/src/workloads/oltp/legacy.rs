@@ -1,0 +1,427 @@
+//! sysbench 0.4's OLTP options, declared once: `--test=oltp`'s modes, its reconnect modes,
+//! its table and stored-procedure names and its storage-engine switches. The coordinator's
+//! plan translates them into 1.0 terms (a test, `--reconnect`, `--skip-trx`, CREATE TABLE's
+//! options); an agent is sent the translation, not these options.
+
+use super::{is_routine_name, is_table_name, is_table_options};
+use crate::options::{Kind as OK, OptionDef, Options, Written};
+use crate::spec::{Declared, SpecError};
+
+/// `--oltp-test-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestMode {
+    /// The read/write (or, with `--oltp-read-only`, read-only) transaction.
+    Complex,
+    /// One point select per event.
+    Simple,
+    /// One statement per event, by `--oltp-nontrx-mode`.
+    Nontrx,
+    /// A call of the stored procedure `--oltp-sp-name` per event.
+    Sp,
+}
+
+/// `--oltp-reconnect-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconnectMode {
+    /// Keep connections.
+    Session,
+    /// Reconnect after every transaction.
+    Transaction,
+    /// Reconnect after every query (only where an event is one statement).
+    Query,
+    /// After each transaction, reconnect with probability 1/2.
+    Random,
+}
+
+const TEST_MODES: [(&str, TestMode); 4] = [
+    ("complex", TestMode::Complex),
+    ("simple", TestMode::Simple),
+    ("nontrx", TestMode::Nontrx),
+    ("sp", TestMode::Sp),
+];
+
+/// `--oltp-nontrx-mode` and the 1.0 test that sends its statement.
+const NONTRX_MODES: [(&str, &str); 5] = [
+    ("select", "oltp_point_select"),
+    ("update_key", "oltp_update_index"),
+    ("update_nokey", "oltp_update_non_index"),
+    ("insert", "oltp_insert"),
+    ("delete", "oltp_delete"),
+];
+
+const RECONNECT_MODES: [(&str, ReconnectMode); 4] = [
+    ("session", ReconnectMode::Session),
+    ("transaction", ReconnectMode::Transaction),
+    ("query", ReconnectMode::Query),
+    ("random", ReconnectMode::Random),
+];
+
+/// Engines 0.4's `--mysql-engine-trx=auto` takes for having no transactions.
+const ENGINES_WITHOUT_TRX: [&str; 7] = [
+    "myisam",
+    "heap",
+    "memory",
+    "archive",
+    "csv",
+    "aria",
+    "blackhole",
+];
+
+/// The word of `value` in `list`.
+fn word<T: PartialEq + Copy>(list: &[(&'static str, T)], value: T) -> &'static str {
+    list.iter().find(|m| m.1 == value).map_or("", |m| m.0)
+}
+
+/// MAX_ROWS 0.4 gives MyISAM tables when `--myisam-max-rows` is not given.
+pub const DEFAULT_MYISAM_MAX_ROWS: u64 = 1_000_000;
+
+/// 0.4's OLTP options as given; "" (not given) where the meaning of the default depends on
+/// whether the command line is a 0.4 one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OltpLegacy {
+    pub test_mode: TestMode,
+    pub read_only: bool,
+    /// Index into the nontrx modes (select, update_key, update_nokey, insert, delete).
+    nontrx: usize,
+    pub reconnect_mode: ReconnectMode,
+    /// `--oltp-table-name`; None: sbtest on 0.4's built-in test with one table, else
+    /// 1.0's sbtest1..N.
+    pub table_name: Option<String>,
+    /// `--oltp-sp-name`, used in sp mode only (0.4 takes it in every mode).
+    pub sp_name: String,
+    /// `--mysql-create-options`: appended to CREATE TABLE.
+    pub create_options: String,
+    /// `--myisam-max-rows`; None: 1,000,000 on a 0.4/0.5 command line, else none.
+    pub myisam_max_rows: Option<u64>,
+    /// `--mysql-engine-trx`: Some(true) yes, Some(false) no, None auto (or not given).
+    engine_trx: Option<bool>,
+    /// `--mysql-engine-trx` was given (auto included).
+    engine_trx_given: bool,
+}
+
+impl OltpLegacy {
+    /// The 1.0 test that sends what 0.4's built-in `--test=oltp` sends in this mode, or
+    /// (not `builtin`) what 0.5's oltp.lua sends: it ignores `--oltp-test-mode`.
+    pub fn test(&self, builtin: bool) -> &'static str {
+        let mode = if builtin {
+            self.test_mode
+        } else {
+            TestMode::Complex
+        };
+        match mode {
+            TestMode::Complex if self.read_only => "oltp_read_only",
+            TestMode::Complex => "oltp_read_write",
+            TestMode::Simple => "oltp_point_select",
+            TestMode::Nontrx => NONTRX_MODES[self.nontrx].1,
+            TestMode::Sp => "oltp_sp",
+        }
+    }
+
+    /// CREATE TABLE's options with `engine`: `--mysql-create-options`, and for MyISAM
+    /// `MAX_ROWS = --myisam-max-rows` (0.4 always set it, 1,000,000 by default, so a
+    /// 0.4/0.5 command line gets it without the option).
+    pub fn table_options(&self, engine: &str, legacy: bool) -> String {
+        let mut options = self.create_options.trim().to_string();
+        let rows = match self.myisam_max_rows {
+            Some(rows) => Some(rows),
+            None if legacy => Some(DEFAULT_MYISAM_MAX_ROWS),
+            None => None,
+        };
+        if let Some(rows) = rows.filter(|_| engine.eq_ignore_ascii_case("myisam")) {
+            if !options.is_empty() {
+                options.push(' ');
+            }
+            options.push_str(&format!("MAX_ROWS = {rows}"));
+        }
+        options
+    }
+
+    /// Whether events use transactions with `engine` (`--mysql-engine-trx`): `auto` (0.4's
+    /// default, so that of a 0.4/0.5 command line) says no for engines that have none; a
+    /// 1.0 command line without the option keeps 1.0's BEGIN/COMMIT whatever the engine.
+    pub fn transactional(&self, engine: &str, legacy: bool) -> bool {
+        match self.engine_trx {
+            Some(on) => on,
+            None if !legacy && !self.engine_trx_given => true,
+            None => !ENGINES_WITHOUT_TRX.contains(&engine.to_ascii_lowercase().as_str()),
+        }
+    }
+}
+
+impl Declared for OltpLegacy {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new(
+            "oltp-test-mode",
+            OK::Text,
+            "complex",
+            "0.4's --test=oltp mode: complex (the read/write transaction, read-only with --oltp-read-only), simple (a point select per event), nontrx (one statement per event, see --oltp-nontrx-mode) or sp (--oltp-sp-name)",
+        ),
+        OptionDef::new(
+            "oltp-read-only",
+            OK::Flag,
+            "off",
+            "0.4/0.5: read-only OLTP (with --test=oltp or oltp.lua)",
+        ),
+        OptionDef::new(
+            "oltp-nontrx-mode",
+            OK::Text,
+            "select",
+            "0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete)",
+        ),
+        OptionDef::new(
+            "oltp-reconnect-mode",
+            OK::Text,
+            "session",
+            "0.4: session (keep connections), transaction (reconnect after every transaction, as --reconnect=1), query (after every statement, with one statement per event) or random",
+        ),
+        OptionDef::new(
+            "oltp-table-name",
+            OK::Text,
+            "",
+            "The one table's name [default: sbtest with 0.4's --test=oltp, else sbtest1]",
+        ),
+        OptionDef::new(
+            "oltp-sp-name",
+            OK::Text,
+            "",
+            "0.4's --oltp-test-mode=sp (oltp_sp): the stored procedure each event calls, name or database.name",
+        ),
+        OptionDef::new(
+            "mysql-create-options",
+            OK::Text,
+            "",
+            "0.4: table options appended to CREATE TABLE, e.g. 'ROW_FORMAT=COMPRESSED'",
+        ),
+        OptionDef::new(
+            "myisam-max-rows",
+            OK::Count,
+            "",
+            "0.4: MAX_ROWS of MyISAM tables [default: 1000000 on 0.4/0.5 command lines]",
+        ),
+        OptionDef::new(
+            "mysql-engine-trx",
+            OK::Text,
+            "",
+            "0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as --skip-trx=on) or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV, Aria, BLACKHOLE) [default: auto on 0.4/0.5 command lines, else yes]",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        let pick = |name: &'static str, words: &[&'static str], why: &'static str| {
+            let v = o.text(name).trim();
+            words
+                .iter()
+                .position(|w| *w == v)
+                .ok_or_else(|| SpecError::invalid(name, v, why))
+        };
+        let test_mode = TEST_MODES[pick(
+            "oltp-test-mode",
+            &TEST_MODES.map(|m| m.0),
+            "expected complex, simple, nontrx or sp",
+        )?]
+        .1;
+        let nontrx = pick(
+            "oltp-nontrx-mode",
+            &NONTRX_MODES.map(|m| m.0),
+            "expected select, update_key, update_nokey, insert or delete",
+        )?;
+        let reconnect_mode = RECONNECT_MODES[pick(
+            "oltp-reconnect-mode",
+            &RECONNECT_MODES.map(|m| m.0),
+            "expected session, transaction, query or random",
+        )?]
+        .1;
+        let engine_trx_text = o.text("mysql-engine-trx").trim().to_ascii_lowercase();
+        let engine_trx = match engine_trx_text.as_str() {
+            "" | "auto" => None,
+            "yes" | "on" | "true" | "1" => Some(true),
+            "no" | "off" | "false" | "0" => Some(false),
+            _ => {
+                return Err(SpecError::invalid(
+                    "mysql-engine-trx",
+                    o.text("mysql-engine-trx"),
+                    "expected yes, no or auto",
+                ));
+            }
+        };
+        let text = |name| Some(o.text(name).trim().to_string()).filter(|s| !s.is_empty());
+        Ok(OltpLegacy {
+            test_mode,
+            read_only: o.flag("oltp-read-only")?,
+            nontrx,
+            reconnect_mode,
+            table_name: text("oltp-table-name"),
+            sp_name: text("oltp-sp-name").unwrap_or_default(),
+            create_options: o.text("mysql-create-options").to_string(),
+            myisam_max_rows: match o.text("myisam-max-rows").trim() {
+                "" => None,
+                _ => Some(o.num("myisam-max-rows")?),
+            },
+            engine_trx,
+            engine_trx_given: !engine_trx_text.is_empty(),
+        })
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        if let Some(name) = self.table_name.as_deref().filter(|n| !is_table_name(n)) {
+            return Err(SpecError::invalid(
+                "oltp-table-name",
+                name,
+                "expected a table's name: letters, digits and _ (at most 64)",
+            ));
+        }
+        if !self.sp_name.is_empty() && !is_routine_name(&self.sp_name) {
+            return Err(SpecError::invalid(
+                "oltp-sp-name",
+                &self.sp_name,
+                "expected a procedure's name: letters, digits, _ and $ (at most 64), optionally database.name",
+            ));
+        }
+        if !is_table_options(&self.create_options) {
+            return Err(SpecError::invalid(
+                "mysql-create-options",
+                &self.create_options,
+                "letters, digits, spaces and = ' , . ( ) _ - only",
+            ));
+        }
+        Ok(())
+    }
+
+    fn to_options(&self) -> Written {
+        let mut w = Written::default();
+        w.put("oltp-test-mode", word(&TEST_MODES, self.test_mode))
+            .switch("oltp-read-only", self.read_only)
+            .put("oltp-nontrx-mode", NONTRX_MODES[self.nontrx].0)
+            .put(
+                "oltp-reconnect-mode",
+                word(&RECONNECT_MODES, self.reconnect_mode),
+            )
+            .put(
+                "oltp-table-name",
+                self.table_name.clone().unwrap_or_default(),
+            )
+            .put("oltp-sp-name", &self.sp_name)
+            .put("mysql-create-options", &self.create_options)
+            .put(
+                "myisam-max-rows",
+                self.myisam_max_rows
+                    .map(|r| r.to_string())
+                    .unwrap_or_default(),
+            )
+            .put(
+                "mysql-engine-trx",
+                match (self.engine_trx, self.engine_trx_given) {
+                    (Some(true), _) => "yes",
+                    (Some(false), _) => "no",
+                    (None, true) => "auto",
+                    (None, false) => "",
+                },
+            );
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(given: &[(&str, &str)]) -> Result<OltpLegacy, SpecError> {
+        OltpLegacy::resolve("t", given.iter().copied())
+    }
+
+    #[test]
+    fn each_mode_is_its_1_0_test() {
+        let test = |g: &[(&str, &str)]| read(g).unwrap().test(true);
+        assert_eq!(test(&[]), "oltp_read_write");
+        assert_eq!(test(&[("oltp-read-only", "on")]), "oltp_read_only");
+        assert_eq!(test(&[("oltp-test-mode", "simple")]), "oltp_point_select");
+        assert_eq!(test(&[("oltp-test-mode", "sp")]), "oltp_sp");
+        assert_eq!(test(&[("oltp-test-mode", "nontrx")]), "oltp_point_select");
+        // 0.5's oltp.lua ignores the mode.
+        let simple = read(&[("oltp-test-mode", "simple")]).unwrap();
+        assert_eq!(simple.test(false), "oltp_read_write");
+        for (mode, want) in NONTRX_MODES {
+            let g = [("oltp-test-mode", "nontrx"), ("oltp-nontrx-mode", mode)];
+            assert_eq!(test(&g), want);
+        }
+    }
+
+    #[test]
+    fn unknown_words_are_refused_by_name() {
+        for (name, why) in [
+            ("oltp-test-mode", "complex, simple"),
+            ("oltp-nontrx-mode", "update_key"),
+            ("oltp-reconnect-mode", "session"),
+            ("mysql-engine-trx", "yes, no or auto"),
+            ("myisam-max-rows", "integer"),
+            ("oltp-read-only", "on or off"),
+            ("oltp-table-name", "table's name"),
+            ("oltp-sp-name", "procedure's name"),
+            ("mysql-create-options", "letters, digits"),
+        ] {
+            let e = read(&[(name, "bogus;")]).unwrap_err().to_string();
+            assert!(e.contains(&format!("--{name}: 'bogus;'")), "{e}");
+            assert!(e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn myisam_gets_max_rows_on_old_command_lines_or_when_asked() {
+        let none = read(&[]).unwrap();
+        assert_eq!(none.table_options("MyISAM", true), "MAX_ROWS = 1000000");
+        assert_eq!(none.table_options("myisam", false), "");
+        assert_eq!(none.table_options("innodb", true), "");
+        let asked = read(&[
+            ("myisam-max-rows", "500"),
+            ("mysql-create-options", " ROW_FORMAT=FIXED "),
+        ])
+        .unwrap();
+        assert_eq!(
+            asked.table_options("myisam", false),
+            "ROW_FORMAT=FIXED MAX_ROWS = 500"
+        );
+        assert_eq!(asked.table_options("innodb", false), "ROW_FORMAT=FIXED");
+    }
+
+    #[test]
+    fn engines_without_transactions_skip_them_where_0_4_would() {
+        let none = read(&[]).unwrap();
+        // A 1.0 command line keeps BEGIN/COMMIT whatever the engine.
+        assert!(none.transactional("myisam", false));
+        assert!(!none.transactional("MyISAM", true));
+        assert!(none.transactional("innodb", true));
+        let auto = read(&[("mysql-engine-trx", "auto")]).unwrap();
+        assert!(!auto.transactional("memory", false));
+        assert!(
+            !read(&[("mysql-engine-trx", "no")])
+                .unwrap()
+                .transactional("innodb", true)
+        );
+        assert!(
+            read(&[("mysql-engine-trx", "yes")])
+                .unwrap()
+                .transactional("myisam", true)
+        );
+    }
+
+    #[test]
+    fn options_read_back_what_they_write() {
+        for given in [
+            vec![],
+            vec![
+                ("oltp-test-mode", "nontrx"),
+                ("oltp-nontrx-mode", "delete"),
+                ("oltp-reconnect-mode", "random"),
+                ("oltp-table-name", "t1"),
+                ("myisam-max-rows", "7"),
+                ("mysql-engine-trx", "auto"),
+            ],
+            vec![("mysql-engine-trx", "no"), ("oltp-read-only", "on")],
+        ] {
+            let l = read(&given).unwrap();
+            let w = l.to_options();
+            let back = OltpLegacy::resolve("t", w.0.iter().map(|(k, v)| (*k, v.as_str())));
+            assert_eq!(back.unwrap(), l, "{given:?}");
+        }
+    }
+}
