@@ -13,7 +13,7 @@ use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::legacy::OltpLegacy;
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
-use crate::workloads::server::ServerOptions;
+use crate::workloads::server::{ServerOptions, TargetOptions};
 
 use crate::workloads::memory::Oper;
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
@@ -178,6 +178,7 @@ pub const GROUPS: &[(&str, &[OptionDef])] = &[
     ("OLTP", OltpLegacy::OPTIONS),
     ("Server", ServerOptions::OPTIONS),
     ("Database", OltpDb::OPTIONS),
+    ("Database", TargetOptions::OPTIONS),
     ("Random numbers", Distribution::OPTIONS),
     ("TPC-C", TpccOptions::OPTIONS),
 ];

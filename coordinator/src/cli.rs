@@ -199,57 +199,7 @@ pub struct RawArgs {
     #[arg(skip)]
     pub options: Vec<(String, String)>,
 
-    // --- OLTP (sysbench's oltp_common options; old 0.4/0.5 names as aliases) ---
-
     // --- Database ---
-    /// Database driver; only mysql [default: mysql].
-    #[arg(long, help_heading = "Database")]
-    pub db_driver: Option<String>,
-    /// MySQL server host [default: localhost, meaning 127.0.0.1 without --mysql-socket].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_host: Option<String>,
-    /// MySQL server port [default: 3306].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_port: Option<String>,
-    /// MySQL socket.
-    #[arg(long, help_heading = "Database")]
-    pub mysql_socket: Option<String>,
-    /// MySQL user [default: sbtest].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_user: Option<String>,
-    /// MySQL password [default: empty].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_password: Option<String>,
-    /// MySQL database name [default: sbtest].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_db: Option<String>,
-    /// TLS to the server: on means --mysql-ssl-mode=required (verify_ca with
-    /// --mysql-ssl-ca) [default: off].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_ssl: Option<String>,
-    /// disabled, preferred, required, verify_ca or verify_identity [default: disabled].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_ssl_mode: Option<String>,
-    /// CA certificate (PEM) the server's certificate is checked against (a path on the
-    /// agents' hosts).
-    #[arg(long, value_name = "FILE", help_heading = "Database")]
-    pub mysql_ssl_ca: Option<PathBuf>,
-    /// Client certificate (PEM) for servers that want one (a path on the agents' hosts).
-    #[arg(long, value_name = "FILE", help_heading = "Database")]
-    pub mysql_ssl_cert: Option<PathBuf>,
-    /// Private key (PEM) of --mysql-ssl-cert (a path on the agents' hosts).
-    #[arg(long, value_name = "FILE", help_heading = "Database")]
-    pub mysql_ssl_key: Option<PathBuf>,
-    /// The server's RSA public key (PEM, a path on the agents' hosts), for
-    /// caching_sha2_password's full authentication without TLS.
-    #[arg(long, value_name = "FILE", help_heading = "Database")]
-    pub mysql_server_public_key: Option<PathBuf>,
-    /// Allow asking the server for its RSA public key (on|off) [default: off].
-    #[arg(long, help_heading = "Database", num_args = 0..=1, default_missing_value = "on")]
-    pub mysql_get_server_public_key: Option<String>,
-    /// Compression: only off is supported [default: off].
-    #[arg(long, help_heading = "Database")]
-    pub mysql_compression: Option<String>,
     /// A named database target, NAME=mysql://USER:PASSWORD@HOST:PORT/DB (repeatable);
     /// replaces the --mysql-* target called "default".
     #[arg(long, value_name = "NAME=URL", help_heading = "Database")]
@@ -524,9 +474,6 @@ const BOOLEANS: &[&str] = &[
     "--debug",
     "--histogram",
     "--init-rng",
-    "--mysql-compression",
-    "--mysql-get-server-public-key",
-    "--mysql-ssl",
     "--rand-init",
     "--validate",
 ];

@@ -9,9 +9,9 @@ use fleetbench_agent::options::OptionDef;
 use fleetbench_agent::rand::Distribution;
 use fleetbench_agent::spec::{Declared, TableSet};
 use fleetbench_agent::workloads::oltp::legacy::{OltpLegacy, ReconnectMode};
-use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
+use fleetbench_agent::workloads::oltp::tls::SslMode;
 use fleetbench_agent::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
-use fleetbench_agent::workloads::server::ServerOptions;
+use fleetbench_agent::workloads::server::{ServerOptions, TargetOptions};
 use fleetbench_agent::workloads::tpcc::{TpccConfig, TpccOptions};
 
 use crate::cli::RawArgs;
@@ -559,13 +559,10 @@ pub fn check_tpcc_partition(w: u32, threads: &[u64]) -> Result<(), PlanError> {
 /// the warehouses and the terminals' wait are shared out.
 fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
     let options = TpccOptions::resolve("tpcc", own_options(raw, TpccOptions::OPTIONS))?;
-    let security = Security::from_args(raw)?;
+    let via = TargetOptions::resolve("tpcc", own_options(raw, TargetOptions::OPTIONS))?;
     let mut target = match &raw.target[..] {
-        [] => Target {
-            // tpcc-mysql's users name their database tpcc.
-            database: raw.mysql_db.clone().unwrap_or_else(|| "tpcc".into()),
-            ..default_target(raw)?
-        },
+        // tpcc-mysql's users name their database tpcc.
+        [] => via.default_target("tpcc"),
         [one] => parse_target(one)?,
         _ => {
             return Err(PlanError::NotSupported(
@@ -580,7 +577,7 @@ fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
             "tpcc connects to one host",
         ));
     }
-    security.fill_in(&mut target);
+    via.fill_in(&mut target);
     target
         .ssl
         .validate()
@@ -608,14 +605,6 @@ fn own_options<'a>(
 }
 
 fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanError> {
-    if let Some(d) = &raw.db_driver
-        && d != "mysql"
-    {
-        return Err(invalid("db-driver", d, "only mysql is supported"));
-    }
-    if flag(&raw.mysql_compression, "mysql-compression", false)? {
-        return Err(PlanError::NotSupported("--mysql-compression=on".into()));
-    }
     let set = TableSet::resolve("OLTP", own_options(raw, TableSet::OPTIONS))?;
     let tables = if script == Script::BulkInsert {
         // bulk_insert works on one table per thread, as in sysbench.
@@ -632,9 +621,9 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     let server = ServerOptions::resolve("OLTP", own_options(raw, ServerOptions::OPTIONS))?;
     let db = OltpDb::resolve("OLTP", own_options(raw, OltpDb::OPTIONS))?;
     let distribution = Distribution::resolve("OLTP", own_options(raw, Distribution::OPTIONS))?;
-    let security = Security::from_args(raw)?;
+    let via = TargetOptions::resolve("OLTP", own_options(raw, TargetOptions::OPTIONS))?;
     let mut targets = if raw.target.is_empty() {
-        vec![default_target(raw)?]
+        vec![via.default_target("sbtest")]
     } else {
         raw.target
             .iter()
@@ -642,7 +631,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             .collect::<Result<Vec<_>, _>>()?
     };
     for t in &mut targets {
-        security.fill_in(t);
+        via.fill_in(t);
         t.ssl
             .validate()
             .map_err(|e| PlanError::Ssl(t.name.clone(), e))?;
@@ -708,100 +697,6 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     Ok(OltpSpec {
         config,
         split: set.split,
-    })
-}
-
-/// The command line's TLS and public-key settings, for every target whose URL does not
-/// set its own.
-struct Security {
-    ssl: SslSettings,
-    server_public_key: Option<PathBuf>,
-    get_server_public_key: bool,
-}
-
-impl Security {
-    fn from_args(raw: &RawArgs) -> Result<Security, PlanError> {
-        let on = raw
-            .mysql_ssl
-            .as_ref()
-            .map(|_| flag(&raw.mysql_ssl, "mysql-ssl", false))
-            .transpose()?;
-        let mode = match (&raw.mysql_ssl_mode, on) {
-            (Some(m), on) => {
-                let mode = SslMode::parse(m)
-                    .ok_or_else(|| invalid("mysql-ssl-mode", m, SslMode::NAMES))?;
-                if on == Some(false) && mode != SslMode::Disabled {
-                    return Err(PlanError::Conflict(format!(
-                        "--mysql-ssl=off and --mysql-ssl-mode={m}"
-                    )));
-                }
-                mode
-            }
-            (None, Some(true)) if raw.mysql_ssl_ca.is_some() => SslMode::VerifyCa,
-            (None, Some(true)) => SslMode::Required,
-            (None, _) => SslMode::Disabled,
-        };
-        Ok(Security {
-            ssl: SslSettings {
-                mode,
-                ca: raw.mysql_ssl_ca.clone(),
-                cert: raw.mysql_ssl_cert.clone(),
-                key: raw.mysql_ssl_key.clone(),
-            },
-            server_public_key: raw.mysql_server_public_key.clone(),
-            get_server_public_key: flag(
-                &raw.mysql_get_server_public_key,
-                "mysql-get-server-public-key",
-                false,
-            )?,
-        })
-    }
-
-    fn fill_in(&self, t: &mut Target) {
-        if t.ssl.mode == SslMode::Disabled {
-            t.ssl.mode = self.ssl.mode;
-        }
-        t.ssl.ca = t.ssl.ca.take().or_else(|| self.ssl.ca.clone());
-        t.ssl.cert = t.ssl.cert.take().or_else(|| self.ssl.cert.clone());
-        t.ssl.key = t.ssl.key.take().or_else(|| self.ssl.key.clone());
-        t.server_public_key = t
-            .server_public_key
-            .take()
-            .or_else(|| self.server_public_key.clone());
-        t.get_server_public_key |= self.get_server_public_key;
-    }
-}
-
-/// The target called "default", from the --mysql-* options.
-fn default_target(raw: &RawArgs) -> Result<Target, PlanError> {
-    let given = raw.mysql_host.clone().unwrap_or_else(|| "localhost".into());
-    // A list (`db1,db2`) is sysbench's: each thread connects to one host, round-robin;
-    // every host holds every table (replicas, a cluster, proxies in front of one).
-    let mut hosts = Vec::new();
-    for h in given.split(',').map(str::trim) {
-        // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
-        let h = h
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(h);
-        if h.is_empty() {
-            return Err(invalid("mysql-host", &given, "an empty host in the list"));
-        }
-        hosts.push(h.to_string());
-    }
-    let host = hosts.join(",");
-    Ok(Target {
-        name: "default".into(),
-        host,
-        port: match num(&raw.mysql_port, "mysql-port", 3306u16)? {
-            0 => return Err(invalid("mysql-port", 0, "must be from 1 to 65535")),
-            p => p,
-        },
-        socket: raw.mysql_socket.clone().filter(|s| !s.is_empty()),
-        user: raw.mysql_user.clone().unwrap_or_else(|| "sbtest".into()),
-        password: raw.mysql_password.clone().unwrap_or_default(),
-        database: raw.mysql_db.clone().unwrap_or_else(|| "sbtest".into()),
-        ..Target::default()
     })
 }
 

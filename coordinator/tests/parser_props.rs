@@ -311,9 +311,19 @@ fn random_and_mutated_command_lines_plan_or_are_refused() {
         })
         .filter(|o| o != "help" && o != "version")
         .collect();
+    // And every declared one (the tests' and the groups'), with its aliases.
+    let declared = fleetbench_agent::spec::DECLARED
+        .iter()
+        .flat_map(|d| d.options)
+        .chain(fleetbench_agent::spec::GROUPS.iter().flat_map(|g| g.1));
+    options.extend(declared.flat_map(|o| {
+        std::iter::once(o.name)
+            .chain(o.aliases.iter().copied())
+            .map(str::to_string)
+    }));
     options.sort();
     options.dedup();
-    assert!(options.len() > 50, "{options:?}");
+    assert!(options.len() > 150, "{options:?}");
     cap_address_space(512 << 20);
 
     let mut r = Rng(seed);

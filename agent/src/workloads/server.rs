@@ -1,9 +1,14 @@
-//! What OLTP and TPC-C share about their server: the storage engine their tables are
-//! created with and the global variables a result records of it, declared once (the
-//! "Server" group of `fleetbench TEST help`).
+//! What OLTP and TPC-C share about their server, declared once: how to reach it (the
+//! `--mysql-*` options, the "Database" group of `fleetbench TEST help`), the storage engine
+//! their tables are created with and the global variables a result records of it (the
+//! "Server" group).
 
-use crate::options::{Kind as OK, OptionDef, Options, Written};
+use std::path::PathBuf;
+
+use crate::options::{Kind as OK, OptionDef, Options, Written, parse_flag};
 use crate::spec::{Declared, SpecError};
+use crate::workloads::oltp::Target;
+use crate::workloads::oltp::tls::{SslMode, SslSettings};
 
 /// Most server variables one run records.
 pub const MAX_SERVER_VARS: usize = 64;
@@ -98,6 +103,245 @@ impl Declared for ServerOptions {
     }
 }
 
+/// The `--mysql-*` options: the target called "default", and the TLS and public-key
+/// settings every target without its own takes. The coordinator's plan reads them; an
+/// agent is sent the targets they make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetOptions {
+    /// The host or, comma-separated, the hosts (threads take them round-robin).
+    pub hosts: Vec<String>,
+    pub port: u16,
+    pub socket: Option<String>,
+    pub user: String,
+    pub password: String,
+    /// `--mysql-db`; None: the test's own (sbtest, tpcc for tpcc).
+    pub database: Option<String>,
+    /// TLS as `--mysql-ssl` and `--mysql-ssl-mode` resolve, with its files.
+    pub ssl: SslSettings,
+    pub server_public_key: Option<PathBuf>,
+    pub get_server_public_key: bool,
+}
+
+impl TargetOptions {
+    /// The target called "default"; `database` unless `--mysql-db` names one.
+    pub fn default_target(&self, database: &str) -> Target {
+        let mut t = Target {
+            name: "default".into(),
+            host: self.hosts.join(","),
+            port: self.port,
+            socket: self.socket.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            database: self.database.clone().unwrap_or_else(|| database.into()),
+            ..Target::default()
+        };
+        self.fill_in(&mut t);
+        t
+    }
+
+    /// Gives `t` the TLS and public-key settings it does not set itself.
+    pub fn fill_in(&self, t: &mut Target) {
+        if t.ssl.mode == SslMode::Disabled {
+            t.ssl.mode = self.ssl.mode;
+        }
+        t.ssl.ca = t.ssl.ca.take().or_else(|| self.ssl.ca.clone());
+        t.ssl.cert = t.ssl.cert.take().or_else(|| self.ssl.cert.clone());
+        t.ssl.key = t.ssl.key.take().or_else(|| self.ssl.key.clone());
+        t.server_public_key = t
+            .server_public_key
+            .take()
+            .or_else(|| self.server_public_key.clone());
+        t.get_server_public_key |= self.get_server_public_key;
+    }
+}
+
+impl Declared for TargetOptions {
+    const OPTIONS: &'static [OptionDef] = &[
+        OptionDef::new(
+            "db-driver",
+            OK::Text,
+            "mysql",
+            "Database driver; only mysql",
+        ),
+        OptionDef::new(
+            "mysql-host",
+            OK::Text,
+            "localhost",
+            "MySQL server host, or hosts comma-separated (threads take them round-robin); localhost is 127.0.0.1 without --mysql-socket",
+        ),
+        OptionDef::new("mysql-port", OK::Count, "3306", "MySQL server port"),
+        OptionDef::new("mysql-socket", OK::Text, "", "MySQL socket"),
+        OptionDef::new("mysql-user", OK::Text, "sbtest", "MySQL user"),
+        OptionDef::new(
+            "mysql-password",
+            OK::Text,
+            "",
+            "MySQL password [default: empty]",
+        ),
+        OptionDef::new(
+            "mysql-db",
+            OK::Text,
+            "",
+            "MySQL database name [default: sbtest; tpcc for tpcc]",
+        ),
+        OptionDef::new(
+            "mysql-ssl",
+            OK::Flag,
+            "",
+            "TLS to the server: on means --mysql-ssl-mode=required (verify_ca with --mysql-ssl-ca) [default: off]",
+        ),
+        OptionDef::new(
+            "mysql-ssl-mode",
+            OK::Text,
+            "",
+            "disabled, preferred, required, verify_ca or verify_identity [default: disabled]",
+        ),
+        OptionDef::new(
+            "mysql-ssl-ca",
+            OK::Text,
+            "",
+            "CA certificate (PEM) the server's certificate is checked against (a path on the agents' hosts)",
+        ),
+        OptionDef::new(
+            "mysql-ssl-cert",
+            OK::Text,
+            "",
+            "Client certificate (PEM) for servers that want one (a path on the agents' hosts)",
+        ),
+        OptionDef::new(
+            "mysql-ssl-key",
+            OK::Text,
+            "",
+            "Private key (PEM) of --mysql-ssl-cert (a path on the agents' hosts)",
+        ),
+        OptionDef::new(
+            "mysql-server-public-key",
+            OK::Text,
+            "",
+            "The server's RSA public key (PEM, a path on the agents' hosts), for caching_sha2_password's full authentication without TLS",
+        ),
+        OptionDef::new(
+            "mysql-get-server-public-key",
+            OK::Flag,
+            "off",
+            "Allow asking the server for its RSA public key",
+        ),
+        OptionDef::new(
+            "mysql-compression",
+            OK::Flag,
+            "off",
+            "Compression: only off is supported",
+        ),
+    ];
+
+    fn from_options(o: &Options) -> Result<Self, SpecError> {
+        if o.text("db-driver").trim() != "mysql" {
+            return Err(SpecError::invalid(
+                "db-driver",
+                o.text("db-driver"),
+                "only mysql is supported",
+            ));
+        }
+        if o.flag("mysql-compression")? {
+            return Err(SpecError::Options(
+                "--mysql-compression=on is not supported".into(),
+            ));
+        }
+        let given = o.text("mysql-host");
+        let mut hosts = Vec::new();
+        for h in given.split(',').map(str::trim) {
+            // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
+            let h = h
+                .strip_prefix('[')
+                .and_then(|h| h.strip_suffix(']'))
+                .unwrap_or(h);
+            if h.is_empty() {
+                return Err(SpecError::invalid(
+                    "mysql-host",
+                    given,
+                    "an empty host in the list",
+                ));
+            }
+            hosts.push(h.to_string());
+        }
+        let port = match o.num::<u16>("mysql-port")? {
+            0 => {
+                return Err(SpecError::invalid(
+                    "mysql-port",
+                    0,
+                    "must be from 1 to 65535",
+                ));
+            }
+            p => p,
+        };
+        let on = match o.text("mysql-ssl") {
+            "" => None,
+            v => Some(
+                parse_flag(v)
+                    .ok_or_else(|| SpecError::invalid("mysql-ssl", v, "expected on or off"))?,
+            ),
+        };
+        let path = |name| Some(PathBuf::from(o.text(name))).filter(|p| !p.as_os_str().is_empty());
+        let ca = path("mysql-ssl-ca");
+        let mode = match (o.text("mysql-ssl-mode"), on) {
+            ("", Some(true)) if ca.is_some() => SslMode::VerifyCa,
+            ("", Some(true)) => SslMode::Required,
+            ("", _) => SslMode::Disabled,
+            (m, on) => {
+                let mode = SslMode::parse(m)
+                    .ok_or_else(|| SpecError::invalid("mysql-ssl-mode", m, SslMode::NAMES))?;
+                if on == Some(false) && mode != SslMode::Disabled {
+                    return Err(SpecError::Options(format!(
+                        "--mysql-ssl=off and --mysql-ssl-mode={m} contradict each other"
+                    )));
+                }
+                mode
+            }
+        };
+        let text = |name| Some(o.text(name).to_string()).filter(|s| !s.is_empty());
+        Ok(TargetOptions {
+            hosts,
+            port,
+            socket: text("mysql-socket"),
+            user: o.text("mysql-user").to_string(),
+            password: o.text("mysql-password").to_string(),
+            database: text("mysql-db"),
+            ssl: SslSettings {
+                mode,
+                ca,
+                cert: path("mysql-ssl-cert"),
+                key: path("mysql-ssl-key"),
+            },
+            server_public_key: path("mysql-server-public-key"),
+            get_server_public_key: o.flag("mysql-get-server-public-key")?,
+        })
+    }
+
+    fn to_options(&self) -> Written {
+        let path = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let mut w = Written::default();
+        w.put("db-driver", "mysql")
+            .put("mysql-host", self.hosts.join(","))
+            .put("mysql-port", self.port)
+            .put("mysql-socket", self.socket.clone().unwrap_or_default())
+            .put("mysql-user", &self.user)
+            .put("mysql-password", &self.password)
+            .put("mysql-db", self.database.clone().unwrap_or_default())
+            .put("mysql-ssl-mode", self.ssl.mode.name())
+            .put("mysql-ssl-ca", path(&self.ssl.ca))
+            .put("mysql-ssl-cert", path(&self.ssl.cert))
+            .put("mysql-ssl-key", path(&self.ssl.key))
+            .put("mysql-server-public-key", path(&self.server_public_key))
+            .switch("mysql-get-server-public-key", self.get_server_public_key)
+            .switch("mysql-compression", false);
+        w
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +375,69 @@ mod tests {
         let many = vec!["v"; 65].join(",");
         let e = read(&[("server-vars", many.as_str())]).unwrap_err();
         assert!(e.to_string().contains("at most 64"), "{e}");
+    }
+
+    fn target(given: &[(&str, &str)]) -> Result<TargetOptions, SpecError> {
+        TargetOptions::resolve("t", given.iter().copied())
+    }
+
+    #[test]
+    fn the_default_target_takes_the_tests_database_unless_named() {
+        let t = target(&[]).unwrap();
+        let d = t.default_target("tpcc");
+        assert_eq!(
+            (d.host.as_str(), d.port, d.database.as_str()),
+            ("localhost", 3306, "tpcc")
+        );
+        assert_eq!((d.user.as_str(), d.ssl.mode), ("sbtest", SslMode::Disabled));
+        let named = target(&[("mysql-db", "x"), ("mysql-host", "[::1], db2")]).unwrap();
+        let d = named.default_target("sbtest");
+        assert_eq!((d.host.as_str(), d.database.as_str()), ("::1,db2", "x"));
+    }
+
+    #[test]
+    fn tls_follows_ssl_and_its_mode() {
+        let mode = |g: &[(&str, &str)]| target(g).map(|t| t.ssl.mode);
+        assert_eq!(mode(&[("mysql-ssl", "on")]), Ok(SslMode::Required));
+        assert_eq!(
+            mode(&[("mysql-ssl", "on"), ("mysql-ssl-ca", "/ca.pem")]),
+            Ok(SslMode::VerifyCa)
+        );
+        assert_eq!(
+            mode(&[("mysql-ssl-mode", "verify-identity")]),
+            Ok(SslMode::VerifyIdentity)
+        );
+        let e = mode(&[("mysql-ssl", "off"), ("mysql-ssl-mode", "required")]).unwrap_err();
+        assert!(e.to_string().contains("contradict"), "{e}");
+        assert!(mode(&[("mysql-ssl-mode", "sometimes")]).is_err());
+    }
+
+    #[test]
+    fn what_cannot_be_reached_is_refused() {
+        for (name, value, why) in [
+            ("mysql-port", "0", "1 to 65535"),
+            ("mysql-port", "70000", "integer"),
+            ("mysql-host", "a,,b", "empty host"),
+            ("db-driver", "pgsql", "only mysql"),
+            ("mysql-compression", "on", "not supported"),
+        ] {
+            let e = target(&[(name, value)]).unwrap_err().to_string();
+            assert!(e.contains(why), "{name}={value}: {e}");
+        }
+    }
+
+    #[test]
+    fn target_options_read_back_what_they_write() {
+        let t = target(&[
+            ("mysql-host", "db1,db2"),
+            ("mysql-ssl-mode", "verify_ca"),
+            ("mysql-ssl-ca", "/ca.pem"),
+            ("mysql-get-server-public-key", "on"),
+        ])
+        .unwrap();
+        let w = t.to_options();
+        let back = TargetOptions::resolve("t", w.0.iter().map(|(k, v)| (*k, v.as_str())));
+        assert_eq!(back.unwrap(), t);
     }
 
     #[test]
