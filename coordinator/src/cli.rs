@@ -193,9 +193,9 @@ pub struct RawArgs {
     pub local_agents: Option<String>,
 
     /// The declared options (those of cpu, fileio, memory, threads and mutex:
-    /// fleetbench_agent::spec::DECLARED, and OLTP's [`OltpOptions`]), as given: the
-    /// declared name (an alias given is read as it) without dashes, value. Taken out of
-    /// the command line by [`parse`] before clap sees it.
+    /// fleetbench_agent::spec::DECLARED, and OLTP's and TPC-C's groups, spec::GROUPS), as
+    /// given: the declared name (an alias given is read as it) without dashes, value.
+    /// Taken out of the command line by [`parse`] before clap sees it.
     #[arg(skip)]
     pub options: Vec<(String, String)>,
 
