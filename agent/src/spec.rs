@@ -552,7 +552,7 @@ impl Spec for OltpSpec {
         let c = &self.config;
         let mut out: Vec<(String, Value)> = vec![("tables".into(), c.tables.len().into())];
         out.extend(c.options.to_options().fields(OltpOptions::OPTIONS));
-        out.extend(c.server.to_options().fields(ServerOptions::OPTIONS));
+        out.extend(c.server.recorded());
         out.extend(c.db.to_options().fields(OltpDb::OPTIONS));
         out.extend(c.distribution.to_options().fields(Distribution::OPTIONS));
         let mut f: Vec<(&'static str, Value)> = vec![("table_split", self.split.name().into())];
@@ -754,7 +754,7 @@ impl Spec for TpccConfig {
     fn fields(&self) -> Vec<(String, Value)> {
         let t = &self.target;
         let mut out = self.options.to_options().fields(TpccOptions::OPTIONS);
-        out.extend(self.server.to_options().fields(ServerOptions::OPTIONS));
+        out.extend(self.server.recorded());
         out.push((
             "targets".into(),
             serde_json::json!([{

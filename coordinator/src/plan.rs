@@ -681,7 +681,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
             None => String::new(),
         },
         server,
-        // 0.4 takes the name in every mode and uses it in sp mode only.
+        // 0.4 takes the name in every mode (OltpLegacy checks it is one) and uses it in sp
+        // mode only.
         sp_name: match (script, legacy.sp_name.as_str()) {
             (Script::StoredProcedure, "") => {
                 return Err(invalid(

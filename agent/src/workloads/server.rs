@@ -33,6 +33,17 @@ fn is_plain_name(s: &str) -> bool {
     (1..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+impl ServerOptions {
+    /// What a result's config records: the engine. The variables asked for are not a
+    /// setting of the run (the result holds what each server answered for them, and
+    /// `compare` compares those).
+    pub fn recorded(&self) -> Vec<(String, serde_json::Value)> {
+        let mut fields = self.to_options().fields(Self::OPTIONS);
+        fields.retain(|(k, _)| k != "server_vars");
+        fields
+    }
+}
+
 impl Declared for ServerOptions {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new(
@@ -438,6 +449,15 @@ mod tests {
         let w = t.to_options();
         let back = TargetOptions::resolve("t", w.0.iter().map(|(k, v)| (*k, v.as_str())));
         assert_eq!(back.unwrap(), t);
+    }
+
+    #[test]
+    fn a_result_records_the_engine_not_the_names_asked_for() {
+        let s = read(&[("mysql-storage-engine", "MyISAM"), ("server-vars", "a,b")]).unwrap();
+        assert_eq!(
+            s.recorded(),
+            [("mysql_storage_engine".to_string(), "MyISAM".into())]
+        );
     }
 
     #[test]
