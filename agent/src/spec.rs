@@ -177,7 +177,7 @@ pub const GROUPS: &[(&str, &[OptionDef])] = &[
     ("OLTP", TableSet::OPTIONS),
     ("OLTP", OltpLegacy::OPTIONS),
     ("Server", ServerOptions::OPTIONS),
-    ("Database", OltpDb::OPTIONS),
+    ("Statements", OltpDb::OPTIONS),
     ("Database", TargetOptions::OPTIONS),
     ("Random numbers", Distribution::OPTIONS),
     ("TPC-C", TpccOptions::OPTIONS),

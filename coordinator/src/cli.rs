@@ -205,7 +205,7 @@ pub struct RawArgs {
     #[arg(long, value_name = "NAME=URL", help_heading = "Database")]
     pub target: Vec<String>,
     /// Which target holds which tables, e.g. 'sbtest1-5=master,sbtest6-10=slave'.
-    #[arg(long, value_name = "MAP", help_heading = "Database")]
+    #[arg(long, value_name = "MAP", help_heading = "OLTP")]
     pub table_map: Option<String>,
 }
 
@@ -420,7 +420,7 @@ pub fn test_headings(test: &str) -> Option<&'static [&'static str]> {
     Some(match test {
         "tpcc" => &["TPC-C", "Server", "Database"],
         t if t.starts_with("oltp_") || t.starts_with("select_random_") || t == "bulk_insert" => {
-            &["OLTP", "Server", "Database", "Random numbers"]
+            &["OLTP", "Server", "Statements", "Database", "Random numbers"]
         }
         _ => return None,
     })
@@ -754,6 +754,28 @@ mod tests {
             help.contains("--tables") && help.contains("--mysql-host"),
             "{help}"
         );
+    }
+
+    #[test]
+    fn tpcc_help_lists_what_tpcc_reads() {
+        let help = test_help("tpcc").unwrap();
+        for o in [
+            "--warehouses",
+            "--mysql-host",
+            "--mysql-ssl-mode",
+            "--mysql-storage-engine",
+        ] {
+            assert!(help.contains(o), "{o}: {help}");
+        }
+        // OLTP's statements and table map are not TPC-C's.
+        for o in [
+            "--db-ps-mode",
+            "--mysql-ignore-errors",
+            "--table-map",
+            "--tables",
+        ] {
+            assert!(!help.contains(&format!("{o} ")), "{o}: {help}");
+        }
     }
 
     #[test]
