@@ -153,7 +153,8 @@ impl Options {
         words: &[&'static str],
         why: &'static str,
     ) -> Result<&'static str, SpecError> {
-        let v = self.text(name);
+        // Surrounding blanks (an old script's `--oltp-test-mode=" simple"`) are no part of it.
+        let v = self.text(name).trim();
         words
             .iter()
             .find(|w| **w == v)

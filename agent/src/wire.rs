@@ -223,6 +223,11 @@ pub fn tpcc_from_proto(t: &pb::TpccSpec) -> Result<TpccConfig, WireError> {
         .target
         .as_ref()
         .ok_or_else(|| WireError("no database target given".into()))?;
+    only_declared(
+        &t.options,
+        "tpcc",
+        &[TpccOptions::OPTIONS, ServerOptions::OPTIONS],
+    )?;
     let cfg = TpccConfig {
         target: target_from_proto(target)?,
         options: group(&t.options, "tpcc")?,
@@ -234,11 +239,6 @@ pub fn tpcc_from_proto(t: &pb::TpccSpec) -> Result<TpccConfig, WireError> {
         load_items: t.load_items,
         c_last_load: t.c_last_load,
     };
-    only_declared(
-        &t.options,
-        "tpcc",
-        &[TpccOptions::OPTIONS, ServerOptions::OPTIONS],
-    )?;
     cfg.validate().map_err(WireError)?;
     Ok(cfg)
 }

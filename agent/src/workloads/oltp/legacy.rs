@@ -4,7 +4,7 @@
 //! options); an agent is sent the translation, not these options.
 
 use super::{is_routine_name, is_table_name, is_table_options};
-use crate::options::{Kind as OK, OptionDef, Options, Written};
+use crate::options::{Kind as OK, OptionDef, Options, Written, parse_flag};
 use crate::spec::{Declared, SpecError};
 
 /// `--oltp-test-mode`.
@@ -207,12 +207,10 @@ impl Declared for OltpLegacy {
     ];
 
     fn from_options(o: &Options) -> Result<Self, SpecError> {
+        // The mode's place in its table (the words are the table's first column).
         let pick = |name: &'static str, words: &[&'static str], why: &'static str| {
-            let v = o.text(name).trim();
-            words
-                .iter()
-                .position(|w| *w == v)
-                .ok_or_else(|| SpecError::invalid(name, v, why))
+            let w = o.choice(name, words, why)?;
+            Ok::<_, SpecError>(words.iter().position(|x| *x == w).unwrap_or(0))
         };
         let test_mode = TEST_MODES[pick(
             "oltp-test-mode",
@@ -234,15 +232,13 @@ impl Declared for OltpLegacy {
         let engine_trx_text = o.text("mysql-engine-trx").trim().to_ascii_lowercase();
         let engine_trx = match engine_trx_text.as_str() {
             "" | "auto" => None,
-            "yes" | "on" | "true" | "1" => Some(true),
-            "no" | "off" | "false" | "0" => Some(false),
-            _ => {
-                return Err(SpecError::invalid(
+            v => Some(parse_flag(v).ok_or_else(|| {
+                SpecError::invalid(
                     "mysql-engine-trx",
                     o.text("mysql-engine-trx"),
                     "expected yes, no or auto",
-                ));
-            }
+                )
+            })?),
         };
         let text = |name| Some(o.text(name).trim().to_string()).filter(|s| !s.is_empty());
         Ok(OltpLegacy {
@@ -340,6 +336,7 @@ mod tests {
         // 0.5's oltp.lua ignores the mode.
         let simple = read(&[("oltp-test-mode", "simple")]).unwrap();
         assert_eq!(simple.test(false), "oltp_read_write");
+        assert_eq!(test(&[("oltp-test-mode", " simple ")]), "oltp_point_select");
         for (mode, want) in NONTRX_MODES {
             let g = [("oltp-test-mode", "nontrx"), ("oltp-nontrx-mode", mode)];
             assert_eq!(test(&g), want);
