@@ -52,11 +52,18 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         Which::Report => commands::docs::report(&raw),
         Which::Agents => commands::agents::list(&raw, &commands::link(&raw)?).await,
         Which::Stop => commands::agents::stop(&raw, &commands::link(&raw)?).await,
-        Which::Scenario => {
-            commands::scenario::run(&raw, &extras, &commands::link(&raw)?, command_line).await
-        }
-        Which::Bench => {
-            commands::bench::run(&raw, &extras, &commands::link(&raw)?, command_line).await
+        Which::Scenario | Which::Bench => {
+            let link = commands::link(&raw)?;
+            let inv = commands::Invocation {
+                raw,
+                extras,
+                command_line,
+            };
+            if matches!(Which::of(&inv.raw), Which::Scenario) {
+                commands::scenario::run(&inv, &link).await
+            } else {
+                commands::bench::run(&inv, &link).await
+            }
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 
-use crate::cli::RawArgs;
+use super::Invocation;
 use crate::exit;
 use crate::merge::{self, RunResult};
 use crate::plan::{self, Command, Plan};
@@ -14,14 +14,10 @@ use crate::session::{self, AgentConn, Link};
 use crate::sweep::{Extras, ReportStyle};
 
 /// Plans the command line and runs it on its agents.
-pub async fn run(
-    raw: &RawArgs,
-    extras: &Extras,
-    link: &Link,
-    command_line: String,
-) -> anyhow::Result<i32> {
+pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
+    let (raw, extras) = (&inv.raw, &inv.extras);
     let plan = Plan {
-        command_line,
+        command_line: inv.command_line.clone(),
         ..plan::build(raw)?
     };
     for n in &plan.notes {

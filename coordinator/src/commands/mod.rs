@@ -24,6 +24,15 @@ use crate::report::doc::Document;
 use crate::session::Link;
 use crate::sweep::{Extras, Summary};
 
+/// What a bench or scenario command runs from: the parsed command line, the options taken
+/// out of it for sweeps and reports, and the command line as results record it (secrets
+/// masked).
+pub struct Invocation {
+    pub raw: Box<RawArgs>,
+    pub extras: Extras,
+    pub command_line: String,
+}
+
 /// A command line after clap: the arguments to run, or text it asked for (help, version).
 pub enum Parsed {
     Args(Box<RawArgs>),

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::Invocation;
 use crate::cli::RawArgs;
 use crate::exit::{self, UsageError};
 use crate::plan::{Command, Plan};
@@ -25,13 +26,13 @@ fn cli_agent_args(raw: &RawArgs) -> Vec<String> {
 }
 
 /// `fleetbench scenario run FILE [--only NAME]...`.
-/// `command_line` (secrets masked) goes into every result's metadata.
-pub async fn run(
-    raw: &RawArgs,
-    extras: &Extras,
-    link: &Link,
-    command_line: String,
-) -> anyhow::Result<i32> {
+/// The masked command line goes into every result's metadata.
+pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
+    let Invocation {
+        raw,
+        extras,
+        command_line,
+    } = inv;
     let usage = |m: &str| UsageError(m.to_string());
     let path = match &raw.words[..] {
         [_, cmd, file] if cmd == "run" => PathBuf::from(file),

@@ -212,7 +212,11 @@ fn per_agent_host<T>(
 }
 
 pub fn build(plan: &Plan, r: &RunResult) -> Report {
-    let kind = FigureKind::of(&plan.workload);
+    let figures = FigureSource {
+        kind: FigureKind::of(&plan.workload),
+        workload: &plan.workload,
+        percentiles: &plan.percentiles,
+    };
     let agents_cfg = match &plan.agents {
         AgentSource::Remote(a) => a.clone(),
         AgentSource::Local(..) => r
@@ -273,12 +277,12 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 execution_time_stddev_s: f.time_stddev_s,
             },
             agents_lost: r.lost_agents().count(),
-            figures: with_tpcc(
-                kind.figures(&r.db(), &r.io(), r.events(), r.total_time().as_secs_f64()),
-                &plan.workload,
+            figures: figures.of(
+                &r.db(),
+                &r.io(),
+                r.events(),
                 &r.txns(),
                 r.total_time().as_secs_f64(),
-                &plan.percentiles,
             ),
             statements_latency_ms: r
                 .kinds
@@ -331,12 +335,12 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 agent_events: iv.per_agent.clone(),
                 agent_cpu_busy_pct: per_agent_host(r, no_hosts, iv.seq, |h| round(h.cpu_busy_pct)),
                 agent_hosts: per_agent_host(r, no_hosts, iv.seq, |h| interval_host(h, tick_s)),
-                figures: with_tpcc(
-                    kind.figures(&iv.db, &iv.io, iv.events, iv.duration.as_secs_f64()),
-                    &plan.workload,
+                figures: figures.of(
+                    &iv.db,
+                    &iv.io,
+                    iv.events,
                     &iv.txns,
                     iv.duration.as_secs_f64(),
-                    &plan.percentiles,
                 ),
                 open_loop: open_part(&iv.open, &plan.percentiles),
             })
@@ -364,13 +368,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     latency_ms: latency_ms(&a.latency, &plan.percentiles),
                     status: status.into(),
                     reason,
-                    figures: with_tpcc(
-                        kind.figures(&a.db, &a.io, a.events, a.elapsed.as_secs_f64()),
-                        &plan.workload,
-                        &a.txns,
-                        a.elapsed.as_secs_f64(),
-                        &plan.percentiles,
-                    ),
+                    figures: figures.of(&a.db, &a.io, a.events, &a.txns, a.elapsed.as_secs_f64()),
                     open_loop: open_part(&a.open, &plan.percentiles),
                     host_load: hosts.iter().find(|h| h.addr == a.addr).map(|h| HostLoad {
                         cpu_busy_pct_avg: round(h.cpu_busy_avg),
@@ -451,16 +449,30 @@ fn tpcc(w: &Workload, t: &crate::merge::Txns, secs: f64, pcts: &[f64]) -> Option
     })
 }
 
-/// `f` with TPC-C's figures added for a TPC-C run.
-fn with_tpcc(
-    mut f: Figures,
-    w: &Workload,
-    t: &crate::merge::Txns,
-    secs: f64,
-    pcts: &[f64],
-) -> Figures {
-    f.tpcc = tpcc(w, t, secs, pcts);
-    f
+/// What a span's figures depend on besides its own counters: the workload and the
+/// percentiles asked for.
+struct FigureSource<'a> {
+    kind: FigureKind,
+    workload: &'a Workload,
+    percentiles: &'a [f64],
+}
+
+impl FigureSource<'_> {
+    /// The figures of a span of `secs` seconds with these counters, events and (TPC-C)
+    /// transactions.
+    fn of(
+        &self,
+        db: &crate::merge::DbCounters,
+        io: &crate::merge::IoCounters,
+        events: u64,
+        txns: &crate::merge::Txns,
+        secs: f64,
+    ) -> Figures {
+        Figures {
+            tpcc: tpcc(self.workload, txns, secs, self.percentiles),
+            ..self.kind.figures(db, io, events, secs)
+        }
+    }
 }
 
 /// Writes `report` to `path` atomically, so a reader never sees half a file.

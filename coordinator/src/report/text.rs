@@ -260,6 +260,30 @@ fn with_queue_line(line: String, iv: &MergedInterval, stamp: String) -> String {
     }
 }
 
+/// An interval's statement counters per second, as both interval line styles print them.
+struct DbRates {
+    queries: f64,
+    reads: f64,
+    writes: f64,
+    others: f64,
+    /// Ignored errors.
+    errors: f64,
+    reconnects: f64,
+}
+
+impl DbRates {
+    fn of(d: &crate::merge::DbCounters, secs: f64) -> DbRates {
+        DbRates {
+            queries: (d.reads + d.writes + d.others) as f64 / secs,
+            reads: d.reads as f64 / secs,
+            writes: d.writes as f64 / secs,
+            others: d.others as f64 / secs,
+            errors: d.ignored_errors as f64 / secs,
+            reconnects: d.reconnects as f64 / secs,
+        }
+    }
+}
+
 /// The interval line proper, without an open loop's queue line.
 fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
     let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
@@ -286,21 +310,20 @@ fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -
         _ => {}
     }
     if matches!(workload, Workload::Oltp(_)) {
-        let d = &iv.db;
-        let q = d.reads + d.writes + d.others;
+        let r = DbRates::of(&iv.db, secs);
         return format!(
             "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
             iv.label_secs(),
             iv.threads,
             iv.events_per_sec(),
-            q as f64 / secs,
-            d.reads as f64 / secs,
-            d.writes as f64 / secs,
-            d.others as f64 / secs,
+            r.queries,
+            r.reads,
+            r.writes,
+            r.others,
             pct_label(percentile),
             iv.latency.requested_ms(percentile),
-            d.ignored_errors as f64 / secs,
-            d.reconnects as f64 / secs,
+            r.errors,
+            r.reconnects,
         );
     }
     format!(
@@ -339,16 +362,16 @@ fn legacy_interval_line(iv: &MergedInterval, percentile: f64, workload: &Workloa
     let lat = iv.latency.requested_ms(percentile);
     let p = pct_label(percentile);
     if matches!(workload, Workload::Oltp(_)) {
-        let d = &iv.db;
+        let r = DbRates::of(&iv.db, secs);
         return format!(
             "[{:>4}s] threads: {}, tps: {:.2}, reads: {:.2}, writes: {:.2}, response time: {lat:.2}ms ({p}%), errors: {:.2}, reconnects: {:>5.2}",
             iv.label_secs(),
             iv.threads,
             iv.events_per_sec(),
-            d.reads as f64 / secs,
-            d.writes as f64 / secs,
-            d.ignored_errors as f64 / secs,
-            d.reconnects as f64 / secs,
+            r.reads,
+            r.writes,
+            r.errors,
+            r.reconnects,
         );
     }
     format!(

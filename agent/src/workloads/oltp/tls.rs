@@ -123,12 +123,15 @@ impl SslSettings {
             SslMode::Disabled => unreachable!("handled above"),
             SslMode::Preferred | SslMode::Required => builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AnyCert(provider))),
+                .with_custom_certificate_verifier(Arc::new(Relaxed {
+                    chain: None,
+                    provider,
+                })),
             SslMode::VerifyCa | SslMode::VerifyIdentity => {
                 let roots = self.roots()?;
                 let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
                     Arc::new(roots),
-                    provider,
+                    provider.clone(),
                 )
                 .build()
                 .map_err(|e| format!("TLS setup: {e}"))?;
@@ -137,7 +140,10 @@ impl SslSettings {
                 } else {
                     builder
                         .dangerous()
-                        .with_custom_certificate_verifier(Arc::new(CaOnly(webpki)))
+                        .with_custom_certificate_verifier(Arc::new(Relaxed {
+                            chain: Some(webpki),
+                            provider,
+                        }))
                 }
             }
         };
@@ -188,61 +194,19 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>, String> {
         .map_err(|e| format!("'{host}' is no TLS server name: {e}"))
 }
 
-/// preferred/required: encryption without checking who is at the other end (as the
-/// MySQL client's modes of those names), but the handshake's signatures still checked.
+/// The verifier of the modes that check less than verify_identity: preferred and required
+/// check nothing of who is at the other end (as the MySQL client's modes of those names);
+/// verify_ca checks that the chain leads to the CA but lets the name differ. Both still
+/// check the handshake's signatures.
 #[derive(Debug)]
-struct AnyCert(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Relaxed {
+    /// verify_ca's chain check; None for preferred and required.
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    /// The signature algorithms the handshake's signatures are checked with.
+    provider: Arc<CryptoProvider>,
 }
 
-/// verify_ca: the chain must lead to the CA; the name in the certificate may differ.
-#[derive(Debug)]
-struct CaOnly(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl ServerCertVerifier for CaOnly {
+impl ServerCertVerifier for Relaxed {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -251,10 +215,10 @@ impl ServerCertVerifier for CaOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -268,7 +232,8 @@ impl ServerCertVerifier for CaOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -277,11 +242,14 @@ impl ServerCertVerifier for CaOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -946,6 +914,17 @@ nbUVPqqCh9Z7Xp3yYhwD8kuB+16CGFWXlrrvrkrLgDempK1pMFVKzFC3\n\
         (addr, h)
     }
 
+    /// A client connected to an echo server of `version` (AES-GCM), records already gone
+    /// both ways.
+    fn talking(
+        version: &'static rustls::SupportedProtocolVersion,
+    ) -> (TlsStream<std::net::TcpStream>, std::thread::JoinHandle<()>) {
+        let (addr, h) = serve(server_config(version, false));
+        let mut t = client(addr);
+        round_trips(&mut t);
+        (t, h)
+    }
+
     fn client(addr: std::net::SocketAddr) -> TlsStream<std::net::TcpStream> {
         let cfg = SslSettings {
             mode: SslMode::Required,
@@ -1037,9 +1016,7 @@ nbUVPqqCh9Z7Xp3yYhwD8kuB+16CGFWXlrrvrkrLgDempK1pMFVKzFC3\n\
 
     #[test]
     fn a_tls12_key_that_runs_out_ends_the_connection() {
-        let (addr, h) = serve(server_config(&rustls::version::TLS12, false));
-        let mut t = client(addr);
-        round_trips(&mut t);
+        let (mut t, h) = talking(&rustls::version::TLS12);
         t.tx_limit = t.tx.seq;
         let e = t.write_all(b"more").unwrap_err();
         assert!(
@@ -1052,9 +1029,7 @@ nbUVPqqCh9Z7Xp3yYhwD8kuB+16CGFWXlrrvrkrLgDempK1pMFVKzFC3\n\
 
     #[test]
     fn a_damaged_record_is_refused() {
-        let (addr, _h) = serve(server_config(&rustls::version::TLS13, false));
-        let mut t = client(addr);
-        round_trips(&mut t);
+        let (mut t, _h) = talking(&rustls::version::TLS13);
         // One flipped bit in a record as read: the tag no longer matches.
         t.write_all(&[0, 0, 0, 1, b'a']).unwrap();
         let mut buf = [0; 10];

@@ -479,24 +479,25 @@ fn write_address(rng: &mut Rng, out: &mut String) {
     quoted(out, |s| random::zip(rng, s));
 }
 
-fn write_warehouse(rng: &mut Rng, w: u32, out: &mut String) {
-    push_u64(out, u64::from(w));
+/// What a warehouse and a district row share after their ids: name, address and tax.
+fn write_name_address_tax(rng: &mut Rng, out: &mut String) {
     out.push(',');
     quoted(out, |s| random::astring(rng, 6, 10, s));
     write_address(rng, out);
     out.push(',');
-    // w_tax 0.0000..0.2000 in the spec; decimal(4,2) keeps two decimals.
+    // w_tax and d_tax 0.0000..0.2000 in the spec; decimal(4,2) keeps two decimals.
     push_cents(out, rng.uniform(0, 20));
+}
+
+fn write_warehouse(rng: &mut Rng, w: u32, out: &mut String) {
+    push_u64(out, u64::from(w));
+    write_name_address_tax(rng, out);
     out.push_str(",300000.00");
 }
 
 fn write_district(rng: &mut Rng, w: u32, d: u32, out: &mut String) {
     push_ids(out, &[d, w]);
-    out.push(',');
-    quoted(out, |s| random::astring(rng, 6, 10, s));
-    write_address(rng, out);
-    out.push(',');
-    push_cents(out, rng.uniform(0, 20));
+    write_name_address_tax(rng, out);
     // Ten districts of 30,000.00 make the warehouse's 300,000.00 (consistency condition 1).
     out.push_str(",30000.00,");
     push_u64(out, u64::from(ORDERS + 1));
