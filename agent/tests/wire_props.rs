@@ -9,34 +9,42 @@
 //! and a missing check fails the test instead of taking the machine down.
 
 use fleetbench_agent::service::validate_start;
+use fleetbench_agent::workloads::oltp::Script;
 use fleetbench_proto::v1::{self as pb, workload_spec::Kind};
+use fleetbench_testkit::{SplitMix64, cap_address_space, env_u64};
 use prost::Message;
 
-/// SplitMix64: small, seedable, good enough to spread cases. While `sane`, values are
-/// the plausible ones (first good word, small numbers), so that whole messages validate
-/// often enough for the paths after validation to be exercised too.
-struct Rng(u64, bool);
+/// The shared generator, and `sane`: while set, values are the plausible ones (first good
+/// word, small numbers), so that whole messages validate often enough for the paths after
+/// validation to be exercised too.
+struct Rng {
+    mix: SplitMix64,
+    sane: bool,
+}
+
+impl std::ops::Deref for Rng {
+    type Target = SplitMix64;
+    fn deref(&self) -> &SplitMix64 {
+        &self.mix
+    }
+}
+
+impl std::ops::DerefMut for Rng {
+    fn deref_mut(&mut self) -> &mut SplitMix64 {
+        &mut self.mix
+    }
+}
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
-    }
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len() as u64) as usize]
+    fn new(seed: u64) -> Rng {
+        Rng {
+            mix: SplitMix64(seed),
+            sane: false,
+        }
     }
     /// Edge values, small values and values of every magnitude (log-uniform).
     fn u64(&mut self) -> u64 {
-        if self.1 {
+        if self.sane {
             return 1 + self.below(16);
         }
         match self.below(6) {
@@ -44,11 +52,11 @@ impl Rng {
             1 => u64::MAX - self.below(3),
             2 => 1u64 << self.below(64),
             3 => self.below(100),
-            _ => self.next() >> self.below(64),
+            _ => self.next_u64() >> self.below(64),
         }
     }
     fn u32(&mut self) -> u32 {
-        if self.1 {
+        if self.sane {
             return 1 + self.below(16) as u32;
         }
         match self.below(4) {
@@ -57,7 +65,7 @@ impl Rng {
         }
     }
     fn f64(&mut self) -> f64 {
-        if self.1 {
+        if self.sane {
             return 0.5;
         }
         match self.below(5) {
@@ -73,13 +81,13 @@ impl Rng {
                 f64::MIN_POSITIVE,
                 1e308,
             ][self.below(10) as usize],
-            1 => (self.next() as i64) as f64,
-            _ => f64::from_bits(self.next()) % 200.0,
+            1 => (self.next_u64() as i64) as f64,
+            _ => f64::from_bits(self.next_u64()) % 200.0,
         }
     }
     /// A known good word, or bytes a client might send instead.
     fn word(&mut self, good: &[&str]) -> String {
-        if self.1 {
+        if self.sane {
             return good[0].to_string();
         }
         match self.below(4) {
@@ -88,14 +96,8 @@ impl Rng {
         }
     }
     fn garbage(&mut self) -> String {
-        let len = self.below(40) as usize;
-        (0..len)
-            .map(|_| match self.below(4) {
-                0 => char::from_u32(self.below(0x11_0000) as u32).unwrap_or('\u{fffd}'),
-                1 => ['/', '.', '\0', '\n', ',', '=', '%', ' '][self.below(8) as usize],
-                _ => (b'a' + self.below(26) as u8) as char,
-            })
-            .collect()
+        self.mix
+            .garbage(40, &['/', '.', '\0', '\n', ',', '=', '%', ' '], b'a', 26)
     }
 }
 
@@ -126,13 +128,13 @@ fn target(r: &mut Rng) -> pb::Target {
 }
 
 fn oltp(r: &mut Rng) -> pb::OltpSpec {
-    let targets: Vec<_> = (0..r.below(4).max(u64::from(r.1)))
+    let targets: Vec<_> = (0..r.below(4).max(u64::from(r.sane)))
         .map(|_| target(r))
         .collect();
     let tables = (0..match r.below(8) {
-        0 if !r.1 => 0,
+        0 if !r.sane => 0,
         // Over the agent's table limit now and then.
-        1 if !r.1 => 70_000,
+        1 if !r.sane => 70_000,
         _ => r.below(20),
     })
         .map(|i| pb::TableRef {
@@ -206,19 +208,7 @@ fn oltp(r: &mut Rng) -> pb::OltpSpec {
         ("server-vars", server_vars(r)),
     ];
     pb::OltpSpec {
-        script: r.word(&[
-            "oltp_read_write",
-            "oltp_read_only",
-            "oltp_write_only",
-            "oltp_point_select",
-            "oltp_insert",
-            "oltp_delete",
-            "oltp_update_index",
-            "oltp_update_non_index",
-            "select_random_points",
-            "select_random_ranges",
-            "bulk_insert",
-        ]),
+        script: r.word(&Script::ALL.map(Script::name)),
         targets,
         tables,
         options: bag(r, mix),
@@ -444,10 +434,10 @@ fn start(r: &mut Rng, which: u64) -> pb::Start {
         time_limit_ms: if r.chance(2) { 1000 } else { r.u64() },
         event_limit: r.u64(),
         tick_ms: r.u64(),
-        seed: r.next(),
+        seed: r.next_u64(),
         total_threads: r.u32(),
         rate: match r.below(8) {
-            0 => f64::from_bits(r.next()),
+            0 => f64::from_bits(r.next_u64()),
             1 => [f64::NAN, f64::INFINITY, -1.0, 1e300][r.below(4) as usize],
             2..=4 => r.below(10_000) as f64,
             _ => 0.0,
@@ -466,38 +456,13 @@ fn mutate(r: &mut Rng, bytes: &mut Vec<u8>) {
         let at = r.below(bytes.len() as u64 + 1) as usize;
         match r.below(4) {
             0 if at < bytes.len() => bytes[at] ^= 1 << r.below(8),
-            1 => bytes.insert(at, r.next() as u8),
+            1 => bytes.insert(at, r.next_u64() as u8),
             2 if at < bytes.len() => {
                 bytes.remove(at);
             }
             _ => bytes.truncate(at),
         }
     }
-}
-
-/// Caps the address space at what the process uses now plus `extra` bytes.
-fn cap_address_space(extra: u64) {
-    let pages: u64 = std::fs::read_to_string("/proc/self/statm")
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    // SAFETY: sysconf and setrlimit with a struct we own.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
-    let limit = libc::rlimit {
-        rlim_cur: pages * page + extra,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[test]
@@ -513,14 +478,14 @@ fn random_and_mutated_start_messages_validate_or_are_refused() {
     }
     cap_address_space(512 << 20);
 
-    let mut r = Rng(seed, false);
+    let mut r = Rng::new(seed);
     let mut ok = [0u32; 7];
     let mut refused = [0u32; 7];
     for case in 0..cases {
         let which = case % 7;
-        r.1 = case % 28 < 7;
+        r.sane = case % 28 < 7;
         let msg = start(&mut r, which);
-        r.1 = false;
+        r.sane = false;
         let mut check = |msg: &pb::Start, what: &str| {
             let result = std::panic::catch_unwind(|| validate_start(msg, &work));
             match result {
@@ -564,7 +529,7 @@ fn random_and_mutated_start_messages_validate_or_are_refused() {
 
 #[test]
 fn the_generator_is_repeatable() {
-    let (mut a, mut b) = (Rng(7, false), Rng(7, false));
+    let (mut a, mut b) = (Rng::new(7), Rng::new(7));
     for which in 0..7 {
         assert_eq!(start(&mut a, which), start(&mut b, which));
     }

@@ -12,33 +12,28 @@
 
 use clap::CommandFactory;
 use fleetbench::{cli, plan, sweep};
+use fleetbench_testkit::{SplitMix64, cap_address_space, env_u64};
 
-struct Rng(u64);
+/// The shared generator with this test's kind of garbage (option-like punctuation).
+struct Rng(SplitMix64);
+
+impl std::ops::Deref for Rng {
+    type Target = SplitMix64;
+    fn deref(&self) -> &SplitMix64 {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Rng {
+    fn deref_mut(&mut self) -> &mut SplitMix64 {
+        &mut self.0
+    }
+}
 
 impl Rng {
-    /// SplitMix64.
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn pick<'a, T: AsRef<str>>(&mut self, from: &'a [T]) -> &'a str {
-        from[self.below(from.len() as u64) as usize].as_ref()
-    }
     fn garbage(&mut self) -> String {
-        let len = self.below(24) as usize;
-        (0..len)
-            .map(|_| match self.below(4) {
-                0 => char::from_u32(self.below(0x11_0000) as u32).unwrap_or('\u{fffd}'),
-                1 => ['-', '=', ',', ':', '@', '[', ']', '/', '%', ' '][self.below(10) as usize],
-                _ => (b'0' + self.below(43) as u8) as char,
-            })
-            .collect()
+        let punct = ['-', '=', ',', ':', '@', '[', ']', '/', '%', ' '];
+        self.0.garbage(24, &punct, b'0', 43)
     }
 }
 
@@ -270,30 +265,6 @@ fn parse_and_plan(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn cap_address_space(extra: u64) {
-    let pages: u64 = std::fs::read_to_string("/proc/self/statm")
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    // SAFETY: sysconf and setrlimit with a struct we own.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
-    let limit = libc::rlimit {
-        rlim_cur: pages * page + extra,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 #[test]
 fn random_and_mutated_command_lines_plan_or_are_refused() {
     let seed = env_u64("FLEETBENCH_PROP_SEED", 0xC0DE_5EED);
@@ -326,7 +297,7 @@ fn random_and_mutated_command_lines_plan_or_are_refused() {
     assert!(options.len() > 150, "{options:?}");
     cap_address_space(512 << 20);
 
-    let mut r = Rng(seed);
+    let mut r = Rng(SplitMix64(seed));
     let (mut planned, mut refused) = (0u32, 0u32);
     for case in 0..cases {
         let args = if case % 2 == 0 {

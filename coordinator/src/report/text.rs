@@ -1383,16 +1383,11 @@ Threads fairness:
         let iv = MergedInterval {
             seq: 1,
             end: Duration::from_secs(1),
-            last: false,
             duration: Duration::from_secs(1),
             threads: 1,
             events: 10,
             latency: latency(&[1_670]),
-            db: Default::default(),
-            io: Default::default(),
-            per_agent: vec![],
-            open: None,
-            txns: Default::default(),
+            ..Default::default()
         };
         assert_eq!(
             interval_line(&iv, 0.0, &p.workload),
@@ -1463,7 +1458,6 @@ Threads fairness:
         let iv = MergedInterval {
             seq: 10,
             end: Duration::from_secs(10),
-            last: false,
             duration: Duration::from_secs(1),
             threads: 100,
             events: 2827,
@@ -1473,10 +1467,7 @@ Threads fairness:
                 writes: 11310,
                 ..Default::default()
             },
-            io: Default::default(),
-            per_agent: vec![],
-            open: None,
-            txns: Default::default(),
+            ..Default::default()
         };
         assert_eq!(
             interval_line_in(&iv, 99.0, &p.workload, ReportStyle::Sysbench05),
@@ -1500,16 +1491,11 @@ Threads fairness:
         let iv = MergedInterval {
             seq: 3,
             end: Duration::from_secs(3),
-            last: false,
             duration: Duration::from_secs(1),
             threads: 8,
             events: 1234,
             latency: latency(&[1_670]),
-            db: Default::default(),
-            io: Default::default(),
-            per_agent: vec![],
-            open: None,
-            txns: Default::default(),
+            ..Default::default()
         };
         assert_eq!(
             interval_line(
