@@ -174,6 +174,24 @@ struct Metric {
     series: Box<FigureSeries>,
 }
 
+impl Metric {
+    /// A figure where more is better, with its interval series.
+    fn higher(
+        name: &str,
+        key: &str,
+        get: fn(&Summary) -> Option<f64>,
+        series: fn(&Summary) -> &Vec<f64>,
+    ) -> Metric {
+        Metric {
+            name: name.into(),
+            key: key.into(),
+            better: Better::Higher,
+            get: Box::new(get),
+            series: Box::new(move |s| Some(series(s).clone())),
+        }
+    }
+}
+
 /// Reads a figure from a summary (None when the summary lacks it).
 type Figure = dyn Fn(&Summary) -> Option<f64>;
 /// Reads a figure's interval series from a summary.
@@ -197,22 +215,15 @@ fn metrics(rows: &[&Summary]) -> Vec<Metric> {
         series: Box::new(|s| Some(s.series.tps.clone())),
     });
     if rows.iter().any(|r| r.tpmc.is_some()) {
-        m.push(Metric {
-            name: "TpmC".into(),
-            key: "tpmc".into(),
-            better: Better::Higher,
-            get: Box::new(|s| s.tpmc),
-            series: Box::new(|s| Some(s.series.tpmc.clone())),
-        });
+        m.push(Metric::higher(
+            "TpmC",
+            "tpmc",
+            |s| s.tpmc,
+            |s| &s.series.tpmc,
+        ));
     }
     if db {
-        m.push(Metric {
-            name: "qps".into(),
-            key: "qps".into(),
-            better: Better::Higher,
-            get: Box::new(|s| s.qps),
-            series: Box::new(|s| Some(s.series.qps.clone())),
-        });
+        m.push(Metric::higher("qps", "qps", |s| s.qps, |s| &s.series.qps));
     }
     let mut lat = vec!["min".to_string(), "avg".to_string()];
     lat.extend(percentile_keys(rows.iter().copied()));

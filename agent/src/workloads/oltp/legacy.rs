@@ -33,6 +33,7 @@ pub enum ReconnectMode {
     Random,
 }
 
+const TEST_MODES_WHY: &str = "expected complex, simple, nontrx or sp";
 const TEST_MODES: [(&str, TestMode); 4] = [
     ("complex", TestMode::Complex),
     ("simple", TestMode::Simple),
@@ -41,6 +42,7 @@ const TEST_MODES: [(&str, TestMode); 4] = [
 ];
 
 /// `--oltp-nontrx-mode` and the 1.0 test that sends its statement.
+const NONTRX_MODES_WHY: &str = "expected select, update_key, update_nokey, insert or delete";
 const NONTRX_MODES: [(&str, &str); 5] = [
     ("select", "oltp_point_select"),
     ("update_key", "oltp_update_index"),
@@ -49,12 +51,26 @@ const NONTRX_MODES: [(&str, &str); 5] = [
     ("delete", "oltp_delete"),
 ];
 
+const RECONNECT_WHY: &str = "expected session, transaction, query or random";
 const RECONNECT_MODES: [(&str, ReconnectMode); 4] = [
     ("session", ReconnectMode::Session),
     ("transaction", ReconnectMode::Transaction),
     ("query", ReconnectMode::Query),
     ("random", ReconnectMode::Random),
 ];
+
+/// The row of `table` (word, value) that option `name` names: its place and its value.
+fn mode<T: Copy>(
+    o: &Options,
+    name: &str,
+    table: &[(&'static str, T)],
+    why: &'static str,
+) -> Result<(usize, T), SpecError> {
+    let words: Vec<&'static str> = table.iter().map(|m| m.0).collect();
+    let w = o.choice(name, &words, why)?;
+    let i = words.iter().position(|x| *x == w).unwrap_or(0);
+    Ok((i, table[i].1))
+}
 
 /// Engines 0.4's `--mysql-engine-trx=auto` takes for having no transactions.
 const ENGINES_WITHOUT_TRX: [&str; 7] = [
@@ -207,28 +223,9 @@ impl Declared for OltpLegacy {
     ];
 
     fn from_options(o: &Options) -> Result<Self, SpecError> {
-        // The mode's place in its table (the words are the table's first column).
-        let pick = |name: &'static str, words: &[&'static str], why: &'static str| {
-            let w = o.choice(name, words, why)?;
-            Ok::<_, SpecError>(words.iter().position(|x| *x == w).unwrap_or(0))
-        };
-        let test_mode = TEST_MODES[pick(
-            "oltp-test-mode",
-            &TEST_MODES.map(|m| m.0),
-            "expected complex, simple, nontrx or sp",
-        )?]
-        .1;
-        let nontrx = pick(
-            "oltp-nontrx-mode",
-            &NONTRX_MODES.map(|m| m.0),
-            "expected select, update_key, update_nokey, insert or delete",
-        )?;
-        let reconnect_mode = RECONNECT_MODES[pick(
-            "oltp-reconnect-mode",
-            &RECONNECT_MODES.map(|m| m.0),
-            "expected session, transaction, query or random",
-        )?]
-        .1;
+        let (_, test_mode) = mode(o, "oltp-test-mode", &TEST_MODES, TEST_MODES_WHY)?;
+        let (nontrx, _) = mode(o, "oltp-nontrx-mode", &NONTRX_MODES, NONTRX_MODES_WHY)?;
+        let (_, reconnect_mode) = mode(o, "oltp-reconnect-mode", &RECONNECT_MODES, RECONNECT_WHY)?;
         let engine_trx_text = o.text("mysql-engine-trx").trim().to_ascii_lowercase();
         let engine_trx = match engine_trx_text.as_str() {
             "" | "auto" => None,
