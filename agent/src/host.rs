@@ -365,20 +365,15 @@ mod tests {
     #[test]
     fn figures_are_shares_of_the_interval() {
         let t0 = Instant::now();
-        let prev = Counters {
+        let at = |cpu, own, net, disk| Counters {
             at: t0,
-            cpu: (1_000, 10_000),
-            own: 500,
-            net: (0, 0),
-            disk: Some((10_000, 50_000)),
+            cpu,
+            own,
+            net,
+            disk: Some(disk),
         };
-        let now = Counters {
-            at: t0,
-            cpu: (1_180, 10_200),
-            own: 600,
-            net: (4_000, 1_000),
-            disk: Some((11_500, 53_000)),
-        };
+        let prev = at((1_000, 10_000), 500, (0, 0), (10_000, 50_000));
+        let now = at((1_180, 10_200), 600, (4_000, 1_000), (11_500, 53_000));
         // 2 s on 2 cores at 100 jiffies/s: 400 jiffies of capacity, the agent used 100.
         let f = figures(&prev, &now, 2.0, 100.0, 2, Some((8 << 30, 6 << 30)), 3);
         assert!((f.cpu_busy_pct - 90.0).abs() < 1e-9, "{f:?}");

@@ -328,21 +328,14 @@ mod tests {
         c.block_size = 12;
         assert!(matches!(Memory::new(c, 1), Err(MemoryError::BlockSize(12))));
         // Nothing is allocated for a block the host cannot hold, in either scope.
-        let huge = MemoryConfig {
-            block_size: 1 << 62,
-            ..cfg(Oper::Write, false, true)
-        };
-        assert!(matches!(
-            Memory::new(huge, 1),
-            Err(MemoryError::TooLarge(_))
-        ));
-        let local = MemoryConfig {
-            block_size: 1 << 30,
-            ..cfg(Oper::Write, false, false)
-        };
-        assert!(matches!(
-            Memory::new(local, 1_000_000),
-            Err(MemoryError::TooLarge(_))
-        ));
+        // (block size, global, threads): one huge global block, a large block per thread.
+        for (block_size, global, threads) in [(1 << 62, true, 1), (1 << 30, false, 1_000_000)] {
+            let c = MemoryConfig {
+                block_size,
+                ..cfg(Oper::Write, false, global)
+            };
+            let r = Memory::new(c, threads);
+            assert!(matches!(r, Err(MemoryError::TooLarge(_))), "{block_size}");
+        }
     }
 }

@@ -351,20 +351,18 @@ mod tests {
         }
     }
 
+    /// Agent `addr` with `figures` as its ticks 1, 2, ...
+    fn host<const N: usize>(
+        addr: &str,
+        figures: [HostFigures; N],
+    ) -> (String, Vec<(u32, HostFigures)>) {
+        (addr.to_string(), (1..).zip(figures).collect())
+    }
+
     #[test]
     fn averages_peaks_and_saturated_intervals() {
-        let hosts = vec![
-            (
-                "10.0.0.1:7600".to_string(),
-                vec![
-                    (1, load(50.0, 1)),
-                    (2, load(95.0, 1)),
-                    (3, load(40.0, 5)),
-                    (4, load(30.0, 0)),
-                ],
-            ),
-            ("10.0.0.2:7600".to_string(), vec![]),
-        ];
+        let busy = [load(50.0, 1), load(95.0, 1), load(40.0, 5), load(30.0, 0)];
+        let hosts = vec![host("10.0.0.1:7600", busy), host("10.0.0.2:7600", [])];
         let s = summarize(&hosts, Duration::from_secs(1));
         assert_eq!(s.len(), 1, "an agent without figures is left out");
         let h = &s[0];
@@ -409,17 +407,11 @@ mod tests {
             }),
             ..load(10.0, 0)
         };
+        // An interval without the disk (a failed read) is left out of its figures.
+        let with_disk = [disk(20.0, 1.0), disk(60.0, 3.0), load(10.0, 0)];
         let hosts = vec![
-            (
-                "10.0.0.1:7600".to_string(),
-                // An interval without the disk (a failed read) is left out of its figures.
-                vec![
-                    (1, disk(20.0, 1.0)),
-                    (2, disk(60.0, 3.0)),
-                    (3, load(10.0, 0)),
-                ],
-            ),
-            ("10.0.0.2:7600".to_string(), vec![(1, load(10.0, 0))]),
+            host("10.0.0.1:7600", with_disk),
+            host("10.0.0.2:7600", [load(10.0, 0)]),
         ];
         let s = summarize(&hosts, Duration::from_secs(1));
         let d = s[0].disk.unwrap();

@@ -1279,20 +1279,28 @@ mod tests {
         assert_eq!(ticks(3.0, 3.0, 5), vec![3.0]);
     }
 
-    #[test]
-    fn points_carry_their_values() {
-        let c = Chart {
-            id: "qps".into(),
-            title: "QPS <by> threads".into(),
+    /// A chart over thread counts with one line `name` of `points`.
+    fn thread_chart(name: &str, points: Vec<(f64, f64)>) -> Chart {
+        Chart {
+            id: "tps-threads".into(),
+            title: "t".into(),
             x_label: "threads".into(),
-            y_label: "q/s".into(),
+            y_label: "y".into(),
             lines: vec![Line {
                 offered: Vec::new(),
-                name: "direct".into(),
-                points: vec![(16.0, 1000.0), (32.0, 1500.5)],
+                name: name.into(),
+                points,
             }],
             x_axis: XAxis::Integer,
             log_y: false,
+        }
+    }
+
+    #[test]
+    fn points_carry_their_values() {
+        let c = Chart {
+            title: "QPS <by> threads".into(),
+            ..thread_chart("direct", vec![(16.0, 1000.0), (32.0, 1500.5)])
         };
         let s = svg(&c);
         assert!(s.contains(r#"data-points="2""#));
@@ -1330,19 +1338,7 @@ mod tests {
                 .iter()
                 .all(|v| v.fract() == 0.0)
         );
-        let c = Chart {
-            id: "tps-threads".into(),
-            title: "t".into(),
-            x_label: "threads".into(),
-            y_label: "y".into(),
-            lines: vec![Line {
-                offered: Vec::new(),
-                name: "a".into(),
-                points: vec![(2.0, 1.0), (3.0, 2.0)],
-            }],
-            x_axis: XAxis::Integer,
-            log_y: false,
-        };
+        let c = thread_chart("a", vec![(2.0, 1.0), (3.0, 2.0)]);
         let s = svg(&c);
         let labels: Vec<&str> = s
             .split(r#"<text class="tick x""#)

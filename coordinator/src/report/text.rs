@@ -1281,6 +1281,19 @@ mod tests {
         crate::plan::build(&crate::cli::parse(args).unwrap()).unwrap()
     }
 
+    /// Tick `seq`, one second long, of `threads` threads, `events` events of `latency_us`.
+    fn tick(seq: u32, threads: u32, events: u64, latency_us: u64) -> MergedInterval {
+        MergedInterval {
+            seq,
+            end: Duration::from_secs(u64::from(seq)),
+            duration: Duration::from_secs(1),
+            threads,
+            events,
+            latency: latency(&[latency_us]),
+            ..Default::default()
+        }
+    }
+
     fn latency(us: &[u64]) -> Latency {
         let mut l = Latency::default();
         for &v in us {
@@ -1380,15 +1393,7 @@ Threads fairness:
             "{text}"
         );
         assert!(!text.contains("th percentile"), "{text}");
-        let iv = MergedInterval {
-            seq: 1,
-            end: Duration::from_secs(1),
-            duration: Duration::from_secs(1),
-            threads: 1,
-            events: 10,
-            latency: latency(&[1_670]),
-            ..Default::default()
-        };
+        let iv = tick(1, 1, 10, 1_670);
         assert_eq!(
             interval_line(&iv, 0.0, &p.workload),
             "[ 1s ] thds: 1 eps: 10.00 lat (ms,0%): 0.00"
@@ -1456,18 +1461,12 @@ Threads fairness:
         );
 
         let iv = MergedInterval {
-            seq: 10,
-            end: Duration::from_secs(10),
-            duration: Duration::from_secs(1),
-            threads: 100,
-            events: 2827,
-            latency: latency(&[111_120]),
             db: crate::merge::DbCounters {
                 reads: 39585,
                 writes: 11310,
                 ..Default::default()
             },
-            ..Default::default()
+            ..tick(10, 100, 2827, 111_120)
         };
         assert_eq!(
             interval_line_in(&iv, 99.0, &p.workload, ReportStyle::Sysbench05),
@@ -1479,24 +1478,21 @@ Threads fairness:
 
     #[test]
     fn ages_read_like_people_say_them() {
-        assert_eq!(age(0), "0s");
-        assert_eq!(age(59), "59s");
-        assert_eq!(age(185), "3m05s");
-        assert_eq!(age(7620), "2h07m");
-        assert_eq!(age(3 * 86400 + 4 * 3600 + 59), "3d04h");
+        let ages = [
+            (0, "0s"),
+            (59, "59s"),
+            (185, "3m05s"),
+            (7620, "2h07m"),
+            (3 * 86400 + 4 * 3600 + 59, "3d04h"),
+        ];
+        for (secs, said) in ages {
+            assert_eq!(age(secs), said);
+        }
     }
 
     #[test]
     fn interval_line_layout() {
-        let iv = MergedInterval {
-            seq: 3,
-            end: Duration::from_secs(3),
-            duration: Duration::from_secs(1),
-            threads: 8,
-            events: 1234,
-            latency: latency(&[1_670]),
-            ..Default::default()
-        };
+        let iv = tick(3, 8, 1234, 1_670);
         assert_eq!(
             interval_line(
                 &iv,

@@ -26,29 +26,31 @@ fn scramble20(nonce: &[u8]) -> &[u8] {
 /// mysql_native_password: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))); empty for an
 /// empty password.
 pub fn native_password(password: &[u8], nonce: &[u8]) -> Vec<u8> {
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let h1 = Sha1::digest(password);
-    let h2 = Sha1::digest(h1);
-    let mut h = Sha1::new();
-    h.update(scramble20(nonce));
-    h.update(h2);
-    let h3 = h.finalize();
-    h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
+    xor_scramble::<Sha1>(password, nonce, true)
 }
 
 /// caching_sha2_password's fast answer: SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + nonce);
 /// empty for an empty password.
 pub fn caching_sha2(password: &[u8], nonce: &[u8]) -> Vec<u8> {
+    xor_scramble::<Sha256>(password, nonce, false)
+}
+
+/// Both scrambles' composition with hash D: D(pw) XOR D(D(D(pw)) and the 20-byte scramble,
+/// the scramble first when `scramble_first` (native) or last (caching_sha2).
+fn xor_scramble<D: Digest>(password: &[u8], nonce: &[u8], scramble_first: bool) -> Vec<u8> {
     if password.is_empty() {
         return Vec::new();
     }
-    let h1 = Sha256::digest(password);
-    let h2 = Sha256::digest(h1);
-    let mut h = Sha256::new();
-    h.update(h2);
-    h.update(scramble20(nonce));
+    let h1 = D::digest(password);
+    let h2 = D::digest(&h1);
+    let mut h = D::new();
+    if scramble_first {
+        h.update(scramble20(nonce));
+        h.update(&h2);
+    } else {
+        h.update(&h2);
+        h.update(scramble20(nonce));
+    }
     let h3 = h.finalize();
     h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
 }
