@@ -589,19 +589,26 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
         latency,
     ));
     let agents = &run.agents;
-    let per_agent = agents
-        .iter()
-        .enumerate()
-        .map(|(i, a)| Line {
-            offered: Vec::new(),
-            name: a.addr.clone(),
-            points: series(&|iv| {
-                let n = (*iv.agent_events.get(i)?)? as f64;
-                let d = Some(iv.duration_s).filter(|d| *d > 0.0)?;
-                Some(n / d)
-            }),
-        })
-        .collect();
+    // One line per agent: named `label` of its address, `f` of an interval and its index.
+    let agent_lines = |label: &dyn Fn(&str) -> String,
+                       f: &dyn Fn(&Interval, usize) -> Option<f64>|
+     -> Vec<Line> {
+        agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Line {
+                offered: Vec::new(),
+                name: label(&a.addr),
+                points: series(&|iv| f(iv, i)),
+            })
+            .collect()
+    };
+    let addr = |a: &str| a.to_string();
+    let per_agent = agent_lines(&addr, &|iv, i| {
+        let n = (*iv.agent_events.get(i)?)? as f64;
+        let d = Some(iv.duration_s).filter(|d| *d > 0.0)?;
+        Some(n / d)
+    });
     charts.push(time_chart(
         "agents-time",
         &format!("{rate} per agent over time"),
@@ -610,15 +617,7 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
     ));
     // The client hosts' own load: a saturated host measures itself, not the server.
     if intervals.iter().any(|iv| !iv.agent_cpu_busy_pct.is_empty()) {
-        let cpu = agents
-            .iter()
-            .enumerate()
-            .map(|(i, a)| Line {
-                offered: Vec::new(),
-                name: a.addr.clone(),
-                points: series(&|iv| *iv.agent_cpu_busy_pct.get(i)?),
-            })
-            .collect();
+        let cpu = agent_lines(&addr, &|iv, i| *iv.agent_cpu_busy_pct.get(i)?);
         charts.push(time_chart(
             "hosts-cpu-time",
             "Client host CPU busy per agent over time",
@@ -628,20 +627,10 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
     }
     // Each of the hosts' other figures, one line per agent (per agent and direction for
     // the network); files written before `agent_hosts` have none of them.
-    let host_lines = |label: &dyn Fn(&str) -> String,
-                      f: &dyn Fn(&crate::report::doc::IntervalHost) -> Option<f64>|
-     -> Vec<Line> {
-        agents
-            .iter()
-            .enumerate()
-            .map(|(i, a)| Line {
-                offered: Vec::new(),
-                name: label(&a.addr),
-                points: series(&|iv| f(iv.agent_hosts.get(i)?.as_ref()?)),
-            })
-            .collect()
-    };
-    let addr = |a: &str| a.to_string();
+    let host_lines =
+        |label: &dyn Fn(&str) -> String,
+         f: &dyn Fn(&crate::report::doc::IntervalHost) -> Option<f64>|
+         -> Vec<Line> { agent_lines(label, &|iv, i| f(iv.agent_hosts.get(i)?.as_ref()?)) };
     if intervals.iter().any(|iv| !iv.agent_hosts.is_empty()) {
         charts.push(time_chart(
             "hosts-agent-cpu-time",

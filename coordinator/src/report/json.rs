@@ -579,6 +579,24 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The strings of a JSON array (a schema's `required`), sorted.
+    fn names(v: &serde_json::Value) -> Vec<&str> {
+        let a = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+        let mut names: Vec<&str> = a.iter().map(|k| k.as_str().unwrap()).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The keys of a JSON object (a document's fields), sorted.
+    fn keys(v: &serde_json::Value) -> Vec<&str> {
+        let o = v
+            .as_object()
+            .unwrap_or_else(|| panic!("not an object: {v}"));
+        let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        keys
+    }
+
     #[test]
     fn the_schema_in_docs_names_every_field_written() {
         let schema: serde_json::Value =
@@ -588,15 +606,8 @@ mod tests {
         let v = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
         let run = &schema["$defs"]["run"];
         assert_eq!(run["properties"]["format_version"]["const"], FORMAT_VERSION);
-        let mut required: Vec<&str> = run["required"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| k.as_str().unwrap())
-            .collect();
-        let mut written: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-        required.sort_unstable();
-        written.sort_unstable();
+        let required = names(&run["required"]);
+        let mut written = keys(&v);
         // Every field written is in the schema; every required one is written (meta is
         // optional: files written before it lack it).
         let known = run["properties"].as_object().unwrap();
@@ -605,17 +616,10 @@ mod tests {
         }
         written.retain(|k| *k != "meta");
         assert_eq!(required, written);
-        let meta = run["properties"]["meta"]["required"].as_array().unwrap();
-        let mut meta: Vec<&str> = meta.iter().map(|k| k.as_str().unwrap()).collect();
-        let mut meta_written: Vec<&str> = v["meta"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        meta.sort_unstable();
-        meta_written.sort_unstable();
-        assert_eq!(meta, meta_written);
+        assert_eq!(
+            names(&run["properties"]["meta"]["required"]),
+            keys(&v["meta"])
+        );
         let totals = schema["$defs"]["totals"]["properties"].as_object().unwrap();
         for k in v["totals"].as_object().unwrap().keys() {
             assert!(totals.contains_key(k), "totals.{k} is not in the schema");
@@ -632,21 +636,11 @@ mod tests {
             let v = serde_json::to_value(build(&plan, &RunResult::default())).unwrap();
             assert!(totals.contains_key(section), "totals.{section}");
             let def = &schema["$defs"][section];
-            let mut required: Vec<&str> = def["required"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|k| k.as_str().unwrap())
-                .collect();
-            let mut written: Vec<&str> = v["totals"][section]
-                .as_object()
-                .unwrap_or_else(|| panic!("totals.{section} written"))
-                .keys()
-                .map(String::as_str)
-                .collect();
-            required.sort_unstable();
-            written.sort_unstable();
-            assert_eq!(required, written, "{section}");
+            assert_eq!(
+                names(&def["required"]),
+                keys(&v["totals"][section]),
+                "{section}"
+            );
         }
         // A rate sweep's document, its step and its summary (with every optional field).
         let mut raw = crate::cli::parse(["fleetbench", "cpu", "--rate=100,200", "run"]).unwrap();
