@@ -608,6 +608,16 @@ pub(crate) mod tests {
         })
     }
 
+    /// A cpu sweep of closed-loop steps (threads, measurement, tps), each a [`run_doc`] with
+    /// 20 queries per transaction and a p95 of 3 ms.
+    pub(crate) fn cpu_sweep(points: impl IntoIterator<Item = (u32, u32, f64)>) -> Document {
+        let steps = points
+            .into_iter()
+            .map(|(threads, repeat, tps)| step(run_doc(threads, tps, tps * 20.0, 3.0), repeat))
+            .collect();
+        sweep_of("cpu", steps, None)
+    }
+
     /// A latency object with these figures and percentiles.
     pub(crate) fn latency(
         count: u64,

@@ -696,7 +696,7 @@ pub fn fail_if_report(rules: &[Rule], changes: &[Change]) -> Result<(String, boo
 mod tests {
     use super::*;
     use crate::report::doc::{Figures, Interval, Sql};
-    use crate::sweep::tests::{latency, open_doc, run_doc, step, sweep_of};
+    use crate::sweep::tests::{cpu_sweep, latency, open_doc, run_doc, step, sweep_of};
 
     fn run(doc: Report) -> Document {
         Document::Run(Box::new(doc))
@@ -787,14 +787,8 @@ mod tests {
 
     #[test]
     fn repeats_are_grouped_and_judged() {
-        let sweep = |tps: &[f64]| {
-            let steps = tps
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| step(run_doc(8, t, t * 20.0, 3.0), i as u32 + 1))
-                .collect();
-            sweep_of("cpu", steps, None)
-        };
+        // Three measurements at 8 threads.
+        let sweep = |tps: &[f64]| cpu_sweep((1..).zip(tps).map(|(i, &t)| (8, i, t)));
         let a = series(&sweep(&[100.0, 102.0, 98.0]), "a");
         let same = series(&sweep(&[99.0, 101.0, 100.5]), "same");
         let worse = series(&sweep(&[80.0, 81.0, 79.0]), "worse");
@@ -910,14 +904,8 @@ mod tests {
 
     #[test]
     fn sweeps_line_up_by_threads() {
-        let sweep = |tps: &[f64]| {
-            let steps = tps
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| step(run_doc(8 << i, t, t * 20.0, 3.0), 1))
-                .collect();
-            sweep_of("cpu", steps, None)
-        };
+        // 8, 16, 32 ... threads, one measurement each.
+        let sweep = |tps: &[f64]| cpu_sweep((0..).zip(tps).map(|(i, &t)| (8 << i, 1, t)));
         let a = series(&sweep(&[100.0, 200.0]), "a");
         let b = series(&sweep(&[50.0, 300.0, 400.0]), "b");
         let (t, _) = text(&[a[0].clone(), b[0].clone()]);

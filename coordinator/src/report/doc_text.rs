@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::doc::{Document, Interval, Meta, Report};
+use super::text::{DbRates, LineFigures, LineKind, sysbench_line};
 use super::{compare, pct_label};
 use crate::sweep::{self, Summary};
 
@@ -240,36 +241,34 @@ fn interval_line(iv: &Interval, key: &str, p: f64) -> String {
     // A last, partial interval ends between whole seconds: after the one before it.
     // (A millisecond of slack: the seconds were stored as floating point.)
     let label = (t.round().max((t - d + 1e-3).floor() + 1.0)).max(0.0) as u64;
-    let lat = iv.latency_ms.get(key).unwrap_or(0.0);
-    if let Some(q) = &iv.figures.sql {
-        return format!(
-            "[ {label}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {lat:.2} err/s: {:.2} reconn/s: {:.2}",
-            iv.threads,
-            q.tps,
-            q.qps,
-            q.reads as f64 / d,
-            q.writes as f64 / d,
-            q.others as f64 / d,
-            pct_label(p),
-            q.ignored_errors as f64 / d,
-            q.reconnects as f64 / d,
-        );
-    }
-    if let Some(io) = &iv.figures.file {
-        return format!(
-            "[ {label}s ] reads: {:.2} MiB/s writes: {:.2} MiB/s fsyncs: {:.2}/s latency (ms,{}%): {lat:.3}",
-            io.read_mib_per_sec,
-            io.written_mib_per_sec,
-            io.fsyncs_per_sec,
-            pct_label(p)
-        );
-    }
-    format!(
-        "[ {label}s ] thds: {} eps: {:.2} lat (ms,{}%): {lat:.2}",
-        iv.threads,
-        iv.events_per_sec,
-        pct_label(p)
-    )
+    let kind = if let Some(q) = &iv.figures.sql {
+        LineKind::Sql(DbRates {
+            queries: q.qps,
+            reads: q.reads as f64 / d,
+            writes: q.writes as f64 / d,
+            others: q.others as f64 / d,
+            errors: q.ignored_errors as f64 / d,
+            reconnects: q.reconnects as f64 / d,
+        })
+    } else if let Some(io) = &iv.figures.file {
+        LineKind::File {
+            read_mib: io.read_mib_per_sec,
+            written_mib: io.written_mib_per_sec,
+            fsyncs: io.fsyncs_per_sec,
+        }
+    } else {
+        LineKind::Plain
+    };
+    // OLTP's line gives the transactions per second the document has.
+    let events_per_sec = iv.figures.sql.as_ref().map_or(iv.events_per_sec, |q| q.tps);
+    sysbench_line(&LineFigures {
+        label,
+        threads: iv.threads,
+        events_per_sec,
+        percentile: p,
+        latency_ms: iv.latency_ms.get(key).unwrap_or(0.0),
+        kind,
+    })
 }
 
 #[cfg(test)]

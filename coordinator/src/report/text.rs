@@ -260,15 +260,15 @@ fn with_queue_line(line: String, iv: &MergedInterval, stamp: String) -> String {
     }
 }
 
-/// An interval's statement counters per second, as both interval line styles print them.
-struct DbRates {
-    queries: f64,
-    reads: f64,
-    writes: f64,
-    others: f64,
+/// An interval's statement counters per second, as the interval lines print them.
+pub(super) struct DbRates {
+    pub queries: f64,
+    pub reads: f64,
+    pub writes: f64,
+    pub others: f64,
     /// Ignored errors.
-    errors: f64,
-    reconnects: f64,
+    pub errors: f64,
+    pub reconnects: f64,
 }
 
 impl DbRates {
@@ -284,21 +284,70 @@ impl DbRates {
     }
 }
 
+/// What sysbench 1.0's interval line shows, from a live merge or a stored document.
+pub(super) struct LineFigures {
+    /// The second the line is labelled with.
+    pub label: u64,
+    pub threads: u32,
+    pub events_per_sec: f64,
+    pub percentile: f64,
+    /// The latency at `percentile`.
+    pub latency_ms: f64,
+    pub kind: LineKind,
+}
+
+/// Which of sysbench 1.0's interval line layouts a line has, with its own figures.
+pub(super) enum LineKind {
+    /// OLTP's: tps, qps and r/w/o, errors and reconnects.
+    Sql(DbRates),
+    /// fileio's: MiB/s read and written, fsyncs per second.
+    File {
+        read_mib: f64,
+        written_mib: f64,
+        fsyncs: f64,
+    },
+    /// cpu's, threads', mutex's: events per second.
+    Plain,
+}
+
+/// sysbench 1.0's interval line of `f`.
+pub(super) fn sysbench_line(f: &LineFigures) -> String {
+    let (label, p, lat) = (f.label, pct_label(f.percentile), f.latency_ms);
+    match &f.kind {
+        LineKind::Sql(r) => format!(
+            "[ {label}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{p}%): {lat:.2} err/s: {:.2} reconn/s: {:.2}",
+            f.threads,
+            f.events_per_sec,
+            r.queries,
+            r.reads,
+            r.writes,
+            r.others,
+            r.errors,
+            r.reconnects,
+        ),
+        LineKind::File {
+            read_mib,
+            written_mib,
+            fsyncs,
+        } => format!(
+            "[ {label}s ] reads: {read_mib:.2} MiB/s writes: {written_mib:.2} MiB/s fsyncs: {fsyncs:.2}/s latency (ms,{p}%): {lat:.3}"
+        ),
+        LineKind::Plain => format!(
+            "[ {label}s ] thds: {} eps: {:.2} lat (ms,{p}%): {lat:.2}",
+            f.threads, f.events_per_sec
+        ),
+    }
+}
+
 /// The interval line proper, without an open loop's queue line.
 fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -> String {
     let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
-    match workload {
-        Workload::Fileio(_) => {
-            return format!(
-                "[ {}s ] reads: {:.2} MiB/s writes: {:.2} MiB/s fsyncs: {:.2}/s latency (ms,{}%): {:.3}",
-                iv.label_secs(),
-                iv.io.bytes_read as f64 / MIB / secs,
-                iv.io.bytes_written as f64 / MIB / secs,
-                iv.io.fsyncs as f64 / secs,
-                pct_label(percentile),
-                iv.latency.requested_ms(percentile)
-            );
-        }
+    let kind = match workload {
+        Workload::Fileio(_) => LineKind::File {
+            read_mib: iv.io.bytes_read as f64 / MIB / secs,
+            written_mib: iv.io.bytes_written as f64 / MIB / secs,
+            fsyncs: iv.io.fsyncs as f64 / secs,
+        },
         Workload::Tpcc(_) => return super::tpcc::interval_line(iv),
         Workload::Memory(m) => {
             return format!(
@@ -307,33 +356,17 @@ fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -
                 (iv.events as f64 * m.block_size as f64) / MIB / secs
             );
         }
-        _ => {}
-    }
-    if matches!(workload, Workload::Oltp(_)) {
-        let r = DbRates::of(&iv.db, secs);
-        return format!(
-            "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
-            iv.label_secs(),
-            iv.threads,
-            iv.events_per_sec(),
-            r.queries,
-            r.reads,
-            r.writes,
-            r.others,
-            pct_label(percentile),
-            iv.latency.requested_ms(percentile),
-            r.errors,
-            r.reconnects,
-        );
-    }
-    format!(
-        "[ {}s ] thds: {} eps: {:.2} lat (ms,{}%): {:.2}",
-        iv.label_secs(),
-        iv.threads,
-        iv.events_per_sec(),
-        pct_label(percentile),
-        iv.latency.requested_ms(percentile)
-    )
+        Workload::Oltp(_) => LineKind::Sql(DbRates::of(&iv.db, secs)),
+        _ => LineKind::Plain,
+    };
+    sysbench_line(&LineFigures {
+        label: iv.label_secs(),
+        threads: iv.threads,
+        events_per_sec: iv.events_per_sec(),
+        percentile,
+        latency_ms: iv.latency.requested_ms(percentile),
+        kind,
+    })
 }
 
 /// Left part padded to `width`, then the value (sysbench's two-column layout).
