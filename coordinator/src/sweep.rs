@@ -531,18 +531,21 @@ pub(crate) mod tests {
         }
     }
 
+    /// The raw command line of `fleetbench ARGS`.
+    fn raw_args(args: &[&str]) -> RawArgs {
+        crate::cli::parse(std::iter::once("fleetbench").chain(args.iter().copied())).unwrap()
+    }
+
     #[test]
     fn extras_take_the_first_count_into_the_plan() {
-        let mut raw = crate::cli::parse([
-            "fleetbench",
+        let mut raw = raw_args(&[
             "cpu",
             "--threads=2,4,8",
             "--warmup-time=3",
             "--cooldown=1",
             "--histogram",
             "run",
-        ])
-        .unwrap();
+        ]);
         let e = take_extras(&mut raw).unwrap();
         assert_eq!(e.counts, Some(vec![2, 4, 8]));
         assert_eq!(raw.threads.as_deref(), Some("2"));
@@ -550,9 +553,9 @@ pub(crate) mod tests {
             (e.warmup, e.cooldown, e.histogram),
             (Duration::from_secs(3), Duration::from_secs(1), true)
         );
-        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--histogram=maybe", "run"]).unwrap();
+        let mut raw = raw_args(&["cpu", "--histogram=maybe", "run"]);
         assert!(take_extras(&mut raw).is_err());
-        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--threads=3", "run"]).unwrap();
+        let mut raw = raw_args(&["cpu", "--threads=3", "run"]);
         assert_eq!(take_extras(&mut raw).unwrap().counts, None);
     }
 
@@ -673,14 +676,7 @@ pub(crate) mod tests {
 
     #[test]
     fn extras_take_the_first_rate_into_the_plan() {
-        let mut raw = crate::cli::parse([
-            "fleetbench",
-            "cpu",
-            "--threads=4",
-            "--rate=100,200,400",
-            "run",
-        ])
-        .unwrap();
+        let mut raw = raw_args(&["cpu", "--threads=4", "--rate=100,200,400", "run"]);
         let e = take_extras(&mut raw).unwrap();
         assert_eq!(e.rates, Some(vec![100.0, 200.0, 400.0]));
         assert_eq!(e.counts, None);
@@ -693,11 +689,10 @@ pub(crate) mod tests {
         assert_eq!((second.threads, second.rate), (4, 200.0));
         assert_eq!(axis.step_name(&second, 1), "200 events/s (4 threads)");
         // sysbench 0.5's spelling takes a list too.
-        let mut raw = crate::cli::parse(["fleetbench", "cpu", "--tx-rate=50,75.5", "run"]).unwrap();
+        let mut raw = raw_args(&["cpu", "--tx-rate=50,75.5", "run"]);
         assert_eq!(take_extras(&mut raw).unwrap().rates, Some(vec![50.0, 75.5]));
         // One rate is a plain open loop; with a thread list, a thread sweep at that rate.
-        let mut raw =
-            crate::cli::parse(["fleetbench", "cpu", "--threads=2,4", "--rate=100", "run"]).unwrap();
+        let mut raw = raw_args(&["cpu", "--threads=2,4", "--rate=100", "run"]);
         let e = take_extras(&mut raw).unwrap();
         assert_eq!((&e.counts, &e.rates), (&Some(vec![2, 4]), &None));
         let plan = crate::plan::build(&raw).unwrap();
@@ -708,14 +703,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_thread_list_and_a_rate_list_are_refused_together() {
-        let mut raw = crate::cli::parse([
-            "fleetbench",
-            "cpu",
-            "--threads=2,4",
-            "--rate=100,200",
-            "run",
-        ])
-        .unwrap();
+        let mut raw = raw_args(&["cpu", "--threads=2,4", "--rate=100,200", "run"]);
         let e = take_extras(&mut raw).unwrap_err();
         assert!(matches!(e, PlanError::TwoSweeps { .. }), "{e}");
         let msg = e.to_string();
