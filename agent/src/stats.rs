@@ -11,6 +11,15 @@ use std::sync::{Arc, Mutex};
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
 
+/// Adds each named counter of `$o` into `$into`, saturating: the coordinator merges what
+/// agents send, and a broken agent's nonsense must not crash it.
+#[macro_export]
+macro_rules! add_counters {
+    ($into:expr, $o:expr, $($field:ident),+ $(,)?) => {
+        $( $into.$field = $into.$field.saturating_add($o.$field); )+
+    };
+}
+
 /// Counters of database work (OLTP only; zero for other workloads).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DbCounters {
@@ -27,11 +36,7 @@ impl DbCounters {
     /// Adds `o` in. Saturating: the coordinator merges what agents send, and a broken
     /// agent's nonsense must not crash it.
     pub fn merge(&mut self, o: &DbCounters) {
-        self.reads = self.reads.saturating_add(o.reads);
-        self.writes = self.writes.saturating_add(o.writes);
-        self.others = self.others.saturating_add(o.others);
-        self.ignored_errors = self.ignored_errors.saturating_add(o.ignored_errors);
-        self.reconnects = self.reconnects.saturating_add(o.reconnects);
+        add_counters!(self, o, reads, writes, others, ignored_errors, reconnects);
         for (code, n) in &o.errors_by_code {
             let e = self.errors_by_code.entry(*code).or_default();
             *e = e.saturating_add(*n);
@@ -67,11 +72,7 @@ pub struct IoCounters {
 impl IoCounters {
     /// Adds `o` in, saturating (see [`DbCounters::merge`]).
     pub fn merge(&mut self, o: &IoCounters) {
-        self.reads = self.reads.saturating_add(o.reads);
-        self.writes = self.writes.saturating_add(o.writes);
-        self.fsyncs = self.fsyncs.saturating_add(o.fsyncs);
-        self.bytes_read = self.bytes_read.saturating_add(o.bytes_read);
-        self.bytes_written = self.bytes_written.saturating_add(o.bytes_written);
+        add_counters!(self, o, reads, writes, fsyncs, bytes_read, bytes_written);
     }
 
     pub fn is_zero(&self) -> bool {
@@ -109,13 +110,9 @@ impl Default for TxnCounts {
 
 impl TxnCounts {
     fn add(&mut self, o: &TxnCounts) {
-        self.count = self.count.saturating_add(o.count);
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
-        self.sum_ns = self.sum_ns.saturating_add(o.sum_ns);
-        self.retried = self.retried.saturating_add(o.retried);
-        self.failed = self.failed.saturating_add(o.failed);
-        self.rolled_back = self.rolled_back.saturating_add(o.rolled_back);
+        add_counters!(self, o, count, sum_ns, retried, failed, rolled_back);
     }
 
     pub fn is_empty(&self) -> bool {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use fleetbench_agent::add_counters;
 pub use fleetbench_agent::stats::{DbCounters, IoCounters};
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
@@ -108,9 +109,7 @@ impl OpenLoop {
     /// Adds another agent's (or the next interval's, see `extend`) figures, saturating.
     pub fn merge(&mut self, o: &OpenLoop) {
         self.service.merge(&o.service);
-        self.queue_length = self.queue_length.saturating_add(o.queue_length);
-        self.concurrency = self.concurrency.saturating_add(o.concurrency);
-        self.arrivals = self.arrivals.saturating_add(o.arrivals);
+        add_counters!(self, o, queue_length, concurrency, arrivals);
     }
 
     /// Merges `o` into `into`, either side possibly absent.
@@ -143,9 +142,7 @@ pub struct TxnFigures {
 impl TxnFigures {
     pub fn merge(&mut self, o: &TxnFigures) {
         self.latency.merge(&o.latency);
-        self.retried = self.retried.saturating_add(o.retried);
-        self.failed = self.failed.saturating_add(o.failed);
-        self.rolled_back = self.rolled_back.saturating_add(o.rolled_back);
+        add_counters!(self, o, retried, failed, rolled_back);
     }
 
     pub fn count(&self) -> u64 {
@@ -606,19 +603,11 @@ impl RunResult {
 
     /// TPC-C: per transaction type, merged over agents.
     pub fn txns(&self) -> Txns {
-        let mut t = Txns::default();
-        for a in &self.agents {
-            t.merge(&a.txns);
-        }
-        t
+        self.merged(|a| &a.txns, Txns::merge)
     }
 
     pub fn latency(&self) -> Latency {
-        let mut l = Latency::default();
-        for a in &self.agents {
-            l.merge(&a.latency);
-        }
-        l
+        self.merged(|a| &a.latency, Latency::merge)
     }
 
     pub fn threads(&self) -> u32 {
@@ -637,19 +626,24 @@ impl RunResult {
     }
 
     pub fn io(&self) -> IoCounters {
-        let mut d = IoCounters::default();
-        for a in &self.agents {
-            d.merge(&a.io);
-        }
-        d
+        self.merged(|a| &a.io, IoCounters::merge)
     }
 
     pub fn db(&self) -> DbCounters {
-        let mut d = DbCounters::default();
+        self.merged(|a| &a.db, DbCounters::merge)
+    }
+
+    /// Every agent's `part` merged into one.
+    fn merged<T: Default>(
+        &self,
+        part: impl Fn(&AgentResult) -> &T,
+        merge: impl Fn(&mut T, &T),
+    ) -> T {
+        let mut all = T::default();
         for a in &self.agents {
-            d.merge(&a.db);
+            merge(&mut all, part(a));
         }
-        d
+        all
     }
 
     /// Merges one agent's statement latency per kind and figures per target into the
