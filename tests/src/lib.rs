@@ -1,5 +1,6 @@
 //! Helpers for the end-to-end tests: start real `fleetbench-agent` processes on port 0, run
-//! the real `fleetbench` binary against them, inspect processes through /proc.
+//! the real `fleetbench` binary against them (and check its exit code, its one-line usage
+//! errors and the JSON result it writes), inspect processes through /proc.
 //!
 //! The binaries must be built first (`cargo build --workspace --bins`, which the test
 //! script does); a missing binary fails the test with that instruction.
@@ -46,6 +47,13 @@ impl Scratch {
 
     pub fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
+    }
+
+    /// Writes `contents` to the file `name` in this directory; its path.
+    pub fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, contents).expect("write scratch file");
+        path
     }
 }
 
@@ -110,6 +118,13 @@ impl AgentProc {
         AgentProc { child, addr }
     }
 
+    /// Starts two agents; both, and their addresses as an `--agents` list (`a,b`).
+    pub fn pair() -> (Self, Self, String) {
+        let (a, b) = (Self::start(), Self::start());
+        let agents = format!("{},{}", a.addr, b.addr);
+        (a, b, agents)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -152,6 +167,46 @@ pub fn fleetbench_ok<S: AsRef<str>>(args: &[S]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs the coordinator with `args`, then `--json=<path>` and `run`, and asserts it exited
+/// 0; its stdout and the JSON result it wrote to `path`.
+pub fn run_json<S: AsRef<str>>(args: &[S], path: &std::path::Path) -> (String, serde_json::Value) {
+    let mut all: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+    let json_opt = format!("--json={}", path.display());
+    all.extend([json_opt.as_str(), "run"]);
+    let text = fleetbench_ok(&all);
+    (text, json(path))
+}
+
+/// Runs `fleetbench scenario run FILE ARGS --json=<path>` and asserts it exited 0; its
+/// stdout and the JSON result it wrote to `path`.
+pub fn scenario_json(
+    file: &std::path::Path,
+    args: &[&str],
+    path: &std::path::Path,
+) -> (String, serde_json::Value) {
+    let file = file.to_str().expect("UTF-8 path");
+    let json_opt = format!("--json={}", path.display());
+    let all = [&["scenario", "run", file][..], args, &[json_opt.as_str()]].concat();
+    let text = fleetbench_ok(&all);
+    (text, json(path))
+}
+
+/// Asserts that a coordinator run (`what`, for the messages) was refused as a usage error:
+/// exit code 2 and one line on stderr containing each of `needles`; that line.
+pub fn expect_usage_error(out: &Output, what: &str, needles: &[&str]) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: stderr {err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{what}: one line expected, got:\n{err}"
+    );
+    for needle in needles {
+        assert!(err.contains(needle), "{what}: {err:?} lacks {needle:?}");
+    }
+    err
 }
 
 /// Caps the address space (RLIMIT_AS) of the process `cmd` starts at `bytes`.

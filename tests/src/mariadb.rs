@@ -67,6 +67,14 @@ impl MariaDb {
         Self::start_with(&[])
     }
 
+    /// Starts an instance (as [`MariaDb::start`]) and runs `fleetbench COMMON prepare` on it:
+    /// `common` names the test and its table options.
+    pub fn prepared(common: &[&str]) -> MariaDb {
+        let db = Self::start();
+        db.fleetbench_ok(&[common, &["prepare"]]);
+        db
+    }
+
     /// Like [`MariaDb::start`], with extra server options (e.g. `--max-connections=2500`).
     pub fn start_with(extra: &[&str]) -> MariaDb {
         let mariadbd = find_binary(&["mariadbd", "mysqld"]);
@@ -189,6 +197,18 @@ impl MariaDb {
             .map(|s| s.to_string())
             .chain(self.fleetbench_args())
             .collect()
+    }
+
+    /// Runs `fleetbench` with `parts` one after the other, then this instance's `--mysql-*`
+    /// options, and asserts it exited 0; its stdout.
+    pub fn fleetbench_ok(&self, parts: &[&[&str]]) -> String {
+        crate::fleetbench_ok(&self.args(&parts.concat()))
+    }
+
+    /// Like [`MariaDb::fleetbench_ok`], with `--json=<path>` and `run` after `parts`; its
+    /// stdout and the JSON result it wrote to `path`.
+    pub fn run_json(&self, parts: &[&[&str]], path: &Path) -> (String, serde_json::Value) {
+        crate::run_json(&self.args(&parts.concat()), path)
     }
 
     /// Runs `sql` (one or more `;`-separated statements) as root over the socket with the

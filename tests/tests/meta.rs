@@ -19,10 +19,9 @@ fn seconds(rfc3339: &str) -> u64 {
 
 #[test]
 fn results_carry_their_tags_times_and_command_line_but_no_password() {
-    let db = MariaDb::start();
-    let dir = Scratch::new("meta");
     let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
+    let dir = Scratch::new("meta");
     let run = |pool: &str, name: &str| {
         let out_json = dir.path(&format!("{name}.json"));
         let html = dir.path(&format!("{name}.html"));
@@ -105,7 +104,7 @@ fn results_carry_their_tags_times_and_command_line_but_no_password() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--tag: 'pool' is not key=value"), "{err}");
-    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&common, &["cleanup"]]);
 }
 
 #[test]
@@ -124,15 +123,10 @@ fn results_record_each_server_and_compare_names_the_settings_that_differ() {
             Some("--server-vars=max_connections,sync_binlog"),
         ),
     ] {
-        fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+        db.fleetbench_ok(&[&common, &["prepare"]]);
         let out_json = dir.path(&format!("{name}.json"));
-        let json_arg = format!("--json={}", out_json.display());
-        let mut args = vec!["--time=1", json_arg.as_str(), "run"];
-        if let Some(e) = extra {
-            args.insert(0, e);
-        }
-        let out = fleetbench_ok(&db.args(&[&common[..], &args].concat()));
-        let doc = json(&out_json);
+        let extra: &[&str] = extra.as_slice();
+        let (out, doc) = db.run_json(&[&common, extra, &["--time=1"]], &out_json);
         let conn = &doc["totals"]["targets"][0]["connections"][0];
         // As the server itself says.
         let version = db.sql("SELECT VERSION()").trim().to_string();
@@ -142,7 +136,7 @@ fn results_record_each_server_and_compare_names_the_settings_that_differ() {
             "the connections line names the server: {out}"
         );
         let vars = conn["server_vars"].as_object().unwrap();
-        if extra.is_some() {
+        if !extra.is_empty() {
             let keys: Vec<&str> = vars.keys().map(String::as_str).collect();
             assert_eq!(keys, ["max_connections", "sync_binlog"], "{conn}");
             assert_eq!(
@@ -160,7 +154,7 @@ fn results_record_each_server_and_compare_names_the_settings_that_differ() {
                 "{out}"
             );
         }
-        fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+        db.fleetbench_ok(&[&common, &["cleanup"]]);
         docs.push(out_json);
     }
     let cmp = fleetbench_ok(&[

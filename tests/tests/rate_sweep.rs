@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, json};
+use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, run_json, scenario_json};
 use serde_json::Value;
 
 /// The table printed under `title`: its header's words and each row's words.
@@ -68,37 +68,29 @@ fn three(v: f64) -> f64 {
 
 #[test]
 fn a_rate_sweep_over_three_rates_gives_three_rows_matching_their_runs() {
-    let db = MariaDb::start();
-    let dir = Scratch::new("rate-sweep");
     let common = ["oltp_point_select", "--tables=2", "--table-size=500"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
+    let dir = Scratch::new("rate-sweep");
     let (json_path, csv_path, html_path) = (
         dir.path("rates.json"),
         dir.path("rates.csv"),
         dir.path("rates.html"),
     );
     let rates = [100.0, 200.0, 400.0];
-    let out = fleetbench_ok(
-        &db.args(
+    let (out, doc) = db.run_json(
+        &[
+            &common,
+            &["--rate=100,200,400", "--threads=4", "--time=3"],
+            &["--local-agents=2", "--percentile=95,99"],
+            // A fixed seed makes the arrival schedule (a Poisson process per agent) the
+            // same every time: at 100/s for 3 s its count alone varies by ±6 %.
+            &["--rand-seed=7"],
             &[
-                &common[..],
-                &[
-                    "--rate=100,200,400",
-                    "--threads=4",
-                    "--time=3",
-                    "--local-agents=2",
-                    "--percentile=95,99",
-                    // A fixed seed makes the arrival schedule (a Poisson process per agent)
-                    // the same every time: at 100/s for 3 s its count alone varies by ±6 %.
-                    "--rand-seed=7",
-                    &format!("--json={}", json_path.display()),
-                    &format!("--csv={}", csv_path.display()),
-                    &format!("--html={}", html_path.display()),
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
+                &format!("--csv={}", csv_path.display()),
+                &format!("--html={}", html_path.display()),
+            ],
+        ],
+        &json_path,
     );
     assert!(
         out.contains("Rate sweep of oltp_point_select: 100, 200, 400 tx/s at 4 threads"),
@@ -118,7 +110,6 @@ fn a_rate_sweep_over_three_rates_gives_three_rows_matching_their_runs() {
     );
     assert_eq!(rows.len(), 3, "{out}");
 
-    let doc = json(&json_path);
     assert_eq!(doc["kind"], "sweep");
     assert_eq!(doc["rates"], serde_json::json!(rates));
     assert_eq!(doc["threads"], serde_json::json!([4]));
@@ -244,22 +235,23 @@ fn cpu_rate_sweeps_compare_by_offered_rate() {
     let dir = Scratch::new("rate-compare");
     let run = |threads: &str, file: &str| {
         let path = dir.path(file);
-        let out = fleetbench_ok(&[
-            "cpu",
-            "--rate=300,150",
-            &format!("--threads={threads}"),
-            "--time=2",
-            "--report-interval=1",
-            "--cpu-max-prime=2000",
-            &format!("--json={}", path.display()),
-            "run",
-        ]);
+        let threads = format!("--threads={threads}");
+        let (out, doc) = run_json(
+            &[
+                "cpu",
+                "--rate=300,150",
+                &threads,
+                "--time=2",
+                "--report-interval=1",
+                "--cpu-max-prime=2000",
+            ],
+            &path,
+        );
         assert!(out.contains("step 1/2: 300 events/s"), "{out}");
-        path.display().to_string()
+        (path.display().to_string(), doc)
     };
-    let a = run("2", "two.json");
-    let b = run("3", "three.json");
-    let doc = json(std::path::Path::new(&a));
+    let (a, doc) = run("2", "two.json");
+    let (b, _) = run("3", "three.json");
     assert_eq!(doc["rates"], serde_json::json!([300.0, 150.0]));
     let cmp = fleetbench_ok(&["compare", &a, &b]);
     // One block per offered rate, in the order they ran; the thread count is what differs.
@@ -305,10 +297,9 @@ fn a_thread_list_and_a_rate_list_are_refused_together() {
 #[test]
 fn a_scenario_file_sweeps_rates_per_scenario() {
     let dir = Scratch::new("rate-scenarios");
-    let file = dir.path("rates.toml");
     // cpu needs no database: the target is named because a scenario must name one.
-    std::fs::write(
-        &file,
+    let file = dir.write(
+        "rates.toml",
         r#"
 test = "cpu"
 threads = [2]
@@ -328,17 +319,13 @@ targets = ["unused"]
 rate = "150,300"
 options = { cpu-max-prime = 4000 }
 "#,
-    )
-    .unwrap();
-    let json_path = dir.path("rates.json");
+    );
     let html_path = dir.path("rates.html");
-    let out = fleetbench_ok(&[
-        "scenario",
-        "run",
-        file.to_str().unwrap(),
-        &format!("--json={}", json_path.display()),
-        &format!("--html={}", html_path.display()),
-    ]);
+    let (out, doc) = scenario_json(
+        &file,
+        &[&format!("--html={}", html_path.display())],
+        &dir.path("rates.json"),
+    );
     assert!(
         out.contains("[large] step 2/2: 300 events/s (2 threads)"),
         "{out}"
@@ -362,7 +349,6 @@ options = { cpu-max-prime = 4000 }
             ("large", "300")
         ]
     );
-    let doc = json(&json_path);
     let scenarios = doc["scenarios"].as_array().unwrap();
     assert_eq!(scenarios[0]["rates"], serde_json::json!([100.0, 200.0]));
     assert_eq!(scenarios[1]["rates"], serde_json::json!([150.0, 300.0]));

@@ -2,36 +2,28 @@
 //! real `fleetbench` binary; every row of the sweep is checked against its own run.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench_ok};
-use serde_json::Value;
+use fleetbench_tests::{Scratch, fleetbench_ok, run_json};
 
 #[test]
 fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
-    let db = MariaDb::start();
-    let dir = Scratch::new("sweep");
     let common = ["oltp_read_only", "--tables=2", "--table-size=500"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
-    let json = dir.path("sweep.json");
+    let db = MariaDb::prepared(&common);
+    let dir = Scratch::new("sweep");
     let csv = dir.path("sweep.csv");
     let before = db.status("Com_select");
-    let out = fleetbench_ok(
-        &db.args(
+    let (out, doc) = db.run_json(
+        &[
+            &common,
             &[
-                &common[..],
-                &[
-                    "--threads=1,2,3",
-                    "--time=2",
-                    "--warmup-time=1",
-                    "--cooldown=1",
-                    "--local-agents=2",
-                    "--percentile=95,99",
-                    &format!("--json={}", json.display()),
-                    &format!("--csv={}", csv.display()),
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
+                "--threads=1,2,3",
+                "--time=2",
+                "--warmup-time=1",
+                "--cooldown=1",
+            ],
+            &["--local-agents=2", "--percentile=95,99"],
+            &[&format!("--csv={}", csv.display())],
+        ],
+        &dir.path("sweep.json"),
     );
     let after = db.status("Com_select");
 
@@ -52,7 +44,6 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
         .collect();
     assert_eq!(first_col, [1, 2, 3]);
 
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["kind"], "sweep");
     assert_eq!(doc["format_version"], 2);
     assert_eq!(doc["warmup_time_s"], 1);
@@ -169,22 +160,23 @@ fn repeated_sweeps_alternate_and_keep_every_measurement() {
     let dir = Scratch::new("sweep-repeat");
     let json = dir.path("sweep.json");
     let csv = dir.path("sweep.csv");
-    let out = fleetbench_ok(&[
-        "cpu",
-        "--threads=1,2",
-        "--repeat=2",
-        "--time=1",
-        "--cpu-max-prime=2000",
-        &format!("--json={}", json.display()),
-        &format!("--csv={}", csv.display()),
-        "run",
-    ]);
+    let csv_opt = format!("--csv={}", csv.display());
+    let (out, doc) = run_json(
+        &[
+            "cpu",
+            "--threads=1,2",
+            "--repeat=2",
+            "--time=1",
+            "--cpu-max-prime=2000",
+            &csv_opt,
+        ],
+        &json,
+    );
     assert!(out.contains("2 measurements each"), "{out}");
     assert!(
         out.contains("step 4/4: 1 threads, measurement 2/2"),
         "{out}"
     );
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["repeat"], 2);
     let order: Vec<(u64, u64)> = doc["steps"]
         .as_array()

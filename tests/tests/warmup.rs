@@ -2,36 +2,27 @@
 //! run's first seconds on the same threads and connections, in none of the figures, with
 //! the time and the event limit counted after it.
 
+use fleetbench_tests::Scratch;
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench_ok, json};
 
 #[test]
 fn warm_up_runs_on_the_measured_connections_and_is_in_no_figure() {
-    let db = MariaDb::start();
-    let dir = Scratch::new("warmup");
     let common = ["oltp_point_select", "--tables=2", "--table-size=500"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
+    let dir = Scratch::new("warmup");
 
     // (connections opened, SELECTs the server ran, the run's JSON) for one run.
     let run = |extra: &[&str], name: &str| {
-        let path = dir.path(name);
         let conns = db.status("Connections");
         let selects = db.status("Com_select");
-        let out = fleetbench_ok(
-            &db.args(
-                &[
-                    &common[..],
-                    &["--threads=2", "--report-interval=1"],
-                    extra,
-                    &[&format!("--json={}", path.display()), "run"],
-                ]
-                .concat(),
-            ),
+        let (out, doc) = db.run_json(
+            &[&common, &["--threads=2", "--report-interval=1"], extra],
+            &dir.path(name),
         );
         (
             db.status("Connections") - conns,
             db.status("Com_select") - selects,
-            json(&path),
+            doc,
             out,
         )
     };
@@ -99,5 +90,5 @@ fn warm_up_runs_on_the_measured_connections_and_is_in_no_figure() {
         selects > 400,
         "the warm-up ran too: {selects} SELECTs\n{out}"
     );
-    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&common, &["cleanup"]]);
 }
