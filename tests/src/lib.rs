@@ -169,6 +169,11 @@ pub fn fleetbench_ok<S: AsRef<str>>(args: &[S]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A command line made of `parts`, one after the other.
+pub fn command_line(parts: &[&[&str]]) -> Vec<String> {
+    parts.concat().into_iter().map(String::from).collect()
+}
+
 /// Runs the coordinator with `args`, then `--json=<path>` and `run`, and asserts it exited
 /// 0; its stdout and the JSON result it wrote to `path`.
 pub fn run_json<S: AsRef<str>>(args: &[S], path: &std::path::Path) -> (String, serde_json::Value) {
@@ -366,16 +371,23 @@ pub fn wait_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
 }
 
-fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl is installed");
+/// Runs `cmd` (another program the tests use: `install` says how to get it) to its end and
+/// asserts it succeeded, showing its output if not; its stdout.
+pub fn run_tool(cmd: &mut Command, install: &str) -> String {
+    let out = cmd.output().expect(install);
     assert!(
         out.status.success(),
-        "openssl {args:?}: {}",
+        "{cmd:?}:\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    run_tool(
+        Command::new("openssl").args(args).current_dir(dir),
+        "openssl is installed",
     );
 }
 

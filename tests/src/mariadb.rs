@@ -211,6 +211,21 @@ impl MariaDb {
         crate::run_json(&self.args(&parts.concat()), path)
     }
 
+    /// Runs sysbench 1.0 (the compatibility reference) with `args`, then the options that
+    /// point it at database `schema` of this instance as the sbtest user; its stdout.
+    pub fn sysbench(&self, schema: &str, args: &[&str]) -> String {
+        crate::run_tool(
+            Command::new("sysbench").args(args).args([
+                "--mysql-host=127.0.0.1".to_string(),
+                format!("--mysql-port={}", self.port),
+                format!("--mysql-user={USER}"),
+                format!("--mysql-password={PASSWORD}"),
+                format!("--mysql-db={schema}"),
+            ]),
+            "sysbench is installed (scripts/test.sh installs it): apt-get install sysbench",
+        )
+    }
+
     /// Runs `sql` (one or more `;`-separated statements) as root over the socket with the
     /// `mariadb` client in batch mode without column names, and returns its stdout
     /// (tab-separated columns, one row per line). Panics if the client fails.

@@ -1,7 +1,7 @@
 //! A coordinator over two real agent processes: threads split, all agents start together,
 //! merged totals equal the per-agent sums, and the JSON agrees with the text report.
 
-use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json, run_json};
 
 /// The number after `label` on the line that starts with it (after trimming).
 fn field(text: &str, label: &str) -> String {
@@ -15,26 +15,21 @@ fn field(text: &str, label: &str) -> String {
 
 #[test]
 fn two_agents_split_threads_and_merge_exactly() {
-    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let (a, b, agents) = AgentProc::pair();
     let scratch = Scratch::new("two-agents");
-    let out_json = scratch.path("result.json");
-    let agents = format!("{},{}", a.addr, b.addr);
-    let out = fleetbench(&[
-        "cpu",
-        "--agents",
-        &agents,
-        "--threads=3",
-        "--time=3",
-        "--report-interval=1",
-        "--cpu-max-prime=3000",
-        "--percentile=95,99",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    expect_ok(&out);
-    let j = json(&out_json);
+    let (text, j) = run_json(
+        &[
+            "cpu",
+            "--agents",
+            &agents,
+            "--threads=3",
+            "--time=3",
+            "--report-interval=1",
+            "--cpu-max-prime=3000",
+            "--percentile=95,99",
+        ],
+        &scratch.path("result.json"),
+    );
 
     // Threads: 3 over 2 agents = 2 + 1, in the order given.
     let agents = j["agents"].as_array().unwrap();
@@ -141,13 +136,14 @@ fn two_agents_split_threads_and_merge_exactly() {
 
 #[test]
 fn event_limit_is_exact_and_split_by_threads() {
-    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let (_a, _b, agents) = AgentProc::pair();
+    let agents = format!("--agents={agents}");
     let scratch = Scratch::new("events");
     let out_json = scratch.path("r.json");
     // sysbench 0.4 spellings, options after the command, underscores.
     let out = fleetbench(&[
         "--test=cpu",
-        &format!("--agents={},{}", a.addr, b.addr),
+        &agents,
         "run",
         "--num_threads=4",
         "--max-requests=1001",
@@ -164,15 +160,15 @@ fn event_limit_is_exact_and_split_by_threads() {
     assert_eq!(j["config"]["threads"], 4);
 
     // An old command line without any limit: 0.4/0.5's 10,000 events, no time limit.
-    fleetbench_tests::fleetbench_ok(&[
-        "--test=cpu",
-        &format!("--agents={},{}", a.addr, b.addr),
-        "--num-threads=2",
-        "--cpu-max-prime=2000",
-        &format!("--json={}", out_json.display()),
-        "run",
-    ]);
-    let j = json(&out_json);
+    let (_, j) = run_json(
+        &[
+            "--test=cpu",
+            &agents,
+            "--num-threads=2",
+            "--cpu-max-prime=2000",
+        ],
+        &out_json,
+    );
     assert_eq!(
         (
             j["totals"]["events"].as_u64(),
@@ -185,19 +181,16 @@ fn event_limit_is_exact_and_split_by_threads() {
 #[test]
 fn embedded_agents_need_nothing_installed() {
     let scratch = Scratch::new("local");
-    let out_json = scratch.path("r.json");
-    let out = fleetbench(&[
-        "cpu",
-        "--threads=2",
-        "--local-agents=2",
-        "--time=1",
-        "--cpu-max-prime=2000",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]);
-    expect_ok(&out);
-    let j = json(&out_json);
+    let (_, j) = run_json(
+        &[
+            "cpu",
+            "--threads=2",
+            "--local-agents=2",
+            "--time=1",
+            "--cpu-max-prime=2000",
+        ],
+        &scratch.path("r.json"),
+    );
     let agents = j["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 2);
     assert!(

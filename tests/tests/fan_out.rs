@@ -3,7 +3,7 @@
 //! figures, every interval is the sum of its per-agent events, and the text report's
 //! per-agent block is condensed while the JSON lists every agent.
 
-use fleetbench_tests::{AgentProc, Scratch, fleetbench_ok, json};
+use fleetbench_tests::{AgentProc, Scratch, run_json};
 
 const AGENTS: usize = 50;
 
@@ -20,21 +20,20 @@ fn fifty_agents_fan_out_and_merge_to_the_sums() {
     let addrs: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
     let scratch = Scratch::new("fan-out");
     let out_json = scratch.path("result.json");
-    let text = fleetbench_ok(&[
-        "cpu",
-        "--agents",
-        &addrs.join(","),
-        &format!("--threads={AGENTS}"),
-        "--time=3",
-        "--report-interval=1",
-        "--cpu-max-prime=2000",
-        // Generous: 50 agents opening their workers on a loaded 2-core machine.
-        "--ready-timeout=60",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]);
-    let j = json(&out_json);
+    let (text, j) = run_json(
+        &[
+            "cpu",
+            "--agents",
+            &addrs.join(","),
+            &format!("--threads={AGENTS}"),
+            "--time=3",
+            "--report-interval=1",
+            "--cpu-max-prime=2000",
+            // Generous: 50 agents opening their workers on a loaded 2-core machine.
+            "--ready-timeout=60",
+        ],
+        &out_json,
+    );
 
     // Every agent, in the order given, with one thread, ran to the end.
     let listed = j["agents"].as_array().unwrap();

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, fleetbench_env, json};
+use fleetbench_tests::{
+    AgentProc, Scratch, command_line, fleetbench, fleetbench_env, fleetbench_ok, run_json,
+};
 use serde_json::Value;
 
 fn agent_in(dir: &Path, env: &[(&str, &str)]) -> AgentProc {
@@ -114,20 +116,10 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
         "--file-block-size=4K",
         "--file-dir=data",
     ];
-    let with = |extra: &[&str]| -> Vec<String> {
-        common
-            .iter()
-            .chain(extra)
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-    };
-    let run = |extra: &[&str]| {
-        let args = with(extra);
-        fleetbench(&args.iter().map(String::as_str).collect::<Vec<_>>())
-    };
+    let with = |extra: &[&str]| command_line(&[&common, extra]);
 
     // Prepare: each agent writes the full set, exactly 4 x 1 MiB.
-    let text = expect_ok(&run(&["--threads=2", "prepare"]));
+    let text = fleetbench_ok(&with(&["--threads=2", "prepare"]));
     assert!(text.contains("4 files, 1MiB each"), "{text}");
     assert!(text.contains("4194304 bytes written"), "{text}");
     for dir in [&wa, &wb] {
@@ -146,16 +138,15 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     }
 
     // A timed random r/w run: merged figures are the sums of the per-agent ones.
-    let out_json = scratch.path("rndrw.json");
-    let text = expect_ok(&run(&[
-        "--file-test-mode=rndrw",
-        "--threads=3",
-        "--time=2",
-        "--report-interval=1",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]));
+    let (text, j) = run_json(
+        &with(&[
+            "--file-test-mode=rndrw",
+            "--threads=3",
+            "--time=2",
+            "--report-interval=1",
+        ]),
+        &scratch.path("rndrw.json"),
+    );
     for part in [
         "File operations:",
         "    reads/s:",
@@ -166,7 +157,6 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     ] {
         assert!(text.contains(part), "missing {part:?} in\n{text}");
     }
-    let j = json(&out_json);
     let agents = j["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 2);
     let t = &j["totals"]["file"];
@@ -202,19 +192,21 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
         ("rndwr", false, true),
     ] {
         for io in ["sync", "async", "mmap"] {
-            let out_json = scratch.path(&format!("{mode}-{io}.json"));
-            expect_ok(&run(&[
-                &format!("--file-test-mode={mode}"),
-                &format!("--file-io-mode={io}"),
-                "--file-async-backlog=8",
-                "--threads=2",
-                "--events=400",
-                "--time=0",
-                "--json",
-                out_json.to_str().unwrap(),
-                "run",
-            ]));
-            let j = json(&out_json);
+            let (test_mode, io_mode) = (
+                format!("--file-test-mode={mode}"),
+                format!("--file-io-mode={io}"),
+            );
+            let (_, j) = run_json(
+                &with(&[
+                    &test_mode,
+                    &io_mode,
+                    "--file-async-backlog=8",
+                    "--threads=2",
+                    "--events=400",
+                    "--time=0",
+                ]),
+                &scratch.path(&format!("{mode}-{io}.json")),
+            );
             let t = &j["totals"]["file"];
             assert_eq!(j["totals"]["events"].as_u64(), Some(400), "{mode} {io}");
             let (r, w) = (t["reads"].as_u64().unwrap(), t["writes"].as_u64().unwrap());
@@ -226,7 +218,7 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     }
 
     // Cleanup removes test_file.0..3 and nothing else.
-    let text = expect_ok(&run(&["cleanup"]));
+    let text = fleetbench_ok(&with(&["cleanup"]));
     assert!(text.contains("Removed 4 test files"), "{text}");
     assert_eq!(
         files_in(&wa.join("data")),
@@ -317,31 +309,26 @@ fn a_work_dir_without_block_statistics_gives_no_disk_figures() {
     }
     let dir = shm.join(format!("fleetbench-test-{}-nodisk", std::process::id()));
     let agent = agent_in(&dir, &[]);
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "fileio",
-            "--agents",
-            &agent.addr,
-            "--file-num=1",
-            "--file-total-size=256K",
-            "--file-block-size=4K",
-        ];
-        args.extend_from_slice(extra);
-        fleetbench(&args)
-    };
-    expect_ok(&run(&["prepare"]));
-    let out_json = dir.join("run.json");
-    let text = expect_ok(&run(&[
-        "--file-test-mode=rndrd",
-        "--threads=1",
-        "--time=2",
-        "--report-interval=1",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]));
-    let j = json(&out_json);
-    expect_ok(&run(&["cleanup"]));
+    let common = [
+        "fileio",
+        "--agents",
+        &agent.addr,
+        "--file-num=1",
+        "--file-total-size=256K",
+        "--file-block-size=4K",
+    ];
+    let with = |extra: &[&str]| command_line(&[&common, extra]);
+    fleetbench_ok(&with(&["prepare"]));
+    let (text, j) = run_json(
+        &with(&[
+            "--file-test-mode=rndrd",
+            "--threads=1",
+            "--time=2",
+            "--report-interval=1",
+        ]),
+        &dir.join("run.json"),
+    );
+    fleetbench_ok(&with(&["cleanup"]));
     drop(agent);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(j["agents"][0]["host_load"].is_object(), "{j}");

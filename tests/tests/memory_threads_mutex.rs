@@ -2,22 +2,15 @@
 //! of the per-agent ones, and each test's own limits (total size, one event per mutex
 //! thread) hold across agents.
 
-use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json};
+use fleetbench_tests::{AgentProc, Scratch, run_json};
 use serde_json::Value;
 
-fn run_json(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value) {
-    let (a, b) = (AgentProc::start(), AgentProc::start());
-    let agents = format!("{},{}", a.addr, b.addr);
-    let path = scratch.path(&format!("{name}.json"));
-    let mut all = vec![
-        "--agents",
-        agents.as_str(),
-        "--json",
-        path.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    let text = expect_ok(&fleetbench(&all));
-    (text, json(&path))
+/// Runs `fleetbench --agents A,B ARGS` over two fresh agents and `run`, its result in
+/// `name`.json of `scratch`; its stdout and that result.
+fn on_two_agents(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value) {
+    let (_a, _b, agents) = AgentProc::pair();
+    let all = [&["--agents", agents.as_str()][..], args].concat();
+    run_json(&all, &scratch.path(&format!("{name}.json")))
 }
 
 fn agent_sum(j: &Value, f: impl Fn(&Value) -> u64) -> u64 {
@@ -28,7 +21,7 @@ fn agent_sum(j: &Value, f: impl Fn(&Value) -> u64) -> u64 {
 fn memory_transfers_exactly_the_total_size_across_agents() {
     let scratch = Scratch::new("memory");
     // 8 MiB in 1 KiB blocks: exactly 8192 operations over both agents, whatever the time.
-    let (text, j) = run_json(
+    let (text, j) = on_two_agents(
         &scratch,
         "memory",
         &[
@@ -38,7 +31,6 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
             "--memory-total-size=8M",
             "--memory-scope=local",
             "--time=0",
-            "run",
         ],
     );
     assert!(text.contains("Total operations: 8192 ("), "{text}");
@@ -51,7 +43,7 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
     assert_eq!(agent_sum(&j, |a| a["events"].as_u64().unwrap()), 8192);
 
     // Timed, random reads in a shared block.
-    let (text, j) = run_json(
+    let (text, j) = on_two_agents(
         &scratch,
         "memory-rnd",
         &[
@@ -61,7 +53,6 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
             "--memory-access-mode=rnd",
             "--time=1",
             "--report-interval=1",
-            "run",
         ],
     );
     assert!(text.contains("operation: read"), "{text}");
@@ -78,7 +69,7 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
 #[test]
 fn threads_events_merge_over_agents() {
     let scratch = Scratch::new("threads");
-    let (text, j) = run_json(
+    let (text, j) = on_two_agents(
         &scratch,
         "threads",
         &[
@@ -87,7 +78,6 @@ fn threads_events_merge_over_agents() {
             "--thread-yields=100",
             "--thread-locks=2",
             "--time=1",
-            "run",
         ],
     );
     assert!(text.contains("General statistics:"), "{text}");
@@ -105,7 +95,7 @@ fn threads_events_merge_over_agents() {
 #[test]
 fn mutex_runs_one_event_per_thread_on_every_agent() {
     let scratch = Scratch::new("mutex");
-    let (_, j) = run_json(
+    let (_, j) = on_two_agents(
         &scratch,
         "mutex",
         &[
@@ -114,7 +104,6 @@ fn mutex_runs_one_event_per_thread_on_every_agent() {
             "--mutex-num=64",
             "--mutex-locks=2000",
             "--mutex-loops=100",
-            "run",
         ],
     );
     assert_eq!(j["totals"]["events"].as_u64(), Some(3));

@@ -47,27 +47,6 @@ fn count_rows(db: &MariaDb, tables: u32) -> u64 {
         .sum()
 }
 
-/// Runs sysbench 1.0 (the compatibility reference) with `args` against `db`.
-fn sysbench(db: &MariaDb, schema: &str, args: &[&str]) -> String {
-    let out = Command::new("sysbench")
-        .args(args)
-        .args([
-            "--mysql-host=127.0.0.1".to_string(),
-            format!("--mysql-port={}", db.port()),
-            "--mysql-user=sbtest".into(),
-            "--mysql-password=sbtest-pw".into(),
-            format!("--mysql-db={schema}"),
-        ])
-        .output()
-        .expect("sysbench is installed (scripts/test.sh installs it): apt-get install sysbench");
-    assert!(
-        out.status.success(),
-        "sysbench {args:?}: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn schema_and_query_mix_equal_sysbench_side_by_side() {
     let db = MariaDb::start();
@@ -100,7 +79,7 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
         .into_iter()
         .chain(flags.iter().copied())
         .collect();
-        sysbench(&db, "sbref", &sb);
+        db.sysbench("sbref", &sb);
         for t in ["sbtest1", "sbtest2"] {
             assert_eq!(
                 create_table(&db, "sbtest", t),
@@ -112,7 +91,7 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
         let mut c = args(&["oltp_read_write", "--tables=2", "cleanup"], &o);
         c.extend(flags.iter().map(|s| s.to_string()));
         fleetbench_ok(&c);
-        sysbench(&db, "sbref", &["oltp_read_write", "--tables=2", "cleanup"]);
+        db.sysbench("sbref", &["oltp_read_write", "--tables=2", "cleanup"]);
     }
     // The same transactions reach the server: per-command counters of 200 events of each
     // script agree (one thread, so no conflicts and no retries).
@@ -144,7 +123,7 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
         ];
         let before = counters(&db);
         let sb: Vec<&str> = [script].into_iter().chain(common).chain(["run"]).collect();
-        sysbench(&db, "sbtest", &sb);
+        db.sysbench("sbtest", &sb);
         let mid = counters(&db);
         let fb: Vec<&str> = [script].into_iter().chain(common).chain(["run"]).collect();
         fleetbench_ok(&args(&fb, &o));

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Running, Scratch, fleetbench_ok, json};
+use fleetbench_tests::{AgentProc, Running, Scratch, json, run_json};
 use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
@@ -27,24 +27,21 @@ fn queue_lines(text: &str) -> Vec<u64> {
 
 #[test]
 fn a_rate_below_capacity_is_met_over_two_agents() {
-    let (a, b) = (AgentProc::start(), AgentProc::start());
+    let (_a, _b, agents) = AgentProc::pair();
     let dir = Scratch::new("open-loop-cpu");
-    let out_json = dir.path("rate.json");
-    let agents = format!("{},{}", a.addr, b.addr);
-    let text = fleetbench_ok(&[
-        "cpu",
-        "--agents",
-        &agents,
-        "--threads=4",
-        "--rate=4000",
-        "--time=10",
-        "--report-interval=1",
-        "--cpu-max-prime=500",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]);
-    let j = json(&out_json);
+    let (text, j) = run_json(
+        &[
+            "cpu",
+            "--agents",
+            &agents,
+            "--threads=4",
+            "--rate=4000",
+            "--time=10",
+            "--report-interval=1",
+            "--cpu-max-prime=500",
+        ],
+        &dir.path("rate.json"),
+    );
     assert_eq!(f(&j["config"]["rate"]), 4000.0);
     let open = &j["totals"]["open_loop"];
     let achieved = f(&open["events_per_sec"]);
@@ -102,20 +99,18 @@ fn a_rate_below_capacity_is_met_over_two_agents() {
 #[test]
 fn a_rate_above_capacity_says_it_was_not_reached() {
     let dir = Scratch::new("open-loop-over");
-    let out_json = dir.path("over.json");
     // One thread at ~1 ms per event cannot run 5,000 events a second.
-    let text = fleetbench_ok(&[
-        "cpu",
-        "--threads=1",
-        "--rate=5000",
-        "--time=3",
-        "--report-interval=1",
-        "--cpu-max-prime=20000",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]);
-    let j = json(&out_json);
+    let (text, j) = run_json(
+        &[
+            "cpu",
+            "--threads=1",
+            "--rate=5000",
+            "--time=3",
+            "--report-interval=1",
+            "--cpu-max-prime=20000",
+        ],
+        &dir.path("over.json"),
+    );
     let open = &j["totals"]["open_loop"];
     assert_eq!(open["rate_reached"], false, "{text}");
     assert!(text.contains("WARNING: the target rate was not reached: 5000 events/s asked for"));
@@ -139,20 +134,18 @@ fn a_rate_above_capacity_says_it_was_not_reached() {
 #[test]
 fn an_event_limit_ends_an_open_loop_run() {
     let dir = Scratch::new("open-loop-events");
-    let out_json = dir.path("events.json");
-    fleetbench_ok(&[
-        "cpu",
-        "--local-agents=2",
-        "--threads=2",
-        "--rate=1000",
-        "--events=400",
-        "--time=0",
-        "--cpu-max-prime=500",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]);
-    let j = json(&out_json);
+    let (_, j) = run_json(
+        &[
+            "cpu",
+            "--local-agents=2",
+            "--threads=2",
+            "--rate=1000",
+            "--events=400",
+            "--time=0",
+            "--cpu-max-prime=500",
+        ],
+        &dir.path("events.json"),
+    );
     assert_eq!(u(&j["totals"]["events"]), 400);
     // 400 events at 1,000 a second take about 0.4 s.
     let t = f(&j["totals"]["time_s"]);
@@ -161,16 +154,8 @@ fn an_event_limit_ends_an_open_loop_run() {
 
 #[test]
 fn a_stall_shows_in_latency_and_queue_but_not_in_service_time() {
-    let db = MariaDb::start();
+    let db = MariaDb::prepared(&["oltp_point_select", "--tables=1", "--table-size=1000"]);
     let conn = db.fleetbench_args();
-    let mut prepare: Vec<String> = vec![
-        "oltp_point_select".into(),
-        "--tables=1".into(),
-        "--table-size=1000".into(),
-    ];
-    prepare.extend(conn.iter().cloned());
-    prepare.push("prepare".into());
-    fleetbench_ok(&prepare);
     let dir = Scratch::new("open-loop-stall");
     let out_json = dir.path("stall.json");
     let mut args: Vec<String> = vec![

@@ -4,10 +4,8 @@
 //! `--report-style=1.0` prints sysbench's report alone. sysbench runs side by side on the
 //! same private MariaDB.
 
-use std::process::Command;
-
-use fleetbench_tests::mariadb::{DATABASE, MariaDb, PASSWORD, USER};
-use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json};
+use fleetbench_tests::mariadb::{DATABASE, MariaDb};
+use fleetbench_tests::{AgentProc, Scratch, fleetbench_ok, run_json};
 
 /// What scripts written for sysbench's report grep for: its labels, and the interval line's.
 const PATTERNS: [&str; 23] = [
@@ -54,63 +52,35 @@ fn awk(report: &str, pattern: &str, n: usize) -> Vec<String> {
 
 #[test]
 fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
-    let db = MariaDb::start();
-    let (a, b) = (AgentProc::start(), AgentProc::start());
-    let agents = format!("{},{}", a.addr, b.addr);
-    let mut common: Vec<String> = ["oltp_read_write", "--tables=2", "--table-size=1000"]
-        .map(String::from)
-        .to_vec();
-    common.extend(db.fleetbench_args());
-    let with = |extra: &[&str]| -> Vec<String> {
-        common
-            .iter()
-            .cloned()
-            .chain(extra.iter().map(|s| s.to_string()))
-            .collect()
-    };
-    let run = |args: Vec<String>| {
-        expect_ok(&fleetbench(
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        ))
-    };
-    run(with(&["prepare"]));
+    let common = ["oltp_read_write", "--tables=2", "--table-size=1000"];
+    let db = MariaDb::prepared(&common);
+    let (_a, _b, agents) = AgentProc::pair();
+    let with = |extra: &[&str]| db.args(&[&common[..], extra].concat());
 
-    let sb = Command::new("sysbench")
-        .args([
+    let sb = db.sysbench(
+        DATABASE,
+        &[
             "oltp_read_write",
             "--tables=2",
             "--table-size=1000",
             "--threads=4",
             "--time=3",
             "--report-interval=1",
-            "--mysql-host=127.0.0.1",
-            &format!("--mysql-port={}", db.port()),
-            &format!("--mysql-user={USER}"),
-            &format!("--mysql-password={PASSWORD}"),
-            &format!("--mysql-db={DATABASE}"),
             "run",
-        ])
-        .output()
-        .expect("sysbench is installed (scripts/test.sh installs it): apt-get install sysbench");
-    assert!(
-        sb.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sb.stderr)
+        ],
     );
-    let sb = String::from_utf8_lossy(&sb.stdout).into_owned();
 
     let scratch = Scratch::new("report-parsing");
-    let out_json = scratch.path("fb.json");
-    let fb = run(with(&[
-        "--agents",
-        &agents,
-        "--threads=4",
-        "--time=3",
-        "--report-interval=1",
-        "--json",
-        out_json.to_str().unwrap(),
-        "run",
-    ]));
+    let (fb, j) = run_json(
+        &with(&[
+            "--agents",
+            &agents,
+            "--threads=4",
+            "--time=3",
+            "--report-interval=1",
+        ]),
+        &scratch.path("fb.json"),
+    );
     // fleetbench's own blocks are there ...
     assert!(
         fb.contains("Per agent:") && fb.contains("Per target:"),
@@ -138,7 +108,6 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     );
 
     // The values those patterns pick are fleetbench's figures.
-    let j = json(&out_json);
     let sql = &j["totals"]["sql"];
     assert_eq!(
         awk(&fb, "transactions:", 2),
@@ -164,7 +133,7 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     );
 
     // --report-style=1.0: sysbench's report alone, the same lines as sysbench's.
-    let plain = run(with(&[
+    let plain = fleetbench_ok(&with(&[
         "--agents",
         &agents,
         "--threads=4",
@@ -198,20 +167,18 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
         "the report's labels, in order:\n{plain}\n{sb}"
     );
     // --report-style=0.5: an old script's regexes read every figure, and they are the JSON's.
-    let old_json = scratch.path("old.json");
-    let old = run(with(&[
-        "--agents",
-        &agents,
-        "--threads=4",
-        "--time=3",
-        "--report-interval=1",
-        "--percentile=99",
-        "--report-style=0.5",
-        "--json",
-        old_json.to_str().unwrap(),
-        "run",
-    ]));
-    let j = json(&old_json);
+    let (old, j) = run_json(
+        &with(&[
+            "--agents",
+            &agents,
+            "--threads=4",
+            "--time=3",
+            "--report-interval=1",
+            "--percentile=99",
+            "--report-style=0.5",
+        ]),
+        &scratch.path("old.json"),
+    );
     let re = |p: &str| regex::Regex::new(p).unwrap();
     let interval = re(
         r"^\[\s*(\d+)s\] threads: (\d+), tps: ([\d.]+), reads: ([\d.]+), writes: ([\d.]+), response time: ([\d.]+)ms \(99%\), errors: ([\d.]+), reconnects:\s+([\d.]+)$",
@@ -300,5 +267,5 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     ] {
         assert!(!old.contains(own), "{own:?} in the 0.5 style:\n{old}");
     }
-    run(with(&["cleanup"]));
+    fleetbench_ok(&with(&["cleanup"]));
 }
