@@ -7,21 +7,14 @@ use fleetbench_proto::v1::{
     HelloReply, HelloRequest, PrepareRequest, Progress, RunEvent, RunRequest, StopReply,
     StopRequest,
 };
-use fleetbench_tests::{AgentProc, fleetbench, hello, thread_count};
+use fleetbench_tests::{AgentProc, expect_usage_error, fleetbench, hello, thread_count};
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, Streaming};
 
 /// Runs the coordinator and checks: exit 2, exactly one line on stderr containing `expect`.
 fn refused(args: &[&str], expect: &str) -> String {
     let out = fleetbench(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
-    assert_eq!(
-        err.lines().count(),
-        1,
-        "{args:?}: one line expected, got:\n{err}"
-    );
-    assert!(err.contains(expect), "{args:?}: {err:?} lacks {expect:?}");
+    let err = expect_usage_error(&out, &format!("{args:?}"), &[expect]);
     assert!(
         out.stdout.is_empty() || !String::from_utf8_lossy(&out.stdout).contains("Threads started")
     );
@@ -167,16 +160,7 @@ impl Agent for FutureAgent {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_of_another_protocol_version_is_refused() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let fake = listener.local_addr().unwrap().to_string();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(AgentServer::new(FutureAgent))
-            .serve_with_incoming(TcpListenerStream::new(listener)),
-    );
-    let good = AgentProc::start();
-    let idle = thread_count(good.pid());
-    let agents = format!("{},{fake}", good.addr);
+    let (good, idle, fake, agents) = beside_a_real_agent(FutureAgent).await;
     let err = tokio::task::spawn_blocking(move || {
         refused(
             &["cpu", "--agents", &agents, "--threads=2", "run"],
@@ -191,6 +175,22 @@ async fn an_agent_of_another_protocol_version_is_refused() {
         hello(&good.addr).await.0.is_empty(),
         "the compatible agent is idle"
     );
+}
+
+/// Serves `fake` on a loopback port next to a real agent; the real agent, its idle thread
+/// count, the fake's address and both addresses as an `--agents` list.
+async fn beside_a_real_agent(fake: impl Agent) -> (AgentProc, usize, String, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(AgentServer::new(fake))
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    let good = AgentProc::start();
+    let idle = thread_count(good.pid());
+    let agents = format!("{},{addr}", good.addr);
+    (good, idle, addr, agents)
 }
 
 /// An agent that takes Start and never answers Ready.
@@ -242,16 +242,7 @@ impl Agent for SilentAgent {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_not_ready_in_time_cancels_the_run_everywhere() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let silent = listener.local_addr().unwrap().to_string();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(AgentServer::new(SilentAgent))
-            .serve_with_incoming(TcpListenerStream::new(listener)),
-    );
-    let good = AgentProc::start();
-    let idle = thread_count(good.pid());
-    let agents = format!("{},{silent}", good.addr);
+    let (good, idle, silent, agents) = beside_a_real_agent(SilentAgent).await;
     let err = tokio::task::spawn_blocking(move || {
         refused(
             &[

@@ -2,8 +2,8 @@
 //! package from PyPI, which scripts/test.sh installs into target/pyenv), and what it decodes
 //! is what the JSON says, interval by interval and agent by agent.
 
-use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, json};
-use std::path::PathBuf;
+use fleetbench_tests::{Scratch, fleetbench, run_json, run_tool};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The Python with `hdrhistogram` installed: $FLEETBENCH_HDR_PYTHON, or the venv that
@@ -41,33 +41,36 @@ while True:
           h.get_value_at_percentile(98.9), h.get_value_at_percentile(99.1))
 "#;
 
+/// Runs `fleetbench ARGS --hlog=<log> run` and asserts it failed; its stderr.
+fn fails_with_hlog(args: &[&str], log: &Path) -> String {
+    let hlog = format!("--hlog={}", log.display());
+    let out = fleetbench(&[args, &[&hlog, "run"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    err
+}
+
 #[test]
 fn hdrhistogram_tools_read_every_interval_of_the_log() {
     let py = python();
     let dir = Scratch::new("hlog");
     let log = dir.path("run.hlog");
-    let out_json = dir.path("run.json");
-    fleetbench_ok(&[
-        "cpu",
-        "--threads=2",
-        "--local-agents=2",
-        "--time=3",
-        "--report-interval=1",
-        "--cpu-max-prime=3000",
-        &format!("--hlog={}", log.display()),
-        "--hlog-per-agent",
-        &format!("--json={}", out_json.display()),
-        "run",
-    ]);
-    let decoded = Command::new(&py)
-        .args(["-c", DECODE, log.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&decoded.stdout).into_owned();
-    assert!(
-        decoded.status.success(),
-        "{}",
-        String::from_utf8_lossy(&decoded.stderr)
+    let (_, doc) = run_json(
+        &[
+            "cpu",
+            "--threads=2",
+            "--local-agents=2",
+            "--time=3",
+            "--report-interval=1",
+            "--cpu-max-prime=3000",
+            &format!("--hlog={}", log.display()),
+            "--hlog-per-agent",
+        ],
+        &dir.path("run.json"),
+    );
+    let text = run_tool(
+        Command::new(&py).args(["-c", DECODE, log.to_str().unwrap()]),
+        "python runs",
     );
     let rows: Vec<(String, f64, u64, (u64, u64))> = text
         .lines()
@@ -82,7 +85,6 @@ fn hdrhistogram_tools_read_every_interval_of_the_log() {
         })
         .collect();
 
-    let doc = json(&out_json);
     let intervals = doc["intervals"].as_array().unwrap();
     let merged: Vec<_> = rows.iter().filter(|r| r.0 == "-").collect();
     assert_eq!(merged.len(), intervals.len(), "{text}");
@@ -141,29 +143,18 @@ fn hdrhistogram_tools_read_every_interval_of_the_log() {
     assert!(!std::path::Path::new("x.hlog").exists());
     // A path it cannot create fails before the run, with the path in the message.
     let bad = dir.path("no/such/dir/run.hlog");
-    let out = fleetbench(&[
-        "cpu",
-        "--time=1",
-        &format!("--hlog={}", bad.display()),
-        "run",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    let err = fails_with_hlog(&["cpu", "--time=1"], &bad);
     assert!(
         err.contains("cannot create the HdrHistogram log") && err.contains("no/such/dir"),
         "{err}"
     );
     // A run that fails before it starts leaves no empty log behind.
     let never = dir.path("never.hlog");
-    let out = fleetbench(&[
+    let unreachable = [
         "oltp_point_select",
         "--mysql-host=127.0.0.1",
         "--mysql-port=1",
-        "--time=1",
-        &format!("--hlog={}", never.display()),
-        "run",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    ];
+    let err = fails_with_hlog(&[&unreachable[..], &["--time=1"]].concat(), &never);
     assert!(!never.exists(), "an empty log was left: {err}");
 }

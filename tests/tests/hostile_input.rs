@@ -7,22 +7,20 @@ use fleetbench_proto::v1::agent_client::AgentClient;
 use fleetbench_proto::v1::{
     self as pb, RunRequest, Start, WorkloadSpec, run_request, workload_spec,
 };
-use fleetbench_tests::{AgentProc, Running, Scratch, fleetbench_capped, hello, thread_count};
+use fleetbench_tests::{
+    AgentProc, Running, Scratch, expect_usage_error, fleetbench_capped, hello, thread_count,
+};
 
 /// The address-space cap of every process these tests start.
 const CAP: u64 = 2 << 30;
 
 /// Runs the capped coordinator and checks: exit 2, one line on stderr containing `expect`.
 fn refused(args: &[&str], expect: &str) {
-    let out = fleetbench_capped(args, CAP);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
-    assert_eq!(
-        err.lines().count(),
-        1,
-        "{args:?}: one line expected:\n{err}"
+    expect_usage_error(
+        &fleetbench_capped(args, CAP),
+        &format!("{args:?}"),
+        &[expect],
     );
-    assert!(err.contains(expect), "{args:?}: {err:?} lacks {expect:?}");
 }
 
 #[test]

@@ -9,11 +9,11 @@
 //! With FLEETBENCH_HTML_SHOTS=DIR set, the screenshots are kept in DIR for a person to look
 //! at.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{Scratch, fleetbench_ok};
+use fleetbench_tests::{Scratch, fleetbench_ok, run_json, scenario_json};
 use serde_json::Value;
 
 fn chromium() -> String {
@@ -266,23 +266,33 @@ fn check_page(dir: &Scratch, html: &Path, name: &str) {
     }
 }
 
+/// Runs `fleetbench cpu ARGS` on two embedded agents (`--cpu-max-prime=2000`), its results
+/// in `name`.json and `name`.html of `dir`; the JSON result, the page and its DOM in Chromium.
+fn cpu_page(dir: &Scratch, name: &str, args: &[&str]) -> (Value, PathBuf, String) {
+    let html = dir.path(&format!("{name}.html"));
+    let html_opt = format!("--html={}", html.display());
+    let fixed = ["cpu", "--local-agents=2", "--cpu-max-prime=2000", &html_opt];
+    let (_, doc) = run_json(
+        &[&fixed[..], args].concat(),
+        &dir.path(&format!("{name}.json")),
+    );
+    let dom = browse(dir, &html, &["--dump-dom"]);
+    (doc, html, dom)
+}
+
+/// Runs `fleetbench report JSON --html=HTML`.
+fn report_html(json: &Path, html: &Path) {
+    fleetbench_ok(&[
+        "report",
+        json.to_str().unwrap(),
+        &format!("--html={}", html.display()),
+    ]);
+}
+
 #[test]
 fn sweep_html_opens_in_chromium_with_every_data_point() {
     let dir = Scratch::new("html-sweep");
-    let json = dir.path("sweep.json");
-    let html = dir.path("sweep.html");
-    fleetbench_ok(&[
-        "cpu",
-        "--threads=1,2",
-        "--time=2",
-        "--local-agents=2",
-        "--cpu-max-prime=2000",
-        &format!("--json={}", json.display()),
-        &format!("--html={}", html.display()),
-        "run",
-    ]);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let (doc, html, dom) = cpu_page(&dir, "sweep", &["--threads=1,2", "--time=2"]);
     // Events/s and p95 against threads: one point per step, with the step's figures.
     let steps = doc["steps"].as_array().unwrap();
     let tps = points(&dom, "tps-threads");
@@ -336,21 +346,11 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
 #[test]
 fn rate_sweep_html_opens_in_chromium_with_its_throughput_latency_curve() {
     let dir = Scratch::new("html-rate-sweep");
-    let json = dir.path("rates.json");
-    let html = dir.path("rates.html");
-    fleetbench_ok(&[
-        "cpu",
-        "--rate=200,400,800",
-        "--threads=2",
-        "--time=2",
-        "--local-agents=2",
-        "--cpu-max-prime=2000",
-        &format!("--json={}", json.display()),
-        &format!("--html={}", html.display()),
-        "run",
-    ]);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let (doc, html, dom) = cpu_page(
+        &dir,
+        "rates",
+        &["--rate=200,400,800", "--threads=2", "--time=2"],
+    );
     let steps = doc["steps"].as_array().unwrap();
     // Achieved against offered, and p50/p95/p99 against achieved: a point per step.
     let achieved = points(&dom, "achieved-rate");
@@ -383,21 +383,17 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let dir = Scratch::new("html-run");
     let json = dir.path("run.json");
     let html = dir.path("run.html");
-    fleetbench_ok(&[
-        "cpu",
-        "--threads=2",
-        "--time=3",
-        "--local-agents=2",
-        "--cpu-max-prime=2000",
-        &format!("--json={}", json.display()),
-        "run",
-    ]);
-    fleetbench_ok(&[
-        "report",
-        json.to_str().unwrap(),
-        &format!("--html={}", html.display()),
-    ]);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (_, doc) = run_json(
+        &[
+            "cpu",
+            "--threads=2",
+            "--time=3",
+            "--local-agents=2",
+            "--cpu-max-prime=2000",
+        ],
+        &json,
+    );
+    report_html(&json, &html);
     let dom = browse(&dir, &html, &["--dump-dom"]);
     let intervals = doc["intervals"].as_array().unwrap();
     let lat = points(&dom, "latency-time");
@@ -437,11 +433,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let bare_json = dir.path("bare.json");
     let bare_html = dir.path("bare.html");
     std::fs::write(&bare_json, serde_json::to_vec(&bare).unwrap()).unwrap();
-    fleetbench_ok(&[
-        "report",
-        bare_json.to_str().unwrap(),
-        &format!("--html={}", bare_html.display()),
-    ]);
+    report_html(&bare_json, &bare_html);
     let dom = browse(&dir, &bare_html, &["--dump-dom"]);
     assert_eq!(attr(status(&dom), "data-ok"), "true");
     assert!(dom.contains(">no data for Events/s over time (merged)</p>"));
@@ -456,10 +448,9 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
 #[test]
 fn scenario_html_has_a_line_per_scenario_and_a_spectrum_per_step() {
     let dir = Scratch::new("html-scenario");
-    let file = dir.path("scenarios.toml");
     // cpu needs no database: the target is named because a scenario must name one.
-    std::fs::write(
-        &file,
+    let file = dir.write(
+        "scenarios.toml",
         r#"
 test = "cpu"
 threads = [1, 2]
@@ -479,18 +470,13 @@ name = "larger-primes"
 targets = ["unused"]
 options = { cpu-max-prime = 4000 }
 "#,
-    )
-    .unwrap();
-    let json = dir.path("scenarios.json");
+    );
     let html = dir.path("scenarios.html");
-    fleetbench_ok(&[
-        "scenario",
-        "run",
-        file.to_str().unwrap(),
-        &format!("--json={}", json.display()),
-        &format!("--html={}", html.display()),
-    ]);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (_, doc) = scenario_json(
+        &file,
+        &[&format!("--html={}", html.display())],
+        &dir.path("scenarios.json"),
+    );
     let dom = browse(&dir, &html, &["--dump-dom"]);
     let scenarios = doc["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 2);
@@ -532,11 +518,7 @@ fn an_oltp_sweep_has_tps_and_qps_on_their_own_axes() {
         .join("html-oltp-sweep.json");
     let dir = Scratch::new("html-oltp");
     let html = dir.path("oltp-sweep.html");
-    fleetbench_ok(&[
-        "report",
-        fixture.to_str().unwrap(),
-        &format!("--html={}", html.display()),
-    ]);
+    report_html(&fixture, &html);
     let doc: Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
     let dom = browse(&dir, &html, &["--dump-dom"]);
     let steps = doc["steps"].as_array().unwrap();

@@ -1,8 +1,8 @@
 //! OLTP bad input: one clear error line on stderr, a non-zero exit, and nothing created or
 //! dropped behind the user's back.
 
-use fleetbench_tests::fleetbench;
 use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{expect_usage_error, fleetbench};
 
 fn opts(db: &MariaDb) -> Vec<String> {
     vec![
@@ -22,12 +22,7 @@ fn refused(args: &[&str], extra: &[String], expect: &[&str]) -> String {
         .chain(extra.iter().map(String::as_str))
         .collect();
     let out = fleetbench(&all);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{all:?}: one line expected:\n{err}");
-    for e in expect {
-        assert!(err.contains(e), "{all:?}: {err:?} lacks {e:?}");
-    }
+    let err = expect_usage_error(&out, &format!("{all:?}"), expect);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Threads started"));
     err
 }

@@ -312,6 +312,16 @@ fn prometheus_scrapes_a_run_and_serves_its_series_with_agent_labels() {
     assert!(checked >= 15, "{checked} dashboard queries");
 }
 
+/// Runs `fleetbench cpu ARGS --json=<path> run` and asserts it exited 0; its stderr (where
+/// the notes and warnings go).
+fn cpu_run(args: &[&str], path: &Path) -> String {
+    let json_opt = format!("--json={}", path.display());
+    let out = fleetbench(&[&["cpu"], args, &[&json_opt, "run"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    stderr
+}
+
 #[test]
 fn the_pushgateway_gets_the_final_figures() {
     let dir = Scratch::new("pushgateway");
@@ -321,18 +331,16 @@ fn the_pushgateway_gets_the_final_figures() {
     cmd.arg(format!("--web.listen-address={pgw}"));
     let _pushgateway = start(cmd, port, "/-/ready");
     let out_json = dir.path("run.json");
-    let out = fleetbench(&[
-        "cpu",
-        "--local-agents=2",
-        "--threads=2",
-        "--time=2",
-        "--cpu-max-prime=3000",
-        &format!("--metrics-push=http://{pgw}"),
-        &format!("--json={}", out_json.display()),
-        "run",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stderr = cpu_run(
+        &[
+            "--local-agents=2",
+            "--threads=2",
+            "--time=2",
+            "--cpu-max-prime=3000",
+            &format!("--metrics-push=http://{pgw}"),
+        ],
+        &out_json,
+    );
     let doc = json(&out_json);
     let run_id = doc["meta"]["run_id"].as_str().unwrap();
     assert!(
@@ -362,16 +370,8 @@ fn the_pushgateway_gets_the_final_figures() {
     // A Pushgateway that is not there: a warning, and the run's result is still written.
     let gone = free_port();
     let out_json2 = dir.path("run2.json");
-    let out = fleetbench(&[
-        "cpu",
-        "--threads=1",
-        "--time=1",
-        &format!("--metrics-push=http://127.0.0.1:{gone}"),
-        &format!("--json={}", out_json2.display()),
-        "run",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let push = format!("--metrics-push=http://127.0.0.1:{gone}");
+    let stderr = cpu_run(&["--threads=1", "--time=1", &push], &out_json2);
     assert!(
         stderr.contains("warning: cannot push the run's metrics: http://127.0.0.1:"),
         "{stderr}"

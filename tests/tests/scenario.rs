@@ -4,7 +4,7 @@
 //! with one line naming the line and the field.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench};
+use fleetbench_tests::{Scratch, expect_usage_error, fleetbench, scenario_json};
 use serde_json::Value;
 
 const COUNTERS: [&str; 3] = ["Com_select", "Com_stmt_execute", "Com_stmt_prepare"];
@@ -23,10 +23,9 @@ fn two_scenarios_on_two_servers_give_one_row_per_scenario_and_thread_count() {
     let db1 = MariaDb::start();
     let db2 = MariaDb::start();
     let dir = Scratch::new("scenario");
-    let file = dir.path("scenarios.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let file = dir.write(
+        "scenarios.toml",
+        &format!(
             r#"
 test = "oltp_read_only"
 threads = [1, 2]
@@ -56,24 +55,13 @@ targets = ["second"]
             db1.url(),
             db2.url()
         ),
-    )
-    .unwrap();
-    let json = dir.path("scenarios.json");
+    );
     let html = dir.path("scenarios.html");
     let (b1, b2) = (counters(&db1), counters(&db2));
-    let out = fleetbench(&[
-        "scenario",
-        "run",
-        file.to_str().unwrap(),
-        &format!("--json={}", json.display()),
-        &format!("--html={}", html.display()),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, doc) = scenario_json(
+        &file,
+        &[&format!("--html={}", html.display())],
+        &dir.path("scenarios.json"),
     );
     let (a1, a2) = (counters(&db1), counters(&db2));
 
@@ -115,7 +103,6 @@ targets = ["second"]
         "{stdout}"
     );
 
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["kind"], "scenarios");
     let sc = doc["scenarios"].as_array().unwrap();
     assert_eq!(sc.len(), 2);
@@ -177,15 +164,10 @@ targets = ["second"]
 /// the field.
 fn refused(text: &str, line: usize, field: &str, what: &str) {
     let dir = Scratch::new(&format!("bad-scenario-{line}-{}", field.replace('.', "_")));
-    let file = dir.path("bad.toml");
-    std::fs::write(&file, text).unwrap();
+    let file = dir.write("bad.toml", text);
     let out = fleetbench(&["scenario", "run", file.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "one line expected: {err}");
-    for e in [&format!("line {line}:"), &format!("field '{field}'"), what] {
-        assert!(err.contains(e), "{err:?} lacks {e:?}");
-    }
+    let (at, named) = (format!("line {line}:"), format!("field '{field}'"));
+    expect_usage_error(&out, "the scenario file", &[&at, &named, what]);
     assert!(String::from_utf8_lossy(&out.stdout).is_empty());
 }
 
@@ -231,8 +213,7 @@ targets = ["master"]
     );
     // --only must name a scenario of the file.
     let dir = Scratch::new("only");
-    let file = dir.path("s.toml");
-    std::fs::write(&file, good).unwrap();
+    let file = dir.write("s.toml", good);
     let out = fleetbench(&["scenario", "run", file.to_str().unwrap(), "--only=nosuch"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such scenario"));
@@ -242,10 +223,9 @@ targets = ["master"]
 fn repeated_scenarios_alternate_and_keep_every_measurement() {
     let db = MariaDb::start();
     let dir = Scratch::new("scenario-repeat");
-    let file = dir.path("scenarios.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let file = dir.write(
+        "scenarios.toml",
+        &format!(
             r#"
 test = "oltp_point_select"
 threads = [1]
@@ -265,23 +245,11 @@ targets = ["db"]
 "#,
             db.url()
         ),
-    )
-    .unwrap();
-    let json = dir.path("scenarios.json");
-    let out = fleetbench(&[
-        "scenario",
-        "run",
-        file.to_str().unwrap(),
-        "--repeat=2",
-        "--tag=study=ps-mode",
-        &format!("--json={}", json.display()),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    );
+    let (stdout, doc) = scenario_json(
+        &file,
+        &["--repeat=2", "--tag=study=ps-mode"],
+        &dir.path("scenarios.json"),
     );
     // One pass over both scenarios per measurement, the second one backwards.
     let passes: Vec<&str> = stdout
@@ -300,7 +268,6 @@ targets = ["db"]
             "{line}"
         );
     }
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["repeat"], 2);
     for sc in doc["scenarios"].as_array().unwrap() {
         let reps: Vec<u64> = sc["steps"]
