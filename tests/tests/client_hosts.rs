@@ -3,7 +3,7 @@
 //! report, the warning and the JSON say so. One test, so that the two never overlap.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench_ok, json};
+use fleetbench_tests::{Scratch, run_json};
 use serde_json::Value;
 
 fn host_load(doc: &Value) -> &Value {
@@ -18,27 +18,20 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     // Light: 20 point selects a second on one thread.
-    let db = MariaDb::start();
     let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
-    let light = dir.path("light.json");
-    let out = fleetbench_ok(
-        &db.args(
+    let db = MariaDb::prepared(&common);
+    let (out, doc) = db.run_json(
+        &[
+            &common,
             &[
-                &common[..],
-                &[
-                    "--threads=1",
-                    "--rate=20",
-                    "--time=3",
-                    "--report-interval=1",
-                    &format!("--json={}", light.display()),
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
+                "--threads=1",
+                "--rate=20",
+                "--time=3",
+                "--report-interval=1",
+            ],
+        ],
+        &dir.path("light.json"),
     );
-    let doc = json(&light);
     let load = host_load(&doc);
     assert!(
         !out.contains("saturated") && load["saturated_intervals"] == Value::Array(vec![]),
@@ -51,17 +44,11 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
     drop(db);
 
     // Saturated: twice as many busy threads as cores.
-    let heavy = dir.path("heavy.json");
     let threads = format!("--threads={}", 2 * cores);
-    let out = fleetbench_ok(&[
-        "cpu",
-        &threads,
-        "--time=3",
-        "--report-interval=1",
-        &format!("--json={}", heavy.display()),
-        "run",
-    ]);
-    let doc = json(&heavy);
+    let (out, doc) = run_json(
+        &["cpu", &threads, "--time=3", "--report-interval=1"],
+        &dir.path("heavy.json"),
+    );
     let load = host_load(&doc);
     let saturated = load["saturated_intervals"].as_array().unwrap();
     // Flagged: at least one saturated interval (on a shared VM, time stolen by its host

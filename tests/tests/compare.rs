@@ -3,7 +3,23 @@
 
 use std::path::PathBuf;
 
-use fleetbench_tests::fleetbench;
+use fleetbench_tests::{expect_ok, fleetbench};
+
+/// The cells of the row whose first column is `metric`: cells are two or more spaces
+/// apart, and may hold single spaces ("12.00 ±0.50", "within noise").
+fn row(out: &str, metric: &str) -> Vec<String> {
+    let head = format!("{metric}  ");
+    let cells = out
+        .lines()
+        .find_map(|l| l.strip_prefix(&head))
+        .unwrap_or_else(|| panic!("no row {metric} in\n{out}"));
+    cells
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(String::from)
+        .collect()
+}
 
 fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -11,21 +27,6 @@ fn fixture(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
-}
-
-/// The cells of the row whose first column is `metric`: cells are two or more spaces
-/// apart, and may hold single spaces ("12.00 ±0.50", "within noise").
-fn row(out: &str, metric: &str) -> Vec<String> {
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(&format!("{metric}  ")))
-        .unwrap_or_else(|| panic!("no row {metric} in\n{out}"));
-    line[metric.len()..]
-        .split("  ")
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(String::from)
-        .collect()
 }
 
 #[test]
@@ -36,13 +37,7 @@ fn compare_computes_the_change_against_the_first_file() {
         &fixture("compare-new.json"),
         &fixture("compare-third.json"),
     ]);
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = expect_ok(&out);
     assert!(
         text.contains("\nCompared with compare-base.json (threads: 16 / 16 / 32)\n"),
         "{text}"
@@ -236,34 +231,19 @@ fn compare(args: &[&str]) -> (Option<i32>, String) {
 #[test]
 fn compare_tells_an_effect_from_noise_over_repeated_runs() {
     use fleetbench_tests::mariadb::MariaDb;
-    use fleetbench_tests::{Scratch, expect_ok};
-    let db = MariaDb::start();
+    use fleetbench_tests::{Scratch, scenario_json};
+    let common = ["oltp_read_only", "--tables=1", "--table-size=1000"];
+    let db = MariaDb::prepared(&common);
     let scratch = Scratch::new("compare-repeat");
-    let mut common: Vec<String> = ["oltp_read_only", "--tables=1", "--table-size=1000"]
-        .map(String::from)
-        .to_vec();
-    common.extend(db.fleetbench_args());
-    let run = |extra: &[&str]| {
-        let args: Vec<String> = common
-            .iter()
-            .cloned()
-            .chain(extra.iter().map(|s| s.to_string()))
-            .collect();
-        expect_ok(&fleetbench(
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        ))
-    };
-    run(&["prepare"]);
     // Scenario files with --repeat alternate their scenarios, so that drift over time (a
     // neighbour's load on a shared machine) falls on both sides alike. A transaction of 36
     // queries against one of 3 is an effect far larger than that noise.
     let heavy = r#"{ point-selects = 30 }"#;
     let light = r#"{ point-selects = 1, simple-ranges = 0, sum-ranges = 0, order-ranges = 0, distinct-ranges = 0 }"#;
     let measure = |name: &str, first: (&str, &str), second: (&str, &str)| {
-        let file = scratch.path(&format!("{name}.toml"));
-        std::fs::write(
-            &file,
-            format!(
+        let file = scratch.write(
+            &format!("{name}.toml"),
+            &format!(
                 "test = \"oltp_read_only\"\nthreads = [2]\ntime = 2\nwarmup-time = 1\n\
                  [options]\ntables = 1\ntable-size = 1000\n[targets]\ndb = \"{}\"\n\
                  [[scenario]]\nname = \"{}\"\ntargets = [\"db\"]\nprepare = false\noptions = {}\n\
@@ -274,26 +254,11 @@ fn compare_tells_an_effect_from_noise_over_repeated_runs() {
                 second.0,
                 second.1
             ),
-        )
-        .unwrap();
-        let path = scratch.path(&format!("{name}.json")).display().to_string();
-        let out = fleetbench(&[
-            "scenario",
-            "run",
-            file.to_str().unwrap(),
-            "--repeat=4",
-            "--json",
-            &path,
-        ]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
         );
+        let path = scratch.path(&format!("{name}.json"));
+        let (text, _) = scenario_json(&file, &["--repeat=4"], &path);
         assert!(text.contains("measurement 4/4"), "{text}");
-        path
+        path.display().to_string()
     };
     let aa = measure("aa", ("a1", heavy), ("a2", heavy));
     let effect = measure("effect", ("light", light), ("heavy", heavy));
@@ -371,5 +336,5 @@ fn compare_tells_an_effect_from_noise_over_repeated_runs() {
         assert_eq!(code, Some(2), "{bad}: {text}");
         assert!(text.contains("--fail-if"), "{text}");
     }
-    run(&["cleanup"]);
+    db.fleetbench_ok(&[&common, &["cleanup"]]);
 }

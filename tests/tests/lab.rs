@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use fleetbench_tests::{Scratch, bin, fleetbench};
+use fleetbench_tests::{Scratch, bin, fleetbench, fleetbench_ok};
 
 struct Lab {
     dir: PathBuf,
@@ -160,6 +160,17 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// Runs `fleetbench oltp_read_write OPTIONS CMD` and asserts it exited 0; its stdout.
+fn oltp_read_write(options: &[String], cmd: &[&str]) -> String {
+    let options = options.iter().map(String::as_str);
+    let all: Vec<&str> = ["oltp_read_write"]
+        .into_iter()
+        .chain(options)
+        .chain(cmd.iter().copied())
+        .collect();
+    fleetbench_ok(&all)
+}
+
 #[test]
 fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
     let scratch = Scratch::new("lab");
@@ -181,19 +192,7 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         format!("--agents={agents}"),
         format!("--token-file={token}"),
     ];
-    let run = |cmd: &[&str]| {
-        let mut a: Vec<&str> = vec!["oltp_read_write"];
-        a.extend(targets.iter().map(String::as_str));
-        a.extend_from_slice(cmd);
-        let out = fleetbench(&a);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{cmd:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    let run = |cmd: &[&str]| oltp_read_write(&targets, cmd);
     run(&["--threads=2", "prepare"]);
     let text = run(&["--threads=4", "--events=200", "--time=0", "run"]);
     assert!(
@@ -233,19 +232,7 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         format!("--agents={agents}"),
         format!("--token-file={token}"),
     ];
-    let run = |cmd: &[&str]| {
-        let mut a: Vec<&str> = vec!["oltp_read_write"];
-        a.extend(through_proxy.iter().map(String::as_str));
-        a.extend_from_slice(cmd);
-        let out = fleetbench(&a);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{cmd:?} through the proxy: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    let run = |cmd: &[&str]| oltp_read_write(&through_proxy, cmd);
     run(&["--threads=2", "prepare"]);
     assert_eq!(
         lab.sql("master", "SELECT COUNT(*) FROM sbtest.sbtest2")

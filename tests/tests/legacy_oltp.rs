@@ -6,32 +6,26 @@
 use std::time::Duration;
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Running, Scratch, fleetbench_ok, json, wait_until};
+use fleetbench_tests::{Running, Scratch, fleetbench_ok, wait_until};
 
 #[test]
 fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
-    let db = MariaDb::start();
     let common = [
         "--test=oltp",
         "--oltp-tables-count=1",
         "--oltp-table-size=500",
     ];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
     let before = db.status("Connections");
-    let out = fleetbench_ok(
-        &db.args(
-            &[
-                &common[..],
-                &[
-                    "--num-threads=2",
-                    "--max-requests=200",
-                    "--oltp-reconnect-mode=transaction",
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
-    );
+    let out = db.fleetbench_ok(&[
+        &common,
+        &[
+            "--num-threads=2",
+            "--max-requests=200",
+            "--oltp-reconnect-mode=transaction",
+            "run",
+        ],
+    ]);
     let opened = db.status("Connections") - before;
     // One per transaction after each thread's first, plus the two first connections and
     // the few of the coordinator's checks.
@@ -52,16 +46,11 @@ fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
         (&["--oltp-reconnect-mode=random"][..], 60..=140),
     ] {
         let before = db.status("Connections");
-        let out = fleetbench_ok(
-            &db.args(
-                &[
-                    &common[..],
-                    mode,
-                    &["--num-threads=2", "--max-requests=200", "run"],
-                ]
-                .concat(),
-            ),
-        );
+        let out = db.fleetbench_ok(&[
+            &common,
+            mode,
+            &["--num-threads=2", "--max-requests=200", "run"],
+        ]);
         let opened = db.status("Connections") - before;
         assert!(
             range.contains(&opened),
@@ -72,14 +61,13 @@ fn transaction_reconnect_mode_opens_a_connection_per_transaction() {
 
 #[test]
 fn myisam_without_transactions_and_table_options() {
-    let db = MariaDb::start();
     let common = [
         "--test=oltp",
         "--oltp-table-size=300",
         "--mysql-table-engine=myisam",
         "--mysql-create-options=COMMENT='made by fleetbench'",
     ];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
     // 0.4's one table, named as 0.4 named it.
     let ddl = db.sql("SHOW CREATE TABLE sbtest.sbtest");
     assert!(ddl.contains("ENGINE=MyISAM"), "{ddl}");
@@ -88,15 +76,7 @@ fn myisam_without_transactions_and_table_options() {
     assert!(ddl.contains("COMMENT='made by fleetbench'"), "{ddl}");
     let (begin, commit) = (db.status("Com_begin"), db.status("Com_commit"));
     let selects = db.status("Com_select");
-    let out = fleetbench_ok(
-        &db.args(
-            &[
-                &common[..],
-                &["--num-threads=1", "--max-requests=50", "run"],
-            ]
-            .concat(),
-        ),
-    );
+    let out = db.fleetbench_ok(&[&common, &["--num-threads=1", "--max-requests=50", "run"]]);
     // --mysql-engine-trx=auto: MyISAM has no transactions, so neither BEGIN nor COMMIT.
     // (One thread: without transactions, two threads' DELETE/INSERT pairs of the same id
     // collide on the primary key, with sysbench as here.)
@@ -107,30 +87,18 @@ fn myisam_without_transactions_and_table_options() {
 
 #[test]
 fn think_time_paces_a_thread_without_entering_its_latency() {
-    let db = MariaDb::start();
-    let dir = Scratch::new("legacy-think");
-    let out_json = dir.path("think.json");
     let common = ["--test=oltp", "--oltp-table-size=300"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
-    fleetbench_ok(
-        &db.args(
-            &[
-                &common[..],
-                &[
-                    "--oltp-read-only=on",
-                    "--num-threads=1",
-                    "--max-time=2",
-                    "--oltp-user-delay-min=40000",
-                    "--oltp-user-delay-max=40000",
-                    "--oltp-connect-delay=100000",
-                    &format!("--json={}", out_json.display()),
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
+    let db = MariaDb::prepared(&common);
+    let dir = Scratch::new("legacy-think");
+    let (_, j) = db.run_json(
+        &[
+            &common,
+            &["--oltp-read-only=on", "--num-threads=1", "--max-time=2"],
+            &["--oltp-user-delay-min=40000", "--oltp-user-delay-max=40000"],
+            &["--oltp-connect-delay=100000"],
+        ],
+        &dir.path("think.json"),
     );
-    let j = json(&out_json);
     let events = j["totals"]["events"].as_u64().unwrap();
     // 40 ms between transactions: at most 50 in 2 s.
     assert!((10..=51).contains(&events), "{events}");
@@ -189,9 +157,8 @@ fn established_to(addr: [u8; 4], port: u16) -> usize {
 
 #[test]
 fn test_modes_of_0_4_send_their_statements() {
-    let db = MariaDb::start();
     let common = ["--test=oltp", "--oltp-table-size=300"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
     let counters = [
         "Com_select",
         "Com_update",
@@ -221,16 +188,11 @@ fn test_modes_of_0_4_send_their_statements() {
         ),
     ] {
         let before: Vec<u64> = counters.iter().map(|c| db.status(c)).collect();
-        let out = fleetbench_ok(
-            &db.args(
-                &[
-                    &common[..],
-                    mode,
-                    &["--num-threads=1", "--max-requests=40", "run"],
-                ]
-                .concat(),
-            ),
-        );
+        let out = db.fleetbench_ok(&[
+            &common,
+            mode,
+            &["--num-threads=1", "--max-requests=40", "run"],
+        ]);
         for (c, b) in counters.iter().zip(&before) {
             let grew = db.status(c) - b;
             let want = if *c == grows { 40 } else { 0 };
@@ -241,11 +203,10 @@ fn test_modes_of_0_4_send_their_statements() {
 
 #[test]
 fn prewarm_reads_every_table_by_both_keys_over_the_agents() {
-    let db = MariaDb::start();
     let common = ["oltp_read_write", "--tables=3", "--table-size=300"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
     let selects = db.status("Com_select");
-    let out = fleetbench_ok(&db.args(&[&common[..], &["--local-agents=2", "prewarm"]].concat()));
+    let out = db.fleetbench_ok(&[&common, &["--local-agents=2", "prewarm"]]);
     // Two statements per table: the primary key, then the secondary index.
     assert_eq!(db.status("Com_select") - selects, 6, "{out}");
     for n in 1..=3 {
@@ -292,23 +253,18 @@ fn old_command_lines_run_prepare_run_and_cleanup() {
         "--rand-init=on",
         "--oltp-read-only=off",
     ];
-    fleetbench_ok(&db.args(&[&v05[..], &["prepare"]].concat()));
+    db.fleetbench_ok(&[&v05, &["prepare"]]);
     assert_eq!(sbtest_tables(&db), ["sbtest1", "sbtest2"]);
-    let out = fleetbench_ok(
-        &db.args(
-            &[
-                &v05[..],
-                &[
-                    "--max-requests=0",
-                    "--max-time=2",
-                    "--report-interval=1",
-                    "--report-style=0.5",
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
-    );
+    let out = db.fleetbench_ok(&[
+        &v05,
+        &[
+            "--max-requests=0",
+            "--max-time=2",
+            "--report-interval=1",
+            "--report-style=0.5",
+            "run",
+        ],
+    ]);
     assert!(out.contains("[   1s] threads: 4, tps: "), "{out}");
     assert!(out.contains("OLTP test statistics:"), "{out}");
     // 0.5's other scripts on the same tables, then cleanup.
@@ -326,7 +282,7 @@ fn old_command_lines_run_prepare_run_and_cleanup() {
             "{script}: {out}"
         );
     }
-    fleetbench_ok(&db.args(&[&v05[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&v05, &["cleanup"]]);
     assert!(sbtest_tables(&db).is_empty());
 
     // 0.5's parallel_prepare.lua: its run prepares (0.5's sbtest1..N), its cleanup drops.
@@ -336,37 +292,32 @@ fn old_command_lines_run_prepare_run_and_cleanup() {
         "--oltp-table-size=500",
         "--num-threads=2",
     ];
-    fleetbench_ok(&db.args(&[&pp[..], &["run"]].concat()));
+    db.fleetbench_ok(&[&pp, &["run"]]);
     assert_eq!(sbtest_tables(&db), ["sbtest1", "sbtest2"]);
     assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.sbtest2").trim(), "500");
-    fleetbench_ok(&db.args(&[&pp[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&pp, &["cleanup"]]);
     assert!(sbtest_tables(&db).is_empty());
 
     // 0.4's built-in test: its one table is sbtest, as 0.4 named it.
     let v04 = ["--test=oltp", "--oltp-table-size=500", "--num-threads=2"];
-    fleetbench_ok(&db.args(&[&v04[..], &["prepare"]].concat()));
+    db.fleetbench_ok(&[&v04, &["prepare"]]);
     assert_eq!(sbtest_tables(&db), ["sbtest"]);
-    let out = fleetbench_ok(
-        &db.args(
-            &[
-                &v04[..],
-                &[
-                    "--oltp-test-mode=complex",
-                    "--max-requests=200",
-                    "--init-rng=on",
-                    "--report-style=0.4",
-                    "run",
-                ],
-            ]
-            .concat(),
-        ),
-    );
+    let out = db.fleetbench_ok(&[
+        &v04,
+        &[
+            "--oltp-test-mode=complex",
+            "--max-requests=200",
+            "--init-rng=on",
+            "--report-style=0.4",
+            "run",
+        ],
+    ]);
     assert!(
         out.contains("transactions:                        200 "),
         "{out}"
     );
     assert!(out.contains("General statistics:"), "{out}");
-    fleetbench_ok(&db.args(&[&v04[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&v04, &["cleanup"]]);
     assert!(sbtest_tables(&db).is_empty());
 }
 
@@ -378,19 +329,11 @@ fn the_single_table_of_0_4_goes_by_its_name() {
         "--oltp-table-name=sbtest",
         "--oltp-table-size=300",
     ];
-    let out = fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let out = db.fleetbench_ok(&[&common, &["prepare"]]);
     assert!(out.contains("Creating table 'sbtest'..."), "{out}");
     assert_eq!(sbtest_tables(&db), ["sbtest"]);
     assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.sbtest").trim(), "300");
-    let out = fleetbench_ok(
-        &db.args(
-            &[
-                &common[..],
-                &["--max-requests=50", "--num-threads=2", "run"],
-            ]
-            .concat(),
-        ),
-    );
+    let out = db.fleetbench_ok(&[&common, &["--max-requests=50", "--num-threads=2", "run"]]);
     assert!(
         out.contains("transactions:                        50 "),
         "{out}"
@@ -399,22 +342,22 @@ fn the_single_table_of_0_4_goes_by_its_name() {
         out.contains("(127.0.0.1:") && out.contains("): sbtest\n"),
         "{out}"
     );
-    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&common, &["cleanup"]]);
     assert!(sbtest_tables(&db).is_empty());
     // Without the option, 0.4's test still names its table as 0.4 did; counting tables
     // (0.5's option) numbers them.
     let plain = ["--test=oltp", "--oltp-table-size=100"];
-    let out = fleetbench_ok(&db.args(&[&plain[..], &["prepare"]].concat()));
+    let out = db.fleetbench_ok(&[&plain, &["prepare"]]);
     assert!(out.contains("Creating table 'sbtest'..."), "{out}");
-    fleetbench_ok(&db.args(&[&plain[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&plain, &["cleanup"]]);
     let counted = [
         "--test=oltp",
         "--oltp-tables-count=1",
         "--oltp-table-size=100",
     ];
-    fleetbench_ok(&db.args(&[&counted[..], &["prepare"]].concat()));
+    db.fleetbench_ok(&[&counted, &["prepare"]]);
     assert_eq!(sbtest_tables(&db), ["sbtest1"]);
-    fleetbench_ok(&db.args(&[&counted[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&counted, &["cleanup"]]);
     assert!(sbtest_tables(&db).is_empty());
     // One name is one table.
     let two = db.args(&[&common[..], &["--oltp-tables-count=2", "prepare"]].concat());
@@ -426,9 +369,8 @@ fn the_single_table_of_0_4_goes_by_its_name() {
 
 #[test]
 fn sp_mode_calls_the_stored_procedure_once_per_event() {
-    let db = MariaDb::start();
     let common = ["--test=oltp", "--oltp-table-size=200"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
+    let db = MariaDb::prepared(&common);
     // The user's own procedures beside the table: one that writes (each call leaves a row)
     // and one that returns a result set, which the client must read past.
     db.sql(
@@ -441,22 +383,17 @@ fn sp_mode_calls_the_stored_procedure_once_per_event() {
         ("sbtest.bench_read", "--db-ps-mode=disable"),
     ] {
         let calls = db.status("Com_call_procedure");
-        let out = fleetbench_ok(
-            &db.args(
-                &[
-                    &common[..],
-                    &[
-                        "--oltp-test-mode=sp",
-                        &format!("--oltp-sp-name={name}"),
-                        ps,
-                        "--num-threads=2",
-                        "--max-requests=40",
-                        "run",
-                    ],
-                ]
-                .concat(),
-            ),
-        );
+        let out = db.fleetbench_ok(&[
+            &common,
+            &[
+                "--oltp-test-mode=sp",
+                &format!("--oltp-sp-name={name}"),
+                ps,
+                "--num-threads=2",
+                "--max-requests=40",
+                "run",
+            ],
+        ]);
         assert_eq!(
             db.status("Com_call_procedure") - calls,
             40,
@@ -510,7 +447,7 @@ fn sp_mode_calls_the_stored_procedure_once_per_event() {
     assert!(text.contains("missing does not exist"), "{text}");
 
     // Cleanup drops what fleetbench made, not the user's procedures and table.
-    fleetbench_ok(&db.args(&[&common[..], &["cleanup"]].concat()));
+    db.fleetbench_ok(&[&common, &["cleanup"]]);
     assert_eq!(sbtest_tables(&db), ["sp_calls"]);
     assert_eq!(
         db.sql("SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = 'sbtest'")

@@ -173,47 +173,37 @@ fn delta(
 
 #[test]
 fn query_counts_agree_with_the_server() {
-    let db = MariaDb::start();
-    let o = db_opts(&db);
+    let tables = ["--tables=2", "--table-size=1000"];
+    let db = MariaDb::prepared(&[&["oltp_read_write"], &tables[..], &["--threads=2"]].concat());
     let scratch = Scratch::new("oltp-counts");
-    fleetbench_ok(&args(
-        &[
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=1000",
-            "--threads=2",
-            "prepare",
-        ],
-        &o,
-    ));
     assert_eq!(
         count_rows(&db, 2),
         2000,
         "tables x table-size rows after prepare"
     );
+    // Runs `test` on both tables with `extra`: the server's counters before and after, and
+    // the run's stdout.
+    let counted = |test: &str, extra: &[&str]| {
+        let before = counters(&db);
+        let text = db.fleetbench_ok(&[&[test], &tables, extra, &["run"]]);
+        (before, counters(&db), text)
+    };
 
     // Defaults: 14 reads, 4 writes, 2 other per transaction; one thread so nothing conflicts.
-    let (a, b) = (AgentProc::start(), AgentProc::start());
-    let agents = format!("{},{}", a.addr, b.addr);
+    let (_a, _b, agents) = AgentProc::pair();
     let out_json = scratch.path("rw.json");
-    let before = counters(&db);
-    fleetbench_ok(&args(
+    let json_opt = format!("--json={}", out_json.display());
+    let (before, after, _) = counted(
+        "oltp_read_write",
         &[
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=1000",
             "--threads=2",
             "--events=300",
             "--time=0",
             "--agents",
             &agents,
-            "--json",
-            out_json.to_str().unwrap(),
-            "run",
+            &json_opt,
         ],
-        &o,
-    ));
-    let after = counters(&db);
+    );
     let j = json(&out_json);
     let sql = &j["totals"]["sql"];
     let tx = sql["transactions"].as_u64().unwrap();
@@ -240,19 +230,9 @@ fn query_counts_agree_with_the_server() {
     assert_eq!(j["agents"].as_array().unwrap().len(), 2);
     assert_eq!(count_rows(&db, 2), 2000, "read_write keeps the row count");
     // Statement-kind latencies are there.
-    for k in [
-        "point_select",
-        "simple_range",
-        "sum_range",
-        "order_range",
-        "distinct_range",
-        "index_update",
-        "non_index_update",
-        "delete",
-        "insert",
-        "begin",
-        "commit",
-    ] {
+    let kinds = "point_select simple_range sum_range order_range distinct_range index_update \
+                 non_index_update delete insert begin commit";
+    for k in kinds.split_whitespace() {
         assert!(
             j["totals"]["statements_latency_ms"][k]["count"]
                 .as_u64()
@@ -263,24 +243,17 @@ fn query_counts_agree_with_the_server() {
     }
 
     // The counts follow the options.
-    let before = counters(&db);
-    let text = fleetbench_ok(&args(
+    let (before, after, text) = counted(
+        "oltp_read_write",
         &[
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=1000",
             "--threads=1",
             "--events=100",
             "--time=0",
             "--point-selects=3",
             "--range-selects=off",
-            "--json",
-            out_json.to_str().unwrap(),
-            "run",
+            &json_opt,
         ],
-        &o,
-    ));
-    let after = counters(&db);
+    );
     let sql = &json(&out_json)["totals"]["sql"];
     assert_eq!(sql["reads"].as_u64().unwrap(), 300);
     assert_eq!(delta(&before, &after, "Com_select"), 300);
@@ -298,45 +271,22 @@ fn query_counts_agree_with_the_server() {
     );
 
     // Prepared statements by default; --db-ps-mode=disable prepares nothing.
-    let before = counters(&db);
-    fleetbench_ok(&args(
-        &[
-            "oltp_point_select",
-            "--tables=2",
-            "--table-size=1000",
-            "--threads=2",
-            "--events=200",
-            "--time=0",
-            "run",
-        ],
-        &o,
-    ));
-    let after = counters(&db);
+    let point_selects = ["--threads=2", "--events=200", "--time=0"];
+    let (before, after, _) = counted("oltp_point_select", &point_selects);
     assert!(
         delta(&before, &after, "Com_stmt_prepare") >= 4,
         "2 threads x 2 tables prepared"
     );
     assert_eq!(delta(&before, &after, "Com_stmt_execute"), 200);
-    let before = counters(&db);
-    fleetbench_ok(&args(
-        &[
-            "oltp_point_select",
-            "--tables=2",
-            "--table-size=1000",
-            "--threads=2",
-            "--events=200",
-            "--time=0",
-            "--db-ps-mode=disable",
-            "run",
-        ],
-        &o,
-    ));
-    let after = counters(&db);
+    let (before, after, _) = counted(
+        "oltp_point_select",
+        &[&point_selects[..], &["--db-ps-mode=disable"]].concat(),
+    );
     assert_eq!(delta(&before, &after, "Com_stmt_prepare"), 0);
     assert_eq!(delta(&before, &after, "Com_stmt_execute"), 0);
     assert_eq!(delta(&before, &after, "Com_select"), 200);
 
-    fleetbench_ok(&args(&["oltp_read_write", "--tables=2", "cleanup"], &o));
+    db.fleetbench_ok(&[&["oltp_read_write", "--tables=2", "cleanup"]]);
     assert_eq!(db.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'").trim(), "");
 }
 

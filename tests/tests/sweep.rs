@@ -103,18 +103,9 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
 
 #[test]
 fn histogram_is_printed_before_the_statistics_and_counts_every_transaction() {
-    let db = MariaDb::start();
     let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
-    fleetbench_ok(&db.args(&[&common[..], &["prepare"]].concat()));
-    let out = fleetbench_ok(
-        &db.args(
-            &[
-                &common[..],
-                &["--threads=2", "--time=1", "--histogram", "run"],
-            ]
-            .concat(),
-        ),
-    );
+    let db = MariaDb::prepared(&common);
+    let out = db.fleetbench_ok(&[&common, &["--threads=2", "--time=1", "--histogram", "run"]]);
     let start = out
         .find("Latency histogram (values are in milliseconds)\n")
         .expect("histogram header");
