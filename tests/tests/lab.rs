@@ -189,10 +189,13 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         "--table-map=sbtest1-2=master,sbtest3-4=slave".into(),
         "--tables=4".into(),
         "--table-size=500".into(),
+    ];
+    // The lab's agents, and the token they want.
+    let fleet = [
         format!("--agents={agents}"),
         format!("--token-file={token}"),
     ];
-    let run = |cmd: &[&str]| oltp_read_write(&targets, cmd);
+    let run = |cmd: &[&str]| oltp_read_write(&[&targets[..], &fleet].concat(), cmd);
     run(&["--threads=2", "prepare"]);
     let text = run(&["--threads=4", "--events=200", "--time=0", "run"]);
     assert!(
@@ -229,10 +232,8 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         "--db-ps-mode=disable".into(),
         "--tables=2".into(),
         "--table-size=300".into(),
-        format!("--agents={agents}"),
-        format!("--token-file={token}"),
     ];
-    let run = |cmd: &[&str]| oltp_read_write(&through_proxy, cmd);
+    let run = |cmd: &[&str]| oltp_read_write(&[&through_proxy[..], &fleet].concat(), cmd);
     run(&["--threads=2", "prepare"]);
     assert_eq!(
         lab.sql("master", "SELECT COUNT(*) FROM sbtest.sbtest2")

@@ -313,38 +313,20 @@ fn tables_by_connection(db: &MariaDb) -> BTreeMap<u64, BTreeSet<u32>> {
 
 #[test]
 fn partition_split_keeps_each_agent_on_its_own_tables() {
-    let db = MariaDb::start();
-    let o = db_opts(&db);
-    fleetbench_ok(&args(
-        &[
-            "oltp_read_write",
-            "--tables=4",
-            "--table-size=200",
-            "--threads=2",
-            "prepare",
-        ],
-        &o,
-    ));
-    db.sql("SET GLOBAL log_output='TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
-    let (a, b) = (AgentProc::start(), AgentProc::start());
-    let agents = format!("{},{}", a.addr, b.addr);
-    fleetbench_ok(&args(
-        &[
-            "oltp_read_only",
-            "--tables=4",
-            "--table-size=200",
-            "--threads=4",
-            "--events=200",
-            "--time=0",
-            "--table-split=partition",
-            "--agents",
-            &agents,
-            "run",
-        ],
-        &o,
-    ));
-    db.sql("SET GLOBAL general_log=0");
-    let by_conn = tables_by_connection(&db);
+    let tables = ["--tables=4", "--table-size=200"];
+    let db = MariaDb::prepared(&[&["oltp_read_write"], &tables[..], &["--threads=2"]].concat());
+    db.sql("SET GLOBAL log_output='TABLE'");
+    let (_a, _b, agents) = AgentProc::pair();
+    // Runs oltp_read_only over both agents with `extra`, the server's general log on; the
+    // tables each connection touched.
+    let logged = |extra: &[&str]| {
+        db.sql("TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
+        let run = ["--events=200", "--time=0", "--agents", &agents, "run"];
+        db.fleetbench_ok(&[&["oltp_read_only"], &tables, extra, &run]);
+        db.sql("SET GLOBAL general_log=0");
+        tables_by_connection(&db)
+    };
+    let by_conn = logged(&["--threads=4", "--table-split=partition"]);
     let first: BTreeSet<u32> = [1, 2].into();
     let second: BTreeSet<u32> = [3, 4].into();
     assert!(
@@ -364,23 +346,7 @@ fn partition_split_keeps_each_agent_on_its_own_tables() {
     assert_eq!(seen, [2, 2], "two connections per agent: {by_conn:?}");
 
     // Shared (sysbench's semantics): connections pick among all tables.
-    db.sql("TRUNCATE mysql.general_log; SET GLOBAL general_log=1");
-    fleetbench_ok(&args(
-        &[
-            "oltp_read_only",
-            "--tables=4",
-            "--table-size=200",
-            "--threads=2",
-            "--events=200",
-            "--time=0",
-            "--agents",
-            &agents,
-            "run",
-        ],
-        &o,
-    ));
-    db.sql("SET GLOBAL general_log=0");
-    let by_conn = tables_by_connection(&db);
+    let by_conn = logged(&["--threads=2"]);
     assert!(
         by_conn.values().any(|t| t.len() == 4),
         "shared: some connection uses all tables: {by_conn:?}"

@@ -150,74 +150,37 @@ fn running_without_tables_names_the_missing_table() {
 fn bad_options_are_refused_before_any_connection() {
     // No database needed: these never get that far.
     let t = ["--target=a=mysql://sbtest@127.0.0.1:1/sbtest".to_string()];
-    refused(
-        &[
-            "oltp_read_write",
-            "--tables=3",
-            "--table-map=sbtest1-3=b",
-            "run",
-        ],
-        &t,
-        &["unknown target 'b'"],
-    );
-    refused(
-        &[
-            "oltp_read_write",
-            "--tables=3",
-            "--table-map=sbtest1-2=a",
-            "run",
-        ],
-        &t,
-        &["no target for sbtest3"],
-    );
-    refused(
-        &[
-            "oltp_read_write",
-            "--tables=3",
+    for (map, says) in [
+        ("--table-map=sbtest1-3=b", "unknown target 'b'"),
+        ("--table-map=sbtest1-2=a", "no target for sbtest3"),
+        (
             "--table-map=sbtest1-3=a,sbtest2=a",
-            "run",
-        ],
-        &t,
-        &["sbtest2 is mapped twice"],
-    );
+            "sbtest2 is mapped twice",
+        ),
+    ] {
+        refused(&["oltp_read_write", "--tables=3", map, "run"], &t, &[says]);
+    }
     let two = [
         t[0].clone(),
         "--target=b=mysql://sbtest@127.0.0.1:2/sbtest".to_string(),
     ];
     refused(&["oltp_read_write", "run"], &two, &["--table-map"]);
-    refused(
-        &["oltp_read_write", "--table-size=50", "run"],
-        &[],
-        &["--range-size=100 is larger than --table-size=50"],
-    );
-    refused(
-        &["oltp_read_write", "--target=nourl", "run"],
-        &[],
-        &["invalid --target 'nourl'"],
-    );
-    refused(
-        &["oltp_read_write", "--db-ps-mode=sometimes", "run"],
-        &[],
-        &["--db-ps-mode"],
-    );
-    refused(
-        &["oltp_read_write", "--rand-type=lumpy", "run"],
-        &[],
-        &["lumpy"],
-    );
-    refused(
-        &["oltp_read_write", "--auto-inc=maybe", "run"],
-        &[],
-        &["--auto-inc"],
-    );
-    refused(
-        &["oltp_read_write", "--mysql-ssl-mode=sometimes", "run"],
-        &[],
-        &["--mysql-ssl-mode", "verify_identity"],
-    );
-    refused(
-        &["oltp_read_write", "--mysql-ssl-mode=verify_ca", "run"],
-        &[],
-        &["needs --mysql-ssl-ca"],
-    );
+    // (the option, what the error says)
+    for (option, says) in [
+        (
+            "--table-size=50",
+            &["--range-size=100 is larger than --table-size=50"][..],
+        ),
+        ("--target=nourl", &["invalid --target 'nourl'"]),
+        ("--db-ps-mode=sometimes", &["--db-ps-mode"]),
+        ("--rand-type=lumpy", &["lumpy"]),
+        ("--auto-inc=maybe", &["--auto-inc"]),
+        (
+            "--mysql-ssl-mode=sometimes",
+            &["--mysql-ssl-mode", "verify_identity"],
+        ),
+        ("--mysql-ssl-mode=verify_ca", &["needs --mysql-ssl-ca"]),
+    ] {
+        refused(&["oltp_read_write", option, "run"], &[], says);
+    }
 }

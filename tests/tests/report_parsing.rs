@@ -243,22 +243,14 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
         r"^\s+total time:\s+([\d.]+)s$",
         t["time_s"].as_f64().unwrap(),
     );
-    close(
-        r"^\s+min:\s+([\d.]+)ms$",
-        t["latency_ms"]["min"].as_f64().unwrap(),
-    );
-    close(
-        r"^\s+avg:\s+([\d.]+)ms$",
-        t["latency_ms"]["avg"].as_f64().unwrap(),
-    );
-    close(
-        r"^\s+max:\s+([\d.]+)ms$",
-        t["latency_ms"]["max"].as_f64().unwrap(),
-    );
-    close(
-        r"^\s+approx\.\s+99 percentile:\s+([\d.]+)ms$",
-        t["latency_ms"]["p99"].as_f64().unwrap(),
-    );
+    for (pattern, figure) in [
+        (r"^\s+min:\s+([\d.]+)ms$", "min"),
+        (r"^\s+avg:\s+([\d.]+)ms$", "avg"),
+        (r"^\s+max:\s+([\d.]+)ms$", "max"),
+        (r"^\s+approx\.\s+99 percentile:\s+([\d.]+)ms$", "p99"),
+    ] {
+        close(pattern, t["latency_ms"][figure].as_f64().unwrap());
+    }
     for own in [
         "Per agent",
         "Per target",

@@ -181,30 +181,39 @@ master = "mysql://sbtest:pw@127.0.0.1:1/sbtest"
 name = "direct"
 targets = ["master"]
 "#;
-    refused(
-        &good.replace("threads = [4, 8]", "threads = [4, 8]\nthredas = 3"),
-        3,
-        "thredas",
-        "unknown field",
-    );
-    refused(
-        &good.replace("threads = [4, 8]", "threads = \"many\""),
-        2,
-        "threads",
-        "invalid type",
-    );
-    refused(
-        &good.replace("targets = [\"master\"]", "targets = [\"slave\"]"),
-        7,
-        "targets",
-        "unknown target 'slave'",
-    );
-    refused(
-        &good.replace("targets = [\"master\"]\n", ""),
-        5,
-        "targets",
-        "missing field `targets`",
-    );
+    // (what the good file has, what it gets instead, line, field, error)
+    for (from, to, line, field, what) in [
+        (
+            "threads = [4, 8]",
+            "threads = [4, 8]\nthredas = 3",
+            3,
+            "thredas",
+            "unknown field",
+        ),
+        (
+            "threads = [4, 8]",
+            "threads = \"many\"",
+            2,
+            "threads",
+            "invalid type",
+        ),
+        (
+            "targets = [\"master\"]",
+            "targets = [\"slave\"]",
+            7,
+            "targets",
+            "unknown target 'slave'",
+        ),
+        (
+            "targets = [\"master\"]\n",
+            "",
+            5,
+            "targets",
+            "missing field `targets`",
+        ),
+    ] {
+        refused(&good.replace(from, to), line, field, what);
+    }
     refused(
         &format!("{good}[scenario.options]\ntable-size = \"big\"\n"),
         9,
