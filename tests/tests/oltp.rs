@@ -290,6 +290,23 @@ fn query_counts_agree_with_the_server() {
     assert_eq!(db.sql("SHOW TABLES FROM sbtest LIKE 'sbtest%'").trim(), "");
 }
 
+/// Starts `fleetbench oltp_read_write --table-size=1000 EXTRA run` against `db` in the
+/// background, its stdout discarded and its stderr going to `stderr`.
+fn start_read_write(db: &MariaDb, extra: &[&str], stderr: Stdio) -> std::process::Child {
+    let parts = [
+        &["oltp_read_write", "--table-size=1000"][..],
+        extra,
+        &["run"],
+    ]
+    .concat();
+    Command::new(bin("fleetbench"))
+        .args(db.args(&parts))
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 /// Tables each server connection touched, from the general log.
 fn tables_by_connection(db: &MariaDb) -> BTreeMap<u64, BTreeSet<u32>> {
     let rows = db.sql(
@@ -415,23 +432,8 @@ fn a_killed_connection_is_reconnected_and_counted() {
         &["oltp_read_write", "--table-size=1000", "prepare"],
         &o,
     ));
-    let mut child = Command::new(bin("fleetbench"))
-        .args(args(
-            &[
-                "oltp_read_write",
-                "--table-size=1000",
-                "--threads=2",
-                "--time=5",
-                "--json",
-                out_json.to_str().unwrap(),
-                "run",
-            ],
-            &o,
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let json_opt = format!("--json={}", out_json.display());
+    let mut child = start_read_write(&db, &["--threads=2", "--time=5", &json_opt], Stdio::piped());
     let ids = || -> Vec<String> {
         db.sql("SELECT id FROM information_schema.processlist WHERE user='sbtest' AND command <> 'Daemon'")
             .lines()
@@ -525,23 +527,11 @@ fn killing_the_coordinator_closes_every_worker_connection() {
         &o,
     ));
     let agent = AgentProc::start();
-    let mut child = Command::new(bin("fleetbench"))
-        .args(args(
-            &[
-                "oltp_read_write",
-                "--table-size=1000",
-                "--threads=4",
-                "--time=60",
-                "--agents",
-                &agent.addr,
-                "run",
-            ],
-            &o,
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start_read_write(
+        &db,
+        &["--threads=4", "--time=60", "--agents", &agent.addr],
+        Stdio::null(),
+    );
     let workers = || {
         db.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user='sbtest'")
             .trim()

@@ -56,6 +56,8 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     let db = MariaDb::prepared(&common);
     let (_a, _b, agents) = AgentProc::pair();
     let with = |extra: &[&str]| db.args(&[&common[..], extra].concat());
+    // The runs compared: four threads over both agents.
+    let on_agents = |extra: &[&str]| with(&[&["--agents", &agents, "--threads=4"], extra].concat());
 
     let sb = db.sysbench(
         DATABASE,
@@ -72,13 +74,7 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
 
     let scratch = Scratch::new("report-parsing");
     let (fb, j) = run_json(
-        &with(&[
-            "--agents",
-            &agents,
-            "--threads=4",
-            "--time=3",
-            "--report-interval=1",
-        ]),
+        &on_agents(&["--time=3", "--report-interval=1"]),
         &scratch.path("fb.json"),
     );
     // fleetbench's own blocks are there ...
@@ -133,14 +129,7 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     );
 
     // --report-style=1.0: sysbench's report alone, the same lines as sysbench's.
-    let plain = fleetbench_ok(&with(&[
-        "--agents",
-        &agents,
-        "--threads=4",
-        "--time=2",
-        "--report-style=1.0",
-        "run",
-    ]));
+    let plain = fleetbench_ok(&on_agents(&["--time=2", "--report-style=1.0", "run"]));
     for own in [
         "Per agent",
         "Per target",
@@ -168,10 +157,7 @@ fn sysbench_patterns_read_fleetbench_reports_as_they_read_sysbench() {
     );
     // --report-style=0.5: an old script's regexes read every figure, and they are the JSON's.
     let (old, j) = run_json(
-        &with(&[
-            "--agents",
-            &agents,
-            "--threads=4",
+        &on_agents(&[
             "--time=3",
             "--report-interval=1",
             "--percentile=99",
