@@ -174,6 +174,15 @@ pub fn command_line(parts: &[&[&str]]) -> Vec<String> {
     parts.concat().into_iter().map(String::from).collect()
 }
 
+/// The sum of `f` over the elements of the JSON array (or the values of the JSON object) `v`.
+pub fn sum_over(v: &serde_json::Value, f: impl Fn(&serde_json::Value) -> u64) -> u64 {
+    match v {
+        serde_json::Value::Array(items) => items.iter().map(f).sum(),
+        serde_json::Value::Object(map) => map.values().map(f).sum(),
+        _ => panic!("not an array or an object: {v}"),
+    }
+}
+
 /// Runs the coordinator with `args`, then `--json=<path>` and `run`, and asserts it exited
 /// 0; its stdout and the JSON result it wrote to `path`.
 pub fn run_json<S: AsRef<str>>(args: &[S], path: &std::path::Path) -> (String, serde_json::Value) {

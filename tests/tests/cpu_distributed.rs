@@ -1,7 +1,7 @@
 //! A coordinator over two real agent processes: threads split, all agents start together,
 //! merged totals equal the per-agent sums, and the JSON agrees with the text report.
 
-use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json, run_json};
+use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json, run_json, sum_over};
 
 /// The number after `label` on the line that starts with it (after trimming).
 fn field(text: &str, label: &str) -> String {
@@ -112,12 +112,7 @@ fn two_agents_split_threads_and_merge_exactly() {
             )),
             "{line} vs {iv}"
         );
-        let sum: u64 = iv["agent_events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e.as_u64().unwrap())
-            .sum();
+        let sum = sum_over(&iv["agent_events"], |e| e.as_u64().unwrap());
         assert_eq!(sum, iv["events"].as_u64().unwrap());
     }
     // The per-agent block lists both agents with their events.

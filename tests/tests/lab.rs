@@ -152,6 +152,13 @@ impl Drop for Lab {
     }
 }
 
+/// Asserts that a lab.sh command failed and that its output says `says`.
+fn expect_refused(out: &Output, says: &str) {
+    let all = text(out);
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains(says), "{all}");
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -367,12 +374,9 @@ fn two_labs_coexist_and_down_touches_only_its_own() {
 fn a_proxy_host_alone_is_refused_before_anything_is_made() {
     let scratch = Scratch::new("lonelyproxy");
     let lab = Lab::new(scratch.path("lab"), 'p');
-    let up = lab.sh(&["up", "proxy"]);
-    assert!(!up.status.success(), "{}", text(&up));
-    assert!(
-        text(&up).contains("give at least one host not named mycat or proxy"),
-        "{}",
-        text(&up)
+    expect_refused(
+        &lab.sh(&["up", "proxy"]),
+        "give at least one host not named mycat or proxy",
     );
     assert!(!lab.dir.exists() && lab.namespaces().is_empty() && !lab.bridge_exists());
 }
@@ -385,26 +389,14 @@ fn down_refuses_a_directory_that_is_not_a_lab() {
     std::fs::write(dir.join("hosts"), "db 10.231.9.11\n").unwrap();
     std::fs::write(dir.join("sub/data"), "keep me").unwrap();
     let lab = Lab::new(dir.clone(), 'n');
-    let down = lab.sh(&["down"]);
-    assert!(!down.status.success(), "{}", text(&down));
-    assert!(
-        text(&down).contains("not a lab directory"),
-        "{}",
-        text(&down)
-    );
+    expect_refused(&lab.sh(&["down"]), "not a lab directory");
     assert_eq!(
         std::fs::read_to_string(dir.join("sub/data")).unwrap(),
         "keep me"
     );
     assert!(dir.join("hosts").exists());
     // Nor does `up` take over a directory that holds something else.
-    let up = lab.sh(&["up", "db"]);
-    assert!(!up.status.success(), "{}", text(&up));
-    assert!(
-        text(&up).contains("not an empty directory"),
-        "{}",
-        text(&up)
-    );
+    expect_refused(&lab.sh(&["up", "db"]), "not an empty directory");
     assert!(!dir.join(".fleetbench-lab").exists());
     assert!(lab.namespaces().is_empty());
 }

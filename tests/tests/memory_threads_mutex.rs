@@ -2,7 +2,7 @@
 //! of the per-agent ones, and each test's own limits (total size, one event per mutex
 //! thread) hold across agents.
 
-use fleetbench_tests::{AgentProc, Scratch, run_json};
+use fleetbench_tests::{AgentProc, Scratch, run_json, sum_over};
 use serde_json::Value;
 
 /// Runs `fleetbench --agents A,B ARGS` over two fresh agents and `run`, its result in
@@ -14,7 +14,7 @@ fn on_two_agents(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value
 }
 
 fn agent_sum(j: &Value, f: impl Fn(&Value) -> u64) -> u64 {
-    j["agents"].as_array().unwrap().iter().map(f).sum()
+    sum_over(&j["agents"], f)
 }
 
 #[test]

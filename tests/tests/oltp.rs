@@ -6,7 +6,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Scratch, bin, fleetbench_ok, json, wait_until};
+use fleetbench_tests::{
+    AgentProc, Scratch, bin, fleetbench_ok, json, run_json, sum_over, wait_until,
+};
 
 /// Options pointing fleetbench at `db` as the default target.
 fn db_opts(db: &MariaDb) -> Vec<String> {
@@ -404,12 +406,7 @@ fn contention_errors_are_counted_and_retried() {
     assert!(sql["transactions"].as_u64().unwrap() > 0);
     let ignored = sql["ignored_errors"].as_u64().unwrap();
     assert!(ignored > 0, "32 threads on 10 rows must collide: {sql}");
-    let by_code: u64 = sql["errors_by_code"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
+    let by_code = sum_over(&sql["errors_by_code"], |v| v.as_u64().unwrap());
     assert_eq!(by_code, ignored);
     assert!(
         sql["errors_by_code"]
@@ -424,14 +421,9 @@ fn contention_errors_are_counted_and_retried() {
 
 #[test]
 fn a_killed_connection_is_reconnected_and_counted() {
-    let db = MariaDb::start();
-    let o = db_opts(&db);
+    let db = MariaDb::prepared(&["oltp_read_write", "--table-size=1000"]);
     let scratch = Scratch::new("oltp-kill");
     let out_json = scratch.path("r.json");
-    fleetbench_ok(&args(
-        &["oltp_read_write", "--table-size=1000", "prepare"],
-        &o,
-    ));
     let json_opt = format!("--json={}", out_json.display());
     let mut child = start_read_write(&db, &["--threads=2", "--time=5", &json_opt], Stdio::piped());
     let ids = || -> Vec<String> {
@@ -479,19 +471,13 @@ fn two_targets_hold_and_receive_only_their_tables() {
         );
     }
     let scratch = Scratch::new("oltp-targets");
-    let out_json = scratch.path("r.json");
-    let text = fleetbench_ok(&args(
-        &[
-            "oltp_read_write",
-            "--threads=2",
-            "--events=100",
-            "--time=0",
-            "--json",
-            out_json.to_str().unwrap(),
-            "run",
-        ],
-        &t,
-    ));
+    let (text, j) = run_json(
+        &args(
+            &["oltp_read_write", "--threads=2", "--events=100", "--time=0"],
+            &t,
+        ),
+        &scratch.path("r.json"),
+    );
     for db in [&m, &s] {
         db.sql("SET GLOBAL general_log=0");
     }
@@ -499,7 +485,6 @@ fn two_targets_hold_and_receive_only_their_tables() {
     let on_slave: BTreeSet<u32> = tables_by_connection(&s).into_values().flatten().collect();
     assert_eq!(on_master, [1, 2].into());
     assert_eq!(on_slave, [3, 4].into());
-    let j = json(&out_json);
     let targets = j["totals"]["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2);
     let q: u64 = targets.iter().map(|t| t["queries"].as_u64().unwrap()).sum();
@@ -520,12 +505,8 @@ fn two_targets_hold_and_receive_only_their_tables() {
 
 #[test]
 fn killing_the_coordinator_closes_every_worker_connection() {
-    let db = MariaDb::start();
+    let db = MariaDb::prepared(&["oltp_read_write", "--table-size=1000"]);
     let o = db_opts(&db);
-    fleetbench_ok(&args(
-        &["oltp_read_write", "--table-size=1000", "prepare"],
-        &o,
-    ));
     let agent = AgentProc::start();
     let mut child = start_read_write(
         &db,
@@ -567,9 +548,8 @@ fn killing_the_coordinator_closes_every_worker_connection() {
 
 #[test]
 fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
-    let db = MariaDb::start();
+    let db = MariaDb::prepared(&["bulk_insert", "--threads=2"]);
     let o = db_opts(&db);
-    fleetbench_ok(&args(&["bulk_insert", "--threads=2", "prepare"], &o));
     assert_eq!(
         db.sql("SHOW TABLES FROM sbtest")
             .lines()
@@ -608,12 +588,8 @@ fn bulk_insert_writes_one_row_per_event_into_each_threads_table() {
 /// agent's log.
 #[test]
 fn lean_client_and_mysql_async_fallback_send_the_same_statements() {
-    let db = MariaDb::start();
+    let db = MariaDb::prepared(&["oltp_read_write", "--table-size=1000"]);
     let o = db_opts(&db);
-    fleetbench_ok(&args(
-        &["oltp_read_write", "--table-size=1000", "prepare"],
-        &o,
-    ));
     let run = |client: &str| {
         let before = counters(&db);
         let out = Command::new(bin("fleetbench"))

@@ -4,13 +4,12 @@
 use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{expect_usage_error, fleetbench};
 
+/// The `--mysql-*` options that point at `db`, but for the database (the default, sbtest,
+/// unless a test names another).
 fn opts(db: &MariaDb) -> Vec<String> {
-    vec![
-        "--mysql-host=127.0.0.1".into(),
-        format!("--mysql-port={}", db.port()),
-        "--mysql-user=sbtest".into(),
-        "--mysql-password=sbtest-pw".into(),
-    ]
+    let mut o = db.fleetbench_args();
+    o.retain(|a| !a.starts_with("--mysql-db="));
+    o
 }
 
 /// Runs fleetbench with `args` + `extra`; expects exit 2 and one stderr line holding every

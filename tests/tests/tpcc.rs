@@ -4,7 +4,8 @@
 //! input refused with one line.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json};
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json, sum_over};
+use serde_json::Value;
 
 /// tpcc-mysql's schema as the reference gives it (docs: shared/reference/tpcc.md): per
 /// table the columns with their types, and the primary key.
@@ -202,21 +203,18 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
         assert!((share - want).abs() < 1.0, "{k}: {share:.2} % of {total}");
         assert_eq!(n(k, "failed"), 0, "{k}");
         // The per-agent figures add up to the totals.
-        let sum: u64 = v["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a["tpcc"]["transactions"][k]["count"].as_u64().unwrap())
-            .sum();
-        assert_eq!(sum, n(k, "count"), "{k} over agents");
+        let count = |part: &Value| part["tpcc"]["transactions"][k]["count"].as_u64().unwrap();
+        assert_eq!(
+            sum_over(&v["agents"], count),
+            n(k, "count"),
+            "{k} over agents"
+        );
         // And so do the intervals.
-        let sum: u64 = v["intervals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["tpcc"]["transactions"][k]["count"].as_u64().unwrap())
-            .sum();
-        assert_eq!(sum, n(k, "count"), "{k} over intervals");
+        assert_eq!(
+            sum_over(&v["intervals"], count),
+            n(k, "count"),
+            "{k} over intervals"
+        );
     }
     let rollbacks = n("new_order", "rolled_back") as f64 / n("new_order", "count") as f64;
     assert!(
