@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: start real `fleetbench-agent` processes on port 0, run
 //! the real `fleetbench` binary against them (and check its exit code, its one-line usage
-//! errors and the JSON result it writes), inspect processes through /proc.
+//! errors and the JSON result it writes, alone or over a scenario file), run the other
+//! programs the tests use, inspect processes through /proc.
 //!
 //! The binaries must be built first (`cargo build --workspace --bins`, which the test
 //! script does); a missing binary fails the test with that instruction.
@@ -167,6 +168,11 @@ pub fn fleetbench_ok<S: AsRef<str>>(args: &[S]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The words of a command line written as one string (split at blanks, no quoting).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 /// A command line made of `parts`, one after the other.

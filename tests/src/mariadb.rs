@@ -9,6 +9,8 @@
 //! Every instance has a database `sbtest` and a user `sbtest` (password `sbtest-pw`, ALL on
 //! `*.*`) reachable over TCP ([`MariaDb::url`]); the harness itself talks to the server as
 //! `root` (no password) over the socket with the `mariadb` command-line client.
+//! [`MariaDb::prepared`], [`MariaDb::fleetbench_ok`], [`MariaDb::run_json`] and
+//! [`MariaDb::sysbench`] run fleetbench and sysbench against an instance with its options.
 //!
 //! A missing server or a failed start panics with the reason and the tail of the error log:
 //! a test that needs a database never skips silently. `scripts/test.sh` installs

@@ -1,7 +1,9 @@
 //! A coordinator over two real agent processes: threads split, all agents start together,
 //! merged totals equal the per-agent sums, and the JSON agrees with the text report.
 
-use fleetbench_tests::{AgentProc, Scratch, expect_ok, fleetbench, json, run_json, sum_over};
+use fleetbench_tests::{
+    AgentProc, Scratch, expect_ok, fleetbench, json, run_json, sum_over, words,
+};
 
 /// The number after `label` on the line that starts with it (after trimming).
 fn field(text: &str, label: &str) -> String {
@@ -18,16 +20,10 @@ fn two_agents_split_threads_and_merge_exactly() {
     let (a, b, agents) = AgentProc::pair();
     let scratch = Scratch::new("two-agents");
     let (text, j) = run_json(
-        &[
-            "cpu",
-            "--agents",
-            &agents,
-            "--threads=3",
-            "--time=3",
-            "--report-interval=1",
-            "--cpu-max-prime=3000",
-            "--percentile=95,99",
-        ],
+        &words(&format!(
+            "cpu --agents {agents} --threads=3 --time=3 --report-interval=1 \
+             --cpu-max-prime=3000 --percentile=95,99"
+        )),
         &scratch.path("result.json"),
     );
 
@@ -177,13 +173,7 @@ fn event_limit_is_exact_and_split_by_threads() {
 fn embedded_agents_need_nothing_installed() {
     let scratch = Scratch::new("local");
     let (_, j) = run_json(
-        &[
-            "cpu",
-            "--threads=2",
-            "--local-agents=2",
-            "--time=1",
-            "--cpu-max-prime=2000",
-        ],
+        &words("cpu --threads=2 --local-agents=2 --time=1 --cpu-max-prime=2000"),
         &scratch.path("r.json"),
     );
     let agents = j["agents"].as_array().unwrap();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{Scratch, fleetbench_ok, run_json, scenario_json};
+use fleetbench_tests::{Scratch, fleetbench_ok, run_json, scenario_json, words};
 use serde_json::Value;
 
 fn chromium() -> String {
@@ -384,13 +384,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let json = dir.path("run.json");
     let html = dir.path("run.html");
     let (_, doc) = run_json(
-        &[
-            "cpu",
-            "--threads=2",
-            "--time=3",
-            "--local-agents=2",
-            "--cpu-max-prime=2000",
-        ],
+        &words("cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000"),
         &json,
     );
     report_html(&json, &html);

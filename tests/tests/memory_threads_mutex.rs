@@ -2,14 +2,14 @@
 //! of the per-agent ones, and each test's own limits (total size, one event per mutex
 //! thread) hold across agents.
 
-use fleetbench_tests::{AgentProc, Scratch, run_json, sum_over};
+use fleetbench_tests::{AgentProc, Scratch, run_json, sum_over, words};
 use serde_json::Value;
 
-/// Runs `fleetbench --agents A,B ARGS` over two fresh agents and `run`, its result in
-/// `name`.json of `scratch`; its stdout and that result.
-fn on_two_agents(scratch: &Scratch, name: &str, args: &[&str]) -> (String, Value) {
+/// Runs `fleetbench --agents A,B ARGS run` over two fresh agents (`args`: the words of a
+/// command line), its result in `name`.json of `scratch`; its stdout and that result.
+fn on_two_agents(scratch: &Scratch, name: &str, args: &str) -> (String, Value) {
     let (_a, _b, agents) = AgentProc::pair();
-    let all = [&["--agents", agents.as_str()][..], args].concat();
+    let all = [&["--agents", agents.as_str()][..], &words(args)].concat();
     run_json(&all, &scratch.path(&format!("{name}.json")))
 }
 
@@ -24,14 +24,8 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
     let (text, j) = on_two_agents(
         &scratch,
         "memory",
-        &[
-            "memory",
-            "--threads=3",
-            "--memory-block-size=1K",
-            "--memory-total-size=8M",
-            "--memory-scope=local",
-            "--time=0",
-        ],
+        "memory --threads=3 --memory-block-size=1K --memory-total-size=8M \
+         --memory-scope=local --time=0",
     );
     assert!(text.contains("Total operations: 8192 ("), "{text}");
     assert!(text.contains("8.00 MiB transferred"), "{text}");
@@ -46,14 +40,8 @@ fn memory_transfers_exactly_the_total_size_across_agents() {
     let (text, j) = on_two_agents(
         &scratch,
         "memory-rnd",
-        &[
-            "memory",
-            "--threads=2",
-            "--memory-oper=read",
-            "--memory-access-mode=rnd",
-            "--time=1",
-            "--report-interval=1",
-        ],
+        "memory --threads=2 --memory-oper=read --memory-access-mode=rnd --time=1 \
+         --report-interval=1",
     );
     assert!(text.contains("operation: read"), "{text}");
     let total = j["totals"]["events"].as_u64().unwrap();
@@ -72,13 +60,7 @@ fn threads_events_merge_over_agents() {
     let (text, j) = on_two_agents(
         &scratch,
         "threads",
-        &[
-            "threads",
-            "--threads=4",
-            "--thread-yields=100",
-            "--thread-locks=2",
-            "--time=1",
-        ],
+        "threads --threads=4 --thread-yields=100 --thread-locks=2 --time=1",
     );
     assert!(text.contains("General statistics:"), "{text}");
     let total = j["totals"]["events"].as_u64().unwrap();
@@ -98,13 +80,7 @@ fn mutex_runs_one_event_per_thread_on_every_agent() {
     let (_, j) = on_two_agents(
         &scratch,
         "mutex",
-        &[
-            "mutex",
-            "--threads=3",
-            "--mutex-num=64",
-            "--mutex-locks=2000",
-            "--mutex-loops=100",
-        ],
+        "mutex --threads=3 --mutex-num=64 --mutex-locks=2000 --mutex-loops=100",
     );
     assert_eq!(j["totals"]["events"].as_u64(), Some(3));
     for a in j["agents"].as_array().unwrap() {

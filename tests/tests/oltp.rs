@@ -130,15 +130,7 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
         let fb: Vec<&str> = [script].into_iter().chain(common).chain(["run"]).collect();
         fleetbench_ok(&args(&fb, &o));
         let after = counters(&db);
-        for k in [
-            "Com_select",
-            "Com_update",
-            "Com_delete",
-            "Com_insert",
-            "Com_commit",
-            "Com_begin",
-            "Com_stmt_execute",
-        ] {
+        for k in COUNTERS.into_iter().filter(|k| *k != "Com_stmt_prepare") {
             assert_eq!(
                 delta(&before, &mid, k),
                 delta(&mid, &after, k),
@@ -149,20 +141,20 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
 }
 
 /// Global status counters of interest.
+const COUNTERS: [&str; 8] = [
+    "Com_select",
+    "Com_update",
+    "Com_delete",
+    "Com_insert",
+    "Com_commit",
+    "Com_begin",
+    "Com_stmt_prepare",
+    "Com_stmt_execute",
+];
+
+/// The [`COUNTERS`] of `db` now.
 fn counters(db: &MariaDb) -> BTreeMap<&'static str, u64> {
-    [
-        "Com_select",
-        "Com_update",
-        "Com_delete",
-        "Com_insert",
-        "Com_commit",
-        "Com_begin",
-        "Com_stmt_prepare",
-        "Com_stmt_execute",
-    ]
-    .into_iter()
-    .map(|n| (n, db.status(n)))
-    .collect()
+    COUNTERS.into_iter().map(|n| (n, db.status(n))).collect()
 }
 
 fn delta(

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Running, Scratch, json, run_json};
+use fleetbench_tests::{AgentProc, Running, Scratch, json, run_json, words};
 use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
@@ -30,16 +30,10 @@ fn a_rate_below_capacity_is_met_over_two_agents() {
     let (_a, _b, agents) = AgentProc::pair();
     let dir = Scratch::new("open-loop-cpu");
     let (text, j) = run_json(
-        &[
-            "cpu",
-            "--agents",
-            &agents,
-            "--threads=4",
-            "--rate=4000",
-            "--time=10",
-            "--report-interval=1",
-            "--cpu-max-prime=500",
-        ],
+        &words(&format!(
+            "cpu --agents {agents} --threads=4 --rate=4000 --time=10 --report-interval=1 \
+             --cpu-max-prime=500"
+        )),
         &dir.path("rate.json"),
     );
     assert_eq!(f(&j["config"]["rate"]), 4000.0);
@@ -101,14 +95,7 @@ fn a_rate_above_capacity_says_it_was_not_reached() {
     let dir = Scratch::new("open-loop-over");
     // One thread at ~1 ms per event cannot run 5,000 events a second.
     let (text, j) = run_json(
-        &[
-            "cpu",
-            "--threads=1",
-            "--rate=5000",
-            "--time=3",
-            "--report-interval=1",
-            "--cpu-max-prime=20000",
-        ],
+        &words("cpu --threads=1 --rate=5000 --time=3 --report-interval=1 --cpu-max-prime=20000"),
         &dir.path("over.json"),
     );
     let open = &j["totals"]["open_loop"];
@@ -135,15 +122,9 @@ fn a_rate_above_capacity_says_it_was_not_reached() {
 fn an_event_limit_ends_an_open_loop_run() {
     let dir = Scratch::new("open-loop-events");
     let (_, j) = run_json(
-        &[
-            "cpu",
-            "--local-agents=2",
-            "--threads=2",
-            "--rate=1000",
-            "--events=400",
-            "--time=0",
-            "--cpu-max-prime=500",
-        ],
+        &words(
+            "cpu --local-agents=2 --threads=2 --rate=1000 --events=400 --time=0 --cpu-max-prime=500",
+        ),
         &dir.path("events.json"),
     );
     assert_eq!(u(&j["totals"]["events"]), 400);
