@@ -2,10 +2,12 @@
 # time, and saying what failed. Set BENCH_NAME (the script's name, for messages) first.
 #   calc EXPR [DECIMALS]  awk arithmetic, printed with DECIMALS (3) decimals
 #   measure OUT CMD...    runs CMD with stdout/stderr to OUT.out/OUT.err and its wall, user
-#                         and system seconds (the process and its children) to OUT.time as
-#                         "WALL USER SYS"; on failure prints the command and its error, sets
-#                         failed=1 and returns 1
+#                         and system seconds and its context switches, voluntary and not (the
+#                         process and its children) to OUT.time as "WALL USER SYS VCS ICS";
+#                         on failure prints the command and its error, sets failed=1 and
+#                         returns 1
 #   wall OUT, cpu OUT     the wall seconds, and user+system seconds, of a measured command
+#   switches OUT          its context switches (empty when measured without /usr/bin/time)
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
 failed=0
@@ -13,7 +15,7 @@ failed=0
 if [[ -x /usr/bin/time ]]; then
   measure() {
     local out=$1; shift
-    /usr/bin/time -f '%e %U %S' -o "$out.time" "$@" >"$out.out" 2>"$out.err" && return
+    /usr/bin/time -f '%e %U %S %w %c' -o "$out.time" "$@" >"$out.out" 2>"$out.err" && return
     report_failure "$out" "$@"
   }
 else
@@ -44,3 +46,4 @@ report_failure() {
 # (the last line of OUT.time: /usr/bin/time puts a "Command exited ..." line before it)
 wall() { awk 'END {printf "%.2f", $1}' "$1.time"; }
 cpu() { awk 'END {printf "%.2f", $2 + $3}' "$1.time"; }
+switches() { awk 'END {if (NF >= 5) printf "%d", $4 + $5}' "$1.time"; }

@@ -13,8 +13,9 @@
 #  3. TLS: client CPU per query over TLS against plain TCP, both tools.
 #  4. rate: the open loop's scheduling overhead. For RATE_SCRIPT with RATE_THREADS, per
 #     round: each tool's closed loop (its QPS is that tool's maximum), then each tool
-#     with --rate at RATE_PCT % of its own maximum; prints client CPU per 1000 queries of
-#     each and both tools' open/closed ratios.
+#     with --rate at RATE_PCT % of its own maximum; prints client CPU per 1000 queries and
+#     context switches per query (cs/q: where a waiting worker's sleep shows) of each, and
+#     both tools' open/closed ratios.
 #  5. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= sysbench's,
 #     fleetbench prepare no slower than sysbench's, TLS/plain <= 1.15, open/closed <= 1.1;
 #     prints PASS/MISS for each.
@@ -289,9 +290,19 @@ rate_verdict=""
 if section rate; then
   rate_script=${RATE_SCRIPT:-oltp_point_select} rate_threads=${RATE_THREADS:-4} rate_pct=${RATE_PCT:-80}
   echo "== rate: $rate_script, $rate_threads threads, --rate at $rate_pct % of the closed loop's QPS, ${run_secs} s per run, $rounds rounds"
-  rrow() { printf '%-26s %5s %12s %11s\n' "$@"; }
-  rrow run round QPS "CPU/1kq"
-  declare -A rq=() rc=()
+  rrow() { printf '%-26s %5s %12s %11s %8s\n' "$@"; }
+  rrow run round QPS "CPU/1kq" "cs/q"
+  declare -A rq=() rc=() rs=()
+  # one row, and the sums of queries, CPU and context switches of KIND: rate_row KIND LABEL OUT
+  rate_row() {
+    local n w
+    n=$(queries "$3") w=$(switches "$3")
+    rq[$1]=$(calc "${rq[$1]:-0} + $n" 0) rc[$1]=$(calc "${rc[$1]:-0} + $(cpu "$3")" 2)
+    rs[$1]=$(calc "${rs[$1]:-0} + ${w:-0}" 0)
+    rrow "$2" "$r" "$(qps "$3")" "$(cpu_per_k "$(cpu "$3")" "$n")" "$(calc "${w:-0} / $n" 2)"
+  }
+  # mean CPU per 1000 queries and context switches per query of KIND
+  rate_means() { echo "CPU/1kq $(cpu_per_k "${rc[$1]}" "${rq[$1]}"), cs/q $(calc "${rs[$1]} / ${rq[$1]}" 2)"; }
   for r in $(seq "$rounds"); do
     ropts=(--threads="$rate_threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
       --rand-type="$rand_type" "${conn[@]}")
@@ -301,8 +312,7 @@ if section rate; then
     tps=$(awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$o.out")
     [[ -n $tps ]] || tps=$(qps "$o")
     rate=$(calc "$tps * $rate_pct / 100" 0)
-    rq[closed]=$(calc "${rq[closed]:-0} + $(queries "$o")" 0) rc[closed]=$(calc "${rc[closed]:-0} + $(cpu "$o")" 2)
-    rrow "fleetbench closed loop" "$r" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+    rate_row closed "fleetbench closed loop" "$o"
     # sysbench's closed loop too: its own open/closed ratio shows what the lighter load
     # costs any client (the kernel's wake-ups of idle CPUs), apart from the scheduling.
     o=$dir/rate-sbclosed-$r
@@ -312,25 +322,23 @@ if section rate; then
       # can reach fills its event queue, and it gives up.
       sbtps=$(awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$o.out")
       [[ -n $sbtps ]] && sbrate=$(calc "$sbtps * $rate_pct / 100" 0)
-      rq[sbclosed]=$(calc "${rq[sbclosed]:-0} + $(queries "$o")" 0) rc[sbclosed]=$(calc "${rc[sbclosed]:-0} + $(cpu "$o")" 2)
-      rrow "sysbench closed loop" "$r" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+      rate_row sbclosed "sysbench closed loop" "$o"
     fi
     for tool in fleetbench sysbench; do
       bin=("$fleetbench") trate=$rate; [[ $tool == sysbench ]] && bin=(sysbench) trate=$sbrate
       o=$dir/rate-$tool-$r
       if bench_run "$o" "${bin[@]}" "$rate_script" "${ropts[@]}" --rate="$trate" run; then
-        rq[$tool]=$(calc "${rq[$tool]:-0} + $(queries "$o")" 0) rc[$tool]=$(calc "${rc[$tool]:-0} + $(cpu "$o")" 2)
-        rrow "$tool --rate=$trate" "$r" "$(qps "$o")" "$(cpu_per_k "$(cpu "$o")" "$(queries "$o")")"
+        rate_row "$tool" "$tool --rate=$trate" "$o"
       fi
     done
   done
   if [[ -n ${rq[closed]:-} && -n ${rq[fleetbench]:-} ]]; then
     c=$(cpu_per_k "${rc[closed]}" "${rq[closed]}") op=$(cpu_per_k "${rc[fleetbench]}" "${rq[fleetbench]}")
     ratio=$(calc "$op / $c")
-    rrow "fleetbench mean CPU/1kq" "" "" "closed $c, open $op: open/closed $ratio"
+    echo "fleetbench closed: $(rate_means closed); open: $(rate_means fleetbench); CPU open/closed $ratio"
     if [[ -n ${rq[sysbench]:-} && -n ${rq[sbclosed]:-} ]]; then
       sc=$(cpu_per_k "${rc[sbclosed]}" "${rq[sbclosed]}") so=$(cpu_per_k "${rc[sysbench]}" "${rq[sysbench]}")
-      rrow "sysbench mean CPU/1kq" "" "" "closed $sc, open $so: open/closed $(calc "$so / $sc")"
+      echo "sysbench   closed: $(rate_means sbclosed); open: $(rate_means sysbench); CPU open/closed $(calc "$so / $sc")"
     fi
     v=MISS; [[ $(calc "$ratio <= 1.1" 0) == 1 ]] && v=PASS
     rate_verdict="rate: fleetbench CPU/1kq open/closed $ratio <= 1.1: $v"
