@@ -299,10 +299,14 @@ if section rate; then
     n=$(queries "$3") w=$(switches "$3")
     rq[$1]=$(calc "${rq[$1]:-0} + $n" 0) rc[$1]=$(calc "${rc[$1]:-0} + $(cpu "$3")" 2)
     rs[$1]=$(calc "${rs[$1]:-0} + ${w:-0}" 0)
-    rrow "$2" "$r" "$(qps "$3")" "$(cpu_per_k "$(cpu "$3")" "$n")" "$(calc "${w:-0} / $n" 2)"
+    rrow "$2" "$r" "$(qps "$3")" "$(cpu_per_k "$(cpu "$3")" "$n")" "$([[ -n $w ]] && calc "$w / $n" 2 || echo -)"
   }
   # mean CPU per 1000 queries and context switches per query of KIND
-  rate_means() { echo "CPU/1kq $(cpu_per_k "${rc[$1]}" "${rq[$1]}"), cs/q $(calc "${rs[$1]} / ${rq[$1]}" 2)"; }
+  rate_means() {
+    local cs=-
+    [[ ${rs[$1]} != 0 ]] && cs=$(calc "${rs[$1]} / ${rq[$1]}" 2)
+    echo "CPU/1kq $(cpu_per_k "${rc[$1]}" "${rq[$1]}"), cs/q $cs"
+  }
   for r in $(seq "$rounds"); do
     ropts=(--threads="$rate_threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
       --rand-type="$rand_type" "${conn[@]}")
