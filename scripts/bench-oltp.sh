@@ -32,7 +32,8 @@
 #   SECTIONS ["prepare run tls rate"]  which of sections 1 (prepare), 2 (run), 3 (tls)
 #                    and 4 (rate) to run, e.g. SECTIONS=tls for the TLS figures alone
 #   TLS_SCRIPT [oltp_point_select]  TLS_THREADS [4]  the TLS comparison's script and threads
-#   RATE_SCRIPT [oltp_point_select]  RATE_THREADS [4]  RATE_PCT [80]  the open loop's
+#   RATE_SCRIPT [oltp_point_select]  RATE_THREADS [4]  RATE_PCT [80]  the open loop's script,
+#                    threads and rate (% of the closed loop's QPS)
 # Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.
@@ -290,6 +291,12 @@ rate_verdict=""
 if section rate; then
   rate_script=${RATE_SCRIPT:-oltp_point_select} rate_threads=${RATE_THREADS:-4} rate_pct=${RATE_PCT:-80}
   echo "== rate: $rate_script, $rate_threads threads, --rate at $rate_pct % of the closed loop's QPS, ${run_secs} s per run, $rounds rounds"
+  # What an idle CPU does decides what a wake-up from it costs, and so the open loop's
+  # figure at partial load; print it so that runs on different machines compare.
+  idle_policy=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown)
+  [[ -r /sys/module/haltpoll/parameters/guest_halt_poll_ns ]] &&
+    idle_policy="$idle_policy, guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns)"
+  echo "cpuidle driver: $idle_policy"
   rrow() { printf '%-26s %5s %12s %11s %8s\n' "$@"; }
   rrow run round QPS "CPU/1kq" "cs/q"
   declare -A rq=() rc=() rs=()
