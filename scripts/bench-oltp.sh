@@ -15,7 +15,8 @@
 #     round: each tool's closed loop (its QPS is that tool's maximum), then each tool
 #     with --rate at RATE_PCT % of its own maximum; prints client CPU per 1000 queries and
 #     context switches per query (cs/q: where a waiting worker's sleep shows) of each, and
-#     both tools' open/closed ratios.
+#     both tools' open/closed ratios, and what a 20 µs sleep costs this machine in CPU
+#     (the open loop sleeps once per wait for an arrival).
 #  5. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= sysbench's,
 #     fleetbench prepare no slower than sysbench's, TLS/plain <= 1.15, open/closed <= 1.1;
 #     prints PASS/MISS for each.
