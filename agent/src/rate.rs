@@ -128,7 +128,7 @@ impl Schedule {
             if now >= until {
                 break;
             }
-            std::thread::sleep((until - now).min(NAP));
+            crate::coop::sleep_until(now + (until - now).min(NAP));
         }
         match deadline {
             Some(d) if at >= d => None,

@@ -275,6 +275,14 @@ impl Gate {
     }
 
     fn wait(&self) -> bool {
+        // A cooperative worker waits in its loop, which blocks here once for all of them.
+        if crate::coop::in_worker() {
+            return crate::coop::wait(crate::coop::Wait::Barrier);
+        }
+        self.block()
+    }
+
+    fn block(&self) -> bool {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         while *s == GateState::Closed {
             s = self.cond.wait(s).unwrap_or_else(|p| p.into_inner());
@@ -386,7 +394,7 @@ impl PreparedRun {
                 Ok(run) => {
                     tracing::info!(
                         threads = config.threads,
-                        "OLTP workers use the lean protocol client, one OS thread each"
+                        "OLTP workers use the lean protocol client"
                     );
                     return Ok(run);
                 }
@@ -436,6 +444,9 @@ impl PreparedRun {
         let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
         let threads = run.config.threads;
         let conns_per_worker = cfg.targets_in_use().len() as u64;
+        // Open loop: workers share a few threads (see `crate::coop`); else one thread each.
+        let loops = cooperative_threads::<C>(&run.config)?;
+        let mut tasks: Vec<crate::coop::Task> = Vec::new();
         for t in 0..threads {
             let (cfg, tail, progress) = (cfg.clone(), tail.clone(), progress.clone());
             let sockets = run.control.sockets.clone();
@@ -462,6 +473,16 @@ impl PreparedRun {
                     w.close()
                 }
             };
+            if loops > 0 {
+                tasks.push(Box::new(run.worker_task(
+                    t,
+                    open,
+                    end,
+                    Some(tx.clone()),
+                    None,
+                )));
+                continue;
+            }
             let spawned = run.spawn_worker(
                 t,
                 format!("fb-oltp-{t}"),
@@ -474,6 +495,21 @@ impl PreparedRun {
             if let Err(e) = spawned {
                 let missing = (threads - t) as usize;
                 run.running.fetch_sub(missing, Ordering::AcqRel);
+                run.release_workers().await;
+                return Err(OpenError::Connect {
+                    target: "(none)".into(),
+                    message: format!("cannot start worker threads: {e}"),
+                }
+                .into());
+            }
+        }
+        if loops > 0 {
+            tracing::info!(
+                threads,
+                loops,
+                "open loop: OLTP workers run as cooperative workers on {loops} thread(s)"
+            );
+            if let Err(e) = run.spawn_loops(tasks, loops, C::STACK_SIZE) {
                 run.release_workers().await;
                 return Err(OpenError::Connect {
                     target: "(none)".into(),
@@ -510,11 +546,7 @@ impl PreparedRun {
     }
 
     /// Spawns worker thread `t` (named `name`, with `stack_size` bytes of stack if given),
-    /// the one way every workload's threads start. The thread opens its worker itself
-    /// (`open`: an OLTP worker's connections are made on the thread that uses them) and
-    /// says how that went on `opened`; then it waits at the start gate, runs
-    /// [`event_loop`] after Go and hands its worker to `end` (closing connections). The
-    /// last thread out runs `last`'s end step (fileio's fsync) before the run is over.
+    /// the one way every thread workload's threads start; its body is [`Self::worker_task`].
     #[allow(clippy::too_many_arguments)]
     fn spawn_worker<W, Open, End>(
         &mut self,
@@ -531,15 +563,39 @@ impl PreparedRun {
         Open: FnOnce() -> Result<W, LeanOpenError> + Send + 'static,
         End: FnOnce(W, &Control) + Send + 'static,
     {
-        let slot = Arc::new(WorkerSlot::new(self.intervals.clone()));
-        self.slots.push(slot.clone());
-        let (control, gate) = (self.control.clone(), self.gate.clone());
-        let (running, all_done) = (self.running.clone(), self.all_done.clone());
+        let body = self.worker_task(t, open, end, opened, last);
         let mut builder = std::thread::Builder::new().name(name);
         if let Some(bytes) = stack_size {
             builder = builder.stack_size(bytes);
         }
-        let handle = builder.spawn(move || {
+        self.handles.push(builder.spawn(body)?);
+        Ok(())
+    }
+
+    /// Worker `t`'s whole life, on an OS thread of its own or as a cooperative worker
+    /// (`crate::coop`). It opens its worker itself (`open`: an OLTP worker's connections are
+    /// made where they are used) and says how that went on `opened`; then it waits at the
+    /// start gate, runs [`event_loop`] after Go and hands its worker to `end` (closing
+    /// connections). The last worker out runs `last`'s end step (fileio's fsync) before the
+    /// run is over.
+    fn worker_task<W, Open, End>(
+        &mut self,
+        t: u32,
+        open: Open,
+        end: End,
+        opened: Option<mpsc::UnboundedSender<Result<(), LeanOpenError>>>,
+        last: Option<Arc<dyn ThreadWorkload>>,
+    ) -> impl FnOnce() + Send + 'static
+    where
+        W: WorkerLoop,
+        Open: FnOnce() -> Result<W, LeanOpenError> + Send + 'static,
+        End: FnOnce(W, &Control) + Send + 'static,
+    {
+        let slot = Arc::new(WorkerSlot::new(self.intervals.clone()));
+        self.slots.push(slot.clone());
+        let (control, gate) = (self.control.clone(), self.gate.clone());
+        let (running, all_done) = (self.running.clone(), self.all_done.clone());
+        move || {
             let made =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).unwrap_or_else(|p| {
                     let msg = panic_text(&*p);
@@ -581,8 +637,42 @@ impl PreparedRun {
                 }
                 all_done.notify_one();
             }
-        })?;
-        self.handles.push(handle);
+        }
+    }
+
+    /// Runs `tasks` as cooperative workers on `loops` threads (worker t on thread t % loops),
+    /// each worker on a stack of `stack_size` bytes. A thread that cannot start accounts
+    /// for its workers, as if they had ended.
+    fn spawn_loops(
+        &mut self,
+        tasks: Vec<crate::coop::Task>,
+        loops: usize,
+        stack_size: usize,
+    ) -> std::io::Result<()> {
+        let mut groups: Vec<Vec<crate::coop::Task>> = (0..loops).map(|_| Vec::new()).collect();
+        for (t, task) in tasks.into_iter().enumerate() {
+            groups[t % loops].push(task);
+        }
+        let mut groups = groups.into_iter().enumerate();
+        while let Some((i, group)) = groups.next() {
+            let gate = self.gate.clone();
+            let (control, n) = (self.control.clone(), group.len());
+            let spawned = std::thread::Builder::new()
+                .name(format!("fb-loop-{i}"))
+                .spawn(move || {
+                    if let Err(e) = crate::coop::run(group, stack_size, || gate.block()) {
+                        control.abort(format!("worker loop {i} failed: {e}"));
+                    }
+                });
+            match spawned {
+                Ok(h) => self.handles.push(h),
+                Err(e) => {
+                    let missing = n + groups.map(|(_, g)| g.len()).sum::<usize>();
+                    self.running.fetch_sub(missing, Ordering::AcqRel);
+                    return Err(e);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -836,6 +926,30 @@ impl Drop for PreparedRun {
         self.control.abort("run abandoned before it finished");
         self.gate.set(GateState::Abandoned);
     }
+}
+
+/// How many cooperative threads carry the OLTP workers of a run with `config` speaking `C`:
+/// 0 (one OS thread per worker, as sysbench) for a closed loop or a client that cannot
+/// cooperate. An open loop's workers share FLEETBENCH_OPEN_LOOP_THREADS threads (0: a
+/// thread each), by default one per two cores: each thread wakes once for all the replies
+/// and arrivals that come together, and fewer threads share more wake-ups, while one
+/// thread serves some 100,000 point selects a second.
+fn cooperative_threads<C: Client>(config: &RunConfig) -> Result<usize, OpenError> {
+    if !C::COOPERATIVE || !config.rate.is_some_and(|r| r > 0.0) {
+        return Ok(0);
+    }
+    let wanted = match std::env::var("FLEETBENCH_OPEN_LOOP_THREADS") {
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+            OpenError::Setting(format!(
+                "FLEETBENCH_OPEN_LOOP_THREADS must be a whole number of threads (0: one per worker), not '{v}'"
+            ))
+        })?,
+        Err(_) => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores / 2).max(1)
+        }
+    };
+    Ok(wanted.min(config.threads as usize))
 }
 
 /// A worker's event loop, for every workload: claim an event (or stop), wait for its

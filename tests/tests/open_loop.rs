@@ -195,3 +195,88 @@ fn a_stall_shows_in_latency_and_queue_but_not_in_service_time() {
     let achieved = f(&open["events_per_sec"]);
     assert!((achieved / 300.0 - 1.0).abs() < 0.1, "{achieved}");
 }
+
+#[test]
+fn cooperative_workers_run_transactions_as_threads_do() {
+    // An open loop's OLTP workers share cooperative threads (FLEETBENCH_OPEN_LOOP_THREADS,
+    // here one) unless told to take one OS thread each (0). Either way every statement of
+    // every transaction runs, the rate is met and the server sees what the report says.
+    let db = MariaDb::prepared(&["oltp_read_write", "--tables=2", "--table-size=1000"]);
+    let dir = Scratch::new("open-loop-coop");
+    let mut threads_seen = Vec::new();
+    for loops in ["1", "0"] {
+        let agent = AgentProc::start_with(&[], &[("FLEETBENCH_OPEN_LOOP_THREADS", loops)]);
+        let out_json = dir.path(&format!("coop-{loops}.json"));
+        let json_opt = format!("--json={}", out_json.display());
+        let args = db.args(&[
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=1000",
+            "--threads=16",
+            "--rate=150",
+            "--time=4",
+            "--report-interval=1",
+            "--agents",
+            &agent.addr,
+            &json_opt,
+            "run",
+        ]);
+        let selects = db.status("Com_select");
+        let run = Running::until_first_interval(&args);
+        threads_seen.push(fleetbench_tests::thread_count(agent.pid()));
+        let (code, text) = run.finish();
+        assert_eq!(code, Some(0), "{text}");
+        let j = json(&out_json);
+        let sql = &j["totals"]["sql"];
+        let tx = u(&sql["transactions"]);
+        if u(&sql["ignored_errors"]) == 0 {
+            assert_eq!(u(&sql["reads"]), 14 * tx, "{sql}");
+            assert_eq!(u(&sql["writes"]), 4 * tx, "{sql}");
+            assert_eq!(u(&sql["others"]), 2 * tx, "{sql}");
+        }
+        assert_eq!(db.status("Com_select") - selects, u(&sql["reads"]));
+        let open = &j["totals"]["open_loop"];
+        assert_eq!(open["rate_reached"], true, "{text}");
+        let achieved = f(&open["events_per_sec"]);
+        assert!((achieved / 150.0 - 1.0).abs() < 0.2, "{achieved}");
+    }
+    // Sixteen workers on one thread, against sixteen threads of their own.
+    assert!(
+        threads_seen[1] >= threads_seen[0] + 15,
+        "agent threads with one cooperative thread, and with a thread per worker: {threads_seen:?}"
+    );
+}
+
+#[test]
+fn a_bad_open_loop_thread_count_is_one_clear_error() {
+    let db = MariaDb::prepared(&["oltp_point_select", "--tables=1", "--table-size=100"]);
+    let agent = AgentProc::start_with(&[], &[("FLEETBENCH_OPEN_LOOP_THREADS", "many")]);
+    let args = db.args(&[
+        "oltp_point_select",
+        "--tables=1",
+        "--table-size=100",
+        "--rate=100",
+        "--time=1",
+        "--agents",
+        &agent.addr,
+        "run",
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = fleetbench_tests::fleetbench(&args);
+    // A setting the run cannot start with: exit 2, as for other setup errors.
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("fleetbench: error:"))
+        .unwrap_or_else(|| panic!("no error line in {err}"));
+    assert!(
+        line.contains("FLEETBENCH_OPEN_LOOP_THREADS must be a whole number"),
+        "{line}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{err}"
+    );
+}

@@ -21,6 +21,10 @@ pub trait Client: Sized {
     /// tables. mysql_async's futures are large, so its workers keep the usual size.
     const STACK_SIZE: usize;
 
+    /// Whether every wait of this client goes through `crate::coop`, so that its workers
+    /// can share a thread as cooperative workers.
+    const COOPERATIVE: bool;
+
     /// Connects and logs in. The connection stops (its statement fails) once `sockets` is
     /// cancelled, so a statement blocked on a lock does not hold an aborted run.
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError>;
@@ -69,6 +73,7 @@ pub struct ConnInfo {
 impl Client for wire::Conn {
     type Stmt = wire::Stmt;
     const STACK_SIZE: usize = 256 * 1024;
+    const COOPERATIVE: bool = true;
 
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
         wire::Conn::connect(&target.connect_opts(), Some(sockets.clone()))
@@ -187,6 +192,7 @@ fn value(p: &Param) -> mysql_async::Value {
 impl Client for AsyncClient {
     type Stmt = mysql_async::Statement;
     const STACK_SIZE: usize = 2 * 1024 * 1024;
+    const COOPERATIVE: bool = false;
 
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
         let rt = tokio::runtime::Builder::new_current_thread()

@@ -28,4 +28,7 @@ pub enum OpenError {
     Prepare { target: String, message: String },
     #[error("the run was cancelled while its connections were opening")]
     Cancelled,
+    /// A setting of the agent's environment is not valid.
+    #[error("{0}")]
+    Setting(String),
 }

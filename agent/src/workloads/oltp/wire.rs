@@ -130,26 +130,71 @@ pub struct ConnectOpts<'a> {
     pub get_server_public_key: bool,
 }
 
-/// A socket to the server.
+/// A socket to the server. On a cooperative worker (`crate::coop`) the socket does not
+/// block: a read or write that would block waits in the worker's loop instead, so the
+/// code above (TLS, packets) reads as blocking code either way.
 enum Plain {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
+impl Plain {
+    fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Plain::Tcp(s) => s.as_raw_fd(),
+            Plain::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// On a cooperative worker, makes the socket non-blocking (see the type's docs).
+    fn cooperate(&self) -> io::Result<()> {
+        if !crate::coop::in_worker() {
+            return Ok(());
+        }
+        match self {
+            Plain::Tcp(s) => s.set_nonblocking(true),
+            Plain::Unix(s) => s.set_nonblocking(true),
+        }
+    }
+}
+
+impl Drop for Plain {
+    fn drop(&mut self) {
+        crate::coop::closing(self.fd());
+    }
+}
+
 impl Read for Plain {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Plain::Tcp(s) => s.read(buf),
-            Plain::Unix(s) => s.read(buf),
+        loop {
+            let r = match self {
+                Plain::Tcp(s) => s.read(buf),
+                Plain::Unix(s) => s.read(buf),
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    crate::coop::wait(crate::coop::Wait::Readable(self.fd()));
+                }
+                r => return r,
+            }
         }
     }
 }
 
 impl Write for Plain {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Plain::Tcp(s) => s.write(buf),
-            Plain::Unix(s) => s.write(buf),
+        loop {
+            let r = match self {
+                Plain::Tcp(s) => s.write(buf),
+                Plain::Unix(s) => s.write(buf),
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    crate::coop::wait(crate::coop::Wait::Writable(self.fd()));
+                }
+                r => return r,
+            }
         }
     }
 
@@ -183,12 +228,7 @@ impl Stream {
     }
 
     fn raw_fd(&self) -> std::os::fd::RawFd {
-        use std::os::fd::AsRawFd;
-        match self.plain() {
-            Some(Plain::Tcp(s)) => s.as_raw_fd(),
-            Some(Plain::Unix(s)) => s.as_raw_fd(),
-            None => -1,
-        }
+        self.plain().map_or(-1, Plain::fd)
     }
 
     /// Whether the password may travel in the clear: over TLS or a local socket.
@@ -363,6 +403,9 @@ impl Conn {
                 Stream::Plain(Plain::Tcp(s))
             }
         };
+        if let Stream::Plain(p) = &stream {
+            p.cooperate()?;
+        }
         let mut conn = Conn {
             stream,
             rbuf: vec![0; 16 * 1024],

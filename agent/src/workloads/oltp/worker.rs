@@ -329,7 +329,9 @@ impl<C: Client> OltpWorker<C> {
         }
         if self.cfg.options.connect_delay_us > 0 {
             // 0.4's --oltp-connect-delay: a pause after every connect.
-            std::thread::sleep(Duration::from_micros(self.cfg.options.connect_delay_us));
+            crate::coop::sleep_until(
+                Instant::now() + Duration::from_micros(self.cfg.options.connect_delay_us),
+            );
         }
         Ok(DbConn {
             conn,
@@ -496,7 +498,7 @@ impl<C: Client> OltpWorker<C> {
                     if stop.load(Relaxed) || self.sockets.is_cancelled() {
                         return Some(Step::Stopped);
                     }
-                    std::thread::sleep(wait);
+                    crate::coop::sleep_until(Instant::now() + wait);
                     wait = (wait * 2).min(Duration::from_millis(500));
                 }
             }
@@ -790,7 +792,7 @@ impl<C: Client> WorkerLoop for OltpWorker<C> {
             if now >= end || stop.load(Relaxed) {
                 return true;
             }
-            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+            crate::coop::sleep_until(now + (end - now).min(Duration::from_millis(50)));
         }
     }
 }

@@ -1,0 +1,434 @@
+//! Cooperative workers: many workers on one OS thread, each on a small stack of its own
+//! (a stackful coroutine), switched by one `epoll` loop.
+//!
+//! An open loop (`--rate`) of thread-per-connection workers wakes a thread for every
+//! arrival that finds it idle, beside the wake for every reply. Where a wake-up costs a
+//! timer and an idle CPU's exit (tens of µs on a virtual machine), that is most of the
+//! open loop's extra client CPU. Here one thread waits for the next arrival and for all its
+//! workers' replies in one `epoll_pwait2`, so an arrival that comes while the thread is
+//! awake costs no wake at all, and replies that come together cost one.
+//!
+//! The worker code stays blocking code: a socket read or write that would block, a sleep
+//! or the start barrier calls [`wait`], which switches back to the loop when running on a
+//! cooperative thread and blocks the OS thread otherwise. So the same worker runs either
+//! way, and code outside a cooperative thread never notices.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+/// What a worker waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The socket has something to read (or was closed).
+    Readable(RawFd),
+    /// The socket takes more bytes.
+    Writable(RawFd),
+    /// The clock reaches this instant.
+    Until(Instant),
+    /// Every worker of the thread is at the barrier: the loop runs its barrier function
+    /// once and hands its answer to all of them.
+    Barrier,
+}
+
+/// One worker's body.
+pub type Task = Box<dyn FnOnce() + Send>;
+
+type Co = Coroutine<bool, Wait, ()>;
+
+thread_local! {
+    /// The yielder of the worker running on this thread, null outside a worker.
+    static CURRENT: Cell<*const Yielder<bool, Wait>> = const { Cell::new(std::ptr::null()) };
+    /// Sockets this thread's loop has registered with its epoll instance, by descriptor;
+    /// forgotten as their owner closes them so that a reused number is registered anew.
+    static REGISTERED: RefCell<HashMap<RawFd, usize>> = RefCell::new(HashMap::new());
+}
+
+/// Whether the caller runs as a cooperative worker.
+pub fn in_worker() -> bool {
+    CURRENT.with(|c| !c.get().is_null())
+}
+
+/// Suspends the calling worker until `w` happens; the value is the barrier's answer for
+/// [`Wait::Barrier`], true otherwise. Outside a worker: sleeps for [`Wait::Until`], and
+/// returns at once for the rest (blocking sockets do not ask).
+pub fn wait(w: Wait) -> bool {
+    let y = CURRENT.with(|c| c.get());
+    if y.is_null() {
+        if let Wait::Until(t) = w {
+            let now = Instant::now();
+            if t > now {
+                std::thread::sleep(t - now);
+            }
+        }
+        return true;
+    }
+    // SAFETY: CURRENT holds the running worker's yielder, set by that worker's own
+    // coroutine body below, which outlives every call made from inside it.
+    let answer = unsafe { &*y }.suspend(w);
+    // Other workers ran meanwhile and set their own yielder; this one runs again.
+    CURRENT.with(|c| c.set(y));
+    answer
+}
+
+/// Sleeps until `t`: a worker yields to its loop, any other thread blocks.
+pub fn sleep_until(t: Instant) {
+    if Instant::now() < t {
+        wait(Wait::Until(t));
+    }
+}
+
+/// Says that socket `fd` is about to be closed, so that its number, when reused, is
+/// registered again. Harmless outside a cooperative thread.
+pub fn closing(fd: RawFd) {
+    let _ = REGISTERED.try_with(|r| r.borrow_mut().remove(&fd));
+}
+
+/// Runs `tasks` to their end on the calling thread, each on a stack of `stack_size` bytes.
+/// `barrier` is called once every live worker waits at [`Wait::Barrier`]; its answer is
+/// handed to each of them.
+pub fn run(tasks: Vec<Task>, stack_size: usize, barrier: impl Fn() -> bool) -> std::io::Result<()> {
+    let mut lp = Loop::new()?;
+    for task in tasks {
+        let stack = DefaultStack::new(stack_size)?;
+        lp.tasks.push(Some(Coroutine::with_stack(
+            stack,
+            move |y: &Yielder<bool, Wait>, _: bool| {
+                CURRENT.with(|c| c.set(y as *const _));
+                // A panic must not cross the loop: it would end every worker of the thread.
+                if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)) {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    tracing::error!("a cooperative worker panicked: {msg}");
+                }
+                CURRENT.with(|c| c.set(std::ptr::null()));
+            },
+        )));
+        lp.waits.push(None);
+    }
+    lp.runq.extend(0..lp.tasks.len());
+    lp.live = lp.tasks.len();
+    let r = lp.drive(&barrier);
+    REGISTERED.with(|r| r.borrow_mut().clear());
+    r
+}
+
+/// The loop's state: the workers, what each waits for, and the epoll instance.
+struct Loop {
+    tasks: Vec<Option<Co>>,
+    /// What each suspended worker waits for (None: runnable or done).
+    waits: Vec<Option<Wait>>,
+    runq: VecDeque<usize>,
+    /// Sleeping workers by wake-up time, earliest first.
+    timers: BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
+    /// Workers at the barrier.
+    parked: Vec<usize>,
+    live: usize,
+    epoll: RawFd,
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is this loop's own, closed once.
+        unsafe {
+            libc::close(self.epoll);
+        }
+    }
+}
+
+impl Loop {
+    fn new() -> std::io::Result<Self> {
+        // SAFETY: plain system call; the result is checked.
+        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epoll < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Loop {
+            tasks: Vec::new(),
+            waits: Vec::new(),
+            runq: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            parked: Vec::new(),
+            live: 0,
+            epoll,
+        })
+    }
+
+    fn drive(&mut self, barrier: &dyn Fn() -> bool) -> std::io::Result<()> {
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
+        let mut answer = true;
+        loop {
+            while let Some(i) = self.runq.pop_front() {
+                self.resume(i, answer)?;
+            }
+            if self.live == 0 {
+                return Ok(());
+            }
+            if !self.parked.is_empty() && self.parked.len() == self.live {
+                answer = barrier();
+                self.runq.extend(self.parked.drain(..));
+                continue;
+            }
+            let now = Instant::now();
+            while let Some(std::cmp::Reverse((t, i))) = self.timers.peek().copied() {
+                if t > now {
+                    break;
+                }
+                self.timers.pop();
+                self.wake(i);
+            }
+            // Due timers run first; a zero timeout still collects the sockets that are ready.
+            let timeout = if !self.runq.is_empty() {
+                Some(Duration::ZERO)
+            } else {
+                self.timers
+                    .peek()
+                    .map(|r| r.0.0.saturating_duration_since(now))
+            };
+            let n = self.poll(&mut events, timeout)?;
+            for ev in &events[..n] {
+                let (flags, i) = (ev.events, ev.u64 as usize);
+                let ready = match self.waits.get(i).copied().flatten() {
+                    Some(Wait::Readable(_)) => {
+                        flags
+                            & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
+                                as u32
+                            != 0
+                    }
+                    Some(Wait::Writable(_)) => {
+                        flags & (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0
+                    }
+                    _ => false,
+                };
+                if ready {
+                    self.wake(i);
+                }
+            }
+        }
+    }
+
+    fn wake(&mut self, i: usize) {
+        self.waits[i] = None;
+        self.runq.push_back(i);
+    }
+
+    /// Runs worker `i` until it waits or ends.
+    fn resume(&mut self, i: usize, answer: bool) -> std::io::Result<()> {
+        let Some(co) = self.tasks[i].as_mut() else {
+            return Ok(());
+        };
+        match co.resume(answer) {
+            CoroutineResult::Return(()) => {
+                self.tasks[i] = None;
+                self.live -= 1;
+            }
+            CoroutineResult::Yield(w) => {
+                match w {
+                    Wait::Readable(fd) | Wait::Writable(fd) => self.register(fd, i)?,
+                    Wait::Until(t) => self.timers.push(std::cmp::Reverse((t, i))),
+                    Wait::Barrier => self.parked.push(i),
+                }
+                self.waits[i] = Some(w);
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers `fd` for worker `i`, once per socket: edge-triggered for both directions,
+    /// since a worker waits only after a read or write said it would block.
+    fn register(&mut self, fd: RawFd, i: usize) -> std::io::Result<()> {
+        let known = REGISTERED.with(|r| r.borrow().get(&fd).copied());
+        if known == Some(i) {
+            return Ok(());
+        }
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+            u64: i as u64,
+        };
+        let op = if known.is_some() {
+            libc::EPOLL_CTL_MOD
+        } else {
+            libc::EPOLL_CTL_ADD
+        };
+        // SAFETY: plain system calls on our epoll instance; results are checked.
+        let mut rc = unsafe { libc::epoll_ctl(self.epoll, op, fd, &mut ev) };
+        if rc < 0 {
+            // A number closed without `closing` and reused, or moved between workers.
+            let alt = match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EEXIST) => libc::EPOLL_CTL_MOD,
+                Some(libc::ENOENT) => libc::EPOLL_CTL_ADD,
+                _ => return Err(std::io::Error::last_os_error()),
+            };
+            rc = unsafe { libc::epoll_ctl(self.epoll, alt, fd, &mut ev) };
+            if rc < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        REGISTERED.with(|r| r.borrow_mut().insert(fd, i));
+        Ok(())
+    }
+
+    /// Waits up to `timeout` (None: without limit) for sockets; the events are in `events`.
+    fn poll(
+        &self,
+        events: &mut [libc::epoll_event],
+        timeout: Option<Duration>,
+    ) -> std::io::Result<usize> {
+        let ts = timeout.map(|d| libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        });
+        let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+        loop {
+            // SAFETY: epoll_pwait2(2) with our epoll instance, a buffer of `events.len()`
+            // events and a timespec that lives across the call (or null: no limit).
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_epoll_pwait2,
+                    self.epoll,
+                    events.as_mut_ptr(),
+                    events.len() as libc::c_int,
+                    tsp,
+                    std::ptr::null::<libc::sigset_t>(),
+                    0usize,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+    use std::sync::{Arc, Mutex};
+
+    /// A blocking-style read on a non-blocking socket, as the lean client does it.
+    fn read_some(s: &mut UnixStream, buf: &mut [u8]) -> usize {
+        loop {
+            match s.read(buf) {
+                Ok(n) => return n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    wait(Wait::Readable(s.as_raw_fd()));
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn workers_ping_pong_over_sockets_on_one_thread() {
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        b.set_nonblocking(true).unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (la, lb) = (log.clone(), log.clone());
+        let tasks: Vec<Task> = vec![
+            Box::new(move || {
+                let mut buf = [0u8; 8];
+                for i in 0..100u8 {
+                    a.write_all(&[i]).unwrap();
+                    assert_eq!(read_some(&mut a, &mut buf), 1);
+                    assert_eq!(buf[0], i + 1);
+                }
+                la.lock().unwrap().push("a");
+            }),
+            Box::new(move || {
+                let mut buf = [0u8; 8];
+                for _ in 0..100 {
+                    assert_eq!(read_some(&mut b, &mut buf), 1);
+                    b.write_all(&[buf[0] + 1]).unwrap();
+                }
+                lb.lock().unwrap().push("b");
+            }),
+        ];
+        run(tasks, 64 * 1024, || true).unwrap();
+        let mut l = log.lock().unwrap().clone();
+        l.sort();
+        assert_eq!(l, ["a", "b"]);
+    }
+
+    #[test]
+    fn sleeping_workers_wake_in_time_order_and_not_early() {
+        let start = Instant::now();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let tasks: Vec<Task> = [30u64, 10, 20]
+            .into_iter()
+            .map(|ms| {
+                let order = order.clone();
+                Box::new(move || {
+                    let t = start + Duration::from_millis(ms);
+                    sleep_until(t);
+                    assert!(Instant::now() >= t);
+                    order.lock().unwrap().push(ms);
+                }) as Task
+            })
+            .collect();
+        run(tasks, 64 * 1024, || true).unwrap();
+        assert_eq!(*order.lock().unwrap(), [10, 20, 30]);
+    }
+
+    #[test]
+    fn the_barrier_runs_once_when_every_worker_is_there() {
+        let calls = Arc::new(Mutex::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let tasks: Vec<Task> = (0..3u64)
+            .map(|i| {
+                let seen = seen.clone();
+                Box::new(move || {
+                    // Workers reach the barrier at different times.
+                    sleep_until(Instant::now() + Duration::from_millis(i * 5));
+                    let open = wait(Wait::Barrier);
+                    seen.lock().unwrap().push(open);
+                }) as Task
+            })
+            .collect();
+        let c = calls.clone();
+        run(tasks, 64 * 1024, move || {
+            *c.lock().unwrap() += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(*calls.lock().unwrap(), 1);
+        assert_eq!(*seen.lock().unwrap(), [false, false, false]);
+    }
+
+    #[test]
+    fn outside_a_worker_waits_block_the_thread() {
+        assert!(!in_worker());
+        let t = Instant::now() + Duration::from_millis(5);
+        sleep_until(t);
+        assert!(Instant::now() >= t);
+        assert!(wait(Wait::Readable(0)));
+    }
+
+    #[test]
+    fn a_worker_knows_it_is_one() {
+        let inside = Arc::new(Mutex::new(false));
+        let i = inside.clone();
+        run(
+            vec![Box::new(move || *i.lock().unwrap() = in_worker())],
+            64 * 1024,
+            || true,
+        )
+        .unwrap();
+        assert!(*inside.lock().unwrap());
+        assert!(!in_worker());
+    }
+}
