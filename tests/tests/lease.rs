@@ -163,3 +163,53 @@ fn long_cpu_run(addr: &str) -> Running {
         "run",
     ])
 }
+
+#[test]
+fn sigkill_of_the_coordinator_ends_an_open_loop_oltp_run_within_a_second() {
+    // Open-loop workers share a cooperative thread; the lease still ends them, sockets
+    // and all, within a second.
+    let db = fleetbench_tests::mariadb::MariaDb::prepared(&[
+        "oltp_point_select",
+        "--tables=1",
+        "--table-size=1000",
+    ]);
+    let agent = AgentProc::start_with(&[], &[("FLEETBENCH_OPEN_LOOP_THREADS", "1")]);
+    let pid = agent.pid();
+    let idle_threads = thread_count(pid);
+    let idle_conns = db.status("Threads_connected");
+    let args = db.args(&[
+        "oltp_point_select",
+        "--tables=1",
+        "--table-size=1000",
+        "--threads=8",
+        "--rate=2000",
+        "--time=60",
+        "--report-interval=1",
+        "--agents",
+        &agent.addr,
+        "run",
+    ]);
+    let mut coordinator = Running::until_first_interval(&args).child;
+    assert_eq!(
+        thread_count(pid),
+        idle_threads + 1,
+        "one cooperative thread"
+    );
+    assert!(
+        wait_until(Duration::from_secs(2), || db.status("Threads_connected")
+            == idle_conns + 8),
+        "8 connections of the run expected besides {idle_conns}: {}",
+        db.sql("SELECT user, host, command FROM information_schema.processlist")
+    );
+    coordinator.kill().expect("SIGKILL");
+    let killed = Instant::now();
+    coordinator.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(1), || thread_count(pid) <= idle_threads
+            && db.status("Threads_connected") <= idle_conns),
+        "1 s after the coordinator died: {} agent threads, {} connections",
+        thread_count(pid),
+        db.status("Threads_connected")
+    );
+    eprintln!("open loop stopped {:?} after SIGKILL", killed.elapsed());
+}
