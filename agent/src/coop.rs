@@ -26,6 +26,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 pub enum Wait {
     /// The socket has something to read (or was closed).
     Readable(RawFd),
+    /// The reply to what was just written on the socket: as [`Wait::Readable`], without a
+    /// read that found nothing first. It may be there already: then the worker goes on.
+    Reply(RawFd),
     /// The socket takes more bytes.
     Writable(RawFd),
     /// The clock reaches this instant.
@@ -112,6 +115,7 @@ pub fn run(tasks: Vec<Task>, stack_size: usize, barrier: impl Fn() -> bool) -> s
             },
         )));
         lp.waits.push(None);
+        lp.unread.push(None);
     }
     lp.runq.extend(0..lp.tasks.len());
     lp.live = lp.tasks.len();
@@ -125,6 +129,9 @@ struct Loop {
     tasks: Vec<Option<Co>>,
     /// What each suspended worker waits for (None: runnable or done).
     waits: Vec<Option<Wait>>,
+    /// Per worker, a socket of its that became readable while it waited for something
+    /// else (or ran): its next [`Wait::Reply`] on it need not wait.
+    unread: Vec<Option<RawFd>>,
     runq: VecDeque<usize>,
     /// Sleeping workers by wake-up time, earliest first.
     timers: BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
@@ -153,6 +160,7 @@ impl Loop {
         Ok(Loop {
             tasks: Vec::new(),
             waits: Vec::new(),
+            unread: Vec::new(),
             runq: VecDeque::new(),
             timers: BinaryHeap::new(),
             parked: Vec::new(),
@@ -194,23 +202,31 @@ impl Loop {
             };
             let n = self.poll(&mut events, timeout)?;
             for ev in &events[..n] {
-                let (flags, i) = (ev.events, ev.u64 as usize);
-                let ready = match self.waits.get(i).copied().flatten() {
-                    Some(Wait::Readable(_)) => {
-                        flags
-                            & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
-                                as u32
-                            != 0
-                    }
-                    Some(Wait::Writable(_)) => {
-                        flags & (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0
-                    }
-                    _ => false,
-                };
-                if ready {
-                    self.wake(i);
-                }
+                self.event(ev.events, ev.u64);
             }
+        }
+    }
+
+    /// Wakes the worker a socket event is for, if it waits for it; a socket that became
+    /// readable while its worker waits for something else is remembered for its reply.
+    fn event(&mut self, flags: u32, data: u64) {
+        const IN: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        const OUT: u32 = (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        let (i, fd) = ((data >> 32) as usize, data as u32 as RawFd);
+        if i >= self.waits.len() {
+            return;
+        }
+        match self.waits[i] {
+            Some(Wait::Readable(f)) if f == fd && flags & IN != 0 => {
+                self.unread[i] = None;
+                self.wake(i);
+                return;
+            }
+            Some(Wait::Writable(f)) if f == fd && flags & OUT != 0 => self.wake(i),
+            _ => {}
+        }
+        if flags & IN != 0 {
+            self.unread[i] = Some(fd);
         }
     }
 
@@ -230,8 +246,19 @@ impl Loop {
                 self.live -= 1;
             }
             CoroutineResult::Yield(w) => {
+                let w = match w {
+                    Wait::Reply(fd) if self.unread[i] == Some(fd) => {
+                        self.unread[i] = None;
+                        self.runq.push_back(i);
+                        return Ok(());
+                    }
+                    Wait::Reply(fd) => Wait::Readable(fd),
+                    w => w,
+                };
                 match w {
-                    Wait::Readable(fd) | Wait::Writable(fd) => self.register(fd, i)?,
+                    Wait::Readable(fd) | Wait::Writable(fd) | Wait::Reply(fd) => {
+                        self.register(fd, i)?
+                    }
                     Wait::Until(t) => self.timers.push(std::cmp::Reverse((t, i))),
                     Wait::Barrier => self.parked.push(i),
                 }
@@ -250,7 +277,7 @@ impl Loop {
         }
         let mut ev = libc::epoll_event {
             events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
-            u64: i as u64,
+            u64: (i as u64) << 32 | u64::from(fd as u32),
         };
         let op = if known.is_some() {
             libc::EPOLL_CTL_MOD
@@ -362,6 +389,40 @@ mod tests {
         let mut l = log.lock().unwrap().clone();
         l.sort();
         assert_eq!(l, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_reply_is_waited_for_whether_it_came_before_the_wait_or_after() {
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        b.set_nonblocking(true).unwrap();
+        let done = Arc::new(Mutex::new(0));
+        let d = done.clone();
+        let tasks: Vec<Task> = vec![
+            Box::new(move || {
+                let mut buf = [0u8; 8];
+                for late in [false, true, false, true] {
+                    a.write_all(b"q").unwrap();
+                    if !late {
+                        // The peer answers while this worker sleeps: the loop sees the
+                        // socket readable while nobody waits for it.
+                        sleep_until(Instant::now() + Duration::from_millis(5));
+                    }
+                    wait(Wait::Reply(a.as_raw_fd()));
+                    assert_eq!(a.read(&mut buf).unwrap(), 1);
+                    *d.lock().unwrap() += 1;
+                }
+                drop(a);
+            }),
+            Box::new(move || {
+                let mut buf = [0u8; 8];
+                while read_some(&mut b, &mut buf) > 0 {
+                    b.write_all(b"r").unwrap();
+                }
+            }),
+        ];
+        run(tasks, 64 * 1024, || true).unwrap();
+        assert_eq!(*done.lock().unwrap(), 4);
     }
 
     #[test]

@@ -133,17 +133,29 @@ pub struct ConnectOpts<'a> {
 /// A socket to the server. On a cooperative worker (`crate::coop`) the socket does not
 /// block: a read or write that would block waits in the worker's loop instead, so the
 /// code above (TLS, packets) reads as blocking code either way.
-enum Plain {
+struct Plain {
+    sock: Sock,
+    /// Something was written since the last read: the next read waits for the reply
+    /// before it tries (on a cooperative worker), which saves the read that would find
+    /// nothing yet.
+    sent: bool,
+}
+
+enum Sock {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
 impl Plain {
+    fn new(sock: Sock) -> Self {
+        Plain { sock, sent: false }
+    }
+
     fn fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
-        match self {
-            Plain::Tcp(s) => s.as_raw_fd(),
-            Plain::Unix(s) => s.as_raw_fd(),
+        match &self.sock {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Unix(s) => s.as_raw_fd(),
         }
     }
 
@@ -152,9 +164,16 @@ impl Plain {
         if !crate::coop::in_worker() {
             return Ok(());
         }
-        match self {
-            Plain::Tcp(s) => s.set_nonblocking(true),
-            Plain::Unix(s) => s.set_nonblocking(true),
+        match &self.sock {
+            Sock::Tcp(s) => s.set_nonblocking(true),
+            Sock::Unix(s) => s.set_nonblocking(true),
+        }
+    }
+
+    fn shutdown(&self) -> io::Result<()> {
+        match &self.sock {
+            Sock::Tcp(s) => s.shutdown(Shutdown::Both),
+            Sock::Unix(s) => s.shutdown(Shutdown::Both),
         }
     }
 }
@@ -167,10 +186,14 @@ impl Drop for Plain {
 
 impl Read for Plain {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if std::mem::take(&mut self.sent) {
+            // A reply takes a round trip: wait for it rather than find nothing first.
+            crate::coop::wait(crate::coop::Wait::Reply(self.fd()));
+        }
         loop {
-            let r = match self {
-                Plain::Tcp(s) => s.read(buf),
-                Plain::Unix(s) => s.read(buf),
+            let r = match &mut self.sock {
+                Sock::Tcp(s) => s.read(buf),
+                Sock::Unix(s) => s.read(buf),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -185,13 +208,17 @@ impl Read for Plain {
 impl Write for Plain {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         loop {
-            let r = match self {
-                Plain::Tcp(s) => s.write(buf),
-                Plain::Unix(s) => s.write(buf),
+            let r = match &mut self.sock {
+                Sock::Tcp(s) => s.write(buf),
+                Sock::Unix(s) => s.write(buf),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     crate::coop::wait(crate::coop::Wait::Writable(self.fd()));
+                }
+                Ok(n) => {
+                    self.sent = true;
+                    return Ok(n);
                 }
                 r => return r,
             }
@@ -220,11 +247,9 @@ impl Stream {
     }
 
     fn shutdown(&self) {
-        let _ = match self.plain() {
-            Some(Plain::Tcp(s)) => s.shutdown(Shutdown::Both),
-            Some(Plain::Unix(s)) => s.shutdown(Shutdown::Both),
-            None => Ok(()),
-        };
+        if let Some(p) = self.plain() {
+            let _ = p.shutdown();
+        }
     }
 
     fn raw_fd(&self) -> std::os::fd::RawFd {
@@ -233,7 +258,11 @@ impl Stream {
 
     /// Whether the password may travel in the clear: over TLS or a local socket.
     fn is_secure(&self) -> bool {
-        matches!(self, Stream::Tls(_) | Stream::Plain(Plain::Unix(_)))
+        match self {
+            Stream::Tls(_) => true,
+            Stream::Plain(p) => matches!(p.sock, Sock::Unix(_)),
+            Stream::Moving => false,
+        }
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -373,7 +402,7 @@ impl Conn {
     /// Connects and logs in; the socket is registered in `sockets` for cancellation.
     pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, WireError> {
         let stream = match opts.socket {
-            Some(path) => Stream::Plain(Plain::Unix(UnixStream::connect(path)?)),
+            Some(path) => Stream::Plain(Plain::new(Sock::Unix(UnixStream::connect(path)?))),
             None => {
                 // libmysqlclient's "localhost" means the socket; without one, loopback TCP.
                 let host = if opts.host == "localhost" {
@@ -400,7 +429,7 @@ impl Conn {
                     }
                 };
                 s.set_nodelay(true)?;
-                Stream::Plain(Plain::Tcp(s))
+                Stream::Plain(Plain::new(Sock::Tcp(s)))
             }
         };
         if let Stream::Plain(p) = &stream {
@@ -1257,7 +1286,7 @@ mod tests {
             let _ = s.read_to_end(&mut got);
             got
         });
-        let stream = Stream::Plain(Plain::Tcp(TcpStream::connect(addr).unwrap()));
+        let stream = Stream::Plain(Plain::new(Sock::Tcp(TcpStream::connect(addr).unwrap())));
         let conn = Conn {
             stream,
             rbuf: vec![0; 16],
