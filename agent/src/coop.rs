@@ -94,10 +94,23 @@ pub fn closing(fd: RawFd) {
 /// Runs `tasks` to their end on the calling thread, each on a stack of `stack_size` bytes.
 /// `barrier` is called once every live worker waits at [`Wait::Barrier`]; its answer is
 /// handed to each of them.
-pub fn run(tasks: Vec<Task>, stack_size: usize, barrier: impl Fn() -> bool) -> std::io::Result<()> {
-    let mut lp = Loop::new()?;
+///
+/// If the loop itself fails (epoll, a stack that cannot be mapped), the workers not yet
+/// ended are left as they are, never resumed nor unwound (their sockets stay open until
+/// the caller shuts them down), and the error says how many there are.
+pub fn run(
+    tasks: Vec<Task>,
+    stack_size: usize,
+    barrier: impl Fn() -> bool,
+) -> Result<(), LoopError> {
+    let n = tasks.len();
+    let failed = |error| LoopError {
+        error,
+        unfinished: n,
+    };
+    let mut lp = Loop::new().map_err(failed)?;
     for task in tasks {
-        let stack = DefaultStack::new(stack_size)?;
+        let stack = DefaultStack::new(stack_size).map_err(failed)?;
         lp.tasks.push(Some(Coroutine::with_stack(
             stack,
             move |y: &Yielder<bool, Wait>, _: bool| {
@@ -121,7 +134,23 @@ pub fn run(tasks: Vec<Task>, stack_size: usize, barrier: impl Fn() -> bool) -> s
     lp.live = lp.tasks.len();
     let r = lp.drive(&barrier);
     REGISTERED.with(|r| r.borrow_mut().clear());
-    r
+    r.map_err(|error| {
+        let unfinished = lp.live;
+        // Unwinding a suspended worker would run its code on without its loop.
+        for co in lp.tasks.drain(..).flatten() {
+            std::mem::forget(co);
+        }
+        LoopError { error, unfinished }
+    })
+}
+
+/// A cooperative thread's loop failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{error} ({unfinished} of its workers left unfinished)")]
+pub struct LoopError {
+    pub error: std::io::Error,
+    /// Workers that had not ended.
+    pub unfinished: usize,
 }
 
 /// The loop's state: the workers, what each waits for, and the epoll instance.
@@ -385,7 +414,7 @@ mod tests {
                 lb.lock().unwrap().push("b");
             }),
         ];
-        run(tasks, 64 * 1024, || true).unwrap();
+        run(tasks, 64 * 1024, || true).expect("loop");
         let mut l = log.lock().unwrap().clone();
         l.sort();
         assert_eq!(l, ["a", "b"]);
@@ -421,7 +450,7 @@ mod tests {
                 }
             }),
         ];
-        run(tasks, 64 * 1024, || true).unwrap();
+        run(tasks, 64 * 1024, || true).expect("loop");
         assert_eq!(*done.lock().unwrap(), 4);
     }
 
@@ -441,7 +470,7 @@ mod tests {
                 }) as Task
             })
             .collect();
-        run(tasks, 64 * 1024, || true).unwrap();
+        run(tasks, 64 * 1024, || true).expect("loop");
         assert_eq!(*order.lock().unwrap(), [10, 20, 30]);
     }
 

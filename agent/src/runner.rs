@@ -657,11 +657,17 @@ impl PreparedRun {
         while let Some((i, group)) = groups.next() {
             let gate = self.gate.clone();
             let (control, n) = (self.control.clone(), group.len());
+            let (running, all_done) = (self.running.clone(), self.all_done.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("fb-loop-{i}"))
                 .spawn(move || {
                     if let Err(e) = crate::coop::run(group, stack_size, || gate.block()) {
                         control.abort(format!("worker loop {i} failed: {e}"));
+                        // Its unfinished workers will not count themselves out.
+                        let left = running.fetch_sub(e.unfinished, Ordering::AcqRel);
+                        if e.unfinished > 0 && left == e.unfinished {
+                            all_done.notify_one();
+                        }
                     }
                 });
             match spawned {
