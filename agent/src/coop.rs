@@ -56,9 +56,10 @@ pub fn in_worker() -> bool {
     CURRENT.with(|c| !c.get().is_null())
 }
 
-/// Suspends the calling worker until `w` happens; the value is the barrier's answer for
-/// [`Wait::Barrier`], true otherwise. Outside a worker: sleeps for [`Wait::Until`], and
-/// returns at once for the rest (blocking sockets do not ask).
+/// Suspends the calling worker until `w` happens. The value is the barrier's answer
+/// (whether the run starts); only [`Wait::Barrier`]'s caller needs it. Outside a worker:
+/// sleeps for [`Wait::Until`], and returns true at once for the rest (blocking sockets do
+/// not ask).
 pub fn wait(w: Wait) -> bool {
     let y = CURRENT.with(|c| c.get());
     if y.is_null() {
@@ -117,11 +118,7 @@ pub fn run(
                 CURRENT.with(|c| c.set(y as *const _));
                 // A panic must not cross the loop: it would end every worker of the thread.
                 if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)) {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
+                    let msg = crate::runner::panic_text(&*p);
                     tracing::error!("a cooperative worker panicked: {msg}");
                 }
                 CURRENT.with(|c| c.set(std::ptr::null()));
@@ -285,9 +282,8 @@ impl Loop {
                     w => w,
                 };
                 match w {
-                    Wait::Readable(fd) | Wait::Writable(fd) | Wait::Reply(fd) => {
-                        self.register(fd, i)?
-                    }
+                    Wait::Readable(fd) | Wait::Writable(fd) => self.register(fd, i)?,
+                    Wait::Reply(_) => unreachable!("a reply wait is a readable wait by now"),
                     Wait::Until(t) => self.timers.push(std::cmp::Reverse((t, i))),
                     Wait::Barrier => self.parked.push(i),
                 }

@@ -911,7 +911,7 @@ fn guarded(control: &Control, thread: u32, f: impl FnOnce()) {
 }
 
 /// The message of a panic payload.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())

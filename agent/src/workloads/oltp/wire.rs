@@ -135,9 +135,10 @@ pub struct ConnectOpts<'a> {
 /// code above (TLS, packets) reads as blocking code either way.
 struct Plain {
     sock: Sock,
-    /// Something was written since the last read: the next read waits for the reply
-    /// before it tries (on a cooperative worker), which saves the read that would find
-    /// nothing yet.
+    /// The socket does not block: it belongs to a cooperative worker.
+    cooperative: bool,
+    /// Something was written since the last read: on a cooperative socket the next read
+    /// waits for the reply before it tries, which saves the read that would find nothing.
     sent: bool,
 }
 
@@ -146,9 +147,35 @@ enum Sock {
     Unix(UnixStream),
 }
 
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.read(buf),
+            Sock::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.write(buf),
+            Sock::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Plain {
     fn new(sock: Sock) -> Self {
-        Plain { sock, sent: false }
+        Plain {
+            sock,
+            cooperative: false,
+            sent: false,
+        }
     }
 
     fn fd(&self) -> std::os::fd::RawFd {
@@ -160,14 +187,16 @@ impl Plain {
     }
 
     /// On a cooperative worker, makes the socket non-blocking (see the type's docs).
-    fn cooperate(&self) -> io::Result<()> {
+    fn cooperate(&mut self) -> io::Result<()> {
         if !crate::coop::in_worker() {
             return Ok(());
         }
         match &self.sock {
-            Sock::Tcp(s) => s.set_nonblocking(true),
-            Sock::Unix(s) => s.set_nonblocking(true),
+            Sock::Tcp(s) => s.set_nonblocking(true)?,
+            Sock::Unix(s) => s.set_nonblocking(true)?,
         }
+        self.cooperative = true;
+        Ok(())
     }
 
     fn shutdown(&self) -> io::Result<()> {
@@ -176,11 +205,30 @@ impl Plain {
             Sock::Unix(s) => s.shutdown(Shutdown::Both),
         }
     }
+
+    /// Runs `op` on the socket until it does not say it would block, waiting for `ready`
+    /// in between (only a cooperative socket says so).
+    fn retry<T>(
+        &mut self,
+        ready: fn(std::os::fd::RawFd) -> crate::coop::Wait,
+        mut op: impl FnMut(&mut Sock) -> io::Result<T>,
+    ) -> io::Result<T> {
+        loop {
+            match op(&mut self.sock) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    crate::coop::wait(ready(self.fd()));
+                }
+                r => return r,
+            }
+        }
+    }
 }
 
 impl Drop for Plain {
     fn drop(&mut self) {
-        crate::coop::closing(self.fd());
+        if self.cooperative {
+            crate::coop::closing(self.fd());
+        }
     }
 }
 
@@ -190,39 +238,15 @@ impl Read for Plain {
             // A reply takes a round trip: wait for it rather than find nothing first.
             crate::coop::wait(crate::coop::Wait::Reply(self.fd()));
         }
-        loop {
-            let r = match &mut self.sock {
-                Sock::Tcp(s) => s.read(buf),
-                Sock::Unix(s) => s.read(buf),
-            };
-            match r {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    crate::coop::wait(crate::coop::Wait::Readable(self.fd()));
-                }
-                r => return r,
-            }
-        }
+        self.retry(crate::coop::Wait::Readable, |s| s.read(buf))
     }
 }
 
 impl Write for Plain {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            let r = match &mut self.sock {
-                Sock::Tcp(s) => s.write(buf),
-                Sock::Unix(s) => s.write(buf),
-            };
-            match r {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    crate::coop::wait(crate::coop::Wait::Writable(self.fd()));
-                }
-                Ok(n) => {
-                    self.sent = true;
-                    return Ok(n);
-                }
-                r => return r,
-            }
-        }
+        let n = self.retry(crate::coop::Wait::Writable, |s| s.write(buf))?;
+        self.sent = self.cooperative;
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -401,7 +425,7 @@ impl Drop for Conn {
 impl Conn {
     /// Connects and logs in; the socket is registered in `sockets` for cancellation.
     pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, WireError> {
-        let stream = match opts.socket {
+        let mut stream = match opts.socket {
             Some(path) => Stream::Plain(Plain::new(Sock::Unix(UnixStream::connect(path)?))),
             None => {
                 // libmysqlclient's "localhost" means the socket; without one, loopback TCP.
@@ -432,7 +456,7 @@ impl Conn {
                 Stream::Plain(Plain::new(Sock::Tcp(s)))
             }
         };
-        if let Stream::Plain(p) = &stream {
+        if let Stream::Plain(p) = &mut stream {
             p.cooperate()?;
         }
         let mut conn = Conn {
