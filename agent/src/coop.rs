@@ -110,6 +110,10 @@ pub fn run(
         unfinished: n,
     };
     let mut lp = Loop::new().map_err(failed)?;
+    #[cfg(test)]
+    if tests::WITHOUT_PWAIT2.get() {
+        lp.use_timerfd().map_err(failed)?;
+    }
     for task in tasks {
         let stack = DefaultStack::new(stack_size).map_err(failed)?;
         lp.tasks.push(Some(Coroutine::with_stack(
@@ -165,13 +169,27 @@ struct Loop {
     parked: Vec<usize>,
     live: usize,
     epoll: RawFd,
+    /// Set when the loop waits with `epoll_wait` and this timer instead of
+    /// `epoll_pwait2`, which kernels before 5.11 lack (RHEL 8's 4.18, say): a timerfd
+    /// keeps timeouts to the nanosecond where `epoll_wait` counts milliseconds.
+    timer: Option<RawFd>,
 }
+
+/// Set once `epoll_pwait2` said ENOSYS: later loops start with the timerfd at once.
+static NO_PWAIT2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The epoll data of the loop's own timer; worker sockets carry their worker's index in
+/// the high half, which never reaches u32::MAX.
+const TIMER: u64 = u64::MAX;
 
 impl Drop for Loop {
     fn drop(&mut self) {
         // SAFETY: the descriptor is this loop's own, closed once.
         unsafe {
             libc::close(self.epoll);
+            if let Some(t) = self.timer {
+                libc::close(t);
+            }
         }
     }
 }
@@ -192,7 +210,33 @@ impl Loop {
             parked: Vec::new(),
             live: 0,
             epoll,
+            timer: None,
         })
+    }
+
+    /// Switches to waiting with `epoll_wait` and a timerfd (see [`Loop::timer`]).
+    fn use_timerfd(&mut self) -> std::io::Result<()> {
+        // SAFETY: plain system calls; results are checked, the descriptor is ours.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        self.timer = Some(fd);
+        // Edge-triggered: every expiry wakes the loop once, with no read to reset it.
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLET) as u32,
+            u64: TIMER,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::epoll_ctl(self.epoll, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     fn drive(&mut self, barrier: &dyn Fn() -> bool) -> std::io::Result<()> {
@@ -239,7 +283,8 @@ impl Loop {
         const IN: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
         const OUT: u32 = (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32;
         let (i, fd) = ((data >> 32) as usize, data as u32 as RawFd);
-        if i >= self.waits.len() {
+        // The timer's expiry only woke the loop, which looks at its timers anyway.
+        if data == TIMER || i >= self.waits.len() {
             return;
         }
         match self.waits[i] {
@@ -329,10 +374,16 @@ impl Loop {
 
     /// Waits up to `timeout` (None: without limit) for sockets; the events are in `events`.
     fn poll(
-        &self,
+        &mut self,
         events: &mut [libc::epoll_event],
         timeout: Option<Duration>,
     ) -> std::io::Result<usize> {
+        if self.timer.is_none() && NO_PWAIT2.load(std::sync::atomic::Ordering::Relaxed) {
+            self.use_timerfd()?;
+        }
+        if let Some(timer) = self.timer {
+            return self.poll_with_timer(timer, events, timeout);
+        }
         let ts = timeout.map(|d| libc::timespec {
             tv_sec: d.as_secs() as libc::time_t,
             tv_nsec: d.subsec_nanos() as libc::c_long,
@@ -356,6 +407,65 @@ impl Loop {
                 return Ok(n as usize);
             }
             let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::ENOSYS) => {
+                    tracing::debug!("no epoll_pwait2 in this kernel: waits use a timerfd");
+                    NO_PWAIT2.store(true, std::sync::atomic::Ordering::Relaxed);
+                    self.use_timerfd()?;
+                    return self.poll(events, timeout);
+                }
+                _ => return Err(e),
+            }
+        }
+    }
+
+    /// [`Loop::poll`] on kernels without `epoll_pwait2`: the timer is armed for the
+    /// timeout, and `epoll_wait` waits without a limit of its own.
+    fn poll_with_timer(
+        &self,
+        timer: RawFd,
+        events: &mut [libc::epoll_event],
+        timeout: Option<Duration>,
+    ) -> std::io::Result<usize> {
+        let mut ms = -1;
+        match timeout {
+            Some(Duration::ZERO) => ms = 0,
+            Some(d) => {
+                let spec = libc::itimerspec {
+                    it_interval: libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    },
+                    it_value: libc::timespec {
+                        tv_sec: d.as_secs() as libc::time_t,
+                        tv_nsec: d.subsec_nanos() as libc::c_long,
+                    },
+                };
+                // SAFETY: timerfd_settime(2) on our timer with a spec that lives across
+                // the call. A one-shot relative timer; one left over from an earlier wait
+                // is replaced, and one that fires late only wakes the loop once more.
+                if unsafe { libc::timerfd_settime(timer, 0, &spec, std::ptr::null_mut()) } < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            None => {}
+        }
+        loop {
+            // SAFETY: epoll_wait(2) with our epoll instance and a buffer of
+            // `events.len()` events.
+            let n = unsafe {
+                libc::epoll_wait(
+                    self.epoll,
+                    events.as_mut_ptr(),
+                    events.len() as libc::c_int,
+                    ms,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = std::io::Error::last_os_error();
             if e.kind() != std::io::ErrorKind::Interrupted {
                 return Err(e);
             }
@@ -370,6 +480,11 @@ mod tests {
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
     use std::sync::{Arc, Mutex};
+
+    thread_local! {
+        /// Makes `run` on this thread wait as on a kernel without `epoll_pwait2`.
+        pub(super) static WITHOUT_PWAIT2: Cell<bool> = const { Cell::new(false) };
+    }
 
     /// A blocking-style read on a non-blocking socket, as the lean client does it.
     fn read_some(s: &mut UnixStream, buf: &mut [u8]) -> usize {
@@ -468,6 +583,32 @@ mod tests {
             .collect();
         run(tasks, 64 * 1024, || true).expect("loop");
         assert_eq!(*order.lock().unwrap(), [10, 20, 30]);
+    }
+
+    #[test]
+    fn without_epoll_pwait2_sockets_and_sleeps_work_as_with_it() {
+        WITHOUT_PWAIT2.set(true);
+        workers_ping_pong_over_sockets_on_one_thread();
+        a_reply_is_waited_for_whether_it_came_before_the_wait_or_after();
+        // Sub-millisecond sleeps keep their order and are not cut short, as epoll_wait's
+        // millisecond timeout alone would not allow.
+        let start = Instant::now();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let tasks: Vec<Task> = [300u64, 100, 200, 2_000]
+            .into_iter()
+            .map(|us| {
+                let order = order.clone();
+                Box::new(move || {
+                    let t = start + Duration::from_micros(us);
+                    sleep_until(t);
+                    assert!(Instant::now() >= t);
+                    order.lock().unwrap().push(us);
+                }) as Task
+            })
+            .collect();
+        run(tasks, 64 * 1024, || true).expect("loop");
+        assert_eq!(*order.lock().unwrap(), [100, 200, 300, 2_000]);
+        WITHOUT_PWAIT2.set(false);
     }
 
     #[test]

@@ -509,7 +509,7 @@ impl PreparedRun {
                 loops,
                 "open loop: OLTP workers run as cooperative workers on {loops} thread(s)"
             );
-            if let Err(e) = run.spawn_loops(tasks, loops, C::STACK_SIZE) {
+            if let Err(e) = run.spawn_loops(tasks, loops, C::STACK_SIZE, tx.clone()) {
                 run.release_workers().await;
                 return Err(OpenError::Connect {
                     target: "(none)".into(),
@@ -520,7 +520,13 @@ impl PreparedRun {
         }
         drop(tx);
         let mut failure = None;
-        while let Some(r) = rx.recv().await {
+        // Every worker says once how its opening went. Counting matters: a cooperative
+        // thread whose loop failed keeps its workers (and their senders) unfinished, and
+        // answers for them itself.
+        let mut reports = 0;
+        while reports < threads {
+            let Some(r) = rx.recv().await else { break };
+            reports += 1;
             if let Err(e) = r {
                 // One worker's failure fails the run: the others need not open theirs.
                 if matches!(e, LeanOpenError::Open(_)) {
@@ -642,12 +648,15 @@ impl PreparedRun {
 
     /// Runs `tasks` as cooperative workers on `loops` threads (worker t on thread t % loops),
     /// each worker on a stack of `stack_size` bytes. A thread that cannot start accounts
-    /// for its workers, as if they had ended.
+    /// for its workers, as if they had ended; one whose loop fails reports a failed
+    /// opening on `opened` for each worker it leaves unfinished (the run may still be
+    /// opening) and aborts the run.
     fn spawn_loops(
         &mut self,
         tasks: Vec<crate::coop::Task>,
         loops: usize,
         stack_size: usize,
+        opened: mpsc::UnboundedSender<Result<(), LeanOpenError>>,
     ) -> std::io::Result<()> {
         let mut groups: Vec<Vec<crate::coop::Task>> = (0..loops).map(|_| Vec::new()).collect();
         for (t, task) in tasks.into_iter().enumerate() {
@@ -658,11 +667,21 @@ impl PreparedRun {
             let gate = self.gate.clone();
             let (control, n) = (self.control.clone(), group.len());
             let (running, all_done) = (self.running.clone(), self.all_done.clone());
+            let opened = opened.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("fb-loop-{i}"))
                 .spawn(move || {
                     if let Err(e) = crate::coop::run(group, stack_size, || gate.block()) {
-                        control.abort(format!("worker loop {i} failed: {e}"));
+                        let message = format!("worker loop {i} failed: {e}");
+                        tracing::error!("{message}");
+                        for _ in 0..e.unfinished {
+                            let _ = opened.send(Err(OpenError::Connect {
+                                target: "(none)".into(),
+                                message: message.clone(),
+                            }
+                            .into()));
+                        }
+                        control.abort(message);
                         // Its unfinished workers will not count themselves out.
                         let left = running.fetch_sub(e.unfinished, Ordering::AcqRel);
                         if e.unfinished > 0 && left == e.unfinished {
