@@ -653,24 +653,31 @@ mod tests {
         assert_eq!(*done.lock().unwrap(), 4);
     }
 
-    #[test]
-    fn sleeping_workers_wake_in_time_order_and_not_early() {
+    /// Workers sleeping for `delays` from a common start wake in time order, none early.
+    fn sleepers_wake_in_order(delays: &[Duration]) {
         let start = Instant::now();
         let order = Arc::new(Mutex::new(Vec::new()));
-        let tasks: Vec<Task> = [30u64, 10, 20]
-            .into_iter()
-            .map(|ms| {
+        let tasks: Vec<Task> = delays
+            .iter()
+            .map(|&d| {
                 let order = order.clone();
                 Box::new(move || {
-                    let t = start + Duration::from_millis(ms);
+                    let t = start + d;
                     sleep_until(t);
                     assert!(Instant::now() >= t);
-                    order.lock().unwrap().push(ms);
+                    order.lock().unwrap().push(d);
                 }) as Task
             })
             .collect();
         run(tasks, 64 * 1024, || true).expect("loop");
-        assert_eq!(*order.lock().unwrap(), [10, 20, 30]);
+        let mut sorted = delays.to_vec();
+        sorted.sort();
+        assert_eq!(*order.lock().unwrap(), sorted);
+    }
+
+    #[test]
+    fn sleeping_workers_wake_in_time_order_and_not_early() {
+        sleepers_wake_in_order(&[30, 10, 20].map(Duration::from_millis));
     }
 
     #[test]
@@ -680,22 +687,7 @@ mod tests {
         a_reply_is_waited_for_whether_it_came_before_the_wait_or_after();
         // Sub-millisecond sleeps keep their order and are not cut short, as epoll_wait's
         // millisecond timeout alone would not allow.
-        let start = Instant::now();
-        let order = Arc::new(Mutex::new(Vec::new()));
-        let tasks: Vec<Task> = [300u64, 100, 200, 2_000]
-            .into_iter()
-            .map(|us| {
-                let order = order.clone();
-                Box::new(move || {
-                    let t = start + Duration::from_micros(us);
-                    sleep_until(t);
-                    assert!(Instant::now() >= t);
-                    order.lock().unwrap().push(us);
-                }) as Task
-            })
-            .collect();
-        run(tasks, 64 * 1024, || true).expect("loop");
-        assert_eq!(*order.lock().unwrap(), [100, 200, 300, 2_000]);
+        sleepers_wake_in_order(&[300, 100, 200, 2_000].map(Duration::from_micros));
         WITHOUT_PWAIT2.set(false);
     }
 
