@@ -128,7 +128,8 @@ impl Schedule {
             if now >= until {
                 break;
             }
-            crate::coop::sleep_until(now + (until - now).min(NAP));
+            // `now` was just read: wait at once (sleep_until would read the clock again).
+            crate::coop::wait(crate::coop::Wait::Until(now + (until - now).min(NAP)));
         }
         match deadline {
             Some(d) if at >= d => None,

@@ -229,10 +229,15 @@ fn cooperative_workers_run_transactions_as_threads_do() {
         let j = json(&out_json);
         let sql = &j["totals"]["sql"];
         let tx = u(&sql["transactions"]);
+        let counts = [u(&sql["reads"]), u(&sql["writes"]), u(&sql["others"])];
         if u(&sql["ignored_errors"]) == 0 {
-            assert_eq!(u(&sql["reads"]), 14 * tx, "{sql}");
-            assert_eq!(u(&sql["writes"]), 4 * tx, "{sql}");
-            assert_eq!(u(&sql["others"]), 2 * tx, "{sql}");
+            assert_eq!(counts, [14 * tx, 4 * tx, 2 * tx], "{sql}");
+        } else {
+            // A deadlock's statements count, and its transaction runs again.
+            assert!(
+                counts[0] >= 14 * tx && counts[1] >= 4 * tx && counts[2] >= 2 * tx,
+                "{sql}"
+            );
         }
         assert_eq!(db.status("Com_select") - selects, u(&sql["reads"]));
         let open = &j["totals"]["open_loop"];
