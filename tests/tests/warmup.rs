@@ -35,10 +35,11 @@ fn warm_up_runs_on_the_measured_connections_and_is_in_no_figure() {
 
     let totals = &doc["totals"];
     let reads = totals["sql"]["reads"].as_u64().unwrap();
-    // The server ran the warm-up's statements too (about half as many as the measured
-    // two seconds); the figures hold none of them.
+    // The server ran the warm-up's statements too (a second of two threads: tens of
+    // thousands, though a busy machine's first second can run far fewer than the
+    // measured ones); the figures hold none of them.
     assert!(
-        selects > reads + reads / 5,
+        selects >= reads + 1_000,
         "server SELECTs {selects}, reported reads {reads}\n{out}"
     );
     assert_eq!(doc["config"]["warmup_time_s"], 1.0);
