@@ -17,7 +17,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BinaryHeap, VecDeque};
-use std::os::fd::RawFd;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use corosensei::stack::DefaultStack;
@@ -33,6 +34,9 @@ pub enum Wait {
     Reply(RawFd),
     /// The socket takes more bytes.
     Writable(RawFd),
+    /// As [`Wait::Writable`], or the clock reaches the instant, whichever comes first: a
+    /// connect in progress ends (either way) when its socket becomes writable.
+    WritableBy(RawFd, Instant),
     /// The clock reaches this instant.
     Until(Instant),
     /// Every worker of the thread is at the barrier: the loop runs its barrier function
@@ -90,6 +94,57 @@ pub fn sleep_until(t: Instant) {
     if Instant::now() < t {
         wait(Wait::Until(t));
     }
+}
+
+/// Connects to `addr` over TCP within `timeout`, as `TcpStream::connect_timeout` does. A
+/// worker waits for the handshake in its loop, so the other workers of its thread run
+/// meanwhile (over a WAN, a blocking connect would stall them all for a round trip per
+/// connection); any other thread blocks.
+pub fn connect(addr: &SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    if !in_worker() {
+        return TcpStream::connect_timeout(addr, timeout);
+    }
+    let deadline = Instant::now() + timeout;
+    let sock = Socket::new(Domain::for_address(*addr), Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
+    match sock.connect(&(*addr).into()) {
+        Ok(()) => return Ok(sock.into()),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    let fd = sock.as_raw_fd();
+    let done = loop {
+        wait(Wait::WritableBy(fd, deadline));
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one pollfd that lives across the call, without waiting.
+        match unsafe { libc::poll(&mut p, 1, 0) } {
+            // Writable: connected, or failed with the error the socket holds.
+            1.. => break sock.take_error().and_then(|e| e.map_or(Ok(()), Err)),
+            0 if Instant::now() >= deadline => {
+                break Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "connection timed out",
+                ));
+            }
+            0 => {}
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    break Err(e);
+                }
+            }
+        }
+    };
+    if let Err(e) = done {
+        closing(fd);
+        return Err(e);
+    }
+    Ok(sock.into())
 }
 
 /// Says that socket `fd` is about to be closed, so that its number, when reused, is
@@ -318,7 +373,11 @@ impl Loop {
                     break;
                 }
                 self.timers.pop();
-                self.wake(i);
+                // A socket may have woken a worker waiting for either before its time came.
+                if matches!(self.waits[i], Some(Wait::Until(u) | Wait::WritableBy(_, u)) if u == t)
+                {
+                    self.wake(i);
+                }
             }
             // Due timers run first; a zero timeout still collects the sockets that are ready.
             let timeout = if !self.runq.is_empty() {
@@ -360,7 +419,9 @@ impl Loop {
                 self.wake(i);
                 return;
             }
-            Some(Wait::Writable(f)) if f == fd && flags & OUT != 0 => self.wake(i),
+            Some(Wait::Writable(f) | Wait::WritableBy(f, _)) if f == fd && flags & OUT != 0 => {
+                self.wake(i)
+            }
             _ => {}
         }
         if flags & IN != 0 {
@@ -369,7 +430,10 @@ impl Loop {
     }
 
     fn wake(&mut self, i: usize) {
-        if matches!(self.waits[i], Some(Wait::Readable(_) | Wait::Writable(_))) {
+        if matches!(
+            self.waits[i],
+            Some(Wait::Readable(_) | Wait::Writable(_) | Wait::WritableBy(..))
+        ) {
             self.io_waits -= 1;
         }
         self.waits[i] = None;
@@ -400,6 +464,11 @@ impl Loop {
                     Wait::Readable(fd) | Wait::Writable(fd) => {
                         self.register(fd, i)?;
                         self.io_waits += 1;
+                    }
+                    Wait::WritableBy(fd, t) => {
+                        self.register(fd, i)?;
+                        self.io_waits += 1;
+                        self.timers.push(std::cmp::Reverse((t, i)));
                     }
                     Wait::Reply(_) => unreachable!("a reply wait is a readable wait by now"),
                     Wait::Until(t) => self.timers.push(std::cmp::Reverse((t, i))),
@@ -565,7 +634,6 @@ impl Loop {
 mod tests {
     use super::*;
     use std::io::{Read, Write};
-    use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
     use std::sync::{Arc, Mutex};
 
@@ -689,6 +757,89 @@ mod tests {
         // millisecond timeout alone would not allow.
         sleepers_wake_in_order(&[300, 100, 200, 2_000].map(Duration::from_micros));
         WITHOUT_PWAIT2.set(false);
+    }
+
+    /// A listener that lets one connection in and drops every later handshake, as a full
+    /// accept queue does: connecting to it hangs until the caller gives up.
+    fn black_hole() -> (socket2::Socket, std::net::TcpStream, SocketAddr) {
+        use socket2::{Domain, Socket, Type};
+        let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        l.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+            .unwrap();
+        l.listen(0).unwrap();
+        let addr = l.local_addr().unwrap().as_socket().unwrap();
+        let first = std::net::TcpStream::connect(addr).unwrap();
+        (l, first, addr)
+    }
+
+    #[test]
+    fn a_connecting_worker_lets_the_others_run_and_gives_up_at_its_timeout() {
+        let (_listener, _first, addr) = black_hole();
+        let ends = Arc::new(Mutex::new(Vec::new()));
+        let (e1, e2) = (ends.clone(), ends.clone());
+        let start = Instant::now();
+        let tasks: Vec<Task> = vec![
+            Box::new(move || {
+                let r = connect(&addr, Duration::from_millis(300));
+                let e = r.expect_err("the handshake was dropped");
+                assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+                e1.lock().unwrap().push(("connect", start.elapsed()));
+            }),
+            Box::new(move || {
+                for _ in 0..10 {
+                    sleep_until(Instant::now() + Duration::from_millis(5));
+                }
+                e2.lock().unwrap().push(("sleeper", start.elapsed()));
+            }),
+        ];
+        run(tasks, 64 * 1024, || true).expect("loop");
+        let ends = ends.lock().unwrap().clone();
+        // The sleeper ran while the connect was waiting, so it ended first.
+        assert_eq!(ends[0].0, "sleeper", "{ends:?}");
+        assert!(ends[0].1 < Duration::from_millis(300), "{ends:?}");
+        assert!(ends[1].1 >= Duration::from_millis(300), "{ends:?}");
+        assert!(ends[1].1 < Duration::from_secs(3), "{ends:?}");
+    }
+
+    #[test]
+    fn a_worker_connects_to_a_listener_and_is_refused_by_a_closed_port() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4];
+            s.read_exact(&mut buf).unwrap();
+            s.write_all(&buf).unwrap();
+        });
+        let got = Arc::new(Mutex::new(None));
+        let g = got.clone();
+        let tasks: Vec<Task> = vec![Box::new(move || {
+            let refused = connect(&closed, Duration::from_secs(5)).expect_err("nobody listens");
+            assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+            let mut s = connect(&addr, Duration::from_secs(5)).expect("connect");
+            s.set_nonblocking(true).unwrap();
+            s.write_all(b"ping").unwrap();
+            let mut buf = [0u8; 4];
+            let mut n = 0;
+            while n < 4 {
+                match s.read(&mut buf[n..]) {
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        wait(Wait::Readable(s.as_raw_fd()));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            closing(s.as_raw_fd());
+            *g.lock().unwrap() = Some(buf);
+        })];
+        run(tasks, 64 * 1024, || true).expect("loop");
+        server.join().unwrap();
+        assert_eq!(*got.lock().unwrap(), Some(*b"ping"));
     }
 
     #[test]

@@ -437,7 +437,7 @@ impl Conn {
                 let mut last = None;
                 let mut found = None;
                 for addr in (host, opts.port).to_socket_addrs()? {
-                    match TcpStream::connect_timeout(&addr, Duration::from_secs(10)) {
+                    match crate::coop::connect(&addr, Duration::from_secs(10)) {
                         Ok(s) => {
                             found = Some(s);
                             break;
