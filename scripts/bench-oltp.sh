@@ -18,7 +18,10 @@
 #     both tools' open/closed ratios (a round whose open loop ran below 98 % of its rate
 #     is shown but left out of that tool's means: it was overloaded, not at RATE_PCT %),
 #     and what a 20 µs sleep costs this machine in CPU
-#     (each wait of an idle worker or thread costs about one). fleetbench's open loop runs
+#     (each wait of an idle worker or thread costs about one). Per round, fleetbench also
+#     runs with --rate at RATE_CEILING_PCT % of its closed loop's QPS: what it reaches,
+#     as a share of the closed loop's QPS, is its open loop's ceiling (a RATE_PCT run
+#     above it is overloaded, and left out). fleetbench's open loop runs
 #     its OLTP workers as cooperative workers (FLEETBENCH_OPEN_LOOP_THREADS; set it to 0
 #     in the environment to measure one thread per worker instead).
 #  5. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= sysbench's,
@@ -39,6 +42,7 @@
 #   TLS_SCRIPT [oltp_point_select]  TLS_THREADS [4]  the TLS comparison's script and threads
 #   RATE_SCRIPT [oltp_point_select]  RATE_THREADS [4]  RATE_PCT [80]  the open loop's script,
 #                    threads and rate (% of the closed loop's QPS)
+#   RATE_CEILING_PCT [150]  the rate of the ceiling run (% of the closed loop's QPS)
 # Needs: sysbench (apt-get install sysbench), mariadb-server and mariadb-client.
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.
@@ -318,7 +322,7 @@ if section rate; then
     rq[$1]=$(calc "${rq[$1]:-0} + $(queries "$2")" 0) rc[$1]=$(calc "${rc[$1]:-0} + $(cpu "$2")" 2)
     rs[$1]=$(calc "${rs[$1]:-0} + ${w:-0}" 0)
   }
-  left_out=0
+  left_out=0 ceil_q=0 ceil_c=0 ceiling_pct=${RATE_CEILING_PCT:-150}
   # mean CPU per 1000 queries and context switches per query of KIND
   rate_means() {
     local cs=-
@@ -367,7 +371,19 @@ if section rate; then
         fi
       fi
     done
+    # The open loop's ceiling: asked for more than the closed loop ran, it runs flat out,
+    # and what it reaches against the closed loop says whether RATE_PCT % is in its reach.
+    # fleetbench only: sysbench stops with "event queue is full" above its maximum.
+    crate=$(calc "$tps * $ceiling_pct / 100" 0)
+    o=$dir/rate-ceiling-$r
+    if bench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" --rate="$crate" run; then
+      rate_row "fleetbench --rate=$crate" "$o"
+      ceil_q=$(calc "$ceil_q + $(qps "$o")" 2) ceil_c=$(calc "$ceil_c + $(qps "${closed_out[fleetbench]}")" 2)
+    fi
   done
+  if [[ $ceil_c != 0 ]]; then
+    echo "open-loop ceiling (--rate at $ceiling_pct % of the closed loop's QPS): fleetbench ran $(calc "$ceil_q / $ceil_c") of its closed loop's QPS (mean over the rounds)"
+  fi
   if [[ -n ${rq[closed]:-} && -n ${rq[fleetbench]:-} ]]; then
     c=$(cpu_per_k "${rc[closed]}" "${rq[closed]}") op=$(cpu_per_k "${rc[fleetbench]}" "${rq[fleetbench]}")
     ratio=$(calc "$op / $c")
