@@ -10,10 +10,10 @@
 //! with replies outstanding, it yields its CPU once and looks again (see `YieldFirst`): a
 //! server on the same machine then answers without the sleep and the wake-up.
 //!
-//! The worker code stays blocking code: a socket read or write that would block, a sleep
-//! or the start barrier calls [`wait`], which switches back to the loop when running on a
-//! cooperative thread and blocks the OS thread otherwise. So the same worker runs either
-//! way, and code outside a cooperative thread never notices.
+//! The worker code stays blocking code: a socket read or write that would block, a TCP
+//! connect ([`connect`]), a sleep or the start barrier calls [`wait`], which switches back
+//! to the loop when running on a cooperative thread and blocks the OS thread otherwise. So
+//! the same worker runs either way, and code outside a cooperative thread never notices.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BinaryHeap, VecDeque};
