@@ -377,7 +377,7 @@ if section rate; then
     crate=$(calc "$tps * $ceiling_pct / 100" 0)
     o=$dir/rate-ceiling-$r
     if bench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" --rate="$crate" run; then
-      rate_row "fleetbench --rate=$crate" "$o"
+      rate_row "ceiling: fb --rate=$crate" "$o"
       ceil_q=$(calc "$ceil_q + $(qps "$o")" 2) ceil_c=$(calc "$ceil_c + $(qps "${closed_out[fleetbench]}")" 2)
     fi
   done

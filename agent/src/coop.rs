@@ -44,6 +44,26 @@ pub enum Wait {
     Barrier,
 }
 
+impl Wait {
+    /// The socket a socket wait is for: while any worker waits so, a reply may be on its way.
+    fn socket(self) -> Option<RawFd> {
+        match self {
+            Wait::Readable(fd) | Wait::Reply(fd) | Wait::Writable(fd) | Wait::WritableBy(fd, _) => {
+                Some(fd)
+            }
+            Wait::Until(_) | Wait::Barrier => None,
+        }
+    }
+
+    /// The instant a timed wait ends at, if nothing ends it first.
+    fn deadline(self) -> Option<Instant> {
+        match self {
+            Wait::Until(t) | Wait::WritableBy(_, t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
 /// One worker's body.
 pub type Task = Box<dyn FnOnce() + Send>;
 
@@ -374,8 +394,7 @@ impl Loop {
                 }
                 self.timers.pop();
                 // A socket may have woken a worker waiting for either before its time came.
-                if matches!(self.waits[i], Some(Wait::Until(u) | Wait::WritableBy(_, u)) if u == t)
-                {
+                if self.waits[i].and_then(Wait::deadline) == Some(t) {
                     self.wake(i);
                 }
             }
@@ -430,10 +449,7 @@ impl Loop {
     }
 
     fn wake(&mut self, i: usize) {
-        if matches!(
-            self.waits[i],
-            Some(Wait::Readable(_) | Wait::Writable(_) | Wait::WritableBy(..))
-        ) {
+        if self.waits[i].and_then(Wait::socket).is_some() {
             self.io_waits -= 1;
         }
         self.waits[i] = None;
@@ -460,19 +476,15 @@ impl Loop {
                     Wait::Reply(fd) => Wait::Readable(fd),
                     w => w,
                 };
-                match w {
-                    Wait::Readable(fd) | Wait::Writable(fd) => {
-                        self.register(fd, i)?;
-                        self.io_waits += 1;
-                    }
-                    Wait::WritableBy(fd, t) => {
-                        self.register(fd, i)?;
-                        self.io_waits += 1;
-                        self.timers.push(std::cmp::Reverse((t, i)));
-                    }
-                    Wait::Reply(_) => unreachable!("a reply wait is a readable wait by now"),
-                    Wait::Until(t) => self.timers.push(std::cmp::Reverse((t, i))),
-                    Wait::Barrier => self.parked.push(i),
+                if let Some(fd) = w.socket() {
+                    self.register(fd, i)?;
+                    self.io_waits += 1;
+                }
+                if let Some(t) = w.deadline() {
+                    self.timers.push(std::cmp::Reverse((t, i)));
+                }
+                if w == Wait::Barrier {
+                    self.parked.push(i);
                 }
                 self.waits[i] = Some(w);
             }

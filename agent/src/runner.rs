@@ -522,7 +522,9 @@ impl PreparedRun {
         let mut failure = None;
         // Every worker says once how its opening went. Counting matters: a cooperative
         // thread whose loop failed keeps its workers (and their senders) unfinished, and
-        // answers for them itself.
+        // answers for them itself, with a failure for each, even one that had opened; the
+        // count may then be reached early, but only with a failure, which releases every
+        // worker below.
         let mut reports = 0;
         while reports < threads {
             let Some(r) = rx.recv().await else { break };
