@@ -16,8 +16,10 @@ use fleetbench_agent::spec::{DECLARED, GROUPS};
 #[command(
     name = "fleetbench",
     version,
-    // An option given twice (or under an alias and its main name) is refused rather than
-    // one occurrence silently winning: the run would not measure what one of them says.
+    // An option given twice (or under an alias and its main name) takes the last value, as
+    // in sysbench 1.0: scripts put their overrides after a common option string. Options
+    // that collect (`--agents`, `--target`, `--tag`, ...) keep every occurrence.
+    args_override_self = true,
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
@@ -278,7 +280,8 @@ fn suggest_declared(mut e: clap::Error) -> clap::Error {
 type Split = (Vec<OsString>, Vec<(String, String)>);
 
 /// Takes the declared tests' options (`--name=value` or `--name value`) out of the
-/// arguments; each may be given once.
+/// arguments. One given again, under its name or an alias, replaces the earlier value (the
+/// last one wins, as in sysbench 1.0) and takes the later place.
 fn declared_options(args: Vec<OsString>) -> Result<Split, clap::Error> {
     use clap::error::ErrorKind;
     let mut rest = Vec::with_capacity(args.len());
@@ -313,15 +316,7 @@ fn declared_options(args: Vec<OsString>) -> Result<Split, clap::Error> {
                     )
                 })?,
         };
-        if options.iter().any(|(n, _)| n == def.name) {
-            return Err(clap::Error::raw(
-                ErrorKind::ArgumentConflict,
-                format!(
-                    "the argument '--{}' cannot be used multiple times\n",
-                    def.name
-                ),
-            ));
-        }
+        options.retain(|(n, _)| n != def.name);
         options.push((def.name.to_string(), value));
     }
     Ok((rest, options))
@@ -584,14 +579,62 @@ mod tests {
     }
 
     #[test]
-    fn a_repeated_option_or_an_alias_next_to_its_name_is_refused() {
-        let e = parse(["fleetbench", "cpu", "--time=10", "run", "--time=3"]).unwrap_err();
-        assert!(e.to_string().contains("--time"), "{e}");
-        let e = parse(["fleetbench", "cpu", "--threads=4", "--num-threads=8", "run"]).unwrap_err();
-        assert!(e.to_string().contains("--threads"), "{e}");
-        // Repeatable options stay repeatable.
+    fn a_repeated_option_or_an_alias_next_to_its_name_takes_the_last_value() {
+        // A value option: the last one wins, wherever each stands.
+        let a = p(&["cpu", "--time=10", "run", "--time=3"]);
+        assert_eq!(a.time.as_deref(), Some("3"));
+        let a = p(&["--threads=1", "cpu", "--threads", "3", "run"]);
+        assert_eq!(a.threads.as_deref(), Some("3"));
+        // An alias next to its main name, in either order.
+        let a = p(&["cpu", "--num-threads=8", "--threads=4", "run"]);
+        assert_eq!(a.threads.as_deref(), Some("4"));
+        let a = p(&["cpu", "--threads=4", "--num-threads=8", "run"]);
+        assert_eq!(a.threads.as_deref(), Some("8"));
+        let a = p(&["cpu", "--max-time=5", "--time=7", "--max_time=9", "run"]);
+        assert_eq!(a.time.as_deref(), Some("9"));
+        // Flags: a plain one repeated, and an on/off one turned on, then off.
+        let a = p(&["compare", "--force", "--force", "a.json", "b.json"]);
+        assert!(a.force);
+        let a = p(&["cpu", "--histogram", "run", "--histogram=off"]);
+        assert_eq!(a.histogram.as_deref(), Some("off"));
+        let a = p(&["cpu", "--histogram=off", "--histogram", "run"]);
+        assert_eq!(a.histogram.as_deref(), Some("on"));
+        // Repeatable options stay repeatable: every occurrence is kept.
         let a = p(&["cpu", "--agents=a:1", "--agents=b:2", "run"]);
         assert_eq!(a.agents, ["a:1", "b:2"]);
+        let a = p(&["cpu", "--tag=a=1", "--tag=b=2", "run"]);
+        assert_eq!(a.tag, ["a=1", "b=2"]);
+    }
+
+    #[test]
+    fn a_repeated_declared_option_or_its_alias_takes_the_last_value() {
+        let o = |k: &str, v: &str| (k.to_string(), v.to_string());
+        // A value option.
+        let a = p(&["cpu", "--cpu-max-prime=3", "run", "--cpu-max-prime=4"]);
+        assert_eq!(a.options, [o("cpu-max-prime", "4")]);
+        // An alias (0.5's --oltp-range-size) and its main name, in either order; the
+        // option takes the place of its last occurrence.
+        let a = p(&[
+            "--oltp-range-size=5",
+            "--tables=2",
+            "--range-size=6",
+            "oltp_read_only",
+            "run",
+        ]);
+        assert_eq!(a.options, [o("tables", "2"), o("range-size", "6")]);
+        let a = p(&[
+            "--range-size=6",
+            "--oltp-range-size",
+            "5",
+            "oltp_read_only",
+            "run",
+        ]);
+        assert_eq!(a.options, [o("range-size", "5")]);
+        // A declared flag: bare, then off; off, then bare.
+        let a = p(&["fileio", "--file-fsync-all", "--file-fsync-all=off", "run"]);
+        assert_eq!(a.options, [o("file-fsync-all", "off")]);
+        let a = p(&["fileio", "--file-fsync-all=off", "--file-fsync-all", "run"]);
+        assert_eq!(a.options, [o("file-fsync-all", "on")]);
     }
 
     #[test]
@@ -630,7 +673,7 @@ mod tests {
     }
 
     #[test]
-    fn declared_test_options_are_taken_out_once_and_listed_by_test_help() {
+    fn declared_test_options_are_taken_out_and_listed_by_test_help() {
         let a = p(&[
             "fileio",
             "--file-num",
@@ -648,19 +691,6 @@ mod tests {
                 o("file-fsync-all", "on"),
                 o("file-block-size", "4K")
             ]
-        );
-        let e = parse([
-            "fleetbench",
-            "cpu",
-            "--cpu-max-prime=3",
-            "run",
-            "--cpu-max-prime=4",
-        ])
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("'--cpu-max-prime' cannot be used multiple times"),
-            "{e}"
         );
         let e = parse(["fleetbench", "cpu", "run", "--cpu-max-prime"]).unwrap_err();
         assert!(
@@ -731,19 +761,6 @@ mod tests {
             !parse(["fleetbench", "--table-size=5", "oltp_read_write", "run"])
                 .unwrap()
                 .legacy
-        );
-        let e = parse([
-            "fleetbench",
-            "--oltp-range-size=5",
-            "--range-size=6",
-            "oltp_read_only",
-            "run",
-        ])
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("'--range-size' cannot be used multiple times"),
-            "{e}"
         );
         let help = test_help("oltp_read_write").unwrap();
         assert!(

@@ -303,8 +303,9 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
                         "expected a string, number, boolean or a list of them".into(),
                     )
                 })?;
-                // A scenario's option replaces the file's: the command line refuses an
-                // option given twice. (args and origin hold one entry per option here.)
+                // A scenario's option replaces the file's. (The command line would let the
+                // last one win too; one entry per option keeps `origin` pointing at the
+                // line that counts.)
                 if let Some(pos) = origin.iter().position(|(n, _, _)| *n == key) {
                     args.remove(pos);
                     origin.remove(pos);

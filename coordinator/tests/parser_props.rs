@@ -226,7 +226,8 @@ fn mutate(r: &mut Rng, seed: &[&str]) -> Vec<String> {
                 args[at] = chars.into_iter().collect();
             }
             1 => {
-                // Repeat an argument: a repeated option must be refused, not merged.
+                // Repeat an argument: a repeated option takes the last value (sysbench 1.0), a
+                // repeated agent is refused; either way, never a panic.
                 let a = args[at].clone();
                 args.insert(at, a);
             }
