@@ -29,6 +29,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 pub enum Wait {
     /// The socket has something to read (or was closed).
     Readable(RawFd),
+    /// As [`Wait::Readable`], or the clock reaches the instant, whichever comes first: a
+    /// login's reads have a deadline.
+    ReadableBy(RawFd, Instant),
     /// The reply to what was just written on the socket: as [`Wait::Readable`], without a
     /// read that found nothing first. It may be there already: then the worker goes on.
     Reply(RawFd),
@@ -48,9 +51,11 @@ impl Wait {
     /// The socket a socket wait is for: while any worker waits so, a reply may be on its way.
     fn socket(self) -> Option<RawFd> {
         match self {
-            Wait::Readable(fd) | Wait::Reply(fd) | Wait::Writable(fd) | Wait::WritableBy(fd, _) => {
-                Some(fd)
-            }
+            Wait::Readable(fd)
+            | Wait::ReadableBy(fd, _)
+            | Wait::Reply(fd)
+            | Wait::Writable(fd)
+            | Wait::WritableBy(fd, _) => Some(fd),
             Wait::Until(_) | Wait::Barrier => None,
         }
     }
@@ -58,7 +63,7 @@ impl Wait {
     /// The instant a timed wait ends at, if nothing ends it first.
     fn deadline(self) -> Option<Instant> {
         match self {
-            Wait::Until(t) | Wait::WritableBy(_, t) => Some(t),
+            Wait::Until(t) | Wait::WritableBy(_, t) | Wait::ReadableBy(_, t) => Some(t),
             _ => None,
         }
     }
@@ -116,41 +121,60 @@ pub fn sleep_until(t: Instant) {
     }
 }
 
-/// Connects to `addr` over TCP within `timeout`, as `TcpStream::connect_timeout` does. A
-/// worker waits for the handshake in its loop, so the other workers of its thread run
-/// meanwhile (over a WAN, a blocking connect would stall them all for a round trip per
-/// connection); any other thread blocks.
-pub fn connect(addr: &SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+/// How often a connect in progress looks whether it was called off.
+const CONNECT_SLICE: Duration = Duration::from_millis(100);
+
+/// Connects to `addr` over TCP by `deadline`, giving up early (Interrupted) once
+/// `cancelled` says so; it is asked every 100 ms, so a run called off while thousands of
+/// handshakes wait for a full accept queue ends within a second. A worker waits for the
+/// handshake in its loop, so the other workers of its thread run meanwhile (over a WAN, a
+/// blocking connect would stall them all for a round trip per connection); any other
+/// thread waits in poll(2) and gets a blocking socket back.
+pub fn connect(
+    addr: &SocketAddr,
+    deadline: Instant,
+    cancelled: &dyn Fn() -> bool,
+) -> std::io::Result<TcpStream> {
     use socket2::{Domain, Socket, Type};
-    if !in_worker() {
-        return TcpStream::connect_timeout(addr, timeout);
-    }
-    let deadline = Instant::now() + timeout;
     let sock = Socket::new(Domain::for_address(*addr), Type::STREAM, None)?;
     sock.set_nonblocking(true)?;
+    let cooperative = in_worker();
     match sock.connect(&(*addr).into()) {
-        Ok(()) => return Ok(sock.into()),
+        Ok(()) => return finish_connect(sock, cooperative),
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
         Err(e) => return Err(e),
     }
     let fd = sock.as_raw_fd();
     let done = loop {
-        wait(Wait::WritableBy(fd, deadline));
+        let now = Instant::now();
+        if cancelled() {
+            break Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "the connect was called off",
+            ));
+        }
+        if now >= deadline {
+            break Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "connection timed out",
+            ));
+        }
+        let slice = (deadline - now).min(CONNECT_SLICE);
+        let wait_ms = if cooperative {
+            wait(Wait::WritableBy(fd, now + slice));
+            0
+        } else {
+            slice.as_millis().max(1) as libc::c_int
+        };
         let mut p = libc::pollfd {
             fd,
             events: libc::POLLOUT,
             revents: 0,
         };
-        // SAFETY: poll(2) on one pollfd that lives across the call, without waiting.
-        match unsafe { libc::poll(&mut p, 1, 0) } {
+        // SAFETY: poll(2) on one pollfd that lives across the call.
+        match unsafe { libc::poll(&mut p, 1, wait_ms) } {
             // Writable: connected, or failed with the error the socket holds.
             1.. => break sock.take_error().and_then(|e| e.map_or(Ok(()), Err)),
-            0 if Instant::now() >= deadline => {
-                break Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "connection timed out",
-                ));
-            }
             0 => {}
             _ => {
                 let e = std::io::Error::last_os_error();
@@ -163,6 +187,14 @@ pub fn connect(addr: &SocketAddr, timeout: Duration) -> std::io::Result<TcpStrea
     if let Err(e) = done {
         closing(fd);
         return Err(e);
+    }
+    finish_connect(sock, cooperative)
+}
+
+/// A connected socket, blocking again unless a cooperative worker owns it.
+fn finish_connect(sock: socket2::Socket, cooperative: bool) -> std::io::Result<TcpStream> {
+    if !cooperative {
+        sock.set_nonblocking(false)?;
     }
     Ok(sock.into())
 }
@@ -433,7 +465,7 @@ impl Loop {
             return;
         }
         match self.waits[i] {
-            Some(Wait::Readable(f)) if f == fd && flags & IN != 0 => {
+            Some(Wait::Readable(f) | Wait::ReadableBy(f, _)) if f == fd && flags & IN != 0 => {
                 self.unread[i] = None;
                 self.wake(i);
                 return;
@@ -792,7 +824,9 @@ mod tests {
         let start = Instant::now();
         let tasks: Vec<Task> = vec![
             Box::new(move || {
-                let r = connect(&addr, Duration::from_millis(300));
+                let r = connect(&addr, Instant::now() + Duration::from_millis(300), &|| {
+                    false
+                });
                 let e = r.expect_err("the handshake was dropped");
                 assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
                 e1.lock().unwrap().push(("connect", start.elapsed()));
@@ -830,9 +864,11 @@ mod tests {
         let got = Arc::new(Mutex::new(None));
         let g = got.clone();
         let tasks: Vec<Task> = vec![Box::new(move || {
-            let refused = connect(&closed, Duration::from_secs(5)).expect_err("nobody listens");
+            let refused = connect(&closed, Instant::now() + Duration::from_secs(5), &|| false)
+                .expect_err("nobody listens");
             assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
-            let mut s = connect(&addr, Duration::from_secs(5)).expect("connect");
+            let mut s = connect(&addr, Instant::now() + Duration::from_secs(5), &|| false)
+                .expect("connect");
             s.set_nonblocking(true).unwrap();
             s.write_all(b"ping").unwrap();
             let mut buf = [0u8; 4];

@@ -13,6 +13,7 @@ use crate::rate::{QueueState, Schedule};
 use crate::stats::{IntervalHists, IoCounters, Sample, WorkerSlot};
 use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::client::{AsyncClient, Client};
+use crate::workloads::oltp::opening::{ConnectGate, Reason};
 use crate::workloads::oltp::wire::{self, Sockets};
 use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, WorkerTail};
 use crate::workloads::{EventDb, Step, ThreadWorkload, WorkerLoop};
@@ -197,6 +198,9 @@ pub struct OpenProgress {
     /// Connections open (with their statements prepared).
     done: AtomicU64,
     cancelled: AtomicBool,
+    /// The sockets of the connections being opened: a cancel shuts them down, so that
+    /// workers waiting for a greeting that never comes give up at once.
+    sockets: Mutex<Option<Arc<Sockets>>>,
 }
 
 impl OpenProgress {
@@ -204,9 +208,26 @@ impl OpenProgress {
         self.done.load(Ordering::Relaxed)
     }
 
-    /// Workers not yet connected give up instead of connecting.
+    /// Workers not yet connected give up instead of connecting, and those connecting
+    /// have their sockets shut down.
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::Relaxed);
+        let sockets = self
+            .sockets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(s) = sockets {
+            s.cancel();
+        }
+    }
+
+    /// Hands over the sockets a cancel shuts down (cancelled at once if it came first).
+    fn attach(&self, sockets: Arc<Sockets>) {
+        *self.sockets.lock().unwrap_or_else(|p| p.into_inner()) = Some(sockets.clone());
+        if self.is_cancelled() {
+            sockets.cancel();
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -308,6 +329,8 @@ pub struct PreparedRun {
     /// per-interval figures are the interval's (workers count per target only when their
     /// load goes to several).
     single_target: Option<usize>,
+    /// OLTP: connects tried again while opening, by target and reason (for Ready).
+    connect_retries: Vec<(usize, Reason, u64)>,
 }
 
 /// What the OLTP workers of one agent are opened with.
@@ -321,6 +344,8 @@ pub struct OltpThreads {
     pub seed: u64,
     /// How many connections are open, and whether the opening was given up.
     pub progress: Arc<OpenProgress>,
+    /// The coordinator's ready timeout: failed connects are retried within it.
+    pub ready_timeout: Duration,
 }
 
 impl PreparedRun {
@@ -365,6 +390,7 @@ impl PreparedRun {
             handles: Vec::new(),
             oltp_tail: None,
             single_target: None,
+            connect_retries: Vec::new(),
         }
     }
 
@@ -434,8 +460,10 @@ impl PreparedRun {
             total_threads,
             seed,
             progress,
+            ready_timeout,
         } = open;
         let mut run = PreparedRun::empty(config);
+        progress.attach(run.control.sockets.clone());
         if let [(t, _)] = cfg.targets_in_use()[..] {
             run.single_target = Some(t);
         }
@@ -444,12 +472,19 @@ impl PreparedRun {
         let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
         let threads = run.config.threads;
         let conns_per_worker = cfg.targets_in_use().len() as u64;
+        let connect_gate = Arc::new(ConnectGate::new(
+            cfg.server.connect_concurrency,
+            u64::from(threads) * conns_per_worker,
+            cfg.targets.len(),
+            ready_timeout,
+        ));
         // Open loop: workers share a few threads (see `crate::coop`); else one thread each.
         let loops = cooperative_threads::<C>(&run.config)?;
         let mut tasks: Vec<crate::coop::Task> = Vec::new();
         for t in 0..threads {
             let (cfg, tail, progress) = (cfg.clone(), tail.clone(), progress.clone());
             let sockets = run.control.sockets.clone();
+            let connect_gate = connect_gate.clone();
             let open = move || {
                 if progress.is_cancelled() {
                     return Err(OpenError::Cancelled.into());
@@ -461,6 +496,7 @@ impl PreparedRun {
                     seed,
                     sockets,
                     tail,
+                    &connect_gate,
                 )?;
                 progress.done.fetch_add(conns_per_worker, Ordering::Relaxed);
                 Ok(w)
@@ -550,7 +586,13 @@ impl PreparedRun {
             run.release_workers().await;
             return Err(e);
         }
+        run.connect_retries = connect_gate.retries();
         Ok(run)
+    }
+
+    /// OLTP: connects tried again while the run opened, by target and reason.
+    pub fn connect_retries(&self) -> &[(usize, Reason, u64)] {
+        &self.connect_retries
     }
 
     /// Spawns worker thread `t` (named `name`, with `stack_size` bytes of stack if given),

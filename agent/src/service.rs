@@ -29,6 +29,8 @@ use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The coordinator's ready timeout when its Start does not say (`--ready-timeout`'s default).
+const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Facts about the run in progress, for the "busy" answer.
 #[derive(Debug, Clone)]
@@ -173,6 +175,8 @@ impl Agent for AgentService {
                 req.protocol_version
             )));
         }
+        // What this host can give a run now, so that a coordinator refuses a plan beyond it.
+        let ceiling = crate::limits::thread_ceiling();
         let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         Ok(Response::new(HelloReply {
             protocol_version: PROTOCOL_VERSION,
@@ -194,6 +198,10 @@ impl Agent for AgentService {
             cpu_model: self.facts.cpu_model.clone(),
             kernel: self.facts.kernel.clone(),
             mem_total_bytes: self.facts.mem_total_bytes,
+            max_threads: ceiling.threads,
+            max_threads_limit: ceiling.reason(),
+            max_open_files: crate::limits::nofile().map_or(0, |(soft, _)| soft),
+            mem_available_bytes: crate::limits::available_memory().unwrap_or(0),
         }))
     }
 
@@ -315,6 +323,10 @@ impl Agent for AgentService {
                         total_threads,
                         seed: start.seed,
                         progress: progress.clone(),
+                        ready_timeout: match start.ready_timeout_ms {
+                            0 => DEFAULT_READY_TIMEOUT,
+                            ms => Duration::from_millis(ms),
+                        },
                     };
                     let opening = PreparedRun::new_oltp(threads, config);
                     match report_opening(opening, &progress, connections, &tx).await {
@@ -758,6 +770,15 @@ async fn drive(
                     .into_iter()
                     .map(|(name, value)| pb::ServerVar { name, value })
                     .collect(),
+            })
+            .collect(),
+        retries: prepared
+            .connect_retries()
+            .iter()
+            .map(|&(t, why, count)| pb::ConnectRetries {
+                target: t as u32,
+                reason: why.name().into(),
+                count,
             })
             .collect(),
     }));

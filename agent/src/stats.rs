@@ -30,13 +30,25 @@ pub struct DbCounters {
     pub reconnects: u64,
     /// Ignored errors by server error code.
     pub errors_by_code: BTreeMap<u32, u64>,
+    /// Attempts to reconnect to a lost server that failed: while these grow and nothing
+    /// else does, the server is down.
+    pub reconnect_failures: u64,
 }
 
 impl DbCounters {
     /// Adds `o` in. Saturating: the coordinator merges what agents send, and a broken
     /// agent's nonsense must not crash it.
     pub fn merge(&mut self, o: &DbCounters) {
-        add_counters!(self, o, reads, writes, others, ignored_errors, reconnects);
+        add_counters!(
+            self,
+            o,
+            reads,
+            writes,
+            others,
+            ignored_errors,
+            reconnects,
+            reconnect_failures
+        );
         for (code, n) in &o.errors_by_code {
             let e = self.errors_by_code.entry(*code).or_default();
             *e = e.saturating_add(*n);

@@ -194,6 +194,7 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
         server_public_key: path(&t.server_public_key),
         get_server_public_key: t.get_server_public_key,
         loaded: Default::default(),
+        connect_timeout: None,
     };
     // The files are this host's: read them here, once, and say which is wrong.
     target.load_files().map_err(bad)?;
@@ -228,10 +229,13 @@ pub fn tpcc_from_proto(t: &pb::TpccSpec) -> Result<TpccConfig, WireError> {
         "tpcc",
         &[TpccOptions::OPTIONS, ServerOptions::OPTIONS],
     )?;
+    let server: ServerOptions = group(&t.options, "tpcc")?;
+    let mut target = target_from_proto(target)?;
+    target.connect_timeout = Some(server.connect_timeout);
     let cfg = TpccConfig {
-        target: target_from_proto(target)?,
+        target,
         options: group(&t.options, "tpcc")?,
-        server: group(&t.options, "tpcc")?,
+        server,
         first_warehouse: t.first_warehouse,
         last_warehouse: t.last_warehouse,
         step: PrepareStep::from_name(&t.step)
@@ -304,7 +308,7 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     if o.targets.is_empty() {
         return Err(bad("no database target given".into()));
     }
-    let targets = o
+    let mut targets = o
         .targets
         .iter()
         .map(target_from_proto)
@@ -340,12 +344,16 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
             Distribution::OPTIONS,
         ],
     )?;
+    let server: ServerOptions = group(&o.options, "OLTP")?;
+    for t in &mut targets {
+        t.connect_timeout = Some(server.connect_timeout);
+    }
     let cfg = OltpConfig {
         script,
         targets,
         tables,
         options: group(&o.options, "OLTP")?,
-        server: group(&o.options, "OLTP")?,
+        server,
         db: group(&o.options, "OLTP")?,
         distribution: group(&o.options, "OLTP")?,
         create_options: o.create_options.clone(),
@@ -394,7 +402,14 @@ mirror!(
     db_from_proto,
     DbCounters,
     pb::DbCounters,
-    [reads, writes, others, ignored_errors, reconnects],
+    [
+        reads,
+        writes,
+        others,
+        ignored_errors,
+        reconnects,
+        reconnect_failures
+    ],
     maps[errors_by_code]
 );
 mirror!(
@@ -544,6 +559,7 @@ mod tests {
             others: 3,
             ignored_errors: 4,
             reconnects: 5,
+            reconnect_failures: 6,
             errors_by_code: [(1213, 4)].into_iter().collect(),
         };
         assert_eq!(db_from_proto(&db_to_proto(&db).unwrap()), db);

@@ -447,6 +447,7 @@ fn start(r: &mut Rng, which: u64) -> pb::Start {
             1 => r.below(200),
             _ => 0,
         },
+        ready_timeout_ms: if r.chance(2) { 0 } else { r.u64() },
     }
 }
 

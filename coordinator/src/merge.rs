@@ -555,6 +555,9 @@ pub struct RunResult {
     pub targets: Vec<(usize, DbCounters, Latency)>,
     /// Per target index, each distinct way agents connected to it, sorted.
     pub connections: Vec<(usize, Connection)>,
+    /// Connects the agents tried again while opening, summed over agents: (target index,
+    /// reason, count), sorted.
+    pub connect_retries: Vec<(usize, String, u64)>,
     /// The run's id (as the agents log it), when the measurement began (Go, then any
     /// warm-up) and when the last agent's outcome arrived.
     pub run_id: String,
@@ -570,6 +573,19 @@ impl RunResult {
         for c in conns {
             if let Err(i) = self.connections.binary_search(&c) {
                 self.connections.insert(i, c);
+            }
+        }
+    }
+
+    /// Adds one agent's retried connects in.
+    pub fn add_connect_retries(&mut self, retries: &[(usize, String, u64)]) {
+        for (t, why, n) in retries {
+            match self
+                .connect_retries
+                .binary_search_by(|(tt, w, _)| (tt, w.as_str()).cmp(&(t, why.as_str())))
+            {
+                Ok(i) => self.connect_retries[i].2 = self.connect_retries[i].2.saturating_add(*n),
+                Err(i) => self.connect_retries.insert(i, (*t, why.clone(), *n)),
             }
         }
     }

@@ -1170,6 +1170,7 @@ mod tests {
                 ignored_errors: 1,
                 reconnects: 0,
                 errors_by_code: [(1213, 1)].into_iter().collect(),
+                reconnect_failures: 0,
             },
             ..Default::default()
         }

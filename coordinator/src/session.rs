@@ -53,6 +53,13 @@ pub enum SessionError {
     },
     #[error("agent {agent} refused the run: {reason}")]
     Refused { agent: String, reason: String },
+    /// A share of the plan beyond what the agent's Hello says its host can give.
+    #[error("agent {agent} cannot run {threads} threads: {reason}")]
+    Limit {
+        agent: String,
+        threads: u64,
+        reason: String,
+    },
     #[error(
         "agent {agent} was not ready within {secs}s (no progress opening its connections for that long); the run was cancelled on every agent"
     )]
@@ -64,6 +71,9 @@ pub enum SessionError {
     /// The dry run before a prepare or cleanup: every agent's refusal, not only the first.
     #[error("{what} refused, nothing was created or dropped: {reasons}")]
     CheckRefused { what: &'static str, reasons: String },
+    /// A prepare, cleanup or prewarm stopped by a signal to the coordinator.
+    #[error("{0}")]
+    Interrupted(Box<Interrupted>),
 }
 
 /// A greeted agent, ready for a run.
@@ -237,6 +247,38 @@ pub async fn connect_idle(
     }
 }
 
+/// Refuses, before anything starts, an agent's share of `threads` beyond what its Hello
+/// says its host can give: more threads than its thread ceiling, or (OLTP, at least one
+/// connection a thread) more connections than its open-files limit. An agent that says
+/// nothing (0) is left to check its Start itself, as every agent does.
+pub fn check_ceilings(
+    conns: &[AgentConn],
+    threads: u32,
+    workload: &Workload,
+) -> Result<(), SessionError> {
+    let shares = split_evenly(u64::from(threads), conns.len());
+    for (c, &threads) in conns.iter().zip(&shares) {
+        let limit = |reason: String| SessionError::Limit {
+            agent: c.addr.clone(),
+            threads,
+            reason,
+        };
+        if let Some((max, why)) = wire::thread_ceiling(&c.hello)
+            && threads > max
+        {
+            return Err(limit(format!(
+                "its host allows at most {} ({why}): raise that limit, or spread the threads over more agents",
+                fleetbench_agent::limits::grouped(max)
+            )));
+        }
+        let files = c.hello.max_open_files;
+        if files > 0 && matches!(workload, Workload::Oltp(_)) {
+            fleetbench_agent::limits::check_files(threads, files, files).map_err(limit)?;
+        }
+    }
+    Ok(())
+}
+
 /// The line that says the run warms up first (None without a warm-up).
 pub fn warmup_line(plan: &Plan) -> Option<String> {
     (!plan.warmup.is_zero()).then(|| {
@@ -330,6 +372,8 @@ struct Participant {
     events: Option<Streaming<RunEvent>>,
     /// How its connections to each target were made, as its Ready said.
     connections: Vec<(usize, Connection)>,
+    /// Connects it tried again while opening: (target, reason, count).
+    retries: Vec<(usize, String, u64)>,
 }
 
 /// Connections the agents have opened so far, per agent (done, total), as their Opening
@@ -350,18 +394,19 @@ impl Participant {
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
 /// together once every one is Ready. `on_opening` sees (open, total) connections summed
 /// over the agents while they open them (only when that takes a while); `on_go` runs once
-/// all are Ready, just before Go, with the run's id and how the agents connected to each
-/// target (each distinct way once, by target index); `on_interval` sees each merged tick as
+/// all are Ready, just before Go, with the run's id and what their Ready said (how the
+/// agents connected to each target, each distinct way once, and the connects retried); `on_interval` sees each merged tick as
 /// it completes, `on_agent_interval` each agent's part of it as it arrives (the agent's
 /// address, the tick's number, its host's load). Agents given no threads (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
     mut on_opening: impl FnMut(u64, u64),
-    on_go: impl FnOnce(&str, &[(usize, Connection)]),
+    on_go: impl FnOnce(&str, &RunResult),
     mut on_interval: impl FnMut(&MergedInterval),
     mut on_agent_interval: impl FnMut(&str, u32, &IntervalPart, Option<&HostFigures>),
 ) -> Result<RunResult, SessionError> {
+    check_ceilings(&conns, plan.threads, &plan.workload)?;
     let shares = split_evenly(u64::from(plan.threads), conns.len());
     let events = plan.events.map(|e| split_by_threads(e, &shares));
     let rates = crate::plan::split_rate(plan.rate, &shares);
@@ -418,6 +463,7 @@ pub async fn run(
             total_threads: plan.threads,
             rate: rates[i],
             warmup_ms: plan.warmup.as_millis() as u64,
+            ready_timeout_ms: plan.ready_timeout.as_millis() as u64,
         };
         first_thread += threads;
         let slot = starts.len();
@@ -452,7 +498,10 @@ pub async fn run(
     let ways: Vec<(usize, Connection)> = parts.iter().flat_map(|p| p.connections.clone()).collect();
     let mut seen = RunResult::default();
     seen.add_connections(ways);
-    on_go(&run_id, &seen.connections);
+    for p in &parts {
+        seen.add_connect_retries(&p.retries);
+    }
+    on_go(&run_id, &seen);
     let started = std::time::SystemTime::now();
     for p in &parts {
         let go = RunRequest {
@@ -464,6 +513,7 @@ pub async fn run(
     let mut collected = collect(&mut parts, plan, &mut on_interval, &mut on_agent_interval).await;
     // How the agents connected, as their Ready said: once, for the header and the report.
     collected.connections = seen.connections;
+    collected.connect_retries = seen.connect_retries;
     collected.run_id = run_id;
     // The measurement's start: Go, then the warm-up.
     collected.started = Some(started + plan.warmup);
@@ -538,6 +588,11 @@ async fn start_one(
                     requests: tx,
                     events: Some(events),
                     connections: ready.connections.iter().map(wire::connection).collect(),
+                    retries: ready
+                        .retries
+                        .iter()
+                        .map(|r| (r.target as usize, r.reason.clone(), r.count))
+                        .collect(),
                 });
             }
             Ok(Ok(_)) => {
@@ -654,9 +709,25 @@ pub async fn table_job(
         .cloned()
         .enumerate()
         .map(|(i, c)| call(c, request(i, true)));
+    // From here on a signal (Ctrl-C, SIGTERM, a closed terminal) stops the job on every
+    // agent and says where it stands, instead of ending the process mid-load.
+    let mut signals = interrupt_signals();
+    let checked = tokio::select! {
+        r = join_all(checks) => r,
+        signal = next_interrupt(&mut signals) => {
+            return Err(SessionError::Interrupted(Box::new(Interrupted {
+                what: plan.command.name(),
+                signal,
+                begun: false,
+                agents: Vec::new(),
+                done: 0,
+                total: 0,
+            })));
+        }
+    };
     // Agents refusing for the same reason (one server seen by all) are named together.
     let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
-    for r in join_all(checks).await {
+    for r in checked {
         let (agent, reason) = match r {
             Ok(_) => continue,
             Err(SessionError::Refused { agent, reason }) => {
@@ -750,22 +821,60 @@ pub async fn table_job(
     let mut total = vec![0u64; n];
     let mut summaries = vec![JobSummary::default(); n];
     let mut failures = Vec::new();
-    while let Some((i, r)) = rx.recv().await {
-        match r {
-            Ok(p) => {
-                done[i] = p.done;
-                total[i] = p.total;
-                if !p.summary.is_empty() {
-                    summaries[i] = JobSummary {
-                        summary: p.summary,
-                        violation_count: p.violation_count,
-                        violations: p.violations,
-                    };
-                }
-                progress(done.iter().sum(), total.iter().sum());
+    let mut ends: Vec<AgentEnd> = vec![AgentEnd::Silent; n];
+    // The signal that stopped the job, and until when the agents' last words are awaited.
+    let mut stopping: Option<(&'static str, tokio::time::Instant)> = None;
+    loop {
+        let grace = async {
+            match stopping {
+                Some((_, until)) => tokio::time::sleep_until(until).await,
+                None => std::future::pending().await,
             }
-            Err(s) => failures.push(format!("{}: {}", conns[i].addr, status_text(&s))),
+        };
+        tokio::select! {
+            got = rx.recv() => {
+                let Some((i, r)) = got else { break };
+                match r {
+                    Ok(p) => {
+                        done[i] = p.done;
+                        total[i] = p.total;
+                        if !p.summary.is_empty() {
+                            ends[i] = AgentEnd::Finished(p.summary.clone());
+                            summaries[i] = JobSummary {
+                                summary: p.summary,
+                                violation_count: p.violation_count,
+                                violations: p.violations,
+                            };
+                        }
+                        progress(done.iter().sum(), total.iter().sum());
+                    }
+                    Err(s) => {
+                        ends[i] = AgentEnd::Stopped(status_text(&s));
+                        failures.push(format!("{}: {}", conns[i].addr, status_text(&s)));
+                    }
+                }
+            }
+            signal = next_interrupt(&mut signals) => {
+                if stopping.is_some() {
+                    // A second signal: no more waiting for the agents.
+                    break;
+                }
+                warn!("{signal}: stopping the {} on every agent", plan.command.name());
+                stop_table_job(&conns, signal);
+                stopping = Some((signal, tokio::time::Instant::now() + TABLE_STOP_GRACE));
+            }
+            _ = grace => break,
         }
+    }
+    if let Some((signal, _)) = stopping {
+        return Err(SessionError::Interrupted(Box::new(Interrupted {
+            what: plan.command.name(),
+            signal,
+            begun: true,
+            agents: conns.iter().map(|c| c.addr.clone()).zip(ends).collect(),
+            done: done.iter().sum(),
+            total: total.iter().sum(),
+        })));
     }
     if !failures.is_empty() {
         return Err(SessionError::TableJob {
@@ -783,6 +892,99 @@ pub struct JobSummary {
     /// TPC-C check: violations of the consistency conditions, and the first ones named.
     pub violation_count: u64,
     pub violations: Vec<String>,
+}
+
+/// How long an interrupted table job waits for the agents to stop and say where they
+/// stand (an agent stops its prepare within a second of being asked).
+const TABLE_STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A table job that a signal to the coordinator stopped: what each agent said last.
+#[derive(Debug)]
+pub struct Interrupted {
+    /// The command: prepare, cleanup or prewarm.
+    pub what: &'static str,
+    /// SIGINT, SIGTERM or SIGHUP.
+    pub signal: &'static str,
+    /// Whether the real job had begun on the agents; before it (in the dry run) nothing
+    /// was created or dropped.
+    pub begun: bool,
+    /// Each working agent's address and how its job ended.
+    pub agents: Vec<(String, AgentEnd)>,
+    /// Progress summed over the agents when it stopped (rows, bytes, tables or steps).
+    pub done: u64,
+    pub total: u64,
+}
+
+/// How one agent's part of an interrupted table job ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEnd {
+    /// It finished before the stop reached it; its summary.
+    Finished(String),
+    /// It stopped (or failed); its own words on what it leaves behind.
+    Stopped(String),
+    /// No answer within the grace period (or a second signal ended the wait).
+    Silent,
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} interrupted by {}", self.what, self.signal)?;
+        if !self.begun {
+            return write!(f, " before it began: nothing was created or dropped");
+        }
+        for (agent, end) in &self.agents {
+            match end {
+                AgentEnd::Finished(_) => write!(f, "; agent {agent}: finished")?,
+                AgentEnd::Stopped(why) => write!(f, "; agent {agent}: {why}")?,
+                AgentEnd::Silent => write!(f, "; agent {agent}: no answer")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, each with its name (those that can be listened to).
+fn interrupt_signals() -> Vec<(&'static str, tokio::signal::unix::Signal)> {
+    use tokio::signal::unix::{SignalKind, signal};
+    [
+        ("SIGINT", SignalKind::interrupt()),
+        ("SIGTERM", SignalKind::terminate()),
+        ("SIGHUP", SignalKind::hangup()),
+    ]
+    .into_iter()
+    .filter_map(|(name, k)| signal(k).ok().map(|s| (name, s)))
+    .collect()
+}
+
+/// The name of the next of `signals` to arrive (never, without any).
+async fn next_interrupt(
+    signals: &mut [(&'static str, tokio::signal::unix::Signal)],
+) -> &'static str {
+    if signals.is_empty() {
+        std::future::pending::<()>().await;
+    }
+    let (_, i, _) =
+        futures::future::select_all(signals.iter_mut().map(|(_, s)| Box::pin(s.recv()))).await;
+    signals[i].0
+}
+
+/// Asks every agent of a table job to stop it (each stops within a second and answers
+/// on its progress stream with what it leaves behind); does not wait.
+fn stop_table_job(conns: &[AgentConn], signal: &'static str) {
+    for c in conns {
+        let mut client = c.client.clone();
+        let addr = c.addr.clone();
+        tokio::spawn(async move {
+            let req = pb::StopRequest {
+                reason: format!("the coordinator got {signal}"),
+            };
+            match tokio::time::timeout(CONNECT_TIMEOUT, client.stop(req)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(s)) => warn!(agent = %addr, "stop refused: {}", status_text(&s)),
+                Err(_) => warn!(agent = %addr, "no answer to stop"),
+            }
+        });
+    }
 }
 
 /// Reads a progress stream to its end; the last message's summary.
@@ -1045,4 +1247,42 @@ fn run_id() -> String {
 /// Whether `run_id` was made by this process (its pid is the id's suffix).
 pub fn started_here(run_id: &str) -> bool {
     run_id.ends_with(&format!("-{:x}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetbench_agent::spec::CpuSpec;
+
+    /// A greeted agent whose Hello says `max_threads` (never dialled).
+    fn agent(addr: &str, max_threads: u64) -> AgentConn {
+        let channel = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
+        AgentConn {
+            addr: addr.into(),
+            hello: HelloReply {
+                max_threads,
+                max_threads_limit: "vm.max_map_count 65,530, at 5 mappings a thread".into(),
+                ..Default::default()
+            },
+            client: AgentClient::with_interceptor(channel, Attach::new(None).unwrap()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_share_beyond_an_agents_ceiling_is_refused_naming_it() {
+        let cpu = Workload::Cpu(CpuSpec { max_prime: 10_000 });
+        let conns = [agent("a:1", 12_861), agent("b:1", 20_000)];
+        // Up to the ceiling on each agent: not refused.
+        assert!(check_ceilings(&conns, 2 * 12_861, &cpu).is_ok());
+        let e = check_ceilings(&conns, 2 * 12_861 + 2, &cpu).unwrap_err();
+        assert!(matches!(e, SessionError::Limit { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "agent a:1 cannot run 12862 threads: its host allows at most 12,861 \
+             (vm.max_map_count 65,530, at 5 mappings a thread): raise that limit, or spread \
+             the threads over more agents"
+        );
+        // An agent that says nothing is left to check its Start itself.
+        assert!(check_ceilings(&[agent("c:1", 0)], 1_000_000, &cpu).is_ok());
+    }
 }

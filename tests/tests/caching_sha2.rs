@@ -278,6 +278,7 @@ fn login(
         tls,
         server_public_key: public_key,
         get_server_public_key: get_key,
+        connect_timeout: std::time::Duration::from_secs(10),
     };
     Conn::connect(&opts, None).map(Conn::quit)
 }

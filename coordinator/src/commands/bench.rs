@@ -161,7 +161,7 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
             (t.name.clone(), at)
         })
         .collect();
-    let go = |run_id: &str, ways: &[(usize, merge::Connection)]| {
+    let go = |run_id: &str, ready: &merge::RunResult| {
         if let Some(b) = board {
             b.begin(crate::metrics::RunLabels {
                 run_id: run_id.to_string(),
@@ -181,7 +181,7 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
         }
         if live.banner {
             if live.style == ReportStyle::Fleetbench {
-                stdout::print(&report::text::connections_header(plan, ways));
+                stdout::print(&report::text::connections_header(plan, ready));
             }
             stdout::line("Threads started!\n");
         }

@@ -843,17 +843,35 @@ pub fn sql_statistics(r: &RunResult) -> String {
 }
 
 /// Before "Threads started!": per target, how the agents connected to it (client, login,
-/// TLS), e.g. `Connections to default (db1:3306): lean client, caching_sha2_password, TLSv1_3`.
-pub fn connections_header(plan: &Plan, ways: &[(usize, crate::merge::Connection)]) -> String {
+/// TLS), e.g. `Connections to default (db1:3306): lean client, caching_sha2_password, TLSv1_3`,
+/// and the connects tried again while opening, with why.
+pub fn connections_header(plan: &Plan, ready: &RunResult) -> String {
     let mut s = String::new();
     for (i, t) in plan.workload.targets().iter().enumerate() {
-        let these: Vec<String> = ways
+        let these: Vec<String> = ready
+            .connections
             .iter()
             .filter(|(n, _)| *n == i)
             .map(|(_, c)| c.describe())
             .collect();
         if !these.is_empty() {
             let _ = writeln!(s, "Connections to {}: {}", t.describe(), these.join("; "));
+        }
+        let retried: Vec<(&str, u64)> = ready
+            .connect_retries
+            .iter()
+            .filter(|(n, _, _)| *n == i)
+            .map(|(_, why, k)| (why.as_str(), *k))
+            .collect();
+        if !retried.is_empty() {
+            let total: u64 = retried.iter().map(|(_, k)| k).sum();
+            let why: Vec<String> = retried.iter().map(|(w, k)| format!("{w} {k}")).collect();
+            let _ = writeln!(
+                s,
+                "Connects to {} retried while opening: {total} ({})",
+                t.describe(),
+                why.join(", ")
+            );
         }
     }
     if !s.is_empty() {
@@ -1376,6 +1394,7 @@ mod tests {
             kinds: Vec::new(),
             targets: Vec::new(),
             connections: Vec::new(),
+            connect_retries: Vec::new(),
             hosts: Vec::new(),
             run_id: "r1".into(),
             started: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_245)),

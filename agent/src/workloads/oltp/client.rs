@@ -140,6 +140,8 @@ fn convert(e: mysql_async::Error) -> WireError {
             code: s.code,
             message: s.message,
         },
+        // Kept as it is: whether it timed out or was reset decides a retry.
+        mysql_async::Error::Io(mysql_async::IoError::Io(e)) => WireError::Io(e),
         other => WireError::Io(std::io::Error::other(error_text(&other))),
     }
 }
@@ -199,7 +201,19 @@ impl Client for AsyncClient {
             .enable_all()
             .build()?;
         let mut cancel = sockets.subscribe();
-        let conn = block(&rt, &mut cancel, mysql_async::Conn::new(target.opts()))?;
+        let limit = target.connect_timeout();
+        let login = async {
+            match tokio::time::timeout(limit, mysql_async::Conn::new(target.opts())).await {
+                Ok(r) => r,
+                Err(_) => Err(mysql_async::Error::Io(mysql_async::IoError::Io(
+                    std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the server did not answer within the connect timeout",
+                    ),
+                ))),
+            }
+        };
+        let conn = block(&rt, &mut cancel, login)?;
         Ok(AsyncClient { rt, conn, cancel })
     }
 
@@ -297,11 +311,19 @@ pub fn error_text(e: &mysql_async::Error) -> String {
     }
 }
 
-/// Opens a connection to `target`, with a readable error.
+/// Opens a connection to `target` within its connect timeout, with a readable error.
 pub(crate) async fn open(target: &Target) -> Result<mysql_async::Conn, OpenError> {
-    mysql_async::Conn::new(target.opts())
-        .await
-        .map_err(|e| open_error(target, &e))
+    let limit = target.connect_timeout();
+    match tokio::time::timeout(limit, mysql_async::Conn::new(target.opts())).await {
+        Ok(r) => r.map_err(|e| open_error(target, &e)),
+        Err(_) => Err(OpenError::Connect {
+            target: target.describe(),
+            message: format!(
+                "no answer within {}s (--db-connect-timeout): the server accepted the connection but did not log it in",
+                limit.as_secs()
+            ),
+        }),
+    }
 }
 
 /// A readable error for a failed connect.

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod client;
 pub mod legacy;
 pub mod open_error;
+pub mod opening;
 pub mod prepare;
 pub mod tls;
 pub mod wire;
@@ -206,7 +207,13 @@ pub struct Target {
     pub get_server_public_key: bool,
     /// What the agent read from those files ([`Target::load_files`]).
     pub loaded: Loaded,
+    /// How long one connection may take to connect and log in (`--db-connect-timeout`,
+    /// which the agent sets on every target); None: [`DEFAULT_CONNECT_TIMEOUT`].
+    pub connect_timeout: Option<std::time::Duration>,
 }
+
+/// `--db-connect-timeout`'s default.
+pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A target's TLS configuration and public key as read on the agent. Equal whatever they
 /// hold: they follow from the settings, which are compared.
@@ -239,12 +246,12 @@ impl Target {
         let on = |e: String| format!("target {}: {e}", self.name);
         self.loaded.tls = self.ssl.client_config().map_err(on)?;
         if let Some(p) = &self.server_public_key {
-            let pem = std::fs::read_to_string(p).map_err(|e| {
-                on(format!(
-                    "cannot read the server's public key {}: {e}",
-                    p.display()
-                ))
-            })?;
+            let pem = crate::capped::read_to_string(
+                p,
+                "the server's public key",
+                crate::capped::SECRET_CAP,
+            )
+            .map_err(|e| on(e.to_string()))?;
             self.loaded.server_public_key = Some(pem);
         }
         Ok(())
@@ -263,7 +270,13 @@ impl Target {
             tls: self.loaded.tls.clone(),
             server_public_key: self.loaded.server_public_key.as_deref(),
             get_server_public_key: self.get_server_public_key,
+            connect_timeout: self.connect_timeout(),
         }
+    }
+
+    /// How long one connection may take to connect and log in.
+    pub fn connect_timeout(&self) -> std::time::Duration {
+        self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
     }
 
     /// mysql_async's TLS settings for prepare and cleanup. `preferred` has no such mode

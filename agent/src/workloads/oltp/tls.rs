@@ -150,7 +150,9 @@ impl SslSettings {
         let config = match (&self.cert, &self.key) {
             (Some(cert), Some(key)) => {
                 let certs = read_certs(cert)?;
-                let key = PrivateKeyDer::from_pem_file(key)
+                let pem = crate::capped::read(key, "the private key", crate::capped::SECRET_CAP)
+                    .map_err(|e| e.to_string())?;
+                let key = PrivateKeyDer::from_pem_slice(&pem)
                     .map_err(|e| format!("cannot read the private key {}: {e}", key.display()))?;
                 builder
                     .with_client_auth_cert(certs, key)
@@ -177,9 +179,12 @@ impl SslSettings {
     }
 }
 
+/// The PEM certificates in `path`, read with the size cap of secrets (see crate::capped).
 fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let pem = crate::capped::read(path, "the certificate file", crate::capped::SECRET_CAP)
+        .map_err(|e| e.to_string())?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot read the certificates in {}: {e}", path.display()))?;
     if certs.is_empty() {
         return Err(format!("{} holds no PEM certificate", path.display()));
@@ -514,6 +519,10 @@ impl<S: Read + Write> TlsStream<S> {
 
     pub fn sock(&self) -> &S {
         &self.sock
+    }
+
+    pub fn sock_mut(&mut self) -> &mut S {
+        &mut self.sock
     }
 
     /// The protocol version, as rustls names it ("TLSv1_3").

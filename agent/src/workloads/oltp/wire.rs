@@ -17,7 +17,7 @@ use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::auth;
 use super::tls::{SslMode, TlsStream};
@@ -128,6 +128,9 @@ pub struct ConnectOpts<'a> {
     pub server_public_key: Option<&'a str>,
     /// Whether the server may be asked for its RSA public key (it could be an impostor's).
     pub get_server_public_key: bool,
+    /// The TCP connect, the server's greeting and the login together take at most this
+    /// long (`--db-connect-timeout`); a server that accepts and never speaks fails here.
+    pub connect_timeout: Duration,
 }
 
 /// A socket to the server. On a cooperative worker (`crate::coop`) the socket does not
@@ -140,11 +143,29 @@ struct Plain {
     /// Something was written since the last read: on a cooperative socket the next read
     /// waits for the reply before it tries, which saves the read that would find nothing.
     sent: bool,
+    /// While logging in: every read and write ends with TimedOut at this instant.
+    deadline: Option<Instant>,
 }
 
 enum Sock {
     Tcp(TcpStream),
     Unix(UnixStream),
+}
+
+impl Sock {
+    /// Read and write timeouts of a blocking socket (None: block without a limit).
+    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Sock::Tcp(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+            Sock::Unix(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+        }
+    }
 }
 
 impl Read for Sock {
@@ -175,6 +196,7 @@ impl Plain {
             sock,
             cooperative: false,
             sent: false,
+            deadline: None,
         }
     }
 
@@ -197,6 +219,57 @@ impl Plain {
         }
         self.cooperative = true;
         Ok(())
+    }
+
+    /// Bounds every read and write by `deadline` (a login), or lifts the bound (None).
+    fn set_deadline(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        self.deadline = deadline;
+        if deadline.is_none() && !self.cooperative {
+            // Blocking again without a limit, as the benchmark's statements are.
+            self.sock.set_timeouts(None)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `op` until it does not say it would block, by the deadline: a blocking socket
+    /// is given the time left as its timeout, a cooperative one waits in its loop until
+    /// the socket is ready or the deadline comes (`readable` says which way it waits).
+    fn by_deadline<T>(
+        &mut self,
+        deadline: Instant,
+        readable: bool,
+        mut op: impl FnMut(&mut Sock) -> io::Result<T>,
+    ) -> io::Result<T> {
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the server did not answer within the connect timeout",
+                ));
+            }
+            if !self.cooperative {
+                self.sock.set_timeouts(Some(deadline - now))?;
+            }
+            match op(&mut self.sock) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if self.cooperative {
+                        let fd = self.fd();
+                        crate::coop::wait(if readable {
+                            crate::coop::Wait::ReadableBy(fd, deadline)
+                        } else {
+                            crate::coop::Wait::WritableBy(fd, deadline)
+                        });
+                    }
+                }
+                r => return r,
+            }
+        }
     }
 
     fn shutdown(&self) -> io::Result<()> {
@@ -234,6 +307,10 @@ impl Drop for Plain {
 
 impl Read for Plain {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(d) = self.deadline {
+            self.sent = false;
+            return self.by_deadline(d, true, |s| s.read(buf));
+        }
         if std::mem::take(&mut self.sent) {
             // A reply takes a round trip: wait for it rather than find nothing first.
             crate::coop::wait(crate::coop::Wait::Reply(self.fd()));
@@ -244,6 +321,9 @@ impl Read for Plain {
 
 impl Write for Plain {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(d) = self.deadline {
+            return self.by_deadline(d, false, |s| s.write(buf));
+        }
         let n = self.retry(crate::coop::Wait::Writable, |s| s.write(buf))?;
         self.sent = self.cooperative;
         Ok(n)
@@ -266,6 +346,14 @@ impl Stream {
         match self {
             Stream::Plain(p) => Some(p),
             Stream::Tls(t) => Some(t.sock()),
+            Stream::Moving => None,
+        }
+    }
+
+    fn plain_mut(&mut self) -> Option<&mut Plain> {
+        match self {
+            Stream::Plain(p) => Some(p),
+            Stream::Tls(t) => Some(t.sock_mut()),
             Stream::Moving => None,
         }
     }
@@ -423,8 +511,12 @@ impl Drop for Conn {
 }
 
 impl Conn {
-    /// Connects and logs in; the socket is registered in `sockets` for cancellation.
+    /// Connects and logs in by `opts.connect_timeout`; the socket is registered in
+    /// `sockets` for cancellation, and a connect in progress gives up once they are
+    /// cancelled.
     pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, WireError> {
+        let deadline = Instant::now() + opts.connect_timeout;
+        let cancelled = || sockets.as_ref().is_some_and(|s| s.is_cancelled());
         let mut stream = match opts.socket {
             Some(path) => Stream::Plain(Plain::new(Sock::Unix(UnixStream::connect(path)?))),
             None => {
@@ -437,7 +529,7 @@ impl Conn {
                 let mut last = None;
                 let mut found = None;
                 for addr in (host, opts.port).to_socket_addrs()? {
-                    match crate::coop::connect(&addr, Duration::from_secs(10)) {
+                    match crate::coop::connect(&addr, deadline, &cancelled) {
                         Ok(s) => {
                             found = Some(s);
                             break;
@@ -458,6 +550,7 @@ impl Conn {
         };
         if let Stream::Plain(p) = &mut stream {
             p.cooperate()?;
+            p.set_deadline(Some(deadline))?;
         }
         let mut conn = Conn {
             stream,
@@ -475,6 +568,9 @@ impl Conn {
             conn.registry = Some((r, id));
         }
         conn.handshake(opts)?;
+        if let Some(p) = conn.stream.plain_mut() {
+            p.set_deadline(None)?;
+        }
         Ok(conn)
     }
 

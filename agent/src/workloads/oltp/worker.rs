@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, ConnInfo};
 pub use super::open_error::{LeanOpenError, OpenError};
+use super::opening::{ConnectGate, GateError};
 use super::wire::{Param, Reply, Sockets, WireError};
 use super::{Kind, OltpConfig, Script, Target};
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
@@ -200,7 +201,8 @@ fn open_error(target: &Target, e: WireError) -> LeanOpenError {
 }
 
 impl<C: Client> OltpWorker<C> {
-    /// Opens this worker's connections and prepares its statements.
+    /// Opens this worker's connections (through `gate`, the agent's opening) and
+    /// prepares its statements.
     pub fn open(
         cfg: Arc<OltpConfig>,
         thread: u64,
@@ -208,6 +210,7 @@ impl<C: Client> OltpWorker<C> {
         seed: u64,
         sockets: Arc<Sockets>,
         tail: Arc<Mutex<WorkerTail>>,
+        gate: &ConnectGate,
     ) -> Result<Self, LeanOpenError> {
         let ids = Picker::new(&cfg.distribution, 1, cfg.options.table_size.max(1));
         let mut templates = Vec::with_capacity(cfg.tables.len() * Kind::COUNT);
@@ -246,16 +249,33 @@ impl<C: Client> OltpWorker<C> {
             cfg,
         };
         for (t, _) in w.cfg.targets_in_use() {
-            w.conns[t] = Some(w.connect(t)?);
+            w.conns[t] = Some(w.connect(t, Some(gate))?);
         }
         Ok(w)
     }
 
-    fn connect(&self, t: usize) -> Result<DbConn<C>, LeanOpenError> {
+    /// Connects to target `t` and prepares its statements: while the run opens through
+    /// `gate` (bounded, retried), later (a reconnect) straight.
+    fn connect(&self, t: usize, gate: Option<&ConnectGate>) -> Result<DbConn<C>, LeanOpenError> {
         // A list of hosts: this thread's (a copy only then, and only while connecting).
         let own = self.cfg.targets[t].for_thread(self.thread);
         let target: &Target = own.as_ref().unwrap_or(&self.cfg.targets[t]);
-        let mut conn = C::connect(target, &self.sockets).map_err(|e| open_error(target, e))?;
+        let connect = || C::connect(target, &self.sockets);
+        let mut conn = match gate {
+            None => connect().map_err(|e| open_error(target, e))?,
+            Some(g) => match g.open(t, &self.sockets, connect) {
+                Ok(c) => c,
+                Err(GateError::Failed(e)) => return Err(open_error(target, e)),
+                Err(GateError::Cancelled) => return Err(OpenError::Cancelled.into()),
+                Err(GateError::GaveUp(message)) => {
+                    return Err(OpenError::Connect {
+                        target: target.describe(),
+                        message,
+                    }
+                    .into());
+                }
+            },
+        };
         // The first connection to a target says how it was made and reads the server's
         // version and variables, once for the run on this agent.
         let first = {
@@ -483,7 +503,7 @@ impl<C: Client> OltpWorker<C> {
     fn reopen(&mut self, t: usize, stop: &AtomicBool) -> Option<Step> {
         let mut wait = Duration::from_millis(20);
         loop {
-            match self.connect(t) {
+            match self.connect(t, None) {
                 Ok(c) => {
                     self.conns[t] = Some(c);
                     return None;
