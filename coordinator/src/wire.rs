@@ -54,6 +54,18 @@ pub fn host_facts(h: &pb::HelloReply) -> HostFacts {
     }
 }
 
+/// The most worker threads an agent's Hello says its host can give, and the limit that
+/// sets it (printable, as in [`host_facts`]); None from an agent that does not say.
+pub fn thread_ceiling(h: &pb::HelloReply) -> Option<(u64, String)> {
+    let why: String = h
+        .max_threads_limit
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    (h.max_threads > 0).then_some((h.max_threads, why))
+}
+
 impl Sender {
     /// The result of an agent that delivered no usable final report.
     pub fn lost(&self, why: String) -> AgentResult {
@@ -260,5 +272,19 @@ mod tests {
         assert_eq!(f.cpu_model, "EPYC WARNING: forged");
         assert_eq!(f.kernel.len(), 200);
         assert_eq!((f.cores, f.mem_total_bytes), (4, 7));
+    }
+
+    #[test]
+    fn an_agent_that_says_no_ceiling_has_none() {
+        assert_eq!(thread_ceiling(&pb::HelloReply::default()), None);
+        let h = pb::HelloReply {
+            max_threads: 12_861,
+            max_threads_limit: "vm.max_map_count 65,530\nforged".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            thread_ceiling(&h),
+            Some((12_861, "vm.max_map_count 65,530 forged".into()))
+        );
     }
 }
