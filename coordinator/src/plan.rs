@@ -50,6 +50,19 @@ pub enum PlanError {
     AgentsConflict,
     #[error("invalid --target '{0}': {1}")]
     Target(String, String),
+    #[error(
+        "--target {0} is given twice (a target name stands for one server): give each name once"
+    )]
+    TargetTwice(String),
+    #[error(
+        "--target {target} and --{option} contradict each other: a --target URL sets host, port, socket, user, password and database itself (NAME=mysql://USER:PASSWORD@HOST:PORT/DB?socket=PATH); give one or the other"
+    )]
+    TargetAndConnection { target: String, option: String },
+    /// The agent as first given, and how both spellings read when they differ.
+    #[error(
+        "--agents lists the agent {0} twice{1}: each agent takes one share of the load; list it once"
+    )]
+    AgentTwice(String, String),
     #[error("invalid --table-map: {0}")]
     TableMap(String),
     #[error(
@@ -558,6 +571,7 @@ pub fn check_tpcc_partition(w: u32, threads: &[u64]) -> Result<(), PlanError> {
 /// TPC-C's options: one target (the `--mysql-*` options or one `--target`), W, and how
 /// the warehouses and the terminals' wait are shared out.
 fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
+    check_targets(raw)?;
     let options = TpccOptions::resolve("tpcc", own_options(raw, TpccOptions::OPTIONS))?;
     let via = TargetOptions::resolve("tpcc", own_options(raw, TargetOptions::OPTIONS))?;
     let mut target = match &raw.target[..] {
@@ -605,6 +619,7 @@ fn own_options<'a>(
 }
 
 fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanError> {
+    check_targets(raw)?;
     let set = TableSet::resolve("OLTP", own_options(raw, TableSet::OPTIONS))?;
     let tables = if script == Script::BulkInsert {
         // bulk_insert works on one table per thread, as in sysbench.
@@ -699,6 +714,42 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
         config,
         split: set.split,
     })
+}
+
+/// The `--mysql-*` options that say where and as whom to connect: a `--target` URL says
+/// all of them itself. (TLS and public-key options are not among them: targets without
+/// their own take those.)
+const CONNECTION_OPTIONS: [&str; 6] = [
+    "mysql-host",
+    "mysql-port",
+    "mysql-socket",
+    "mysql-user",
+    "mysql-password",
+    "mysql-db",
+];
+
+/// Refuses `--target`s that contradict each other (one name twice) or the `--mysql-*`
+/// connection options: otherwise one of them would be silently ignored.
+fn check_targets(raw: &RawArgs) -> Result<(), PlanError> {
+    let mut names: Vec<&str> = Vec::with_capacity(raw.target.len());
+    for t in &raw.target {
+        let name = t.split_once('=').map_or(t.as_str(), |(n, _)| n).trim();
+        if names.contains(&name) {
+            return Err(PlanError::TargetTwice(name.to_string()));
+        }
+        names.push(name);
+    }
+    let connection = raw
+        .options
+        .iter()
+        .find(|(n, _)| CONNECTION_OPTIONS.contains(&n.as_str()));
+    if let (Some(target), Some((option, _))) = (names.first(), connection) {
+        return Err(PlanError::TargetAndConnection {
+            target: target.to_string(),
+            option: option.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// Parses `NAME=mysql://USER:PASSWORD@HOST:PORT/DB[?socket=PATH]`. User defaults to sbtest,
@@ -975,21 +1026,52 @@ pub fn parse_percentiles(s: &str) -> Result<Vec<f64>, PlanError> {
     Ok(out)
 }
 
+/// Parses `--agents` (comma-separated, repeatable) into HOST:PORT addresses. An agent
+/// listed twice is refused: it would be asked for two shares and answer the second "busy".
 pub fn parse_agents(list: &[String]) -> Result<Vec<String>, PlanError> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: Vec<(String, u16)> = Vec::new();
     for a in list.iter().flat_map(|s| s.split(',')).map(str::trim) {
-        let ok = a.rsplit_once(':').is_some_and(|(host, port)| {
-            !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
-        });
-        if !ok {
+        let Some(key) = agent_key(a) else {
             return Err(invalid("agents", a, "expected HOST:PORT"));
+        };
+        if let Some(i) = seen.iter().position(|k| *k == key) {
+            let spellings = if out[i] == a {
+                String::new()
+            } else {
+                format!(" (as {} and {a})", out[i])
+            };
+            return Err(PlanError::AgentTwice(out[i].clone(), spellings));
         }
+        seen.push(key);
         out.push(a.to_string());
     }
     if out.is_empty() {
         return Err(invalid("agents", "", "expected HOST:PORT"));
     }
     Ok(out)
+}
+
+/// An agent's address as a comparable key: the host without brackets, an IP address in
+/// its canonical form and a name in lower case, and the port as a number (so that
+/// `[::1]:7600`, `[0::1]:07600` are one agent, and `Client1:7600`, `client1:7600` another).
+/// None when `a` is not HOST:PORT. (A name and its address, `localhost` and `127.0.0.1`,
+/// stay two: telling them apart would need a lookup.)
+fn agent_key(a: &str) -> Option<(String, u16)> {
+    let (host, port) = a.rsplit_once(':')?;
+    let port = port.parse::<u16>().ok().filter(|p| *p > 0)?;
+    if host.is_empty() {
+        return None;
+    }
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let host = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.to_string(),
+        Err(_) => bare.trim_end_matches('.').to_ascii_lowercase(),
+    };
+    Some((host, port))
 }
 
 /// Splits `total` into `parts` shares as evenly as possible, larger shares first:
@@ -1457,6 +1539,83 @@ mod tests {
         assert!(plan(&["fileio", "--file-extra-flags=sync,,direct", "prepare"]).is_err());
         assert!(plan(&["cpu", "--agents=a:1,,b:2", "run"]).is_err());
         assert!(crate::sweep::parse_thread_list("4,,8").is_err());
+    }
+
+    #[test]
+    fn conflicting_targets_and_agents_are_refused() {
+        let a = "--target=a=mysql://u:p@db1:3306/sbtest";
+        let a2 = "--target=a=mysql://u:p@db2:3306/sbtest";
+        let e = plan(&["oltp_read_write", a, a2, "run"]).unwrap_err();
+        assert_eq!(e, PlanError::TargetTwice("a".into()));
+        assert!(
+            e.to_string().starts_with("--target a is given twice"),
+            "{e}"
+        );
+        let e = plan(&["tpcc", a, a2, "prepare"]).unwrap_err();
+        assert_eq!(e, PlanError::TargetTwice("a".into()));
+        for option in CONNECTION_OPTIONS {
+            let given = format!("--{option}=x");
+            for args in [
+                ["oltp_read_write", a, &given, "run"],
+                ["tpcc", &given, a, "prepare"],
+            ] {
+                let e = plan(&args).unwrap_err();
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("--target a") && msg.contains(&format!("--{option} ")),
+                    "{msg}"
+                );
+                assert!(!msg.contains('\n'), "{msg}");
+            }
+        }
+        // tpcc-mysql's letters are the same options.
+        assert!(matches!(
+            plan(&["tpcc", a, "-P3307", "prepare"]),
+            Err(PlanError::TargetAndConnection { .. })
+        ));
+        // TLS options are not connection options: targets without their own take them.
+        assert!(plan(&["oltp_read_write", a, "--mysql-ssl-mode=required", "run"]).is_ok());
+        // Two names, or one target alone, plan.
+        assert!(
+            plan(&[
+                "oltp_read_write",
+                "--tables=2",
+                a,
+                "--target=b=mysql://u:p@db1:3306/sbtest",
+                "--table-map=sbtest1=a,sbtest2=b",
+                "run"
+            ])
+            .is_ok()
+        );
+        // The same agent twice, as given or spelled otherwise.
+        for (list, says) in [
+            (&["--agents=a:7600,a:7600"][..], "a:7600 twice"),
+            (&["--agents=a:7600", "--agents=b:1,a:7600"], "a:7600 twice"),
+            (
+                &["--agents=Host:7600,host:07600"],
+                "Host:7600 twice (as Host:7600 and host:07600)",
+            ),
+            (
+                &["--agents=[::1]:7600,[0::1]:7600"],
+                "[::1]:7600 twice (as [::1]:7600 and [0::1]:7600)",
+            ),
+            (
+                &["--agents=127.0.0.1:7600,127.0.0.1:7600"],
+                "127.0.0.1:7600 twice",
+            ),
+        ] {
+            let args: Vec<&str> = ["cpu"]
+                .iter()
+                .chain(list)
+                .chain(&["run"])
+                .copied()
+                .collect();
+            let e = plan(&args).unwrap_err();
+            assert!(matches!(e, PlanError::AgentTwice(..)), "{list:?}: {e}");
+            assert!(e.to_string().contains(says), "{list:?}: {e}");
+        }
+        assert!(plan(&["cpu", "--agents=a:7600,a:7601,b:7600", "run"]).is_ok());
+        assert!(plan(&["cpu", "--agents=localhost:7600,127.0.0.1:7600", "run"]).is_ok());
     }
 
     #[test]

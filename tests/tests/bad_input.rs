@@ -109,6 +109,63 @@ fn an_unreachable_agent_is_named_and_the_others_stay_idle() {
     );
 }
 
+#[test]
+fn the_same_agent_twice_is_refused_by_its_own_message() {
+    let a = AgentProc::start();
+    let idle = thread_count(a.pid());
+    let port = a.addr.rsplit_once(':').unwrap().1;
+    // As given twice in one list, in two --agents, and spelt with a leading zero: not the
+    // agent's "busy" answer to its second share.
+    for agents in [
+        vec![format!("--agents={},{}", a.addr, a.addr)],
+        vec![
+            format!("--agents={}", a.addr),
+            format!("--agents={}", a.addr),
+        ],
+        vec![format!("--agents={},127.0.0.1:0{port}", a.addr)],
+    ] {
+        let mut args: Vec<&str> = vec!["cpu", "--threads=2", "--time=1"];
+        args.extend(agents.iter().map(String::as_str));
+        args.push("run");
+        let err = refused(&args, &format!("--agents lists the agent {} twice", a.addr));
+        assert!(!err.contains("busy"), "{err}");
+    }
+    assert_eq!(thread_count(a.pid()), idle, "the agent started no workers");
+}
+
+#[test]
+fn a_repeated_option_takes_the_last_value_as_in_sysbench() {
+    // A value option, an alias with its main name, and a flag, each given twice.
+    let out = fleetbench(&[
+        "cpu",
+        "--threads=1",
+        "--events=50",
+        "--time=0",
+        "--max-requests=20",
+        "--histogram",
+        "--histogram=off",
+        "run",
+        "--threads=3",
+        "--cpu-max-prime=100",
+        "--cpu-max-prime=200",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Number of threads: 3\n"), "{text}");
+    assert!(text.contains("Prime numbers limit: 200"), "{text}");
+    let events = text
+        .lines()
+        .find(|l| l.contains("total number of events:"))
+        .and_then(|l| l.split_whitespace().last());
+    assert_eq!(events, Some("20"), "{text}");
+    assert!(!text.contains("Latency histogram"), "{text}");
+}
+
 /// An agent that answers Hello with another protocol version.
 struct FutureAgent;
 

@@ -334,3 +334,66 @@ fn a_work_dir_without_block_statistics_gives_no_disk_figures() {
     assert!(j["agents"][0]["host_load"].is_object(), "{j}");
     check_disk_figures(&j, &text, false);
 }
+
+/// Two agents on one host sharing one work directory (and --file-dir): each prepares,
+/// runs on and removes the same files at the same time. No step may fail because the
+/// other agent created or removed a file first; ten rounds in a row.
+#[test]
+fn two_agents_sharing_one_work_directory_prepare_run_and_clean_up_ten_times() {
+    let scratch = Scratch::new("fileio-shared");
+    let work = scratch.path("shared");
+    let (a, b) = (agent_in(&work, &[]), agent_in(&work, &[]));
+    let agents = format!("{},{}", a.addr, b.addr);
+    let common = [
+        "fileio",
+        "--agents",
+        &agents,
+        "--file-num=16",
+        "--file-total-size=4M",
+        "--file-block-size=4K",
+        "--file-dir=data",
+    ];
+    let with = |extra: &[&str]| command_line(&[&common, extra]);
+    let step = |round: usize, what: &str, args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = fleetbench(&args);
+        assert!(
+            out.status.success(),
+            "round {round}, {what}: exit {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for round in 1..=10 {
+        step(round, "prepare", with(&["--threads=4", "prepare"]));
+        let files = files_in(&work.join("data"));
+        assert_eq!(
+            files,
+            {
+                let mut v: Vec<(String, u64)> = (0..16)
+                    .map(|i| (format!("test_file.{i}"), 256 * 1024))
+                    .collect();
+                v.sort();
+                v
+            },
+            "round {round}: after prepare"
+        );
+        let text = step(
+            round,
+            "run",
+            with(&["--file-test-mode=rndrw", "--threads=2", "--time=1", "run"]),
+        );
+        assert!(text.contains("File operations:"), "round {round}: {text}");
+        step(round, "cleanup", with(&["cleanup"]));
+        let left: Vec<_> = files_in(&work.join("data"))
+            .into_iter()
+            .filter(|(n, _)| n.starts_with("test_file."))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "round {round}: left after cleanup: {left:?}"
+        );
+    }
+}

@@ -164,6 +164,32 @@ fn bad_options_are_refused_before_any_connection() {
         "--target=b=mysql://sbtest@127.0.0.1:2/sbtest".to_string(),
     ];
     refused(&["oltp_read_write", "run"], &two, &["--table-map"]);
+    // Conflicting options: one target name twice, a target with the --mysql-* options
+    // that say where to connect (either would be silently ignored).
+    let twice = [
+        t[0].clone(),
+        "--target=a=mysql://sbtest@127.0.0.1:2/sbtest".to_string(),
+    ];
+    for test in ["oltp_read_write", "tpcc"] {
+        refused(&[test, "prepare"], &twice, &["--target a is given twice"]);
+    }
+    for option in [
+        "--mysql-host=db2",
+        "--mysql-port=3307",
+        "--mysql-socket=/tmp/my.sock",
+        "--mysql-user=u",
+        "--mysql-password=pw",
+        "--mysql-db=other",
+    ] {
+        let name = option.split('=').next().unwrap();
+        for test in ["oltp_read_write", "tpcc"] {
+            refused(
+                &[test, option, "run"],
+                &t,
+                &["--target a and", &format!("{name} contradict each other")],
+            );
+        }
+    }
     // (the option, what the error says)
     for (option, says) in [
         (

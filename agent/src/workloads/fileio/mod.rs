@@ -449,11 +449,17 @@ fn foreign(path: &Path, m: &std::fs::Metadata) -> Result<(), FileError> {
 
 /// Opens (or creates) one test file without following symbolic links, and refuses one
 /// with other names or another owner before anything is written to it.
+///
+/// An existing file is never truncated here: agents sharing one work directory prepare
+/// the same files at the same time, and each writes the same bytes over the whole file,
+/// so a file another agent has already finished must not shrink under it.
+/// [`FileJob::write_file`] sets the length after writing instead.
 fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileError> {
     let mut o = OpenOptions::new();
     o.read(true).write(true);
     if create {
-        // Not O_TRUNC: an existing file is checked first, then truncated.
+        // Not O_TRUNC: an existing file is checked first. O_CREAT without O_EXCL: another
+        // agent may create the same file first, and then this one opens it.
         o.create(true).mode(0o600);
     }
     o.custom_flags(libc::O_NOFOLLOW | flags.bits());
@@ -465,9 +471,6 @@ fn open_file(path: &Path, flags: ExtraFlags, create: bool) -> Result<File, FileE
         });
     }
     foreign(path, &m)?;
-    if create {
-        f.set_len(0).map_err(|e| io_err(path, e))?;
-    }
     Ok(f)
 }
 
@@ -613,10 +616,15 @@ impl FileJob {
             off += len as u64;
             self.done.fetch_add(len as u64, Ordering::Relaxed);
         }
+        // What an earlier, larger prepare left beyond the size goes; a file written at the
+        // same time by another agent sharing the directory has the same bytes and size.
+        f.set_len(size).map_err(|e| io_err(&path, e))?;
         f.sync_all().map_err(|e| io_err(&path, e))
     }
 
-    /// Removes test_file.0..N-1 (regular files only), counting them.
+    /// Removes test_file.0..N-1 (regular files only), counting them. A file already gone
+    /// is not an error: another agent sharing the work directory may remove it between the
+    /// look and the removal.
     pub fn cleanup(&self) -> Result<(), FileError> {
         let cfg = &self.cfg;
         let dir = match resolve_dir(&cfg.work_dir, &cfg.file_dir, false) {
@@ -642,11 +650,15 @@ impl FileJob {
             let path = file_path(&dir, n);
             match std::fs::symlink_metadata(&path) {
                 Ok(m) if m.is_file() && foreign(&path, &m).is_ok() => {
-                    std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
-                    removed += 1;
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => removed += 1,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(io_err(&path, e)),
+                    }
                 }
                 Ok(_) => skipped.push(path.display().to_string()),
-                Err(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err(&path, e)),
             }
             self.done.fetch_add(1, Ordering::Relaxed);
         }
@@ -1132,6 +1144,51 @@ mod tests {
             assert_eq!(got, work.join("a/b/c"));
         }
         assert!(work.join("a/b/c").is_dir());
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn jobs_sharing_one_directory_prepare_and_clean_up_side_by_side() {
+        // Two agents on one host with one work directory: each prepares and removes the
+        // same files at the same time; neither may fail because the other was first.
+        let work = tmp("shared");
+        for round in 0..20 {
+            for prepare in [true, false] {
+                let jobs: Vec<_> = (0..2).map(|_| FileJob::new(cfg(&work))).collect();
+                std::thread::scope(|s| {
+                    let hs: Vec<_> = jobs
+                        .iter()
+                        .map(|j| s.spawn(move || if prepare { j.prepare(2) } else { j.cleanup() }))
+                        .collect();
+                    for h in hs {
+                        h.join()
+                            .unwrap()
+                            .unwrap_or_else(|e| panic!("round {round}, prepare {prepare}: {e}"));
+                    }
+                });
+                for n in 0..4 {
+                    let p = file_path(&work, n);
+                    if prepare {
+                        let bytes = std::fs::read(&p).unwrap();
+                        assert_eq!(bytes.len(), 64 * 1024, "{}", p.display());
+                        assert!(bytes.iter().all(|&b| b == n as u8), "{}", p.display());
+                    } else {
+                        assert!(!p.exists(), "{}", p.display());
+                    }
+                }
+            }
+        }
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn prepare_over_larger_files_trims_them_to_size() {
+        let work = tmp("trim");
+        std::fs::write(file_path(&work, 1), vec![7u8; 200 * 1024]).unwrap();
+        FileJob::new(cfg(&work)).prepare(1).unwrap();
+        let bytes = std::fs::read(file_path(&work, 1)).unwrap();
+        assert_eq!(bytes.len(), 64 * 1024);
+        assert!(bytes.iter().all(|&b| b == 1));
         std::fs::remove_dir_all(&work).unwrap();
     }
 
