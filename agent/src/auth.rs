@@ -91,8 +91,8 @@ fn load_from(
     env: Option<String>,
     credential: Option<&std::path::Path>,
 ) -> Result<Option<String>, String> {
-    let read = |f: &std::path::Path, what: &str| {
-        std::fs::read_to_string(f).map_err(|e| format!("cannot read {what} {}: {e}", f.display()))
+    let read = |f: &std::path::Path, what: &'static str| {
+        crate::capped::read_to_string(f, what, crate::capped::SECRET_CAP).map_err(|e| e.to_string())
     };
     let raw = match (file, env, credential) {
         (Some(f), _, _) => read(f, "the token file")?,

@@ -4,6 +4,7 @@
 //! the same function when the user names no remote agents.
 
 pub mod auth;
+pub mod capped;
 pub mod coop;
 pub mod host;
 pub mod limits;

@@ -125,7 +125,7 @@ async fn run() -> anyhow::Result<()> {
     out.flush()?;
     notify_systemd_ready();
     let read = |p: &std::path::Path| {
-        std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
+        fleetbench_agent::capped::read(p, "the TLS file", fleetbench_agent::capped::SECRET_CAP)
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(c), Some(k)) => Some(fleetbench_agent::TlsFiles {

@@ -10,6 +10,7 @@ pub mod exit;
 pub mod local;
 pub mod merge;
 pub mod metrics;
+pub mod output;
 pub mod plan;
 pub mod report;
 pub mod session;
@@ -23,8 +24,13 @@ use commands::{Parsed, Which};
 pub use exit::{EXIT_DEGRADED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, exit_code};
 
 /// Runs the coordinator with a full argument vector (program name first); returns the exit
-/// code for a run that happened, or the error that stopped it.
+/// code for a run that happened, or the error that stopped it (a report that could not be
+/// written to standard output included).
 pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
+    report::stdout::settle(run_command(args).await)
+}
+
+async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     // For the result's meta: as typed, secrets masked.
     let command_line = report::meta::masked_command_line(&args);
     let mut raw = match commands::parse(args)? {
@@ -34,6 +40,8 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
         Parsed::Args(raw) => raw,
     };
+    // Output paths, before anything runs: a missing directory costs a second, not a run.
+    output::check_all(&raw)?;
     let mut extras = sweep::take_extras(&mut raw)?;
     if matches!(Which::of(&raw), Which::Bench | Which::Scenario)
         && (extras.metrics_listen.is_some() || extras.metrics_push.is_some())

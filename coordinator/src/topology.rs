@@ -489,11 +489,16 @@ impl Scenario {
 /// Reads and checks `path`.
 pub fn load(path: &Path, cli_agents: &[String]) -> Result<ScenarioFile, ScenarioError> {
     let name = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let src = fleetbench_agent::capped::read_to_string(
+        path,
+        "the scenario file",
+        fleetbench_agent::capped::SCENARIO_CAP,
+    )
+    .map_err(|e| ScenarioError {
         file: name.clone(),
         line: 0,
         field: "-".into(),
-        message: format!("cannot read the file: {e}"),
+        message: e.to_string(),
     })?;
     parse(&name, &src, cli_agents)
 }

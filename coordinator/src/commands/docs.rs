@@ -53,9 +53,11 @@ pub fn report(raw: &RawArgs) -> anyhow::Result<i32> {
     match &raw.html {
         None => stdout::print(&doc_text::render(&doc)),
         Some(out) => {
-            std::fs::write(out, html::render(&doc))
+            html::write(out, &doc)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
-            stdout::line(format!("wrote {}", out.display()));
+            if !crate::output::is_stdout(out) {
+                stdout::line(format!("wrote {}", out.display()));
+            }
         }
     }
     Ok(EXIT_OK)

@@ -134,7 +134,8 @@ fn tls_config(raw: &RawArgs) -> anyhow::Result<Option<tonic::transport::ClientTl
         return Ok(None);
     };
     let read = |p: &std::path::Path| {
-        std::fs::read(p).map_err(|e| UsageError(format!("cannot read {}: {e}", p.display())))
+        fleetbench_agent::capped::read(p, "the TLS file", fleetbench_agent::capped::SECRET_CAP)
+            .map_err(|e| UsageError(e.to_string()))
     };
     let mut cfg = tonic::transport::ClientTlsConfig::new()
         .ca_certificate(tonic::transport::Certificate::from_pem(read(ca)?));

@@ -17,8 +17,9 @@ use crate::sweep::{Summary, is_rate_sweep, percentile_keys};
 /// What is wrong with a file given to `compare` or `report`.
 #[derive(Debug, thiserror::Error)]
 pub enum DocError {
-    #[error("cannot read {0}: {1}")]
-    Read(String, String),
+    /// Missing, unreadable or beyond the size cap; the message names the file.
+    #[error(transparent)]
+    Read(#[from] fleetbench_agent::capped::CappedError),
     #[error("{0} is not a fleetbench result: {1}")]
     Format(String, String),
     #[error("{0}")]
@@ -41,7 +42,7 @@ pub struct Series {
 /// Reads and checks a result document written by `--json`.
 pub fn load(path: &Path) -> Result<Document, DocError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| DocError::Read(name.clone(), e.to_string()))?;
+    let bytes = fleetbench_agent::capped::read(path, "", fleetbench_agent::capped::RESULT_CAP)?;
     Document::from_slice(&bytes).map_err(|e| DocError::Format(name, e.to_string()))
 }
 

@@ -88,7 +88,7 @@ fn quote(s: &str) -> String {
 }
 
 pub fn write(path: &Path, rows: &[(Option<&str>, &Summary)]) -> std::io::Result<()> {
-    std::fs::write(path, text(rows))
+    crate::output::write(path, |w| w.write_all(text(rows).as_bytes()))
 }
 
 #[cfg(test)]

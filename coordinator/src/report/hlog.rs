@@ -82,12 +82,18 @@ pub struct RunLog {
     tick: Duration,
     per_agent: bool,
     error: Option<io::Error>,
+    /// A regular file this run created, which may be removed again if nothing was logged
+    /// (never standard output, a link, a FIFO or a device).
+    removable: bool,
 }
 
 impl RunLog {
+    /// Opens `path` as crate::output says (`-` is standard output; a link, FIFO or device
+    /// is written in place).
     pub fn create(path: &std::path::Path, per_agent: bool, tick: Duration) -> io::Result<Self> {
-        let file = std::fs::File::create(path)?;
+        let (file, removable) = crate::output::open_progressive(path)?;
         Ok(RunLog {
+            removable,
             path: path.to_path_buf(),
             file: Some(io::BufWriter::new(file)),
             log: None,
@@ -140,7 +146,9 @@ impl RunLog {
         match self.log.take() {
             None => {
                 drop(self.file.take());
-                let _ = std::fs::remove_file(&self.path);
+                if self.removable {
+                    let _ = std::fs::remove_file(&self.path);
+                }
                 None
             }
             Some(l) => {

@@ -1246,7 +1246,7 @@ pub fn render(doc: &Document) -> String {
 
 /// Writes the page for `doc` to `path`.
 pub fn write(path: &Path, doc: &Document) -> std::io::Result<()> {
-    std::fs::write(path, render(doc))
+    crate::output::write(path, |w| w.write_all(render(doc).as_bytes()))
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 //! rename.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
@@ -475,33 +474,18 @@ impl FigureSource<'_> {
     }
 }
 
-/// Writes `report` to `path` atomically, so a reader never sees half a file.
+/// Writes `report` to `path` as crate::output says: a regular file atomically, so a reader
+/// never sees half a file; a link, FIFO or device in place; `-` to standard output.
 pub fn write(path: &Path, report: &Report) -> std::io::Result<()> {
     write_value(path, report)
 }
 
-/// Writes any serialisable document to `path` atomically.
+/// Writes any serialisable document to `path` (see [`write`]).
 pub fn write_value(path: &Path, report: &impl Serialize) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        serde_json::to_writer_pretty(&mut f, report)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::output::write(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, report)?;
+        w.write_all(b"\n")
+    })
 }
 
 #[cfg(test)]
