@@ -1,5 +1,9 @@
 //! Embedded agents: when the user names no `--agents`, the coordinator serves agents inside
 //! its own process on loopback and talks to them over the same gRPC path as remote ones.
+//! They share this process's limits (threads, mappings, open files): the plan checks all
+//! their threads against the host's ceiling, the session holds each embedded agent to the
+//! whole run, and each refuses a Start beyond it, so a run too big for the host is refused
+//! with one line, never started until the runtime aborts the process.
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;

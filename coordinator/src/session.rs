@@ -250,13 +250,19 @@ pub async fn connect_idle(
 /// Refuses, before anything starts, an agent's share of `threads` beyond what its Hello
 /// says its host can give: more threads than its thread ceiling, or (OLTP, at least one
 /// connection a thread) more connections than its open-files limit. An agent that says
-/// nothing (0) is left to check its Start itself, as every agent does.
+/// nothing (0) is left to check its Start itself, as every agent does. Embedded agents
+/// (`one_process`) share this process and its limits: each is held to all the threads.
 pub fn check_ceilings(
     conns: &[AgentConn],
     threads: u32,
     workload: &Workload,
+    one_process: bool,
 ) -> Result<(), SessionError> {
-    let shares = split_evenly(u64::from(threads), conns.len());
+    let shares = if one_process {
+        vec![u64::from(threads); conns.len()]
+    } else {
+        split_evenly(u64::from(threads), conns.len())
+    };
     for (c, &threads) in conns.iter().zip(&shares) {
         let limit = |reason: String| SessionError::Limit {
             agent: c.addr.clone(),
@@ -406,7 +412,8 @@ pub async fn run(
     mut on_interval: impl FnMut(&MergedInterval),
     mut on_agent_interval: impl FnMut(&str, u32, &IntervalPart, Option<&HostFigures>),
 ) -> Result<RunResult, SessionError> {
-    check_ceilings(&conns, plan.threads, &plan.workload)?;
+    let one_process = matches!(plan.agents, crate::plan::AgentSource::Local(_));
+    check_ceilings(&conns, plan.threads, &plan.workload, one_process)?;
     let shares = split_evenly(u64::from(plan.threads), conns.len());
     let events = plan.events.map(|e| split_by_threads(e, &shares));
     let rates = crate::plan::split_rate(plan.rate, &shares);
@@ -1273,8 +1280,8 @@ mod tests {
         let cpu = Workload::Cpu(CpuSpec { max_prime: 10_000 });
         let conns = [agent("a:1", 12_861), agent("b:1", 20_000)];
         // Up to the ceiling on each agent: not refused.
-        assert!(check_ceilings(&conns, 2 * 12_861, &cpu).is_ok());
-        let e = check_ceilings(&conns, 2 * 12_861 + 2, &cpu).unwrap_err();
+        assert!(check_ceilings(&conns, 2 * 12_861, &cpu, false).is_ok());
+        let e = check_ceilings(&conns, 2 * 12_861 + 2, &cpu, false).unwrap_err();
         assert!(matches!(e, SessionError::Limit { .. }), "{e:?}");
         assert_eq!(
             e.to_string(),
@@ -1283,6 +1290,15 @@ mod tests {
              the threads over more agents"
         );
         // An agent that says nothing is left to check its Start itself.
-        assert!(check_ceilings(&[agent("c:1", 0)], 1_000_000, &cpu).is_ok());
+        assert!(check_ceilings(&[agent("c:1", 0)], 1_000_000, &cpu, false).is_ok());
+        // Embedded agents share one process: each holds all the threads.
+        let local = [agent("127.0.0.1:1", 12_861), agent("127.0.0.1:2", 12_861)];
+        assert!(check_ceilings(&local, 12_861, &cpu, true).is_ok());
+        let e = check_ceilings(&local, 12_862, &cpu, true).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("agent 127.0.0.1:1 cannot run 12862 threads"),
+            "{e}"
+        );
     }
 }
