@@ -866,7 +866,7 @@ pub async fn table_job(
                     // A second signal: no more waiting for the agents.
                     break;
                 }
-                warn!("{signal}: stopping the {} on every agent", plan.command.name());
+                tracing::info!("{signal}: stopping the {} on every agent", plan.command.name());
                 stop_table_job(&conns, signal);
                 stopping = Some((signal, tokio::time::Instant::now() + TABLE_STOP_GRACE));
             }

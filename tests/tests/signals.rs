@@ -1,11 +1,15 @@
 //! Signals as operators send them (issue 17, rows 6 and 7): SIGTERM to an agent stops its
 //! load and closes its database connections at once, then the agent exits; SIGTERM or SIGHUP
 //! to the coordinator stops the run like Ctrl-C, with the partial report printed and saved.
+//! An interrupted prepare (issue 42) stops on the agents and says which tables are complete,
+//! partial or not started, and the cleanup command; a coordinator that dies mid-prepare
+//! stops the agent's loading within a second.
 
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Running, Scratch, fleetbench_ok, json, wait_until};
+use fleetbench_tests::{AgentProc, Running, Scratch, bin, fleetbench_ok, json, wait_until};
 
 fn signal(pid: u32, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
@@ -84,4 +88,111 @@ fn sigterm_and_sighup_to_the_coordinator_stop_the_run_like_ctrl_c() {
         assert!(out.contains("total number of events"), "{name}: {out}");
         assert_eq!(json(&path)["interrupted"], true, "{name}");
     }
+}
+
+#[test]
+fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
+    let db = MariaDb::start();
+    let agent = AgentProc::start();
+    // Four tables over two loading connections, each far too big to finish in the time the
+    // test waits: sbtest1 and sbtest2 are being loaded, sbtest3 and sbtest4 not begun.
+    let args = |command: &str| -> Vec<String> {
+        db.args(&[
+            "oltp_read_write",
+            "--tables=4",
+            "--table-size=2000000",
+            "--threads=2",
+            "--agents",
+            &agent.addr,
+            command,
+        ])
+    };
+    let user_conns = || {
+        db.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user='sbtest'")
+            .trim()
+            .parse::<u32>()
+            .unwrap()
+    };
+    let loading = || {
+        db.sql(
+            "SELECT COUNT(*) FROM information_schema.tables \
+             WHERE table_schema='sbtest' AND table_name IN ('sbtest1','sbtest2')",
+        )
+        .trim()
+            == "2"
+    };
+    let start = || {
+        let child = Command::new(bin("fleetbench"))
+            .args(args("prepare"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn fleetbench");
+        assert!(
+            wait_until(Duration::from_secs(30), loading),
+            "the prepare did not begin loading"
+        );
+        // Rows are going in.
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(user_conns() >= 2, "the loaders are connected");
+        child
+    };
+
+    // The coordinator killed outright: the agent notices the broken stream and stops
+    // loading, its connections closed within about a second.
+    let mut child = start();
+    signal(child.id(), libc::SIGKILL);
+    let _ = child.wait();
+    let t0 = Instant::now();
+    assert!(
+        wait_until(Duration::from_millis(1500), || user_conns() == 0),
+        "the agent still loads {:?} after the coordinator died: {} connections",
+        t0.elapsed(),
+        user_conns()
+    );
+    fleetbench_ok(&args("cleanup"));
+
+    // Ctrl-C: the agents are stopped, and the coordinator says where each table stands.
+    let child = start();
+    let t0 = Instant::now();
+    signal(child.id(), libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("the coordinator said, {took:?} after SIGINT:\n{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
+    for part in [
+        "prepare interrupted by SIGINT before it finished",
+        &format!("agent {}: stopped before it finished", agent.addr),
+        "complete: none",
+        "partial: sbtest1 on default, sbtest2 on default",
+        "not started: sbtest3 on default, sbtest4 on default",
+        "to drop what was created: ",
+    ] {
+        assert!(err.contains(part), "missing {part:?} in:\n{err}");
+    }
+    // The cleanup command is this command line with cleanup for prepare (password masked).
+    let cleanup_line = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("to drop what was created: "))
+        .unwrap();
+    assert!(
+        cleanup_line.contains("--tables=4") && cleanup_line.contains(" cleanup"),
+        "{cleanup_line}"
+    );
+    assert!(!cleanup_line.contains(" prepare"), "{cleanup_line}");
+    assert!(!cleanup_line.contains("sbtest-pw"), "{cleanup_line}");
+    // The agent is idle at once: no connection left, and the cleanup runs straight away.
+    assert!(
+        wait_until(Duration::from_secs(1), || user_conns() == 0),
+        "connections left after the interrupted prepare: {}",
+        user_conns()
+    );
+    fleetbench_ok(&args("cleanup"));
+    assert_eq!(
+        db.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'")
+            .trim(),
+        "0"
+    );
 }

@@ -1,11 +1,20 @@
 //! prepare, cleanup and prewarm: the agents create, load, drop or read their share of the
 //! tables (or files), with progress on stderr, then say what was done in sysbench's words.
+//! A job interrupted by a signal (Ctrl-C, SIGTERM) is stopped on every agent, and the
+//! error says which tables are complete, partial or not started, and the cleanup command.
 
+use fleetbench_agent::workloads::tpcc::schema::TABLES as TPCC_TABLES;
 use fleetbench_agent::workloads::tpcc::{PrepareStep, TpccConfig};
 
 use crate::plan::{Command, Plan, Workload};
 use crate::report::{self, stdout};
-use crate::session::{self, AgentConn};
+use crate::session::{self, AgentConn, AgentEnd, Interrupted, SessionError};
+
+/// A table job that did not finish because it was interrupted: the whole account, over
+/// several lines (exit code 1, as a job that failed once it ran).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unfinished(pub String);
 
 /// A table job of a plan from the command line: the banner, a progress bar on stderr
 /// (hidden when it is not a terminal), then each agent's summary.
@@ -44,7 +53,13 @@ pub async fn run(plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
     })
     .await;
     bar.finish_and_clear();
-    for s in summaries? {
+    let summaries = match summaries {
+        Err(SessionError::Interrupted(i)) => {
+            return Err(Unfinished(interrupted_account(plan, &i, None)).into());
+        }
+        other => other?,
+    };
+    for s in summaries {
         if !s.summary.is_empty() {
             stdout::line(s.summary);
         }
@@ -123,6 +138,14 @@ async fn tpcc(
         .await;
         bar.finish_and_clear();
         let summaries = match summaries {
+            Err(SessionError::Interrupted(i)) => {
+                let account = interrupted_account(&plan, &i, Some(step));
+                return Err(Unfinished(match label {
+                    Some(l) => format!("[{l}] {account}"),
+                    None => account,
+                })
+                .into());
+            }
             // The tables exist from here on: say so, and how to drop them.
             Err(e) if create && step != PrepareStep::Create && plan.command == Command::Prepare => {
                 return Err(anyhow::Error::new(e).context(
@@ -174,7 +197,13 @@ pub async fn run_labelled(plan: &Plan, conns: Vec<AgentConn>, label: &str) -> an
     }
     stdout::line(format!("[{label}] {} ...", plan.command.name()));
     let lines =
-        session::table_job(conns, plan, plan.command == Command::Prepare, |_, _| {}).await?;
+        match session::table_job(conns, plan, plan.command == Command::Prepare, |_, _| {}).await {
+            Err(SessionError::Interrupted(i)) => {
+                let account = interrupted_account(plan, &i, None);
+                return Err(Unfinished(format!("[{label}] {account}")).into());
+            }
+            other => other?,
+        };
     for l in lines
         .iter()
         .flat_map(|l| l.summary.lines())
@@ -183,4 +212,198 @@ pub async fn run_labelled(plan: &Plan, conns: Vec<AgentConn>, label: &str) -> an
         stdout::line(format!("[{label}] {l}"));
     }
     Ok(())
+}
+
+/// What an interrupted table job leaves behind, for the user: a first line, then one line
+/// per agent (OLTP: its tables complete, partial and not started, in the agent's words;
+/// fileio: the files it removed again) or, for TPC-C, per table, and the command that
+/// drops what was created. `step` is TPC-C's step that was interrupted.
+fn interrupted_account(plan: &Plan, i: &Interrupted, step: Option<PrepareStep>) -> String {
+    if !i.begun {
+        return i.to_string();
+    }
+    let mut lines = vec![format!(
+        "{} interrupted by {} before it finished",
+        i.what, i.signal
+    )];
+    if let (Workload::Tpcc(t), Some(step)) = (&plan.workload, step) {
+        lines.push(tpcc_state(t, step, i));
+    }
+    for (agent, end) in &i.agents {
+        lines.push(match end {
+            AgentEnd::Finished(_) => format!("agent {agent}: finished its share before the stop"),
+            AgentEnd::Stopped(why) => format!("agent {agent}: {why}"),
+            AgentEnd::Silent => {
+                format!("agent {agent}: did not say where it stopped; take its share as partial")
+            }
+        });
+    }
+    match plan.command {
+        Command::Prepare => lines.push(format!(
+            "to drop what was created: {}",
+            cleanup_command(&plan.command_line)
+        )),
+        Command::Cleanup => lines.push(format!(
+            "to finish dropping: {}",
+            if plan.command_line.is_empty() {
+                "run the same cleanup again".to_string()
+            } else {
+                plan.command_line.clone()
+            }
+        )),
+        _ => {}
+    }
+    lines.join("\n  ")
+}
+
+/// Where TPC-C's tables stand after step `step` was interrupted.
+fn tpcc_state(t: &TpccConfig, step: PrepareStep, i: &Interrupted) -> String {
+    let all = TPCC_TABLES.join(", ");
+    match step {
+        // One agent creates the nine tables in order, one step each.
+        PrepareStep::Create => {
+            let made = (i.done as usize).min(TPCC_TABLES.len());
+            format!(
+                "complete: none; partial (created, empty): {}; not started: {}",
+                none_if_empty(&TPCC_TABLES[..made].join(", ")),
+                none_if_empty(&TPCC_TABLES[made..].join(", "))
+            )
+        }
+        PrepareStep::Load => format!(
+            "complete: none; partial (loading stopped at {} of {} rows of {} warehouses): {all}",
+            i.done, i.total, t.options.warehouses
+        ),
+        _ => format!(
+            "loaded in full: {all}; partial: their secondary indexes{} ({} of {} added)",
+            if t.options.foreign_keys {
+                " and foreign keys"
+            } else {
+                ""
+            },
+            i.done,
+            i.total
+        ),
+    }
+}
+
+fn none_if_empty(s: &str) -> &str {
+    if s.is_empty() { "none" } else { s }
+}
+
+/// The command line with `cleanup` in place of its `prepare` word (the last one, so that
+/// an option value of that name stays); passwords stay masked as the line shows them.
+fn cleanup_command(command_line: &str) -> String {
+    let mut words: Vec<&str> = command_line.split(' ').collect();
+    let Some(at) = words.iter().rposition(|w| *w == "prepare") else {
+        return "the same command line with cleanup in place of prepare".into();
+    };
+    words[at] = "cleanup";
+    let line = words.join(" ");
+    if line.contains("***") {
+        format!("{line} (with the password where it shows ***)")
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Plan {
+        let raw =
+            crate::cli::parse(std::iter::once("fleetbench").chain(args.iter().copied())).unwrap();
+        Plan {
+            command_line: format!("fleetbench {}", args.join(" ")),
+            ..crate::plan::build(&raw).unwrap()
+        }
+    }
+
+    #[test]
+    fn the_cleanup_command_replaces_the_last_prepare_word() {
+        assert_eq!(
+            cleanup_command("fleetbench oltp_read_write --tables=4 prepare --threads=2"),
+            "fleetbench oltp_read_write --tables=4 cleanup --threads=2"
+        );
+        assert_eq!(
+            cleanup_command("fleetbench --mysql-password=*** --table-name=prepare tpcc prepare"),
+            "fleetbench --mysql-password=*** --table-name=prepare tpcc cleanup (with the password where it shows ***)"
+        );
+        assert!(cleanup_command("fleetbench parallel_prepare.lua run").contains("in place of"));
+    }
+
+    #[test]
+    fn an_interrupted_prepare_names_each_agents_tables_and_the_cleanup() {
+        let p = plan(&[
+            "oltp_read_write",
+            "--tables=3",
+            "--agents=a:1,b:2",
+            "prepare",
+        ]);
+        let i = Interrupted {
+            what: "prepare",
+            signal: "SIGINT",
+            begun: true,
+            agents: vec![
+                (
+                    "a:1".into(),
+                    AgentEnd::Stopped(
+                        "stopped before it finished; complete: sbtest1 on default; partial: sbtest2 on default; not started: none".into(),
+                    ),
+                ),
+                ("b:2".into(), AgentEnd::Silent),
+            ],
+            done: 10,
+            total: 30,
+        };
+        let text = interrupted_account(&p, &i, None);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "prepare interrupted by SIGINT before it finished");
+        assert!(lines[1].contains("agent a:1: stopped before it finished; complete: sbtest1"));
+        assert!(lines[2].contains("agent b:2: did not say"));
+        assert_eq!(
+            lines[3],
+            "  to drop what was created: fleetbench oltp_read_write --tables=3 --agents=a:1,b:2 cleanup"
+        );
+        // Interrupted in the dry run: nothing to drop.
+        let early = Interrupted {
+            begun: false,
+            agents: Vec::new(),
+            ..i
+        };
+        assert_eq!(
+            interrupted_account(&p, &early, None),
+            "prepare interrupted by SIGINT before it began: nothing was created or dropped"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_tpcc_prepare_says_which_step_left_what() {
+        let p = plan(&["tpcc", "--warehouses=2", "prepare"]);
+        let Workload::Tpcc(t) = &p.workload else {
+            panic!("not tpcc")
+        };
+        let at = |done, total| Interrupted {
+            what: "prepare",
+            signal: "SIGTERM",
+            begun: true,
+            agents: Vec::new(),
+            done,
+            total,
+        };
+        let created = tpcc_state(t, PrepareStep::Create, &at(2, 9));
+        assert!(
+            created.starts_with("complete: none; partial (created, empty): warehouse, district; not started: customer,"),
+            "{created}"
+        );
+        let load = tpcc_state(t, PrepareStep::Load, &at(500, 1000));
+        assert!(
+            load.contains("500 of 1000 rows") && load.contains("order_line"),
+            "{load}"
+        );
+        let index = tpcc_state(t, PrepareStep::Index, &at(3, 10));
+        assert!(index.starts_with("loaded in full: warehouse,"), "{index}");
+        let text = interrupted_account(&p, &at(500, 1000), Some(PrepareStep::Load));
+        assert!(text.ends_with("cleanup"), "{text}");
+    }
 }

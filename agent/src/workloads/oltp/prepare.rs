@@ -73,6 +73,8 @@ pub struct Job {
     pub done: AtomicU64,
     pub stop: AtomicBool,
     created: Mutex<Vec<String>>,
+    /// The tables of `created` loaded in full (with their index), for [`Job::stopped_note`].
+    loaded: Mutex<Vec<String>>,
     log: Mutex<Vec<String>>,
 }
 
@@ -83,6 +85,7 @@ impl Job {
             done: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             created: Mutex::default(),
+            loaded: Mutex::default(),
             log: Mutex::default(),
         })
     }
@@ -130,6 +133,38 @@ impl Job {
     }
 }
 
+impl Job {
+    /// Where a stopped prepare leaves this agent's tables (an interrupted coordinator
+    /// prints it): those loaded in full, those created and partly loaded, and those not
+    /// begun, each as "sbtestN on TARGET".
+    fn stopped_note(&self) -> String {
+        let lock = |m: &Mutex<Vec<String>>| m.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (created, loaded) = (lock(&self.created), lock(&self.loaded));
+        // In the order of the tables, whichever loader got to each first.
+        let (mut complete, mut partial, mut not_started) = (Vec::new(), Vec::new(), Vec::new());
+        for &(n, t) in &self.cfg.tables {
+            let table = format!("{} on {}", self.cfg.table(n), self.cfg.targets[t].name);
+            if loaded.contains(&table) {
+                complete.push(table);
+            } else if created.contains(&table) {
+                partial.push(table);
+            } else {
+                not_started.push(table);
+            }
+        }
+        let list = |v: &[String]| match v {
+            [] => "none".to_string(),
+            v => v.join(", "),
+        };
+        format!(
+            "; complete: {}; partial: {}; not started: {}",
+            list(&complete),
+            list(&partial),
+            list(&not_started)
+        )
+    }
+}
+
 /// Creates and loads this agent's tables with `threads` connections, one table at a time
 /// per connection.
 pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), PrepareError> {
@@ -147,7 +182,7 @@ pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), Prepa
                 let Some((n, t)) = next else { return Ok(()) };
                 if job.stop.load(Ordering::Relaxed) {
                     return Err(PrepareError::Stopped {
-                        created: job.created_note(),
+                        created: job.stopped_note(),
                     });
                 }
                 load_table(&job, n, t, &mut rng).await?;
@@ -202,6 +237,10 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         .push(format!("{name} on {}", target.name));
     if bulk {
         // bulk_insert's tables start empty.
+        job.loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("{name} on {}", target.name));
         let _ = conn.disconnect().await;
         return Ok(());
     }
@@ -247,7 +286,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
             rows_in_stmt = 0;
             if job.stop.load(Ordering::Relaxed) {
                 return Err(PrepareError::Stopped {
-                    created: job.created_note(),
+                    created: job.stopped_note(),
                 });
             }
         }
@@ -258,6 +297,10 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
             .await
             .map_err(|e| failed(format!("CREATE INDEX k_{n}"), e))?;
     }
+    job.loaded
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(format!("{name} on {}", target.name));
     let _ = conn.disconnect().await;
     Ok(())
 }
