@@ -196,3 +196,54 @@ fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
         "0"
     );
 }
+
+#[test]
+fn an_interrupted_tpcc_load_says_the_tables_are_partial() {
+    let db = MariaDb::start();
+    let agent = AgentProc::start();
+    let args = |command: &str| -> Vec<String> {
+        db.args(&[
+            "tpcc",
+            "--warehouses=8",
+            "--threads=2",
+            "--agents",
+            &agent.addr,
+            command,
+        ])
+    };
+    let child = Command::new(bin("fleetbench"))
+        .args(args("prepare"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetbench");
+    // The nine tables exist and rows are going into them: the load step runs.
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            // Rows in any of the nine (the table statistics lag; a row counted is enough).
+            db.sql(
+                "SELECT COUNT(*) FROM information_schema.tables \
+                 WHERE table_schema='sbtest' AND table_name IN ('item','stock','customer') \
+                 AND data_length > 16384",
+            )
+            .trim()
+                != "0"
+        }),
+        "the TPC-C load did not begin"
+    );
+    signal(child.id(), libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("the coordinator said:\n{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for part in [
+        "prepare interrupted by SIGTERM before it finished",
+        "complete: none; partial (loading stopped; last reported ",
+        "rows of 8 warehouses): warehouse, district,",
+        "to drop what was created: ",
+        " cleanup",
+    ] {
+        assert!(err.contains(part), "missing {part:?} in:\n{err}");
+    }
+    fleetbench_ok(&args("cleanup"));
+}

@@ -270,7 +270,7 @@ fn tpcc_state(t: &TpccConfig, step: PrepareStep, i: &Interrupted) -> String {
             )
         }
         PrepareStep::Load => format!(
-            "complete: none; partial (loading stopped at {} of {} rows of {} warehouses): {all}",
+            "complete: none; partial (loading stopped; last reported {} of {} rows of {} warehouses): {all}",
             i.done, i.total, t.options.warehouses
         ),
         _ => format!(
