@@ -70,13 +70,23 @@ fn the_command_line_is_checked_before_anything_starts() {
     );
     // Row 12: used to hang silently.
     refused(&["cpu", "--local-agents=100000", "run"], "--local-agents");
-    // Row 13: repeated options, an alias next to its name, empty list items.
+    // Row 13: empty list items. A repeated option, or an alias next to its name, takes the
+    // last value as in sysbench 1.0 (issue 42): the hostile one, given last, is refused.
     refused(&["cpu", "--threads=4,,8", "run"], "an empty item");
     refused(
-        &["cpu", "--threads=4", "--num-threads=8", "run"],
-        "--threads",
+        &["cpu", "--threads=4", "--num-threads=1000000000", "run"],
+        "--threads=1000000000",
     );
-    refused(&["cpu", "--time=1", "run", "--time=2"], "--time");
+    refused(
+        &[
+            "cpu",
+            "--time=1",
+            "--events=10",
+            "run",
+            "--time=18446744073709551615",
+        ],
+        "--time: '18446744073709551615'",
+    );
     // Rows 10 and 11: an IPv6 literal parses; a port out of range is refused.
     refused(
         &[
