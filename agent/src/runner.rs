@@ -1056,7 +1056,19 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
         if open {
             slot.set_busy(true);
         }
-        let step = w.event_at(&control.stop, &mut io, t0);
+        let step = loop {
+            let step = w.event_at(&control.stop, &mut io, t0);
+            if step != Step::Again {
+                break step;
+            }
+            if !warming && let Some(db) = w.db() {
+                slot.add_db(db.all);
+                if let Some(targets) = db.targets {
+                    slot.add_targets(targets);
+                }
+            }
+            w.reset_db();
+        };
         now = w.ended_at().unwrap_or_else(Instant::now);
         if open {
             slot.set_busy(false);
@@ -1096,6 +1108,7 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
                 control.abort(msg);
                 break;
             }
+            Step::Again => unreachable!("tried again above"),
         }
     }
     // Operations of an event cut short, and completions still in flight, happened too;

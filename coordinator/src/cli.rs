@@ -178,6 +178,11 @@ pub struct RawArgs {
     #[arg(long)]
     pub ready_timeout: Option<String>,
 
+    /// A run fails (exit 4) when a database target was down (failed reconnects and
+    /// nothing done) for more than this percent of the run [default: any whole interval].
+    #[arg(long, value_name = "PCT")]
+    pub max_downtime: Option<String>,
+
     /// Agents serve TLS: check their certificates against this CA (PEM).
     #[arg(long, value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,

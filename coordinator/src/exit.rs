@@ -2,7 +2,9 @@
 //! refuses. Every command returns one of these codes or an error that `exit_code` maps.
 //!
 //! Exit codes: 0 success; 1 the run failed after it started; 2 bad input or setup (flags,
-//! unreachable or incompatible agents); 3 the run finished but an agent was lost or stopped.
+//! unreachable or incompatible agents); 3 the run finished but an agent was lost or stopped;
+//! 4 the run finished but a database target was down (failed reconnects, nothing done) for
+//! a whole interval, or for more than `--max-downtime` percent of the run.
 
 use crate::plan::PlanError;
 use crate::session::SessionError;
@@ -11,6 +13,7 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_DEGRADED: i32 = 3;
+pub const EXIT_TARGET_DOWN: i32 = 4;
 
 /// A command line that cannot be run, reduced to its one-line message.
 #[derive(Debug, thiserror::Error)]

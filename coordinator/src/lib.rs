@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod downtime;
 pub mod exit;
 pub mod local;
 pub mod merge;

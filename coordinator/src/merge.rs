@@ -262,6 +262,8 @@ pub struct MergedInterval {
     pub open: Option<OpenLoop>,
     /// TPC-C only: per transaction type.
     pub txns: Txns,
+    /// Database workloads: (target index, what it received in this tick), by index.
+    pub targets: Vec<(usize, DbCounters)>,
 }
 
 impl MergedInterval {
@@ -277,6 +279,7 @@ impl MergedInterval {
         self.threads = self.threads.max(o.threads);
         self.add_counts(o.events, &o.latency, &o.db, &o.io);
         self.txns.merge(&o.txns);
+        merge_targets(&mut self.targets, &o.targets);
         if let Some(n) = &o.open {
             self.open.get_or_insert_with(OpenLoop::default).follow(n);
         }
@@ -366,6 +369,7 @@ impl IntervalMerger {
                 per_agent: vec![None; n],
                 open: None,
                 txns: Txns::default(),
+                targets: Vec::new(),
             },
             missing: active_count,
         });
@@ -427,6 +431,17 @@ fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
     m.add_counts(p.events, &p.latency, &p.db, &p.io);
     m.txns.merge(&p.txns);
     OpenLoop::merge_into(&mut m.open, p.open.as_ref());
+    merge_targets(&mut m.targets, &p.targets);
+}
+
+/// Adds per-target counters into `into`, kept sorted by target index.
+fn merge_targets(into: &mut Vec<(usize, DbCounters)>, add: &[(usize, DbCounters)]) {
+    for (t, d) in add {
+        match into.binary_search_by_key(t, |x| x.0) {
+            Ok(i) => into[i].1.merge(d),
+            Err(i) => into.insert(i, (*t, d.clone())),
+        }
+    }
 }
 
 /// sysbench's "Threads fairness": mean and population standard deviation of events per

@@ -119,6 +119,9 @@ pub struct Plan {
     pub agents: AgentSource,
     /// How long an agent may take from Start to Ready (opening connections, threads).
     pub ready_timeout: Duration,
+    /// `--max-downtime`: the percent of the run a database target may be down before the
+    /// run fails; None: any whole interval down fails it.
+    pub max_downtime_pct: Option<f64>,
     /// One-line notes for stderr: old options accepted without an effect here.
     pub notes: Vec<String>,
     /// sysbench's --forced-shutdown: stop agents still running this long after the time.
@@ -293,6 +296,13 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     if ready_timeout == 0 {
         return Err(invalid("ready-timeout", 0, "must be at least 1"));
     }
+    let max_downtime_pct = match raw.max_downtime.as_deref().map(str::trim) {
+        None => None,
+        Some(v) => match v.parse::<f64>() {
+            Ok(p) if (0.0..=100.0).contains(&p) => Some(p),
+            _ => return Err(invalid("max-downtime", v, "a percent from 0 to 100")),
+        },
+    };
     let agents = match (&raw.agents[..], &raw.local_agents) {
         ([], None) => AgentSource::Local(1),
         ([], Some(_)) => {
@@ -337,6 +347,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         json: raw.json.clone(),
         agents,
         ready_timeout: Duration::from_secs(ready_timeout),
+        max_downtime_pct,
         notes,
         forced_shutdown: forced_shutdown(&raw.forced_shutdown, time)?,
         checkpoints: checkpoints(&raw.report_checkpoints)?,

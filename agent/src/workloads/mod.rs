@@ -49,6 +49,11 @@ pub enum Step {
     Stopped,
     /// Cannot go on (an I/O error): the whole run stops with this reason.
     Fatal(String),
+    /// The event failed and is to be tried again (OLTP: an ignored error, a lost
+    /// connection): the database work it did so far is recorded now, in the interval in
+    /// which it happened, with no event or latency; the loop then calls it again with the
+    /// same start.
+    Again,
 }
 
 /// One worker thread's event loop body: what the runner's one event loop

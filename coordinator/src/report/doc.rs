@@ -293,6 +293,13 @@ pub struct Sql {
     pub ignored_errors: u64,
     pub errors_by_code: BTreeMap<String, u64>,
     pub reconnects: u64,
+    /// Failed attempts to reconnect to a lost server (absent when none failed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnect_failures: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -309,6 +316,25 @@ pub struct TargetJson {
     /// How the agents' connections to it were made, each distinct way once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<crate::merge::Connection>,
+    /// Connects tried again while the agents opened their connections, by reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connect_retries: BTreeMap<String, u64>,
+    /// When it could not be reached during the run (absent when it always could).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downtime: Option<DowntimeJson>,
+}
+
+/// A target's failed reconnects over a run, and the whole intervals it was down.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DowntimeJson {
+    pub reconnect_failures: u64,
+    pub down_s: f64,
+    pub down_intervals: u32,
+    /// Seconds since the measurement began: the first and last interval with failures.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Whether it failed the run (exit 4; see --max-downtime).
+    pub failed_run: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -249,6 +249,7 @@ fn interval_line(iv: &Interval, key: &str, p: f64) -> String {
             others: q.others as f64 / d,
             errors: q.ignored_errors as f64 / d,
             reconnects: q.reconnects as f64 / d,
+            reconnect_failures: q.reconnect_failures as f64 / d,
         })
     } else if let Some(io) = &iv.figures.file {
         LineKind::File {

@@ -72,6 +72,7 @@ fn sql(d: &crate::merge::DbCounters, events: u64, secs: f64) -> Sql {
             .map(|(k, v)| (k.to_string(), *v))
             .collect(),
         reconnects: d.reconnects,
+        reconnect_failures: d.reconnect_failures,
     }
 }
 
@@ -211,6 +212,7 @@ fn per_agent_host<T>(
 }
 
 pub fn build(plan: &Plan, r: &RunResult) -> Report {
+    let trouble = crate::downtime::find(&r.intervals);
     let figures = FigureSource {
         kind: FigureKind::of(&plan.workload),
         workload: &plan.workload,
@@ -306,6 +308,26 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                     reconnects: d.reconnects,
                     statement_latency_ms: latency_ms(l, &plan.percentiles),
                     connections: r.connections_to(*i).cloned().collect(),
+                    connect_retries: r
+                        .connect_retries
+                        .iter()
+                        .filter(|(t, _, _)| t == i)
+                        .map(|(_, why, n)| (why.clone(), *n))
+                        .collect(),
+                    downtime: trouble.iter().find(|d| d.target == *i).map(|d| {
+                        super::doc::DowntimeJson {
+                            reconnect_failures: d.reconnect_failures,
+                            down_s: d.down.as_secs_f64(),
+                            down_intervals: d.intervals,
+                            from_s: d.from.as_secs_f64(),
+                            to_s: d.to.as_secs_f64(),
+                            failed_run: crate::downtime::fails(
+                                d,
+                                r.total_time(),
+                                plan.max_downtime_pct,
+                            ),
+                        }
+                    }),
                 })
                 .collect(),
             open_loop: r.open().map(|o| OpenLoopTotals {

@@ -269,6 +269,8 @@ pub(super) struct DbRates {
     /// Ignored errors.
     pub errors: f64,
     pub reconnects: f64,
+    /// Failed attempts to reconnect (a server down): shown only when there are some.
+    pub reconnect_failures: f64,
 }
 
 impl DbRates {
@@ -280,6 +282,7 @@ impl DbRates {
             others: d.others as f64 / secs,
             errors: d.ignored_errors as f64 / secs,
             reconnects: d.reconnects as f64 / secs,
+            reconnect_failures: d.reconnect_failures as f64 / secs,
         }
     }
 }
@@ -314,17 +317,24 @@ pub(super) enum LineKind {
 pub(super) fn sysbench_line(f: &LineFigures) -> String {
     let (label, p, lat) = (f.label, pct_label(f.percentile), f.latency_ms);
     match &f.kind {
-        LineKind::Sql(r) => format!(
-            "[ {label}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{p}%): {lat:.2} err/s: {:.2} reconn/s: {:.2}",
-            f.threads,
-            f.events_per_sec,
-            r.queries,
-            r.reads,
-            r.writes,
-            r.others,
-            r.errors,
-            r.reconnects,
-        ),
+        LineKind::Sql(r) => {
+            let mut line = format!(
+                "[ {label}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{p}%): {lat:.2} err/s: {:.2} reconn/s: {:.2}",
+                f.threads,
+                f.events_per_sec,
+                r.queries,
+                r.reads,
+                r.writes,
+                r.others,
+                r.errors,
+                r.reconnects,
+            );
+            // Beyond sysbench's layout, and only while a server cannot be reached.
+            if r.reconnect_failures > 0.0 {
+                line.push_str(&format!(" failed reconn/s: {:.2}", r.reconnect_failures));
+            }
+            line
+        }
         LineKind::File {
             read_mib,
             written_mib,
@@ -1316,6 +1326,7 @@ mod tests {
             json: None,
             agents: AgentSource::Local(2),
             ready_timeout: Duration::from_secs(30),
+            max_downtime_pct: None,
             notes: Vec::new(),
             forced_shutdown: None,
             checkpoints: Vec::new(),

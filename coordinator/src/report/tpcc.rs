@@ -260,6 +260,7 @@ mod tests {
             per_agent: vec![],
             open: None,
             txns: deck(2),
+            targets: Vec::new(),
         };
         iv.txns.0[1].latency.max_ns = 80_319_000;
         let line = interval_line(&iv);

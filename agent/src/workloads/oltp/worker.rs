@@ -158,7 +158,18 @@ pub struct OltpWorker<C: Client> {
     /// Whether this worker's tables are on more than one target (then its events are
     /// counted per target too).
     several_targets: bool,
+    /// The event in progress failed and the loop calls it again (see [`Step::Again`]):
+    /// it goes on where it was instead of starting anew.
+    retrying: bool,
+    /// A target whose connection was lost and is not back yet, and how long to wait
+    /// after the next failed attempt to reach it.
+    lost: Option<(usize, Duration)>,
 }
+
+/// The first wait between attempts to reach a lost server; it doubles up to
+/// [`REOPEN_WAIT_MAX`].
+const REOPEN_WAIT_MIN: Duration = Duration::from_millis(20);
+const REOPEN_WAIT_MAX: Duration = Duration::from_millis(500);
 
 fn kind_index(k: Kind) -> usize {
     Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
@@ -246,6 +257,8 @@ impl<C: Client> OltpWorker<C> {
             groups: cfg.groups().into(),
             last: Instant::now(),
             several_targets: cfg.targets_in_use().len() > 1,
+            retrying: false,
+            lost: None,
             cfg,
         };
         for (t, _) in w.cfg.targets_in_use() {
@@ -367,9 +380,77 @@ impl<C: Client> OltpWorker<C> {
         f(&mut self.target_tally[t]);
     }
 
-    /// Runs one event that started at `t0`, retrying it after ignored errors and reconnects.
+    /// Runs one event that started at `t0`. After an ignored error, or a lost connection,
+    /// it returns [`Step::Again`], so that what the try did and the error are counted in
+    /// the interval in which they happened (as sysbench counts them); the loop then calls
+    /// it again and it goes on with the same event: reaching the lost server first (one
+    /// attempt a call, a failed one counted), then the event's statements from the start.
     fn run_event(&mut self, stop: &AtomicBool, t0: Instant) -> Step {
-        self.last = t0;
+        if std::mem::take(&mut self.retrying) {
+            self.last = Instant::now();
+            if let Some((t, wait)) = self.lost {
+                match self.reopen_once(t, stop) {
+                    Ok(()) => self.lost = None,
+                    Err(Some(step)) => return step,
+                    Err(None) => {
+                        self.lost = Some((t, (wait * 2).min(REOPEN_WAIT_MAX)));
+                        return self.again_after(wait, stop);
+                    }
+                }
+            }
+        } else {
+            self.last = t0;
+            if let Some(step) = self.reconnect_if_due(stop) {
+                return step;
+            }
+        }
+        if self.cfg.script == Script::BulkInsert {
+            return self.bulk_row(stop);
+        }
+        match self.attempt() {
+            Ok(()) => {
+                self.events += 1;
+                Step::Done
+            }
+            Err(Failure::Ignored(code)) => {
+                self.tally.count_ignored(code);
+                self.rollback_all();
+                self.again_after(Duration::ZERO, stop)
+            }
+            Err(Failure::Lost(t)) => {
+                self.conns[t] = None;
+                // An abort shut the socket down: leave rather than reconnect.
+                if stop.load(Relaxed) {
+                    return Step::Stopped;
+                }
+                self.rollback_all();
+                self.lost = Some((t, REOPEN_WAIT_MIN));
+                self.again_after(Duration::ZERO, stop)
+            }
+            Err(Failure::Fatal(msg)) => Step::Fatal(msg),
+        }
+    }
+
+    /// The event will be tried again after `wait` (cut short when the run stops).
+    fn again_after(&mut self, wait: Duration, stop: &AtomicBool) -> Step {
+        let end = Instant::now() + wait;
+        loop {
+            if stop.load(Relaxed) {
+                return Step::Stopped;
+            }
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            crate::coop::sleep_until(now + (end - now).min(Duration::from_millis(50)));
+        }
+        self.retrying = true;
+        Step::Again
+    }
+
+    /// sysbench's --reconnect (and 0.4's random reconnect mode): every so many events,
+    /// each connection is closed and opened again before the event.
+    fn reconnect_if_due(&mut self, stop: &AtomicBool) -> Option<Step> {
         let due = if self.cfg.reconnect_random {
             self.events > 0 && self.rng.next_u64() & 1 == 0
         } else {
@@ -377,51 +458,19 @@ impl<C: Client> OltpWorker<C> {
                 && self.events > 0
                 && self.events.is_multiple_of(self.cfg.options.reconnect)
         };
-        if due {
-            for t in 0..self.conns.len() {
-                if let Some(old) = self.conns[t].take() {
-                    old.conn.quit();
-                    match self.reopen(t, stop) {
-                        Some(o) => return o,
-                        None => self.tally.reconnects += 1,
-                    }
+        if !due {
+            return None;
+        }
+        for t in 0..self.conns.len() {
+            if let Some(old) = self.conns[t].take() {
+                old.conn.quit();
+                if let Some(o) = self.reopen(t, stop) {
+                    return Some(o);
                 }
             }
-            self.last = Instant::now();
         }
-        if self.cfg.script == Script::BulkInsert {
-            return self.bulk_row(stop);
-        }
-        loop {
-            match self.attempt() {
-                Ok(()) => {
-                    self.events += 1;
-                    return Step::Done;
-                }
-                Err(Failure::Ignored(code)) => {
-                    self.tally.count_ignored(code);
-                    self.rollback_all();
-                }
-                Err(Failure::Lost(t)) => {
-                    self.conns[t] = None;
-                    // An abort shut the socket down: leave rather than reconnect.
-                    if stop.load(Relaxed) {
-                        return Step::Stopped;
-                    }
-                    self.rollback_all();
-                    if let Some(o) = self.reopen(t, stop) {
-                        return o;
-                    }
-                    self.tally.reconnects += 1;
-                    self.on_target(t, |c| c.reconnects += 1);
-                }
-                Err(Failure::Fatal(msg)) => return Step::Fatal(msg),
-            }
-            if stop.load(Relaxed) {
-                return Step::Stopped;
-            }
-            self.last = Instant::now();
-        }
+        self.last = Instant::now();
+        None
     }
 
     /// bulk_insert: appends one row to this thread's pending INSERT and sends it once it
@@ -490,8 +539,6 @@ impl<C: Client> OltpWorker<C> {
                     if let Some(o) = self.reopen(t, stop) {
                         return o;
                     }
-                    self.tally.reconnects += 1;
-                    self.on_target(t, |c| c.reconnects += 1);
                 }
                 Err(Failure::Ignored(code)) => self.tally.count_ignored(code),
                 Err(Failure::Fatal(m)) => return Step::Fatal(m),
@@ -501,26 +548,41 @@ impl<C: Client> OltpWorker<C> {
 
     /// Re-opens target `t`, retrying until it answers or the run stops. None on success.
     fn reopen(&mut self, t: usize, stop: &AtomicBool) -> Option<Step> {
-        let mut wait = Duration::from_millis(20);
+        let mut wait = REOPEN_WAIT_MIN;
         loop {
-            match self.connect(t, None) {
-                Ok(c) => {
-                    self.conns[t] = Some(c);
-                    return None;
-                }
-                Err(LeanOpenError::Open(
-                    e @ (OpenError::NoTable { .. }
-                    | OpenError::Access { .. }
-                    | OpenError::NoDatabase { .. }),
-                )) => return Some(Step::Fatal(e.to_string())),
-                Err(LeanOpenError::Unsupported(m)) => return Some(Step::Fatal(m)),
-                Err(_) => {
-                    if stop.load(Relaxed) || self.sockets.is_cancelled() {
-                        return Some(Step::Stopped);
-                    }
+            match self.reopen_once(t, stop) {
+                Ok(()) => return None,
+                Err(Some(step)) => return Some(step),
+                Err(None) => {
                     crate::coop::sleep_until(Instant::now() + wait);
-                    wait = (wait * 2).min(Duration::from_millis(500));
+                    wait = (wait * 2).min(REOPEN_WAIT_MAX);
                 }
+            }
+        }
+    }
+
+    /// One attempt to re-open target `t`, counted as a reconnect or a failed one. Err(None):
+    /// the server cannot be reached now; Err(Some(step)): the run stops, or cannot go on
+    /// (the server answers but refuses: no table, no access).
+    fn reopen_once(&mut self, t: usize, stop: &AtomicBool) -> Result<(), Option<Step>> {
+        match self.connect(t, None) {
+            Ok(c) => {
+                self.conns[t] = Some(c);
+                self.tally.reconnects += 1;
+                self.on_target(t, |c| c.reconnects += 1);
+                Ok(())
+            }
+            Err(LeanOpenError::Open(
+                e @ (OpenError::NoTable { .. }
+                | OpenError::Access { .. }
+                | OpenError::NoDatabase { .. }),
+            )) => Err(Some(Step::Fatal(e.to_string()))),
+            Err(LeanOpenError::Unsupported(m)) => Err(Some(Step::Fatal(m))),
+            Err(_) if stop.load(Relaxed) || self.sockets.is_cancelled() => Err(Some(Step::Stopped)),
+            Err(_) => {
+                self.tally.reconnect_failures += 1;
+                self.on_target(t, |c| c.reconnect_failures += 1);
+                Err(None)
             }
         }
     }
@@ -542,7 +604,6 @@ impl<C: Client> OltpWorker<C> {
     /// One try at the event's statements.
     fn attempt(&mut self) -> Result<(), Failure> {
         let cfg = self.cfg.clone();
-        let size = cfg.options.table_size.max(1);
         let groups = self.groups.clone();
         for &(kind, count) in groups.iter() {
             // Each group picks one table, as sysbench does.
@@ -571,7 +632,9 @@ impl<C: Client> OltpWorker<C> {
                         let id = self.ids.pick(&mut self.rng);
                         self.exec(slot, Kind::Delete, &[Param::Int(id as i64)])?;
                         if cfg.script != Script::Delete {
-                            let k = self.rng.uniform(1, size);
+                            // sysbench 1.0 draws the new row's k as it draws ids
+                            // (--rand-type), not uniformly.
+                            let k = self.ids.pick(&mut self.rng);
                             self.insert(slot, id as i64, k)?;
                         }
                     }
