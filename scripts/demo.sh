@@ -47,14 +47,9 @@ opts=(oltp_read_write --agents "${addrs[0]},${addrs[1]}"
   --mysql-password=sbtest-pw --mysql-db=sbtest --tables=4 --table-size=10000)
 "$bin/fleetbench" "${opts[@]}" --threads=4 prepare
 echo
-# The run's defaults, each unless the caller gave that option (fleetbench refuses an
-# option given twice).
-run_opts=()
-for d in --threads=4 --time=10 --report-interval=1 --percentile=95,99; do
-  given=0
-  for a in "$@"; do [[ $a == "${d%%=*}" || $a == "${d%%=*}="* ]] && given=1; done
-  [[ $given == 1 ]] || run_opts+=("$d")
-done
-"$bin/fleetbench" "${opts[@]}" "${run_opts[@]}" "$@" run
+# The run's defaults; the caller's options come after them and win (a repeated option
+# takes the last value, as in sysbench 1.0).
+"$bin/fleetbench" "${opts[@]}" --threads=4 --time=10 --report-interval=1 \
+  --percentile=95,99 "$@" run
 echo
 "$bin/fleetbench" "${opts[@]}" cleanup
