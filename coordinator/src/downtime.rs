@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use crate::merge::MergedInterval;
+use crate::merge::{MergedInterval, RunResult};
+use crate::plan::Plan;
 
 /// One target's trouble over a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +61,24 @@ pub fn find(intervals: &[MergedInterval]) -> Vec<Down> {
         }
     }
     out
+}
+
+/// A run's warnings, one line per target that could not be reached at times, and whether
+/// that fails the run (see [`fails`]).
+pub fn check(plan: &Plan, r: &RunResult) -> (Vec<String>, bool) {
+    let targets = plan.workload.targets();
+    let trouble = find(&r.intervals);
+    let lines = trouble
+        .iter()
+        .map(|d| {
+            let name = targets.get(d.target).map(|t| t.describe());
+            warning(d, &name.unwrap_or_else(|| format!("#{}", d.target)))
+        })
+        .collect();
+    let failed = trouble
+        .iter()
+        .any(|d| fails(d, r.total_time(), plan.max_downtime_pct));
+    (lines, failed)
 }
 
 /// Whether `d` fails the run: down longer than `max_pct` percent of `run` time, or, without

@@ -607,12 +607,15 @@ fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
         .ssl
         .validate()
         .map_err(|e| PlanError::Ssl(target.name.clone(), e))?;
+    let server = ServerOptions::resolve("tpcc", own_options(raw, ServerOptions::OPTIONS))?;
+    // As the agent sets it from the same options (fleetbench_agent::wire).
+    target.connect_timeout = Some(server.connect_timeout);
     Ok(TpccConfig {
         target,
         options,
         first_warehouse: 1,
         last_warehouse: options.warehouses,
-        server: ServerOptions::resolve("tpcc", own_options(raw, ServerOptions::OPTIONS))?,
+        server,
         ..TpccConfig::default()
     })
 }
@@ -658,6 +661,8 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     };
     for t in &mut targets {
         via.fill_in(t);
+        // As the agent sets it from the same options (fleetbench_agent::wire).
+        t.connect_timeout = Some(server.connect_timeout);
         t.ssl
             .validate()
             .map_err(|e| PlanError::Ssl(t.name.clone(), e))?;

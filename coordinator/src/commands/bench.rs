@@ -99,18 +99,10 @@ async fn run_plan(
     }
     stdout::print(&report::text::final_report_in(plan, &result, extras.style));
     // A target that could not be reached: said in every layout, and it decides the exit.
-    let trouble = crate::downtime::find(&result.intervals);
-    let targets = plan.workload.targets();
-    for d in &trouble {
-        let name = targets
-            .get(d.target)
-            .map(|t| t.describe())
-            .unwrap_or_default();
-        eprintln!("{}", crate::downtime::warning(d, &name));
+    let (warnings, down) = crate::downtime::check(plan, &result);
+    for w in warnings {
+        eprintln!("{w}");
     }
-    let down = trouble
-        .iter()
-        .any(|d| crate::downtime::fails(d, result.total_time(), plan.max_downtime_pct));
     if extras.style.is_sysbench() {
         eprint!("{}", report::text::agent_warnings(&result.agents));
         for w in

@@ -87,7 +87,12 @@ pub async fn run_steps(
                 .map(|why| format!("\n{step}: warning: {why}"))
                 .unwrap_or_default(),
         ));
-        all_clean &= clean(&r);
+        // A target down fails the step as a lost agent does (exit 3 for the sweep).
+        let (warnings, down) = crate::downtime::check(&p, &r);
+        for w in warnings {
+            eprintln!("{step}: {w}");
+        }
+        all_clean &= clean(&r) && !down;
         steps.push(measured);
         if r.interrupted {
             interrupted = true;
