@@ -108,6 +108,26 @@ impl Drop for BusyGuard {
     fn drop(&mut self) {
         *self.1.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        release_free_memory();
+    }
+}
+
+/// Hands the memory a finished job freed back to the system. Thousands of worker threads
+/// spread their buffers over malloc's arenas, which keep what is freed: without this, each
+/// run of an agent that stays up started from the last one's leftovers (measured: peak
+/// RSS 455 MiB for one run of 10,000 connections, 542 MiB after five in a row).
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // Off the caller's thread: it walks every arena.
+        let _ = std::thread::Builder::new()
+            .name("fb-trim".into())
+            .spawn(|| {
+                // SAFETY: malloc_trim only returns free memory of the allocator's own heaps.
+                unsafe {
+                    libc::malloc_trim(0);
+                }
+            });
     }
 }
 

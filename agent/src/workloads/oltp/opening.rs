@@ -166,44 +166,57 @@ impl ConnectGate {
             let permit = self.acquire(sockets).ok_or(GateError::Cancelled)?;
             let r = connect();
             drop(permit);
-            let e = match r {
+            match r {
                 Ok(c) => {
                     self.opened[t].fetch_add(1, Ordering::Relaxed);
                     self.last_open_ns
                         .fetch_max(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     return Ok(c);
                 }
-                Err(e) => e,
-            };
-            if sockets.is_cancelled() {
-                return Err(GateError::Cancelled);
+                Err(e) => self.after_failure(t, e, &mut attempt, sockets)?,
             }
-            let Some(reason) = retry_reason(&e) else {
-                return Err(GateError::Failed(e));
-            };
-            let alive = self.opened[t].load(Ordering::Relaxed) > 0 || reason == Reason::TooMany;
-            if !alive {
-                return Err(GateError::GaveUp(self.gave_up(t, reason, &e, false)));
-            }
-            attempt += 1;
-            let wait = backoff(attempt, self.jitter());
-            if self.quiet_for() + wait > self.patience {
-                return Err(GateError::GaveUp(self.gave_up(t, reason, &e, true)));
-            }
-            *self
-                .retries
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry((t, reason))
-                .or_default() += 1;
-            tracing::debug!(
-                target_index = t,
-                reason = reason.name(),
-                ?wait,
-                "connect retried: {e}"
-            );
-            self.sleep(wait, sockets)?;
         }
+    }
+
+    /// After connect number `attempt` to target `t` failed with `e`: Ok once it is worth
+    /// another try (after a backoff), else why not.
+    #[cold]
+    #[inline(never)]
+    fn after_failure(
+        &self,
+        t: usize,
+        e: WireError,
+        attempt: &mut u32,
+        sockets: &Sockets,
+    ) -> Result<(), GateError> {
+        if sockets.is_cancelled() {
+            return Err(GateError::Cancelled);
+        }
+        let Some(reason) = retry_reason(&e) else {
+            return Err(GateError::Failed(e));
+        };
+        let alive = self.opened[t].load(Ordering::Relaxed) > 0 || reason == Reason::TooMany;
+        if !alive {
+            return Err(GateError::GaveUp(self.gave_up(t, reason, &e, false)));
+        }
+        *attempt += 1;
+        let wait = backoff(*attempt, self.jitter());
+        if self.quiet_for() + wait > self.patience {
+            return Err(GateError::GaveUp(self.gave_up(t, reason, &e, true)));
+        }
+        *self
+            .retries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((t, reason))
+            .or_default() += 1;
+        tracing::debug!(
+            target_index = t,
+            reason = reason.name(),
+            ?wait,
+            "connect retried: {e}"
+        );
+        self.sleep(wait, sockets)
     }
 
     /// Connects that were tried again, by target and reason.

@@ -735,6 +735,10 @@ impl Conn {
     }
 
     /// Sends the SSL request and puts TLS under the connection.
+    // Never inlined: the TLS handshake's state is kilobytes of stack, which inlined into
+    // the login would lie under every connection's login, TLS or not, on thousands of
+    // small worker stacks (measured: a page a worker).
+    #[inline(never)]
     fn start_tls(
         &mut self,
         caps: u32,

@@ -211,6 +211,19 @@ fn open_error(target: &Target, e: WireError) -> LeanOpenError {
     })
 }
 
+/// Why opening through the gate gave up, as the user is told.
+fn gate_error(target: &Target, e: GateError) -> LeanOpenError {
+    match e {
+        GateError::Failed(e) => open_error(target, e),
+        GateError::Cancelled => OpenError::Cancelled.into(),
+        GateError::GaveUp(message) => OpenError::Connect {
+            target: target.describe(),
+            message,
+        }
+        .into(),
+    }
+}
+
 impl<C: Client> OltpWorker<C> {
     /// Opens this worker's connections (through `gate`, the agent's opening) and
     /// prepares its statements.
@@ -276,18 +289,9 @@ impl<C: Client> OltpWorker<C> {
         let connect = || C::connect(target, &self.sockets);
         let mut conn = match gate {
             None => connect().map_err(|e| open_error(target, e))?,
-            Some(g) => match g.open(t, &self.sockets, connect) {
-                Ok(c) => c,
-                Err(GateError::Failed(e)) => return Err(open_error(target, e)),
-                Err(GateError::Cancelled) => return Err(OpenError::Cancelled.into()),
-                Err(GateError::GaveUp(message)) => {
-                    return Err(OpenError::Connect {
-                        target: target.describe(),
-                        message,
-                    }
-                    .into());
-                }
-            },
+            Some(g) => g
+                .open(t, &self.sockets, connect)
+                .map_err(|e| gate_error(target, e))?,
         };
         // The first connection to a target says how it was made and reads the server's
         // version and variables, once for the run on this agent.
