@@ -101,18 +101,23 @@ run_sysbench() {
 }
 
 # fleetbench SCRIPT N: one agent process, the coordinator beside it; "peak_kb qps".
-run_fleetbench() {
-  local out=$dir/fb.out
+# start_agent: one agent process on a free port; sets agent_pid and addr.
+start_agent() {
   : >"$dir/agent.out"
   "$agent_bin" --listen 127.0.0.1:0 --work-dir "$dir" >"$dir/agent.out" 2>"$dir/agent.err" &
   agent_pid=$!
-  local addr=
+  addr=
   for _ in $(seq 100); do
     addr=$(awk '/^listening on/ {print $3}' "$dir/agent.out")
     [[ -n $addr ]] && break
     sleep 0.1
   done
   [[ -n $addr ]] || die "the agent did not start: $(cat "$dir/agent.err")"
+}
+
+run_fleetbench() {
+  local out=$dir/fb.out
+  start_agent
   local peak=ERR rate=ERR rc=0
   "$fleetbench" "$1" "${conn[@]}" --agents "$addr" --threads="$2" --time="$run_secs" \
     --ready-timeout=60 run >"$out" 2>"$dir/fb.err" || rc=$?
@@ -187,15 +192,7 @@ want opening && echo "== 3. opening: one agent, $open_rounds rounds per count, s
 row2() { printf '%-8s %8s %12s %9s  %s\n' "$@"; }
 want opening && row2 conns opened "retried" "fb MiB" "sysbench (once, same server)"
 want opening && for n in $open_conns; do
-  "$agent_bin" --listen 127.0.0.1:0 --work-dir "$dir" >"$dir/agent.out" 2>"$dir/agent.err" &
-  agent_pid=$!
-  addr=
-  for _ in $(seq 100); do
-    addr=$(awk '/^listening on/ {print $3}' "$dir/agent.out")
-    [[ -n $addr ]] && break
-    sleep 0.1
-  done
-  [[ -n $addr ]] || die "the agent did not start: $(cat "$dir/agent.err")"
+  start_agent
   opened=0 retried=0
   for _ in $(seq "$open_rounds"); do
     if "$fleetbench" oltp_point_select "${conn[@]}" --agents "$addr" --threads="$n" --time=1 \
