@@ -63,11 +63,18 @@ fn is_secret_option(name: &str) -> bool {
 pub fn masked_command_line(args: &[std::ffi::OsString]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut mask_next = false;
+    // tpcc-mysql's letters: `-p PASSWORD` or `-pPASSWORD`.
+    let tpcc = args.iter().any(|a| a == "tpcc");
     for a in args {
         let a = a.to_string_lossy();
         let shown = if mask_next {
             mask_next = false;
             "***".to_string()
+        } else if tpcc && a == "-p" {
+            mask_next = true;
+            a.to_string()
+        } else if tpcc && a.starts_with("-p") {
+            "-p***".to_string()
         } else if let Some((name, _)) = a.split_once('=')
             && name.starts_with('-')
             && is_secret_option(name)
@@ -184,6 +191,15 @@ mod tests {
                 "run"
             ]),
             "fleetbench --mysql-password *** --pgsql-password=*** run"
+        );
+        // tpcc-mysql's letter, apart or joined; elsewhere -p is no password.
+        assert_eq!(
+            line(&["fleetbench", "tpcc", "-p", "pw", "-pPW", "-P3306", "run"]),
+            "fleetbench tpcc -p *** -p*** -P3306 run"
+        );
+        assert_eq!(
+            line(&["fleetbench", "cpu", "-p", "x", "run"]),
+            "fleetbench cpu -p x run"
         );
         assert_eq!(
             line(&[
