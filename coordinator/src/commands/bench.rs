@@ -190,6 +190,9 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
         if live.banner {
             if live.style == ReportStyle::Fleetbench {
                 stdout::print(&report::text::connections_header(plan, ready));
+            } else {
+                // sysbench's layouts have no such header: said beside them.
+                eprint!("{}", report::text::connect_retries(plan, ready));
             }
             stdout::line("Threads started!\n");
         }

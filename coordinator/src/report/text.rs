@@ -867,27 +867,46 @@ pub fn connections_header(plan: &Plan, ready: &RunResult) -> String {
         if !these.is_empty() {
             let _ = writeln!(s, "Connections to {}: {}", t.describe(), these.join("; "));
         }
-        let retried: Vec<(&str, u64)> = ready
-            .connect_retries
-            .iter()
-            .filter(|(n, _, _)| *n == i)
-            .map(|(_, why, k)| (why.as_str(), *k))
-            .collect();
-        if !retried.is_empty() {
-            let total: u64 = retried.iter().map(|(_, k)| k).sum();
-            let why: Vec<String> = retried.iter().map(|(w, k)| format!("{w} {k}")).collect();
-            let _ = writeln!(
-                s,
-                "Connects to {} retried while opening: {total} ({})",
-                t.describe(),
-                why.join(", ")
-            );
-        }
+        s.push_str(&retried_line(plan, ready, i));
     }
     if !s.is_empty() {
         s.push('\n');
     }
     s
+}
+
+/// The connects retried while opening, one line per target that had any (for the layouts
+/// without fleetbench's header, on stderr).
+pub fn connect_retries(plan: &Plan, ready: &RunResult) -> String {
+    (0..plan.workload.targets().len())
+        .map(|i| retried_line(plan, ready, i))
+        .collect()
+}
+
+/// `Connects to T retried while opening: N (timed out a, reset b)` for target `i`, or
+/// nothing when none was.
+fn retried_line(plan: &Plan, ready: &RunResult, i: usize) -> String {
+    let retried: Vec<(&str, u64)> = ready
+        .connect_retries
+        .iter()
+        .filter(|(n, _, _)| *n == i)
+        .map(|(_, why, k)| (why.as_str(), *k))
+        .collect();
+    let Some(t) = plan
+        .workload
+        .targets()
+        .get(i)
+        .filter(|_| !retried.is_empty())
+    else {
+        return String::new();
+    };
+    let total: u64 = retried.iter().map(|(_, k)| k).sum();
+    let why: Vec<String> = retried.iter().map(|(w, k)| format!("{w} {k}")).collect();
+    format!(
+        "Connects to {} retried while opening: {total} ({})\n",
+        t.describe(),
+        why.join(", ")
+    )
 }
 
 /// One row per target: where it is, the queries it received by class, errors, reconnects
