@@ -551,6 +551,10 @@ impl FileJob {
         let next = AtomicU64::new(0);
         let threads = threads.clamp(1, cfg.file_num);
         let failure = std::sync::Mutex::new(None::<FileError>);
+        // The files that were not there before this prepare: the only ones a failed
+        // prepare removes again (another agent sharing the directory may have made the
+        // others, or an earlier prepare).
+        let created = std::sync::Mutex::new(Vec::<u32>::new());
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| {
@@ -566,6 +570,13 @@ impl FileJob {
                                 .get_or_insert(FileError::Stopped);
                             break;
                         }
+                        let fresh = std::fs::symlink_metadata(file_path(&dir, n as u32)).is_err();
+                        if fresh {
+                            created
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(n as u32);
+                        }
                         if let Err(e) = self.write_file(&dir, n as u32) {
                             self.stop.store(true, Ordering::Relaxed);
                             failure
@@ -579,7 +590,8 @@ impl FileJob {
             }
         });
         if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            let removed = remove_files(&dir, cfg.file_num);
+            let created = created.into_inner().unwrap_or_else(|p| p.into_inner());
+            let removed = remove_files(&dir, &created);
             return Err(FileError::Options(format!(
                 "{e}; removed the {removed} test files this prepare had created in {}",
                 dir.display()
@@ -674,10 +686,11 @@ impl FileJob {
     }
 }
 
-/// Removes what prepare wrote after a failure; returns how many files went.
-fn remove_files(dir: &Path, n: u32) -> u32 {
-    (0..n)
-        .filter(|&i| {
+/// Removes the files `created` after a failed prepare; returns how many went.
+fn remove_files(dir: &Path, created: &[u32]) -> u32 {
+    created
+        .iter()
+        .filter(|&&i| {
             let p = file_path(dir, i);
             std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && foreign(&p, &m).is_ok())
                 && std::fs::remove_file(&p).is_ok()
@@ -1071,6 +1084,21 @@ mod tests {
         assert!(e.contains("has 2 links"), "{e}");
         std::fs::remove_dir_all(&work).unwrap();
         std::fs::remove_dir_all(outside.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_failed_prepare_removes_only_the_files_it_created() {
+        let work = tmp("failed-prepare");
+        // test_file.0 is another agent's (it shares the directory); test_file.3 cannot be
+        // written (a directory), so the prepare fails.
+        std::fs::write(work.join("test_file.0"), vec![0u8; 64 * 1024]).unwrap();
+        std::fs::create_dir(work.join("test_file.3")).unwrap();
+        let e = FileJob::new(cfg(&work)).prepare(1).unwrap_err().to_string();
+        assert!(e.contains("removed the 2 test files this prepare had created"), "{e}");
+        assert!(work.join("test_file.0").exists());
+        assert!(!work.join("test_file.1").exists());
+        assert!(!work.join("test_file.2").exists());
+        std::fs::remove_dir_all(&work).unwrap();
     }
 
     #[test]
