@@ -1094,7 +1094,10 @@ mod tests {
         std::fs::write(work.join("test_file.0"), vec![0u8; 64 * 1024]).unwrap();
         std::fs::create_dir(work.join("test_file.3")).unwrap();
         let e = FileJob::new(cfg(&work)).prepare(1).unwrap_err().to_string();
-        assert!(e.contains("removed the 2 test files this prepare had created"), "{e}");
+        assert!(
+            e.contains("removed the 2 test files this prepare had created"),
+            "{e}"
+        );
         assert!(work.join("test_file.0").exists());
         assert!(!work.join("test_file.1").exists());
         assert!(!work.join("test_file.2").exists());
