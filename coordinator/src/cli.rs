@@ -23,7 +23,7 @@ use fleetbench_agent::spec::{DECLARED, GROUPS};
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
-                  select_random_points, select_random_ranges, bulk_insert, oltp_sp.  Commands: prepare, run, cleanup, prewarm (OLTP), help \
+                  select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc (tpcc-mysql's TPC-C; `fleetbench tpcc help`).  Commands: prepare, run, cleanup, prewarm (OLTP), help \
                   (`fleetbench TEST help`: that test's options and defaults).\n\
                   Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
                   `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \
@@ -146,7 +146,7 @@ pub struct RawArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub histogram: Option<String>,
     /// Report layout: `fleetbench` (sysbench 1.0's report, then fleetbench's per-agent and
-    /// per-target blocks) or `1.0` (sysbench 1.0's report alone) [default: fleetbench].
+    /// per-target blocks), or sysbench's own alone: `1.0`, `0.5` or `0.4` [default: fleetbench].
     #[arg(long, value_name = "STYLE")]
     pub report_style: Option<String>,
     /// Measurements per step of a run, sweep or scenario file (back and forth between
