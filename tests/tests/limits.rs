@@ -86,15 +86,7 @@ fn a_remote_run_beyond_the_agent_is_refused_and_the_agent_stays_up() {
         agent.child.try_wait().unwrap().is_none(),
         "the agent is alive"
     );
-    assert_eq!(thread_count(agent.pid()), idle, "no worker was started");
-    fleetbench_ok(&[
-        "cpu",
-        "--agents",
-        &agent.addr,
-        "--threads=2",
-        "--time=1",
-        "run",
-    ]);
+    agent_runs_on_unharmed(&agent, idle);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,6 +129,12 @@ async fn the_agent_says_its_ceilings_and_refuses_a_start_beyond_them() {
         "{msg}"
     );
     assert!(msg.contains(limit), "{msg}");
+    agent_runs_on_unharmed(&agent, idle);
+}
+
+/// The refused plan started no worker on `agent` (still `idle` threads), and a small run
+/// goes through right after.
+fn agent_runs_on_unharmed(agent: &AgentProc, idle: usize) {
     assert_eq!(thread_count(agent.pid()), idle, "no worker was started");
     fleetbench_ok(&[
         "cpu",

@@ -197,12 +197,16 @@ impl ConnectGate {
         };
         let alive = self.opened[t].load(Ordering::Relaxed) > 0 || reason == Reason::TooMany;
         if !alive {
-            return Err(GateError::GaveUp(self.gave_up(t, reason, &e, false)));
+            // Not the accept queue: the address is wrong, or nothing answers there.
+            return Err(match reason {
+                Reason::TimedOut => GateError::GaveUp(self.never_answered(&e)),
+                _ => GateError::Failed(e),
+            });
         }
         *attempt += 1;
         let wait = backoff(*attempt, self.jitter());
         if self.quiet_for() + wait > self.patience {
-            return Err(GateError::GaveUp(self.gave_up(t, reason, &e, true)));
+            return Err(GateError::GaveUp(self.gave_up(t, reason, &e)));
         }
         *self
             .retries
@@ -283,34 +287,38 @@ impl ConnectGate {
         }
     }
 
-    /// The message of an opening that gave up on target `t` after `e` (`retried`: after
-    /// trying again for as long as the ready timeout allows).
-    fn gave_up(&self, t: usize, reason: Reason, e: &WireError, retried: bool) -> String {
+    /// "X of N connections opened", the start of every message.
+    fn opened_of_total(&self) -> String {
         let opened: u64 = self.opened.iter().map(|o| o.load(Ordering::Relaxed)).sum();
-        let mut s = format!("{opened} of {} connections opened", self.total);
-        if retried {
-            let tried: Vec<String> = self
-                .retries()
-                .into_iter()
-                .filter(|&(tt, _, _)| tt == t)
-                .map(|(_, why, n)| format!("{} {n}", why.name()))
-                .collect();
-            s.push_str(&format!(
-                "; connects kept failing for {}s with none opening",
-                self.quiet_for().as_secs()
-            ));
-            if !tried.is_empty() {
-                s.push_str(&format!(" (retried: {})", tried.join(", ")));
-            }
+        format!("{opened} of {} connections opened", self.total)
+    }
+
+    /// The message of a first connect to a target that timed out.
+    fn never_answered(&self, e: &WireError) -> String {
+        format!(
+            "{}; {e} (--db-connect-timeout): is the address right, and does a MySQL server answer there?",
+            self.opened_of_total()
+        )
+    }
+
+    /// The message of an opening that gave up on target `t` after `e`, having tried again
+    /// for as long as the ready timeout allows.
+    fn gave_up(&self, t: usize, reason: Reason, e: &WireError) -> String {
+        let tried: Vec<String> = self
+            .retries()
+            .into_iter()
+            .filter(|&(tt, _, _)| tt == t)
+            .map(|(_, why, n)| format!("{} {n}", why.name()))
+            .collect();
+        let mut s = format!(
+            "{}; connects kept failing for {}s with none opening",
+            self.opened_of_total(),
+            self.quiet_for().as_secs()
+        );
+        if !tried.is_empty() {
+            s.push_str(&format!(" (retried: {})", tried.join(", ")));
         }
-        s.push_str(&format!("; last error: {e}"));
-        if reason == Reason::TimedOut && !retried {
-            s.push_str(
-                " (--db-connect-timeout): the server accepts connections but did not log this one in; is it a MySQL server, and is it answering?",
-            );
-        } else {
-            s.push_str(&format!("; {}", reason.hint()));
-        }
+        s.push_str(&format!("; last error: {e}; {}", reason.hint()));
         s
     }
 }
@@ -377,6 +385,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_refused_first_connect_fails_with_the_servers_own_error() {
+        let gate = ConnectGate::new(4, 10, 1, Duration::from_secs(30));
+        let r: Result<(), _> = gate.open(0, &Sockets::default(), || {
+            Err(io_err(io::ErrorKind::ConnectionRefused))
+        });
+        assert!(matches!(r, Err(GateError::Failed(_))), "{r:?}");
+        assert!(gate.retries().is_empty());
     }
 
     #[test]
