@@ -3,19 +3,13 @@
 //! The binary is a thin wrapper around [`serve`]; the coordinator also embeds agents through
 //! the same function when the user names no remote agents.
 
-pub mod auth;
-pub mod capped;
 pub mod coop;
-pub mod host;
-pub mod limits;
-pub mod options;
 pub mod rand;
 pub mod rate;
+pub mod report;
 pub mod runner;
 pub mod service;
-pub mod spec;
 pub mod stats;
-pub mod wire;
 pub mod workloads;
 
 use std::future::Future;
@@ -32,8 +26,7 @@ pub use service::{AgentOptions, AgentService, StopHandle, TlsFiles};
 pub const AGENT_SERVICE_NAME: &str =
     <AgentServer<AgentService> as tonic::server::NamedService>::NAME;
 
-/// How long a keepalive ping may go unanswered before the peer counts as gone.
-pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+use fleetbench_model::KEEPALIVE_TIMEOUT;
 
 /// How long a new connection may take to send the HTTP/2 preface (or the start of its TLS
 /// handshake) before it is closed. A real client sends it at once; a socket that sends
@@ -93,7 +86,7 @@ pub async fn serve(
         .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
         .add_service(AgentServer::with_interceptor(
             service,
-            auth::Check::new(options.token.clone()),
+            fleetbench_model::auth::Check::new(options.token.clone()),
         ))
         .add_service(health_service)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)

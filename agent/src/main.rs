@@ -84,7 +84,7 @@ async fn run() -> anyhow::Result<()> {
         .init();
     let args = Args::parse();
     // Each database connection of a run is an open file: take all the system allows.
-    match fleetbench_agent::limits::raise_nofile() {
+    match fleetbench_model::limits::raise_nofile() {
         Ok((before, after)) if before != after => {
             tracing::info!("open-files limit raised from {before} to {after} (the hard limit)")
         }
@@ -106,7 +106,7 @@ async fn run() -> anyhow::Result<()> {
         anyhow::bail!("work directory {} is not a directory", work_dir.display());
     }
     let token =
-        fleetbench_agent::auth::load(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+        fleetbench_model::auth::load(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -125,7 +125,7 @@ async fn run() -> anyhow::Result<()> {
     out.flush()?;
     notify_systemd_ready();
     let read = |p: &std::path::Path| {
-        fleetbench_agent::capped::read(p, "the TLS file", fleetbench_agent::capped::SECRET_CAP)
+        fleetbench_model::capped::read(p, "the TLS file", fleetbench_model::capped::SECRET_CAP)
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(c), Some(k)) => Some(fleetbench_agent::TlsFiles {

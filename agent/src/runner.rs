@@ -10,13 +10,14 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
 use crate::rate::{QueueState, Schedule};
-use crate::stats::{IntervalHists, IoCounters, Sample, WorkerSlot};
-use crate::workloads::oltp::OltpConfig;
+use crate::stats::{IntervalHists, Sample, WorkerSlot};
 use crate::workloads::oltp::client::{AsyncClient, Client};
 use crate::workloads::oltp::opening::{ConnectGate, Reason};
 use crate::workloads::oltp::wire::{self, Sockets};
 use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, WorkerTail};
 use crate::workloads::{EventDb, Step, ThreadWorkload, WorkerLoop};
+use fleetbench_model::counters::IoCounters;
+use fleetbench_model::workloads::oltp::OltpConfig;
 
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
 pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
@@ -1310,7 +1311,7 @@ mod tests {
                 fn event(
                     &mut self,
                     _stop: &AtomicBool,
-                    _io: &mut crate::stats::IoCounters,
+                    _io: &mut IoCounters,
                 ) -> crate::workloads::Step {
                     self.0 += 1;
                     assert!(self.0 < 5, "event {} went wrong", self.0);

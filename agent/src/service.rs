@@ -17,15 +17,17 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
+use crate::report;
 use crate::runner::{IntervalReport, OltpThreads, OpenProgress, PreparedRun, RunConfig};
-use crate::spec::Workload;
-use crate::wire;
 use crate::workloads::fileio::{self, FileJob, FileSet};
-use crate::workloads::oltp::OltpConfig;
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
 use crate::workloads::oltp::worker::OpenError;
 use crate::workloads::tpcc::job::TpccJob;
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
+use fleetbench_model::spec::Workload;
+use fleetbench_model::wire;
+use fleetbench_model::workloads::oltp::OltpConfig;
+use fleetbench_model::workloads::oltp::Target;
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -80,7 +82,7 @@ type Stopper = Arc<dyn Fn(String) + Send + Sync>;
 pub struct AgentService {
     hostname: String,
     /// Cores, CPU model, kernel and memory, read once at start.
-    facts: crate::host::HostFacts,
+    facts: fleetbench_model::host::HostFacts,
     options: AgentOptions,
     /// The run in progress, if any: an agent runs one at a time.
     busy: Arc<Mutex<Option<BusyInfo>>>,
@@ -158,7 +160,7 @@ impl AgentService {
                 .name
                 .clone()
                 .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned()),
-            facts: crate::host::HostFacts::read(),
+            facts: fleetbench_model::host::HostFacts::read(),
             options,
             busy: Arc::default(),
             stopper: Arc::default(),
@@ -196,7 +198,7 @@ impl Agent for AgentService {
             )));
         }
         // What this host can give a run now, so that a coordinator refuses a plan beyond it.
-        let ceiling = crate::limits::thread_ceiling();
+        let ceiling = fleetbench_model::limits::thread_ceiling();
         let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         Ok(Response::new(HelloReply {
             protocol_version: PROTOCOL_VERSION,
@@ -220,8 +222,8 @@ impl Agent for AgentService {
             mem_total_bytes: self.facts.mem_total_bytes,
             max_threads: ceiling.threads,
             max_threads_limit: ceiling.reason(),
-            max_open_files: crate::limits::nofile().map_or(0, |(soft, _)| soft),
-            mem_available_bytes: crate::limits::available_memory().unwrap_or(0),
+            max_open_files: fleetbench_model::limits::nofile().map_or(0, |(soft, _)| soft),
+            mem_available_bytes: fleetbench_model::limits::available_memory().unwrap_or(0),
         }))
     }
 
@@ -324,10 +326,10 @@ impl Agent for AgentService {
             }
             Planned::Oltp(cfg, config, total_threads) => {
                 let connections = u64::from(config.threads) * cfg.targets_in_use().len() as u64;
-                let (soft, hard) = crate::limits::nofile().map_err(|e| {
+                let (soft, hard) = fleetbench_model::limits::nofile().map_err(|e| {
                     Status::internal(format!("cannot read the open-files limit: {e}"))
                 })?;
-                crate::limits::check_files(connections, soft, hard)
+                fleetbench_model::limits::check_files(connections, soft, hard)
                     .map_err(Status::resource_exhausted)?;
                 // Thousands of connections take a while: answer at once and stream how
                 // far the opening has got, then Ready (or the error) on the same stream.
@@ -544,7 +546,10 @@ enum Planned {
     /// OLTP options, limits, and the number of threads in the whole run (for unique ids).
     Oltp(Arc<OltpConfig>, RunConfig, u64),
     /// TPC-C options and limits; the tables are checked before the terminals start.
-    Tpcc(Arc<crate::workloads::tpcc::TpccConfig>, RunConfig),
+    Tpcc(
+        Arc<fleetbench_model::workloads::tpcc::TpccConfig>,
+        RunConfig,
+    ),
 }
 
 impl AgentService {
@@ -565,13 +570,18 @@ impl AgentService {
             (false, _) => TableOp::Cleanup,
         };
         let job = match r.workload.as_ref().and_then(|w| w.kind.as_ref()) {
-            Some(workload_spec::Kind::Oltp(o)) => TableWork::Oltp(Job::new(Arc::new(
-                wire::oltp_from_proto(o).map_err(|e| Status::invalid_argument(e.0))?,
-            ))),
-            Some(workload_spec::Kind::Tpcc(t)) => TableWork::Tpcc(TpccJob::new(
-                Arc::new(wire::tpcc_from_proto(t).map_err(|e| Status::invalid_argument(e.0))?),
-                r.seed,
-            )),
+            Some(workload_spec::Kind::Oltp(o)) => {
+                let mut cfg =
+                    wire::oltp_from_proto(o).map_err(|e| Status::invalid_argument(e.0))?;
+                load_files(&mut cfg.targets)?;
+                TableWork::Oltp(Job::new(Arc::new(cfg)))
+            }
+            Some(workload_spec::Kind::Tpcc(t)) => {
+                let mut cfg =
+                    wire::tpcc_from_proto(t).map_err(|e| Status::invalid_argument(e.0))?;
+                load_files(std::slice::from_mut(&mut cfg.target))?;
+                TableWork::Tpcc(TpccJob::new(Arc::new(cfg), r.seed))
+            }
             Some(workload_spec::Kind::Options(_)) if op == TableOp::Prewarm => {
                 return Err(Status::invalid_argument("prewarm is for OLTP tables"));
             }
@@ -591,12 +601,10 @@ impl AgentService {
             peer,
         })?;
         match &job {
-            TableWork::Files(j) => j
-                .cfg
-                .check_host(r.threads, op == TableOp::Prepare)
+            TableWork::Files(j) => fileio::check_host(&j.cfg, r.threads, op == TableOp::Prepare)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?,
             TableWork::Oltp(_) | TableWork::Tpcc(_) => {
-                crate::limits::check_threads(u64::from(r.threads))
+                fleetbench_model::limits::check_threads(u64::from(r.threads))
                     .map_err(Status::resource_exhausted)?
             }
         }
@@ -677,20 +685,26 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         ));
     }
     // Checked before any thread is spawned or clock deadline computed.
-    crate::limits::check_seconds("the time limit", start.time_limit_ms / 1000)
-        .and_then(|_| crate::limits::check_seconds("the warm-up", start.warmup_ms / 1000))
-        .and_then(|_| crate::limits::check_seconds("the report interval", start.tick_ms / 1000))
+    fleetbench_model::limits::check_seconds("the time limit", start.time_limit_ms / 1000)
+        .and_then(|_| {
+            fleetbench_model::limits::check_seconds("the warm-up", start.warmup_ms / 1000)
+        })
+        .and_then(|_| {
+            fleetbench_model::limits::check_seconds("the report interval", start.tick_ms / 1000)
+        })
         .map_err(Status::invalid_argument)?;
-    crate::limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
+    fleetbench_model::limits::check_threads(u64::from(start.threads))
+        .map_err(Status::resource_exhausted)?;
     if start.first_thread.checked_add(start.threads).is_none() {
         return Err(Status::invalid_argument(
             "first thread and threads overflow the thread numbering",
         ));
     }
-    if !(start.rate.is_finite() && (0.0..=crate::limits::MAX_RATE).contains(&start.rate)) {
+    if !(start.rate.is_finite() && (0.0..=fleetbench_model::limits::MAX_RATE).contains(&start.rate))
+    {
         return Err(Status::invalid_argument(format!(
             "an agent paces at most {} events per second, not {} (spread the rate over more agents)",
-            crate::limits::MAX_RATE,
+            fleetbench_model::limits::MAX_RATE,
             start.rate
         )));
     }
@@ -703,8 +717,9 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         seed: start.seed,
         warmup: Duration::from_millis(start.warmup_ms),
     };
-    let workload = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
+    let mut workload = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
         .map_err(|e| Status::invalid_argument(e.0))?;
+    load_files(workload.targets_mut())?;
     // What the spec's validation cannot know: what this host can give.
     let failed = |e: String| Status::failed_precondition(e);
     match workload {
@@ -723,7 +738,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             if cfg.mode.is_none() {
                 return Err(Status::invalid_argument("fileio run needs a test mode"));
             }
-            cfg.check_host(start.threads, false)
+            fileio::check_host(&cfg, start.threads, false)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?;
             let dir = fileio::resolve_dir(&cfg.work_dir, &cfg.file_dir, false)
                 .unwrap_or_else(|_| cfg.work_dir.clone());
@@ -743,7 +758,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             Ok(Planned::Threads(Arc::new(w), config))
         }
         Workload::Threads(t) => {
-            crate::limits::check_memory(
+            fleetbench_model::limits::check_memory(
                 threads::Threads::bytes_for(t.locks),
                 &format!("{} thread locks (--thread-locks)", t.locks),
             )
@@ -752,7 +767,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         }
         Workload::Tpcc(t) => Ok(Planned::Tpcc(Arc::new(*t), config)),
         Workload::Mutex(m) => {
-            crate::limits::check_memory(
+            fleetbench_model::limits::check_memory(
                 mutex::MutexTest::bytes_for(m.num),
                 &format!("{} mutexes (--mutex-num)", m.num),
             )
@@ -840,14 +855,14 @@ async fn drive(
     let (itx, mut irx) = mpsc::channel::<IntervalReport>(16);
     let run = tokio::spawn(prepared.go(itx));
     // The host's load, read as each interval goes out: what the interval ran beside.
-    let mut host = crate::host::HostSampler::with_disk(disk_dir.as_deref());
+    let mut host = fleetbench_model::host::HostSampler::with_disk(disk_dir.as_deref());
     if let Some(dir) = &disk_dir
         && !host.has_disk()
     {
         info!(dir = %dir.display(), "no disk figures: the directory's device has no block statistics");
     }
     while let Some(iv) = irx.recv().await {
-        let mut msg = wire::interval_to_proto(&iv);
+        let mut msg = report::interval_to_proto(&iv);
         msg.host = host.sample().map(|h| wire::host_to_proto(&h));
         let msg = event(run_event::Msg::Interval(msg));
         if tx.send(Ok(msg)).await.is_err() {
@@ -869,7 +884,9 @@ async fn drive(
     // over, so a next coordinator started right after it is never turned away as busy.
     drop(busy);
     let _ = tx
-        .send(Ok(event(run_event::Msg::Final(wire::final_to_proto(&fin)))))
+        .send(Ok(event(run_event::Msg::Final(report::final_to_proto(
+            &fin,
+        )))))
         .await;
     watcher.abort();
 }
@@ -887,4 +904,13 @@ fn describe<T, E: std::fmt::Display>(
 
 fn event(msg: run_event::Msg) -> RunEvent {
     RunEvent { msg: Some(msg) }
+}
+
+/// Reads the TLS and key files the targets name, on this host, once for every connection
+/// to them; the error names the target and the file.
+fn load_files(targets: &mut [Target]) -> Result<(), Status> {
+    for t in targets {
+        crate::workloads::oltp::client::load_files(t).map_err(Status::invalid_argument)?;
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@
 //! and a missing check fails the test instead of taking the machine down.
 
 use fleetbench_agent::service::validate_start;
-use fleetbench_agent::workloads::oltp::Script;
+use fleetbench_model::workloads::oltp::Script;
 use fleetbench_proto::v1::{self as pb, workload_spec::Kind};
 use fleetbench_testkit::{SplitMix64, cap_address_space, env_u64};
 use prost::Message;

@@ -8,8 +8,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Parser;
-use fleetbench_agent::options::{Kind, OptionDef};
-use fleetbench_agent::spec::{DECLARED, GROUPS};
+use fleetbench_model::options::{Kind, OptionDef};
+use fleetbench_model::spec::{DECLARED, GROUPS};
 
 /// fleetbench: a distributed, sysbench-compatible load generator.
 #[derive(Debug, Default, Parser)]
@@ -200,7 +200,7 @@ pub struct RawArgs {
     pub local_agents: Option<String>,
 
     /// The declared options (those of cpu, fileio, memory, threads and mutex:
-    /// fleetbench_agent::spec::DECLARED, and OLTP's and TPC-C's groups, spec::GROUPS), as
+    /// fleetbench_model::spec::DECLARED, and OLTP's and TPC-C's groups, spec::GROUPS), as
     /// given: the declared name (an alias given is read as it) without dashes, value.
     /// Taken out of the command line by [`parse`] before clap sees it.
     #[arg(skip)]
@@ -440,7 +440,7 @@ pub fn test_help(test: &str) -> Option<String> {
             let _ = writeln!(s, "  --{:<32} {}{default}", o.name, o.help);
         }
     };
-    if let Some(d) = fleetbench_agent::spec::declared(test) {
+    if let Some(d) = fleetbench_model::spec::declared(test) {
         let mut s = format!("{test} options ({test}):\n");
         declared(&mut s, d.options);
         s.push('\n');

@@ -111,7 +111,7 @@ pub fn warning(d: &Down, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleetbench_agent::stats::DbCounters;
+    use fleetbench_model::counters::DbCounters;
 
     fn iv(seq: u32, targets: Vec<(usize, DbCounters)>) -> MergedInterval {
         MergedInterval {

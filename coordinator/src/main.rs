@@ -22,7 +22,7 @@ async fn main() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     // Embedded agents open their database connections in this process.
-    if let Err(e) = fleetbench_agent::limits::raise_nofile() {
+    if let Err(e) = fleetbench_model::limits::raise_nofile() {
         tracing::warn!("cannot raise the open-files limit: {e}");
     }
     let code = match fleetbench::run(args).await {

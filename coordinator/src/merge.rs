@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use fleetbench_agent::add_counters;
-pub use fleetbench_agent::stats::{DbCounters, IoCounters};
+use fleetbench_model::add_counters;
+pub use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
 
@@ -151,7 +151,7 @@ impl TxnFigures {
 }
 
 /// TPC-C's five transaction types, in tpcc-mysql's order
-/// (fleetbench_agent::workloads::tpcc::TXN_NAMES); all empty for other workloads.
+/// (fleetbench_model::workloads::tpcc::TXN_NAMES); all empty for other workloads.
 #[derive(Debug, Clone, Default)]
 pub struct Txns(pub [TxnFigures; 5]);
 
@@ -492,7 +492,7 @@ pub struct AgentResult {
     pub addr: String,
     pub host: String,
     /// Cores, CPU model, kernel and memory of its host, as its Hello said.
-    pub facts: fleetbench_agent::host::HostFacts,
+    pub facts: fleetbench_model::host::HostFacts,
     pub threads: u32,
     /// From Go until its last worker stopped.
     pub elapsed: Duration,
@@ -579,7 +579,7 @@ pub struct RunResult {
     pub started: Option<std::time::SystemTime>,
     pub ended: Option<std::time::SystemTime>,
     /// Per agent (address): its host's load per tick number.
-    pub hosts: Vec<(String, Vec<(u32, fleetbench_agent::host::HostFigures)>)>,
+    pub hosts: Vec<(String, Vec<(u32, fleetbench_model::host::HostFigures)>)>,
 }
 
 impl RunResult {

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fleetbench_agent::host::HostFigures;
+use fleetbench_model::host::HostFigures;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -595,7 +595,7 @@ fn render(s: &State, openmetrics: bool) -> String {
         });
     }
     if s.run.workload == "tpcc" {
-        use fleetbench_agent::workloads::tpcc::TXN_NAMES;
+        use fleetbench_model::workloads::tpcc::TXN_NAMES;
         // One family per figure, a sample per agent and transaction type.
         let families: [(&str, Kind, &str, TxnFigure); 4] = [
             (
@@ -716,7 +716,7 @@ fn render(s: &State, openmetrics: bool) -> String {
         .iter()
         .any(|(_, a)| a.load.is_some_and(|h| h.disk.is_some()))
     {
-        let disk = |f: fn(&fleetbench_agent::host::DiskFigures) -> f64| {
+        let disk = |f: fn(&fleetbench_model::host::DiskFigures) -> f64| {
             move |a: &AgentSeries| a.load.and_then(|h| h.disk).as_ref().map(f)
         };
         o.family(
@@ -1336,7 +1336,7 @@ mod tests {
             net_rx_bytes: 1000,
             net_tx_bytes: 10,
             cores: 8,
-            disk: Some(fleetbench_agent::host::DiskFigures {
+            disk: Some(fleetbench_model::host::DiskFigures {
                 util_pct: 41.5,
                 queue_depth: 2.25,
             }),

@@ -5,14 +5,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use fleetbench_agent::options::OptionDef;
-use fleetbench_agent::rand::Distribution;
-use fleetbench_agent::spec::{Declared, TableSet};
-use fleetbench_agent::workloads::oltp::legacy::{OltpLegacy, ReconnectMode};
-use fleetbench_agent::workloads::oltp::tls::SslMode;
-use fleetbench_agent::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
-use fleetbench_agent::workloads::server::{ServerOptions, TargetOptions};
-use fleetbench_agent::workloads::tpcc::{TpccConfig, TpccOptions};
+use fleetbench_model::options::OptionDef;
+use fleetbench_model::rand::Distribution;
+use fleetbench_model::spec::{Declared, TableSet};
+use fleetbench_model::workloads::oltp::legacy::{OltpLegacy, ReconnectMode};
+use fleetbench_model::workloads::oltp::tls::SslMode;
+use fleetbench_model::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
+use fleetbench_model::workloads::server::{ServerOptions, TargetOptions};
+use fleetbench_model::workloads::tpcc::{TpccConfig, TpccOptions};
 
 use crate::cli::RawArgs;
 
@@ -90,7 +90,7 @@ pub enum PlanError {
     MissingTestMode,
 }
 
-pub use fleetbench_agent::spec::{
+pub use fleetbench_model::spec::{
     Command, CpuSpec, MemorySpec, MutexSpec, OltpSpec, SpecError, TableSplit, ThreadsSpec, Workload,
 };
 
@@ -176,7 +176,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         _ => command,
     };
     let name = test_name(&test, raw)?;
-    let workload = match (fleetbench_agent::spec::declared(&name), name.as_str()) {
+    let workload = match (fleetbench_model::spec::declared(&name), name.as_str()) {
         (Some(d), _) => d.workload(own_options(raw, d.options))?,
         (None, "tpcc") => Workload::Tpcc(Box::new(tpcc(raw)?)),
         (None, other) => match Script::from_name(other) {
@@ -332,7 +332,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             (true, k) => (k, false),
             (false, _) => (threads, false),
         };
-        fleetbench_agent::workloads::memory::check_sizes(m.block_size, blocks, one)
+        fleetbench_model::workloads::memory::check_sizes(m.block_size, blocks, one)
             .map_err(|e| PlanError::Limit(e.to_string()))?;
     }
     Ok(Plan {
@@ -359,7 +359,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
 }
 
 /// Most events per second `--rate` may ask for over the whole run (each agent paces at
-/// most `fleetbench_agent::limits::MAX_RATE` of it).
+/// most `fleetbench_model::limits::MAX_RATE` of it).
 pub const MAX_RATE: f64 = 100_000_000.0;
 
 /// One `--rate` value: events per second, 0 for the closed loop.
@@ -409,7 +409,7 @@ fn checkpoints(raw: &Option<String>) -> Result<Vec<u64>, PlanError> {
                 "expected a comma-separated list of seconds",
             )
         })?;
-        if n == 0 || n > fleetbench_agent::limits::MAX_SECONDS {
+        if n == 0 || n > fleetbench_model::limits::MAX_SECONDS {
             return Err(invalid(
                 "report-checkpoints",
                 part,
@@ -445,7 +445,7 @@ fn forced_shutdown(raw: &Option<String>, time: u64) -> Result<Option<Duration>, 
     if time == 0 {
         return Err(bad("needs a time limit (--time) to count from"));
     }
-    if secs > fleetbench_agent::limits::MAX_SECONDS {
+    if secs > fleetbench_model::limits::MAX_SECONDS {
         return Err(bad("at most 31622400 seconds (a year)"));
     }
     Ok(Some(Duration::from_secs(secs)))
@@ -457,7 +457,7 @@ pub const LEGACY_EVENTS: u64 = 10_000;
 /// The seed of `--rand-init=off` (0.4/0.5's fixed seed) when --rand-seed gives none.
 pub const FIXED_SEED: u64 = 1;
 
-/// Checks `threads` over `agents`: at most [`fleetbench_agent::limits::MAX_THREADS`] on
+/// Checks `threads` over `agents`: at most [`fleetbench_model::limits::MAX_THREADS`] on
 /// each, and, for embedded agents (all threads in this process), this host's limits.
 pub fn check_threads(threads: u32, agents: &AgentSource) -> Result<(), PlanError> {
     let n = match agents {
@@ -466,11 +466,11 @@ pub fn check_threads(threads: u32, agents: &AgentSource) -> Result<(), PlanError
     };
     let per_agent = u64::from(threads).div_ceil(n);
     let checked = match agents {
-        AgentSource::Local(_) => fleetbench_agent::limits::check_threads(u64::from(threads)),
-        AgentSource::Remote(_) if per_agent > fleetbench_agent::limits::MAX_THREADS => {
+        AgentSource::Local(_) => fleetbench_model::limits::check_threads(u64::from(threads)),
+        AgentSource::Remote(_) if per_agent > fleetbench_model::limits::MAX_THREADS => {
             Err(format!(
                 "{per_agent} threads on one agent are more than the {} accepted: spread them over more agents",
-                fleetbench_agent::limits::MAX_THREADS
+                fleetbench_model::limits::MAX_THREADS
             ))
         }
         AgentSource::Remote(_) => Ok(()),
@@ -478,10 +478,10 @@ pub fn check_threads(threads: u32, agents: &AgentSource) -> Result<(), PlanError
     checked.map_err(|why| PlanError::Limit(format!("--threads={threads}: {why}")))
 }
 
-/// A duration in seconds, at most [`fleetbench_agent::limits::MAX_SECONDS`].
+/// A duration in seconds, at most [`fleetbench_model::limits::MAX_SECONDS`].
 pub fn seconds(raw: &Option<String>, option: &'static str, default: u64) -> Result<u64, PlanError> {
     let secs: u64 = num(raw, option, default)?;
-    if secs > fleetbench_agent::limits::MAX_SECONDS {
+    if secs > fleetbench_model::limits::MAX_SECONDS {
         return Err(invalid(option, secs, "at most 31622400 seconds (a year)"));
     }
     Ok(secs)
@@ -536,7 +536,7 @@ fn flag(raw: &Option<String>, option: &'static str, default: bool) -> Result<boo
     }
 }
 
-pub use fleetbench_agent::options::{parse_flag, parse_size};
+pub use fleetbench_model::options::{parse_flag, parse_size};
 
 /// Validates the OLTP options of `script`.
 /// Loading connections of a TPC-C prepare without --threads.
@@ -608,7 +608,7 @@ fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
         .validate()
         .map_err(|e| PlanError::Ssl(target.name.clone(), e))?;
     let server = ServerOptions::resolve("tpcc", own_options(raw, ServerOptions::OPTIONS))?;
-    // As the agent sets it from the same options (fleetbench_agent::wire).
+    // As the agent sets it from the same options (fleetbench_model::wire).
     target.connect_timeout = Some(server.connect_timeout);
     Ok(TpccConfig {
         target,
@@ -661,7 +661,7 @@ fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSpec, PlanErr
     };
     for t in &mut targets {
         via.fill_in(t);
-        // As the agent sets it from the same options (fleetbench_agent::wire).
+        // As the agent sets it from the same options (fleetbench_model::wire).
         t.connect_timeout = Some(server.connect_timeout);
         t.ssl
             .validate()
@@ -1268,7 +1268,7 @@ mod tests {
         ]);
         assert_eq!(
             c.distribution,
-            fleetbench_agent::rand::Distribution::Gaussian { iter: 6 }
+            fleetbench_model::rand::Distribution::Gaussian { iter: 6 }
         );
         assert_eq!(
             oltp(&["--test=oltp", "--oltp-reconnect-mode=transaction", "run"])

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use fleetbench_agent::auth::Attach;
-use fleetbench_agent::host::HostFigures;
+use fleetbench_model::auth::Attach;
+use fleetbench_model::host::HostFigures;
 use fleetbench_proto::PROTOCOL_VERSION;
 use fleetbench_proto::histogram::CodecError;
 use fleetbench_proto::v1::agent_client::AgentClient;
@@ -98,7 +98,7 @@ pub struct AgentFacts {
     pub hostname: String,
     pub cores: u32,
     /// Its host's CPU model, kernel and memory (empty from agents that send none).
-    pub host: fleetbench_agent::host::HostFacts,
+    pub host: fleetbench_model::host::HostFacts,
     /// The run it is busy with: id, since when (Unix seconds) and for whom.
     pub busy: Option<(String, u64, String)>,
     pub rtt: Duration,
@@ -274,12 +274,12 @@ pub fn check_ceilings(
         {
             return Err(limit(format!(
                 "its host allows at most {} ({why}): raise that limit, or spread the threads over more agents",
-                fleetbench_agent::limits::grouped(max)
+                fleetbench_model::limits::grouped(max)
             )));
         }
         let files = c.hello.max_open_files;
         if files > 0 && matches!(workload, Workload::Oltp(_)) {
-            fleetbench_agent::limits::check_files(threads, files, files).map_err(limit)?;
+            fleetbench_model::limits::check_files(threads, files, files).map_err(limit)?;
         }
     }
     Ok(())
@@ -323,7 +323,7 @@ async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(1))
-        .keep_alive_timeout(fleetbench_agent::KEEPALIVE_TIMEOUT)
+        .keep_alive_timeout(fleetbench_model::KEEPALIVE_TIMEOUT)
         .keep_alive_while_idle(true);
     let channel = tokio::time::timeout(CONNECT_TIMEOUT, endpoint.connect())
         .await
@@ -447,7 +447,7 @@ pub async fn run(
             // Partition: this agent's terminals keep to its share of the warehouses.
             Workload::Tpcc(t) if t.options.partition => {
                 let (first, last) = warehouse_shares[starts.len()];
-                Workload::Tpcc(Box::new(fleetbench_agent::workloads::tpcc::TpccConfig {
+                Workload::Tpcc(Box::new(fleetbench_model::workloads::tpcc::TpccConfig {
                     first_warehouse: first,
                     last_warehouse: last,
                     ..(**t).clone()
@@ -457,7 +457,7 @@ pub async fn run(
         };
         let start = pb::Start {
             run_id: run_id.clone(),
-            workload: Some(fleetbench_agent::wire::workload_to_proto(
+            workload: Some(fleetbench_model::wire::workload_to_proto(
                 &workload,
                 &tables[starts.len()],
             )),
@@ -635,17 +635,17 @@ pub async fn table_job(
             let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
             let specs = shares
                 .iter()
-                .map(|s| fleetbench_agent::wire::workload_to_proto(&plan.workload, s))
+                .map(|s| fleetbench_model::wire::workload_to_proto(&plan.workload, s))
                 .collect();
             (n, specs, threads)
         }
         Workload::Fileio(_) => {
             let n = conns.len();
-            let spec = fleetbench_agent::wire::workload_to_proto(&plan.workload, &[]);
+            let spec = fleetbench_model::wire::workload_to_proto(&plan.workload, &[]);
             (n, vec![spec; n], vec![u64::from(plan.threads); n])
         }
         Workload::Tpcc(t) => {
-            use fleetbench_agent::workloads::tpcc::PrepareStep;
+            use fleetbench_model::workloads::tpcc::PrepareStep;
             let spread = create && matches!(t.step, PrepareStep::Load | PrepareStep::Check);
             let n = if spread {
                 conns.len().min(t.options.warehouses as usize).max(1)
@@ -662,13 +662,13 @@ pub async fn table_job(
                 .into_iter()
                 .enumerate()
                 .map(|(i, (first, last))| {
-                    let c = fleetbench_agent::workloads::tpcc::TpccConfig {
+                    let c = fleetbench_model::workloads::tpcc::TpccConfig {
                         first_warehouse: first,
                         last_warehouse: last,
                         load_items: i == 0,
                         ..(**t).clone()
                     };
-                    fleetbench_agent::wire::workload_to_proto(&Workload::Tpcc(Box::new(c)), &[])
+                    fleetbench_model::wire::workload_to_proto(&Workload::Tpcc(Box::new(c)), &[])
                 })
                 .collect();
             let threads = split_evenly(u64::from(plan.threads).max(n as u64), n);
@@ -1259,7 +1259,7 @@ pub fn started_here(run_id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleetbench_agent::spec::CpuSpec;
+    use fleetbench_model::spec::CpuSpec;
 
     /// A greeted agent whose Hello says `max_threads` (never dialled).
     fn agent(addr: &str, max_threads: u64) -> AgentConn {

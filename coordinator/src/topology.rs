@@ -489,10 +489,10 @@ impl Scenario {
 /// Reads and checks `path`.
 pub fn load(path: &Path, cli_agents: &[String]) -> Result<ScenarioFile, ScenarioError> {
     let name = path.display().to_string();
-    let src = fleetbench_agent::capped::read_to_string(
+    let src = fleetbench_model::capped::read_to_string(
         path,
         "the scenario file",
-        fleetbench_agent::capped::SCENARIO_CAP,
+        fleetbench_model::capped::SCENARIO_CAP,
     )
     .map_err(|e| ScenarioError {
         file: name.clone(),

@@ -12,8 +12,8 @@ use crate::merge::{
     AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency, OpenLoop,
     TxnFigures, Txns,
 };
-use fleetbench_agent::host::HostFacts;
-use fleetbench_agent::workloads::tpcc::TXN_NAMES;
+use fleetbench_model::host::HostFacts;
+use fleetbench_model::workloads::tpcc::TXN_NAMES;
 
 /// An agent's final report: its own row of the result, and what it adds to the run's
 /// per-statement-kind and per-target figures (merged into the run, not kept per agent).
@@ -106,11 +106,11 @@ pub fn connection(c: &pb::Connection) -> (usize, Connection) {
 }
 
 pub fn db_counters(d: Option<&pb::DbCounters>) -> DbCounters {
-    d.map_or_else(DbCounters::default, fleetbench_agent::wire::db_from_proto)
+    d.map_or_else(DbCounters::default, fleetbench_model::wire::db_from_proto)
 }
 
 pub fn io_counters(d: Option<&pb::IoCounters>) -> IoCounters {
-    d.map_or_else(IoCounters::default, fleetbench_agent::wire::io_from_proto)
+    d.map_or_else(IoCounters::default, fleetbench_model::wire::io_from_proto)
 }
 
 /// A latency message with its histogram decoded; no message is no events.
@@ -128,7 +128,7 @@ pub fn latency(l: Option<&pb::Latency>) -> Result<Latency, CodecError> {
 
 /// One agent's report of one tick, ready for [`crate::merge::IntervalMerger::add`].
 /// A host's load as the agent reported it; shares clamped to 0..=100 (input may be garbage).
-pub fn host_load(h: &pb::HostLoad) -> fleetbench_agent::host::HostFigures {
+pub fn host_load(h: &pb::HostLoad) -> fleetbench_model::host::HostFigures {
     let pct = |v: f64| {
         if v.is_finite() {
             v.clamp(0.0, 100.0)
@@ -136,7 +136,7 @@ pub fn host_load(h: &pb::HostLoad) -> fleetbench_agent::host::HostFigures {
             0.0
         }
     };
-    let mut f = fleetbench_agent::wire::host_from_proto(h);
+    let mut f = fleetbench_model::wire::host_from_proto(h);
     f.cpu_busy_pct = pct(f.cpu_busy_pct);
     f.agent_cpu_pct = pct(f.agent_cpu_pct);
     f

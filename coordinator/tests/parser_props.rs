@@ -284,10 +284,10 @@ fn random_and_mutated_command_lines_plan_or_are_refused() {
         .filter(|o| o != "help" && o != "version")
         .collect();
     // And every declared one (the tests' and the groups'), with its aliases.
-    let declared = fleetbench_agent::spec::DECLARED
+    let declared = fleetbench_model::spec::DECLARED
         .iter()
         .flat_map(|d| d.options)
-        .chain(fleetbench_agent::spec::GROUPS.iter().flat_map(|g| g.1));
+        .chain(fleetbench_model::spec::GROUPS.iter().flat_map(|g| g.1));
     options.extend(declared.flat_map(|o| {
         std::iter::once(o.name)
             .chain(o.aliases.iter().copied())

@@ -3,14 +3,14 @@
 //! that have a 1.0 equivalent give the same plan as that equivalent. Every such plan's
 //! workload also survives the wire: encoded as a Start's workload and decoded the way an
 //! agent decodes it, it is the spec the plan holds, so a field forgotten in either direction
-//! of `fleetbench_agent::wire` shows up here.
+//! of `fleetbench_model::wire` shows up here.
 
 use std::path::Path;
 
 use fleetbench::plan::Workload;
 use fleetbench::{cli, plan, sweep};
-use fleetbench_agent::spec::Declared;
-use fleetbench_agent::wire::{workload_from_proto, workload_to_proto};
+use fleetbench_model::spec::Declared;
+use fleetbench_model::wire::{workload_from_proto, workload_to_proto};
 
 /// Parses and plans a command line as `fleetbench` does (extras taken out first).
 fn plan_of(args: &[&str]) -> Result<plan::Plan, String> {
@@ -540,7 +540,7 @@ fn an_agent_refuses_what_the_plan_refuses_with_the_same_words() {
 #[test]
 fn every_declared_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
     let mut refused = 0;
-    for d in fleetbench_agent::spec::DECLARED {
+    for d in fleetbench_model::spec::DECLARED {
         for o in d.options {
             let arg = format!("--{}=x?", o.name);
             let mode = "--file-test-mode=seqwr";
@@ -574,7 +574,7 @@ fn every_declared_option_is_refused_alike_on_the_command_line_and_on_the_wire() 
             refused += 1;
         }
     }
-    let declared: usize = fleetbench_agent::spec::DECLARED
+    let declared: usize = fleetbench_model::spec::DECLARED
         .iter()
         .map(|d| d.options.len())
         .sum();
@@ -625,7 +625,7 @@ fn every_grouped_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
     }
     use std::collections::HashMap;
     let mut refused = 0;
-    let groups = fleetbench_agent::spec::GROUPS
+    let groups = fleetbench_model::spec::GROUPS
         .iter()
         .flat_map(|(heading, defs)| {
             // The Server group is OLTP's and TPC-C's alike.
@@ -641,7 +641,7 @@ fn every_grouped_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
         for o in defs {
             // Hosts, users, passwords and paths take any text (their refusals are
             // server.rs's tests); an agent is sent the targets they make.
-            if fleetbench_agent::workloads::server::TargetOptions::declares(o.name) {
+            if fleetbench_model::workloads::server::TargetOptions::declares(o.name) {
                 continue;
             }
             // Each spelling the command line takes, and what an agent is sent.
@@ -653,8 +653,8 @@ fn every_grouped_option_is_refused_alike_on_the_command_line_and_on_the_wire() {
                 let mut spec = workload_to_proto(&good.workload, &[(1, 0)]);
                 // The plan's own options (--tables, --table-split, 0.4's, which it
                 // translates) are not sent.
-                if fleetbench_agent::spec::TableSet::declares(o.name)
-                    || fleetbench_agent::workloads::oltp::legacy::OltpLegacy::declares(o.name)
+                if fleetbench_model::spec::TableSet::declares(o.name)
+                    || fleetbench_model::workloads::oltp::legacy::OltpLegacy::declares(o.name)
                 {
                     assert!(!bag(&mut spec).contains_key(o.name), "{}", o.name);
                     continue;
@@ -708,7 +708,7 @@ fn oltp_options_reach_an_agent_as_given_by_either_spelling() {
     assert_eq!(options(&old.workload), options(&new.workload));
     assert_eq!(
         options(&new.workload).1,
-        fleetbench_agent::rand::Distribution::Gaussian { iter: 5 }
+        fleetbench_model::rand::Distribution::Gaussian { iter: 5 }
     );
     let (o, distribution) = options(&new.workload);
     assert_eq!(

@@ -9,8 +9,9 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 
-use fleetbench_agent::workloads::oltp::tls::{SslMode, SslSettings};
+use fleetbench_agent::workloads::oltp::tls::client_config;
 use fleetbench_agent::workloads::oltp::wire::{Conn, ConnectOpts, WireError};
+use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_tests::{Scratch, make_certs};
 use rsa::pkcs8::EncodePublicKey;
 use sha2::{Digest, Sha256};
@@ -307,12 +308,11 @@ fn caching_sha2_password_logs_in_on_every_path() {
     let scratch = Scratch::new("caching-sha2");
     make_certs(&scratch.0);
     let tls = server_tls(&scratch.0);
-    let client_tls = SslSettings {
+    let client_tls = client_config(&SslSettings {
         mode: SslMode::VerifyIdentity,
         ca: Some(scratch.0.join("ca.pem")),
         ..Default::default()
-    }
-    .client_config()
+    })
     .unwrap();
     let key = Arc::new(rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap());
     let pw = std::str::from_utf8(PASSWORD).unwrap();

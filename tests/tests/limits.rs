@@ -5,7 +5,7 @@
 //! up for the next run. These runs used to abort the process at about 16,000 threads
 //! ("failed to set up alternative stack guard page") and kill a remote agent.
 
-use fleetbench_agent::limits::{MAX_THREADS, ThreadLimit, thread_ceiling};
+use fleetbench_model::limits::{MAX_THREADS, ThreadLimit, thread_ceiling};
 use fleetbench_proto::PROTOCOL_VERSION;
 use fleetbench_proto::v1::agent_client::AgentClient;
 use fleetbench_proto::v1::{

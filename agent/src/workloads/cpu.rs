@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
-use crate::stats::IoCounters;
+use fleetbench_model::counters::IoCounters;
 
 /// sysbench's default `--cpu-max-prime`.
 pub const DEFAULT_MAX_PRIME: u64 = 10_000;

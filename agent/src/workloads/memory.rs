@@ -10,74 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::rand::Rng;
-use crate::spec::MemorySpec;
-use crate::stats::IoCounters;
-
-/// What an event does with each word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Oper {
-    Read,
-    Write,
-    None,
-}
-
-impl Oper {
-    pub fn parse(s: &str) -> Option<Oper> {
-        match s {
-            "read" => Some(Oper::Read),
-            "write" => Some(Oper::Write),
-            "none" => Some(Oper::None),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Oper::Read => "read",
-            Oper::Write => "write",
-            Oper::None => "none",
-        }
-    }
-}
-
-impl MemorySpec {
-    /// This agent's configuration, with its seed for random offsets.
-    pub fn config(&self, seed: u64) -> Result<MemoryConfig, MemoryError> {
-        Ok(MemoryConfig {
-            block_size: usize::try_from(self.block_size)
-                .map_err(|_| MemoryError::TooLarge("memory block size too large".into()))?,
-            global: self.global,
-            hugetlb: self.hugetlb,
-            oper: self.oper,
-            random: self.random,
-            seed,
-        })
-    }
-}
-
-/// Options of a memory run on this agent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MemoryConfig {
-    pub block_size: usize,
-    /// One block shared by every thread (global) or one per thread (local).
-    pub global: bool,
-    pub hugetlb: bool,
-    pub oper: Oper,
-    /// Random word offsets instead of a sequential walk.
-    pub random: bool,
-    pub seed: u64,
-}
-
-/// Why a memory run cannot start.
-#[derive(Debug, thiserror::Error)]
-pub enum MemoryError {
-    #[error("memory block size must be a positive multiple of 8 bytes, not {0}")]
-    BlockSize(usize),
-    #[error("{0}")]
-    TooLarge(String),
-    #[error("cannot allocate {size} bytes of huge pages (--memory-hugetlb=on): {source}")]
-    HugeTlb { size: usize, source: std::io::Error },
-}
+use fleetbench_model::counters::IoCounters;
+use fleetbench_model::workloads::memory::{MemoryConfig, MemoryError, Oper, check_sizes};
 
 /// A block of words, from the heap or from huge pages.
 struct Block {
@@ -159,25 +93,6 @@ pub struct Memory {
 
 /// Checks a block size for `threads` threads before anything is allocated: a positive
 /// multiple of 8 bytes, and the blocks (one, or one per thread in the local scope) within
-/// the memory this host can still give. Used by the coordinator and the agent alike.
-pub fn check_sizes(block_size: u64, threads: u32, global: bool) -> Result<(), MemoryError> {
-    if block_size == 0 || !block_size.is_multiple_of(8) {
-        return Err(MemoryError::BlockSize(
-            usize::try_from(block_size).unwrap_or(usize::MAX),
-        ));
-    }
-    let blocks = if global { 1 } else { u64::from(threads) };
-    let what = if global {
-        "the memory block (--memory-block-size)".to_string()
-    } else {
-        format!(
-            "{threads} memory blocks (--memory-block-size, one per thread with --memory-scope=local)"
-        )
-    };
-    crate::limits::check_memory(block_size.saturating_mul(blocks), &what)
-        .map_err(MemoryError::TooLarge)
-}
-
 impl Memory {
     /// Checks the sizes for `threads` threads, then allocates the shared block.
     pub fn new(cfg: MemoryConfig, threads: u32) -> Result<Memory, MemoryError> {

@@ -5,14 +5,13 @@ pub mod fileio;
 pub mod memory;
 pub mod mutex;
 pub mod oltp;
-pub mod server;
 pub mod threads;
 pub mod tpcc;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use crate::stats::{DbCounters, IoCounters};
+use fleetbench_model::counters::{DbCounters, IoCounters};
 
 /// Names of the workloads this agent offers (sent in Hello).
 pub const AVAILABLE: &[&str] = &[

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::rand::Rng;
-use crate::spec::MutexSpec;
-use crate::stats::IoCounters;
+use fleetbench_model::counters::IoCounters;
+use fleetbench_model::spec::MutexSpec;
 
 /// A mutex on a cache line of its own (sysbench pads its mutexes too), so rounds on
 /// different mutexes do not contend.

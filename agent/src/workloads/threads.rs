@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Step, ThreadWorkload, WorkerLoop};
-use crate::spec::ThreadsSpec;
-use crate::stats::IoCounters;
+use fleetbench_model::counters::IoCounters;
+use fleetbench_model::spec::ThreadsSpec;
 
 /// Shared by the workers of one run.
 struct Shared {

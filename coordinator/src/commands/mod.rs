@@ -120,8 +120,8 @@ impl Which {
 
 /// How to reach the agents: the token (file or environment) and TLS.
 pub fn link(raw: &RawArgs) -> anyhow::Result<Link> {
-    let token = fleetbench_agent::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
-    let auth = fleetbench_agent::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
+    let token = fleetbench_model::auth::load(raw.token_file.as_deref()).map_err(UsageError)?;
+    let auth = fleetbench_model::auth::Attach::new(token.as_deref()).map_err(UsageError)?;
     Ok(Link {
         auth,
         tls: tls_config(raw)?,
@@ -134,7 +134,7 @@ fn tls_config(raw: &RawArgs) -> anyhow::Result<Option<tonic::transport::ClientTl
         return Ok(None);
     };
     let read = |p: &std::path::Path| {
-        fleetbench_agent::capped::read(p, "the TLS file", fleetbench_agent::capped::SECRET_CAP)
+        fleetbench_model::capped::read(p, "the TLS file", fleetbench_model::capped::SECRET_CAP)
             .map_err(|e| UsageError(e.to_string()))
     };
     let mut cfg = tonic::transport::ClientTlsConfig::new()

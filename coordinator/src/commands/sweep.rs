@@ -126,7 +126,7 @@ pub async fn run(
 ) -> anyhow::Result<i32> {
     let axis = Axis::of(plan, extras);
     if matches!(&plan.workload, Workload::Oltp(o)
-        if o.config.script == fleetbench_agent::workloads::oltp::Script::BulkInsert)
+        if o.config.script == fleetbench_model::workloads::oltp::Script::BulkInsert)
     {
         return Err(PlanError::NotSupported("a thread sweep of bulk_insert".into()).into());
     }

@@ -3,8 +3,8 @@
 //! A job interrupted by a signal (Ctrl-C, SIGTERM) is stopped on every agent, and the
 //! error says which tables are complete, partial or not started, and the cleanup command.
 
-use fleetbench_agent::workloads::tpcc::schema::TABLES as TPCC_TABLES;
-use fleetbench_agent::workloads::tpcc::{PrepareStep, TpccConfig};
+use fleetbench_model::workloads::tpcc::TABLES as TPCC_TABLES;
+use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 
 use crate::plan::{Command, Plan, Workload};
 use crate::report::{self, stdout};

@@ -19,7 +19,7 @@ use crate::sweep::{Summary, is_rate_sweep, percentile_keys};
 pub enum DocError {
     /// Missing, unreadable or beyond the size cap; the message names the file.
     #[error(transparent)]
-    Read(#[from] fleetbench_agent::capped::CappedError),
+    Read(#[from] fleetbench_model::capped::CappedError),
     #[error("{0} is not a fleetbench result: {1}")]
     Format(String, String),
     #[error("{0}")]
@@ -42,7 +42,7 @@ pub struct Series {
 /// Reads and checks a result document written by `--json`.
 pub fn load(path: &Path) -> Result<Document, DocError> {
     let name = path.display().to_string();
-    let bytes = fleetbench_agent::capped::read(path, "", fleetbench_agent::capped::RESULT_CAP)?;
+    let bytes = fleetbench_model::capped::read(path, "", fleetbench_model::capped::RESULT_CAP)?;
     Document::from_slice(&bytes).map_err(|e| DocError::Format(name, e.to_string()))
 }
 

@@ -745,7 +745,7 @@ mod tests {
         let agent = |i: u32, status| AgentResult {
             addr: format!("10.0.0.{i}:7600"),
             host: format!("c{i}"),
-            facts: fleetbench_agent::host::HostFacts {
+            facts: fleetbench_model::host::HostFacts {
                 cores: 8,
                 cpu_model: "AMD EPYC 7B13".into(),
                 kernel: "6.1.0-18-amd64".into(),

@@ -209,13 +209,13 @@ fn run(doc: &Report) -> String {
             );
         }
         // What the hosts are, as the run printed it (files before the facts have none).
-        let facts: Vec<(&str, fleetbench_agent::host::HostFacts)> = doc
+        let facts: Vec<(&str, fleetbench_model::host::HostFacts)> = doc
             .agents
             .iter()
             .map(|a| {
                 (
                     a.host.as_str(),
-                    fleetbench_agent::host::HostFacts {
+                    fleetbench_model::host::HostFacts {
                         cores: a.cores,
                         cpu_model: a.cpu_model.clone(),
                         kernel: a.kernel.clone(),
@@ -224,7 +224,7 @@ fn run(doc: &Report) -> String {
                 )
             })
             .collect();
-        let facts: Vec<(&str, &fleetbench_agent::host::HostFacts)> =
+        let facts: Vec<(&str, &fleetbench_model::host::HostFacts)> =
             facts.iter().map(|(h, f)| (*h, f)).collect();
         s.push_str(&super::hosts::facts_block(
             &facts,

@@ -3,7 +3,7 @@
 //! figures measure the client rather than the server. Also one line per host saying what
 //! it is (cores, CPU model, kernel, memory).
 
-use fleetbench_agent::host::{HostFacts, HostFigures};
+use fleetbench_model::host::{HostFacts, HostFigures};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -399,7 +399,7 @@ mod tests {
 
     #[test]
     fn disks_are_averaged_and_their_absence_said_once() {
-        use fleetbench_agent::host::DiskFigures;
+        use fleetbench_model::host::DiskFigures;
         let disk = |u: f64, q: f64| HostFigures {
             disk: Some(DiskFigures {
                 util_pct: u,

@@ -556,7 +556,7 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
                 points: series(&|iv| iv.figures.tpcc.as_ref().map(|t| t.tpmc)),
             }],
         ));
-        let types = fleetbench_agent::workloads::tpcc::TXN_NAMES
+        let types = fleetbench_model::workloads::tpcc::TXN_NAMES
             .iter()
             .map(|k| Line {
                 offered: Vec::new(),
@@ -1087,7 +1087,7 @@ pub fn render(doc: &Document) -> String {
                     esc(&a.addr),
                     esc(&a.host),
                     esc(&crate::report::hosts::facts_line(
-                        &fleetbench_agent::host::HostFacts {
+                        &fleetbench_model::host::HostFacts {
                             cores: a.cores,
                             cpu_model: a.cpu_model.clone(),
                             kernel: a.kernel.clone(),

@@ -200,7 +200,7 @@ fn per_agent_host<T>(
     r: &RunResult,
     none: bool,
     seq: u32,
-    f: impl Fn(&fleetbench_agent::host::HostFigures) -> T,
+    f: impl Fn(&fleetbench_model::host::HostFigures) -> T,
 ) -> Vec<Option<T>> {
     if none {
         return Vec::new();
@@ -417,7 +417,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
 }
 
 /// One agent host's figures of one interval `tick_s` seconds long.
-fn interval_host(h: &fleetbench_agent::host::HostFigures, tick_s: f64) -> IntervalHost {
+fn interval_host(h: &fleetbench_model::host::HostFigures, tick_s: f64) -> IntervalHost {
     IntervalHost {
         cpu_busy_pct: round(h.cpu_busy_pct),
         agent_cpu_pct: round(h.agent_cpu_pct),
@@ -439,7 +439,7 @@ fn tpcc(w: &Workload, t: &crate::merge::Txns, secs: f64, pcts: &[f64]) -> Option
         return None;
     }
     let mix = tr::mix(t);
-    let transactions = fleetbench_agent::workloads::tpcc::TXN_NAMES
+    let transactions = fleetbench_model::workloads::tpcc::TXN_NAMES
         .iter()
         .zip(&t.0)
         .enumerate()

@@ -7,7 +7,7 @@ use super::pct_label;
 use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
 use crate::plan::{Plan, Workload};
 use crate::sweep::ReportStyle;
-use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
+use fleetbench_model::workloads::fileio::{FileioConfig, IoMode};
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
 /// The first line of every command's output, with the blank line sysbench leaves after it.
@@ -1021,7 +1021,7 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
         }
     }
     // What the hosts are (CPU model, kernel, memory), each distinct host once.
-    let facts: Vec<(&str, &fleetbench_agent::host::HostFacts)> = lines
+    let facts: Vec<(&str, &fleetbench_model::host::HostFacts)> = lines
         .iter()
         .filter_map(|l| l.result.as_ref().ok())
         .map(|h| (h.hostname.as_str(), &h.host))
@@ -1063,7 +1063,7 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
     } else {
         agents_summary(plan, r)
     };
-    let facts: Vec<(&str, &fleetbench_agent::host::HostFacts)> = r
+    let facts: Vec<(&str, &fleetbench_model::host::HostFacts)> = r
         .agents
         .iter()
         .map(|a| (a.host.as_str(), &a.facts))

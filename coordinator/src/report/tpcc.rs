@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use fleetbench_agent::workloads::tpcc::LIMITS_S;
+use fleetbench_model::workloads::tpcc::LIMITS_S;
 
 use crate::merge::{Latency, MergedInterval, TxnFigures, Txns};
 

@@ -12,7 +12,7 @@ use io_uring::{IoUring, opcode, types};
 
 use super::buffer::AlignedBuf;
 use super::{FileSet, Op};
-use crate::stats::IoCounters;
+use fleetbench_model::counters::IoCounters;
 
 /// Whether io_uring works here (kernel support, not forbidden by seccomp); checked once.
 pub fn uring_available() -> bool {

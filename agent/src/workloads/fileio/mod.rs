@@ -16,343 +16,79 @@ use std::time::Instant;
 
 use super::{Step, ThreadWorkload, WorkerLoop};
 use crate::rand::Rng;
-use crate::stats::IoCounters;
+use fleetbench_model::counters::IoCounters;
+pub use fleetbench_model::workloads::fileio::{
+    ExtraFlags, FileError, FileioConfig, IoMode, TestMode,
+};
 
 mod aio;
 mod buffer;
 
 use buffer::AlignedBuf;
 
-/// sysbench's --file-test-mode values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestMode {
-    SeqWr,
-    SeqRewr,
-    SeqRd,
-    RndRd,
-    RndWr,
-    RndRw,
-}
-
-impl TestMode {
-    pub const NAMES: &'static [&'static str] =
-        &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
-
-    pub fn parse(s: &str) -> Option<TestMode> {
-        Some(match s {
-            "seqwr" => TestMode::SeqWr,
-            "seqrewr" => TestMode::SeqRewr,
-            "seqrd" => TestMode::SeqRd,
-            "rndrd" => TestMode::RndRd,
-            "rndwr" => TestMode::RndWr,
-            "rndrw" => TestMode::RndRw,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TestMode::SeqWr => "seqwr",
-            TestMode::SeqRewr => "seqrewr",
-            TestMode::SeqRd => "seqrd",
-            TestMode::RndRd => "rndrd",
-            TestMode::RndWr => "rndwr",
-            TestMode::RndRw => "rndrw",
-        }
-    }
-
-    /// sysbench's description, for the run's header.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TestMode::SeqWr => "sequential write (creation) test",
-            TestMode::SeqRewr => "sequential rewrite test",
-            TestMode::SeqRd => "sequential read test",
-            TestMode::RndRd => "random read test",
-            TestMode::RndWr => "random write test",
-            TestMode::RndRw => "random r/w test",
-        }
-    }
-
-    fn sequential(self) -> bool {
-        matches!(self, TestMode::SeqWr | TestMode::SeqRewr | TestMode::SeqRd)
-    }
-
-    /// Modes that write, and so fsync periodically.
-    fn writes(self) -> bool {
-        !matches!(self, TestMode::SeqRd | TestMode::RndRd)
-    }
-}
-
-/// sysbench's --file-io-mode values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoMode {
-    Sync,
-    Async,
-    Mmap,
-}
-
-impl IoMode {
-    pub fn parse(s: &str) -> Option<IoMode> {
-        Some(match s {
-            "sync" => IoMode::Sync,
-            "async" => IoMode::Async,
-            "mmap" => IoMode::Mmap,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            IoMode::Sync => "sync",
-            IoMode::Async => "async",
-            IoMode::Mmap => "mmap",
-        }
-    }
-}
-
-/// --file-extra-flags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExtraFlags {
-    pub sync: bool,
-    pub dsync: bool,
-    pub direct: bool,
-}
-
-impl ExtraFlags {
-    /// Parses a comma-separated list of sync, dsync, direct (empty = none).
-    pub fn parse(s: &str) -> Option<ExtraFlags> {
-        let mut f = ExtraFlags::default();
-        if s.trim().is_empty() {
-            return Some(f);
-        }
-        // An empty item ("sync,,direct") is refused like any other unknown one.
-        for part in s.split(',').map(str::trim) {
-            match part {
-                "sync" => f.sync = true,
-                "dsync" => f.dsync = true,
-                "direct" => f.direct = true,
-                _ => return None,
-            }
-        }
-        Some(f)
-    }
-
-    pub fn names(self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.sync {
-            v.push("sync");
-        }
-        if self.dsync {
-            v.push("dsync");
-        }
-        if self.direct {
-            v.push("direct");
-        }
-        v
-    }
-
-    fn bits(self) -> i32 {
-        let mut b = 0;
-        if self.sync {
-            b |= libc::O_SYNC;
-        }
-        if self.dsync {
-            b |= libc::O_DSYNC;
-        }
-        if self.direct {
-            b |= libc::O_DIRECT;
-        }
-        b
-    }
-}
-
-/// The most test files in one set: a run keeps every one of them open.
-pub const MAX_FILES: u32 = 1_000_000;
-
-/// The most asynchronous operations queued per thread (io_uring's own queue limit).
-pub const MAX_ASYNC_BACKLOG: u32 = 32_768;
-
-/// Options of a fileio prepare, run or cleanup on this agent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileioConfig {
-    /// The agent's work directory (absolute, canonical).
-    pub work_dir: PathBuf,
-    /// --file-dir, relative to `work_dir` ("" = the work directory).
-    pub file_dir: String,
-    pub file_num: u32,
-    pub block_size: u64,
-    pub total_size: u64,
-    /// None for prepare and cleanup.
-    pub mode: Option<TestMode>,
-    pub io_mode: IoMode,
-    pub async_backlog: u32,
-    pub flags: ExtraFlags,
-    pub fsync_freq: u32,
-    pub fsync_all: bool,
-    pub fsync_end: bool,
-    pub fdatasync: bool,
-    pub rw_ratio: f64,
-    pub seed: u64,
-}
-
-impl FileioConfig {
-    /// Size of each file: the total divided evenly, as sysbench does.
-    pub fn file_size(&self) -> u64 {
-        self.total_size / u64::from(self.file_num.max(1))
-    }
-
-    fn blocks_per_file(&self) -> u64 {
-        self.file_size() / self.block_size.max(1)
-    }
-
-    /// Checks the options that do not depend on the file system.
-    pub fn validate(&self) -> Result<(), FileError> {
-        if self.file_num == 0 {
-            return Err(FileError::Options("--file-num must be at least 1".into()));
-        }
-        if self.block_size == 0 {
-            return Err(FileError::Options(
-                "--file-block-size must be at least 1".into(),
-            ));
-        }
-        if self.file_size() < self.block_size {
-            return Err(FileError::Options(format!(
-                "each file would be {} bytes (--file-total-size / --file-num), smaller than one block of {} bytes (--file-block-size)",
-                self.file_size(),
-                self.block_size
-            )));
-        }
-        if self.flags.direct && !self.block_size.is_multiple_of(512) {
-            return Err(FileError::Options(format!(
-                "--file-extra-flags=direct needs a --file-block-size that is a multiple of 512, not {}",
-                self.block_size
-            )));
-        }
-        let rel = Path::new(&self.file_dir);
-        if rel.is_absolute() || rel.components().any(|c| c == Component::ParentDir) {
-            return Err(FileError::Escape {
-                dir: self.file_dir.clone(),
-                why: "it must be relative to the agent's work directory and must not contain '..'"
-                    .into(),
-            });
-        }
-        if self.io_mode == IoMode::Async && self.async_backlog == 0 {
-            return Err(FileError::Options(
-                "--file-async-backlog must be at least 1".into(),
-            ));
-        }
-        if self.file_num > MAX_FILES {
-            return Err(FileError::Options(format!(
-                "--file-num={} is more than the {MAX_FILES} files accepted",
-                self.file_num
-            )));
-        }
-        if self.async_backlog > MAX_ASYNC_BACKLOG {
-            return Err(FileError::Options(format!(
-                "--file-async-backlog={} is more than the {MAX_ASYNC_BACKLOG} accepted",
-                self.async_backlog
-            )));
-        }
-        Ok(())
-    }
-
-    /// Checks what this host must give `threads` threads before anything is allocated or
-    /// written: their I/O buffers against the memory available, the threads against the
-    /// host's limits, and for prepare (`create`) the files against the free space, for a
-    /// run the open files against the open-files limit.
-    pub fn check_host(&self, threads: u32, create: bool) -> Result<(), FileError> {
-        let refuse = FileError::Options;
-        let threads = if create {
-            threads.clamp(1, self.file_num.max(1))
-        } else {
-            threads
+/// Checks what this host must give `threads` threads before anything is allocated or
+/// written: their I/O buffers against the memory available, the threads against the
+/// host's limits, and for prepare (`create`) the files against the free space, for a
+/// run the open files against the open-files limit.
+pub fn check_host(cfg: &FileioConfig, threads: u32, create: bool) -> Result<(), FileError> {
+    let refuse = FileError::Options;
+    let threads = if create {
+        threads.clamp(1, cfg.file_num.max(1))
+    } else {
+        threads
+    };
+    fleetbench_model::limits::check_threads(u64::from(threads)).map_err(refuse)?;
+    let per_thread = if cfg.io_mode == IoMode::Async && !create {
+        u64::from(cfg.async_backlog)
+    } else {
+        1
+    };
+    let need = cfg
+        .block_size
+        .saturating_mul(per_thread)
+        .saturating_mul(u64::from(threads));
+    fleetbench_model::limits::check_memory(
+        need,
+        &format!(
+            "{threads} threads' I/O buffers of --file-block-size={}",
+            cfg.block_size
+        ),
+    )
+    .map_err(refuse)?;
+    if create {
+        let dir = match resolve_dir(&cfg.work_dir, &cfg.file_dir, false) {
+            Ok(d) => d,
+            Err(FileError::Missing { .. }) => cfg.work_dir.clone(),
+            Err(e) => return Err(e),
         };
-        crate::limits::check_threads(u64::from(threads)).map_err(refuse)?;
-        let per_thread = if self.io_mode == IoMode::Async && !create {
-            u64::from(self.async_backlog)
-        } else {
-            1
-        };
-        let need = self
-            .block_size
-            .saturating_mul(per_thread)
-            .saturating_mul(u64::from(threads));
-        crate::limits::check_memory(
-            need,
-            &format!(
-                "{threads} threads' I/O buffers of --file-block-size={}",
-                self.block_size
-            ),
-        )
-        .map_err(refuse)?;
-        if create {
-            let dir = match resolve_dir(&self.work_dir, &self.file_dir, false) {
-                Ok(d) => d,
-                Err(FileError::Missing { .. }) => self.work_dir.clone(),
-                Err(e) => return Err(e),
-            };
-            let free = crate::limits::free_space(&dir).map_err(|e| io_err(&dir, e))?;
-            // Test files left by an earlier prepare are rewritten in place.
-            let mut existing = 0u64;
-            for n in 0..self.file_num {
-                match std::fs::symlink_metadata(file_path(&dir, n)) {
-                    Ok(m) if m.is_file() => existing = existing.saturating_add(m.len()),
-                    _ => break,
-                }
-            }
-            let need = self.file_size().saturating_mul(u64::from(self.file_num));
-            if need > free.saturating_add(existing) {
-                return Err(refuse(format!(
-                    "the test files need {need} bytes (--file-total-size), but {} has only {free} bytes free",
-                    dir.display()
-                )));
-            }
-        } else {
-            let (soft, hard) = crate::limits::nofile().map_err(|e| io_err(&self.work_dir, e))?;
-            let need = u64::from(self.file_num) + crate::limits::RESERVED_FILES;
-            if need > soft {
-                return Err(refuse(format!(
-                    "a run keeps all {} test files open, but the agent's open-files limit is {soft} (hard limit {hard}): use a smaller --file-num or raise LimitNOFILE=",
-                    self.file_num
-                )));
+        let free = fleetbench_model::limits::free_space(&dir).map_err(|e| io_err(&dir, e))?;
+        // Test files left by an earlier prepare are rewritten in place.
+        let mut existing = 0u64;
+        for n in 0..cfg.file_num {
+            match std::fs::symlink_metadata(file_path(&dir, n)) {
+                Ok(m) if m.is_file() => existing = existing.saturating_add(m.len()),
+                _ => break,
             }
         }
-        Ok(())
+        let need = cfg.file_size().saturating_mul(u64::from(cfg.file_num));
+        if need > free.saturating_add(existing) {
+            return Err(refuse(format!(
+                "the test files need {need} bytes (--file-total-size), but {} has only {free} bytes free",
+                dir.display()
+            )));
+        }
+    } else {
+        let (soft, hard) =
+            fleetbench_model::limits::nofile().map_err(|e| io_err(&cfg.work_dir, e))?;
+        let need = u64::from(cfg.file_num) + fleetbench_model::limits::RESERVED_FILES;
+        if need > soft {
+            return Err(refuse(format!(
+                "a run keeps all {} test files open, but the agent's open-files limit is {soft} (hard limit {hard}): use a smaller --file-num or raise LimitNOFILE=",
+                cfg.file_num
+            )));
+        }
     }
-}
-
-/// What went wrong with the files; every message names the file or directory.
-#[derive(Debug, thiserror::Error)]
-pub enum FileError {
-    #[error("{0}")]
-    Options(String),
-    #[error("--file-dir '{dir}' is refused: {why}")]
-    Escape { dir: String, why: String },
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error(
-        "{path} is missing: run fleetbench fileio with the same --file-num, --file-total-size and --file-dir and the prepare command first"
-    )]
-    Missing { path: String },
-    #[error(
-        "{path} is {size} bytes, smaller than the {want} bytes each file needs: run prepare again with the same --file-num and --file-total-size"
-    )]
-    TooSmall { path: String, size: u64, want: u64 },
-    #[error("{path} is not a regular file (a symbolic link or a directory): refused")]
-    NotRegular { path: String },
-    #[error(
-        "{path} {why}: refused, it may be another file's name (a hard link) in the work directory"
-    )]
-    Foreign { path: String, why: String },
-    #[error("the file system of {dir} does not support O_DIRECT (--file-extra-flags=direct)")]
-    NoDirect { dir: String },
-    #[error("prepare stopped")]
-    Stopped,
-    #[error("cleanup stopped after removing {removed} test files from {dir}")]
-    CleanupStopped { removed: u32, dir: String },
+    Ok(())
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> FileError {
@@ -1034,6 +770,7 @@ impl WorkerLoop for FileWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleetbench_model::workloads::fileio::MAX_FILES;
 
     fn cfg(work: &Path) -> FileioConfig {
         FileioConfig {
@@ -1124,8 +861,8 @@ mod tests {
     #[test]
     fn sizes_the_host_cannot_give_are_refused_before_anything_is_written() {
         let work = tmp("host");
-        assert!(cfg(&work).check_host(2, true).is_ok());
-        assert!(cfg(&work).check_host(2, false).is_ok());
+        assert!(check_host(&cfg(&work), 2, true).is_ok());
+        assert!(check_host(&cfg(&work), 2, false).is_ok());
         // Row 2 of issue 17: one 1 TiB file with a 1 TiB block.
         let huge = FileioConfig {
             file_num: 1,
@@ -1134,7 +871,7 @@ mod tests {
             ..cfg(&work)
         };
         huge.validate().unwrap();
-        let e = huge.check_host(1, true).unwrap_err().to_string();
+        let e = check_host(&huge, 1, true).unwrap_err().to_string();
         assert!(e.contains("I/O buffers"), "{e}");
         // Files larger than the disk, with small blocks.
         let big = FileioConfig {
@@ -1142,7 +879,7 @@ mod tests {
             total_size: 1 << 60,
             ..cfg(&work)
         };
-        let e = big.check_host(1, true).unwrap_err().to_string();
+        let e = check_host(&big, 1, true).unwrap_err().to_string();
         assert!(e.contains("bytes free"), "{e}");
         assert!(std::fs::read_dir(&work).unwrap().next().is_none());
         let many = FileioConfig {

@@ -8,9 +8,91 @@ use std::sync::Arc;
 
 use mysql_async::prelude::Queryable;
 
-use super::Target;
+use fleetbench_model::workloads::oltp::Target;
+
 use super::open_error::OpenError;
+use super::tls;
 use super::wire::{self, Param, Reply, Sockets, WireError};
+
+/// Reads the certificate and key files named by the settings (on this host) and
+/// builds the TLS configuration once for every connection to this target. Errors
+/// name the target and the file.
+pub fn load_files(t: &mut Target) -> Result<(), String> {
+    let on = |e: String| format!("target {}: {e}", t.name);
+    t.loaded.tls = tls::client_config(&t.ssl).map_err(on)?;
+    if let Some(p) = &t.server_public_key {
+        let pem = fleetbench_model::capped::read_to_string(
+            p,
+            "the server's public key",
+            fleetbench_model::capped::SECRET_CAP,
+        )
+        .map_err(|e| on(e.to_string()))?;
+        t.loaded.server_public_key = Some(pem);
+    }
+    Ok(())
+}
+
+/// The lean client's connection settings.
+pub fn connect_opts(t: &Target) -> wire::ConnectOpts<'_> {
+    wire::ConnectOpts {
+        socket: t.socket.as_deref(),
+        host: &t.host,
+        port: t.port,
+        user: &t.user,
+        password: &t.password,
+        database: &t.database,
+        ssl_mode: t.ssl.mode,
+        tls: t.loaded.tls.clone(),
+        server_public_key: t.loaded.server_public_key.as_deref(),
+        get_server_public_key: t.get_server_public_key,
+        connect_timeout: t.connect_timeout(),
+    }
+}
+
+/// mysql_async's TLS settings for prepare and cleanup. `preferred` has no such mode
+/// there: it goes without TLS, as a server without TLS would.
+fn ssl_opts(t: &Target) -> Option<mysql_async::SslOpts> {
+    use fleetbench_model::workloads::oltp::tls::SslMode;
+    let s = &t.ssl;
+    if matches!(s.mode, SslMode::Disabled | SslMode::Preferred) {
+        return None;
+    }
+    let path = |p: &std::path::PathBuf| p.clone().into();
+    let mut o = mysql_async::SslOpts::default()
+        .with_danger_accept_invalid_certs(s.mode == SslMode::Required)
+        .with_danger_skip_domain_validation(s.mode != SslMode::VerifyIdentity);
+    if let Some(ca) = &s.ca {
+        o = o.with_root_certs(vec![path(ca)]);
+    }
+    if let (Some(c), Some(k)) = (&s.cert, &s.key) {
+        o = o.with_client_identity(Some(mysql_async::ClientIdentity::new(path(c), path(k))));
+    }
+    Some(o)
+}
+
+pub fn opts(t: &Target) -> mysql_async::Opts {
+    let b = mysql_async::OptsBuilder::default()
+        .user(Some(t.user.clone()))
+        .pass(Some(t.password.clone()))
+        .db_name(Some(t.database.clone()))
+        .tcp_nodelay(true)
+        // Statements are prepared once per connection by the worker itself.
+        .stmt_cache_size(0)
+        .prefer_socket(false)
+        // Given here, the driver need not ask the server with a SELECT at connect,
+        // which would show in the server's Com_select beside the benchmark's reads.
+        // 16 MiB is the server's default and far above the 512 KiB load statements.
+        .max_allowed_packet(Some(16 * 1024 * 1024))
+        .wait_timeout(Some(28_800))
+        .ssl_opts(ssl_opts(t));
+    let b = match &t.socket {
+        Some(s) => b.socket(Some(s.clone())),
+        // libmysqlclient's "localhost" means the socket; without one, use loopback TCP.
+        None if t.first_host() == "localhost" => b.ip_or_hostname("127.0.0.1").tcp_port(t.port),
+        None => b.ip_or_hostname(t.first_host()).tcp_port(t.port),
+    };
+    b.into()
+}
 
 /// One connection to a database target.
 pub trait Client: Sized {
@@ -76,7 +158,7 @@ impl Client for wire::Conn {
     const COOPERATIVE: bool = true;
 
     fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
-        wire::Conn::connect(&target.connect_opts(), Some(sockets.clone()))
+        wire::Conn::connect(&connect_opts(target), Some(sockets.clone()))
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError> {
@@ -203,7 +285,7 @@ impl Client for AsyncClient {
         let mut cancel = sockets.subscribe();
         let limit = target.connect_timeout();
         let login = async {
-            match tokio::time::timeout(limit, mysql_async::Conn::new(target.opts())).await {
+            match tokio::time::timeout(limit, mysql_async::Conn::new(opts(target))).await {
                 Ok(r) => r,
                 Err(_) => Err(mysql_async::Error::Io(mysql_async::IoError::Io(
                     std::io::Error::new(
@@ -314,7 +396,7 @@ pub fn error_text(e: &mysql_async::Error) -> String {
 /// Opens a connection to `target` within its connect timeout, with a readable error.
 pub(crate) async fn open(target: &Target) -> Result<mysql_async::Conn, OpenError> {
     let limit = target.connect_timeout();
-    match tokio::time::timeout(limit, mysql_async::Conn::new(target.opts())).await {
+    match tokio::time::timeout(limit, mysql_async::Conn::new(opts(target))).await {
         Ok(r) => r.map_err(|e| open_error(target, &e)),
         Err(_) => Err(OpenError::Connect {
             target: target.describe(),

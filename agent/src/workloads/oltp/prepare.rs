@@ -10,10 +10,10 @@ use mysql_async::prelude::Queryable;
 
 use super::client::{error_text, open, open_error};
 use super::open_error::OpenError;
-use super::{
+use crate::rand::{Rng, fill_c, fill_pad};
+use fleetbench_model::workloads::oltp::{
     OltpConfig, Script, Target, create_bulk_table_sql, create_index_sql, create_table_sql,
 };
-use crate::rand::{Rng, fill_c, fill_pad};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
 const MAX_INSERT_BYTES: usize = 512 * 1024;
@@ -268,14 +268,14 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         fill_pad(rng, &mut pad);
         sql.push('(');
         if !cfg.options.auto_inc {
-            super::push_num(&mut sql, id as i64);
+            fleetbench_model::workloads::oltp::push_num(&mut sql, id as i64);
             sql.push_str(", ");
         }
-        super::push_num(&mut sql, k as i64);
+        fleetbench_model::workloads::oltp::push_num(&mut sql, k as i64);
         sql.push_str(", ");
-        super::push_quoted(&mut sql, &c);
+        fleetbench_model::workloads::oltp::push_quoted(&mut sql, &c);
         sql.push_str(", ");
-        super::push_quoted(&mut sql, &pad);
+        fleetbench_model::workloads::oltp::push_quoted(&mut sql, &pad);
         sql.push(')');
         rows_in_stmt += 1;
         if sql.len() >= MAX_INSERT_BYTES || id == cfg.options.table_size {

@@ -10,7 +10,6 @@
 //! and an allocation each way).
 
 use std::io::{self, Read, Write};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use ring::aead;
@@ -19,6 +18,7 @@ use rustls::kernel::KernelConnection;
 use rustls::unbuffered::{ConnectionState, EncodeError, UnbufferedStatus};
 use rustls::{ConnectionTrafficSecrets, ProtocolVersion, SupportedCipherSuite};
 
+use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -27,162 +27,95 @@ use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 
-/// How much TLS a connection insists on (the MySQL client's --ssl-mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SslMode {
-    /// Plain TCP.
-    #[default]
-    Disabled,
-    /// TLS when the server offers it, without checking its certificate.
-    Preferred,
-    /// TLS or no connection, without checking the server's certificate.
-    Required,
-    /// TLS with the server's certificate checked against the CA, not its name.
-    VerifyCa,
-    /// TLS with the certificate checked against the CA and the host name.
-    VerifyIdentity,
-}
-
-impl SslMode {
-    pub const NAMES: &'static str = "disabled, preferred, required, verify_ca or verify_identity";
-
-    pub fn parse(s: &str) -> Option<SslMode> {
-        Some(match s.to_ascii_lowercase().replace('-', "_").as_str() {
-            "disabled" => SslMode::Disabled,
-            "preferred" => SslMode::Preferred,
-            "required" => SslMode::Required,
-            "verify_ca" => SslMode::VerifyCa,
-            "verify_identity" => SslMode::VerifyIdentity,
-            _ => return None,
-        })
+/// Reads the files and builds the client configuration (None when TLS is disabled).
+/// Errors name the file.
+pub fn client_config(s: &SslSettings) -> Result<Option<Arc<ClientConfig>>, String> {
+    if s.mode == SslMode::Disabled {
+        return Ok(None);
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SslMode::Disabled => "disabled",
-            SslMode::Preferred => "preferred",
-            SslMode::Required => "required",
-            SslMode::VerifyCa => "verify_ca",
-            SslMode::VerifyIdentity => "verify_identity",
-        }
-    }
-
-    /// Whether a server without TLS is refused.
-    pub fn requires_tls(self) -> bool {
-        matches!(
-            self,
-            SslMode::Required | SslMode::VerifyCa | SslMode::VerifyIdentity
-        )
-    }
-}
-
-/// The TLS settings of one target, as given (paths on the agent's host).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SslSettings {
-    pub mode: SslMode,
-    pub ca: Option<PathBuf>,
-    pub cert: Option<PathBuf>,
-    pub key: Option<PathBuf>,
-}
-
-impl SslSettings {
-    /// Checks what can be checked without the files: verification needs a CA, a client
-    /// certificate needs its key and the other way round.
-    pub fn validate(&self) -> Result<(), String> {
-        if matches!(self.mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && self.ca.is_none() {
-            return Err(format!(
-                "--mysql-ssl-mode={} needs --mysql-ssl-ca (the CA that signed the server's certificate)",
-                self.mode.name()
-            ));
-        }
-        if self.cert.is_some() != self.key.is_some() {
-            return Err("--mysql-ssl-cert and --mysql-ssl-key go together".into());
-        }
-        Ok(())
-    }
-
-    /// Reads the files and builds the client configuration (None when TLS is disabled).
-    /// Errors name the file.
-    pub fn client_config(&self) -> Result<Option<Arc<ClientConfig>>, String> {
-        if self.mode == SslMode::Disabled {
-            return Ok(None);
-        }
-        self.validate()?;
-        let mut provider = rustls::crypto::ring::default_provider();
-        // AES-128-GCM first: a statement and its reply are records of a few hundred bytes,
-        // where 10 AES rounds instead of 14 show in the client CPU per query.
-        provider.cipher_suites.sort_by_key(|s| {
-            let name = format!("{:?}", s.suite());
-            !name.contains("AES_128_GCM")
-        });
-        let provider = Arc::new(provider);
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
+    s.validate()?;
+    let mut provider = rustls::crypto::ring::default_provider();
+    // AES-128-GCM first: a statement and its reply are records of a few hundred bytes,
+    // where 10 AES rounds instead of 14 show in the client CPU per query.
+    provider.cipher_suites.sort_by_key(|s| {
+        let name = format!("{:?}", s.suite());
+        !name.contains("AES_128_GCM")
+    });
+    let provider = Arc::new(provider);
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?;
+    let builder = match s.mode {
+        SslMode::Disabled => unreachable!("handled above"),
+        SslMode::Preferred | SslMode::Required => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Relaxed {
+                chain: None,
+                provider,
+            })),
+        SslMode::VerifyCa | SslMode::VerifyIdentity => {
+            let roots = roots(s)?;
+            let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider.clone(),
+            )
+            .build()
             .map_err(|e| format!("TLS setup: {e}"))?;
-        let builder = match self.mode {
-            SslMode::Disabled => unreachable!("handled above"),
-            SslMode::Preferred | SslMode::Required => builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(Relaxed {
-                    chain: None,
-                    provider,
-                })),
-            SslMode::VerifyCa | SslMode::VerifyIdentity => {
-                let roots = self.roots()?;
-                let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                    Arc::new(roots),
-                    provider.clone(),
-                )
-                .build()
-                .map_err(|e| format!("TLS setup: {e}"))?;
-                if self.mode == SslMode::VerifyIdentity {
-                    builder.with_webpki_verifier(webpki)
-                } else {
-                    builder
-                        .dangerous()
-                        .with_custom_certificate_verifier(Arc::new(Relaxed {
-                            chain: Some(webpki),
-                            provider,
-                        }))
-                }
-            }
-        };
-        let config = match (&self.cert, &self.key) {
-            (Some(cert), Some(key)) => {
-                let certs = read_certs(cert)?;
-                let pem = crate::capped::read(key, "the private key", crate::capped::SECRET_CAP)
-                    .map_err(|e| e.to_string())?;
-                let key = PrivateKeyDer::from_pem_slice(&pem)
-                    .map_err(|e| format!("cannot read the private key {}: {e}", key.display()))?;
+            if s.mode == SslMode::VerifyIdentity {
+                builder.with_webpki_verifier(webpki)
+            } else {
                 builder
-                    .with_client_auth_cert(certs, key)
-                    .map_err(|e| format!("client certificate {}: {e}", cert.display()))?
-            }
-            _ => builder.with_no_client_auth(),
-        };
-        let mut config = config;
-        // TlsStream takes the traffic keys over from rustls after the handshake.
-        config.enable_secret_extraction = true;
-        Ok(Some(Arc::new(config)))
-    }
-
-    fn roots(&self) -> Result<RootCertStore, String> {
-        let mut roots = RootCertStore::empty();
-        if let Some(ca) = &self.ca {
-            for c in read_certs(ca)? {
-                roots
-                    .add(c)
-                    .map_err(|e| format!("CA file {}: {e}", ca.display()))?;
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(Relaxed {
+                        chain: Some(webpki),
+                        provider,
+                    }))
             }
         }
-        Ok(roots)
-    }
+    };
+    let config = match (&s.cert, &s.key) {
+        (Some(cert), Some(key)) => {
+            let certs = read_certs(cert)?;
+            let pem = fleetbench_model::capped::read(
+                key,
+                "the private key",
+                fleetbench_model::capped::SECRET_CAP,
+            )
+            .map_err(|e| e.to_string())?;
+            let key = PrivateKeyDer::from_pem_slice(&pem)
+                .map_err(|e| format!("cannot read the private key {}: {e}", key.display()))?;
+            builder
+                .with_client_auth_cert(certs, key)
+                .map_err(|e| format!("client certificate {}: {e}", cert.display()))?
+        }
+        _ => builder.with_no_client_auth(),
+    };
+    let mut config = config;
+    // TlsStream takes the traffic keys over from rustls after the handshake.
+    config.enable_secret_extraction = true;
+    Ok(Some(Arc::new(config)))
 }
 
-/// The PEM certificates in `path`, read with the size cap of secrets (see crate::capped).
+fn roots(s: &SslSettings) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    if let Some(ca) = &s.ca {
+        for c in read_certs(ca)? {
+            roots
+                .add(c)
+                .map_err(|e| format!("CA file {}: {e}", ca.display()))?;
+        }
+    }
+    Ok(roots)
+}
+
+/// The PEM certificates in `path`, read with the size cap of secrets (see fleetbench_model::capped).
 fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem = crate::capped::read(path, "the certificate file", crate::capped::SECRET_CAP)
-        .map_err(|e| e.to_string())?;
+    let pem = fleetbench_model::capped::read(
+        path,
+        "the certificate file",
+        fleetbench_model::capped::SECRET_CAP,
+    )
+    .map_err(|e| e.to_string())?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot read the certificates in {}: {e}", path.display()))?;
@@ -843,7 +776,7 @@ mod tests {
             ..Default::default()
         };
         assert!(s.validate().unwrap_err().contains("go together"));
-        assert!(SslSettings::default().client_config().unwrap().is_none());
+        assert!(client_config(&SslSettings::default()).unwrap().is_none());
     }
 
     /// A self-signed P-256 certificate for localhost and its key, made with openssl for
@@ -935,11 +868,10 @@ nbUVPqqCh9Z7Xp3yYhwD8kuB+16CGFWXlrrvrkrLgDempK1pMFVKzFC3\n\
     }
 
     fn client(addr: std::net::SocketAddr) -> TlsStream<std::net::TcpStream> {
-        let cfg = SslSettings {
+        let cfg = client_config(&SslSettings {
             mode: SslMode::Required,
             ..Default::default()
-        }
-        .client_config()
+        })
         .unwrap()
         .unwrap();
         let sock = std::net::TcpStream::connect(addr).unwrap();
@@ -1063,7 +995,7 @@ nbUVPqqCh9Z7Xp3yYhwD8kuB+16CGFWXlrrvrkrLgDempK1pMFVKzFC3\n\
             ca: Some("/nonexistent/ca.pem".into()),
             ..Default::default()
         };
-        let e = s.client_config().unwrap_err();
+        let e = client_config(&s).unwrap_err();
         assert!(e.contains("/nonexistent/ca.pem"), "{e}");
     }
 }

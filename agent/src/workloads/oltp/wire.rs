@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::auth;
-use super::tls::{SslMode, TlsStream};
+use super::tls::TlsStream;
+use fleetbench_model::workloads::oltp::tls::SslMode;
 
 // Capability flags (protocol documentation, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 0x1;

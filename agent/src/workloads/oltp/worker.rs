@@ -19,10 +19,11 @@ use super::client::{Client, ConnInfo};
 pub use super::open_error::{LeanOpenError, OpenError};
 use super::opening::{ConnectGate, GateError};
 use super::wire::{Param, Reply, Sockets, WireError};
-use super::{Kind, OltpConfig, Script, Target};
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
-use crate::stats::{BATCH, DbCounters, IoCounters, Sample};
+use crate::stats::{BATCH, Sample};
 use crate::workloads::{EventDb, Step, WorkerLoop};
+use fleetbench_model::counters::{DbCounters, IoCounters};
+use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script, Target};
 
 /// Server codes that mean the connection is gone.
 const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
@@ -499,9 +500,9 @@ impl<C: Client> OltpWorker<C> {
         self.events += 1;
         let k = self.ids.pick(&mut self.rng);
         self.bulk.push('(');
-        super::push_num(&mut self.bulk, self.events as i64);
+        fleetbench_model::workloads::oltp::push_num(&mut self.bulk, self.events as i64);
         self.bulk.push(',');
-        super::push_num(&mut self.bulk, k as i64);
+        fleetbench_model::workloads::oltp::push_num(&mut self.bulk, k as i64);
         self.bulk.push(')');
         self.bulk_rows += 1;
         if self.bulk.len() >= FLUSH_BYTES {
@@ -894,8 +895,10 @@ fn render(out: &mut String, template: &str, params: &[Param]) {
             continue;
         }
         match vals.next() {
-            Some(Param::Int(v)) => super::push_num(out, *v),
-            Some(Param::Str(b)) => super::push_quoted(out, &String::from_utf8_lossy(b)),
+            Some(Param::Int(v)) => fleetbench_model::workloads::oltp::push_num(out, *v),
+            Some(Param::Str(b)) => {
+                fleetbench_model::workloads::oltp::push_quoted(out, &String::from_utf8_lossy(b))
+            }
             _ => out.push_str("NULL"),
         }
     }

@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex};
 use super::check::{condition_sql, count_sql, violation};
 use super::r#gen::NuRandC;
 use super::load::{ITEMS, Part, part_batches, warehouse_parts};
-use super::schema::{TABLES, after_load, create_table};
-use super::{PrepareStep, TpccConfig};
-use crate::workloads::oltp::Target;
-use crate::workloads::oltp::client::{Client, ConnInfo};
+use super::schema::{after_load, create_table};
+use crate::workloads::oltp::client::{Client, ConnInfo, connect_opts};
 use crate::workloads::oltp::wire::Conn;
+use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::tpcc::TABLES;
+use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 
 /// Largest INSERT statement built while loading.
 const MAX_INSERT_BYTES: usize = 512 * 1024;
@@ -104,7 +105,7 @@ impl TpccJob {
     }
 
     fn connect(&self) -> Result<Conn, TpccError> {
-        Conn::connect(&self.target().connect_opts(), None).map_err(|e| TpccError::Connect {
+        Conn::connect(&connect_opts(self.target()), None).map_err(|e| TpccError::Connect {
             target: self.target().describe(),
             message: e.to_string(),
         })

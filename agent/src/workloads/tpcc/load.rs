@@ -677,7 +677,7 @@ mod tests {
         for part in warehouse_parts() {
             *per_table.entry(part.table()).or_default() += part.rows(1, SEED);
         }
-        for table in schema::TABLES {
+        for table in fleetbench_model::workloads::tpcc::TABLES {
             match warehouse_rows(table) {
                 Some(n) => assert_eq!(per_table.get(table).copied().unwrap_or(0), n, "{table}"),
                 None => assert_eq!(table, "order_line"),
@@ -1031,7 +1031,7 @@ mod tests {
             bytes += b.sql.len();
             *per_table.entry(b.table).or_default() += b.rows;
         }
-        for table in schema::TABLES {
+        for table in fleetbench_model::workloads::tpcc::TABLES {
             let want = warehouse_rows(table).unwrap_or_else(|| order_line_rows(1, SEED));
             assert_eq!(per_table.get(table).copied().unwrap_or(0), want, "{table}");
         }

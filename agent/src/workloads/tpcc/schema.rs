@@ -6,19 +6,6 @@
 //! create_table.sql; the secondary indexes come after the load because building them once is
 //! cheaper than maintaining them row by row.
 
-/// The tables, in the order tpcc-mysql creates them.
-pub const TABLES: [&str; 9] = [
-    "warehouse",
-    "district",
-    "customer",
-    "history",
-    "new_orders",
-    "orders",
-    "order_line",
-    "item",
-    "stock",
-];
-
 /// One column: its name and SQL type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Column {
@@ -190,12 +177,12 @@ const DEFS: [TableDef; 9] = [
     },
 ];
 
-/// The definition of `table`, if it is one of [`TABLES`].
+/// The definition of `table`, if it is one of `TABLES`.
 pub fn table(name: &str) -> Option<&'static TableDef> {
     DEFS.iter().find(|t| t.name == name)
 }
 
-/// Like [`table`], for the functions whose callers pass names from [`TABLES`].
+/// Like [`table`], for the functions whose callers pass names from `TABLES`.
 fn known(name: &str) -> &'static TableDef {
     table(name).unwrap_or_else(|| panic!("{name:?} is not a TPC-C table"))
 }
@@ -203,7 +190,7 @@ fn known(name: &str) -> &'static TableDef {
 /// The column names of `table` joined by commas, for explicit INSERT column lists.
 ///
 /// # Panics
-/// If `table` is not one of [`TABLES`].
+/// If `table` is not one of `TABLES`.
 pub fn column_list(table: &str) -> String {
     let def = known(table);
     let names: Vec<&str> = def.columns.iter().map(|c| c.name).collect();
@@ -213,7 +200,7 @@ pub fn column_list(table: &str) -> String {
 /// The CREATE TABLE statement of `table` with `ENGINE=<engine>` (e.g. `InnoDB`).
 ///
 /// # Panics
-/// If `table` is not one of [`TABLES`].
+/// If `table` is not one of `TABLES`.
 pub fn create_table(table: &str, engine: &str) -> String {
     let def = known(table);
     let mut lines: Vec<String> = def
@@ -313,7 +300,7 @@ pub fn after_load(foreign_keys: bool) -> Vec<String> {
 /// `load::order_line_rows` gives the exact count the loader produces for a seed.
 ///
 /// # Panics
-/// If `table` is not one of [`TABLES`].
+/// If `table` is not one of `TABLES`.
 pub fn rows(table: &str, warehouses: u64) -> u64 {
     match known(table).name {
         "item" => 100_000,
@@ -330,6 +317,7 @@ pub fn rows(table: &str, warehouses: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleetbench_model::workloads::tpcc::TABLES;
 
     #[test]
     fn every_table_is_defined_once_in_order() {

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::TpccConfig;
 use super::r#gen::{NuRandC, last_name, nurand};
 use crate::rand::Rng;
-use crate::stats::{DbCounters, IoCounters, TxnEnd};
+use crate::stats::TxnEnd;
+use crate::workloads::oltp::client::connect_opts;
 use crate::workloads::oltp::wire::{Conn, Reply, Sockets, WireError};
 use crate::workloads::{Step, ThreadWorkload, WorkerLoop};
+use fleetbench_model::counters::{DbCounters, IoCounters};
+use fleetbench_model::workloads::tpcc::{TXN_NAMES, TpccConfig};
 
 /// Server errors after which a transaction is rolled back and tried again, as tpcc-mysql
 /// does: deadlock, lock-wait timeout.
@@ -162,7 +164,7 @@ enum Done {
 impl WorkerLoop for Terminal {
     fn event(&mut self, stop: &AtomicBool, _io: &mut IoCounters) -> Step {
         if self.conn.is_none() {
-            match Conn::connect(&self.cfg.target.connect_opts(), Some(self.sockets.clone())) {
+            match Conn::connect(&connect_opts(&self.cfg.target), Some(self.sockets.clone())) {
                 Ok(c) => self.conn = Some(c),
                 Err(e) => {
                     return Step::Fatal(format!(
@@ -199,8 +201,7 @@ impl WorkerLoop for Terminal {
                         }
                         return Step::Fatal(format!(
                             "target {}: {} transaction failed: {e}",
-                            self.cfg.target.name,
-                            super::TXN_NAMES[kind]
+                            self.cfg.target.name, TXN_NAMES[kind]
                         ));
                     };
                     self.db.count_ignored(code);

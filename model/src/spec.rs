@@ -841,6 +841,15 @@ impl Workload {
         }
     }
 
+    /// The same, to fill in what an agent reads on its host (TLS files, keys).
+    pub fn targets_mut(&mut self) -> &mut [crate::workloads::oltp::Target] {
+        match self {
+            Workload::Oltp(o) => &mut o.config.targets,
+            Workload::Tpcc(t) => std::slice::from_mut(&mut t.target),
+            _ => &mut [],
+        }
+    }
+
     /// The capability an agent must offer to run it (crate::workloads::AVAILABLE).
     pub fn capability(&self) -> &'static str {
         match self {

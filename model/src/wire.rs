@@ -5,20 +5,17 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use fleetbench_proto::histogram;
 use fleetbench_proto::v1::{self as pb, workload_spec};
 
+use crate::counters::{DbCounters, IoCounters};
 use crate::options::OptionDef;
 use crate::rand::Distribution;
-use crate::rate::QueueState;
-use crate::runner::{FinalReport, IntervalReport};
 use crate::spec::{Declared, OltpSpec, SpecError, TableSplit, Workload};
-use crate::stats::{DbCounters, IoCounters, Sample};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
-use crate::workloads::oltp::{Kind, OltpConfig, OltpDb, OltpOptions, Script, Target};
+use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
 use crate::workloads::server::ServerOptions;
-use crate::workloads::tpcc::{PrepareStep, TXN_NAMES, TpccConfig, TpccOptions};
+use crate::workloads::tpcc::{PrepareStep, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -162,7 +159,7 @@ pub fn target_to_proto(t: &Target) -> pb::Target {
     }
 }
 
-/// A database target as this agent connects to it, its TLS and key files read here.
+/// A database target as the agent connects to it; its TLS and key files are yet to be read.
 pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
     let bad = WireError;
     let path = |s: &str| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
@@ -176,7 +173,7 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
             ))
         })?
     };
-    let mut target = Target {
+    let target = Target {
         name: t.name.clone(),
         host: t.host.clone(),
         port: u16::try_from(t.port)
@@ -196,8 +193,7 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
         loaded: Default::default(),
         connect_timeout: None,
     };
-    // The files are this host's: read them here, once, and say which is wrong.
-    target.load_files().map_err(bad)?;
+    // The files are the agent's to read (oltp::client::load_files), on its own host.
     Ok(target)
 }
 
@@ -275,31 +271,6 @@ fn only_declared(
     }
 }
 
-/// Per transaction type, the types that saw anything (TPC-C; empty otherwise).
-pub fn txns_to_proto(s: &Sample) -> Vec<pb::TxnStats> {
-    s.txns
-        .iter()
-        .zip(TXN_NAMES)
-        .filter(|(t, _)| !t.is_empty())
-        .map(|(t, kind)| {
-            let c = &t.counts;
-            pb::TxnStats {
-                kind: kind.into(),
-                count: c.count,
-                latency: Some(pb::Latency {
-                    histogram: histogram::encode(&t.hist).unwrap_or_default(),
-                    min_ns: if c.count == 0 { 0 } else { c.min_ns },
-                    max_ns: c.max_ns,
-                    sum_ns: c.sum_ns,
-                }),
-                retried: c.retried,
-                failed: c.failed,
-                rolled_back: c.rolled_back,
-            }
-        })
-        .collect()
-}
-
 /// Validates the wire OLTP options into the agent's configuration.
 pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     let bad = WireError;
@@ -363,17 +334,6 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     };
     cfg.validate().map_err(bad)?;
     Ok(cfg)
-}
-
-pub fn latency_to_proto(s: &Sample) -> pb::Latency {
-    pb::Latency {
-        // Encoding an in-memory histogram into a Vec cannot fail in practice; an empty
-        // payload decodes as "no samples" rather than losing the whole report.
-        histogram: histogram::encode(&s.hist).unwrap_or_default(),
-        min_ns: if s.events == 0 { 0 } else { s.min_ns },
-        max_ns: s.max_ns,
-        sum_ns: s.sum_ns,
-    }
 }
 
 /// Both directions between a counters struct and its message, whose fields carry the same
@@ -460,91 +420,6 @@ pub fn db_to_proto(d: &DbCounters) -> Option<pb::DbCounters> {
 
 pub fn io_to_proto(d: &IoCounters) -> Option<pb::IoCounters> {
     (!d.is_zero()).then(|| io_message(d))
-}
-
-pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
-    pb::Interval {
-        seq: iv.seq,
-        duration_ns: iv.duration.as_nanos() as u64,
-        events: iv.sample.events,
-        threads_running: iv.threads_running,
-        latency: Some(latency_to_proto(&iv.sample)),
-        db: db_to_proto(&iv.sample.db),
-        io: io_to_proto(&iv.sample.io),
-        last: iv.last,
-        open_loop: open_to_proto(&iv.sample, iv.open),
-        host: None,
-        txns: txns_to_proto(&iv.sample),
-        targets: iv
-            .sample
-            .targets
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| !d.is_zero())
-            .map(|(i, d)| pb::TargetStats {
-                target: i as u32,
-                db: db_to_proto(d),
-                statements: None,
-            })
-            .collect(),
-    }
-}
-
-/// Open-loop figures: the service-time histogram and the queue (None in a closed loop).
-pub fn open_to_proto(s: &Sample, q: Option<QueueState>) -> Option<pb::OpenLoop> {
-    let q = q?;
-    let svc = &s.service;
-    Some(pb::OpenLoop {
-        service: Some(pb::Latency {
-            histogram: histogram::encode(&svc.hist).unwrap_or_default(),
-            min_ns: if svc.is_empty() { 0 } else { svc.min_ns },
-            max_ns: svc.max_ns,
-            sum_ns: svc.sum_ns,
-        }),
-        queue_length: q.queue_length,
-        concurrency: q.concurrency,
-        arrivals: q.arrivals,
-    })
-}
-
-pub fn final_to_proto(f: &FinalReport) -> pb::Final {
-    pb::Final {
-        elapsed_ns: f.elapsed.as_nanos() as u64,
-        events: f.sample.events,
-        latency: Some(latency_to_proto(&f.sample)),
-        threads: f
-            .threads
-            .iter()
-            .map(|&(events, busy_ns)| pb::ThreadStat { events, busy_ns })
-            .collect(),
-        aborted: f.aborted.clone().unwrap_or_default(),
-        open_loop: open_to_proto(&f.sample, f.open),
-        txns: txns_to_proto(&f.sample),
-        db: db_to_proto(&f.sample.db),
-        io: io_to_proto(&f.sample.io),
-        kinds: f
-            .tail
-            .kinds
-            .iter()
-            .zip(Kind::ALL)
-            .filter(|(s, _)| s.events > 0)
-            .map(|(s, k)| pb::KindLatency {
-                kind: k.name().into(),
-                latency: Some(latency_to_proto(s)),
-            })
-            .collect(),
-        targets: f
-            .tail
-            .targets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| pb::TargetStats {
-                target: i as u32,
-                db: db_to_proto(&t.db),
-                statements: Some(latency_to_proto(&t.statements)),
-            })
-            .collect(),
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,26 @@
+//! fleetbench's shared model: what a run asks for and what comes back, as both the
+//! coordinator and the agents understand it.
+//!
+//! - [`options`] and [`spec`]: every test's options, declared once, parsed from the command
+//!   line or a scenario, validated, and written back for reports.
+//! - [`workloads`]: each workload's validated configuration (OLTP, TPC-C, fileio, memory,
+//!   the database servers).
+//! - [`wire`]: the conversions between these and the contract (`fleetbench-proto`).
+//! - [`host`], [`limits`], [`counters`]: the facts and figures of a host and a run.
+//! - [`auth`] and [`capped`]: the token both sides share, and bounded reads of the files a
+//!   user names.
+
+pub mod auth;
+pub mod capped;
+pub mod counters;
+pub mod host;
+pub mod limits;
+pub mod options;
+pub mod rand;
+pub mod spec;
+pub mod wire;
+pub mod workloads;
+
+/// How long a keepalive ping may go unanswered before the peer counts as gone, on both
+/// ends of the coordinator's connection to an agent.
+pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -1,0 +1,7 @@
+//! Each workload's validated configuration, as the plan builds it and an agent runs it.
+
+pub mod fileio;
+pub mod memory;
+pub mod oltp;
+pub mod server;
+pub mod tpcc;
