@@ -9,6 +9,7 @@ pub mod rate;
 pub mod report;
 pub mod runner;
 pub mod service;
+pub mod sql;
 pub mod stats;
 pub mod workloads;
 

@@ -10,10 +10,10 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
 use crate::rate::{QueueState, Schedule};
+use crate::sql::client::{AsyncClient, Client};
+use crate::sql::mysql::{self, Sockets};
+use crate::sql::opening::{ConnectGate, Reason};
 use crate::stats::{IntervalHists, Sample, WorkerSlot};
-use crate::workloads::oltp::client::{AsyncClient, Client};
-use crate::workloads::oltp::opening::{ConnectGate, Reason};
-use crate::workloads::oltp::wire::{self, Sockets};
 use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, WorkerTail};
 use crate::workloads::{EventDb, Step, ThreadWorkload, WorkerLoop};
 use fleetbench_model::counters::IoCounters;
@@ -398,7 +398,7 @@ impl PreparedRun {
     /// Marks a thread workload's run as going to one database target, connected as
     /// `conn` says: the run's counters become that target's, and Ready says how it was
     /// reached (TPC-C).
-    pub fn set_target(&mut self, conn: crate::workloads::oltp::client::ConnInfo) {
+    pub fn set_target(&mut self, conn: crate::sql::client::ConnInfo) {
         let mut tail = WorkerTail::new(1);
         tail.kinds.clear();
         tail.targets[0].conn = Some(conn);
@@ -417,7 +417,7 @@ impl PreparedRun {
         let forced_async =
             std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
         if !forced_async {
-            match PreparedRun::new_workers::<wire::Conn>(open.clone(), config.clone()).await {
+            match PreparedRun::new_workers::<mysql::Conn>(open.clone(), config.clone()).await {
                 Ok(run) => {
                     tracing::info!(
                         threads = config.threads,
@@ -768,7 +768,7 @@ impl PreparedRun {
     }
 
     /// How the OLTP workers' connections to each target were made (target index, info).
-    pub fn connections(&self) -> Vec<(usize, crate::workloads::oltp::client::ConnInfo)> {
+    pub fn connections(&self) -> Vec<(usize, crate::sql::client::ConnInfo)> {
         let Some(tail) = &self.oltp_tail else {
             return Vec::new();
         };

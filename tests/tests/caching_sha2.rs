@@ -9,8 +9,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 
-use fleetbench_agent::workloads::oltp::tls::client_config;
-use fleetbench_agent::workloads::oltp::wire::{Conn, ConnectOpts, WireError};
+use fleetbench_agent::sql::mysql::tls::client_config;
+use fleetbench_agent::sql::mysql::{Conn, ConnectOpts, WireError};
 use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_tests::{Scratch, make_certs};
 use rsa::pkcs8::EncodePublicKey;

@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::client::{Client, ConnInfo};
-pub use super::open_error::{LeanOpenError, OpenError};
-use super::opening::{ConnectGate, GateError};
-use super::wire::{Param, Reply, Sockets, WireError};
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
+use crate::sql::client::{Client, ConnInfo};
+use crate::sql::mysql::{Param, Reply, Sockets, WireError};
+pub use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::sql::opening::{ConnectGate, GateError};
 use crate::stats::{BATCH, Sample};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};

@@ -11,8 +11,8 @@ use super::check::{condition_sql, count_sql, violation};
 use super::r#gen::NuRandC;
 use super::load::{ITEMS, Part, part_batches, warehouse_parts};
 use super::schema::{after_load, create_table};
-use crate::workloads::oltp::client::{Client, ConnInfo, connect_opts};
-use crate::workloads::oltp::wire::Conn;
+use crate::sql::client::{Client, ConnInfo, connect_opts};
+use crate::sql::mysql::Conn;
 use fleetbench_model::workloads::oltp::Target;
 use fleetbench_model::workloads::tpcc::TABLES;
 use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
@@ -23,7 +23,7 @@ const MAX_INSERT_BYTES: usize = 512 * 1024;
 const LOAD_ATTEMPTS: u32 = 5;
 
 /// A deadlock or lock-wait timeout: the statement may be sent again.
-fn is_retried(e: &crate::workloads::oltp::wire::WireError) -> bool {
+fn is_retried(e: &crate::sql::mysql::WireError) -> bool {
     matches!(e.code(), Some(1213 | 1205))
 }
 

@@ -19,9 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::auth;
-use super::tls::TlsStream;
+pub mod auth;
+pub mod tls;
+
 use fleetbench_model::workloads::oltp::tls::SslMode;
+use tls::TlsStream;
 
 // Capability flags (protocol documentation, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 0x1;
@@ -757,7 +759,7 @@ impl Conn {
         } else {
             opts.host
         };
-        let name = super::tls::server_name(host).map_err(WireError::Tls)?;
+        let name = tls::server_name(host).map_err(WireError::Tls)?;
         let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
             return Err(WireError::Protocol("TLS started twice".into()));
         };

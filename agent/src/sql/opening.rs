@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::wire::{Sockets, WireError};
+use super::mysql::{Sockets, WireError};
 
 /// Why a connect was tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

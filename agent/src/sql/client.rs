@@ -10,9 +10,9 @@ use mysql_async::prelude::Queryable;
 
 use fleetbench_model::workloads::oltp::Target;
 
+use super::mysql::tls;
+use super::mysql::{self as wire, Param, Reply, Sockets, WireError};
 use super::open_error::OpenError;
-use super::tls;
-use super::wire::{self, Param, Reply, Sockets, WireError};
 
 /// Reads the certificate and key files named by the settings (on this host) and
 /// builds the TLS configuration once for every connection to this target. Errors
