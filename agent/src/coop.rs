@@ -239,7 +239,7 @@ pub fn run(
                 CURRENT.with(|c| c.set(y as *const _));
                 // A panic must not cross the loop: it would end every worker of the thread.
                 if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)) {
-                    let msg = crate::runner::panic_text(&*p);
+                    let msg = panic_text(&*p);
                     tracing::error!("a cooperative worker panicked: {msg}");
                 }
                 CURRENT.with(|c| c.set(std::ptr::null()));
@@ -672,6 +672,14 @@ impl Loop {
             }
         }
     }
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
 }
 
 #[cfg(test)]

@@ -9,15 +9,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
+use crate::coop::panic_text;
 use crate::rate::{QueueState, Schedule};
-use crate::sql::client::{AsyncClient, Client};
-use crate::sql::mysql::{self, Sockets};
-use crate::sql::opening::{ConnectGate, Reason};
-use crate::stats::{IntervalHists, Sample, WorkerSlot};
-use crate::workloads::oltp::worker::{LeanOpenError, OltpWorker, OpenError, WorkerTail};
+use crate::sql::Sockets;
+use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::sql::opening::Reason;
+use crate::stats::{IntervalHists, Sample, WorkerSlot, WorkerTail};
 use crate::workloads::{EventDb, Step, ThreadWorkload, WorkerLoop};
 use fleetbench_model::counters::IoCounters;
-use fleetbench_model::workloads::oltp::OltpConfig;
 
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
 pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
@@ -82,7 +81,7 @@ pub struct Control {
     cancelled: AtomicBool,
     /// Sockets of the OLTP workers' connections, shut down by an abort so that a
     /// blocking read (a statement waiting on a lock) returns at once.
-    sockets: Arc<Sockets>,
+    pub(crate) sockets: Arc<Sockets>,
     /// Open loop: when each event is due. None in a closed loop.
     pace: Option<Schedule>,
 }
@@ -197,7 +196,7 @@ impl Control {
 #[derive(Debug, Default)]
 pub struct OpenProgress {
     /// Connections open (with their statements prepared).
-    done: AtomicU64,
+    pub(crate) done: AtomicU64,
     cancelled: AtomicBool,
     /// The sockets of the connections being opened: a cancel shuts them down, so that
     /// workers waiting for a greeting that never comes give up at once.
@@ -224,7 +223,7 @@ impl OpenProgress {
     }
 
     /// Hands over the sockets a cancel shuts down (cancelled at once if it came first).
-    fn attach(&self, sockets: Arc<Sockets>) {
+    pub(crate) fn attach(&self, sockets: Arc<Sockets>) {
         *self.sockets.lock().unwrap_or_else(|p| p.into_inner()) = Some(sockets.clone());
         if self.is_cancelled() {
             sockets.cancel();
@@ -315,38 +314,23 @@ impl Gate {
 
 /// A run whose workers exist and wait for Go. Dropping it without `go` releases them.
 pub struct PreparedRun {
-    config: RunConfig,
-    control: Arc<Control>,
+    pub(crate) config: RunConfig,
+    pub(crate) control: Arc<Control>,
     slots: Vec<Arc<WorkerSlot>>,
     /// The interval histograms the slots fold their latencies into.
     intervals: Arc<IntervalHists>,
     gate: Arc<Gate>,
-    running: Arc<AtomicUsize>,
+    pub(crate) running: Arc<AtomicUsize>,
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
     /// Per-kind/per-target figures the OLTP worker threads hand back as they end.
-    oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
+    pub(crate) oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
     /// The one database target all of this run's load goes to, if there is one: its
     /// per-interval figures are the interval's (workers count per target only when their
     /// load goes to several).
-    single_target: Option<usize>,
+    pub(crate) single_target: Option<usize>,
     /// OLTP: connects tried again while opening, by target and reason (for Ready).
-    connect_retries: Vec<(usize, Reason, u64)>,
-}
-
-/// What the OLTP workers of one agent are opened with.
-#[derive(Clone)]
-pub struct OltpThreads {
-    pub cfg: Arc<OltpConfig>,
-    /// This agent's first thread number among all agents' (threads pick their host of a
-    /// list and their share of ids from it), and the count of all.
-    pub first_thread: u64,
-    pub total_threads: u64,
-    pub seed: u64,
-    /// How many connections are open, and whether the opening was given up.
-    pub progress: Arc<OpenProgress>,
-    /// The coordinator's ready timeout: failed connects are retried within it.
-    pub ready_timeout: Duration,
+    pub(crate) connect_retries: Vec<(usize, Reason, u64)>,
 }
 
 impl PreparedRun {
@@ -379,7 +363,7 @@ impl PreparedRun {
         Ok(run)
     }
 
-    fn empty(config: RunConfig) -> Self {
+    pub(crate) fn empty(config: RunConfig) -> Self {
         PreparedRun {
             control: Arc::new(Control::new(&config)),
             gate: Arc::new(Gate::new()),
@@ -406,191 +390,6 @@ impl PreparedRun {
         self.single_target = Some(0);
     }
 
-    /// Opens `config.threads` OLTP workers (connections and prepared statements), each on
-    /// an OS thread of its own and waiting at the start gate. Fails, with every connection
-    /// closed again, if any worker cannot open.
-    ///
-    /// Workers use the lean protocol client unless the server wants an authentication
-    /// plugin it does not speak (or FLEETBENCH_OLTP_CLIENT is `mysql_async`); then they
-    /// use mysql_async, with the same logic.
-    pub async fn new_oltp(open: OltpThreads, config: RunConfig) -> Result<Self, OpenError> {
-        let forced_async =
-            std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
-        if !forced_async {
-            match PreparedRun::new_workers::<mysql::Conn>(open.clone(), config.clone()).await {
-                Ok(run) => {
-                    tracing::info!(
-                        threads = config.threads,
-                        "OLTP workers use the lean protocol client"
-                    );
-                    return Ok(run);
-                }
-                Err(LeanOpenError::Open(e)) => return Err(e),
-                Err(LeanOpenError::Unsupported(msg)) => {
-                    static SAID: std::sync::Once = std::sync::Once::new();
-                    SAID.call_once(|| {
-                        tracing::warn!(
-                            "OLTP workers fall back to mysql_async (slower per query): {msg}"
-                        );
-                    });
-                }
-            }
-        }
-        tracing::info!(threads = config.threads, "OLTP workers use mysql_async");
-        open.progress.done.store(0, Ordering::Relaxed);
-        PreparedRun::new_workers::<AsyncClient>(open, config)
-            .await
-            .map_err(|e| match e {
-                LeanOpenError::Open(e) => e,
-                LeanOpenError::Unsupported(m) => OpenError::Connect {
-                    target: "(none)".into(),
-                    message: m,
-                },
-            })
-    }
-
-    /// Opens OLTP workers speaking `C`, each on an OS thread with blocking connections (like
-    /// sysbench): no async runtime between a worker and its socket.
-    async fn new_workers<C: Client + 'static>(
-        open: OltpThreads,
-        config: RunConfig,
-    ) -> Result<Self, LeanOpenError> {
-        let OltpThreads {
-            cfg,
-            first_thread,
-            total_threads,
-            seed,
-            progress,
-            ready_timeout,
-        } = open;
-        let mut run = PreparedRun::empty(config);
-        progress.attach(run.control.sockets.clone());
-        if let [(t, _)] = cfg.targets_in_use()[..] {
-            run.single_target = Some(t);
-        }
-        let tail = Arc::new(Mutex::new(WorkerTail::new(cfg.targets.len())));
-        run.oltp_tail = Some(tail.clone());
-        let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
-        let threads = run.config.threads;
-        let conns_per_worker = cfg.targets_in_use().len() as u64;
-        let connect_gate = Arc::new(ConnectGate::new(
-            cfg.server.connect_concurrency,
-            u64::from(threads) * conns_per_worker,
-            cfg.targets.len(),
-            ready_timeout,
-        ));
-        // Open loop: workers share a few threads (see `crate::coop`); else one thread each.
-        let loops = cooperative_threads::<C>(&run.config)?;
-        let mut tasks: Vec<crate::coop::Task> = Vec::new();
-        for t in 0..threads {
-            let (cfg, tail, progress) = (cfg.clone(), tail.clone(), progress.clone());
-            let sockets = run.control.sockets.clone();
-            let connect_gate = connect_gate.clone();
-            let open = move || {
-                if progress.is_cancelled() {
-                    return Err(OpenError::Cancelled.into());
-                }
-                let w = OltpWorker::<C>::open(
-                    cfg,
-                    first_thread + u64::from(t),
-                    total_threads,
-                    seed,
-                    sockets,
-                    tail,
-                    &connect_gate,
-                )?;
-                progress.done.fetch_add(conns_per_worker, Ordering::Relaxed);
-                Ok(w)
-            };
-            let end = |w: OltpWorker<C>, control: &Control| {
-                // After an abort the sockets are shut: nothing left to say.
-                if control.sockets.is_cancelled() {
-                    w.abandon()
-                } else {
-                    w.close()
-                }
-            };
-            if loops > 0 {
-                tasks.push(Box::new(run.worker_task(
-                    t,
-                    open,
-                    end,
-                    Some(tx.clone()),
-                    None,
-                )));
-                continue;
-            }
-            let spawned = run.spawn_worker(
-                t,
-                format!("fb-oltp-{t}"),
-                Some(C::STACK_SIZE),
-                open,
-                end,
-                Some(tx.clone()),
-                None,
-            );
-            if let Err(e) = spawned {
-                let missing = (threads - t) as usize;
-                run.running.fetch_sub(missing, Ordering::AcqRel);
-                run.release_workers().await;
-                return Err(OpenError::Connect {
-                    target: "(none)".into(),
-                    message: format!("cannot start worker threads: {e}"),
-                }
-                .into());
-            }
-        }
-        if loops > 0 {
-            tracing::info!(
-                threads,
-                loops,
-                "open loop: OLTP workers run as cooperative workers on {loops} thread(s)"
-            );
-            if let Err(e) = run.spawn_loops(tasks, loops, C::STACK_SIZE, tx.clone()) {
-                run.release_workers().await;
-                return Err(OpenError::Connect {
-                    target: "(none)".into(),
-                    message: format!("cannot start worker threads: {e}"),
-                }
-                .into());
-            }
-        }
-        drop(tx);
-        let mut failure = None;
-        // Every worker says once how its opening went. Counting matters: a cooperative
-        // thread whose loop failed keeps its workers (and their senders) unfinished, and
-        // answers for them itself, with a failure for each, even one that had opened; the
-        // count may then be reached early, but only with a failure, which releases every
-        // worker below.
-        let mut reports = 0;
-        while reports < threads {
-            let Some(r) = rx.recv().await else { break };
-            reports += 1;
-            if let Err(e) = r {
-                // One worker's failure fails the run: the others need not open theirs.
-                if matches!(e, LeanOpenError::Open(_)) {
-                    progress.cancel();
-                }
-                // An unsupported login anywhere means falling back for all; it wins over
-                // other errors, which are otherwise reported first come.
-                let keep = match &failure {
-                    None => true,
-                    Some(LeanOpenError::Unsupported(_)) => false,
-                    Some(_) => matches!(e, LeanOpenError::Unsupported(_)),
-                };
-                if keep {
-                    failure = Some(e);
-                }
-            }
-        }
-        if let Some(e) = failure {
-            run.release_workers().await;
-            return Err(e);
-        }
-        run.connect_retries = connect_gate.retries();
-        Ok(run)
-    }
-
     /// OLTP: connects tried again while the run opened, by target and reason.
     pub fn connect_retries(&self) -> &[(usize, Reason, u64)] {
         &self.connect_retries
@@ -599,7 +398,7 @@ impl PreparedRun {
     /// Spawns worker thread `t` (named `name`, with `stack_size` bytes of stack if given),
     /// the one way every thread workload's threads start; its body is [`Self::worker_task`].
     #[allow(clippy::too_many_arguments)]
-    fn spawn_worker<W, Open, End>(
+    pub(crate) fn spawn_worker<W, Open, End>(
         &mut self,
         t: u32,
         name: String,
@@ -629,7 +428,7 @@ impl PreparedRun {
     /// start gate, runs [`event_loop`] after Go and hands its worker to `end` (closing
     /// connections). The last worker out runs `last`'s end step (fileio's fsync) before the
     /// run is over.
-    fn worker_task<W, Open, End>(
+    pub(crate) fn worker_task<W, Open, End>(
         &mut self,
         t: u32,
         open: Open,
@@ -696,7 +495,7 @@ impl PreparedRun {
     /// for its workers, as if they had ended; one whose loop fails reports a failed
     /// opening on `opened` for each worker it leaves unfinished (the run may still be
     /// opening) and aborts the run.
-    fn spawn_loops(
+    pub(crate) fn spawn_loops(
         &mut self,
         tasks: Vec<crate::coop::Task>,
         loops: usize,
@@ -748,7 +547,7 @@ impl PreparedRun {
 
     /// Sends OLTP workers that never started home (closing their connections politely)
     /// and waits until they are gone.
-    async fn release_workers(&mut self) {
+    pub(crate) async fn release_workers(&mut self) {
         self.gate.set(GateState::Abandoned);
         let handles: Vec<_> = self.handles.drain(..).collect();
         let _ = tokio::task::spawn_blocking(move || {
@@ -974,14 +773,6 @@ fn guarded(control: &Control, thread: u32, f: impl FnOnce()) {
     }
 }
 
-/// The message of a panic payload.
-pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".into())
-}
-
 /// Sleeps until `at`, or forever when there is nothing to wake for.
 async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     match at {
@@ -996,30 +787,6 @@ impl Drop for PreparedRun {
         self.control.abort("run abandoned before it finished");
         self.gate.set(GateState::Abandoned);
     }
-}
-
-/// How many cooperative threads carry the OLTP workers of a run with `config` speaking `C`:
-/// 0 (one OS thread per worker, as sysbench) for a closed loop or a client that cannot
-/// cooperate. An open loop's workers share FLEETBENCH_OPEN_LOOP_THREADS threads (0: a
-/// thread each), by default one per two cores: each thread wakes once for all the replies
-/// and arrivals that come together, and fewer threads share more wake-ups, while one
-/// thread serves some 100,000 point selects a second.
-fn cooperative_threads<C: Client>(config: &RunConfig) -> Result<usize, OpenError> {
-    if !C::COOPERATIVE || !config.rate.is_some_and(|r| r > 0.0) {
-        return Ok(0);
-    }
-    let wanted = match std::env::var("FLEETBENCH_OPEN_LOOP_THREADS") {
-        Ok(v) => v.trim().parse::<usize>().map_err(|_| {
-            OpenError::Setting(format!(
-                "FLEETBENCH_OPEN_LOOP_THREADS must be a whole number of threads (0: one per worker), not '{v}'"
-            ))
-        })?,
-        Err(_) => {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (cores / 2).max(1)
-        }
-    };
-    Ok(wanted.min(config.threads as usize))
 }
 
 /// A worker's event loop, for every workload: claim an event (or stop), wait for its

@@ -18,10 +18,11 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
 use crate::report;
-use crate::runner::{IntervalReport, OltpThreads, OpenProgress, PreparedRun, RunConfig};
+use crate::runner::{IntervalReport, OpenProgress, PreparedRun, RunConfig};
+use crate::sql::open_error::OpenError;
 use crate::workloads::fileio::{self, FileJob, FileSet};
+use crate::workloads::oltp::open::{OltpThreads, open_run};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
-use crate::workloads::oltp::worker::OpenError;
 use crate::workloads::tpcc::job::TpccJob;
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 use fleetbench_model::spec::Workload;
@@ -350,7 +351,7 @@ impl Agent for AgentService {
                             ms => Duration::from_millis(ms),
                         },
                     };
-                    let opening = PreparedRun::new_oltp(threads, config);
+                    let opening = open_run(threads, config);
                     match report_opening(opening, &progress, connections, &tx).await {
                         // Stopped as the last connection opened: nothing runs.
                         Ok(_) if progress.is_cancelled() => {

@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use fleetbench_model::add_counters;
 use fleetbench_model::counters::{DbCounters, IoCounters};
+use fleetbench_model::workloads::oltp::Kind;
+
+use crate::sql::client::ConnInfo;
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
 
@@ -570,6 +573,36 @@ impl WorkerSlot {
 /// Nanoseconds as whole microseconds, saturating at about 71 minutes.
 fn micros(ns: u64) -> u32 {
     u32::try_from(ns / 1_000).unwrap_or(u32::MAX)
+}
+
+/// Per-target figures a worker keeps over the whole run.
+#[derive(Debug, Default, Clone)]
+pub struct TargetTally {
+    pub db: DbCounters,
+    pub statements: Sample,
+    /// How the first connection to it was made.
+    pub conn: Option<ConnInfo>,
+    /// A worker took on reading the server's facts (once per target).
+    pub facts_taken: bool,
+}
+
+/// Per-kind and per-target figures of a run, shared by its workers: each folds its
+/// statement latencies in by batches; the runner fills in the per-target counters from
+/// the intervals at the end.
+#[derive(Debug, Default)]
+pub struct WorkerTail {
+    pub kinds: Vec<Sample>,
+    pub targets: Vec<TargetTally>,
+}
+
+impl WorkerTail {
+    /// Room for every statement kind and `targets` targets.
+    pub fn new(targets: usize) -> Self {
+        WorkerTail {
+            kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
+            targets: (0..targets).map(|_| TargetTally::default()).collect(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@ use mysql_async::prelude::Queryable;
 use fleetbench_model::workloads::oltp::Target;
 
 use super::mysql::tls;
-use super::mysql::{self as wire, Param, Reply, Sockets, WireError};
+use super::mysql::{self as wire, Param, Reply, WireError};
 use super::open_error::OpenError;
+use crate::sql::Sockets;
 
 /// Reads the certificate and key files named by the settings (on this host) and
 /// builds the TLS configuration once for every connection to this target. Errors

@@ -7,3 +7,6 @@ pub mod client;
 pub mod mysql;
 pub mod open_error;
 pub mod opening;
+pub mod sockets;
+
+pub use sockets::Sockets;

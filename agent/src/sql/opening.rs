@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::mysql::{Sockets, WireError};
+use super::mysql::WireError;
+use crate::sql::Sockets;
 
 /// Why a connect was tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -30,7 +30,7 @@ pub trait ThreadWorkload: Send + Sync + 'static {
 
     /// The sockets of the workers' database connections, which an abort shuts so that a
     /// statement waiting on a lock returns at once (TPC-C); None without connections.
-    fn sockets(&self) -> Option<std::sync::Arc<crate::sql::mysql::Sockets>> {
+    fn sockets(&self) -> Option<std::sync::Arc<crate::sql::Sockets>> {
         None
     }
 }

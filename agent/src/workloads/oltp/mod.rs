@@ -2,5 +2,6 @@
 //! cleanup, over the SQL driver layer (`crate::sql`). What a run asks for (options,
 //! statement texts, schema) is the model's (`fleetbench_model::workloads::oltp`).
 
+pub mod open;
 pub mod prepare;
 pub mod worker;

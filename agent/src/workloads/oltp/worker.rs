@@ -16,47 +16,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
-use crate::sql::client::{Client, ConnInfo};
-use crate::sql::mysql::{Param, Reply, Sockets, WireError};
-pub use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::sql::Sockets;
+use crate::sql::client::Client;
+use crate::sql::mysql::{Param, Reply, WireError};
+use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::{ConnectGate, GateError};
-use crate::stats::{BATCH, Sample};
+use crate::stats::{BATCH, WorkerTail};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script, Target};
 
 /// Server codes that mean the connection is gone.
 const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
-
-/// Per-target figures a worker keeps over the whole run.
-#[derive(Debug, Default, Clone)]
-pub struct TargetTally {
-    pub db: DbCounters,
-    pub statements: Sample,
-    /// How the first connection to it was made.
-    pub conn: Option<ConnInfo>,
-    /// A worker took on reading the server's facts (once per target).
-    pub facts_taken: bool,
-}
-
-/// Per-kind and per-target figures of a run, shared by its workers: each folds its
-/// statement latencies in by batches; the runner fills in the per-target counters from
-/// the intervals at the end.
-#[derive(Debug, Default)]
-pub struct WorkerTail {
-    pub kinds: Vec<Sample>,
-    pub targets: Vec<TargetTally>,
-}
-
-impl WorkerTail {
-    /// Room for every statement kind and `targets` targets.
-    pub fn new(targets: usize) -> Self {
-        WorkerTail {
-            kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
-            targets: (0..targets).map(|_| TargetTally::default()).collect(),
-        }
-    }
-}
 
 /// A worker's statement latencies not yet folded into the shared [`WorkerTail`]: a
 /// fixed-size buffer instead of a histogram per kind and target per worker, which at

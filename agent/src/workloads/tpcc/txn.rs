@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use super::r#gen::{NuRandC, last_name, nurand};
 use crate::rand::Rng;
+use crate::sql::Sockets;
 use crate::sql::client::connect_opts;
-use crate::sql::mysql::{Conn, Reply, Sockets, WireError};
+use crate::sql::mysql::{Conn, Reply, WireError};
 use crate::stats::TxnEnd;
 use crate::workloads::{Step, ThreadWorkload, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
