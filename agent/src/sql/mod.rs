@@ -10,3 +10,16 @@ pub mod opening;
 pub mod sockets;
 
 pub use sockets::Sockets;
+
+/// What a failed statement means for the event that ran it, as the driver classifies its
+/// errors ([`mysql::WireError::classify`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The server refused the statement with a code the run ignores (sysbench's
+    /// `--mysql-ignore-errors`, TPC-C's deadlocks): count it and restart the event.
+    Ignorable(u16),
+    /// The connection is gone: reconnect, then restart the event.
+    Reconnect,
+    /// Anything else: the run cannot go on.
+    Fatal,
+}

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 pub mod auth;
 pub mod tls;
 
-use crate::sql::Sockets;
+use crate::sql::{ErrorClass, Sockets};
 use fleetbench_model::workloads::oltp::tls::SslMode;
 use tls::TlsStream;
 
@@ -77,11 +77,25 @@ pub enum WireError {
     Auth(String),
 }
 
+/// Server codes that mean the connection is gone.
+const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
+
 impl WireError {
     pub fn code(&self) -> Option<u16> {
         match self {
             WireError::Server { code, .. } => Some(*code),
             _ => None,
+        }
+    }
+
+    /// What this error means for the event: a server code the run ignores (`ignores`)
+    /// restarts it, a lost connection (a code that says so, or anything but a server's
+    /// answer) reconnects, any other answer of the server is fatal.
+    pub fn classify(&self, ignores: impl Fn(u16) -> bool) -> ErrorClass {
+        match self {
+            WireError::Server { code, .. } if ignores(*code) => ErrorClass::Ignorable(*code),
+            WireError::Server { code, .. } if !LOST_CODES.contains(code) => ErrorClass::Fatal,
+            _ => ErrorClass::Reconnect,
         }
     }
 }

@@ -16,18 +16,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
-use crate::sql::Sockets;
 use crate::sql::client::Client;
 use crate::sql::mysql::{Param, Reply, WireError};
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::{ConnectGate, GateError};
+use crate::sql::{ErrorClass, Sockets};
 use crate::stats::{BATCH, WorkerTail};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script, Target};
-
-/// Server codes that mean the connection is gone.
-const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
 
 /// A worker's statement latencies not yet folded into the shared [`WorkerTail`]: a
 /// fixed-size buffer instead of a histogram per kind and target per worker, which at
@@ -145,13 +142,6 @@ const REOPEN_WAIT_MAX: Duration = Duration::from_millis(500);
 
 fn kind_index(k: Kind) -> usize {
     Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
-}
-
-fn is_lost(e: &WireError) -> bool {
-    match e {
-        WireError::Server { code, .. } => LOST_CODES.contains(code),
-        _ => true,
-    }
 }
 
 /// A readable error for a failed connect (the codes mysql_async's path maps too).
@@ -743,22 +733,18 @@ impl<C: Client> OltpWorker<C> {
                 }
                 Ok(())
             }
-            Err(e) => {
-                if let Some(code) = e.code()
-                    && self.cfg.ignores(code)
-                {
+            Err(e) => match e.classify(|code| self.cfg.ignores(code)) {
+                ErrorClass::Ignorable(code) => {
                     self.on_target(t, |c| c.count_ignored(code));
-                    return Err(Failure::Ignored(code));
+                    Err(Failure::Ignored(code))
                 }
-                if is_lost(&e) {
-                    return Err(Failure::Lost(t));
-                }
-                Err(Failure::Fatal(format!(
+                ErrorClass::Reconnect => Err(Failure::Lost(t)),
+                ErrorClass::Fatal => Err(Failure::Fatal(format!(
                     "{} failed on target {}: {e}",
                     kind.name(),
                     self.cfg.targets[t].describe(),
-                )))
-            }
+                ))),
+            },
         }
     }
 
@@ -932,10 +918,14 @@ mod tests {
             code,
             message: String::new(),
         };
-        assert!(is_lost(&server(1927)));
-        assert!(!is_lost(&server(1213)));
-        assert!(is_lost(&WireError::Io(
-            std::io::ErrorKind::BrokenPipe.into()
-        )));
+        let none = |_| false;
+        assert_eq!(server(1927).classify(none), ErrorClass::Reconnect);
+        assert_eq!(server(1213).classify(none), ErrorClass::Fatal);
+        assert_eq!(
+            server(1213).classify(|c| c == 1213),
+            ErrorClass::Ignorable(1213)
+        );
+        let broken = WireError::Io(std::io::ErrorKind::BrokenPipe.into());
+        assert_eq!(broken.classify(none), ErrorClass::Reconnect);
     }
 }

@@ -24,7 +24,10 @@ const LOAD_ATTEMPTS: u32 = 5;
 
 /// A deadlock or lock-wait timeout: the statement may be sent again.
 fn is_retried(e: &crate::sql::mysql::WireError) -> bool {
-    matches!(e.code(), Some(1213 | 1205))
+    matches!(
+        e.classify(|c| matches!(c, 1213 | 1205)),
+        crate::sql::ErrorClass::Ignorable(_)
+    )
 }
 
 /// Violations named per condition (the count covers all of them).

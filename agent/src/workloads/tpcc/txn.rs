@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::r#gen::{NuRandC, last_name, nurand};
 use crate::rand::Rng;
+use crate::sql::ErrorClass;
 use crate::sql::Sockets;
 use crate::sql::client::connect_opts;
 use crate::sql::mysql::{Conn, Reply, WireError};
@@ -195,8 +196,7 @@ impl WorkerLoop for Terminal {
                     return Step::Stopped;
                 }
                 Err(Abort::Db(e)) => {
-                    let code = e.code().filter(|c| RETRIED.contains(c));
-                    let Some(code) = code else {
+                    let ErrorClass::Ignorable(code) = e.classify(|c| RETRIED.contains(&c)) else {
                         if stop.load(Ordering::Relaxed) {
                             return Step::Stopped;
                         }
