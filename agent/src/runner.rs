@@ -605,38 +605,21 @@ impl PreparedRun {
         });
         let mut warming = !self.config.warmup.is_zero();
         self.gate.set(GateState::Open);
-        let mut cumulative = Sample::default();
-        let mut last_tick = start;
-        let mut next_tick = start + self.config.tick;
-        let mut seq = 0u32;
-        // Open loop: arrivals counted in the intervals sent so far.
-        let mut arrivals_before = 0u64;
-        // Open loop: arrivals during the warm-up, not the measurement's.
-        let mut warmup_arrivals = 0u64;
-        // Threads that ran in the last tick; every thread before the first one.
-        let mut last_running = self.slots.len() as u32;
+        let mut ticks = Ticks {
+            start,
+            seq: 0,
+            last_tick: start,
+            next_tick: start + self.config.tick,
+            cumulative: Sample::default(),
+            arrivals_before: 0,
+            warmup_arrivals: 0,
+            last_running: self.slots.len() as u32,
+        };
         loop {
             // Ticks that would end at or after the deadline are never sent (as in sysbench):
             // what runs past the last full tick is in the final report only.
-            let ticking = deadline.is_none_or(|d| next_tick < d);
-            let mut wake = if warming {
-                Some(start)
-            } else {
-                ticking.then_some(next_tick)
-            };
-            if let Some(d) = deadline
-                && !self.control.is_stopped()
-            {
-                wake = Some(wake.map_or(d, |w| w.min(d)));
-            }
-            // The hard deadline: a worker still busy this long after the run's time (a
-            // statement stuck on a lock, a lost server) is cancelled.
-            let hard = deadline.map(|d| d + HARD_DEADLINE_GRACE);
-            if let Some(h) = hard
-                && !self.control.is_cancelled()
-            {
-                wake = Some(wake.map_or(h, |w| w.min(h)));
-            }
+            let ticking = deadline.is_none_or(|d| ticks.next_tick < d);
+            let (wake, hard) = self.next_wake(warming, &ticks, ticking, deadline);
             tokio::select! {
                 _ = self.all_done.notified() => break,
                 _ = sleep_until_some(wake) => {}
@@ -645,11 +628,11 @@ impl PreparedRun {
             if warming && now >= start {
                 // Nothing of the warm-up was recorded; only its arrivals are left to skip.
                 warming = false;
-                warmup_arrivals = self
+                ticks.warmup_arrivals = self
                     .control
                     .queue_at(start.into_std())
                     .map_or(0, |q| q.arrivals);
-                arrivals_before = warmup_arrivals;
+                ticks.arrivals_before = ticks.warmup_arrivals;
             }
             // Counted before the deadline stops anyone: the threads that ran this tick.
             let threads_running = self.running.load(Ordering::Acquire) as u32;
@@ -662,46 +645,107 @@ impl PreparedRun {
                     HARD_DEADLINE_GRACE.as_secs()
                 ));
             }
-            if ticking && now >= next_tick {
-                seq += 1;
-                let mut sample = Sample::default();
-                for slot in &self.slots {
-                    slot.drain_into(seq, &mut sample);
-                }
-                self.intervals.take_into(seq, &mut sample);
-                let sample = self.per_target(sample);
-                cumulative.merge(&sample);
-                last_running = threads_running;
-                let open = self.control.queue_at(now.into_std()).map(|q| {
-                    let arrivals = q.arrivals - arrivals_before;
-                    arrivals_before = q.arrivals;
-                    let concurrency = self.slots.iter().filter(|s| s.is_busy()).count() as u32;
-                    QueueState {
-                        arrivals,
-                        concurrency,
-                        ..q
-                    }
-                });
-                let report = IntervalReport {
-                    seq,
-                    // Measured, not nominal: the ticker may wake a little late.
-                    duration: now - last_tick,
-                    threads_running,
-                    sample,
-                    last: false,
-                    open,
-                };
-                if intervals.send(report).await.is_err() {
-                    self.control.abort("coordinator went away");
-                }
-                last_tick = now;
-                next_tick += self.config.tick;
+            if ticking && now >= ticks.next_tick {
+                self.tick(&mut ticks, now, threads_running, &intervals)
+                    .await;
             }
         }
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
+        self.final_report(ticks, &intervals).await
+    }
 
+    /// When the ticker wakes next: the end of the warm-up, the next tick, the deadline;
+    /// and the hard deadline, after which workers still busy (a statement stuck on a lock,
+    /// a lost server) are cancelled.
+    fn next_wake(
+        &self,
+        warming: bool,
+        ticks: &Ticks,
+        ticking: bool,
+        deadline: Option<tokio::time::Instant>,
+    ) -> (Option<tokio::time::Instant>, Option<tokio::time::Instant>) {
+        let mut wake = if warming {
+            Some(ticks.start)
+        } else {
+            ticking.then_some(ticks.next_tick)
+        };
+        if let Some(d) = deadline
+            && !self.control.is_stopped()
+        {
+            wake = Some(wake.map_or(d, |w| w.min(d)));
+        }
+        let hard = deadline.map(|d| d + HARD_DEADLINE_GRACE);
+        if let Some(h) = hard
+            && !self.control.is_cancelled()
+        {
+            wake = Some(wake.map_or(h, |w| w.min(h)));
+        }
+        (wake, hard)
+    }
+
+    /// Sends the interval that ends at `now`.
+    async fn tick(
+        &self,
+        ticks: &mut Ticks,
+        now: tokio::time::Instant,
+        threads_running: u32,
+        intervals: &mpsc::Sender<IntervalReport>,
+    ) {
+        ticks.seq += 1;
+        let seq = ticks.seq;
+        let mut sample = Sample::default();
+        for slot in &self.slots {
+            slot.drain_into(seq, &mut sample);
+        }
+        self.intervals.take_into(seq, &mut sample);
+        let sample = self.per_target(sample);
+        ticks.cumulative.merge(&sample);
+        ticks.last_running = threads_running;
+        let open = self.control.queue_at(now.into_std()).map(|q| {
+            let arrivals = q.arrivals - ticks.arrivals_before;
+            ticks.arrivals_before = q.arrivals;
+            let concurrency = self.slots.iter().filter(|s| s.is_busy()).count() as u32;
+            QueueState {
+                arrivals,
+                concurrency,
+                ..q
+            }
+        });
+        let report = IntervalReport {
+            seq,
+            // Measured, not nominal: the ticker may wake a little late.
+            duration: now - ticks.last_tick,
+            threads_running,
+            sample,
+            last: false,
+            open,
+        };
+        if intervals.send(report).await.is_err() {
+            self.control.abort("coordinator went away");
+        }
+        ticks.last_tick = now;
+        ticks.next_tick += self.config.tick;
+    }
+
+    /// After the workers have ended: what ran since the last tick as a last interval of its
+    /// own, then the run's totals.
+    async fn final_report(
+        &mut self,
+        ticks: Ticks,
+        intervals: &mpsc::Sender<IntervalReport>,
+    ) -> FinalReport {
+        let Ticks {
+            start,
+            seq,
+            last_tick,
+            mut cumulative,
+            arrivals_before,
+            warmup_arrivals,
+            last_running,
+            ..
+        } = ticks;
         let mut tail = match self.oltp_tail.take() {
             Some(t) => std::mem::take(&mut *t.lock().unwrap_or_else(|p| p.into_inner())),
             None => WorkerTail::default(),
@@ -760,6 +804,24 @@ impl PreparedRun {
             }),
         }
     }
+}
+
+/// The ticker's state over a run.
+struct Ticks {
+    /// The end of the warm-up: the measurement's start.
+    start: tokio::time::Instant,
+    /// Intervals sent so far.
+    seq: u32,
+    last_tick: tokio::time::Instant,
+    next_tick: tokio::time::Instant,
+    /// Everything the intervals sent so far held.
+    cumulative: Sample,
+    /// Open loop: arrivals counted in the intervals sent so far.
+    arrivals_before: u64,
+    /// Open loop: arrivals during the warm-up, not the measurement's.
+    warmup_arrivals: u64,
+    /// Threads that ran in the last tick; every thread before the first one.
+    last_running: u32,
 }
 
 /// Runs a worker's part of the run; a panic in it ends the run on this agent with its

@@ -181,6 +181,23 @@ async fn open_workers<C: Client + 'static>(
         }
     }
     drop(tx);
+    let failure = first_failure(&mut rx, threads, &progress).await;
+    if let Some(e) = failure {
+        run.release_workers().await;
+        return Err(e);
+    }
+    run.connect_retries = connect_gate.retries();
+    Ok(run)
+}
+
+/// Waits for every worker to say how its opening went, and keeps the failure that decides
+/// the run's: the first, unless a worker needs a login the lean client does not speak
+/// (then all fall back to mysql_async).
+async fn first_failure(
+    rx: &mut mpsc::UnboundedReceiver<Result<(), LeanOpenError>>,
+    threads: u32,
+    progress: &OpenProgress,
+) -> Option<LeanOpenError> {
     let mut failure = None;
     // Every worker says once how its opening went. Counting matters: a cooperative
     // thread whose loop failed keeps its workers (and their senders) unfinished, and
@@ -208,12 +225,7 @@ async fn open_workers<C: Client + 'static>(
             }
         }
     }
-    if let Some(e) = failure {
-        run.release_workers().await;
-        return Err(e);
-    }
-    run.connect_retries = connect_gate.retries();
-    Ok(run)
+    failure
 }
 
 /// How many cooperative threads carry the OLTP workers of a run with `config` speaking `C`:
