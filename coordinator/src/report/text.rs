@@ -3,10 +3,11 @@
 
 use std::fmt::Write;
 
+use super::format::{age, rate_label};
 use super::pct_label;
+use super::style::ReportStyle;
 use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
 use crate::plan::{Plan, Workload};
-use crate::sweep::ReportStyle;
 use fleetbench_agent::workloads::fileio::{FileioConfig, IoMode};
 
 /// The preamble printed before the run starts. `agents` is (address, threads) per agent.
@@ -750,15 +751,6 @@ pub fn open_loop_block(plan: &Plan, r: &RunResult) -> String {
     s
 }
 
-/// A rate as given: `2000`, `2500.5`.
-pub fn rate_label(rate: f64) -> String {
-    if rate.fract() == 0.0 {
-        format!("{rate:.0}")
-    } else {
-        format!("{rate}")
-    }
-}
-
 /// The run's id, when it ran (UTC) and its tags, as the last line of fleetbench's own
 /// blocks.
 pub fn run_line(plan: &Plan, r: &RunResult) -> String {
@@ -777,13 +769,11 @@ pub fn run_line(plan: &Plan, r: &RunResult) -> String {
     s
 }
 
-/// Why an open loop's target rate was not reached, if it was not: more than 1 % of the
-/// arrivals (and more than 10) were still queued when the run ended, so the threads fell
-/// behind the rate for good rather than for a moment.
+/// Why an open loop's target rate was not reached, if it was not (see
+/// [`crate::merge::OpenLoop::fell_behind`]).
 pub fn rate_shortfall(plan: &Plan, r: &RunResult) -> Option<String> {
     let o = r.open()?;
-    let behind = o.queue_length > 10 && o.queue_length.saturating_mul(100) > o.arrivals;
-    behind.then(|| {
+    o.fell_behind().then(|| {
         format!(
             "the target rate was not reached: {} events/s asked for, {:.2}/s run; {} arrived events were still waiting for a thread at the end",
             rate_label(plan.rate),
@@ -978,7 +968,7 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
 }
 
 /// `fleetbench agents`: one row per agent with version, host, cores, state and round trip.
-pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
+pub fn agents_status(lines: &[crate::wire::AgentStatusLine]) -> String {
     let w = lines.iter().map(|l| l.addr.len()).max().unwrap_or(5).max(5);
     let mut s = String::new();
     let _ = writeln!(
@@ -1028,16 +1018,6 @@ pub fn agents_status(lines: &[crate::session::AgentStatusLine]) -> String {
         .collect();
     s.push_str(&crate::report::hosts::facts_block(&facts, AGENTS_LISTED));
     s
-}
-
-/// A duration in seconds as people say it: `42s`, `3m05s`, `2h07m`, `3d04h`.
-pub fn age(secs: u64) -> String {
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
-        3600..86400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
-        _ => format!("{}d{:02}h", secs / 86400, secs % 86400 / 3600),
-    }
 }
 
 /// Past this many agents the per-agent block is condensed to a summary; the JSON result
@@ -1556,20 +1536,6 @@ Threads fairness:
         );
         assert_eq!(legacy_size(0), "0b");
         assert_eq!(legacy_size(1_768_857_600), "1.6474Gb");
-    }
-
-    #[test]
-    fn ages_read_like_people_say_them() {
-        let ages = [
-            (0, "0s"),
-            (59, "59s"),
-            (185, "3m05s"),
-            (7620, "2h07m"),
-            (3 * 86400 + 4 * 3600 + 59, "3d04h"),
-        ];
-        for (secs, said) in ages {
-            assert_eq!(age(secs), said);
-        }
     }
 
     #[test]
