@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod downtime;
+pub mod error;
 pub mod exit;
 pub mod local;
 pub mod merge;
@@ -22,7 +23,8 @@ pub mod wire;
 use std::ffi::OsString;
 
 use commands::{Parsed, Which};
-pub use exit::{EXIT_DEGRADED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, exit_code};
+pub use error::UsageError;
+pub use exit::{EXIT_DEGRADED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code};
 
 /// Runs the coordinator with a full argument vector (program name first); returns the exit
 /// code for a run that happened, or the error that stopped it (a report that could not be

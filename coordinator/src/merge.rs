@@ -119,6 +119,12 @@ impl OpenLoop {
         }
     }
 
+    /// Whether the threads fell behind the offered rate for good rather than for a moment:
+    /// more than 1 % of the arrivals (and more than 10) were still queued at the end.
+    pub fn fell_behind(&self) -> bool {
+        self.queue_length > 10 && self.queue_length.saturating_mul(100) > self.arrivals
+    }
+
     /// The next interval of the same agents: queue and concurrency are its, at its end;
     /// service times and arrivals add up.
     fn follow(&mut self, o: &OpenLoop) {

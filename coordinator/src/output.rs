@@ -20,7 +20,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::cli::RawArgs;
-use crate::exit::UsageError;
+use crate::error::UsageError;
 use crate::report::stdout;
 
 /// How a path is written.

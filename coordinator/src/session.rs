@@ -20,61 +20,17 @@ use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Status, Streaming};
 use tracing::warn;
 
+use crate::error::{AgentEnd, Interrupted, SessionError};
 use crate::merge::{
     AgentResult, Connection, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
 };
 use crate::plan::{Plan, TableSplit, Workload, split_by_threads, split_evenly, tables_for_agents};
-use crate::wire::{self, AgentFinal};
+use crate::wire::{self, AgentFacts, AgentFinal, AgentStatusLine};
 
 /// How long connecting to and greeting an agent may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long past the configured time an agent may take to deliver its final report.
 const FINAL_GRACE: Duration = Duration::from_secs(15);
-
-/// Why a session could not start or finish. Every variant names the agent.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    #[error("cannot reach agent {agent}: {reason}")]
-    Unreachable { agent: String, reason: String },
-    #[error(
-        "agent {agent} speaks protocol v{theirs} (fleetbench-agent {version}), this coordinator speaks v{ours}: run the same fleetbench version on both sides"
-    )]
-    Protocol {
-        agent: String,
-        theirs: u32,
-        ours: u32,
-        version: String,
-    },
-    #[error("agent {agent} cannot run the {workload} test (it offers: {offers})")]
-    MissingWorkload {
-        agent: String,
-        workload: String,
-        offers: String,
-    },
-    #[error("agent {agent} refused the run: {reason}")]
-    Refused { agent: String, reason: String },
-    /// A share of the plan beyond what the agent's Hello says its host can give.
-    #[error("agent {agent} cannot run {threads} threads: {reason}")]
-    Limit {
-        agent: String,
-        threads: u64,
-        reason: String,
-    },
-    #[error(
-        "agent {agent} was not ready within {secs}s (no progress opening its connections for that long); the run was cancelled on every agent"
-    )]
-    NotReady { agent: String, secs: u64 },
-    #[error("agent {agent} refused the token: {reason}")]
-    Auth { agent: String, reason: String },
-    #[error("{what} failed on agent {reason}")]
-    TableJob { what: &'static str, reason: String },
-    /// The dry run before a prepare or cleanup: every agent's refusal, not only the first.
-    #[error("{what} refused, nothing was created or dropped: {reasons}")]
-    CheckRefused { what: &'static str, reasons: String },
-    /// A prepare, cleanup or prewarm stopped by a signal to the coordinator.
-    #[error("{0}")]
-    Interrupted(Box<Interrupted>),
-}
 
 /// A greeted agent, ready for a run.
 #[derive(Debug, Clone)]
@@ -82,43 +38,6 @@ pub struct AgentConn {
     pub addr: String,
     pub hello: HelloReply,
     client: AgentClient<InterceptedService<Channel, Attach>>,
-}
-
-/// What `fleetbench agents` shows of one agent.
-pub struct AgentStatusLine {
-    pub addr: String,
-    /// What its Hello said, or why there was none.
-    pub result: Result<AgentFacts, SessionError>,
-}
-
-/// An agent's answer to Hello, and how long a second one took on the open connection.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentFacts {
-    pub version: String,
-    pub hostname: String,
-    pub cores: u32,
-    /// Its host's CPU model, kernel and memory (empty from agents that send none).
-    pub host: fleetbench_model::host::HostFacts,
-    /// The run it is busy with: id, since when (Unix seconds) and for whom.
-    pub busy: Option<(String, u64, String)>,
-    pub rtt: Duration,
-}
-
-impl AgentFacts {
-    fn of(h: HelloReply, rtt: Duration) -> AgentFacts {
-        AgentFacts {
-            host: crate::wire::host_facts(&h),
-            version: h.agent_version,
-            hostname: h.hostname,
-            cores: h.cores,
-            busy: (!h.busy_run_id.is_empty()).then_some((
-                h.busy_run_id,
-                h.busy_since_unix,
-                h.busy_peer,
-            )),
-            rtt,
-        }
-    }
 }
 
 /// Greets every agent (concurrently) and times a second Hello on the open connection.
@@ -205,7 +124,7 @@ pub async fn connect(
                 reason: format!(
                     "busy: run {} for {} from {}",
                     c.hello.busy_run_id,
-                    crate::report::text::age(
+                    crate::report::format::age(
                         std::time::SystemTime::now()
                             .duration_since(std::time::UNIX_EPOCH)
                             .map_or(0, |d| d.as_secs())
@@ -397,20 +316,36 @@ impl Participant {
     }
 }
 
+/// What the caller of [`run`] is told while the run goes, in this order: the opening,
+/// Go, then the intervals.
+pub trait RunObserver {
+    /// (open, total) connections summed over the agents while they open them (only when
+    /// that takes a while).
+    fn opening(&mut self, open: u64, total: u64);
+    /// Once all agents are Ready, just before Go: the run's id and what their Ready said
+    /// (how the agents connected to each target, each distinct way once, and the connects
+    /// retried). Called once.
+    fn go(&mut self, run_id: &str, ready: &RunResult);
+    /// Each merged tick as it completes.
+    fn interval(&mut self, iv: &MergedInterval);
+    /// Each agent's part of a tick as it arrives: the agent's address, the tick's number,
+    /// its host's load.
+    fn agent_interval(
+        &mut self,
+        addr: &str,
+        seq: u32,
+        part: &IntervalPart,
+        load: Option<&HostFigures>,
+    );
+}
+
 /// Runs the plan over `conns`: threads (and events) split evenly, all agents started
-/// together once every one is Ready. `on_opening` sees (open, total) connections summed
-/// over the agents while they open them (only when that takes a while); `on_go` runs once
-/// all are Ready, just before Go, with the run's id and what their Ready said (how the
-/// agents connected to each target, each distinct way once, and the connects retried); `on_interval` sees each merged tick as
-/// it completes, `on_agent_interval` each agent's part of it as it arrives (the agent's
-/// address, the tick's number, its host's load). Agents given no threads (fewer threads than agents) sit the run out.
+/// together once every one is Ready; `watch` is told how it goes. Agents given no threads
+/// (fewer threads than agents) sit the run out.
 pub async fn run(
     conns: Vec<AgentConn>,
     plan: &Plan,
-    mut on_opening: impl FnMut(u64, u64),
-    on_go: impl FnOnce(&str, &RunResult),
-    mut on_interval: impl FnMut(&MergedInterval),
-    mut on_agent_interval: impl FnMut(&str, u32, &IntervalPart, Option<&HostFigures>),
+    watch: &mut impl RunObserver,
 ) -> Result<RunResult, SessionError> {
     let one_process = matches!(plan.agents, crate::plan::AgentSource::Local(_));
     check_ceilings(&conns, plan.threads, &plan.workload, one_process)?;
@@ -489,7 +424,7 @@ pub async fn run(
                 let now = opening_sum(&tally);
                 if now != shown && now.1 > 0 {
                     shown = now;
-                    on_opening(now.0, now.1);
+                    watch.opening(now.0, now.1);
                 }
             }
         }
@@ -498,7 +433,7 @@ pub async fn run(
         // Whoever saw the count move sees it end.
         let last = opening_sum(&tally);
         if last != shown {
-            on_opening(last.0, last.1);
+            watch.opening(last.0, last.1);
         }
     }
     let mut parts = started.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -508,7 +443,7 @@ pub async fn run(
     for p in &parts {
         seen.add_connect_retries(&p.retries);
     }
-    on_go(&run_id, &seen);
+    watch.go(&run_id, &seen);
     let started = std::time::SystemTime::now();
     for p in &parts {
         let go = RunRequest {
@@ -517,7 +452,7 @@ pub async fn run(
         // A failed send shows up as a broken stream below and marks the agent lost.
         let _ = p.requests.send(go).await;
     }
-    let mut collected = collect(&mut parts, plan, &mut on_interval, &mut on_agent_interval).await;
+    let mut collected = collect(&mut parts, plan, watch).await;
     // How the agents connected, as their Ready said: once, for the header and the report.
     collected.connections = seen.connections;
     collected.connect_retries = seen.connect_retries;
@@ -905,51 +840,6 @@ pub struct JobSummary {
 /// stand (an agent stops its prepare within a second of being asked).
 const TABLE_STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// A table job that a signal to the coordinator stopped: what each agent said last.
-#[derive(Debug)]
-pub struct Interrupted {
-    /// The command: prepare, cleanup or prewarm.
-    pub what: &'static str,
-    /// SIGINT, SIGTERM or SIGHUP.
-    pub signal: &'static str,
-    /// Whether the real job had begun on the agents; before it (in the dry run) nothing
-    /// was created or dropped.
-    pub begun: bool,
-    /// Each working agent's address and how its job ended.
-    pub agents: Vec<(String, AgentEnd)>,
-    /// Progress summed over the agents when it stopped (rows, bytes, tables or steps).
-    pub done: u64,
-    pub total: u64,
-}
-
-/// How one agent's part of an interrupted table job ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AgentEnd {
-    /// It finished before the stop reached it; its summary.
-    Finished(String),
-    /// It stopped (or failed); its own words on what it leaves behind.
-    Stopped(String),
-    /// No answer within the grace period (or a second signal ended the wait).
-    Silent,
-}
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} interrupted by {}", self.what, self.signal)?;
-        if !self.begun {
-            return write!(f, " before it began: nothing was created or dropped");
-        }
-        for (agent, end) in &self.agents {
-            match end {
-                AgentEnd::Finished(_) => write!(f, "; agent {agent}: finished")?,
-                AgentEnd::Stopped(why) => write!(f, "; agent {agent}: {why}")?,
-                AgentEnd::Silent => write!(f, "; agent {agent}: no answer")?,
-            }
-        }
-        Ok(())
-    }
-}
-
 /// SIGINT, SIGTERM and SIGHUP, each with its name (those that can be listened to).
 fn interrupt_signals() -> Vec<(&'static str, tokio::signal::unix::Signal)> {
     use tokio::signal::unix::{SignalKind, signal};
@@ -1022,8 +912,7 @@ enum Delivery {
 async fn collect(
     parts: &mut [Participant],
     plan: &Plan,
-    on_interval: &mut impl FnMut(&MergedInterval),
-    on_agent_interval: &mut impl FnMut(&str, u32, &IntervalPart, Option<&HostFigures>),
+    watch: &mut impl RunObserver,
 ) -> RunResult {
     let (tx, mut rx) = mpsc::channel::<(usize, Delivery)>(64);
     // What each agent's intervals added up to: a lost agent's share of the totals. Kept
@@ -1121,7 +1010,7 @@ async fn collect(
                     }
                     match part {
                     Ok(part) => {
-                        on_agent_interval(&parts[i].conn.addr, seq, &part, host.as_ref());
+                        watch.agent_interval(&parts[i].conn.addr, seq, &part, host.as_ref());
                         merger.add(i, seq, *part)
                     }
                     Err(e) => {
@@ -1189,7 +1078,7 @@ async fn collect(
             }
         };
         for m in released {
-            on_interval(&m);
+            watch.interval(&m);
             result.intervals.push(m);
         }
     }
@@ -1201,7 +1090,7 @@ async fn collect(
     }
     for i in 0..parts.len() {
         for m in merger.finish(i) {
-            on_interval(&m);
+            watch.interval(&m);
             result.intervals.push(m);
         }
     }

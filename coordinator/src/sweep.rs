@@ -15,6 +15,7 @@ use crate::plan::{Plan, PlanError, Workload};
 use crate::report;
 use crate::report::doc::SweepDoc;
 pub use crate::report::doc::{IntervalSeries, Step, Summary};
+use crate::report::style::ReportStyle;
 
 /// Output and sweep options beyond a single run's plan.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,28 +47,6 @@ pub struct Extras {
     pub metrics_push: Option<crate::metrics::PushUrl>,
     /// The running exporter of either, once the command has started it.
     pub metrics: Option<crate::metrics::Exporter>,
-}
-
-/// `--report-style`: what the text report holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ReportStyle {
-    /// sysbench 1.0's report, then fleetbench's own blocks (agents, targets, connections).
-    #[default]
-    Fleetbench,
-    /// sysbench 1.0's report alone, for scripts that expect nothing else.
-    Sysbench10,
-    /// sysbench 0.5's interval lines and end report ("Test execution summary").
-    Sysbench05,
-    /// sysbench 0.4's end report ("General statistics", "response time"); its interval
-    /// lines (0.4 had none) are 0.5's.
-    Sysbench04,
-}
-
-impl ReportStyle {
-    /// One of sysbench's own layouts, without fleetbench's blocks.
-    pub fn is_sysbench(self) -> bool {
-        self != ReportStyle::Fleetbench
-    }
 }
 
 /// Most measurements `--repeat` takes per step.
@@ -301,7 +280,7 @@ impl Axis {
             Axis::Threads(v) => format!("{} threads", v[i]),
             Axis::Rates(v) => format!(
                 "{} {} ({} threads)",
-                report::text::rate_label(v[i]),
+                report::format::rate_label(v[i]),
                 rate_unit(&plan.workload),
                 plan.threads
             ),
@@ -421,7 +400,7 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
         }
         if open {
             let offered = if r.rate > 0.0 {
-                report::text::rate_label(r.rate)
+                report::format::rate_label(r.rate)
             } else {
                 "-".into()
             };
@@ -457,7 +436,7 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
 /// rates in the order given.
 pub fn sweep_doc(plan: &Plan, extras: &Extras, steps: &[Step], interrupted: bool) -> SweepDoc {
     SweepDoc {
-        format_version: report::json::FORMAT_VERSION,
+        format_version: report::doc::FORMAT_VERSION,
         kind: "sweep".into(),
         fleetbench_version: env!("CARGO_PKG_VERSION").into(),
         test: plan.workload.name().into(),

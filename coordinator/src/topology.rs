@@ -31,19 +31,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::cli::{self, RawArgs};
+use crate::error::ScenarioError;
 use crate::plan::{self, Command, Plan, PlanError};
 use crate::report::doc::{ScenarioDoc, ScenariosDoc};
 use crate::sweep::{self, Extras, Step};
-
-/// A mistake in a scenario file, with the line (1-based) and field it concerns.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("{file}: line {line}: field '{field}': {message}")]
-pub struct ScenarioError {
-    pub file: String,
-    pub line: usize,
-    pub field: String,
-    pub message: String,
-}
 
 /// Options a scenario sets through its own fields, never through `options`.
 const MANAGED: [&str; 14] = [
@@ -132,10 +123,9 @@ pub struct Scenario {
     /// more for a rate sweep (then `threads` has one count).
     pub rates: Vec<f64>,
     pub prepare: bool,
-    /// Arguments after the program name, without the command word and --threads.
-    args: Vec<String>,
-    /// Option name (as in `--name`) -> (line, field) it was set at, for error messages.
-    origin: Vec<(String, usize, String)>,
+    /// Arguments after the program name, without the command word and --threads, each
+    /// with where it was set (for error messages).
+    args: Vec<Arg>,
     /// Line of the scenario's name, for errors with no better place.
     line: usize,
 }
@@ -177,26 +167,73 @@ fn field_in_message(msg: &str) -> Option<String> {
     Some(rest.split_once('`')?.0.to_string())
 }
 
+/// The file being read, for errors that name its line and field.
+struct Source<'a> {
+    path: &'a str,
+    src: &'a str,
+}
+
+impl Source<'_> {
+    /// 1-based line of the start of `span`.
+    fn line(&self, span: Range<usize>) -> usize {
+        line_of(self.src, span.start)
+    }
+
+    fn err(&self, span: Range<usize>, field: &str, message: String) -> ScenarioError {
+        ScenarioError {
+            file: self.path.to_string(),
+            line: self.line(span),
+            field: field.to_string(),
+            message,
+        }
+    }
+
+    /// `item` as the command-line argument `text`, set at `span` for option `option`
+    /// through `field`.
+    fn arg<T>(&self, text: String, option: &str, item: &Spanned<T>, field: &str) -> Arg {
+        Arg {
+            text,
+            origin: Some(Origin {
+                option: option.to_string(),
+                line: self.line(item.span()),
+                field: field.to_string(),
+            }),
+        }
+    }
+}
+
+/// One command-line argument a scenario stands for, and where in the file it was set.
+#[derive(Debug, Clone, PartialEq)]
+struct Arg {
+    text: String,
+    /// None for what the file does not set at one place (the agents).
+    origin: Option<Origin>,
+}
+
+/// Where in the file an argument was set: the option (as in `--name`), the line and the
+/// field.
+#[derive(Debug, Clone, PartialEq)]
+struct Origin {
+    option: String,
+    line: usize,
+    field: String,
+}
+
 /// Parses and checks a scenario file's text. `cli_agents` are the command line's options
 /// for every scenario: agent options (`--agents=...`, `--local-agents=...`), which win
 /// over the file's `agents`, and tags (`--tag=...`).
 pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFile, ScenarioError> {
-    let err = |span: Range<usize>, field: &str, message: String| ScenarioError {
-        file: path.to_string(),
-        line: line_of(src, span.start),
-        field: field.to_string(),
-        message,
-    };
+    let at = Source { path, src };
     let file: FileToml = toml::from_str(src).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         let msg = e.message().trim().to_string();
         let field = field_in_message(&msg)
             .or_else(|| key_at(src, span.start))
             .unwrap_or_else(|| "-".into());
-        err(span, &field, msg)
+        at.err(span, &field, msg)
     })?;
     if file.scenario.is_empty() {
-        return Err(err(
+        return Err(at.err(
             0..0,
             "scenario",
             "no [[scenario]]: the file must define at least one".into(),
@@ -204,188 +241,22 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
     }
     for (k, v) in &file.targets {
         plan::parse_target(&format!("{}={}", k.get_ref(), v.get_ref()))
-            .map_err(|e| err(v.span(), &format!("targets.{}", k.get_ref()), e.to_string()))?;
+            .map_err(|e| at.err(v.span(), &format!("targets.{}", k.get_ref()), e.to_string()))?;
     }
-    let mut scenarios = Vec::new();
+    let mut scenarios: Vec<Scenario> = Vec::new();
     for sc in &file.scenario {
         let name = sc.name.get_ref().trim().to_string();
         if name.is_empty() {
-            return Err(err(sc.name.span(), "name", "empty scenario name".into()));
+            return Err(at.err(sc.name.span(), "name", "empty scenario name".into()));
         }
-        if scenarios.iter().any(|s: &Scenario| s.name == name) {
-            return Err(err(
+        if scenarios.iter().any(|s| s.name == name) {
+            return Err(at.err(
                 sc.name.span(),
                 "name",
                 format!("scenario '{name}' is defined twice"),
             ));
         }
-        let mut args = Vec::new();
-        let mut origin = Vec::new();
-        let test = sc.test.as_ref().or(file.test.as_ref()).ok_or_else(|| {
-            err(
-                sc.name.span(),
-                "test",
-                format!("scenario '{name}' has no test: set `test` at the top or in the scenario"),
-            )
-        })?;
-        args.push(test.get_ref().clone());
-        origin.push((
-            "test".into(),
-            line_of(src, test.span().start),
-            "test".into(),
-        ));
-        let threads = sc
-            .threads
-            .as_ref()
-            .or(file.threads.as_ref())
-            .ok_or_else(|| {
-                err(
-                    sc.name.span(),
-                    "threads",
-                    format!("scenario '{name}' has no threads: set e.g. `threads = [16, 32]`"),
-                )
-            })?;
-        let counts = sweep::parse_thread_list(
-            &threads
-                .get_ref()
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        )
-        .map_err(|e| err(threads.span(), "threads", e.to_string()))?;
-        let mut rates = Vec::new();
-        if let Some(r) = sc.rate.as_ref().or(file.rate.as_ref()) {
-            let text = r.get_ref().text();
-            rates = if text.contains(',') {
-                sweep::parse_rate_list(&text)
-            } else {
-                plan::parse_rate(&text).map(|one| vec![one])
-            }
-            .map_err(|e| err(r.span(), "rate", e.to_string()))?;
-            if rates.len() > 1 && counts.len() > 1 {
-                return Err(err(
-                    r.span(),
-                    "rate",
-                    format!(
-                        "scenario '{name}' lists {} thread counts and {} rates: a sweep steps over one of them; give it one thread count, e.g. `threads = [{}]`",
-                        counts.len(),
-                        rates.len(),
-                        counts[0]
-                    ),
-                ));
-            }
-            args.push(format!(
-                "--rate={}",
-                crate::report::text::rate_label(rates[0])
-            ));
-            origin.push(("rate".into(), line_of(src, r.span().start), "rate".into()));
-        }
-        if let Some(t) = sc.time.as_ref().or(file.time.as_ref()) {
-            args.push(format!("--time={}", t.get_ref()));
-            origin.push(("time".into(), line_of(src, t.span().start), "time".into()));
-        }
-        for opts in [&file.options, &sc.options] {
-            for (k, v) in opts {
-                let key = k.get_ref().replace('_', "-");
-                let field = format!("options.{}", k.get_ref());
-                if MANAGED.contains(&key.as_str()) {
-                    return Err(err(
-                        k.span(),
-                        &field,
-                        format!("'{key}' is set by the scenario's own fields, not in options"),
-                    ));
-                }
-                let value = option_value(v.get_ref()).ok_or_else(|| {
-                    err(
-                        v.span(),
-                        &field,
-                        "expected a string, number, boolean or a list of them".into(),
-                    )
-                })?;
-                // A scenario's option replaces the file's. (The command line would let the
-                // last one win too; one entry per option keeps `origin` pointing at the
-                // line that counts.)
-                if let Some(pos) = origin.iter().position(|(n, _, _)| *n == key) {
-                    args.remove(pos);
-                    origin.remove(pos);
-                }
-                args.push(format!("--{key}={value}"));
-                origin.push((key, line_of(src, k.span().start), field));
-            }
-        }
-        if sc.targets.get_ref().is_empty() {
-            return Err(err(
-                sc.targets.span(),
-                "targets",
-                format!("scenario '{name}' names no target"),
-            ));
-        }
-        let mut target_names = Vec::new();
-        for t in sc.targets.get_ref() {
-            let Some((_, url)) = file
-                .targets
-                .iter()
-                .find(|(k, _)| k.get_ref() == t.get_ref())
-            else {
-                let known: Vec<&str> = file.targets.keys().map(|k| k.get_ref().as_str()).collect();
-                return Err(err(
-                    t.span(),
-                    "targets",
-                    format!(
-                        "unknown target '{}' (defined in [targets]: {})",
-                        t.get_ref(),
-                        if known.is_empty() {
-                            "none".into()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                ));
-            };
-            args.push(format!("--target={}={}", t.get_ref(), url.get_ref()));
-            origin.push((
-                "target".into(),
-                line_of(src, t.span().start),
-                "targets".into(),
-            ));
-            target_names.push(t.get_ref().clone());
-        }
-        if let Some(m) = &sc.table_map {
-            args.push(format!("--table-map={}", m.get_ref()));
-            origin.push((
-                "table-map".into(),
-                line_of(src, m.span().start),
-                "table-map".into(),
-            ));
-        }
-        let agents_given = cli_agents
-            .iter()
-            .any(|a| a.starts_with("--agents=") || a.starts_with("--local-agents="));
-        if !agents_given && let Some(a) = &file.agents {
-            args.push(format!("--agents={}", a.join(",")));
-        }
-        args.extend(cli_agents.iter().cloned());
-        let mut s = Scenario {
-            name,
-            description: sc.description.clone(),
-            targets: target_names,
-            threads: counts,
-            rates,
-            prepare: sc.prepare.or(file.prepare).unwrap_or(true),
-            args,
-            origin,
-            line: line_of(src, sc.name.span().start),
-        };
-        // Check every command's plan now, so a mistake never surfaces half-way through.
-        // A test without prepare (cpu) just runs.
-        let run = s.plan("run", s.threads[0], path)?;
-        s.prepare &= run.workload.commands().contains(&Command::Prepare);
-        if s.prepare {
-            s.plan("prepare", s.threads[0], path)?;
-            s.plan("cleanup", s.threads[0], path)?;
-        }
-        scenarios.push(s);
+        scenarios.push(scenario(&at, &file, sc, name, cli_agents)?);
     }
     Ok(ScenarioFile {
         path: path.to_string(),
@@ -393,6 +264,241 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
         warmup_s: file.warmup_time,
         cooldown_s: file.cooldown,
     })
+}
+
+/// One `[[scenario]]` named `name`, with the file's defaults, checked: every command's
+/// plan is built now, so a mistake never surfaces half-way through.
+fn scenario(
+    at: &Source,
+    file: &FileToml,
+    sc: &ScenarioToml,
+    name: String,
+    cli_agents: &[String],
+) -> Result<Scenario, ScenarioError> {
+    let test = sc.test.as_ref().or(file.test.as_ref()).ok_or_else(|| {
+        at.err(
+            sc.name.span(),
+            "test",
+            format!("scenario '{name}' has no test: set `test` at the top or in the scenario"),
+        )
+    })?;
+    let mut args = vec![at.arg(test.get_ref().clone(), "test", test, "test")];
+    let counts = thread_counts(at, file, sc, &name)?;
+    let rates = match sc.rate.as_ref().or(file.rate.as_ref()) {
+        Some(r) => {
+            let rates = rate_list(at, r, &counts, &name)?;
+            let text = format!("--rate={}", crate::report::format::rate_label(rates[0]));
+            args.push(at.arg(text, "rate", r, "rate"));
+            rates
+        }
+        None => Vec::new(),
+    };
+    if let Some(t) = sc.time.as_ref().or(file.time.as_ref()) {
+        args.push(at.arg(format!("--time={}", t.get_ref()), "time", t, "time"));
+    }
+    option_args(at, [&file.options, &sc.options], &mut args)?;
+    let targets = target_args(at, file, sc, &name, &mut args)?;
+    if let Some(m) = &sc.table_map {
+        let text = format!("--table-map={}", m.get_ref());
+        args.push(at.arg(text, "table-map", m, "table-map"));
+    }
+    let agents_given = cli_agents
+        .iter()
+        .any(|a| a.starts_with("--agents=") || a.starts_with("--local-agents="));
+    if !agents_given && let Some(a) = &file.agents {
+        args.push(Arg::plain(format!("--agents={}", a.join(","))));
+    }
+    args.extend(cli_agents.iter().cloned().map(Arg::plain));
+    let mut s = Scenario {
+        name,
+        description: sc.description.clone(),
+        targets,
+        threads: counts,
+        rates,
+        prepare: sc.prepare.or(file.prepare).unwrap_or(true),
+        args,
+        line: at.line(sc.name.span()),
+    };
+    // A test without prepare (cpu) just runs.
+    let run = s.plan("run", s.threads[0], at.path)?;
+    s.prepare &= run.workload.commands().contains(&Command::Prepare);
+    if s.prepare {
+        s.plan("prepare", s.threads[0], at.path)?;
+        s.plan("cleanup", s.threads[0], at.path)?;
+    }
+    Ok(s)
+}
+
+/// The scenario's thread counts (its own `threads`, else the file's).
+fn thread_counts(
+    at: &Source,
+    file: &FileToml,
+    sc: &ScenarioToml,
+    name: &str,
+) -> Result<Vec<u32>, ScenarioError> {
+    let threads = sc
+        .threads
+        .as_ref()
+        .or(file.threads.as_ref())
+        .ok_or_else(|| {
+            at.err(
+                sc.name.span(),
+                "threads",
+                format!("scenario '{name}' has no threads: set e.g. `threads = [16, 32]`"),
+            )
+        })?;
+    sweep::parse_thread_list(
+        &threads
+            .get_ref()
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+    .map_err(|e| at.err(threads.span(), "threads", e.to_string()))
+}
+
+/// The scenario's offered rates from `rate`: one, or a rate sweep at one thread count.
+fn rate_list(
+    at: &Source,
+    r: &Spanned<RateToml>,
+    counts: &[u32],
+    name: &str,
+) -> Result<Vec<f64>, ScenarioError> {
+    let text = r.get_ref().text();
+    let rates = if text.contains(',') {
+        sweep::parse_rate_list(&text)
+    } else {
+        plan::parse_rate(&text).map(|one| vec![one])
+    }
+    .map_err(|e| at.err(r.span(), "rate", e.to_string()))?;
+    if rates.len() > 1 && counts.len() > 1 {
+        return Err(at.err(
+            r.span(),
+            "rate",
+            format!(
+                "scenario '{name}' lists {} thread counts and {} rates: a sweep steps over one of them; give it one thread count, e.g. `threads = [{}]`",
+                counts.len(),
+                rates.len(),
+                counts[0]
+            ),
+        ));
+    }
+    Ok(rates)
+}
+
+/// The file's `[options]`, then the scenario's, as arguments. A scenario's option replaces
+/// the file's. (The command line would let the last one win too; one entry per option
+/// keeps each argument's origin at the line that counts.)
+fn option_args(
+    at: &Source,
+    tables: [&BTreeMap<Spanned<String>, Spanned<toml::Value>>; 2],
+    args: &mut Vec<Arg>,
+) -> Result<(), ScenarioError> {
+    for opts in tables {
+        for (k, v) in opts {
+            let key = k.get_ref().replace('_', "-");
+            let field = format!("options.{}", k.get_ref());
+            if MANAGED.contains(&key.as_str()) {
+                return Err(at.err(
+                    k.span(),
+                    &field,
+                    format!("'{key}' is set by the scenario's own fields, not in options"),
+                ));
+            }
+            let value = option_value(v.get_ref()).ok_or_else(|| {
+                at.err(
+                    v.span(),
+                    &field,
+                    "expected a string, number, boolean or a list of them".into(),
+                )
+            })?;
+            if let Some(pos) = args.iter().position(|a| a.sets(&key)) {
+                args.remove(pos);
+            }
+            args.push(at.arg(format!("--{key}={value}"), &key, k, &field));
+        }
+    }
+    Ok(())
+}
+
+/// The scenario's targets as `--target` arguments, each with its URL from `[targets]`;
+/// returns their names.
+fn target_args(
+    at: &Source,
+    file: &FileToml,
+    sc: &ScenarioToml,
+    name: &str,
+    args: &mut Vec<Arg>,
+) -> Result<Vec<String>, ScenarioError> {
+    if sc.targets.get_ref().is_empty() {
+        return Err(at.err(
+            sc.targets.span(),
+            "targets",
+            format!("scenario '{name}' names no target"),
+        ));
+    }
+    let mut names = Vec::new();
+    for t in sc.targets.get_ref() {
+        let Some((_, url)) = file
+            .targets
+            .iter()
+            .find(|(k, _)| k.get_ref() == t.get_ref())
+        else {
+            let known: Vec<&str> = file.targets.keys().map(|k| k.get_ref().as_str()).collect();
+            return Err(at.err(
+                t.span(),
+                "targets",
+                format!(
+                    "unknown target '{}' (defined in [targets]: {})",
+                    t.get_ref(),
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        let text = format!("--target={}={}", t.get_ref(), url.get_ref());
+        args.push(at.arg(text, "target", t, "targets"));
+        names.push(t.get_ref().clone());
+    }
+    Ok(names)
+}
+
+impl Arg {
+    /// An argument the file does not set at one place.
+    fn plain(text: String) -> Arg {
+        Arg { text, origin: None }
+    }
+
+    /// Whether it sets `option`.
+    fn sets(&self, option: &str) -> bool {
+        self.origin.as_ref().is_some_and(|o| o.option == option)
+    }
+}
+
+/// The options a clap error is about, as named on the command line (`--name`, without
+/// value or placeholder): the argument in question and, for a conflict, the one it
+/// conflicts with.
+fn options_named(e: &clap::Error) -> Vec<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let mut out = Vec::new();
+    for kind in [ContextKind::InvalidArg, ContextKind::PriorArg] {
+        let given: Vec<&str> = match e.get(kind) {
+            Some(ContextValue::String(s)) => vec![s.as_str()],
+            Some(ContextValue::Strings(v)) => v.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        };
+        for g in given {
+            if let Some(name) = g.strip_prefix("--") {
+                let end = name.find(['=', ' ', '<']).unwrap_or(name.len());
+                out.push(name[..end].to_string());
+            }
+        }
+    }
+    out
 }
 
 /// A TOML value as a command-line option value; booleans as on/off, lists comma-joined.
@@ -428,7 +534,7 @@ impl Scenario {
     /// The raw arguments of `command` at `threads`; errors point at the file.
     fn raw(&self, command: &str, threads: u32, path: &str) -> Result<RawArgs, ScenarioError> {
         let argv = std::iter::once("fleetbench".to_string())
-            .chain(self.args.iter().cloned())
+            .chain(self.args.iter().map(|a| a.text.clone()))
             .chain([format!("--threads={threads}"), command.to_string()]);
         cli::parse(argv).map_err(|e| {
             let msg = e.to_string();
@@ -438,11 +544,8 @@ impl Scenario {
                 .unwrap_or("invalid option")
                 .trim_start_matches("error: ")
                 .to_string();
-            // clap quotes the offending option: find which of ours it is.
-            let place = self
-                .origin
-                .iter()
-                .find(|(name, _, _)| first.contains(&format!("--{name}")));
+            let named = options_named(&e);
+            let place = self.origins().find(|o| named.contains(&o.option));
             self.error(path, place, first)
         })
     }
@@ -462,19 +565,19 @@ impl Scenario {
                 PlanError::UnknownTest(_) => Some("test".into()),
                 _ => None,
             };
-            let place = option.and_then(|o| self.origin.iter().find(|(n, _, _)| *n == o));
+            let place = option.and_then(|o| self.origins().find(|p| p.option == o));
             self.error(path, place, e.to_string())
         })
     }
 
-    fn error(
-        &self,
-        path: &str,
-        place: Option<&(String, usize, String)>,
-        message: String,
-    ) -> ScenarioError {
+    /// Where each argument the file sets at one place was set, in order.
+    fn origins(&self) -> impl Iterator<Item = &Origin> {
+        self.args.iter().filter_map(|a| a.origin.as_ref())
+    }
+
+    fn error(&self, path: &str, place: Option<&Origin>, message: String) -> ScenarioError {
         let (line, field) = match place {
-            Some((_, line, field)) => (*line, field.clone()),
+            Some(o) => (o.line, o.field.clone()),
             None => (self.line, "name".to_string()),
         };
         ScenarioError {
@@ -511,7 +614,7 @@ pub fn scenarios_doc(
     interrupted: bool,
 ) -> ScenariosDoc {
     ScenariosDoc {
-        format_version: crate::report::json::FORMAT_VERSION,
+        format_version: crate::report::doc::FORMAT_VERSION,
         kind: "scenarios".into(),
         fleetbench_version: env!("CARGO_PKG_VERSION").into(),
         file: path.into(),

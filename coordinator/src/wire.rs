@@ -1,6 +1,6 @@
-//! Conversions from the agents' wire messages (`Interval`, `Final`) to the coordinator's
-//! result types, histograms decoded on the way. Pure functions: the session calls them in
-//! each agent's reader task, the merge benchmark on messages it builds itself.
+//! Conversions from the agents' wire messages (`Hello`, `Interval`, `Final`) to the
+//! coordinator's result types, histograms decoded on the way. Pure functions: the session
+//! calls them in each agent's reader task, the merge benchmark on messages it builds itself.
 
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ use fleetbench_proto::histogram::{self, CodecError};
 use fleetbench_proto::v1 as pb;
 use tracing::warn;
 
+use crate::error::SessionError;
 use crate::merge::{
     AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency, OpenLoop,
     TxnFigures, Txns,
@@ -34,6 +35,43 @@ pub struct Sender {
     pub host: String,
     pub facts: HostFacts,
     pub threads: u32,
+}
+
+/// What `fleetbench agents` shows of one agent.
+pub struct AgentStatusLine {
+    pub addr: String,
+    /// What its Hello said, or why there was none.
+    pub result: Result<AgentFacts, SessionError>,
+}
+
+/// An agent's answer to Hello, and how long a second one took on the open connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFacts {
+    pub version: String,
+    pub hostname: String,
+    pub cores: u32,
+    /// Its host's CPU model, kernel and memory (empty from agents that send none).
+    pub host: fleetbench_model::host::HostFacts,
+    /// The run it is busy with: id, since when (Unix seconds) and for whom.
+    pub busy: Option<(String, u64, String)>,
+    pub rtt: Duration,
+}
+
+impl AgentFacts {
+    pub fn of(h: pb::HelloReply, rtt: Duration) -> AgentFacts {
+        AgentFacts {
+            host: host_facts(&h),
+            version: h.agent_version,
+            hostname: h.hostname,
+            cores: h.cores,
+            busy: (!h.busy_run_id.is_empty()).then_some((
+                h.busy_run_id,
+                h.busy_since_unix,
+                h.busy_peer,
+            )),
+            rtt,
+        }
+    }
 }
 
 /// What an agent's Hello says its host is; an agent that does not say gives "" and 0.

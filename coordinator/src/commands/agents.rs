@@ -1,7 +1,8 @@
 //! `fleetbench agents` and `fleetbench stop`: what each agent is and does, and stopping it.
 
 use crate::cli::RawArgs;
-use crate::exit::{EXIT_OK, EXIT_USAGE, UsageError};
+use crate::error::UsageError;
+use crate::exit::{EXIT_OK, EXIT_USAGE};
 use crate::report::{self, stdout};
 use crate::{plan, session};
 

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use crate::cli::RawArgs;
-use crate::exit::{EXIT_FAILED, EXIT_OK, UsageError};
+use crate::error::UsageError;
+use crate::exit::{EXIT_FAILED, EXIT_OK};
 use crate::report::{compare, doc_text, html, stdout};
 
 /// `fleetbench compare A.json B.json [...] [--fail-if RULE]... [--force]`: prints the

@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod bench;
 pub mod docs;
+pub mod measure;
 pub mod scenario;
 pub mod sweep;
 pub mod tables;
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::cli::{self, RawArgs};
-use crate::exit::UsageError;
+use crate::error::UsageError;
 use crate::merge::RunResult;
 use crate::plan::Plan;
 use crate::report;

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use super::Invocation;
 use crate::cli::RawArgs;
-use crate::exit::{self, UsageError};
+use crate::error::UsageError;
+use crate::exit;
 use crate::plan::{Command, Plan};
 use crate::report::doc::Document;
 use crate::report::{self, stdout};

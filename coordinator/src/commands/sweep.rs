@@ -2,7 +2,7 @@
 //! step, a line per step, then the table and the JSON, CSV and HTML files. The steps of a
 //! scenario go through the same `run_steps`.
 
-use super::bench::{Live, measure};
+use super::measure::{Live, measure};
 use crate::exit;
 use crate::merge::{AgentStatus, RunResult};
 use crate::plan::{Plan, PlanError, Workload};
@@ -107,12 +107,39 @@ fn clean(r: &RunResult) -> bool {
     !r.interrupted && r.agents.iter().all(|a| a.status == AgentStatus::Completed)
 }
 
-/// The title of a sweep's table and of its start line.
-fn sweep_title(axis: &Axis) -> &'static str {
-    match axis {
-        Axis::Rates(_) => "Rate sweep",
-        Axis::Threads(c) if c.len() > 1 => "Thread sweep",
-        Axis::Threads(_) => "Repeated run",
+/// What a sweep command runs: steps over rates or thread counts, or one run measured
+/// again and again (`--repeat` alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SweepKind {
+    Rates,
+    Threads,
+    Repeated,
+}
+
+impl SweepKind {
+    fn of(axis: &Axis) -> SweepKind {
+        match axis {
+            Axis::Rates(_) => SweepKind::Rates,
+            Axis::Threads(c) if c.len() > 1 => SweepKind::Threads,
+            Axis::Threads(_) => SweepKind::Repeated,
+        }
+    }
+
+    /// The title of its start line.
+    fn title(self) -> &'static str {
+        match self {
+            SweepKind::Rates => "Rate sweep",
+            SweepKind::Threads => "Thread sweep",
+            SweepKind::Repeated => "Repeated run",
+        }
+    }
+
+    /// The heading of its table.
+    fn table_heading(self) -> &'static str {
+        match self {
+            SweepKind::Repeated => "Measurements",
+            other => other.title(),
+        }
     }
 }
 
@@ -138,7 +165,7 @@ pub async fn run(
         Axis::Rates(r) => format!(
             "{} {} at {} threads",
             r.iter()
-                .map(|&x| report::text::rate_label(x))
+                .map(|&x| report::format::rate_label(x))
                 .collect::<Vec<_>>()
                 .join(", "),
             sweep::rate_unit(&plan.workload),
@@ -148,7 +175,7 @@ pub async fn run(
     stdout::line(format!(
         "{}\n{} of {}: {}, {} per step{}{}{}\n",
         report::text::banner(),
-        sweep_title(&axis),
+        SweepKind::of(&axis).title(),
         plan.workload.name(),
         points,
         plan.time
@@ -172,13 +199,7 @@ pub async fn run(
     let (steps, all_clean, interrupted) =
         run_steps(plan, extras, &axis, 1..=extras.repeat, addrs, link, "").await?;
     let rows: Vec<(Option<&str>, &Summary)> = steps.iter().map(|s| (None, &s.summary)).collect();
-    stdout::line(format!(
-        "{}:",
-        match sweep_title(&axis) {
-            "Repeated run" => "Measurements",
-            t => t,
-        }
-    ));
+    stdout::line(format!("{}:", SweepKind::of(&axis).table_heading()));
     stdout::print(&sweep::table(&rows, &plan.percentiles));
     let doc = Document::Sweep(sweep::sweep_doc(plan, extras, &steps, interrupted));
     super::write_outputs(plan.json.as_ref(), extras, &doc, &rows)?;

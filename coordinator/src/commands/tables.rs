@@ -6,9 +6,10 @@
 use fleetbench_model::workloads::tpcc::TABLES as TPCC_TABLES;
 use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 
+use crate::error::{AgentEnd, Interrupted, SessionError};
 use crate::plan::{Command, Plan, Workload};
 use crate::report::{self, stdout};
-use crate::session::{self, AgentConn, AgentEnd, Interrupted, SessionError};
+use crate::session::{self, AgentConn};
 
 /// A table job that did not finish because it was interrupted: the whole account, over
 /// several lines (exit code 1, as a job that failed once it ran).

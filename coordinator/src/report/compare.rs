@@ -11,20 +11,9 @@ use serde_json::Value;
 
 use super::doc::{Document, Report, Step};
 use super::stats::{self, Better, Estimate, Spread, Verdict};
-use crate::report::text::rate_label;
+use crate::error::DocError;
+use crate::report::format::rate_label;
 use crate::sweep::{Summary, is_rate_sweep, percentile_keys};
-
-/// What is wrong with a file given to `compare` or `report`.
-#[derive(Debug, thiserror::Error)]
-pub enum DocError {
-    /// Missing, unreadable or beyond the size cap; the message names the file.
-    #[error(transparent)]
-    Read(#[from] fleetbench_model::capped::CappedError),
-    #[error("{0} is not a fleetbench result: {1}")]
-    Format(String, String),
-    #[error("{0}")]
-    Mismatch(String),
-}
 
 /// One line of results: a run, a sweep or a scenario, with its measurements (several per
 /// thread count with `--repeat`).

@@ -52,7 +52,7 @@ pub fn text(rows: &[(Option<&str>, &Summary)]) -> String {
         }
         if open {
             f.push(if r.rate > 0.0 {
-                crate::report::text::rate_label(r.rate)
+                crate::report::format::rate_label(r.rate)
             } else {
                 String::new()
             });

@@ -13,6 +13,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+/// The version of the documents this build writes, and the newest it reads. Bumped whenever
+/// a field changes meaning or disappears, or a new kind of document appears (2: `kind`,
+/// sweep and scenario documents, `totals.latency_spectrum_ms`). The shape is documented in
+/// docs/result-format.md and docs/result-schema.json.
+pub const FORMAT_VERSION: u32 = 2;
+
 /// What goes wrong reading a document.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -52,10 +58,10 @@ impl Document {
             .get("format_version")
             .and_then(Value::as_u64)
             .ok_or(LoadError::NoVersion)?;
-        if found > u64::from(super::json::FORMAT_VERSION) {
+        if found > u64::from(FORMAT_VERSION) {
             return Err(LoadError::Newer {
                 found,
-                reads: super::json::FORMAT_VERSION,
+                reads: FORMAT_VERSION,
             });
         }
         let kind = v
@@ -925,7 +931,7 @@ mod tests {
         );
 
         let doc = Document::Scenarios(ScenariosDoc {
-            format_version: super::super::json::FORMAT_VERSION,
+            format_version: super::FORMAT_VERSION,
             kind: "scenarios".into(),
             fleetbench_version: env!("CARGO_PKG_VERSION").into(),
             file: "s.toml".into(),

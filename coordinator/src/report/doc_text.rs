@@ -158,7 +158,7 @@ fn run(doc: &Report) -> String {
         let _ = writeln!(
             s,
             "\nOpen loop (--rate={}): {} arrivals ({:.2}/s), {:.2} events/s run, {} queued at the end\n    service time (ms): avg {:.2}, {}th percentile {:.2}, max {:.2}",
-            crate::report::text::rate_label(o.target_rate),
+            crate::report::format::rate_label(o.target_rate),
             o.arrivals,
             o.arrivals_per_sec,
             o.events_per_sec,

@@ -10,18 +10,13 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use super::doc::{
-    Agent, Config, DiskLoad, Fairness, Figures, FileOps, HostLoad, Interval, IntervalDisk,
-    IntervalHost, LatencyMs, MemoryOps, Meta, OpenLoopPart, OpenLoopTotals, Report, SpectrumPoint,
-    Sql, TargetJson, Totals, Tpcc, TxnJson,
+    Agent, Config, DiskLoad, FORMAT_VERSION, Fairness, Figures, FileOps, HostLoad, Interval,
+    IntervalDisk, IntervalHost, LatencyMs, MemoryOps, Meta, OpenLoopPart, OpenLoopTotals, Report,
+    SpectrumPoint, Sql, TargetJson, Totals, Tpcc, TxnJson,
 };
 use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
 use crate::plan::{AgentSource, Plan, Workload};
-
-/// Bumped whenever a field changes meaning or disappears, or a new kind of document appears
-/// (2: `kind`, sweep and scenario documents, `totals.latency_spectrum_ms`). The shape is
-/// documented in docs/result-format.md and docs/result-schema.json.
-pub const FORMAT_VERSION: u32 = 2;
 
 fn meta(plan: &Plan, r: &RunResult) -> Meta {
     Meta {
@@ -336,7 +331,7 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
                 arrivals_per_sec: crate::merge::per_sec(o.arrivals, r.total_time()),
                 events_per_sec: r.events_per_sec(),
                 queue_length_end: o.queue_length,
-                rate_reached: crate::report::text::rate_shortfall(plan, r).is_none(),
+                rate_reached: !o.fell_behind(),
                 service_ms: latency_ms(&o.service, &plan.percentiles),
                 service_spectrum_ms: spectrum(&o.service),
                 latency_hdr: hdr_base64(&total_latency.hist),
