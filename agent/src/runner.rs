@@ -382,7 +382,7 @@ impl PreparedRun {
     /// Marks a thread workload's run as going to one database target, connected as
     /// `conn` says: the run's counters become that target's, and Ready says how it was
     /// reached (TPC-C).
-    pub fn set_target(&mut self, conn: crate::sql::client::ConnInfo) {
+    pub fn set_target(&mut self, conn: crate::sql::ConnInfo) {
         let mut tail = WorkerTail::new(1);
         tail.kinds.clear();
         tail.targets[0].conn = Some(conn);
@@ -567,7 +567,7 @@ impl PreparedRun {
     }
 
     /// How the OLTP workers' connections to each target were made (target index, info).
-    pub fn connections(&self) -> Vec<(usize, crate::sql::client::ConnInfo)> {
+    pub fn connections(&self) -> Vec<(usize, crate::sql::ConnInfo)> {
         let Some(tail) = &self.oltp_tail else {
             return Vec::new();
         };

@@ -911,7 +911,7 @@ fn event(msg: run_event::Msg) -> RunEvent {
 /// to them; the error names the target and the file.
 fn load_files(targets: &mut [Target]) -> Result<(), Status> {
     for t in targets {
-        crate::sql::client::load_files(t).map_err(Status::invalid_argument)?;
+        crate::sql::mysql::load_files(t).map_err(Status::invalid_argument)?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use fleetbench_model::add_counters;
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::oltp::Kind;
 
-use crate::sql::client::ConnInfo;
+use crate::sql::ConnInfo;
 use fleetbench_proto::histogram::new_histogram;
 use hdrhistogram::Histogram;
 

@@ -9,8 +9,9 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 
+use fleetbench_agent::sql::SqlError;
 use fleetbench_agent::sql::mysql::tls::client_config;
-use fleetbench_agent::sql::mysql::{Conn, ConnectOpts, WireError};
+use fleetbench_agent::sql::mysql::{Conn, ConnectOpts};
 use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_tests::{Scratch, make_certs};
 use rsa::pkcs8::EncodePublicKey;
@@ -262,7 +263,7 @@ fn login(
     tls: Option<Arc<rustls::ClientConfig>>,
     public_key: Option<&str>,
     get_key: bool,
-) -> Result<(), WireError> {
+) -> Result<(), SqlError> {
     let (host, port) = server.addr.rsplit_once(':').unwrap();
     let opts = ConnectOpts {
         socket: None,
@@ -326,7 +327,7 @@ fn caching_sha2_password_logs_in_on_every_path() {
     // Fast path with a wrong password: the server's refusal, with its code.
     let s = start(Path::Fast, None, key.clone());
     match login(&s, "wrong", None, None, false) {
-        Err(WireError::Server { code: 1045, .. }) => {}
+        Err(SqlError::Server { code: 1045, .. }) => {}
         other => panic!("expected access denied, got {other:?}"),
     }
     assert_eq!(done(s), "denied");
@@ -359,7 +360,7 @@ fn caching_sha2_password_logs_in_on_every_path() {
     let s = start(Path::Full, None, key.clone());
     assert!(matches!(
         login(&s, "wrong", None, Some(&pem), false),
-        Err(WireError::Server { code: 1045, .. })
+        Err(SqlError::Server { code: 1045, .. })
     ));
     assert_eq!(done(s), "rsa,denied");
 
@@ -369,7 +370,7 @@ fn caching_sha2_password_logs_in_on_every_path() {
     assert_eq!(done(s), "tls,clear-over-tls,ok");
     let s = start(Path::Clear, None, key.clone());
     match login(&s, pw, None, None, false) {
-        Err(WireError::Auth(m)) => assert!(m.contains("TLS"), "{m}"),
+        Err(SqlError::Auth(m)) => assert!(m.contains("TLS"), "{m}"),
         other => panic!("expected a refusal to send the password in the clear, got {other:?}"),
     }
     assert!(
@@ -380,7 +381,7 @@ fn caching_sha2_password_logs_in_on_every_path() {
     // ... with neither key nor permission: the client says what to give, sends nothing.
     let s = start(Path::Full, None, key.clone());
     match login(&s, pw, None, None, false) {
-        Err(WireError::Auth(m)) => {
+        Err(SqlError::Auth(m)) => {
             assert!(
                 m.contains("--mysql-server-public-key") && m.contains("--mysql-ssl"),
                 "{m}"

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::mysql::WireError;
+use super::SqlError;
 use crate::sql::Sockets;
 
 /// Why a connect was tried again.
@@ -56,14 +56,14 @@ impl Reason {
 
 /// Whether (and why) a failed connect is worth another try; None for a failure that
 /// another try would not mend (a wrong password, no database, TLS).
-pub fn retry_reason(e: &WireError) -> Option<Reason> {
+pub fn retry_reason(e: &SqlError) -> Option<Reason> {
     use std::io::ErrorKind as K;
     match e {
         // ER_CON_COUNT_ERROR, ER_TOO_MANY_USER_CONNECTIONS.
-        WireError::Server {
+        SqlError::Server {
             code: 1040 | 1203, ..
         } => Some(Reason::TooMany),
-        WireError::Io(e) => match e.kind() {
+        SqlError::Io(e) => match e.kind() {
             K::TimedOut | K::WouldBlock => Some(Reason::TimedOut),
             K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
                 Some(Reason::Reset)
@@ -91,7 +91,7 @@ pub fn backoff(attempt: u32, jitter: f64) -> Duration {
 pub enum GateError {
     /// A failure another try would not mend, or the first connect to a target that has
     /// never answered: the server's own error.
-    Failed(WireError),
+    Failed(SqlError),
     /// Connects kept failing; the message says how far opening got and why.
     GaveUp(String),
     /// The opening was called off.
@@ -160,7 +160,7 @@ impl ConnectGate {
         &self,
         t: usize,
         sockets: &Sockets,
-        mut connect: impl FnMut() -> Result<T, WireError>,
+        mut connect: impl FnMut() -> Result<T, SqlError>,
     ) -> Result<T, GateError> {
         let mut attempt = 0u32;
         loop {
@@ -186,7 +186,7 @@ impl ConnectGate {
     fn after_failure(
         &self,
         t: usize,
-        e: WireError,
+        e: SqlError,
         attempt: &mut u32,
         sockets: &Sockets,
     ) -> Result<(), GateError> {
@@ -295,7 +295,7 @@ impl ConnectGate {
     }
 
     /// The message of a first connect to a target that timed out.
-    fn never_answered(&self, e: &WireError) -> String {
+    fn never_answered(&self, e: &SqlError) -> String {
         format!(
             "{}; {e} (--db-connect-timeout): is the address right, and does a MySQL server answer there?",
             self.opened_of_total()
@@ -304,7 +304,7 @@ impl ConnectGate {
 
     /// The message of an opening that gave up on target `t` after `e`, having tried again
     /// for as long as the ready timeout allows.
-    fn gave_up(&self, t: usize, reason: Reason, e: &WireError) -> String {
+    fn gave_up(&self, t: usize, reason: Reason, e: &SqlError) -> String {
         let tried: Vec<String> = self
             .retries()
             .into_iter()
@@ -329,8 +329,8 @@ mod tests {
     use super::*;
     use std::io;
 
-    fn io_err(k: io::ErrorKind) -> WireError {
-        WireError::Io(io::Error::new(k, "x"))
+    fn io_err(k: io::ErrorKind) -> SqlError {
+        SqlError::Io(io::Error::new(k, "x"))
     }
 
     #[test]
@@ -347,17 +347,17 @@ mod tests {
             retry_reason(&io_err(io::ErrorKind::ConnectionRefused)),
             Some(Reason::Refused)
         );
-        let too_many = WireError::Server {
+        let too_many = SqlError::Server {
             code: 1040,
             message: "Too many connections".into(),
         };
         assert_eq!(retry_reason(&too_many), Some(Reason::TooMany));
-        let denied = WireError::Server {
+        let denied = SqlError::Server {
             code: 1045,
             message: "Access denied".into(),
         };
         assert_eq!(retry_reason(&denied), None);
-        assert_eq!(retry_reason(&WireError::Tls("x".into())), None);
+        assert_eq!(retry_reason(&SqlError::Tls("x".into())), None);
     }
 
     #[test]
@@ -427,7 +427,7 @@ mod tests {
         gate.open(0, &sockets, || Ok(())).unwrap();
         let t0 = Instant::now();
         let r: Result<(), _> = gate.open(0, &sockets, || {
-            Err(WireError::Server {
+            Err(SqlError::Server {
                 code: 1040,
                 message: "Too many connections".into(),
             })

@@ -8,7 +8,7 @@
 //! binary LONGLONG/NULL/STRING parameters, COM_QUERY, and reading OK/ERR/EOF while skipping
 //! result-set rows without decoding them. One read and one write buffer per connection are
 //! reused for every statement, so a statement allocates nothing. Any other authentication
-//! plugin is reported as [`WireError::UnsupportedAuth`] so the caller can fall back to
+//! plugin is reported as [`SqlError::UnsupportedAuth`] so the caller can fall back to
 //! mysql_async.
 
 use std::io::{self, Read, Write};
@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 pub mod auth;
 pub mod tls;
 
-use crate::sql::{ErrorClass, Sockets};
+use crate::sql::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
+use fleetbench_model::workloads::oltp::Target;
 use fleetbench_model::workloads::oltp::tls::SslMode;
 use tls::TlsStream;
 
@@ -54,60 +55,6 @@ const MAX_PACKET: u32 = 16 * 1024 * 1024;
 /// comes near it, so such packets are refused rather than reassembled.
 const MAX_PAYLOAD: usize = 0xff_ffff;
 
-/// What can go wrong talking to the server.
-#[derive(Debug, thiserror::Error)]
-pub enum WireError {
-    /// The server answered with an ERR packet.
-    #[error("{message} (error {code})")]
-    Server { code: u16, message: String },
-    #[error("{0}")]
-    Io(#[from] io::Error),
-    /// The server sent something this client does not understand.
-    #[error("protocol error: {0}")]
-    Protocol(String),
-    /// The account needs an authentication plugin this client does not implement.
-    #[error("authentication plugin '{0}' is not supported by the lean client")]
-    UnsupportedAuth(String),
-    /// TLS could not be set up, or the server does not offer it where it is required.
-    #[error("TLS: {0}")]
-    Tls(String),
-    /// Logging in needs something the settings do not allow (a password in the clear
-    /// without TLS, the server's public key).
-    #[error("{0}")]
-    Auth(String),
-}
-
-/// Server codes that mean the connection is gone.
-const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
-
-impl WireError {
-    pub fn code(&self) -> Option<u16> {
-        match self {
-            WireError::Server { code, .. } => Some(*code),
-            _ => None,
-        }
-    }
-
-    /// What this error means for the event: a server code the run ignores (`ignores`)
-    /// restarts it, a lost connection (a code that says so, or anything but a server's
-    /// answer) reconnects, any other answer of the server is fatal.
-    pub fn classify(&self, ignores: impl Fn(u16) -> bool) -> ErrorClass {
-        match self {
-            WireError::Server { code, .. } if ignores(*code) => ErrorClass::Ignorable(*code),
-            WireError::Server { code, .. } if !LOST_CODES.contains(code) => ErrorClass::Fatal,
-            _ => ErrorClass::Reconnect,
-        }
-    }
-}
-
-/// A parameter of a prepared statement (or a value rendered into a text query).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Param<'a> {
-    Int(i64),
-    Null,
-    Str(&'a [u8]),
-}
-
 /// A statement prepared on one connection.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stmt {
@@ -116,15 +63,6 @@ pub struct Stmt {
     /// Parameter types already sent: later executions leave them out, as libmysqlclient
     /// does, so the server does not set up its conversions again for every statement.
     pub bound: bool,
-}
-
-/// What a statement returned.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Reply {
-    /// An OK packet, with the rows it changed.
-    Ok { affected_rows: u64 },
-    /// A result set, with the number of rows skipped.
-    Rows(u64),
 }
 
 /// Where to connect and as whom.
@@ -439,7 +377,7 @@ impl Conn {
     /// Connects and logs in by `opts.connect_timeout`; the socket is registered in
     /// `sockets` for cancellation, and a connect in progress gives up once they are
     /// cancelled.
-    pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, WireError> {
+    pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, SqlError> {
         let deadline = Instant::now() + opts.connect_timeout;
         let cancelled = || sockets.as_ref().is_some_and(|s| s.is_cancelled());
         let mut stream = match opts.socket {
@@ -466,7 +404,7 @@ impl Conn {
                     (Some(s), _) => s,
                     (None, Some(e)) => return Err(e.into()),
                     (None, None) => {
-                        return Err(WireError::Protocol(format!("{host} has no address")));
+                        return Err(SqlError::Protocol(format!("{host} has no address")));
                     }
                 };
                 s.set_nodelay(true)?;
@@ -499,7 +437,7 @@ impl Conn {
         Ok(conn)
     }
 
-    fn handshake(&mut self, opts: &ConnectOpts) -> Result<(), WireError> {
+    fn handshake(&mut self, opts: &ConnectOpts) -> Result<(), SqlError> {
         let p = self.next_packet()?;
         let hello = parse_handshake(&self.rbuf[p])?;
         self.server_version = hello.server_version.clone();
@@ -517,7 +455,7 @@ impl Conn {
         }
         caps &= hello.capabilities;
         if caps & CLIENT_PROTOCOL_41 == 0 {
-            return Err(WireError::Protocol(
+            return Err(SqlError::Protocol(
                 "server does not speak protocol 4.1".into(),
             ));
         }
@@ -528,7 +466,7 @@ impl Conn {
                 self.start_tls(caps, cfg.clone(), opts)?;
             }
             (_, false) if opts.ssl_mode.requires_tls() => {
-                return Err(WireError::Tls(format!(
+                return Err(SqlError::Tls(format!(
                     "the server does not offer TLS, and --mysql-ssl-mode is {}",
                     opts.ssl_mode.name()
                 )));
@@ -580,7 +518,7 @@ impl Conn {
                     plugin = String::from_utf8_lossy(name).into_owned();
                     nonce = data.to_vec();
                     if !auth::supported(&plugin) {
-                        return Err(WireError::UnsupportedAuth(plugin));
+                        return Err(SqlError::UnsupportedAuth(plugin));
                     }
                     let answer = self.auth_answer(&plugin, &nonce, opts)?;
                     self.start_packet();
@@ -594,16 +532,16 @@ impl Conn {
                         // Full authentication: the password itself, protected.
                         Some(4) => self.caching_sha2_full(&nonce, opts)?,
                         _ => {
-                            return Err(WireError::Protocol(
+                            return Err(SqlError::Protocol(
                                 "unexpected caching_sha2_password message".into(),
                             ));
                         }
                     }
                 }
-                _ => return Err(WireError::UnsupportedAuth(plugin)),
+                _ => return Err(SqlError::UnsupportedAuth(plugin)),
             }
         }
-        Err(WireError::Protocol("the login did not end".into()))
+        Err(SqlError::Protocol("the login did not end".into()))
     }
 
     /// The authentication plugin that logged this connection in.
@@ -618,7 +556,7 @@ impl Conn {
 
     /// Runs `sql` with the text protocol and returns its rows (NULL as None). For the few
     /// facts read once per target (server variables), never on the benchmark's path.
-    pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, WireError> {
+    pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         self.command(COM_QUERY);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send()?;
@@ -629,7 +567,7 @@ impl Conn {
             Some(0xff) => return Err(parse_err(pkt)),
             _ => {
                 get_lenenc(pkt)
-                    .ok_or_else(|| WireError::Protocol("bad column count".into()))?
+                    .ok_or_else(|| SqlError::Protocol("bad column count".into()))?
                     .0
             }
         };
@@ -669,7 +607,7 @@ impl Conn {
         caps: u32,
         cfg: Arc<rustls::ClientConfig>,
         opts: &ConnectOpts,
-    ) -> Result<(), WireError> {
+    ) -> Result<(), SqlError> {
         self.start_packet();
         self.wbuf.extend_from_slice(&caps.to_le_bytes());
         self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
@@ -681,9 +619,9 @@ impl Conn {
         } else {
             opts.host
         };
-        let name = tls::server_name(host).map_err(WireError::Tls)?;
+        let name = tls::server_name(host).map_err(SqlError::Tls)?;
         let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
-            return Err(WireError::Protocol("TLS started twice".into()));
+            return Err(SqlError::Protocol("TLS started twice".into()));
         };
         // The socket stays this connection's either way (it is registered for cancelling).
         match TlsStream::connect(cfg, name, plain) {
@@ -694,8 +632,8 @@ impl Conn {
             Err((e, plain)) => {
                 self.stream = Stream::Plain(plain);
                 Err(match e.kind() {
-                    io::ErrorKind::InvalidData => WireError::Tls(e.to_string()),
-                    _ => WireError::Io(e),
+                    io::ErrorKind::InvalidData => SqlError::Tls(e.to_string()),
+                    _ => SqlError::Io(e),
                 })
             }
         }
@@ -707,14 +645,14 @@ impl Conn {
         plugin: &str,
         nonce: &[u8],
         opts: &ConnectOpts,
-    ) -> Result<Vec<u8>, WireError> {
+    ) -> Result<Vec<u8>, SqlError> {
         let pw = opts.password.as_bytes();
         Ok(match plugin {
             auth::CACHING_SHA2 => auth::caching_sha2(pw, nonce),
             auth::ED25519 => auth::ed25519(pw, nonce).to_vec(),
             auth::CLEAR if self.stream.is_secure() => auth::clear(pw),
             auth::CLEAR => {
-                return Err(WireError::Auth(
+                return Err(SqlError::Auth(
                     "the server asks for the password in the clear (mysql_clear_password): \
                      allowed over TLS only (--mysql-ssl=on)"
                         .into(),
@@ -726,7 +664,7 @@ impl Conn {
 
     /// caching_sha2_password's full authentication: the password in the clear over TLS or
     /// a socket, else encrypted with the server's RSA key (given, or asked for if allowed).
-    fn caching_sha2_full(&mut self, nonce: &[u8], opts: &ConnectOpts) -> Result<(), WireError> {
+    fn caching_sha2_full(&mut self, nonce: &[u8], opts: &ConnectOpts) -> Result<(), SqlError> {
         let pw = opts.password.as_bytes();
         let answer = if self.stream.is_secure() {
             auth::clear(pw)
@@ -743,14 +681,12 @@ impl Conn {
                         Some(0x01) => String::from_utf8_lossy(&pkt[1..]).into_owned(),
                         Some(0xff) => return Err(parse_err(pkt)),
                         _ => {
-                            return Err(WireError::Protocol(
-                                "the server sent no public key".into(),
-                            ));
+                            return Err(SqlError::Protocol("the server sent no public key".into()));
                         }
                     }
                 }
                 None => {
-                    return Err(WireError::Auth(
+                    return Err(SqlError::Auth(
                         "caching_sha2_password needs the password sent protected: use TLS \
                          (--mysql-ssl=on), give the server's public key \
                          (--mysql-server-public-key=FILE), or allow asking the server for it \
@@ -759,7 +695,7 @@ impl Conn {
                     ));
                 }
             };
-            auth::rsa_password(pw, nonce, &pem).map_err(WireError::Auth)?
+            auth::rsa_password(pw, nonce, &pem).map_err(SqlError::Auth)?
         };
         self.start_packet();
         self.wbuf.extend_from_slice(&answer);
@@ -768,7 +704,7 @@ impl Conn {
     }
 
     /// Prepares `sql`; the statement lives as long as this connection.
-    pub fn prepare(&mut self, sql: &str) -> Result<Stmt, WireError> {
+    pub fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
         self.command(COM_STMT_PREPARE);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send()?;
@@ -777,7 +713,7 @@ impl Conn {
         match pkt.first() {
             Some(0x00) if pkt.len() >= 9 => {}
             Some(0xff) => return Err(parse_err(pkt)),
-            _ => return Err(WireError::Protocol("bad COM_STMT_PREPARE reply".into())),
+            _ => return Err(SqlError::Protocol("bad COM_STMT_PREPARE reply".into())),
         }
         let id = u32::from_le_bytes([pkt[1], pkt[2], pkt[3], pkt[4]]);
         let columns = u16::from_le_bytes([pkt[5], pkt[6]]);
@@ -797,9 +733,9 @@ impl Conn {
 
     /// Executes a prepared statement with `params` (binary protocol). The parameters' types
     /// must be the same at every execution of `stmt` (NULL goes as a LONGLONG).
-    pub fn execute(&mut self, stmt: &mut Stmt, params: &[Param]) -> Result<Reply, WireError> {
+    pub fn execute(&mut self, stmt: &mut Stmt, params: &[Param]) -> Result<Reply, SqlError> {
         if params.len() != usize::from(stmt.params) {
-            return Err(WireError::Protocol(format!(
+            return Err(SqlError::Protocol(format!(
                 "statement takes {} parameters, {} given",
                 stmt.params,
                 params.len()
@@ -814,7 +750,7 @@ impl Conn {
     }
 
     /// Runs `sql` with the text protocol.
-    pub fn query(&mut self, sql: &str) -> Result<Reply, WireError> {
+    pub fn query(&mut self, sql: &str) -> Result<Reply, SqlError> {
         self.command(COM_QUERY);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send()?;
@@ -829,7 +765,7 @@ impl Conn {
     }
 
     /// Reads a statement's reply: OK, ERR, or a result set whose rows are skipped.
-    fn read_reply(&mut self) -> Result<Reply, WireError> {
+    fn read_reply(&mut self) -> Result<Reply, SqlError> {
         loop {
             let p = self.next_packet()?;
             let pkt = &self.rbuf[p];
@@ -840,7 +776,7 @@ impl Conn {
                 }
                 Some(0xff) => return Err(parse_err(pkt)),
                 Some(0xfb) => {
-                    return Err(WireError::Protocol("LOCAL INFILE is not supported".into()));
+                    return Err(SqlError::Protocol("LOCAL INFILE is not supported".into()));
                 }
                 Some(_) => {
                     // Column count, column definitions up to an EOF, then rows up to an EOF.
@@ -848,7 +784,7 @@ impl Conn {
                     let (rows, status) = self.skip_rows()?;
                     (Reply::Rows(rows), status)
                 }
-                None => return Err(WireError::Protocol("empty packet".into())),
+                None => return Err(SqlError::Protocol("empty packet".into())),
             };
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(reply);
@@ -857,7 +793,7 @@ impl Conn {
     }
 
     /// Skips packets up to and including the next EOF packet.
-    fn skip_to_eof(&mut self) -> Result<(), WireError> {
+    fn skip_to_eof(&mut self) -> Result<(), SqlError> {
         loop {
             let p = self.next_packet()?;
             let pkt = &self.rbuf[p];
@@ -871,7 +807,7 @@ impl Conn {
     }
 
     /// Skips result rows; returns their number and the closing EOF's status flags.
-    fn skip_rows(&mut self) -> Result<(u64, u16), WireError> {
+    fn skip_rows(&mut self) -> Result<(u64, u16), SqlError> {
         let mut rows = 0;
         loop {
             let p = self.next_packet()?;
@@ -904,10 +840,10 @@ impl Conn {
         self.wbuf.push(cmd);
     }
 
-    fn send(&mut self) -> Result<(), WireError> {
+    fn send(&mut self) -> Result<(), SqlError> {
         let len = self.wbuf.len() - 4;
         if len >= MAX_PAYLOAD {
-            return Err(WireError::Protocol(format!(
+            return Err(SqlError::Protocol(format!(
                 "a {len}-byte packet is too long for the lean client"
             )));
         }
@@ -919,13 +855,13 @@ impl Conn {
     }
 
     /// Reads one packet and returns where its payload is in `rbuf` (valid until the next read).
-    fn next_packet(&mut self) -> Result<std::ops::Range<usize>, WireError> {
+    fn next_packet(&mut self) -> Result<std::ops::Range<usize>, SqlError> {
         self.fill(4)?;
         let h = &self.rbuf[self.rpos..self.rpos + 4];
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
         let seq = h[3];
         if len == MAX_PAYLOAD {
-            return Err(WireError::Protocol(
+            return Err(SqlError::Protocol(
                 "packets of 16 MiB and more are not supported".into(),
             ));
         }
@@ -938,7 +874,7 @@ impl Conn {
     }
 
     /// Makes sure `need` unread bytes are in `rbuf`, reading from the socket as needed.
-    fn fill(&mut self, need: usize) -> Result<(), WireError> {
+    fn fill(&mut self, need: usize) -> Result<(), SqlError> {
         if self.rend - self.rpos >= need {
             return Ok(());
         }
@@ -980,8 +916,8 @@ struct Hello {
     plugin: String,
 }
 
-fn parse_handshake(p: &[u8]) -> Result<Hello, WireError> {
-    let bad = || WireError::Protocol("bad server greeting".into());
+fn parse_handshake(p: &[u8]) -> Result<Hello, SqlError> {
+    let bad = || SqlError::Protocol("bad server greeting".into());
     match p.first() {
         Some(10) => {}
         Some(0xff) => return Err(parse_err(p)),
@@ -1041,8 +977,8 @@ fn parse_auth_switch(p: &[u8]) -> (&[u8], &[u8]) {
 const MAX_FACT_ROWS: usize = 1024;
 
 /// A text-protocol row of `columns` length-encoded strings (0xfb: NULL).
-fn parse_text_row(p: &[u8], columns: u64) -> Result<Vec<Option<String>>, WireError> {
-    let bad = || WireError::Protocol("bad result row".into());
+fn parse_text_row(p: &[u8], columns: u64) -> Result<Vec<Option<String>>, SqlError> {
+    let bad = || SqlError::Protocol("bad result row".into());
     let mut i = 0;
     let mut row = Vec::new();
     for _ in 0..columns {
@@ -1071,8 +1007,8 @@ fn is_eof(p: &[u8]) -> bool {
 }
 
 /// An OK packet's affected rows and status flags.
-fn parse_ok(p: &[u8]) -> Result<(u64, u16), WireError> {
-    let bad = || WireError::Protocol("bad OK packet".into());
+fn parse_ok(p: &[u8]) -> Result<(u64, u16), SqlError> {
+    let bad = || SqlError::Protocol("bad OK packet".into());
     let (affected, n1) = get_lenenc(&p[1..]).ok_or_else(bad)?;
     let (_, n2) = get_lenenc(&p[1 + n1..]).ok_or_else(bad)?;
     let i = 1 + n1 + n2;
@@ -1082,16 +1018,16 @@ fn parse_ok(p: &[u8]) -> Result<(u64, u16), WireError> {
     Ok((affected, status))
 }
 
-fn parse_err(p: &[u8]) -> WireError {
+fn parse_err(p: &[u8]) -> SqlError {
     if p.len() < 3 {
-        return WireError::Protocol("bad ERR packet".into());
+        return SqlError::Protocol("bad ERR packet".into());
     }
     let code = u16::from_le_bytes([p[1], p[2]]);
     let mut msg = &p[3..];
     if msg.first() == Some(&b'#') && msg.len() >= 6 {
         msg = &msg[6..];
     }
-    WireError::Server {
+    SqlError::Server {
         code,
         message: String::from_utf8_lossy(msg).into_owned(),
     }
@@ -1167,6 +1103,99 @@ fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param], types: bool) {
                 out.extend_from_slice(s);
             }
         }
+    }
+}
+
+/// Reads the certificate and key files named by the settings (on this host) and
+/// builds the TLS configuration once for every connection to this target. Errors
+/// name the target and the file.
+pub fn load_files(t: &mut Target) -> Result<(), String> {
+    let on = |e: String| format!("target {}: {e}", t.name);
+    t.loaded.tls = tls::client_config(&t.ssl).map_err(on)?;
+    if let Some(p) = &t.server_public_key {
+        let pem = fleetbench_model::capped::read_to_string(
+            p,
+            "the server's public key",
+            fleetbench_model::capped::SECRET_CAP,
+        )
+        .map_err(|e| on(e.to_string()))?;
+        t.loaded.server_public_key = Some(pem);
+    }
+    Ok(())
+}
+
+/// The lean client's connection settings.
+pub fn connect_opts(t: &Target) -> ConnectOpts<'_> {
+    ConnectOpts {
+        socket: t.socket.as_deref(),
+        host: &t.host,
+        port: t.port,
+        user: &t.user,
+        password: &t.password,
+        database: &t.database,
+        ssl_mode: t.ssl.mode,
+        tls: t.loaded.tls.clone(),
+        server_public_key: t.loaded.server_public_key.as_deref(),
+        get_server_public_key: t.get_server_public_key,
+        connect_timeout: t.connect_timeout(),
+    }
+}
+
+impl Client for Conn {
+    type Stmt = Stmt;
+    const STACK_SIZE: usize = 256 * 1024;
+    const COOPERATIVE: bool = true;
+
+    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, SqlError> {
+        Conn::connect(&connect_opts(target), Some(sockets.clone()))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, SqlError> {
+        Conn::prepare(self, sql)
+    }
+
+    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, SqlError> {
+        Conn::execute(self, stmt, params)
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Reply, SqlError> {
+        Conn::query(self, sql)
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Conn::query_rows(self, sql)
+    }
+
+    fn quit(self) {
+        Conn::quit(self)
+    }
+
+    fn info(&self) -> ConnInfo {
+        ConnInfo {
+            client: "lean",
+            auth_plugin: self.auth_plugin().to_string(),
+            tls: self.tls_version().unwrap_or_default(),
+            ..ConnInfo::default()
+        }
+    }
+
+    fn server_facts(
+        &mut self,
+        vars: &[String],
+    ) -> Result<(String, Vec<(String, String)>), SqlError> {
+        let version = self.server_version().to_string();
+        if vars.is_empty() {
+            return Ok((version, Vec::new()));
+        }
+        let rows = self.query_rows(&show_variables_sql(vars))?;
+        let values = rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut r = r.into_iter();
+                Some((r.next()??, r.next()?.unwrap_or_default()))
+            })
+            .collect();
+        Ok((version, values))
     }
 }
 
@@ -1287,7 +1316,7 @@ mod tests {
         let mut err = vec![0xff, 0x10, 0x04];
         err.extend_from_slice(b"Too many connections");
         match parse_handshake(&err) {
-            Err(WireError::Server {
+            Err(SqlError::Server {
                 code: 1040,
                 message,
             }) => {
@@ -1297,7 +1326,7 @@ mod tests {
         }
         assert!(matches!(
             parse_handshake(&greeting()[..20]),
-            Err(WireError::Protocol(_))
+            Err(SqlError::Protocol(_))
         ));
     }
 
@@ -1312,7 +1341,7 @@ mod tests {
         let mut e = vec![0xff, 0xbd, 0x04, b'#'];
         e.extend_from_slice(b"40001Deadlock found");
         match parse_err(&e) {
-            WireError::Server { code, message } => {
+            SqlError::Server { code, message } => {
                 assert_eq!((code, message.as_str()), (1213, "Deadlock found"))
             }
             other => panic!("{other:?}"),
@@ -1389,7 +1418,7 @@ mod tests {
             Reply::Ok { affected_rows: 1 }
         );
         match c.query("x") {
-            Err(WireError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
+            Err(SqlError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
             other => panic!("{other:?}"),
         }
         drop(c);

@@ -11,7 +11,8 @@ use tokio::sync::mpsc;
 
 use super::worker::OltpWorker;
 use crate::runner::{Control, OpenProgress, PreparedRun, RunConfig};
-use crate::sql::client::{AsyncClient, Client};
+use crate::sql::Client;
+use crate::sql::asynch::AsyncClient;
 use crate::sql::mysql;
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use mysql_async::prelude::Queryable;
 
 use crate::rand::{Rng, fill_c, fill_pad};
-use crate::sql::client::{error_text, open, open_error};
+use crate::sql::asynch::{error_text, open, open_error};
 use crate::sql::open_error::OpenError;
 use fleetbench_model::workloads::oltp::{
     OltpConfig, Script, Target, create_bulk_table_sql, create_index_sql, create_table_sql,

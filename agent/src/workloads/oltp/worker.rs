@@ -16,11 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
-use crate::sql::client::Client;
-use crate::sql::mysql::{Param, Reply, WireError};
+use crate::sql::Client;
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::{ConnectGate, GateError};
 use crate::sql::{ErrorClass, Sockets};
+use crate::sql::{Param, Reply, SqlError};
 use crate::stats::{BATCH, WorkerTail};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
@@ -145,7 +145,7 @@ fn kind_index(k: Kind) -> usize {
 }
 
 /// A readable error for a failed connect (the codes mysql_async's path maps too).
-fn open_error(target: &Target, e: WireError) -> LeanOpenError {
+fn open_error(target: &Target, e: SqlError) -> LeanOpenError {
     let text = e.to_string();
     LeanOpenError::Open(match e.code() {
         Some(1045) => OpenError::Access {
@@ -164,7 +164,7 @@ fn open_error(target: &Target, e: WireError) -> LeanOpenError {
             database: target.database.clone(),
         },
         _ => match e {
-            WireError::UnsupportedAuth(_) => return LeanOpenError::Unsupported(text),
+            SqlError::UnsupportedAuth(_) => return LeanOpenError::Unsupported(text),
             _ => OpenError::Connect {
                 target: target.describe(),
                 message: text,
@@ -279,7 +279,7 @@ impl<C: Client> OltpWorker<C> {
         }
         let mut stmts: Vec<Option<C::Stmt>> = (0..self.templates.len()).map(|_| None).collect();
         let kinds = self.cfg.kinds();
-        let prepare_failed = |e: WireError| {
+        let prepare_failed = |e: SqlError| {
             LeanOpenError::Open(OpenError::Prepare {
                 target: target.describe(),
                 message: e.to_string(),
@@ -710,7 +710,7 @@ impl<C: Client> OltpWorker<C> {
     }
 
     /// Counts a finished statement (read / write / other) or classifies its error.
-    fn finish(&mut self, t: usize, kind: Kind, r: Result<Reply, WireError>) -> Result<(), Failure> {
+    fn finish(&mut self, t: usize, kind: Kind, r: Result<Reply, SqlError>) -> Result<(), Failure> {
         match r {
             Ok(reply) => {
                 let now = Instant::now();
@@ -914,7 +914,7 @@ mod tests {
 
     #[test]
     fn lost_connections_are_told_from_statement_errors() {
-        let server = |code| WireError::Server {
+        let server = |code| SqlError::Server {
             code,
             message: String::new(),
         };
@@ -925,7 +925,7 @@ mod tests {
             server(1213).classify(|c| c == 1213),
             ErrorClass::Ignorable(1213)
         );
-        let broken = WireError::Io(std::io::ErrorKind::BrokenPipe.into());
+        let broken = SqlError::Io(std::io::ErrorKind::BrokenPipe.into());
         assert_eq!(broken.classify(none), ErrorClass::Reconnect);
     }
 }

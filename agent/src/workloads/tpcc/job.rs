@@ -11,8 +11,8 @@ use super::check::{condition_sql, count_sql, violation};
 use super::r#gen::NuRandC;
 use super::load::{ITEMS, Part, part_batches, warehouse_parts};
 use super::schema::{after_load, create_table};
-use crate::sql::client::{Client, ConnInfo, connect_opts};
 use crate::sql::mysql::Conn;
+use crate::sql::{Client, ConnInfo, Sockets};
 use fleetbench_model::workloads::oltp::Target;
 use fleetbench_model::workloads::tpcc::TABLES;
 use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
@@ -23,7 +23,7 @@ const MAX_INSERT_BYTES: usize = 512 * 1024;
 const LOAD_ATTEMPTS: u32 = 5;
 
 /// A deadlock or lock-wait timeout: the statement may be sent again.
-fn is_retried(e: &crate::sql::mysql::WireError) -> bool {
+fn is_retried(e: &crate::sql::SqlError) -> bool {
     matches!(
         e.classify(|c| matches!(c, 1213 | 1205)),
         crate::sql::ErrorClass::Ignorable(_)
@@ -107,8 +107,11 @@ impl TpccJob {
         &self.cfg.target
     }
 
-    fn connect(&self) -> Result<Conn, TpccError> {
-        Conn::connect(&connect_opts(self.target()), None).map_err(|e| TpccError::Connect {
+    /// A connection for prepare, check and cleanup: the lean MySQL client, used through
+    /// the driver interface.
+    fn connect(&self) -> Result<impl Client + use<>, TpccError> {
+        let sockets = Arc::new(Sockets::default());
+        <Conn as Client>::connect(self.target(), &sockets).map_err(|e| TpccError::Connect {
             target: self.target().describe(),
             message: e.to_string(),
         })
@@ -173,7 +176,7 @@ impl TpccJob {
     }
 
     /// The TPC-C tables that exist on the target.
-    fn existing(&self, conn: &mut Conn) -> Result<Vec<&'static str>, TpccError> {
+    fn existing(&self, conn: &mut impl Client) -> Result<Vec<&'static str>, TpccError> {
         let names = conn
             .query_rows("SHOW TABLES")
             .map_err(|e| self.failed("SHOW TABLES", e))?;
@@ -191,7 +194,7 @@ impl TpccJob {
     }
 
     /// Every table is there and the warehouse table holds W warehouses.
-    pub fn check_prepared(&self, conn: &mut Conn) -> Result<(), TpccError> {
+    pub fn check_prepared(&self, conn: &mut impl Client) -> Result<(), TpccError> {
         let there = self.existing(conn)?;
         let missing: Vec<&str> = TABLES.into_iter().filter(|t| !there.contains(t)).collect();
         let not = |what: String| TpccError::NotPrepared {

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use super::r#gen::{NuRandC, last_name, nurand};
 use crate::rand::Rng;
-use crate::sql::ErrorClass;
 use crate::sql::Sockets;
-use crate::sql::client::connect_opts;
-use crate::sql::mysql::{Conn, Reply, WireError};
+use crate::sql::mysql::Conn;
+use crate::sql::{Client, ErrorClass};
+use crate::sql::{Reply, SqlError};
 use crate::stats::TxnEnd;
 use crate::workloads::{Step, ThreadWorkload, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
@@ -113,7 +113,8 @@ impl ThreadWorkload for Tpcc {
         let seed =
             self.seed ^ (self.first_thread + u64::from(thread)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mut rng = Rng::new(seed);
-        Box::new(Terminal {
+        // The lean MySQL client: TPC-C runs over the driver interface.
+        Box::new(Terminal::<Conn> {
             cfg: self.cfg.clone(),
             sockets: self.sockets.clone(),
             conn: None,
@@ -131,10 +132,10 @@ impl ThreadWorkload for Tpcc {
 }
 
 /// One terminal: a connection (opened with its first transaction) and its generators.
-struct Terminal {
+struct Terminal<C: Client> {
     cfg: Arc<TpccConfig>,
     sockets: Arc<Sockets>,
-    conn: Option<Conn>,
+    conn: Option<C>,
     rng: Rng,
     deck: Deck,
     c: NuRandC,
@@ -145,13 +146,13 @@ struct Terminal {
 /// Why an attempt did not commit.
 enum Abort {
     /// The server's error; retried when its code is in RETRIED.
-    Db(WireError),
+    Db(SqlError),
     /// The run is stopping.
     Stopped,
 }
 
-impl From<WireError> for Abort {
-    fn from(e: WireError) -> Self {
+impl From<SqlError> for Abort {
+    fn from(e: SqlError) -> Self {
         Abort::Db(e)
     }
 }
@@ -163,10 +164,10 @@ enum Done {
     RolledBack,
 }
 
-impl WorkerLoop for Terminal {
+impl<C: Client> WorkerLoop for Terminal<C> {
     fn event(&mut self, stop: &AtomicBool, _io: &mut IoCounters) -> Step {
         if self.conn.is_none() {
-            match Conn::connect(&connect_opts(&self.cfg.target), Some(self.sockets.clone())) {
+            match C::connect(&self.cfg.target, &self.sockets) {
                 Ok(c) => self.conn = Some(c),
                 Err(e) => {
                     return Step::Fatal(format!(
@@ -389,7 +390,7 @@ fn quoted(out: &mut String, s: &str) {
     out.push('\'');
 }
 
-impl Terminal {
+impl<C: Client> Terminal<C> {
     /// Sleeps `secs` in slices, returning false when the run stops meanwhile.
     fn pause(&self, stop: &AtomicBool, secs: f64) -> bool {
         let until = Instant::now() + Duration::from_secs_f64(secs);
@@ -403,7 +404,7 @@ impl Terminal {
         true
     }
 
-    fn conn(&mut self) -> &mut Conn {
+    fn conn(&mut self) -> &mut C {
         self.conn
             .as_mut()
             .expect("connected before the first attempt")
@@ -566,7 +567,7 @@ impl Terminal {
                 self.sql.push_str(" ORDER BY c_first");
                 let rows = self.read()?;
                 if rows.is_empty() {
-                    return Err(Abort::Db(WireError::Protocol(format!(
+                    return Err(Abort::Db(SqlError::Protocol(format!(
                         "no customer named {name} in warehouse {w} district {d}"
                     ))));
                 }
@@ -757,13 +758,13 @@ fn field<T: std::str::FromStr>(rows: &[Vec<Option<String>>], col: usize) -> Resu
     rows.first()
         .and_then(|r| r.get(col).cloned().flatten())
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| Abort::Db(WireError::Protocol("a row the load made is missing".into())))
+        .ok_or_else(|| Abort::Db(SqlError::Protocol("a row the load made is missing".into())))
 }
 
 /// A decimal column of the first row in cents.
 fn cents(rows: &[Vec<Option<String>>], col: usize) -> Result<i64, Abort> {
     let v: String = field(rows, col)?;
-    parse_cents(&v).ok_or_else(|| Abort::Db(WireError::Protocol(format!("bad amount '{v}'"))))
+    parse_cents(&v).ok_or_else(|| Abort::Db(SqlError::Protocol(format!("bad amount '{v}'"))))
 }
 
 /// "12.34" → 1234, "-10.00" → -1000, "7" → 700.

@@ -1,54 +1,15 @@
-//! The blocking database connection an OLTP worker drives ([`Client`]), in two kinds: the
-//! lean protocol client of `wire.rs` (the hot path), and mysql_async on a single-threaded
-//! runtime of the worker's own, for servers that want a login the lean client cannot do
-//! (caching_sha2_password, ed25519, ...). The worker's logic is written once against the
-//! trait.
+//! mysql_async behind the driver interface: the client for logins the lean client does not
+//! speak (caching_sha2_password's full exchange without TLS, ed25519, ...), on a
+//! single-threaded runtime of the worker's own, and the connections of prepare and
+//! cleanup.
 
 use std::sync::Arc;
 
+use fleetbench_model::workloads::oltp::Target;
 use mysql_async::prelude::Queryable;
 
-use fleetbench_model::workloads::oltp::Target;
-
-use super::mysql::tls;
-use super::mysql::{self as wire, Param, Reply, WireError};
 use super::open_error::OpenError;
-use crate::sql::Sockets;
-
-/// Reads the certificate and key files named by the settings (on this host) and
-/// builds the TLS configuration once for every connection to this target. Errors
-/// name the target and the file.
-pub fn load_files(t: &mut Target) -> Result<(), String> {
-    let on = |e: String| format!("target {}: {e}", t.name);
-    t.loaded.tls = tls::client_config(&t.ssl).map_err(on)?;
-    if let Some(p) = &t.server_public_key {
-        let pem = fleetbench_model::capped::read_to_string(
-            p,
-            "the server's public key",
-            fleetbench_model::capped::SECRET_CAP,
-        )
-        .map_err(|e| on(e.to_string()))?;
-        t.loaded.server_public_key = Some(pem);
-    }
-    Ok(())
-}
-
-/// The lean client's connection settings.
-pub fn connect_opts(t: &Target) -> wire::ConnectOpts<'_> {
-    wire::ConnectOpts {
-        socket: t.socket.as_deref(),
-        host: &t.host,
-        port: t.port,
-        user: &t.user,
-        password: &t.password,
-        database: &t.database,
-        ssl_mode: t.ssl.mode,
-        tls: t.loaded.tls.clone(),
-        server_public_key: t.loaded.server_public_key.as_deref(),
-        get_server_public_key: t.get_server_public_key,
-        connect_timeout: t.connect_timeout(),
-    }
-}
+use super::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
 
 /// mysql_async's TLS settings for prepare and cleanup. `preferred` has no such mode
 /// there: it goes without TLS, as a server without TLS would.
@@ -95,118 +56,6 @@ pub fn opts(t: &Target) -> mysql_async::Opts {
     b.into()
 }
 
-/// One connection to a database target.
-pub trait Client: Sized {
-    type Stmt;
-
-    /// Stack of a worker thread driving this client. The lean client's calls are shallow;
-    /// a small stack keeps thousands of worker threads cheap in address space and page
-    /// tables. mysql_async's futures are large, so its workers keep the usual size.
-    const STACK_SIZE: usize;
-
-    /// Whether every wait of this client goes through `crate::coop`, so that its workers
-    /// can share a thread as cooperative workers.
-    const COOPERATIVE: bool;
-
-    /// Connects and logs in. The connection stops (its statement fails) once `sockets` is
-    /// cancelled, so a statement blocked on a lock does not hold an aborted run.
-    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError>;
-
-    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError>;
-
-    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, WireError>;
-
-    fn query(&mut self, sql: &str) -> Result<Reply, WireError>;
-
-    /// Says goodbye and closes; errors no longer matter.
-    fn quit(self);
-
-    /// How this connection was made, for the result.
-    fn info(&self) -> ConnInfo;
-
-    /// The server's version and the values of the global variables named in `vars` (read
-    /// once per target, for the result: which server with which settings).
-    fn server_facts(
-        &mut self,
-        vars: &[String],
-    ) -> Result<(String, Vec<(String, String)>), WireError>;
-}
-
-/// `SHOW GLOBAL VARIABLES` for `vars` (names already checked: letters, digits and `_`).
-pub fn show_variables_sql(vars: &[String]) -> String {
-    let names: Vec<String> = vars.iter().map(|v| format!("'{v}'")).collect();
-    format!(
-        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
-        names.join(", ")
-    )
-}
-
-/// How a worker's connection to a target was made: which client, which authentication
-/// plugin logged it in ("" when the client does not say), which TLS version ("" for none).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ConnInfo {
-    pub client: &'static str,
-    pub auth_plugin: String,
-    pub tls: String,
-    /// The server's version and chosen global variables (first connection to a target).
-    pub server_version: String,
-    pub server_vars: Vec<(String, String)>,
-}
-
-impl Client for wire::Conn {
-    type Stmt = wire::Stmt;
-    const STACK_SIZE: usize = 256 * 1024;
-    const COOPERATIVE: bool = true;
-
-    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
-        wire::Conn::connect(&connect_opts(target), Some(sockets.clone()))
-    }
-
-    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError> {
-        wire::Conn::prepare(self, sql)
-    }
-
-    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, WireError> {
-        wire::Conn::execute(self, stmt, params)
-    }
-
-    fn query(&mut self, sql: &str) -> Result<Reply, WireError> {
-        wire::Conn::query(self, sql)
-    }
-
-    fn quit(self) {
-        wire::Conn::quit(self)
-    }
-
-    fn info(&self) -> ConnInfo {
-        ConnInfo {
-            client: "lean",
-            auth_plugin: self.auth_plugin().to_string(),
-            tls: self.tls_version().unwrap_or_default(),
-            ..ConnInfo::default()
-        }
-    }
-
-    fn server_facts(
-        &mut self,
-        vars: &[String],
-    ) -> Result<(String, Vec<(String, String)>), WireError> {
-        let version = self.server_version().to_string();
-        if vars.is_empty() {
-            return Ok((version, Vec::new()));
-        }
-        let rows = self.query_rows(&show_variables_sql(vars))?;
-        let values = rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut r = r.into_iter();
-                Some((r.next()??, r.next()?.unwrap_or_default()))
-            })
-            .collect();
-        Ok((version, values))
-    }
-}
-
 /// mysql_async behind a blocking face: every call runs to completion on a current-thread
 /// runtime owned by this connection, or ends early when the run is cancelled.
 pub struct AsyncClient {
@@ -217,20 +66,20 @@ pub struct AsyncClient {
 
 /// The driver's error in the lean client's terms: server errors keep their code; anything
 /// else means the connection can no longer be trusted.
-fn convert(e: mysql_async::Error) -> WireError {
+fn convert(e: mysql_async::Error) -> SqlError {
     match e {
-        mysql_async::Error::Server(s) => WireError::Server {
+        mysql_async::Error::Server(s) => SqlError::Server {
             code: s.code,
             message: s.message,
         },
         // Kept as it is: whether it timed out or was reset decides a retry.
-        mysql_async::Error::Io(mysql_async::IoError::Io(e)) => WireError::Io(e),
-        other => WireError::Io(std::io::Error::other(error_text(&other))),
+        mysql_async::Error::Io(mysql_async::IoError::Io(e)) => SqlError::Io(e),
+        other => SqlError::Io(std::io::Error::other(error_text(&other))),
     }
 }
 
-fn cancelled() -> WireError {
-    WireError::Io(std::io::Error::new(
+fn cancelled() -> SqlError {
+    SqlError::Io(std::io::Error::new(
         std::io::ErrorKind::Interrupted,
         "the run was cancelled",
     ))
@@ -241,7 +90,7 @@ fn block<T>(
     rt: &tokio::runtime::Runtime,
     cancel: &mut tokio::sync::watch::Receiver<bool>,
     f: impl std::future::Future<Output = Result<T, mysql_async::Error>>,
-) -> Result<T, WireError> {
+) -> Result<T, SqlError> {
     rt.block_on(async {
         tokio::select! {
             r = f => r.map_err(convert),
@@ -279,7 +128,7 @@ impl Client for AsyncClient {
     const STACK_SIZE: usize = 2 * 1024 * 1024;
     const COOPERATIVE: bool = false;
 
-    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, WireError> {
+    fn connect(target: &Target, sockets: &Arc<Sockets>) -> Result<Self, SqlError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -300,11 +149,11 @@ impl Client for AsyncClient {
         Ok(AsyncClient { rt, conn, cancel })
     }
 
-    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, WireError> {
+    fn prepare(&mut self, sql: &str) -> Result<Self::Stmt, SqlError> {
         block(&self.rt, &mut self.cancel, self.conn.prep(sql))
     }
 
-    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, WireError> {
+    fn execute(&mut self, stmt: &mut Self::Stmt, params: &[Param]) -> Result<Reply, SqlError> {
         let params = if params.is_empty() {
             mysql_async::Params::Empty
         } else {
@@ -316,17 +165,40 @@ impl Client for AsyncClient {
         })
     }
 
-    fn query(&mut self, sql: &str) -> Result<Reply, WireError> {
+    fn query(&mut self, sql: &str) -> Result<Reply, SqlError> {
         let conn = &mut self.conn;
         block(&self.rt, &mut self.cancel, async move {
             reply(conn.query_iter(sql).await?).await
         })
     }
 
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        let conn = &mut self.conn;
+        let rows: Vec<mysql_async::Row> =
+            block(
+                &self.rt,
+                &mut self.cancel,
+                async move { conn.query(sql).await },
+            )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                r.unwrap()
+                    .into_iter()
+                    .map(|v| match v {
+                        mysql_async::Value::NULL => None,
+                        mysql_async::Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into()),
+                        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
     fn server_facts(
         &mut self,
         vars: &[String],
-    ) -> Result<(String, Vec<(String, String)>), WireError> {
+    ) -> Result<(String, Vec<(String, String)>), SqlError> {
         use mysql_async::prelude::Queryable;
         let (a, b, c) = self.conn.server_version();
         let version = format!("{a}.{b}.{c}");
