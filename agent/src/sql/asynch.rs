@@ -8,7 +8,6 @@ use std::sync::Arc;
 use fleetbench_model::workloads::oltp::Target;
 use mysql_async::prelude::Queryable;
 
-use super::open_error::OpenError;
 use super::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
 
 /// mysql_async's TLS settings for prepare and cleanup. `preferred` has no such mode
@@ -242,13 +241,6 @@ impl Client for AsyncClient {
     }
 }
 
-fn code_of(e: &mysql_async::Error) -> Option<u16> {
-    match e {
-        mysql_async::Error::Server(s) => Some(s.code),
-        _ => None,
-    }
-}
-
 /// A driver error as one short line: the server's message with its code, or the root
 /// cause of an I/O error (the driver's own wrapping repeats itself).
 pub fn error_text(e: &mysql_async::Error) -> String {
@@ -263,46 +255,5 @@ pub fn error_text(e: &mysql_async::Error) -> String {
             }
             msg
         }
-    }
-}
-
-/// Opens a connection to `target` within its connect timeout, with a readable error.
-pub(crate) async fn open(target: &Target) -> Result<mysql_async::Conn, OpenError> {
-    let limit = target.connect_timeout();
-    match tokio::time::timeout(limit, mysql_async::Conn::new(opts(target))).await {
-        Ok(r) => r.map_err(|e| open_error(target, &e)),
-        Err(_) => Err(OpenError::Connect {
-            target: target.describe(),
-            message: format!(
-                "no answer within {}s (--db-connect-timeout): the server accepted the connection but did not log it in",
-                limit.as_secs()
-            ),
-        }),
-    }
-}
-
-/// A readable error for a failed connect.
-pub(crate) fn open_error(target: &Target, e: &mysql_async::Error) -> OpenError {
-    match code_of(e) {
-        Some(1045) => OpenError::Access {
-            target: target.describe(),
-            message: error_text(e),
-        },
-        Some(1044) => OpenError::Access {
-            target: target.describe(),
-            message: format!(
-                "{} (if the database does not exist, create it: CREATE DATABASE {})",
-                error_text(e),
-                target.database
-            ),
-        },
-        Some(1049) => OpenError::NoDatabase {
-            target: target.describe(),
-            database: target.database.clone(),
-        },
-        _ => OpenError::Connect {
-            target: target.describe(),
-            message: error_text(e),
-        },
     }
 }

@@ -7,6 +7,7 @@ pub mod asynch;
 pub mod mysql;
 pub mod open_error;
 pub mod opening;
+pub mod setup;
 pub mod sockets;
 
 pub use sockets::Sockets;

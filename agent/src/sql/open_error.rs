@@ -1,6 +1,10 @@
 //! Why OLTP connections could not be opened: shared by the clients that open them and the
 //! workers and loaders that use them, so that neither depends on the other for it.
 
+use fleetbench_model::workloads::oltp::Target;
+
+use super::SqlError;
+
 /// Why a worker could not open (see [`OpenError`] for what the user is told).
 #[derive(Debug, thiserror::Error)]
 pub enum LeanOpenError {
@@ -31,4 +35,33 @@ pub enum OpenError {
     /// A setting of the agent's environment is not valid.
     #[error("{0}")]
     Setting(String),
+}
+
+/// A readable error for a failed connect (the codes mysql_async's path maps too).
+pub fn open_error(target: &Target, e: SqlError) -> LeanOpenError {
+    let text = e.to_string();
+    LeanOpenError::Open(match e.code() {
+        Some(1045) => OpenError::Access {
+            target: target.describe(),
+            message: text,
+        },
+        Some(1044) => OpenError::Access {
+            target: target.describe(),
+            message: format!(
+                "{text} (if the database does not exist, create it: CREATE DATABASE {})",
+                target.database
+            ),
+        },
+        Some(1049) => OpenError::NoDatabase {
+            target: target.describe(),
+            database: target.database.clone(),
+        },
+        _ => match e {
+            SqlError::UnsupportedAuth(_) => return LeanOpenError::Unsupported(text),
+            _ => OpenError::Connect {
+                target: target.describe(),
+                message: text,
+            },
+        },
+    })
 }

@@ -6,11 +6,10 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mysql_async::prelude::Queryable;
-
 use crate::rand::{Rng, fill_c, fill_pad};
-use crate::sql::asynch::{error_text, open, open_error};
+use crate::sql::SqlError;
 use crate::sql::open_error::OpenError;
+use crate::sql::setup::SetupConn;
 use fleetbench_model::workloads::oltp::{
     OltpConfig, Script, Target, create_bulk_table_sql, create_index_sql, create_table_sql,
 };
@@ -40,30 +39,52 @@ pub enum PrepareError {
 /// Connects to every target this agent's tables live on and checks that none of the tables
 /// exists yet (for prepare) — before anything is created anywhere.
 pub async fn check(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
+    let cfg = cfg.clone();
+    blocking(move || check_tables(&cfg, for_prepare)).await
+}
+
+fn check_tables(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
     for (t, mine) in cfg.targets_in_use() {
         let target = &cfg.targets[t];
-        let mut conn = open(target).await?;
+        let mut conn = SetupConn::open(target)?;
         if for_prepare {
             let names: Vec<String> = conn
-                .query("SHOW TABLES")
-                .await
-                .map_err(|e| open_error(target, &e))?;
+                .query_rows("SHOW TABLES")
+                .map_err(|e| failed("SHOW TABLES".into(), target, &e))?
+                .into_iter()
+                .filter_map(|r| r.into_iter().next().flatten())
+                .collect();
             let clash: Vec<String> = mine
                 .iter()
                 .map(|n| cfg.table(*n))
                 .filter(|n| names.iter().any(|x| x.eq_ignore_ascii_case(n)))
                 .collect();
             if !clash.is_empty() {
-                let _ = conn.disconnect().await;
+                conn.quit();
                 return Err(PrepareError::Exists {
                     target: target.describe(),
                     tables: clash.join(", "),
                 });
             }
         }
-        let _ = conn.disconnect().await;
+        conn.quit();
     }
     Ok(())
+}
+
+/// Runs set-up work that blocks on its connections off the async runtime; it starts at
+/// once (several loaders run side by side), the returned future only waits for it.
+fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, PrepareError> + Send + 'static,
+) -> impl Future<Output = Result<T, PrepareError>> {
+    let task = tokio::task::spawn_blocking(f);
+    async move {
+        task.await.unwrap_or_else(|e| {
+            Err(PrepareError::Stopped {
+                created: format!(" (a loader failed: {e})"),
+            })
+        })
+    }
 }
 
 /// Shared state of one prepare or cleanup.
@@ -175,7 +196,7 @@ pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), Prepa
     let mut tasks = Vec::new();
     for i in 0..loaders {
         let (job, queue) = (job.clone(), queue.clone());
-        tasks.push(tokio::spawn(async move {
+        tasks.push(blocking(move || {
             let mut rng = Rng::new(seed ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
             loop {
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
@@ -185,18 +206,13 @@ pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), Prepa
                         created: job.stopped_note(),
                     });
                 }
-                load_table(&job, n, t, &mut rng).await?;
+                load_table(&job, n, t, &mut rng)?;
             }
         }));
     }
     let mut first_err = None;
     for t in tasks {
-        let r = t.await.unwrap_or_else(|e| {
-            Err(PrepareError::Stopped {
-                created: format!(" (a loader failed: {e})"),
-            })
-        });
-        if let Err(e) = r {
+        if let Err(e) = t.await {
             job.stop.store(true, Ordering::Relaxed);
             first_err.get_or_insert(e);
         }
@@ -204,16 +220,16 @@ pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), Prepa
     first_err.map_or(Ok(()), Err)
 }
 
-async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareError> {
+fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareError> {
     let cfg = &job.cfg;
     let target = &cfg.targets[t];
-    let failed = |what: String, e: mysql_async::Error| PrepareError::Failed {
+    let failed = |what: String, e: SqlError| PrepareError::Failed {
         what,
         target: target.describe(),
-        message: error_text(&e),
+        message: e.to_string(),
         created: job.created_note(),
     };
-    let mut conn = open(target).await?;
+    let mut conn = SetupConn::open(target)?;
     let name = cfg.table(n);
     job.note(format!("Creating table '{name}'..."));
     let bulk = cfg.script == Script::BulkInsert;
@@ -228,8 +244,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
             &cfg.create_options,
         )
     };
-    conn.query_drop(create)
-        .await
+    conn.query(&create)
         .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
     job.created
         .lock()
@@ -241,7 +256,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(format!("{name} on {}", target.name));
-        let _ = conn.disconnect().await;
+        conn.quit();
         return Ok(());
     }
     job.note(format!(
@@ -279,8 +294,7 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
         sql.push(')');
         rows_in_stmt += 1;
         if sql.len() >= MAX_INSERT_BYTES || id == cfg.options.table_size {
-            conn.query_drop(sql.as_str())
-                .await
+            conn.query(&sql)
                 .map_err(|e| failed(format!("loading {name}"), e))?;
             job.done.fetch_add(rows_in_stmt, Ordering::Relaxed);
             rows_in_stmt = 0;
@@ -293,15 +307,14 @@ async fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), Pr
     }
     if cfg.options.create_secondary {
         job.note(format!("Creating a secondary index on '{name}'..."));
-        conn.query_drop(create_index_sql(n, &name))
-            .await
+        conn.query(&create_index_sql(n, &name))
             .map_err(|e| failed(format!("CREATE INDEX k_{n}"), e))?;
     }
     job.loaded
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(format!("{name} on {}", target.name));
-    let _ = conn.disconnect().await;
+    conn.quit();
     Ok(())
 }
 
@@ -315,7 +328,7 @@ pub async fn prewarm(job: Arc<Job>, threads: u32) -> Result<(), PrepareError> {
     let tasks: Vec<_> = (0..workers)
         .map(|_| {
             let (job, queue) = (job.clone(), queue.clone());
-            tokio::spawn(async move {
+            blocking(move || {
                 loop {
                     if job.stop.load(Ordering::Relaxed) {
                         return Ok::<(), PrepareError>(());
@@ -324,26 +337,21 @@ pub async fn prewarm(job: Arc<Job>, threads: u32) -> Result<(), PrepareError> {
                     let Some((n, t)) = next else {
                         return Ok(());
                     };
-                    prewarm_table(&job, n, t).await?;
+                    prewarm_table(&job, n, t)?;
                     job.done.fetch_add(1, Ordering::Relaxed);
                 }
             })
         })
         .collect();
     for t in tasks {
-        t.await.map_err(|e| PrepareError::Failed {
-            what: "prewarm".into(),
-            target: String::new(),
-            message: e.to_string(),
-            created: String::new(),
-        })??;
+        t.await?;
     }
     Ok(())
 }
 
-async fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
+fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
     let target = &job.cfg.targets[t];
-    let mut conn = open(target).await?;
+    let mut conn = SetupConn::open(target)?;
     let name = job.cfg.table(n);
     job.note(format!("Prewarming table '{name}'..."));
     let limit = job.cfg.options.table_size;
@@ -351,39 +359,40 @@ async fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> 
         format!("SELECT AVG(id) FROM (SELECT * FROM {name} FORCE KEY (PRIMARY) LIMIT {limit}) t"),
         format!("SELECT COUNT(*) FROM (SELECT * FROM {name} WHERE k LIKE '%0%' LIMIT {limit}) t"),
     ] {
-        conn.query_drop(&sql)
-            .await
+        conn.query(&sql)
             .map_err(|e| failed(format!("prewarm of {name}"), target, &e))?;
     }
-    let _ = conn.disconnect().await;
+    conn.quit();
     Ok(())
 }
 
 /// `what` failed on `target`, where nothing had been created.
-fn failed(what: String, target: &Target, e: &mysql_async::Error) -> PrepareError {
+fn failed(what: String, target: &Target, e: &SqlError) -> PrepareError {
     PrepareError::Failed {
         what,
         target: target.describe(),
-        message: error_text(e),
+        message: e.to_string(),
         created: String::new(),
     }
 }
 
 /// Drops this agent's sbtestN tables (DROP TABLE IF EXISTS: only the run's own names).
 pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
-    let cfg = job.cfg.clone();
-    for (t, mine) in cfg.targets_in_use() {
-        let target = &cfg.targets[t];
-        let mut conn = open(target).await?;
-        for n in mine {
-            let name = cfg.table(n);
-            job.note(format!("Dropping table '{name}'..."));
-            conn.query_drop(format!("DROP TABLE IF EXISTS {name}"))
-                .await
-                .map_err(|e| failed(format!("DROP TABLE {name}"), target, &e))?;
-            job.done.fetch_add(1, Ordering::Relaxed);
+    blocking(move || {
+        let cfg = job.cfg.clone();
+        for (t, mine) in cfg.targets_in_use() {
+            let target = &cfg.targets[t];
+            let mut conn = SetupConn::open(target)?;
+            for n in mine {
+                let name = cfg.table(n);
+                job.note(format!("Dropping table '{name}'..."));
+                conn.query(&format!("DROP TABLE IF EXISTS {name}"))
+                    .map_err(|e| failed(format!("DROP TABLE {name}"), target, &e))?;
+                job.done.fetch_add(1, Ordering::Relaxed);
+            }
+            conn.quit();
         }
-        let _ = conn.disconnect().await;
-    }
-    Ok(())
+        Ok(())
+    })
+    .await
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
 use crate::sql::Client;
-use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::sql::open_error::{LeanOpenError, OpenError, open_error};
 use crate::sql::opening::{ConnectGate, GateError};
 use crate::sql::{ErrorClass, Sockets};
 use crate::sql::{Param, Reply, SqlError};
@@ -142,35 +142,6 @@ const REOPEN_WAIT_MAX: Duration = Duration::from_millis(500);
 
 fn kind_index(k: Kind) -> usize {
     Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
-}
-
-/// A readable error for a failed connect (the codes mysql_async's path maps too).
-fn open_error(target: &Target, e: SqlError) -> LeanOpenError {
-    let text = e.to_string();
-    LeanOpenError::Open(match e.code() {
-        Some(1045) => OpenError::Access {
-            target: target.describe(),
-            message: text,
-        },
-        Some(1044) => OpenError::Access {
-            target: target.describe(),
-            message: format!(
-                "{text} (if the database does not exist, create it: CREATE DATABASE {})",
-                target.database
-            ),
-        },
-        Some(1049) => OpenError::NoDatabase {
-            target: target.describe(),
-            database: target.database.clone(),
-        },
-        _ => match e {
-            SqlError::UnsupportedAuth(_) => return LeanOpenError::Unsupported(text),
-            _ => OpenError::Connect {
-                target: target.describe(),
-                message: text,
-            },
-        },
-    })
 }
 
 /// Why opening through the gate gave up, as the user is told.
