@@ -4,8 +4,10 @@
 //! The same declaration drives the command line (which options exist, which are on/off
 //! switches, `fleetbench TEST help`), the wire (a Start carries the bag as text, the agent
 //! reads it with the same function), and the result document (the options under their
-//! JSON names, typed by kind). Adding an option to such a workload touches its spec and
-//! the code that uses it.
+//! JSON names, typed by kind). A group of options is declared with [`declare_options!`]:
+//! one entry per option gives its field, its [`OptionDef`] and how it is read and written
+//! ([`OptionValue`] by the field's type, or a [`Codec`]), so adding an option touches its
+//! entry and the code that uses it.
 
 use std::collections::BTreeMap;
 
@@ -205,6 +207,285 @@ impl Written {
             .collect()
     }
 }
+
+/// How a field is read from its options and written back, one text per option: most
+/// fields take one option ([`Plain`] by the field's type, [`Words`], [`Trim`]); a field
+/// that one value spans several options of (a range's two ends) has its own codec.
+pub trait Codec<T, const N: usize> {
+    /// The field from its options `names` (each declared, given or default).
+    fn read(&self, o: &Options, names: [&'static str; N]) -> Result<T, SpecError>;
+    /// The texts of its options, in the order of `names`, that read back as `v`.
+    fn write(&self, v: &T) -> [String; N];
+}
+
+/// A field's value as one option's text, by its type (and the option's kind): what a
+/// field declared without a codec is read and written with.
+pub trait OptionValue: Sized {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError>;
+    fn write(&self) -> String;
+}
+
+/// The codec of a field read and written by its type ([`OptionValue`]).
+pub struct Plain;
+
+impl<T: OptionValue> Codec<T, 1> for Plain {
+    fn read(&self, o: &Options, [name]: [&'static str; 1]) -> Result<T, SpecError> {
+        T::read(o, name)
+    }
+
+    fn write(&self, v: &T) -> [String; 1] {
+        [v.write()]
+    }
+}
+
+/// An option that takes one of a few words, each the text of one value of the field; `.1`
+/// says which words, for the error.
+pub struct Words<T: 'static>(pub &'static [(&'static str, T)], pub &'static str);
+
+impl<T: Copy + PartialEq + 'static> Codec<T, 1> for Words<T> {
+    fn read(&self, o: &Options, [name]: [&'static str; 1]) -> Result<T, SpecError> {
+        let words: Vec<&'static str> = self.0.iter().map(|(w, _)| *w).collect();
+        let word = o.choice(name, &words, self.1)?;
+        Ok(self
+            .0
+            .iter()
+            .find(|(w, _)| *w == word)
+            .expect("a word of the table")
+            .1)
+    }
+
+    fn write(&self, v: &T) -> [String; 1] {
+        let (word, _) = self
+            .0
+            .iter()
+            .find(|(_, x)| x == v)
+            .expect("every value of the field has its word");
+        [word.to_string()]
+    }
+}
+
+/// A text option read without its surrounding blanks (a name that goes into SQL); as an
+/// `Option<String>`, blank is None.
+pub struct Trim;
+
+impl Codec<String, 1> for Trim {
+    fn read(&self, o: &Options, [name]: [&'static str; 1]) -> Result<String, SpecError> {
+        Ok(o.text(name).trim().to_string())
+    }
+
+    fn write(&self, v: &String) -> [String; 1] {
+        [v.clone()]
+    }
+}
+
+impl Codec<Option<String>, 1> for Trim {
+    fn read(&self, o: &Options, names: [&'static str; 1]) -> Result<Option<String>, SpecError> {
+        Ok(Some(self.read(o, names)?).filter(|s: &String| !s.is_empty()))
+    }
+
+    fn write(&self, v: &Option<String>) -> [String; 1] {
+        [v.clone().unwrap_or_default()]
+    }
+}
+
+/// Integers: a Count as a number, a Size with sysbench's suffixes.
+macro_rules! integer_option {
+    ($($t:ty),*) => {$(
+        impl OptionValue for $t {
+            fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+                match o.def(name).kind {
+                    Kind::Size => {
+                        let bytes = o.size(name)?;
+                        <$t>::try_from(bytes).map_err(|_| o.invalid(name, "too large"))
+                    }
+                    _ => o.num(name),
+                }
+            }
+
+            fn write(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+
+integer_option!(u16, u32, u64);
+
+impl OptionValue for bool {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        o.flag(name)
+    }
+
+    fn write(&self) -> String {
+        (if *self { "on" } else { "off" }).to_string()
+    }
+}
+
+impl OptionValue for f64 {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        o.float(name)
+    }
+
+    fn write(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// A text option as given.
+impl OptionValue for String {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        Ok(o.text(name).to_string())
+    }
+
+    fn write(&self) -> String {
+        self.clone()
+    }
+}
+
+/// An option that may be left empty (not given): blank is None.
+impl<T: OptionValue> OptionValue for Option<T> {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        match o.text(name).trim() {
+            "" => Ok(None),
+            _ => T::read(o, name).map(Some),
+        }
+    }
+
+    fn write(&self) -> String {
+        self.as_ref().map(T::write).unwrap_or_default()
+    }
+}
+
+/// Field `T` from its options `names` with `codec` (what `declare_options!` reads with).
+pub fn read_field<T, C: Codec<T, N>, const N: usize>(
+    codec: &C,
+    o: &Options,
+    names: [&'static str; N],
+) -> Result<T, SpecError> {
+    codec.read(o, names)
+}
+
+/// Writes field `v` as its options `names` with `codec` (what `declare_options!` writes
+/// with).
+pub fn write_field<T, C: Codec<T, N>, const N: usize>(
+    w: &mut Written,
+    codec: &C,
+    v: &T,
+    names: [&'static str; N],
+) {
+    w.0.extend(names.into_iter().zip(codec.write(v)));
+}
+
+/// Declares a group of options once: each entry is a field (doc, name, type) with the
+/// option (or options) it holds and, where the field's type does not say how, the codec
+/// that reads and writes it. The struct, its [`Declared`](crate::spec::Declared)
+/// `OPTIONS` (in entry order: `fleetbench TEST help`'s order), `from_options` and
+/// `to_options` (the wire's and the result document's order) all follow, so an option
+/// cannot be declared without being read and written. Bounds across fields go in the
+/// function `check = ...` names (the group's `Declared::check`).
+///
+/// ```ignore
+/// declare_options! {
+///     /// memory's options.
+///     #[derive(Debug, Clone, Copy, PartialEq)]
+///     pub struct MemorySpec {
+///         /// `--memory-block-size`: bytes each event walks.
+///         pub block_size: u64 = option(
+///             "memory-block-size",
+///             Size,
+///             "1K",
+///             "Size of the memory block per event, e.g. 1K",
+///         );
+///         /// `--memory-scope`: one block shared by every thread (global) or one per thread.
+///         pub global: bool = option(
+///             "memory-scope",
+///             Text,
+///             "global",
+///             "global (one block shared) or local (one per thread)",
+///         ) => Words(&[("global", true), ("local", false)], "expected global or local");
+///     }
+///     check = MemorySpec::bounds;
+/// }
+/// ```
+///
+/// An option's `aliases = ["other-name", ...]` follow its help (`OltpOptions`); a field
+/// that several options make up lists them all with its codec (`= option(..), option(..)
+/// => MinMax;`, `OltpOptions::user_delay_us`). Options mapped irregularly (a distribution's
+/// variants, fileio's configuration with fields of the agent's own) keep hand-written
+/// `Declared` impls, each with a test that every option is written back
+/// (`spec::assert_written_back`).
+macro_rules! declare_options {
+    (@codec) => {
+        $crate::options::Plain
+    };
+    (@codec $codec:expr) => {
+        $codec
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $fvis:vis $field:ident : $ty:ty = $(
+                    option($oname:literal, $kind:ident, $default:expr, $help:expr
+                        $(, aliases = [$($alias:literal),* $(,)?])? $(,)?)
+                ),+ $(=> $codec:expr)? ;
+            )*
+        }
+        $(check = $check:expr;)?
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $(
+                $(#[$fmeta])*
+                $fvis $field: $ty,
+            )*
+        }
+
+        impl $crate::spec::Declared for $name {
+            const OPTIONS: &'static [$crate::options::OptionDef] = &[$($(
+                $crate::options::OptionDef::new(
+                    $oname,
+                    $crate::options::Kind::$kind,
+                    $default,
+                    $help,
+                )
+                .aliases(&[$($($alias),*)?]),
+            )+)*];
+
+            fn from_options(
+                o: &$crate::options::Options,
+            ) -> Result<Self, $crate::spec::SpecError> {
+                Ok($name {
+                    $($field: $crate::options::read_field(
+                        &$crate::options::declare_options!(@codec $($codec)?),
+                        o,
+                        [$($oname),+],
+                    )?,)*
+                })
+            }
+
+            fn to_options(&self) -> $crate::options::Written {
+                let mut w = $crate::options::Written::default();
+                $($crate::options::write_field(
+                    &mut w,
+                    &$crate::options::declare_options!(@codec $($codec)?),
+                    &self.$field,
+                    [$($oname),+],
+                );)*
+                w
+            }
+
+            $(
+                fn check(&self) -> Result<(), $crate::spec::SpecError> {
+                    $check(self)
+                }
+            )?
+        }
+    };
+}
+
+pub(crate) use declare_options;
 
 /// sysbench's boolean spellings.
 pub fn parse_flag(s: &str) -> Option<bool> {

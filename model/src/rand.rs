@@ -99,7 +99,9 @@ impl Distribution {
 
 /// sysbench's random-number options (0.4's `--oltp-dist-*` as aliases), declared once: the
 /// command line, `TEST help`, a Start's option bag and the result document follow from it.
-/// Only the parameters of the chosen distribution are checked, kept and recorded.
+/// Only the parameters of the chosen distribution are checked, kept and recorded: written
+/// by hand, one variant's options each (`every_distributions_options_are_written_back`
+/// guards the write).
 impl Declared for Distribution {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new(
@@ -182,5 +184,29 @@ impl Declared for Distribution {
             }
         }
         w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_distributions_options_are_written_back() {
+        // Only the chosen distribution's parameters are kept and written: one set each.
+        crate::spec::assert_written_back::<Distribution>(
+            &[
+                &[("rand-type", "uniform")],
+                &[("rand-type", "gaussian"), ("rand-spec-iter", "3")],
+                &[
+                    ("rand-spec-iter", "4"),
+                    ("rand-spec-pct", "2.5"),
+                    ("rand-spec-res", "50"),
+                ],
+                &[("rand-type", "pareto"), ("rand-pareto-h", "0.3")],
+                &[("rand-type", "zipfian"), ("rand-zipfian-exp", "1.5")],
+            ],
+            &[],
+        );
     }
 }

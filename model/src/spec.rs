@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::options::{Kind, OptionDef, Options, Written};
+use crate::options::{Kind, OptionDef, Options, Words, Written, declare_options};
 use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::legacy::OltpLegacy;
@@ -58,7 +58,12 @@ pub trait Spec {
 /// Options declared once ([`OptionDef`]s): the command line, the wire (an option bag) and
 /// the result document all follow from the declaration, so an option is added here and
 /// where the workload uses it, nowhere else. A whole test ([`DeclaredTest`]) or a group of
-/// one test's options (OLTP's statement counts and switches) is declared so.
+/// one test's options (OLTP's statement counts and switches) is declared so, with
+/// `declare_options!` (crate::options: one entry per option, from which the field, its
+/// definition, its read and its write follow). The groups whose options map irregularly
+/// onto their fields (fileio, the random distributions, the database targets, OLTP's
+/// prepared statements and ignored errors) implement it by hand, each with a test that
+/// every option is written back (`assert_written_back`).
 pub trait Declared: Sized {
     /// Its options, in the order `fleetbench TEST help` lists them.
     const OPTIONS: &'static [OptionDef];
@@ -188,38 +193,23 @@ pub fn declared(test: &str) -> Option<&'static Declaration> {
     DECLARED.iter().find(|d| d.test == test)
 }
 
-/// cpu's options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuSpec {
-    /// `--cpu-max-prime`: each event counts the primes below it.
-    pub max_prime: u64,
+declare_options! {
+    /// cpu's options.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct CpuSpec {
+        /// `--cpu-max-prime`: each event counts the primes below it.
+        pub max_prime: u64 =
+            option("cpu-max-prime", Count, "10000", "Upper limit for primes generator");
+    }
+    check = CpuSpec::bounds;
 }
 
 impl DeclaredTest for CpuSpec {
     const TEST: &'static str = "cpu";
 }
 
-impl Declared for CpuSpec {
-    const OPTIONS: &'static [OptionDef] = &[OptionDef::new(
-        "cpu-max-prime",
-        Kind::Count,
-        "10000",
-        "Upper limit for primes generator",
-    )];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        Ok(CpuSpec {
-            max_prime: o.num("cpu-max-prime")?,
-        })
-    }
-
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("cpu-max-prime", self.max_prime);
-        w
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl CpuSpec {
+    fn bounds(&self) -> Result<(), SpecError> {
         if self.max_prime < 3 {
             return Err(SpecError::invalid(
                 "cpu-max-prime",
@@ -231,112 +221,104 @@ impl Declared for CpuSpec {
     }
 }
 
-/// threads' options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadsSpec {
-    /// `--thread-yields`: lock, yield, unlock rounds per event.
-    pub yields: u32,
-    /// `--thread-locks`: mutexes the events take in turn.
-    pub locks: u32,
+declare_options! {
+    /// threads' options.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct ThreadsSpec {
+        /// `--thread-yields`: lock, yield, unlock rounds per event.
+        pub yields: u32 = option("thread-yields", Count, "1000", "Yields per event");
+        /// `--thread-locks`: mutexes the events take in turn.
+        pub locks: u32 = option("thread-locks", Count, "8", "Mutexes to lock");
+    }
+    check = ThreadsSpec::bounds;
 }
 
 impl DeclaredTest for ThreadsSpec {
     const TEST: &'static str = "threads";
 }
 
-impl Declared for ThreadsSpec {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new("thread-yields", Kind::Count, "1000", "Yields per event"),
-        OptionDef::new("thread-locks", Kind::Count, "8", "Mutexes to lock"),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        Ok(ThreadsSpec {
-            yields: o.num("thread-yields")?,
-            locks: o.num("thread-locks")?,
-        })
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl ThreadsSpec {
+    fn bounds(&self) -> Result<(), SpecError> {
         if self.locks == 0 {
             return Err(SpecError::invalid("thread-locks", 0, "must be at least 1"));
         }
         Ok(())
     }
-
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("thread-yields", self.yields)
-            .put("thread-locks", self.locks);
-        w
-    }
 }
 
-/// mutex's options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MutexSpec {
-    /// `--mutex-num`: mutexes to pick from.
-    pub num: u32,
-    /// `--mutex-locks`: rounds of each thread's one event.
-    pub locks: u32,
-    /// `--mutex-loops`: empty iterations before each lock.
-    pub loops: u32,
+declare_options! {
+    /// mutex's options.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct MutexSpec {
+        /// `--mutex-num`: mutexes to pick from.
+        pub num: u32 = option("mutex-num", Count, "4096", "Number of mutexes");
+        /// `--mutex-locks`: rounds of each thread's one event.
+        pub locks: u32 = option("mutex-locks", Count, "50000", "Locks per thread");
+        /// `--mutex-loops`: empty iterations before each lock.
+        pub loops: u32 = option(
+            "mutex-loops",
+            Count,
+            "10000",
+            "Empty loop iterations before each lock",
+        );
+    }
+    check = MutexSpec::bounds;
 }
 
 impl DeclaredTest for MutexSpec {
     const TEST: &'static str = "mutex";
 }
 
-impl Declared for MutexSpec {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new("mutex-num", Kind::Count, "4096", "Number of mutexes"),
-        OptionDef::new("mutex-locks", Kind::Count, "50000", "Locks per thread"),
-        OptionDef::new(
-            "mutex-loops",
-            Kind::Count,
-            "10000",
-            "Empty loop iterations before each lock",
-        ),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        Ok(MutexSpec {
-            num: o.num("mutex-num")?,
-            locks: o.num("mutex-locks")?,
-            loops: o.num("mutex-loops")?,
-        })
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl MutexSpec {
+    fn bounds(&self) -> Result<(), SpecError> {
         if self.num == 0 {
             return Err(SpecError::invalid("mutex-num", 0, "must be at least 1"));
         }
         Ok(())
     }
-
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("mutex-num", self.num)
-            .put("mutex-locks", self.locks)
-            .put("mutex-loops", self.loops);
-        w
-    }
 }
 
-/// memory's options, as planned over the whole run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MemorySpec {
-    /// `--memory-block-size`: bytes each event walks.
-    pub block_size: u64,
-    /// `--memory-total-size`: over the whole run (all agents); the coordinator ends the run
-    /// after total_size / block_size events (an agent only checks it is one block or more).
-    pub total_size: u64,
-    /// `--memory-scope`: one block shared by every thread (global) or one per thread.
-    pub global: bool,
-    pub hugetlb: bool,
-    pub oper: Oper,
-    /// `--memory-access-mode=rnd`: random word offsets instead of a sequential walk.
-    pub random: bool,
+declare_options! {
+    /// memory's options, as planned over the whole run.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct MemorySpec {
+        /// `--memory-block-size`: bytes each event walks.
+        pub block_size: u64 = option(
+            "memory-block-size",
+            Size,
+            "1K",
+            "Size of the memory block per event, e.g. 1K",
+        );
+        /// `--memory-total-size`: over the whole run (all agents); the coordinator ends the
+        /// run after total_size / block_size events (an agent only checks it is one block or
+        /// more).
+        pub total_size: u64 = option(
+            "memory-total-size",
+            Size,
+            "100G",
+            "Total size to transfer, over all agents, e.g. 100G",
+        );
+        /// `--memory-scope`: one block shared by every thread (global) or one per thread.
+        pub global: bool = option(
+            "memory-scope",
+            Text,
+            "global",
+            "global (one block shared) or local (one per thread)",
+        ) => Words(&[("global", true), ("local", false)], "expected global or local");
+        /// `--memory-hugetlb`: the blocks come from huge pages.
+        pub hugetlb: bool =
+            option("memory-hugetlb", Flag, "off", "Allocate from huge pages");
+        /// `--memory-oper`: what an event does with each word.
+        pub oper: Oper = option("memory-oper", Text, "write", "read, write or none")
+            => Words(
+                &[("read", Oper::Read), ("write", Oper::Write), ("none", Oper::None)],
+                "expected read, write or none",
+            );
+        /// `--memory-access-mode=rnd`: random word offsets instead of a sequential walk.
+        pub random: bool = option("memory-access-mode", Text, "seq", "seq or rnd")
+            => Words(&[("seq", false), ("rnd", true)], "expected seq or rnd");
+    }
+    check = MemorySpec::bounds;
 }
 
 impl Default for MemorySpec {
@@ -351,72 +333,8 @@ impl DeclaredTest for MemorySpec {
     const TEST: &'static str = "memory";
 }
 
-impl Declared for MemorySpec {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new(
-            "memory-block-size",
-            Kind::Size,
-            "1K",
-            "Size of the memory block per event, e.g. 1K",
-        ),
-        OptionDef::new(
-            "memory-total-size",
-            Kind::Size,
-            "100G",
-            "Total size to transfer, over all agents, e.g. 100G",
-        ),
-        OptionDef::new(
-            "memory-scope",
-            Kind::Text,
-            "global",
-            "global (one block shared) or local (one per thread)",
-        ),
-        OptionDef::new(
-            "memory-hugetlb",
-            Kind::Flag,
-            "off",
-            "Allocate from huge pages",
-        ),
-        OptionDef::new("memory-oper", Kind::Text, "write", "read, write or none"),
-        OptionDef::new("memory-access-mode", Kind::Text, "seq", "seq or rnd"),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        let oper = o.choice(
-            "memory-oper",
-            &["read", "write", "none"],
-            "expected read, write or none",
-        )?;
-        Ok(MemorySpec {
-            block_size: o.size("memory-block-size")?,
-            total_size: o.size("memory-total-size")?,
-            global: o.choice(
-                "memory-scope",
-                &["global", "local"],
-                "expected global or local",
-            )? == "global",
-            hugetlb: o.flag("memory-hugetlb")?,
-            oper: Oper::parse(oper).expect("one of the words Oper parses"),
-            random: o.choice("memory-access-mode", &["seq", "rnd"], "expected seq or rnd")?
-                == "rnd",
-        })
-    }
-
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("memory-block-size", self.block_size)
-            .put("memory-total-size", self.total_size)
-            .put("memory-scope", if self.global { "global" } else { "local" })
-            .switch("memory-hugetlb", self.hugetlb)
-            .put("memory-oper", self.oper.name())
-            .put(
-                "memory-access-mode",
-                if self.random { "rnd" } else { "seq" },
-            );
-        w
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl MemorySpec {
+    fn bounds(&self) -> Result<(), SpecError> {
         if self.block_size == 0 || !self.block_size.is_multiple_of(8) {
             return Err(SpecError::invalid(
                 "memory-block-size",
@@ -477,49 +395,34 @@ impl TableSplit {
     }
 }
 
-/// How many tables OLTP works on and how agents share them (`--tables`, `--table-split`):
-/// the coordinator's plan reads them to build the table map and each agent's share; an
-/// agent is sent its tables, not these options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TableSet {
-    pub tables: u32,
-    pub split: TableSplit,
-}
-
-impl Declared for TableSet {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new("tables", Kind::Count, "1", "Number of tables")
-            .aliases(&["oltp-tables-count"]),
-        OptionDef::new(
+declare_options! {
+    /// How many tables OLTP works on and how agents share them (`--tables`, `--table-split`):
+    /// the coordinator's plan reads them to build the table map and each agent's share; an
+    /// agent is sent its tables, not these options.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct TableSet {
+        pub tables: u32 = option(
+            "tables",
+            Count,
+            "1",
+            "Number of tables",
+            aliases = ["oltp-tables-count"],
+        );
+        pub split: TableSplit = option(
             "table-split",
-            Kind::Text,
+            Text,
             "shared",
             "How agents share the tables: shared (every thread picks among all, as sysbench) or partition (each agent owns a disjoint set)",
-        ),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        Ok(TableSet {
-            tables: o.num("tables")?,
-            split: match o.choice(
-                "table-split",
-                &["shared", "partition"],
-                "expected shared or partition",
-            )? {
-                "partition" => TableSplit::Partition,
-                _ => TableSplit::Shared,
-            },
-        })
+        ) => Words(
+            &[("shared", TableSplit::Shared), ("partition", TableSplit::Partition)],
+            "expected shared or partition",
+        );
     }
+    check = TableSet::bounds;
+}
 
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("tables", self.tables)
-            .put("table-split", self.split.name());
-        w
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl TableSet {
+    fn bounds(&self) -> Result<(), SpecError> {
         // Before the table map is allocated from it.
         match self.tables {
             0 => Err(SpecError::invalid("tables", 0, "must be at least 1")),
@@ -578,6 +481,9 @@ impl DeclaredTest for FileioConfig {
     const TEST: &'static str = "fileio";
 }
 
+/// Written by hand: the configuration holds the agent's own fields (work directory, seed)
+/// beside the options, and `--file-merged-requests` is refused rather than kept
+/// (`fileio_options_are_all_written_back` guards the write).
 impl Declared for FileioConfig {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new("file-num", Kind::Count, "128", "Number of files to create"),
@@ -890,6 +796,45 @@ impl Workload {
     }
 }
 
+/// The guard of a group whose reading and writing are written by hand (not declared with
+/// [`declare_options!`](crate::options::declare_options)): each of `sets` (options given,
+/// none at its default) reads back equal through [`Declared::to_options`], each option of
+/// a set changes the value read, and the sets and `unsupported` (options that take their
+/// default only) name every option of the group, so that an option added to the group
+/// without its write, or without its read, fails its test.
+#[cfg(test)]
+pub(crate) fn assert_written_back<G: Declared + PartialEq + std::fmt::Debug>(
+    sets: &[&[(&'static str, &'static str)]],
+    unsupported: &[&str],
+) {
+    let mut named: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.iter().map(|(n, _)| *n))
+        .collect();
+    named.extend(unsupported);
+    named.sort_unstable();
+    named.dedup();
+    let mut declared: Vec<&str> = G::OPTIONS.iter().map(|d| d.name).collect();
+    declared.sort_unstable();
+    assert_eq!(
+        named, declared,
+        "every option, given a value other than its default"
+    );
+    for set in sets {
+        let read = |given: &[(&'static str, &'static str)]| {
+            G::resolve("t", given.iter().copied()).unwrap_or_else(|e| panic!("{given:?}: {e}"))
+        };
+        let value = read(set);
+        let written = value.to_options();
+        let back = G::resolve("t", written.0.iter().map(|(k, v)| (*k, v.as_str())));
+        assert_eq!(back.as_ref(), Ok(&value), "{set:?} written as {written:?}");
+        for (name, _) in set.iter() {
+            let without: Vec<_> = set.iter().copied().filter(|(n, _)| n != name).collect();
+            assert_ne!(read(&without), value, "--{name} in {set:?} changes nothing");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1048,6 +993,29 @@ mod tests {
                 "memory_oper",
                 "memory_access_mode"
             ]
+        );
+    }
+
+    #[test]
+    fn fileio_options_are_all_written_back() {
+        assert_written_back::<FileioConfig>(
+            &[&[
+                ("file-num", "64"),
+                ("file-block-size", "4K"),
+                ("file-total-size", "1G"),
+                ("file-test-mode", "rndrw"),
+                ("file-io-mode", "mmap"),
+                ("file-async-backlog", "64"),
+                ("file-extra-flags", "dsync,direct"),
+                ("file-fsync-freq", "0"),
+                ("file-fsync-all", "on"),
+                ("file-fsync-end", "off"),
+                ("file-fsync-mode", "fdatasync"),
+                ("file-rw-ratio", "0.25"),
+                ("file-dir", "sub/dir"),
+            ]],
+            // Declared for sysbench's command lines; only 0 is supported.
+            &["file-merged-requests"],
         );
     }
 }

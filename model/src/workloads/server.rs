@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use crate::options::{Kind as OK, OptionDef, Options, Written, parse_flag};
+use crate::options::{
+    Codec, Kind as OK, OptionDef, Options, Trim, Written, declare_options, parse_flag,
+};
 use crate::spec::{Declared, SpecError};
 use crate::workloads::oltp::Target;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
@@ -25,20 +27,46 @@ pub const DEFAULT_SERVER_VARS: &str = "innodb_buffer_pool_size,innodb_log_file_s
 innodb_flush_log_at_trx_commit,innodb_flush_method,innodb_io_capacity,innodb_doublewrite,\
 sync_binlog,log_bin,max_connections,thread_handling,thread_cache_size,table_open_cache";
 
-/// `--mysql-storage-engine` and `--server-vars`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerOptions {
-    /// `ENGINE = ...` of every table created (as given: the server matches it in any case).
-    pub engine: String,
-    /// Global variables read once per target on its first connection; names of letters,
-    /// digits and `_`, lower case.
-    pub server_vars: Vec<String>,
-    /// `--db-connect-timeout`: the TCP connect, greeting and login of one connection
-    /// together, in prepare, cleanup and run.
-    pub connect_timeout: std::time::Duration,
-    /// `--db-connect-concurrency`: at most this many connections of an agent are being
-    /// opened at once, so that a server's small accept queue (back_log) does not overflow.
-    pub connect_concurrency: u32,
+declare_options! {
+    /// `--mysql-storage-engine`, `--server-vars` and how connections to the server open.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ServerOptions {
+        /// `ENGINE = ...` of every table created (as given: the server matches it in any
+        /// case).
+        pub engine: String = option(
+            "mysql-storage-engine",
+            Text,
+            "innodb",
+            "Storage engine of the tables created",
+            aliases = ["mysql-table-engine"],
+        ) => Trim;
+        /// Global variables read once per target on its first connection; names of
+        /// letters, digits and `_`, lower case.
+        pub server_vars: Vec<String> = option(
+            "server-vars",
+            Text,
+            DEFAULT_SERVER_VARS,
+            "Server variables the result records, comma-separated (empty: none)",
+        ) => NameList;
+        /// `--db-connect-timeout`: the TCP connect, greeting and login of one connection
+        /// together, in prepare, cleanup and run.
+        pub connect_timeout: std::time::Duration = option(
+            "db-connect-timeout",
+            Count,
+            "10",
+            "Seconds one connection may take to connect and log in (prepare, cleanup and run)",
+        ) => Seconds;
+        /// `--db-connect-concurrency`: at most this many connections of an agent are being
+        /// opened at once, so that a server's small accept queue (back_log) does not
+        /// overflow.
+        pub connect_concurrency: u32 = option(
+            "db-connect-concurrency",
+            Count,
+            DEFAULT_CONNECT_CONCURRENCY,
+            "Connections an agent opens at once; failed opens (full accept queue, too many connections) are retried within --ready-timeout",
+        );
+    }
+    check = ServerOptions::bounds;
 }
 
 /// The most seconds `--db-connect-timeout` takes: a day.
@@ -47,6 +75,49 @@ const MAX_CONNECT_TIMEOUT_S: u64 = 86_400;
 /// Whether `s` is a name that goes into SQL unquoted: 1..=64 letters, digits and `_`.
 fn is_plain_name(s: &str) -> bool {
     (1..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `--server-vars`: comma-separated names, lowered, blanks dropped; at most
+/// [`MAX_SERVER_VARS`], counted before anything is allocated for them.
+struct NameList;
+
+impl Codec<Vec<String>, 1> for NameList {
+    fn read(&self, o: &Options, [name]: [&'static str; 1]) -> Result<Vec<String>, SpecError> {
+        let list = o.text(name);
+        if list.split(',').count() > MAX_SERVER_VARS {
+            return Err(SpecError::invalid(
+                name,
+                format!("{}...", list.chars().take(32).collect::<String>()),
+                "at most 64 variable names",
+            ));
+        }
+        Ok(list
+            .split(',')
+            .map(|v| v.trim().to_ascii_lowercase())
+            .filter(|v| !v.is_empty())
+            .collect())
+    }
+
+    fn write(&self, v: &Vec<String>) -> [String; 1] {
+        [v.join(",")]
+    }
+}
+
+/// A duration given in whole seconds.
+struct Seconds;
+
+impl Codec<std::time::Duration, 1> for Seconds {
+    fn read(
+        &self,
+        o: &Options,
+        [name]: [&'static str; 1],
+    ) -> Result<std::time::Duration, SpecError> {
+        Ok(std::time::Duration::from_secs(o.num(name)?))
+    }
+
+    fn write(&self, v: &std::time::Duration) -> [String; 1] {
+        [v.as_secs().to_string()]
+    }
 }
 
 impl ServerOptions {
@@ -59,48 +130,9 @@ impl ServerOptions {
         fields.retain(|(k, _)| k == "mysql_storage_engine");
         fields
     }
-}
 
-impl Declared for ServerOptions {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new(
-            "mysql-storage-engine",
-            OK::Text,
-            "innodb",
-            "Storage engine of the tables created",
-        )
-        .aliases(&["mysql-table-engine"]),
-        OptionDef::new(
-            "server-vars",
-            OK::Text,
-            DEFAULT_SERVER_VARS,
-            "Server variables the result records, comma-separated (empty: none)",
-        ),
-        OptionDef::new(
-            "db-connect-timeout",
-            OK::Count,
-            "10",
-            "Seconds one connection may take to connect and log in (prepare, cleanup and run)",
-        ),
-        OptionDef::new(
-            "db-connect-concurrency",
-            OK::Count,
-            DEFAULT_CONNECT_CONCURRENCY,
-            "Connections an agent opens at once; failed opens (full accept queue, too many connections) are retried within --ready-timeout",
-        ),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        let list = o.text("server-vars");
-        // Counted before anything is allocated for them.
-        if list.split(',').count() > MAX_SERVER_VARS {
-            return Err(SpecError::invalid(
-                "server-vars",
-                format!("{}...", list.chars().take(32).collect::<String>()),
-                "at most 64 variable names",
-            ));
-        }
-        let connect_timeout = match o.num::<u64>("db-connect-timeout")? {
+    fn bounds(&self) -> Result<(), SpecError> {
+        match self.connect_timeout.as_secs() {
             0 => {
                 return Err(SpecError::invalid(
                     "db-connect-timeout",
@@ -115,40 +147,15 @@ impl Declared for ServerOptions {
                     "at most 86400 seconds",
                 ));
             }
-            s => std::time::Duration::from_secs(s),
-        };
-        let connect_concurrency = match o.num::<u32>("db-connect-concurrency")? {
-            0 => {
-                return Err(SpecError::invalid(
-                    "db-connect-concurrency",
-                    0,
-                    "at least 1",
-                ));
-            }
-            n => n,
-        };
-        Ok(ServerOptions {
-            connect_timeout,
-            connect_concurrency,
-            engine: o.text("mysql-storage-engine").trim().to_string(),
-            server_vars: list
-                .split(',')
-                .map(|v| v.trim().to_ascii_lowercase())
-                .filter(|v| !v.is_empty())
-                .collect(),
-        })
-    }
-
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("mysql-storage-engine", &self.engine)
-            .put("server-vars", self.server_vars.join(","))
-            .put("db-connect-timeout", self.connect_timeout.as_secs())
-            .put("db-connect-concurrency", self.connect_concurrency);
-        w
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+            _ => {}
+        }
+        if self.connect_concurrency == 0 {
+            return Err(SpecError::invalid(
+                "db-connect-concurrency",
+                0,
+                "at least 1",
+            ));
+        }
         if !is_plain_name(&self.engine) {
             return Err(SpecError::invalid(
                 "mysql-storage-engine",
@@ -226,6 +233,9 @@ impl TargetOptions {
     }
 }
 
+/// Written by hand: `--mysql-ssl`, `--mysql-ssl-mode` and `--mysql-ssl-ca` make one TLS
+/// mode, `--db-driver` and `--mysql-compression` take their defaults only, and the TLS
+/// files sit in [`SslSettings`] (`target_options_are_all_written_back` guards the write).
 impl Declared for TargetOptions {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new(
@@ -526,5 +536,30 @@ mod tests {
         let w = s.to_options();
         let back = ServerOptions::resolve("t", w.0.iter().map(|(k, v)| (*k, v.as_str())));
         assert_eq!(back.unwrap(), s);
+    }
+
+    #[test]
+    fn target_options_are_all_written_back() {
+        crate::spec::assert_written_back::<TargetOptions>(
+            &[
+                &[
+                    ("mysql-host", "db1,[::1]"),
+                    ("mysql-port", "3307"),
+                    ("mysql-socket", "/run/mysqld.sock"),
+                    ("mysql-user", "bench"),
+                    ("mysql-password", "secret"),
+                    ("mysql-db", "bench"),
+                    ("mysql-ssl", "on"),
+                    ("mysql-ssl-ca", "/ca.pem"),
+                    ("mysql-ssl-cert", "/client.pem"),
+                    ("mysql-ssl-key", "/client.key"),
+                    ("mysql-server-public-key", "/server.pub"),
+                    ("mysql-get-server-public-key", "on"),
+                ],
+                &[("mysql-ssl-mode", "verify_identity")],
+            ],
+            // Declared for sysbench's command lines; only mysql and off are supported.
+            &["db-driver", "mysql-compression"],
+        );
     }
 }

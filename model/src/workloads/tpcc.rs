@@ -2,7 +2,7 @@
 //! step, the transaction names and their response-time limits.
 
 use super::oltp::Target;
-use crate::options::{Kind, OptionDef, Options, Written};
+use crate::options::{Words, declare_options};
 use crate::spec::{Declared, SpecError};
 use crate::workloads::server::ServerOptions;
 
@@ -110,82 +110,45 @@ impl Default for TpccConfig {
 /// chosen at the distance the specification asks from it.
 pub const DEFAULT_C_LAST_LOAD: u32 = 157;
 
-/// TPC-C's own options, declared once: the command line (tpcc-mysql's `-w` is
-/// `--warehouses`), `tpcc help`, a Start's option bag and the result document follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TpccOptions {
-    /// W: warehouses in the database.
-    pub warehouses: u32,
-    /// `--foreign-keys`: tpcc-mysql's foreign keys, added after the load.
-    pub foreign_keys: bool,
-    /// `--warehouse-split=partition`: home warehouses from the agent's share only.
-    pub partition: bool,
-    /// `--keying-think=spec`: the specification's keying and think times.
-    pub keying_think: bool,
-}
-
-impl Declared for TpccOptions {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new(
+declare_options! {
+    /// TPC-C's own options, declared once: the command line (tpcc-mysql's `-w` is
+    /// `--warehouses`), `tpcc help`, a Start's option bag and the result document follow.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct TpccOptions {
+        /// W: warehouses in the database.
+        pub warehouses: u32 = option(
             "warehouses",
-            Kind::Count,
+            Count,
             "1",
             "Warehouses in the database (W; tpcc-mysql's -w)",
-        ),
-        OptionDef::new(
+        );
+        /// `--foreign-keys`: tpcc-mysql's foreign keys, added after the load.
+        pub foreign_keys: bool = option(
             "foreign-keys",
-            Kind::Flag,
+            Flag,
             "on",
             "Add tpcc-mysql's foreign keys after loading",
-        ),
-        OptionDef::new(
+        );
+        /// `--warehouse-split=partition`: home warehouses from the agent's share only.
+        pub partition: bool = option(
             "warehouse-split",
-            Kind::Text,
+            Text,
             "random",
             "Home warehouses random over all W per transaction (random, tpcc-mysql's way) or from each agent's own share (partition)",
-        ),
-        OptionDef::new(
+        ) => Words(&[("random", false), ("partition", true)], "expected random or partition");
+        /// `--keying-think=spec`: the specification's keying and think times.
+        pub keying_think: bool = option(
             "keying-think",
-            Kind::Text,
+            Text,
             "off",
             "off (no waits, as tpcc-mysql) or spec (the specification's keying and think times per terminal)",
-        ),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        Ok(TpccOptions {
-            warehouses: o.num("warehouses")?,
-            foreign_keys: o.flag("foreign-keys")?,
-            partition: o.choice(
-                "warehouse-split",
-                &["random", "partition"],
-                "expected random or partition",
-            )? == "partition",
-            keying_think: o.choice("keying-think", &["off", "spec"], "expected off or spec")?
-                == "spec",
-        })
+        ) => Words(&[("off", false), ("spec", true)], "expected off or spec");
     }
+    check = TpccOptions::bounds;
+}
 
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("warehouses", self.warehouses)
-            .switch("foreign-keys", self.foreign_keys)
-            .put(
-                "warehouse-split",
-                if self.partition {
-                    "partition"
-                } else {
-                    "random"
-                },
-            )
-            .put(
-                "keying-think",
-                if self.keying_think { "spec" } else { "off" },
-            );
-        w
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl TpccOptions {
+    fn bounds(&self) -> Result<(), SpecError> {
         if self.warehouses == 0 || self.warehouses > MAX_WAREHOUSES {
             return Err(SpecError::Options(format!(
                 "invalid value for --warehouses: '{}' (must be 1 to {MAX_WAREHOUSES})",

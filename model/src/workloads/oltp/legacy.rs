@@ -4,8 +4,11 @@
 //! options); an agent is sent the translation, not these options.
 
 use super::{is_routine_name, is_table_name, is_table_options};
-use crate::options::{Kind as OK, OptionDef, Options, Written, parse_flag};
-use crate::spec::{Declared, SpecError};
+use crate::options::{OptionValue, Options, Trim, Words, declare_options, parse_flag};
+use crate::spec::SpecError;
+// The tests read and write the options through the trait.
+#[cfg(test)]
+use crate::spec::Declared;
 
 /// `--oltp-test-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,19 +62,6 @@ const RECONNECT_MODES: [(&str, ReconnectMode); 4] = [
     ("random", ReconnectMode::Random),
 ];
 
-/// The row of `table` (word, value) that option `name` names: its place and its value.
-fn mode<T: Copy>(
-    o: &Options,
-    name: &str,
-    table: &[(&'static str, T)],
-    why: &'static str,
-) -> Result<(usize, T), SpecError> {
-    let words: Vec<&'static str> = table.iter().map(|m| m.0).collect();
-    let w = o.choice(name, &words, why)?;
-    let i = words.iter().position(|x| *x == w).unwrap_or(0);
-    Ok((i, table[i].1))
-}
-
 /// Engines 0.4's `--mysql-engine-trx=auto` takes for having no transactions.
 const ENGINES_WITHOUT_TRX: [&str; 7] = [
     "myisam",
@@ -83,36 +73,116 @@ const ENGINES_WITHOUT_TRX: [&str; 7] = [
     "blackhole",
 ];
 
-/// The word of `value` in `list`.
-fn word<T: PartialEq + Copy>(list: &[(&'static str, T)], value: T) -> &'static str {
-    list.iter().find(|m| m.1 == value).map_or("", |m| m.0)
-}
-
 /// MAX_ROWS 0.4 gives MyISAM tables when `--myisam-max-rows` is not given.
 pub const DEFAULT_MYISAM_MAX_ROWS: u64 = 1_000_000;
 
-/// 0.4's OLTP options as given; "" (not given) where the meaning of the default depends on
-/// whether the command line is a 0.4 one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OltpLegacy {
-    pub test_mode: TestMode,
-    pub read_only: bool,
-    /// Index into the nontrx modes (select, update_key, update_nokey, insert, delete).
-    nontrx: usize,
-    pub reconnect_mode: ReconnectMode,
-    /// `--oltp-table-name`; None: sbtest on 0.4's built-in test with one table, else
-    /// 1.0's sbtest1..N.
-    pub table_name: Option<String>,
-    /// `--oltp-sp-name`, used in sp mode only (0.4 takes it in every mode).
-    pub sp_name: String,
-    /// `--mysql-create-options`: appended to CREATE TABLE.
-    pub create_options: String,
-    /// `--myisam-max-rows`; None: 1,000,000 on a 0.4/0.5 command line, else none.
-    pub myisam_max_rows: Option<u64>,
-    /// `--mysql-engine-trx`: Some(true) yes, Some(false) no, None auto (or not given).
-    engine_trx: Option<bool>,
-    /// `--mysql-engine-trx` was given (auto included).
-    engine_trx_given: bool,
+declare_options! {
+    /// 0.4's OLTP options as given; "" (not given) where the meaning of the default depends
+    /// on whether the command line is a 0.4 one.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct OltpLegacy {
+        pub test_mode: TestMode = option(
+            "oltp-test-mode",
+            Text,
+            "complex",
+            "0.4's --test=oltp mode: complex (the read/write transaction, read-only with --oltp-read-only), simple (a point select per event), nontrx (one statement per event, see --oltp-nontrx-mode) or sp (--oltp-sp-name)",
+        ) => Words(&TEST_MODES, TEST_MODES_WHY);
+        pub read_only: bool = option(
+            "oltp-read-only",
+            Flag,
+            "off",
+            "0.4/0.5: read-only OLTP (with --test=oltp or oltp.lua)",
+        );
+        /// The 1.0 test that sends the nontrx mode's statement.
+        nontrx: &'static str = option(
+            "oltp-nontrx-mode",
+            Text,
+            "select",
+            "0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete)",
+        ) => Words(&NONTRX_MODES, NONTRX_MODES_WHY);
+        pub reconnect_mode: ReconnectMode = option(
+            "oltp-reconnect-mode",
+            Text,
+            "session",
+            "0.4: session (keep connections), transaction (reconnect after every transaction, as --reconnect=1), query (after every statement, with one statement per event) or random",
+        ) => Words(&RECONNECT_MODES, RECONNECT_WHY);
+        /// `--oltp-table-name`; None: sbtest on 0.4's built-in test with one table, else
+        /// 1.0's sbtest1..N.
+        pub table_name: Option<String> = option(
+            "oltp-table-name",
+            Text,
+            "",
+            "The one table's name [default: sbtest with 0.4's --test=oltp, else sbtest1]",
+        ) => Trim;
+        /// `--oltp-sp-name`, used in sp mode only (0.4 takes it in every mode).
+        pub sp_name: String = option(
+            "oltp-sp-name",
+            Text,
+            "",
+            "0.4's --oltp-test-mode=sp (oltp_sp): the stored procedure each event calls, name or database.name",
+        ) => Trim;
+        /// `--mysql-create-options`: appended to CREATE TABLE.
+        pub create_options: String = option(
+            "mysql-create-options",
+            Text,
+            "",
+            "0.4: table options appended to CREATE TABLE, e.g. 'ROW_FORMAT=COMPRESSED'",
+        );
+        /// `--myisam-max-rows`; None: 1,000,000 on a 0.4/0.5 command line, else none.
+        pub myisam_max_rows: Option<u64> = option(
+            "myisam-max-rows",
+            Count,
+            "",
+            "0.4: MAX_ROWS of MyISAM tables [default: 1000000 on 0.4/0.5 command lines]",
+        );
+        /// `--mysql-engine-trx`.
+        engine_trx: EngineTrx = option(
+            "mysql-engine-trx",
+            Text,
+            "",
+            "0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as --skip-trx=on) or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV, Aria, BLACKHOLE) [default: auto on 0.4/0.5 command lines, else yes]",
+        );
+    }
+    check = OltpLegacy::bounds;
+}
+
+/// `--mysql-engine-trx` as given: yes, no, auto or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EngineTrx {
+    NotGiven,
+    Auto,
+    Yes,
+    No,
+}
+
+impl OptionValue for EngineTrx {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        Ok(match o.text(name).trim().to_ascii_lowercase().as_str() {
+            "" => EngineTrx::NotGiven,
+            "auto" => EngineTrx::Auto,
+            v => match parse_flag(v) {
+                Some(true) => EngineTrx::Yes,
+                Some(false) => EngineTrx::No,
+                None => {
+                    return Err(SpecError::invalid(
+                        name,
+                        o.text(name),
+                        "expected yes, no or auto",
+                    ));
+                }
+            },
+        })
+    }
+
+    fn write(&self) -> String {
+        match self {
+            EngineTrx::NotGiven => "",
+            EngineTrx::Auto => "auto",
+            EngineTrx::Yes => "yes",
+            EngineTrx::No => "no",
+        }
+        .to_string()
+    }
 }
 
 impl OltpLegacy {
@@ -128,7 +198,7 @@ impl OltpLegacy {
             TestMode::Complex if self.read_only => "oltp_read_only",
             TestMode::Complex => "oltp_read_write",
             TestMode::Simple => "oltp_point_select",
-            TestMode::Nontrx => NONTRX_MODES[self.nontrx].1,
+            TestMode::Nontrx => self.nontrx,
             TestMode::Sp => "oltp_sp",
         }
     }
@@ -157,105 +227,18 @@ impl OltpLegacy {
     /// 1.0 command line without the option keeps 1.0's BEGIN/COMMIT whatever the engine.
     pub fn transactional(&self, engine: &str, legacy: bool) -> bool {
         match self.engine_trx {
-            Some(on) => on,
-            None if !legacy && !self.engine_trx_given => true,
-            None => !ENGINES_WITHOUT_TRX.contains(&engine.to_ascii_lowercase().as_str()),
+            EngineTrx::Yes => true,
+            EngineTrx::No => false,
+            EngineTrx::NotGiven if !legacy => true,
+            EngineTrx::NotGiven | EngineTrx::Auto => {
+                !ENGINES_WITHOUT_TRX.contains(&engine.to_ascii_lowercase().as_str())
+            }
         }
     }
 }
 
-impl Declared for OltpLegacy {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new(
-            "oltp-test-mode",
-            OK::Text,
-            "complex",
-            "0.4's --test=oltp mode: complex (the read/write transaction, read-only with --oltp-read-only), simple (a point select per event), nontrx (one statement per event, see --oltp-nontrx-mode) or sp (--oltp-sp-name)",
-        ),
-        OptionDef::new(
-            "oltp-read-only",
-            OK::Flag,
-            "off",
-            "0.4/0.5: read-only OLTP (with --test=oltp or oltp.lua)",
-        ),
-        OptionDef::new(
-            "oltp-nontrx-mode",
-            OK::Text,
-            "select",
-            "0.4's nontrx statement: select, update_key, update_nokey, insert or delete (as oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete)",
-        ),
-        OptionDef::new(
-            "oltp-reconnect-mode",
-            OK::Text,
-            "session",
-            "0.4: session (keep connections), transaction (reconnect after every transaction, as --reconnect=1), query (after every statement, with one statement per event) or random",
-        ),
-        OptionDef::new(
-            "oltp-table-name",
-            OK::Text,
-            "",
-            "The one table's name [default: sbtest with 0.4's --test=oltp, else sbtest1]",
-        ),
-        OptionDef::new(
-            "oltp-sp-name",
-            OK::Text,
-            "",
-            "0.4's --oltp-test-mode=sp (oltp_sp): the stored procedure each event calls, name or database.name",
-        ),
-        OptionDef::new(
-            "mysql-create-options",
-            OK::Text,
-            "",
-            "0.4: table options appended to CREATE TABLE, e.g. 'ROW_FORMAT=COMPRESSED'",
-        ),
-        OptionDef::new(
-            "myisam-max-rows",
-            OK::Count,
-            "",
-            "0.4: MAX_ROWS of MyISAM tables [default: 1000000 on 0.4/0.5 command lines]",
-        ),
-        OptionDef::new(
-            "mysql-engine-trx",
-            OK::Text,
-            "",
-            "0.4: whether the engine is transactional: yes, no (no BEGIN/COMMIT, as --skip-trx=on) or auto (no for MyISAM, MEMORY/HEAP, ARCHIVE, CSV, Aria, BLACKHOLE) [default: auto on 0.4/0.5 command lines, else yes]",
-        ),
-    ];
-
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        let (_, test_mode) = mode(o, "oltp-test-mode", &TEST_MODES, TEST_MODES_WHY)?;
-        let (nontrx, _) = mode(o, "oltp-nontrx-mode", &NONTRX_MODES, NONTRX_MODES_WHY)?;
-        let (_, reconnect_mode) = mode(o, "oltp-reconnect-mode", &RECONNECT_MODES, RECONNECT_WHY)?;
-        let engine_trx_text = o.text("mysql-engine-trx").trim().to_ascii_lowercase();
-        let engine_trx = match engine_trx_text.as_str() {
-            "" | "auto" => None,
-            v => Some(parse_flag(v).ok_or_else(|| {
-                SpecError::invalid(
-                    "mysql-engine-trx",
-                    o.text("mysql-engine-trx"),
-                    "expected yes, no or auto",
-                )
-            })?),
-        };
-        let text = |name| Some(o.text(name).trim().to_string()).filter(|s| !s.is_empty());
-        Ok(OltpLegacy {
-            test_mode,
-            read_only: o.flag("oltp-read-only")?,
-            nontrx,
-            reconnect_mode,
-            table_name: text("oltp-table-name"),
-            sp_name: text("oltp-sp-name").unwrap_or_default(),
-            create_options: o.text("mysql-create-options").to_string(),
-            myisam_max_rows: match o.text("myisam-max-rows").trim() {
-                "" => None,
-                _ => Some(o.num("myisam-max-rows")?),
-            },
-            engine_trx,
-            engine_trx_given: !engine_trx_text.is_empty(),
-        })
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
+impl OltpLegacy {
+    fn bounds(&self) -> Result<(), SpecError> {
         if let Some(name) = self.table_name.as_deref().filter(|n| !is_table_name(n)) {
             return Err(SpecError::invalid(
                 "oltp-table-name",
@@ -278,39 +261,6 @@ impl Declared for OltpLegacy {
             ));
         }
         Ok(())
-    }
-
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("oltp-test-mode", word(&TEST_MODES, self.test_mode))
-            .switch("oltp-read-only", self.read_only)
-            .put("oltp-nontrx-mode", NONTRX_MODES[self.nontrx].0)
-            .put(
-                "oltp-reconnect-mode",
-                word(&RECONNECT_MODES, self.reconnect_mode),
-            )
-            .put(
-                "oltp-table-name",
-                self.table_name.clone().unwrap_or_default(),
-            )
-            .put("oltp-sp-name", &self.sp_name)
-            .put("mysql-create-options", &self.create_options)
-            .put(
-                "myisam-max-rows",
-                self.myisam_max_rows
-                    .map(|r| r.to_string())
-                    .unwrap_or_default(),
-            )
-            .put(
-                "mysql-engine-trx",
-                match (self.engine_trx, self.engine_trx_given) {
-                    (Some(true), _) => "yes",
-                    (Some(false), _) => "no",
-                    (None, true) => "auto",
-                    (None, false) => "",
-                },
-            );
-        w
     }
 }
 

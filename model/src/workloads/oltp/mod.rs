@@ -4,7 +4,7 @@
 pub mod legacy;
 pub mod tls;
 
-use crate::options::{Kind as OK, OptionDef, Options, Written};
+use crate::options::{Codec, Kind as OK, OptionDef, Options, Written, declare_options};
 use crate::spec::{Declared, SpecError};
 use crate::workloads::server::ServerOptions;
 use std::fmt::Write;
@@ -347,256 +347,197 @@ pub fn check_sizes(table_size: u64, range_size: u32) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// The OLTP options sysbench's oltp_common declares (1.0's names, 0.4/0.5's `oltp-` names
-/// as aliases): what an event runs and how the tables are made. Declared once, so the
-/// command line, `fleetbench TEST help`, a Start's option bag and the result document all
-/// follow from [`OltpOptions::OPTIONS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OltpOptions {
-    /// `--table-size`: rows per table.
-    pub table_size: u64,
-    /// `--range-size`: rows a range SELECT spans.
-    pub range_size: u32,
-    /// Statements of each kind per oltp_read_write/read_only/write_only transaction.
-    pub point_selects: u32,
-    pub simple_ranges: u32,
-    pub sum_ranges: u32,
-    pub order_ranges: u32,
-    pub distinct_ranges: u32,
-    pub index_updates: u32,
-    pub non_index_updates: u32,
-    pub delete_inserts: u32,
-    /// `--range-selects=off` drops the four range kinds whatever their counts.
-    pub range_selects: bool,
-    /// `--auto-inc`: the id column is AUTO_INCREMENT and inserts leave it to the server.
-    pub auto_inc: bool,
-    /// `--secondary`: the id is a secondary index, not the PRIMARY KEY.
-    pub secondary: bool,
-    /// `--create-secondary`: an index on k beside the key.
-    pub create_secondary: bool,
-    /// select_random_points: values in the IN list.
-    pub random_points: u32,
-    /// select_random_ranges: ranges OR'ed together, and each one's width.
-    pub number_of_ranges: u32,
-    pub delta: u32,
-    /// `--skip-trx`: no BEGIN/COMMIT around a transaction's statements (the plan also sets
-    /// it for an engine without transactions, 0.4's --mysql-engine-trx).
-    pub skip_trx: bool,
-    /// `--reconnect`: reconnect after every N events per thread; 0 = never (0.4's
-    /// --oltp-reconnect-mode=transaction is 1).
-    pub reconnect: u64,
-    /// 0.4's `--oltp-connect-delay`: microseconds to sleep after opening each connection.
-    pub connect_delay_us: u64,
-    /// 0.4's `--oltp-user-delay-min/max`: think time between two events of a thread,
-    /// uniform in [min, max] microseconds; not part of any event's latency.
-    pub user_delay_us: (u64, u64),
-}
-
-impl Declared for OltpOptions {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new("table-size", OK::Count, "10000", "Number of rows per table")
-            .aliases(&["oltp-table-size"]),
-        OptionDef::new(
+declare_options! {
+    /// The OLTP options sysbench's oltp_common declares (1.0's names, 0.4/0.5's `oltp-`
+    /// names as aliases): what an event runs and how the tables are made. Declared once, so
+    /// the command line, `fleetbench TEST help`, a Start's option bag and the result document
+    /// all follow from its entries.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct OltpOptions {
+        /// `--table-size`: rows per table.
+        pub table_size: u64 = option(
+            "table-size",
+            Count,
+            "10000",
+            "Number of rows per table",
+            aliases = ["oltp-table-size"],
+        );
+        /// `--range-size`: rows a range SELECT spans.
+        pub range_size: u32 = option(
             "range-size",
-            OK::Count,
+            Count,
             "100",
             "Range size for range SELECT queries",
-        )
-        .aliases(&["oltp-range-size"]),
-        OptionDef::new(
+            aliases = ["oltp-range-size"],
+        );
+        /// Statements of each kind per oltp_read_write/read_only/write_only transaction.
+        pub point_selects: u32 = option(
             "point-selects",
-            OK::Count,
+            Count,
             "10",
             "Number of point SELECT queries per transaction",
-        )
-        .aliases(&["oltp-point-selects"]),
-        OptionDef::new(
+            aliases = ["oltp-point-selects"],
+        );
+        pub simple_ranges: u32 = option(
             "simple-ranges",
-            OK::Count,
+            Count,
             "1",
             "Number of simple range SELECT queries per transaction",
-        )
-        .aliases(&["oltp-simple-ranges"]),
-        OptionDef::new(
+            aliases = ["oltp-simple-ranges"],
+        );
+        pub sum_ranges: u32 = option(
             "sum-ranges",
-            OK::Count,
+            Count,
             "1",
             "Number of SELECT SUM() queries per transaction",
-        )
-        .aliases(&["oltp-sum-ranges"]),
-        OptionDef::new(
+            aliases = ["oltp-sum-ranges"],
+        );
+        pub order_ranges: u32 = option(
             "order-ranges",
-            OK::Count,
+            Count,
             "1",
             "Number of SELECT ORDER BY queries per transaction",
-        )
-        .aliases(&["oltp-order-ranges"]),
-        OptionDef::new(
+            aliases = ["oltp-order-ranges"],
+        );
+        pub distinct_ranges: u32 = option(
             "distinct-ranges",
-            OK::Count,
+            Count,
             "1",
             "Number of SELECT DISTINCT queries per transaction",
-        )
-        .aliases(&["oltp-distinct-ranges"]),
-        OptionDef::new(
+            aliases = ["oltp-distinct-ranges"],
+        );
+        pub index_updates: u32 = option(
             "index-updates",
-            OK::Count,
+            Count,
             "1",
             "Number of UPDATE index queries per transaction",
-        )
-        .aliases(&["oltp-index-updates"]),
-        OptionDef::new(
+            aliases = ["oltp-index-updates"],
+        );
+        pub non_index_updates: u32 = option(
             "non-index-updates",
-            OK::Count,
+            Count,
             "1",
             "Number of UPDATE non-index queries per transaction",
-        )
-        .aliases(&["oltp-non-index-updates"]),
-        OptionDef::new(
+            aliases = ["oltp-non-index-updates"],
+        );
+        pub delete_inserts: u32 = option(
             "delete-inserts",
-            OK::Count,
+            Count,
             "1",
             "Number of DELETE/INSERT combinations per transaction",
-        )
-        .aliases(&["oltp-delete-inserts"]),
-        OptionDef::new(
+            aliases = ["oltp-delete-inserts"],
+        );
+        /// `--range-selects=off` drops the four range kinds whatever their counts.
+        pub range_selects: bool = option(
             "range-selects",
-            OK::Flag,
+            Flag,
             "on",
             "Enable/disable all range SELECT queries",
-        ),
-        OptionDef::new(
+        );
+        /// `--auto-inc`: the id column is AUTO_INCREMENT and inserts leave it to the server.
+        pub auto_inc: bool = option(
             "auto-inc",
-            OK::Flag,
+            Flag,
             "on",
             "Use AUTO_INCREMENT column as Primary Key",
-        )
-        .aliases(&["oltp-auto-inc"]),
-        OptionDef::new(
+            aliases = ["oltp-auto-inc"],
+        );
+        /// `--secondary`: the id is a secondary index, not the PRIMARY KEY.
+        pub secondary: bool = option(
             "secondary",
-            OK::Flag,
+            Flag,
             "off",
             "Use a secondary index in place of the PRIMARY KEY",
-        ),
-        OptionDef::new(
+        );
+        /// `--create-secondary`: an index on k beside the key.
+        pub create_secondary: bool = option(
             "create-secondary",
-            OK::Flag,
+            Flag,
             "on",
             "Create a secondary index in addition to the PRIMARY KEY",
-        ),
-        OptionDef::new(
+        );
+        /// select_random_points: values in the IN list.
+        pub random_points: u32 = option(
             "random-points",
-            OK::Count,
+            Count,
             "10",
             "select_random_points: number of random points",
-        ),
-        OptionDef::new(
+        );
+        /// select_random_ranges: ranges OR'ed together, and each one's width.
+        pub number_of_ranges: u32 = option(
             "number-of-ranges",
-            OK::Count,
+            Count,
             "10",
             "select_random_ranges: number of ranges",
-        ),
-        OptionDef::new(
+        );
+        pub delta: u32 = option(
             "delta",
-            OK::Count,
+            Count,
             "5",
             "select_random_ranges: delta of each range",
-        ),
-        OptionDef::new(
+        );
+        /// `--skip-trx`: no BEGIN/COMMIT around a transaction's statements (the plan also
+        /// sets it for an engine without transactions, 0.4's --mysql-engine-trx).
+        pub skip_trx: bool = option(
             "skip-trx",
-            OK::Flag,
+            Flag,
             "off",
             "Don't start explicit transactions",
-        )
-        .aliases(&["oltp-skip-trx"]),
-        OptionDef::new(
+            aliases = ["oltp-skip-trx"],
+        );
+        /// `--reconnect`: reconnect after every N events per thread; 0 = never (0.4's
+        /// --oltp-reconnect-mode=transaction is 1).
+        pub reconnect: u64 = option(
             "reconnect",
-            OK::Count,
+            Count,
             "0",
             "Reconnect after every N events per thread; 0 = never",
-        ),
-        OptionDef::new(
+        );
+        /// 0.4's `--oltp-connect-delay`: microseconds to sleep after opening each connection.
+        pub connect_delay_us: u64 = option(
             "oltp-connect-delay",
-            OK::Count,
+            Count,
             "0",
             "0.4: microseconds to sleep after opening each connection",
-        ),
-        OptionDef::new(
+        );
+        /// 0.4's `--oltp-user-delay-min/max`: think time between two events of a thread,
+        /// uniform in [min, max] microseconds; not part of any event's latency.
+        pub user_delay_us: (u64, u64) = option(
             "oltp-user-delay-min",
-            OK::Count,
+            Count,
             "0",
             "0.4: least think time between a thread's events, in microseconds",
-        ),
-        OptionDef::new(
+        ), option(
             "oltp-user-delay-max",
-            OK::Count,
+            Count,
             "",
             "0.4: most think time between a thread's events, in microseconds [default: the minimum]",
-        ),
-    ];
+        ) => MinMax;
+    }
+    check = OltpOptions::bounds;
+}
 
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        Ok(OltpOptions {
-            table_size: o.num("table-size")?,
-            range_size: o.num("range-size")?,
-            point_selects: o.num("point-selects")?,
-            simple_ranges: o.num("simple-ranges")?,
-            sum_ranges: o.num("sum-ranges")?,
-            order_ranges: o.num("order-ranges")?,
-            distinct_ranges: o.num("distinct-ranges")?,
-            index_updates: o.num("index-updates")?,
-            non_index_updates: o.num("non-index-updates")?,
-            delete_inserts: o.num("delete-inserts")?,
-            range_selects: o.flag("range-selects")?,
-            auto_inc: o.flag("auto-inc")?,
-            secondary: o.flag("secondary")?,
-            create_secondary: o.flag("create-secondary")?,
-            random_points: o.num("random-points")?,
-            number_of_ranges: o.num("number-of-ranges")?,
-            delta: o.num("delta")?,
-            skip_trx: o.flag("skip-trx")?,
-            reconnect: o.num("reconnect")?,
-            connect_delay_us: o.num("oltp-connect-delay")?,
-            user_delay_us: {
-                let lo = o.num("oltp-user-delay-min")?;
-                // A minimum alone is a fixed delay.
-                let hi = match o.text("oltp-user-delay-max") {
-                    "" => lo,
-                    _ => o.num("oltp-user-delay-max")?,
-                };
-                (lo, hi)
-            },
-        })
+/// `--oltp-user-delay-min` and `--oltp-user-delay-max` as one range: a minimum alone is a
+/// fixed delay.
+struct MinMax;
+
+impl Codec<(u64, u64), 2> for MinMax {
+    fn read(&self, o: &Options, [min, max]: [&'static str; 2]) -> Result<(u64, u64), SpecError> {
+        let lo = o.num(min)?;
+        let hi = match o.text(max) {
+            "" => lo,
+            _ => o.num(max)?,
+        };
+        Ok((lo, hi))
     }
 
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        w.put("table-size", self.table_size)
-            .put("range-size", self.range_size)
-            .put("point-selects", self.point_selects)
-            .put("simple-ranges", self.simple_ranges)
-            .put("sum-ranges", self.sum_ranges)
-            .put("order-ranges", self.order_ranges)
-            .put("distinct-ranges", self.distinct_ranges)
-            .put("index-updates", self.index_updates)
-            .put("non-index-updates", self.non_index_updates)
-            .put("delete-inserts", self.delete_inserts)
-            .switch("range-selects", self.range_selects)
-            .switch("auto-inc", self.auto_inc)
-            .switch("secondary", self.secondary)
-            .switch("create-secondary", self.create_secondary)
-            .put("random-points", self.random_points)
-            .put("number-of-ranges", self.number_of_ranges)
-            .put("delta", self.delta)
-            .switch("skip-trx", self.skip_trx)
-            .put("reconnect", self.reconnect)
-            .put("oltp-connect-delay", self.connect_delay_us)
-            .put("oltp-user-delay-min", self.user_delay_us.0)
-            .put("oltp-user-delay-max", self.user_delay_us.1);
-        w
+    fn write(&self, &(lo, hi): &(u64, u64)) -> [String; 2] {
+        [lo.to_string(), hi.to_string()]
     }
+}
 
-    fn check(&self) -> Result<(), SpecError> {
+impl OltpOptions {
+    fn bounds(&self) -> Result<(), SpecError> {
         check_sizes(self.table_size, self.range_size)?;
         if self.random_points > MAX_PLACEHOLDERS {
             return Err(SpecError::Options(format!(
@@ -650,6 +591,8 @@ pub struct OltpDb {
 /// Most error codes `--mysql-ignore-errors` may list.
 pub const MAX_IGNORED_CODES: usize = 1024;
 
+/// Written by hand: `--mysql-ignore-errors` makes two fields, the codes and `all`
+/// (`database_options_are_all_written_back` guards the write).
 impl Declared for OltpDb {
     const OPTIONS: &'static [OptionDef] = &[
         OptionDef::new(
@@ -1099,5 +1042,20 @@ mod tests {
         rw.validate().unwrap();
         rw.sp_name = "p".into();
         assert!(rw.validate().is_err());
+    }
+
+    #[test]
+    fn database_options_are_all_written_back() {
+        crate::spec::assert_written_back::<OltpDb>(
+            &[
+                &[
+                    ("db-ps-mode", "disable"),
+                    ("mysql-ignore-errors", "1062,1213"),
+                ],
+                &[("mysql-ignore-errors", "all")],
+                &[("mysql-ignore-errors", "none")],
+            ],
+            &[],
+        );
     }
 }
