@@ -360,8 +360,8 @@ pub fn fill_pad(rng: &mut Rng, buf: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleetbench_model::options::Declared;
     use fleetbench_model::rand::DISTRIBUTION_NAMES;
-    use fleetbench_model::spec::Declared;
 
     const DRAWS: usize = 100_000;
 

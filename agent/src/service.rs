@@ -28,7 +28,7 @@ use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 use fleetbench_model::spec::Workload;
 use fleetbench_model::wire;
 use fleetbench_model::workloads::oltp::OltpConfig;
-use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::server::Target;
 
 /// How long the coordinator may take to send Start, and then Go after Ready.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);

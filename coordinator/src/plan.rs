@@ -5,12 +5,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use fleetbench_model::options::Declared;
 use fleetbench_model::options::OptionDef;
 use fleetbench_model::rand::Distribution;
-use fleetbench_model::spec::{Declared, TableSet};
+use fleetbench_model::spec::TableSet;
 use fleetbench_model::workloads::oltp::legacy::{OltpLegacy, ReconnectMode};
 use fleetbench_model::workloads::oltp::tls::SslMode;
-use fleetbench_model::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
+use fleetbench_model::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
+use fleetbench_model::workloads::server::Target;
 use fleetbench_model::workloads::server::{ServerOptions, TargetOptions};
 use fleetbench_model::workloads::tpcc::{TpccConfig, TpccOptions};
 
@@ -90,8 +92,9 @@ pub enum PlanError {
     MissingTestMode,
 }
 
+use fleetbench_model::options::SpecError;
 pub use fleetbench_model::spec::{
-    Command, CpuSpec, MemorySpec, MutexSpec, OltpSpec, SpecError, TableSplit, ThreadsSpec, Workload,
+    Command, CpuSpec, MemorySpec, MutexSpec, OltpSpec, TableSplit, ThreadsSpec, Workload,
 };
 
 /// Where the load runs.

@@ -556,12 +556,14 @@ impl Scenario {
         plan::build(&raw).map_err(|e| {
             let option = match &e {
                 PlanError::Invalid { option, .. }
-                | PlanError::Spec(plan::SpecError::Invalid { option, .. }) => {
-                    Some(option.to_string())
-                }
+                | PlanError::Spec(fleetbench_model::options::SpecError::Invalid {
+                    option, ..
+                }) => Some(option.to_string()),
                 PlanError::Target(..) => Some("target".into()),
                 PlanError::TableMap(..) => Some("table-map".into()),
-                PlanError::Spec(plan::SpecError::RangeTooLarge { .. }) => Some("range-size".into()),
+                PlanError::Spec(fleetbench_model::options::SpecError::RangeTooLarge { .. }) => {
+                    Some("range-size".into())
+                }
                 PlanError::UnknownTest(_) => Some("test".into()),
                 _ => None,
             };

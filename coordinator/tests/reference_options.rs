@@ -9,7 +9,7 @@ use std::path::Path;
 
 use fleetbench::plan::Workload;
 use fleetbench::{cli, plan, sweep};
-use fleetbench_model::spec::Declared;
+use fleetbench_model::options::Declared;
 use fleetbench_model::wire::{workload_from_proto, workload_to_proto};
 
 /// Parses and plans a command line as `fleetbench` does (extras taken out first).

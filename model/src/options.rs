@@ -13,7 +13,81 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::spec::SpecError;
+/// Why a spec is refused; the message names the option as the command line spells it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("invalid value for --{option}: '{value}' ({why})")]
+    Invalid {
+        option: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error(
+        "--range-size={range} is larger than --table-size={size}: every range would run past the table"
+    )]
+    RangeTooLarge { range: u32, size: u64 },
+    #[error("{0}")]
+    Options(String),
+}
+
+impl SpecError {
+    pub fn invalid(option: &'static str, value: impl ToString, why: &'static str) -> SpecError {
+        SpecError::Invalid {
+            option,
+            value: value.to_string(),
+            why,
+        }
+    }
+}
+
+/// Options declared once ([`OptionDef`]s): the command line, the wire (an option bag) and
+/// the result document all follow from the declaration, so an option is added here and
+/// where the workload uses it, nowhere else. A whole test ([`DeclaredTest`]) or a group of
+/// one test's options (OLTP's statement counts and switches) is declared so, with
+/// `declare_options!` (crate::options: one entry per option, from which the field, its
+/// definition, its read and its write follow). The groups whose options map irregularly
+/// onto their fields (fileio, the random distributions, the database targets, OLTP's
+/// prepared statements and ignored errors) implement it by hand, each with a test that
+/// every option is written back (`assert_written_back`).
+pub trait Declared: Sized {
+    /// Its options, in the order `fleetbench TEST help` lists them.
+    const OPTIONS: &'static [OptionDef];
+    /// The value from its options (every declared one present: given or default).
+    fn from_options(o: &Options) -> Result<Self, SpecError>;
+    /// The options that give this value back through [`Declared::from_options`], in the
+    /// order the result document records them.
+    fn to_options(&self) -> Written;
+    /// Bounds across options, beyond what each option's parsing checks.
+    fn check(&self) -> Result<(), SpecError> {
+        Ok(())
+    }
+
+    /// The value of the declared defaults (every option as not given).
+    fn defaults() -> Self {
+        Self::resolve("defaults", []).expect("the declared defaults are valid")
+    }
+
+    /// Whether `name` (the declared spelling) is one of these options.
+    fn declares(name: &str) -> bool {
+        Self::OPTIONS.iter().any(|o| o.name == name)
+    }
+
+    /// Reads and checks the options given (name without dashes, value) for `test`; a name
+    /// not declared here is refused.
+    fn resolve<'a>(
+        test: &str,
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, SpecError> {
+        Self::read(&Options::resolve(test, Self::OPTIONS, given)?)
+    }
+
+    /// The value from its options, checked.
+    fn read(o: &Options) -> Result<Self, SpecError> {
+        let v = Self::from_options(o)?;
+        v.check()?;
+        Ok(v)
+    }
+}
 
 /// What an option's value is: how it is parsed and how the result document records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,7 +452,7 @@ pub fn write_field<T, C: Codec<T, N>, const N: usize>(
 
 /// Declares a group of options once: each entry is a field (doc, name, type) with the
 /// option (or options) it holds and, where the field's type does not say how, the codec
-/// that reads and writes it. The struct, its [`Declared`](crate::spec::Declared)
+/// that reads and writes it. The struct, its [`Declared`](crate::options::Declared)
 /// `OPTIONS` (in entry order: `fleetbench TEST help`'s order), `from_options` and
 /// `to_options` (the wire's and the result document's order) all follow, so an option
 /// cannot be declared without being read and written. Bounds across fields go in the
@@ -442,7 +516,7 @@ macro_rules! declare_options {
             )*
         }
 
-        impl $crate::spec::Declared for $name {
+        impl $crate::options::Declared for $name {
             const OPTIONS: &'static [$crate::options::OptionDef] = &[$($(
                 $crate::options::OptionDef::new(
                     $oname,
@@ -455,7 +529,7 @@ macro_rules! declare_options {
 
             fn from_options(
                 o: &$crate::options::Options,
-            ) -> Result<Self, $crate::spec::SpecError> {
+            ) -> Result<Self, $crate::options::SpecError> {
                 Ok($name {
                     $($field: $crate::options::read_field(
                         &$crate::options::declare_options!(@codec $($codec)?),
@@ -477,7 +551,7 @@ macro_rules! declare_options {
             }
 
             $(
-                fn check(&self) -> Result<(), $crate::spec::SpecError> {
+                fn check(&self) -> Result<(), $crate::options::SpecError> {
                     $check(self)
                 }
             )?

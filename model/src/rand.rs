@@ -1,8 +1,8 @@
 //! sysbench's random distributions (`--rand-type` and its parameters) as options: what a
 //! run asks for. The agent draws from them (its `rand` module).
 
+use crate::options::{Declared, SpecError};
 use crate::options::{Kind as OK, OptionDef, Options, Written};
-use crate::spec::{Declared, SpecError};
 
 /// Names accepted by [`Distribution::parse`], in sysbench's order.
 pub const DISTRIBUTION_NAMES: &[&str] = &["uniform", "gaussian", "special", "pareto", "zipfian"];

@@ -8,42 +8,17 @@
 
 use serde_json::Value;
 
-use crate::options::{Kind, OptionDef, Options, Words, Written, declare_options};
+use crate::options::{
+    Declared, Kind, OptionDef, Options, SpecError, Words, Written, declare_options,
+};
 use crate::rand::Distribution;
 use crate::workloads::fileio::{ExtraFlags, FileioConfig, IoMode, TestMode};
 use crate::workloads::oltp::legacy::OltpLegacy;
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::{ServerOptions, TargetOptions};
 
-use crate::workloads::memory::Oper;
+use crate::workloads::memory::{MemoryConfig, MemoryError, Oper};
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
-
-/// Why a spec is refused; the message names the option as the command line spells it.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SpecError {
-    #[error("invalid value for --{option}: '{value}' ({why})")]
-    Invalid {
-        option: &'static str,
-        value: String,
-        why: &'static str,
-    },
-    #[error(
-        "--range-size={range} is larger than --table-size={size}: every range would run past the table"
-    )]
-    RangeTooLarge { range: u32, size: u64 },
-    #[error("{0}")]
-    Options(String),
-}
-
-impl SpecError {
-    pub fn invalid(option: &'static str, value: impl ToString, why: &'static str) -> SpecError {
-        SpecError::Invalid {
-            option,
-            value: value.to_string(),
-            why,
-        }
-    }
-}
 
 /// One workload's spec: what the coordinator plans and an agent runs.
 pub trait Spec {
@@ -53,55 +28,6 @@ pub trait Spec {
     fn validate(&self) -> Result<(), SpecError>;
     /// The options a result document records, under their JSON names (docs/result-format.md).
     fn fields(&self) -> Vec<(String, Value)>;
-}
-
-/// Options declared once ([`OptionDef`]s): the command line, the wire (an option bag) and
-/// the result document all follow from the declaration, so an option is added here and
-/// where the workload uses it, nowhere else. A whole test ([`DeclaredTest`]) or a group of
-/// one test's options (OLTP's statement counts and switches) is declared so, with
-/// `declare_options!` (crate::options: one entry per option, from which the field, its
-/// definition, its read and its write follow). The groups whose options map irregularly
-/// onto their fields (fileio, the random distributions, the database targets, OLTP's
-/// prepared statements and ignored errors) implement it by hand, each with a test that
-/// every option is written back (`assert_written_back`).
-pub trait Declared: Sized {
-    /// Its options, in the order `fleetbench TEST help` lists them.
-    const OPTIONS: &'static [OptionDef];
-    /// The value from its options (every declared one present: given or default).
-    fn from_options(o: &Options) -> Result<Self, SpecError>;
-    /// The options that give this value back through [`Declared::from_options`], in the
-    /// order the result document records them.
-    fn to_options(&self) -> Written;
-    /// Bounds across options, beyond what each option's parsing checks.
-    fn check(&self) -> Result<(), SpecError> {
-        Ok(())
-    }
-
-    /// The value of the declared defaults (every option as not given).
-    fn defaults() -> Self {
-        Self::resolve("defaults", []).expect("the declared defaults are valid")
-    }
-
-    /// Whether `name` (the declared spelling) is one of these options.
-    fn declares(name: &str) -> bool {
-        Self::OPTIONS.iter().any(|o| o.name == name)
-    }
-
-    /// Reads and checks the options given (name without dashes, value) for `test`; a name
-    /// not declared here is refused.
-    fn resolve<'a>(
-        test: &str,
-        given: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<Self, SpecError> {
-        Self::read(&Options::resolve(test, Self::OPTIONS, given)?)
-    }
-
-    /// The value from its options, checked.
-    fn read(o: &Options) -> Result<Self, SpecError> {
-        let v = Self::from_options(o)?;
-        v.check()?;
-        Ok(v)
-    }
 }
 
 /// A workload whose every option is declared: its spec is its [`Declared`] value.
@@ -326,6 +252,21 @@ impl Default for MemorySpec {
     fn default() -> MemorySpec {
         let o = Options::resolve("memory", Self::OPTIONS, []).expect("no options given");
         MemorySpec::from_options(&o).expect("the declared defaults are valid")
+    }
+}
+
+impl MemorySpec {
+    /// This agent's configuration, with its seed for random offsets.
+    pub fn config(&self, seed: u64) -> Result<MemoryConfig, MemoryError> {
+        Ok(MemoryConfig {
+            block_size: usize::try_from(self.block_size)
+                .map_err(|_| MemoryError::TooLarge("memory block size too large".into()))?,
+            global: self.global,
+            hugetlb: self.hugetlb,
+            oper: self.oper,
+            random: self.random,
+            seed,
+        })
     }
 }
 
@@ -739,7 +680,7 @@ impl Workload {
     }
 
     /// The database servers it talks to (OLTP, TPC-C), in target-index order.
-    pub fn targets(&self) -> &[crate::workloads::oltp::Target] {
+    pub fn targets(&self) -> &[crate::workloads::server::Target] {
         match self {
             Workload::Oltp(o) => &o.config.targets,
             Workload::Tpcc(t) => std::slice::from_ref(&t.target),
@@ -748,7 +689,7 @@ impl Workload {
     }
 
     /// The same, to fill in what an agent reads on its host (TLS files, keys).
-    pub fn targets_mut(&mut self) -> &mut [crate::workloads::oltp::Target] {
+    pub fn targets_mut(&mut self) -> &mut [crate::workloads::server::Target] {
         match self {
             Workload::Oltp(o) => &mut o.config.targets,
             Workload::Tpcc(t) => std::slice::from_mut(&mut t.target),

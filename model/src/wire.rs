@@ -9,12 +9,14 @@ use fleetbench_proto::v1::{self as pb, workload_spec};
 
 use crate::counters::{DbCounters, IoCounters};
 use crate::options::OptionDef;
+use crate::options::{Declared, SpecError};
 use crate::rand::Distribution;
-use crate::spec::{Declared, OltpSpec, SpecError, TableSplit, Workload};
+use crate::spec::{OltpSpec, TableSplit, Workload};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
-use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
+use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::ServerOptions;
+use crate::workloads::server::Target;
 use crate::workloads::tpcc::{PrepareStep, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).

@@ -14,16 +14,16 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use fleetbench_model::options::Declared;
 use fleetbench_model::options::{Kind, OptionDef, Written, parse_flag, parse_size};
 use fleetbench_model::rand::Distribution;
-use fleetbench_model::spec::{
-    DECLARED, Declared, GROUPS, OltpSpec, TableSet, TableSplit, Workload,
-};
+use fleetbench_model::spec::{DECLARED, GROUPS, OltpSpec, TableSet, TableSplit, Workload};
 use fleetbench_model::wire::{
     target_from_proto, target_to_proto, workload_from_proto, workload_to_proto,
 };
 use fleetbench_model::workloads::oltp::legacy::OltpLegacy;
-use fleetbench_model::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script, Target};
+use fleetbench_model::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
+use fleetbench_model::workloads::server::Target;
 use fleetbench_model::workloads::server::{ServerOptions, TargetOptions};
 use fleetbench_model::workloads::tpcc::{TpccConfig, TpccOptions};
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::server::Target;
 use mysql_async::prelude::Queryable;
 
 use super::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};

@@ -15,7 +15,7 @@ pub use sockets::Sockets;
 use std::io;
 use std::sync::Arc;
 
-use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::server::Target;
 
 /// One connection to a database target.
 pub trait Client: Sized {

@@ -1,7 +1,7 @@
 //! Why OLTP connections could not be opened: shared by the clients that open them and the
 //! workers and loaders that use them, so that neither depends on the other for it.
 
-use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::server::Target;
 
 use super::SqlError;
 

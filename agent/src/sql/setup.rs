@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::server::Target;
 
 use super::asynch::AsyncClient;
 use super::mysql::Conn;

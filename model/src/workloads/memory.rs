@@ -1,7 +1,5 @@
 //! The memory test's options as a run carries them.
 
-use crate::spec::MemorySpec;
-
 /// What an event does with each word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Oper {
@@ -26,21 +24,6 @@ impl Oper {
             Oper::Write => "write",
             Oper::None => "none",
         }
-    }
-}
-
-impl MemorySpec {
-    /// This agent's configuration, with its seed for random offsets.
-    pub fn config(&self, seed: u64) -> Result<MemoryConfig, MemoryError> {
-        Ok(MemoryConfig {
-            block_size: usize::try_from(self.block_size)
-                .map_err(|_| MemoryError::TooLarge("memory block size too large".into()))?,
-            global: self.global,
-            hugetlb: self.hugetlb,
-            oper: self.oper,
-            random: self.random,
-            seed,
-        })
     }
 }
 

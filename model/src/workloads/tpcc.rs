@@ -1,9 +1,9 @@
 //! TPC-C (specification 5.11) as tpcc-mysql runs it: the options of a run or a prepare
 //! step, the transaction names and their response-time limits.
 
-use super::oltp::Target;
+use super::server::Target;
+use crate::options::{Declared, SpecError};
 use crate::options::{Words, declare_options};
-use crate::spec::{Declared, SpecError};
 use crate::workloads::server::ServerOptions;
 
 /// The tables, in the order tpcc-mysql creates them.

@@ -21,8 +21,8 @@ pub mod auth;
 pub mod tls;
 
 use crate::sql::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
-use fleetbench_model::workloads::oltp::Target;
 use fleetbench_model::workloads::oltp::tls::SslMode;
+use fleetbench_model::workloads::server::Target;
 use tls::TlsStream;
 
 // Capability flags (protocol documentation, "Capabilities Flags").

@@ -11,8 +11,9 @@ use crate::sql::SqlError;
 use crate::sql::open_error::OpenError;
 use crate::sql::setup::SetupConn;
 use fleetbench_model::workloads::oltp::{
-    OltpConfig, Script, Target, create_bulk_table_sql, create_index_sql, create_table_sql,
+    OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql,
 };
+use fleetbench_model::workloads::server::Target;
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
 const MAX_INSERT_BYTES: usize = 512 * 1024;

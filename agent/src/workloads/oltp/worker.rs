@@ -24,7 +24,8 @@ use crate::sql::{Param, Reply, SqlError};
 use crate::stats::{BATCH, WorkerTail};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
-use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script, Target};
+use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script};
+use fleetbench_model::workloads::server::Target;
 
 /// A worker's statement latencies not yet folded into the shared [`WorkerTail`]: a
 /// fixed-size buffer instead of a histogram per kind and target per worker, which at

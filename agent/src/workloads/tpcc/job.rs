@@ -13,7 +13,7 @@ use super::load::{ITEMS, Part, part_batches, warehouse_parts};
 use super::schema::{after_load, create_table};
 use crate::sql::mysql::Conn;
 use crate::sql::{Client, ConnInfo, Sockets};
-use fleetbench_model::workloads::oltp::Target;
+use fleetbench_model::workloads::server::Target;
 use fleetbench_model::workloads::tpcc::TABLES;
 use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 

@@ -4,11 +4,11 @@
 //! options); an agent is sent the translation, not these options.
 
 use super::{is_routine_name, is_table_name, is_table_options};
+use crate::options::SpecError;
 use crate::options::{OptionValue, Options, Trim, Words, declare_options, parse_flag};
-use crate::spec::SpecError;
 // The tests read and write the options through the trait.
 #[cfg(test)]
-use crate::spec::Declared;
+use crate::options::Declared;
 
 /// `--oltp-test-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

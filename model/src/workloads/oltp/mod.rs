@@ -5,8 +5,8 @@ pub mod legacy;
 pub mod tls;
 
 use crate::options::{Codec, Kind as OK, OptionDef, Options, Written, declare_options};
-use crate::spec::{Declared, SpecError};
-use crate::workloads::server::ServerOptions;
+use crate::options::{Declared, SpecError};
+use crate::workloads::server::{ServerOptions, Target};
 use std::fmt::Write;
 
 /// sysbench's OLTP scripts.
@@ -176,92 +176,6 @@ impl Kind {
             Kind::Begin => "BEGIN".into(),
             Kind::Commit => "COMMIT".into(),
             Kind::Call => format!("CALL {procedure}()"),
-        }
-    }
-}
-
-/// A database server, as the agent connects to it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Target {
-    pub name: String,
-    pub host: String,
-    pub port: u16,
-    pub socket: Option<String>,
-    pub user: String,
-    pub password: String,
-    pub database: String,
-    /// TLS settings; certificate files are on the agent's host.
-    pub ssl: tls::SslSettings,
-    /// File (on the agent's host) with the server's RSA public key, for
-    /// caching_sha2_password's full authentication without TLS.
-    pub server_public_key: Option<std::path::PathBuf>,
-    /// Whether the server may be asked for its RSA public key (an impostor could send its
-    /// own, so only when the user allows it).
-    pub get_server_public_key: bool,
-    /// What the agent read from those files ([`Target::load_files`]).
-    pub loaded: Loaded,
-    /// How long one connection may take to connect and log in (`--db-connect-timeout`,
-    /// which the agent sets on every target); None: [`DEFAULT_CONNECT_TIMEOUT`].
-    pub connect_timeout: Option<std::time::Duration>,
-}
-
-/// `--db-connect-timeout`'s default.
-pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// A target's TLS configuration and public key as read on the agent. Equal whatever they
-/// hold: they follow from the settings, which are compared.
-#[derive(Clone, Default)]
-pub struct Loaded {
-    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
-    pub server_public_key: Option<String>,
-}
-
-impl PartialEq for Loaded {
-    fn eq(&self, _: &Loaded) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Loaded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Loaded")
-            .field("tls", &self.tls.is_some())
-            .field("server_public_key", &self.server_public_key.is_some())
-            .finish()
-    }
-}
-
-impl Target {
-    /// How long one connection may take to connect and log in.
-    pub fn connect_timeout(&self) -> std::time::Duration {
-        self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
-    }
-
-    /// The target as worker `thread` connects to it: with a list of hosts (`db1,db2`,
-    /// sysbench's `--mysql-host` list) the thread's host, round-robin; None when there is
-    /// one host (use the target as it is).
-    pub fn for_thread(&self, thread: u64) -> Option<Target> {
-        if !self.host.contains(',') || self.socket.is_some() {
-            return None;
-        }
-        let hosts: Vec<&str> = self.host.split(',').collect();
-        let host = hosts[(thread % hosts.len() as u64) as usize].to_string();
-        Some(Target {
-            host,
-            ..self.clone()
-        })
-    }
-
-    /// The first of a list of hosts (prepare and cleanup use one server of a cluster).
-    pub fn first_host(&self) -> &str {
-        self.host.split(',').next().unwrap_or(&self.host)
-    }
-
-    /// Where this target is, for messages.
-    pub fn describe(&self) -> String {
-        match &self.socket {
-            Some(s) => format!("{} ({s})", self.name),
-            None => format!("{} ({}:{})", self.name, self.host, self.port),
         }
     }
 }
