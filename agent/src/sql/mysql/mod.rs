@@ -1,5 +1,8 @@
 //! A lean, blocking client for the MySQL client/server protocol, used on the OLTP run's hot
-//! path only (preparing tables, cleanup and checks use mysql_async).
+//! path and for set-up (`crate::sql::setup`), behind the driver interface.
+//!
+//! This file holds the connection and its statements; `handshake.rs` connects and logs in,
+//! `stream.rs` is the socket under both.
 //!
 //! It does what a sysbench event needs and nothing more: handshake v10, optionally over TLS
 //! (rustls), with mysql_native_password, caching_sha2_password, client_ed25519 or
@@ -11,32 +14,19 @@
 //! plugin is reported as [`SqlError::UnsupportedAuth`] so the caller can fall back to
 //! mysql_async.
 
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream, ToSocketAddrs};
-use std::os::unix::net::UnixStream;
+use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 pub mod auth;
+mod handshake;
+mod stream;
 pub mod tls;
 
-use crate::sql::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
-use fleetbench_model::workloads::oltp::tls::SslMode;
-use fleetbench_model::workloads::server::Target;
-use tls::TlsStream;
+pub use handshake::{ConnectOpts, connect_opts, load_files};
+use stream::Stream;
 
-// Capability flags (protocol documentation, "Capabilities Flags").
-const CLIENT_LONG_PASSWORD: u32 = 0x1;
-const CLIENT_LONG_FLAG: u32 = 0x4;
-const CLIENT_CONNECT_WITH_DB: u32 = 0x8;
-const CLIENT_PROTOCOL_41: u32 = 0x200;
-const CLIENT_TRANSACTIONS: u32 = 0x2000;
-const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
-const CLIENT_MULTI_RESULTS: u32 = 0x2_0000;
-const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
-const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
-const CLIENT_PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
-const CLIENT_SSL: u32 = 0x800;
+use crate::sql::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
+use fleetbench_model::workloads::server::Target;
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
@@ -65,289 +55,6 @@ pub struct Stmt {
     pub bound: bool,
 }
 
-/// Where to connect and as whom.
-#[derive(Debug, Clone)]
-pub struct ConnectOpts<'a> {
-    /// Unix socket path; when set, host and port are not used.
-    pub socket: Option<&'a str>,
-    pub host: &'a str,
-    pub port: u16,
-    pub user: &'a str,
-    pub password: &'a str,
-    pub database: &'a str,
-    pub ssl_mode: SslMode,
-    /// Built from the target's TLS settings; None when TLS is disabled.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// The server's RSA public key (PEM) for caching_sha2_password without TLS.
-    pub server_public_key: Option<&'a str>,
-    /// Whether the server may be asked for its RSA public key (it could be an impostor's).
-    pub get_server_public_key: bool,
-    /// The TCP connect, the server's greeting and the login together take at most this
-    /// long (`--db-connect-timeout`); a server that accepts and never speaks fails here.
-    pub connect_timeout: Duration,
-}
-
-/// A socket to the server. On a cooperative worker (`crate::coop`) the socket does not
-/// block: a read or write that would block waits in the worker's loop instead, so the
-/// code above (TLS, packets) reads as blocking code either way.
-struct Plain {
-    sock: Sock,
-    /// The socket does not block: it belongs to a cooperative worker.
-    cooperative: bool,
-    /// Something was written since the last read: on a cooperative socket the next read
-    /// waits for the reply before it tries, which saves the read that would find nothing.
-    sent: bool,
-    /// While logging in: every read and write ends with TimedOut at this instant.
-    deadline: Option<Instant>,
-}
-
-enum Sock {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Sock {
-    /// Read and write timeouts of a blocking socket (None: block without a limit).
-    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Sock::Tcp(s) => {
-                s.set_read_timeout(t)?;
-                s.set_write_timeout(t)
-            }
-            Sock::Unix(s) => {
-                s.set_read_timeout(t)?;
-                s.set_write_timeout(t)
-            }
-        }
-    }
-}
-
-impl Read for Sock {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.read(buf),
-            Sock::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Sock {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.write(buf),
-            Sock::Unix(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Plain {
-    fn new(sock: Sock) -> Self {
-        Plain {
-            sock,
-            cooperative: false,
-            sent: false,
-            deadline: None,
-        }
-    }
-
-    fn fd(&self) -> std::os::fd::RawFd {
-        use std::os::fd::AsRawFd;
-        match &self.sock {
-            Sock::Tcp(s) => s.as_raw_fd(),
-            Sock::Unix(s) => s.as_raw_fd(),
-        }
-    }
-
-    /// On a cooperative worker, makes the socket non-blocking (see the type's docs).
-    fn cooperate(&mut self) -> io::Result<()> {
-        if !crate::coop::in_worker() {
-            return Ok(());
-        }
-        match &self.sock {
-            Sock::Tcp(s) => s.set_nonblocking(true)?,
-            Sock::Unix(s) => s.set_nonblocking(true)?,
-        }
-        self.cooperative = true;
-        Ok(())
-    }
-
-    /// Bounds every read and write by `deadline` (a login), or lifts the bound (None).
-    fn set_deadline(&mut self, deadline: Option<Instant>) -> io::Result<()> {
-        self.deadline = deadline;
-        if deadline.is_none() && !self.cooperative {
-            // Blocking again without a limit, as the benchmark's statements are.
-            self.sock.set_timeouts(None)?;
-        }
-        Ok(())
-    }
-
-    /// Runs `op` until it does not say it would block, by the deadline: a blocking socket
-    /// is given the time left as its timeout, a cooperative one waits in its loop until
-    /// the socket is ready or the deadline comes (`readable` says which way it waits).
-    fn by_deadline<T>(
-        &mut self,
-        deadline: Instant,
-        readable: bool,
-        mut op: impl FnMut(&mut Sock) -> io::Result<T>,
-    ) -> io::Result<T> {
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "the server did not answer within the connect timeout",
-                ));
-            }
-            if !self.cooperative {
-                self.sock.set_timeouts(Some(deadline - now))?;
-            }
-            match op(&mut self.sock) {
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    if self.cooperative {
-                        let fd = self.fd();
-                        crate::coop::wait(if readable {
-                            crate::coop::Wait::ReadableBy(fd, deadline)
-                        } else {
-                            crate::coop::Wait::WritableBy(fd, deadline)
-                        });
-                    }
-                }
-                r => return r,
-            }
-        }
-    }
-
-    fn shutdown(&self) -> io::Result<()> {
-        match &self.sock {
-            Sock::Tcp(s) => s.shutdown(Shutdown::Both),
-            Sock::Unix(s) => s.shutdown(Shutdown::Both),
-        }
-    }
-
-    /// Runs `op` on the socket until it does not say it would block, waiting for `ready`
-    /// in between (only a cooperative socket says so).
-    fn retry<T>(
-        &mut self,
-        ready: fn(std::os::fd::RawFd) -> crate::coop::Wait,
-        mut op: impl FnMut(&mut Sock) -> io::Result<T>,
-    ) -> io::Result<T> {
-        loop {
-            match op(&mut self.sock) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    crate::coop::wait(ready(self.fd()));
-                }
-                r => return r,
-            }
-        }
-    }
-}
-
-impl Drop for Plain {
-    fn drop(&mut self) {
-        if self.cooperative {
-            crate::coop::closing(self.fd());
-        }
-    }
-}
-
-impl Read for Plain {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(d) = self.deadline {
-            self.sent = false;
-            return self.by_deadline(d, true, |s| s.read(buf));
-        }
-        if std::mem::take(&mut self.sent) {
-            // A reply takes a round trip: wait for it rather than find nothing first.
-            crate::coop::wait(crate::coop::Wait::Reply(self.fd()));
-        }
-        self.retry(crate::coop::Wait::Readable, |s| s.read(buf))
-    }
-}
-
-impl Write for Plain {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(d) = self.deadline {
-            return self.by_deadline(d, false, |s| s.write(buf));
-        }
-        let n = self.retry(crate::coop::Wait::Writable, |s| s.write(buf))?;
-        self.sent = self.cooperative;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-enum Stream {
-    Plain(Plain),
-    Tls(Box<TlsStream<Plain>>),
-    /// Only while the socket moves under TLS.
-    Moving,
-}
-
-impl Stream {
-    fn plain(&self) -> Option<&Plain> {
-        match self {
-            Stream::Plain(p) => Some(p),
-            Stream::Tls(t) => Some(t.sock()),
-            Stream::Moving => None,
-        }
-    }
-
-    fn plain_mut(&mut self) -> Option<&mut Plain> {
-        match self {
-            Stream::Plain(p) => Some(p),
-            Stream::Tls(t) => Some(t.sock_mut()),
-            Stream::Moving => None,
-        }
-    }
-
-    fn shutdown(&self) {
-        if let Some(p) = self.plain() {
-            let _ = p.shutdown();
-        }
-    }
-
-    fn raw_fd(&self) -> std::os::fd::RawFd {
-        self.plain().map_or(-1, Plain::fd)
-    }
-
-    /// Whether the password may travel in the clear: over TLS or a local socket.
-    fn is_secure(&self) -> bool {
-        match self {
-            Stream::Tls(_) => true,
-            Stream::Plain(p) => matches!(p.sock, Sock::Unix(_)),
-            Stream::Moving => false,
-        }
-    }
-
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(p) => p.read(buf),
-            Stream::Tls(t) => t.read(buf),
-            Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Plain(p) => p.write_all(buf),
-            Stream::Tls(t) => t.write_all(buf),
-            Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
-        }
-    }
-}
-
 /// One connection to the server.
 pub struct Conn {
     stream: Stream,
@@ -374,176 +81,6 @@ impl Drop for Conn {
 }
 
 impl Conn {
-    /// Connects and logs in by `opts.connect_timeout`; the socket is registered in
-    /// `sockets` for cancellation, and a connect in progress gives up once they are
-    /// cancelled.
-    pub fn connect(opts: &ConnectOpts, sockets: Option<Arc<Sockets>>) -> Result<Conn, SqlError> {
-        let deadline = Instant::now() + opts.connect_timeout;
-        let cancelled = || sockets.as_ref().is_some_and(|s| s.is_cancelled());
-        let mut stream = match opts.socket {
-            Some(path) => Stream::Plain(Plain::new(Sock::Unix(UnixStream::connect(path)?))),
-            None => {
-                // libmysqlclient's "localhost" means the socket; without one, loopback TCP.
-                let host = if opts.host == "localhost" {
-                    "127.0.0.1"
-                } else {
-                    opts.host
-                };
-                let mut last = None;
-                let mut found = None;
-                for addr in (host, opts.port).to_socket_addrs()? {
-                    match crate::coop::connect(&addr, deadline, &cancelled) {
-                        Ok(s) => {
-                            found = Some(s);
-                            break;
-                        }
-                        Err(e) => last = Some(e),
-                    }
-                }
-                let s = match (found, last) {
-                    (Some(s), _) => s,
-                    (None, Some(e)) => return Err(e.into()),
-                    (None, None) => {
-                        return Err(SqlError::Protocol(format!("{host} has no address")));
-                    }
-                };
-                s.set_nodelay(true)?;
-                Stream::Plain(Plain::new(Sock::Tcp(s)))
-            }
-        };
-        if let Stream::Plain(p) = &mut stream {
-            p.cooperate()?;
-            p.set_deadline(Some(deadline))?;
-        }
-        let mut conn = Conn {
-            stream,
-            rbuf: vec![0; 16 * 1024],
-            rpos: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(4096),
-            seq: 0,
-            registry: None,
-            plugin: String::new(),
-            server_version: String::new(),
-        };
-        if let Some(r) = sockets {
-            let id = r.register(conn.stream.raw_fd());
-            conn.registry = Some((r, id));
-        }
-        conn.handshake(opts)?;
-        if let Some(p) = conn.stream.plain_mut() {
-            p.set_deadline(None)?;
-        }
-        Ok(conn)
-    }
-
-    fn handshake(&mut self, opts: &ConnectOpts) -> Result<(), SqlError> {
-        let p = self.next_packet()?;
-        let hello = parse_handshake(&self.rbuf[p])?;
-        self.server_version = hello.server_version.clone();
-        let mut caps = CLIENT_LONG_PASSWORD
-            | CLIENT_LONG_FLAG
-            | CLIENT_PROTOCOL_41
-            | CLIENT_TRANSACTIONS
-            | CLIENT_SECURE_CONNECTION
-            | CLIENT_MULTI_RESULTS
-            | CLIENT_PS_MULTI_RESULTS
-            | CLIENT_PLUGIN_AUTH
-            | CLIENT_PLUGIN_AUTH_LENENC_DATA;
-        if !opts.database.is_empty() {
-            caps |= CLIENT_CONNECT_WITH_DB;
-        }
-        caps &= hello.capabilities;
-        if caps & CLIENT_PROTOCOL_41 == 0 {
-            return Err(SqlError::Protocol(
-                "server does not speak protocol 4.1".into(),
-            ));
-        }
-        let server_tls = hello.capabilities & CLIENT_SSL != 0;
-        match (&opts.tls, server_tls) {
-            (Some(cfg), true) => {
-                caps |= CLIENT_SSL;
-                self.start_tls(caps, cfg.clone(), opts)?;
-            }
-            (_, false) if opts.ssl_mode.requires_tls() => {
-                return Err(SqlError::Tls(format!(
-                    "the server does not offer TLS, and --mysql-ssl-mode is {}",
-                    opts.ssl_mode.name()
-                )));
-            }
-            _ => {}
-        }
-        // Answer in the server's default plugin when we speak it: no switch round trip.
-        let mut plugin = if auth::supported(&hello.plugin) && hello.plugin != auth::CLEAR {
-            hello.plugin.clone()
-        } else {
-            auth::NATIVE.to_string()
-        };
-        let mut nonce = hello.scramble.clone();
-        let answer = self.auth_answer(&plugin, &nonce, opts)?;
-        self.start_packet();
-        self.wbuf.extend_from_slice(&caps.to_le_bytes());
-        self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
-        self.wbuf.push(COLLATION);
-        self.wbuf.extend_from_slice(&[0; 23]);
-        self.wbuf.extend_from_slice(opts.user.as_bytes());
-        self.wbuf.push(0);
-        if caps & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0 {
-            put_lenenc(&mut self.wbuf, answer.len() as u64);
-        } else {
-            self.wbuf.push(answer.len() as u8);
-        }
-        self.wbuf.extend_from_slice(&answer);
-        if caps & CLIENT_CONNECT_WITH_DB != 0 {
-            self.wbuf.extend_from_slice(opts.database.as_bytes());
-            self.wbuf.push(0);
-        }
-        if caps & CLIENT_PLUGIN_AUTH != 0 {
-            self.wbuf.extend_from_slice(plugin.as_bytes());
-            self.wbuf.push(0);
-        }
-        self.send()?;
-        // At most a few rounds: a switch, then a plugin's extra exchange.
-        for _ in 0..8 {
-            let p = self.next_packet()?;
-            let pkt = &self.rbuf[p];
-            match pkt.first() {
-                Some(0x00) => {
-                    self.plugin = plugin;
-                    return Ok(());
-                }
-                Some(0xff) => return Err(parse_err(pkt)),
-                Some(0xfe) => {
-                    let (name, data) = parse_auth_switch(pkt);
-                    plugin = String::from_utf8_lossy(name).into_owned();
-                    nonce = data.to_vec();
-                    if !auth::supported(&plugin) {
-                        return Err(SqlError::UnsupportedAuth(plugin));
-                    }
-                    let answer = self.auth_answer(&plugin, &nonce, opts)?;
-                    self.start_packet();
-                    self.wbuf.extend_from_slice(&answer);
-                    self.send()?;
-                }
-                Some(0x01) if plugin == auth::CACHING_SHA2 => {
-                    match pkt.get(1) {
-                        // Fast authentication from the server's cache: an OK follows.
-                        Some(3) => {}
-                        // Full authentication: the password itself, protected.
-                        Some(4) => self.caching_sha2_full(&nonce, opts)?,
-                        _ => {
-                            return Err(SqlError::Protocol(
-                                "unexpected caching_sha2_password message".into(),
-                            ));
-                        }
-                    }
-                }
-                _ => return Err(SqlError::UnsupportedAuth(plugin)),
-            }
-        }
-        Err(SqlError::Protocol("the login did not end".into()))
-    }
-
     /// The authentication plugin that logged this connection in.
     pub fn auth_plugin(&self) -> &str {
         &self.plugin
@@ -595,112 +132,6 @@ impl Conn {
             Stream::Tls(t) => Some(t.version()),
             _ => None,
         }
-    }
-
-    /// Sends the SSL request and puts TLS under the connection.
-    // Never inlined: the TLS handshake's state is kilobytes of stack, which inlined into
-    // the login would lie under every connection's login, TLS or not, on thousands of
-    // small worker stacks (measured: a page a worker).
-    #[inline(never)]
-    fn start_tls(
-        &mut self,
-        caps: u32,
-        cfg: Arc<rustls::ClientConfig>,
-        opts: &ConnectOpts,
-    ) -> Result<(), SqlError> {
-        self.start_packet();
-        self.wbuf.extend_from_slice(&caps.to_le_bytes());
-        self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
-        self.wbuf.push(COLLATION);
-        self.wbuf.extend_from_slice(&[0; 23]);
-        self.send()?;
-        let host = if opts.socket.is_some() || opts.host == "localhost" {
-            "localhost"
-        } else {
-            opts.host
-        };
-        let name = tls::server_name(host).map_err(SqlError::Tls)?;
-        let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
-            return Err(SqlError::Protocol("TLS started twice".into()));
-        };
-        // The socket stays this connection's either way (it is registered for cancelling).
-        match TlsStream::connect(cfg, name, plain) {
-            Ok(tls) => {
-                self.stream = Stream::Tls(Box::new(tls));
-                Ok(())
-            }
-            Err((e, plain)) => {
-                self.stream = Stream::Plain(plain);
-                Err(match e.kind() {
-                    io::ErrorKind::InvalidData => SqlError::Tls(e.to_string()),
-                    _ => SqlError::Io(e),
-                })
-            }
-        }
-    }
-
-    /// The first answer of `plugin` to the server's `nonce`.
-    fn auth_answer(
-        &self,
-        plugin: &str,
-        nonce: &[u8],
-        opts: &ConnectOpts,
-    ) -> Result<Vec<u8>, SqlError> {
-        let pw = opts.password.as_bytes();
-        Ok(match plugin {
-            auth::CACHING_SHA2 => auth::caching_sha2(pw, nonce),
-            auth::ED25519 => auth::ed25519(pw, nonce).to_vec(),
-            auth::CLEAR if self.stream.is_secure() => auth::clear(pw),
-            auth::CLEAR => {
-                return Err(SqlError::Auth(
-                    "the server asks for the password in the clear (mysql_clear_password): \
-                     allowed over TLS only (--mysql-ssl=on)"
-                        .into(),
-                ));
-            }
-            _ => auth::native_password(pw, nonce),
-        })
-    }
-
-    /// caching_sha2_password's full authentication: the password in the clear over TLS or
-    /// a socket, else encrypted with the server's RSA key (given, or asked for if allowed).
-    fn caching_sha2_full(&mut self, nonce: &[u8], opts: &ConnectOpts) -> Result<(), SqlError> {
-        let pw = opts.password.as_bytes();
-        let answer = if self.stream.is_secure() {
-            auth::clear(pw)
-        } else {
-            let pem = match opts.server_public_key {
-                Some(k) => k.to_string(),
-                None if opts.get_server_public_key => {
-                    self.start_packet();
-                    self.wbuf.push(0x02);
-                    self.send()?;
-                    let p = self.next_packet()?;
-                    let pkt = &self.rbuf[p];
-                    match pkt.first() {
-                        Some(0x01) => String::from_utf8_lossy(&pkt[1..]).into_owned(),
-                        Some(0xff) => return Err(parse_err(pkt)),
-                        _ => {
-                            return Err(SqlError::Protocol("the server sent no public key".into()));
-                        }
-                    }
-                }
-                None => {
-                    return Err(SqlError::Auth(
-                        "caching_sha2_password needs the password sent protected: use TLS \
-                         (--mysql-ssl=on), give the server's public key \
-                         (--mysql-server-public-key=FILE), or allow asking the server for it \
-                         (--mysql-get-server-public-key=on)"
-                            .into(),
-                    ));
-                }
-            };
-            auth::rsa_password(pw, nonce, &pem).map_err(SqlError::Auth)?
-        };
-        self.start_packet();
-        self.wbuf.extend_from_slice(&answer);
-        self.send()?;
-        Ok(())
     }
 
     /// Prepares `sql`; the statement lives as long as this connection.
@@ -907,72 +338,6 @@ impl Conn {
     }
 }
 
-/// What the server's greeting says.
-#[derive(Debug, PartialEq)]
-struct Hello {
-    server_version: String,
-    capabilities: u32,
-    scramble: Vec<u8>,
-    plugin: String,
-}
-
-fn parse_handshake(p: &[u8]) -> Result<Hello, SqlError> {
-    let bad = || SqlError::Protocol("bad server greeting".into());
-    match p.first() {
-        Some(10) => {}
-        Some(0xff) => return Err(parse_err(p)),
-        _ => return Err(bad()),
-    }
-    let nul = p[1..].iter().position(|&b| b == 0).ok_or_else(bad)?;
-    let mut i = 1 + nul + 1 + 4; // server version, connection id
-    let part1 = p.get(i..i + 8).ok_or_else(bad)?;
-    let mut scramble = part1.to_vec();
-    i += 8 + 1;
-    let low = p.get(i..i + 2).ok_or_else(bad)?;
-    let mut capabilities = u32::from(u16::from_le_bytes([low[0], low[1]]));
-    i += 2;
-    let mut plugin = String::new();
-    if p.len() >= i + 16 {
-        let high = u16::from_le_bytes([p[i + 3], p[i + 4]]);
-        capabilities |= u32::from(high) << 16;
-        let auth_len = usize::from(p[i + 5]);
-        i += 16; // charset, status, high capabilities, auth data length, reserved
-        if capabilities & CLIENT_SECURE_CONNECTION != 0 {
-            let n = auth_len.saturating_sub(8).max(13);
-            let part2 = p.get(i..i + n).ok_or_else(bad)?;
-            i += n;
-            // The last byte is a terminating NUL, not part of the scramble.
-            let part2 = part2.strip_suffix(&[0]).unwrap_or(part2);
-            scramble.extend_from_slice(part2);
-        }
-        if capabilities & CLIENT_PLUGIN_AUTH != 0 {
-            let rest = &p[i.min(p.len())..];
-            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-            plugin = String::from_utf8_lossy(&rest[..end]).into_owned();
-        }
-    }
-    Ok(Hello {
-        // MariaDB prefixes "5.5.5-" for old replication clients; its clients drop it.
-        server_version: {
-            let v = String::from_utf8_lossy(&p[1..1 + nul]);
-            v.strip_prefix("5.5.5-").unwrap_or(&v).to_string()
-        },
-        capabilities,
-        scramble,
-        plugin,
-    })
-}
-
-/// An AuthSwitchRequest's plugin name and data (the data without its trailing NUL).
-fn parse_auth_switch(p: &[u8]) -> (&[u8], &[u8]) {
-    let rest = &p[1.min(p.len())..];
-    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-    let data = rest.get(end + 1..).unwrap_or(&[]);
-    // Kept whole: ed25519's 32-byte nonce may end in a zero byte; native and caching_sha2
-    // take their 20 bytes from the front.
-    (&rest[..end], data)
-}
-
 /// Most rows [`Conn::query_rows`] keeps.
 const MAX_FACT_ROWS: usize = 1024;
 
@@ -1106,41 +471,6 @@ fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param], types: bool) {
     }
 }
 
-/// Reads the certificate and key files named by the settings (on this host) and
-/// builds the TLS configuration once for every connection to this target. Errors
-/// name the target and the file.
-pub fn load_files(t: &mut Target) -> Result<(), String> {
-    let on = |e: String| format!("target {}: {e}", t.name);
-    t.loaded.tls = tls::client_config(&t.ssl).map_err(on)?;
-    if let Some(p) = &t.server_public_key {
-        let pem = fleetbench_model::capped::read_to_string(
-            p,
-            "the server's public key",
-            fleetbench_model::capped::SECRET_CAP,
-        )
-        .map_err(|e| on(e.to_string()))?;
-        t.loaded.server_public_key = Some(pem);
-    }
-    Ok(())
-}
-
-/// The lean client's connection settings.
-pub fn connect_opts(t: &Target) -> ConnectOpts<'_> {
-    ConnectOpts {
-        socket: t.socket.as_deref(),
-        host: &t.host,
-        port: t.port,
-        user: &t.user,
-        password: &t.password,
-        database: &t.database,
-        ssl_mode: t.ssl.mode,
-        tls: t.loaded.tls.clone(),
-        server_public_key: t.loaded.server_public_key.as_deref(),
-        get_server_public_key: t.get_server_public_key,
-        connect_timeout: t.connect_timeout(),
-    }
-}
-
 impl Client for Conn {
     type Stmt = Stmt;
     const STACK_SIZE: usize = 256 * 1024;
@@ -1201,7 +531,11 @@ impl Client for Conn {
 
 #[cfg(test)]
 mod tests {
+    use super::handshake::{CLIENT_PLUGIN_AUTH_LENENC_DATA, parse_auth_switch, parse_handshake};
+    use super::stream::{Plain, Sock};
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpStream};
 
     #[test]
     fn scramble_matches_a_known_vector() {

@@ -1,0 +1,270 @@
+//! The lean client's socket: TCP or a Unix socket, plain or TLS, with the login's deadline,
+//! and cooperative (non-blocking, waiting in the worker's loop) on an open loop's workers.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use super::tls::TlsStream;
+
+/// A socket to the server. On a cooperative worker (`crate::coop`) the socket does not
+/// block: a read or write that would block waits in the worker's loop instead, so the
+/// code above (TLS, packets) reads as blocking code either way.
+pub(super) struct Plain {
+    sock: Sock,
+    /// The socket does not block: it belongs to a cooperative worker.
+    cooperative: bool,
+    /// Something was written since the last read: on a cooperative socket the next read
+    /// waits for the reply before it tries, which saves the read that would find nothing.
+    sent: bool,
+    /// While logging in: every read and write ends with TimedOut at this instant.
+    deadline: Option<Instant>,
+}
+
+pub(super) enum Sock {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Sock {
+    /// Read and write timeouts of a blocking socket (None: block without a limit).
+    pub(super) fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Sock::Tcp(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+            Sock::Unix(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+        }
+    }
+}
+
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.read(buf),
+            Sock::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.write(buf),
+            Sock::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Plain {
+    pub(super) fn new(sock: Sock) -> Self {
+        Plain {
+            sock,
+            cooperative: false,
+            sent: false,
+            deadline: None,
+        }
+    }
+
+    pub(super) fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match &self.sock {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// On a cooperative worker, makes the socket non-blocking (see the type's docs).
+    pub(super) fn cooperate(&mut self) -> io::Result<()> {
+        if !crate::coop::in_worker() {
+            return Ok(());
+        }
+        match &self.sock {
+            Sock::Tcp(s) => s.set_nonblocking(true)?,
+            Sock::Unix(s) => s.set_nonblocking(true)?,
+        }
+        self.cooperative = true;
+        Ok(())
+    }
+
+    /// Bounds every read and write by `deadline` (a login), or lifts the bound (None).
+    pub(super) fn set_deadline(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        self.deadline = deadline;
+        if deadline.is_none() && !self.cooperative {
+            // Blocking again without a limit, as the benchmark's statements are.
+            self.sock.set_timeouts(None)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `op` until it does not say it would block, by the deadline: a blocking socket
+    /// is given the time left as its timeout, a cooperative one waits in its loop until
+    /// the socket is ready or the deadline comes (`readable` says which way it waits).
+    pub(super) fn by_deadline<T>(
+        &mut self,
+        deadline: Instant,
+        readable: bool,
+        mut op: impl FnMut(&mut Sock) -> io::Result<T>,
+    ) -> io::Result<T> {
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the server did not answer within the connect timeout",
+                ));
+            }
+            if !self.cooperative {
+                self.sock.set_timeouts(Some(deadline - now))?;
+            }
+            match op(&mut self.sock) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if self.cooperative {
+                        let fd = self.fd();
+                        crate::coop::wait(if readable {
+                            crate::coop::Wait::ReadableBy(fd, deadline)
+                        } else {
+                            crate::coop::Wait::WritableBy(fd, deadline)
+                        });
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+
+    pub(super) fn shutdown(&self) -> io::Result<()> {
+        match &self.sock {
+            Sock::Tcp(s) => s.shutdown(Shutdown::Both),
+            Sock::Unix(s) => s.shutdown(Shutdown::Both),
+        }
+    }
+
+    /// Runs `op` on the socket until it does not say it would block, waiting for `ready`
+    /// in between (only a cooperative socket says so).
+    pub(super) fn retry<T>(
+        &mut self,
+        ready: fn(std::os::fd::RawFd) -> crate::coop::Wait,
+        mut op: impl FnMut(&mut Sock) -> io::Result<T>,
+    ) -> io::Result<T> {
+        loop {
+            match op(&mut self.sock) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    crate::coop::wait(ready(self.fd()));
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+impl Drop for Plain {
+    fn drop(&mut self) {
+        if self.cooperative {
+            crate::coop::closing(self.fd());
+        }
+    }
+}
+
+impl Read for Plain {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(d) = self.deadline {
+            self.sent = false;
+            return self.by_deadline(d, true, |s| s.read(buf));
+        }
+        if std::mem::take(&mut self.sent) {
+            // A reply takes a round trip: wait for it rather than find nothing first.
+            crate::coop::wait(crate::coop::Wait::Reply(self.fd()));
+        }
+        self.retry(crate::coop::Wait::Readable, |s| s.read(buf))
+    }
+}
+
+impl Write for Plain {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(d) = self.deadline {
+            return self.by_deadline(d, false, |s| s.write(buf));
+        }
+        let n = self.retry(crate::coop::Wait::Writable, |s| s.write(buf))?;
+        self.sent = self.cooperative;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+pub(super) enum Stream {
+    Plain(Plain),
+    Tls(Box<TlsStream<Plain>>),
+    /// Only while the socket moves under TLS.
+    Moving,
+}
+
+impl Stream {
+    pub(super) fn plain(&self) -> Option<&Plain> {
+        match self {
+            Stream::Plain(p) => Some(p),
+            Stream::Tls(t) => Some(t.sock()),
+            Stream::Moving => None,
+        }
+    }
+
+    pub(super) fn plain_mut(&mut self) -> Option<&mut Plain> {
+        match self {
+            Stream::Plain(p) => Some(p),
+            Stream::Tls(t) => Some(t.sock_mut()),
+            Stream::Moving => None,
+        }
+    }
+
+    pub(super) fn shutdown(&self) {
+        if let Some(p) = self.plain() {
+            let _ = p.shutdown();
+        }
+    }
+
+    pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.plain().map_or(-1, Plain::fd)
+    }
+
+    /// Whether the password may travel in the clear: over TLS or a local socket.
+    pub(super) fn is_secure(&self) -> bool {
+        match self {
+            Stream::Tls(_) => true,
+            Stream::Plain(p) => matches!(p.sock, Sock::Unix(_)),
+            Stream::Moving => false,
+        }
+    }
+
+    pub(super) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(p) => p.read(buf),
+            Stream::Tls(t) => t.read(buf),
+            Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    pub(super) fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Plain(p) => p.write_all(buf),
+            Stream::Tls(t) => t.write_all(buf),
+            Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+}
