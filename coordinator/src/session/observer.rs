@@ -1,0 +1,28 @@
+//! What a run tells its caller as it goes.
+
+use fleetbench_model::host::HostFigures;
+
+use crate::merge::{IntervalPart, MergedInterval, RunResult};
+
+/// What the caller of [`super::run`] is told while the run goes, in this order: the
+/// opening, Go, then the intervals.
+pub trait RunObserver {
+    /// (open, total) connections summed over the agents while they open them (only when
+    /// that takes a while).
+    fn opening(&mut self, open: u64, total: u64);
+    /// Once all agents are Ready, just before Go: the run's id and what their Ready said
+    /// (how the agents connected to each target, each distinct way once, and the connects
+    /// retried). Called once.
+    fn go(&mut self, run_id: &str, ready: &RunResult);
+    /// Each merged tick as it completes.
+    fn interval(&mut self, iv: &MergedInterval);
+    /// Each agent's part of a tick as it arrives: the agent's address, the tick's number,
+    /// its host's load.
+    fn agent_interval(
+        &mut self,
+        addr: &str,
+        seq: u32,
+        part: &IntervalPart,
+        load: Option<&HostFigures>,
+    );
+}
