@@ -13,7 +13,7 @@ use crate::report::doc::Document;
 use crate::report::{self, stdout};
 use crate::session::{self, Link};
 use crate::sweep::{self, Extras, Step, Summary};
-use crate::topology::{self, Scenario};
+use crate::topology::{self, Scenario, ScenarioFile};
 
 /// The agent options and tags given on the command line, passed on to every scenario
 /// (its results carry the tags as a single run's do).
@@ -34,41 +34,9 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
         extras,
         command_line,
     } = inv;
-    let usage = |m: &str| UsageError(m.to_string());
-    let path = match &raw.words[..] {
-        [_, cmd, file] if cmd == "run" => PathBuf::from(file),
-        [_, cmd, ..] if cmd != "run" => {
-            return Err(usage(&format!("unknown scenario command '{cmd}': expected run")).into());
-        }
-        _ => return Err(usage("usage: fleetbench scenario run FILE [--only NAME]").into()),
-    };
-    if extras.counts.is_some()
-        || extras.rates.is_some()
-        || raw.threads.is_some()
-        || raw.rate.is_some()
-        || raw.test.is_some()
-    {
-        return Err(
-            usage("the scenario file sets test, threads and rate, not the command line").into(),
-        );
-    }
+    let path = scenario_path(raw, extras)?;
     let file = topology::load(&path, &cli_agent_args(raw))?;
-    for only in &raw.only {
-        if !file.scenarios.iter().any(|s| &s.name == only) {
-            let names: Vec<&str> = file.scenarios.iter().map(|s| s.name.as_str()).collect();
-            return Err(usage(&format!(
-                "--only {only}: no such scenario in {} (scenarios: {})",
-                file.path,
-                names.join(", ")
-            ))
-            .into());
-        }
-    }
-    let chosen: Vec<&Scenario> = file
-        .scenarios
-        .iter()
-        .filter(|s| raw.only.is_empty() || raw.only.contains(&s.name))
-        .collect();
+    let chosen = chosen(&file, &raw.only)?;
     let mut extras = extras.clone();
     if raw.warmup_time.is_none() {
         extras.warmup = std::time::Duration::from_secs(file.warmup_s.unwrap_or(0));
@@ -86,18 +54,103 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let mut done: Vec<(&Scenario, Plan, Vec<Step>)> = Vec::new();
-    let mut all_clean = true;
-    let mut interrupted = false;
-    // With --repeat, one pass over every scenario per measurement, back and forth, so that
-    // drift over time does not fall on one scenario.
-    'passes: for rep in 1..=extras.repeat {
+    let passes = run_passes(&chosen, &file, &extras, command_line, link).await?;
+    let done = &passes.done;
+    let rows: Vec<(Option<&str>, &Summary)> = done
+        .iter()
+        .flat_map(|(sc, _, steps)| steps.iter().map(|s| (Some(sc.name.as_str()), &s.summary)))
+        .collect();
+    let requested = done
+        .first()
+        .map(|d| d.1.percentiles.clone())
+        .unwrap_or_else(|| vec![95.0]);
+    stdout::line("Scenarios compared:");
+    stdout::print(&sweep::table(&rows, &requested));
+    let doc = Document::Scenarios(topology::scenarios_doc(
+        &file.path,
+        &extras,
+        done,
+        passes.interrupted,
+    ));
+    super::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
+    Ok(exit::of_run(passes.all_clean))
+}
+
+/// The scenario file `scenario run FILE` names; the test, threads and rate are the
+/// file's, never the command line's.
+fn scenario_path(raw: &RawArgs, extras: &Extras) -> Result<PathBuf, UsageError> {
+    let usage = |m: &str| UsageError(m.to_string());
+    let path = match &raw.words[..] {
+        [_, cmd, file] if cmd == "run" => PathBuf::from(file),
+        [_, cmd, ..] if cmd != "run" => {
+            return Err(usage(&format!(
+                "unknown scenario command '{cmd}': expected run"
+            )));
+        }
+        _ => return Err(usage("usage: fleetbench scenario run FILE [--only NAME]")),
+    };
+    if extras.counts.is_some()
+        || extras.rates.is_some()
+        || raw.threads.is_some()
+        || raw.rate.is_some()
+        || raw.test.is_some()
+    {
+        return Err(usage(
+            "the scenario file sets test, threads and rate, not the command line",
+        ));
+    }
+    Ok(path)
+}
+
+/// The scenarios `--only` picks (all without it), in the file's order.
+fn chosen<'a>(file: &'a ScenarioFile, only: &[String]) -> Result<Vec<&'a Scenario>, UsageError> {
+    for o in only {
+        if !file.scenarios.iter().any(|s| &s.name == o) {
+            let names: Vec<&str> = file.scenarios.iter().map(|s| s.name.as_str()).collect();
+            return Err(UsageError(format!(
+                "--only {o}: no such scenario in {} (scenarios: {})",
+                file.path,
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(file
+        .scenarios
+        .iter()
+        .filter(|s| only.is_empty() || only.contains(&s.name))
+        .collect())
+}
+
+/// What the passes over the scenarios did: each scenario with its plan and steps, in the
+/// order first run; whether all ran cleanly; whether an interrupt stopped them.
+struct Passes<'a> {
+    done: Vec<(&'a Scenario, Plan, Vec<Step>)>,
+    all_clean: bool,
+    interrupted: bool,
+}
+
+/// Runs the chosen scenarios, each on its own agents. With --repeat, one pass over every
+/// scenario per measurement, back and forth, so that drift over time does not fall on one
+/// scenario.
+async fn run_passes<'a>(
+    chosen: &[&'a Scenario],
+    file: &ScenarioFile,
+    extras: &Extras,
+    command_line: &str,
+    link: &Link,
+) -> anyhow::Result<Passes<'a>> {
+    let mut passes = Passes {
+        done: Vec::new(),
+        all_clean: true,
+        interrupted: false,
+    };
+    for rep in 1..=extras.repeat {
         for sc in sweep::pass_order(chosen.len(), rep)
             .into_iter()
             .map(|i| chosen[i])
         {
             let plan = Plan {
-                command_line: command_line.clone(),
+                command_line: command_line.to_string(),
                 ..sc.plan("run", sc.threads[0], &file.path)?
             };
             stdout::line(format!(
@@ -115,40 +168,23 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
                     String::new()
                 }
             ));
-            let (extras, file, plan_ref) = (&extras, &file, &plan);
+            let plan_ref = &plan;
             let (steps, clean, stopped) = crate::local::with_agents(&plan, |addrs| async move {
                 run_scenario(sc, plan_ref, extras, rep, &addrs, link, &file.path).await
             })
             .await?;
-            all_clean &= clean;
-            match done.iter_mut().find(|d| std::ptr::eq(d.0, sc)) {
+            passes.all_clean &= clean;
+            match passes.done.iter_mut().find(|d| std::ptr::eq(d.0, sc)) {
                 Some(d) => d.2.extend(steps),
-                None => done.push((sc, plan, steps)),
+                None => passes.done.push((sc, plan, steps)),
             }
             if stopped {
-                interrupted = true;
-                break 'passes;
+                passes.interrupted = true;
+                return Ok(passes);
             }
         }
     }
-    let rows: Vec<(Option<&str>, &Summary)> = done
-        .iter()
-        .flat_map(|(sc, _, steps)| steps.iter().map(|s| (Some(sc.name.as_str()), &s.summary)))
-        .collect();
-    let requested = done
-        .first()
-        .map(|d| d.1.percentiles.clone())
-        .unwrap_or_else(|| vec![95.0]);
-    stdout::line("Scenarios compared:");
-    stdout::print(&sweep::table(&rows, &requested));
-    let doc = Document::Scenarios(topology::scenarios_doc(
-        &file.path,
-        &extras,
-        &done,
-        interrupted,
-    ));
-    super::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
-    Ok(exit::of_run(all_clean))
+    Ok(passes)
 }
 
 /// prepare, sweep, cleanup of one scenario. Cleanup runs even when the sweep failed.

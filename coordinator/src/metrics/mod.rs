@@ -1,8 +1,8 @@
 //! Live figures for Prometheus (`--metrics-listen ADDR`, `--metrics-push URL`). A board
-//! that the measured run updates as agents' intervals arrive ([`board`], over the series
-//! table in [`series`]); a pure renderer of Prometheus' text format (0.0.4) and
-//! OpenMetrics 1.0 ([`exposition`]); a small HTTP server that answers scrapes from the
-//! board ([`server`]); and a push of a run's final figures to a Pushgateway ([`push`]).
+//! that the measured run updates as agents' intervals arrive (`board`, over the series
+//! table in `series`); a pure renderer of Prometheus' text format (0.0.4) and
+//! OpenMetrics 1.0 (`exposition`); a small HTTP server that answers scrapes from the
+//! board (`server`); and a push of a run's final figures to a Pushgateway (`push`).
 //!
 //! Counters and the latency histogram are per agent, so `sum()` over agents gives the
 //! fleet's figures exactly; the merged percentiles of the last interval (which no sum of

@@ -2,9 +2,9 @@
 //! functions that split work over agents. Everything here is checked before any agent is
 //! contacted, so bad input never starts load anywhere.
 //!
-//! [`build`] makes the plan ([`model`]) from the option values ([`values`]), the
-//! workload's options ([`workloads`]), its targets ([`targets`]) and its agents
-//! ([`agents`]); [`shares`] splits the work.
+//! `build` makes the plan (`model`) from the option values (`values`), the
+//! workload's options (`workloads`), its targets (`targets`) and its agents
+//! (`agents`); `shares` splits the work.
 
 pub mod agents;
 pub mod build;

@@ -5,7 +5,9 @@
 
 use std::fmt::Write;
 
-use super::doc::{Document, Interval, Meta, Report};
+use super::doc::{
+    Agent, Document, Fairness, FileOps, Interval, Meta, OpenLoopTotals, Report, Sql, Totals,
+};
 use super::text::{DbRates, LineFigures, LineKind, sysbench_line};
 use super::{compare, pct_label};
 use crate::sweep::{self, Summary};
@@ -73,12 +75,34 @@ fn run(doc: &Report) -> String {
         doc.fleetbench_version,
     );
     s.push_str(&meta_line(doc.meta.as_ref()));
-    for iv in &doc.intervals {
-        s.push_str(&interval_line(iv, &key, p));
+    s.push_str(&interval_lines(&doc.intervals, &key, p));
+    let secs = totals.time_s.max(f64::MIN_POSITIVE);
+    if let Some(q) = &totals.figures.sql {
+        s.push_str(&sql_statistics(q, secs));
+    }
+    if let Some(io) = &totals.figures.file {
+        s.push_str(&file_operations(io));
+    }
+    s.push_str(&general_statistics(totals, &key, p));
+    if let Some(o) = &totals.open_loop {
+        s.push_str(&open_loop(o, &key, p));
+    }
+    s.push_str(&fairness(&totals.fairness));
+    if !doc.agents.is_empty() {
+        s.push_str(&agents(&doc.agents, &key));
+    }
+    s
+}
+
+/// The interval lines as the run printed them, an open loop's second line included.
+fn interval_lines(intervals: &[Interval], key: &str, p: f64) -> String {
+    let mut s = String::new();
+    for iv in intervals {
+        s.push_str(&interval_line(iv, key, p));
         s.push('\n');
         // An open loop's second line, as the run printed it.
         if let Some(o) = &iv.open_loop {
-            let line = interval_line(iv, &key, p);
+            let line = interval_line(iv, key, p);
             let label = line.split(" ]").next().unwrap_or("[ ?s");
             let _ = writeln!(
                 s,
@@ -87,50 +111,62 @@ fn run(doc: &Report) -> String {
             );
         }
     }
-    if !doc.intervals.is_empty() {
+    if !intervals.is_empty() {
         s.push('\n');
     }
-    let secs = totals.time_s.max(f64::MIN_POSITIVE);
-    if let Some(q) = &totals.figures.sql {
-        let rate = |n: u64| format!("{n:<6} ({:.2} per sec.)", n as f64 / secs);
-        s.push_str("SQL statistics:\n    queries performed:\n");
-        for (label, n) in [
-            ("read", q.reads),
-            ("write", q.writes),
-            ("other", q.others),
-            ("total", q.queries),
-        ] {
-            let _ = writeln!(s, "{:<41}{}", format!("        {label}:"), n);
-        }
-        for (label, n) in [
-            ("transactions", q.transactions),
-            ("queries", q.queries),
-            ("ignored errors", q.ignored_errors),
-            ("reconnects", q.reconnects),
-        ] {
-            let _ = writeln!(s, "{:<41}{}", format!("    {label}:"), rate(n));
-        }
-        s.push('\n');
+    s
+}
+
+/// sysbench's "SQL statistics" block of a run `secs` seconds long.
+fn sql_statistics(q: &Sql, secs: f64) -> String {
+    let mut s = String::new();
+    let rate = |n: u64| format!("{n:<6} ({:.2} per sec.)", n as f64 / secs);
+    s.push_str("SQL statistics:\n    queries performed:\n");
+    for (label, n) in [
+        ("read", q.reads),
+        ("write", q.writes),
+        ("other", q.others),
+        ("total", q.queries),
+    ] {
+        let _ = writeln!(s, "{:<41}{}", format!("        {label}:"), n);
     }
-    if let Some(io) = &totals.figures.file {
-        s.push_str("File operations:\n");
-        for (label, v) in [
-            ("reads/s", io.reads_per_sec),
-            ("writes/s", io.writes_per_sec),
-            ("fsyncs/s", io.fsyncs_per_sec),
-        ] {
-            let _ = writeln!(s, "{:<34}{:.2}", format!("    {label}:"), v);
-        }
-        s.push_str("\nThroughput:\n");
-        for (label, v) in [
-            ("read, MiB/s", io.read_mib_per_sec),
-            ("written, MiB/s", io.written_mib_per_sec),
-        ] {
-            let _ = writeln!(s, "{:<34}{:.2}", format!("    {label}:"), v);
-        }
-        s.push('\n');
+    for (label, n) in [
+        ("transactions", q.transactions),
+        ("queries", q.queries),
+        ("ignored errors", q.ignored_errors),
+        ("reconnects", q.reconnects),
+    ] {
+        let _ = writeln!(s, "{:<41}{}", format!("    {label}:"), rate(n));
     }
-    s.push_str("General statistics:\n");
+    s.push('\n');
+    s
+}
+
+/// sysbench's "File operations" and "Throughput" blocks.
+fn file_operations(io: &FileOps) -> String {
+    let mut s = String::from("File operations:\n");
+    for (label, v) in [
+        ("reads/s", io.reads_per_sec),
+        ("writes/s", io.writes_per_sec),
+        ("fsyncs/s", io.fsyncs_per_sec),
+    ] {
+        let _ = writeln!(s, "{:<34}{:.2}", format!("    {label}:"), v);
+    }
+    s.push_str("\nThroughput:\n");
+    for (label, v) in [
+        ("read, MiB/s", io.read_mib_per_sec),
+        ("written, MiB/s", io.written_mib_per_sec),
+    ] {
+        let _ = writeln!(s, "{:<34}{:.2}", format!("    {label}:"), v);
+    }
+    s.push('\n');
+    s
+}
+
+/// sysbench's "General statistics" and "Latency (ms)" blocks, with the percentile `p`
+/// (`key` in the document).
+fn general_statistics(totals: &Totals, key: &str, p: f64) -> String {
+    let mut s = String::from("General statistics:\n");
     let _ = writeln!(s, "{:<41}{:.4}s", "    total time:", totals.time_s);
     let _ = writeln!(s, "{:<41}{}", "    total number of events:", totals.events);
     s.push_str("\nLatency (ms):\n");
@@ -141,7 +177,7 @@ fn run(doc: &Report) -> String {
         ("max".into(), lat.max),
         (
             format!("{}th percentile", pct_label(p)),
-            lat.get(&key).unwrap_or(0.0),
+            lat.get(key).unwrap_or(0.0),
         ),
         ("sum".into(), lat.sum),
     ];
@@ -153,27 +189,34 @@ fn run(doc: &Report) -> String {
             w = 53usize.saturating_sub(label.len())
         );
     }
-    if let Some(o) = &totals.open_loop {
-        let svc = &o.service_ms;
-        let _ = writeln!(
-            s,
-            "\nOpen loop (--rate={}): {} arrivals ({:.2}/s), {:.2} events/s run, {} queued at the end\n    service time (ms): avg {:.2}, {}th percentile {:.2}, max {:.2}",
-            crate::report::format::rate_label(o.target_rate),
-            o.arrivals,
-            o.arrivals_per_sec,
-            o.events_per_sec,
-            o.queue_length_end,
-            svc.avg,
-            pct_label(p),
-            svc.get(&key).unwrap_or(0.0),
-            svc.max,
-        );
-        if !o.rate_reached {
-            s.push_str("    WARNING: the target rate was not reached\n");
-        }
+    s
+}
+
+/// An open loop's figures: the rate asked for, arrivals, events run, the queue left and
+/// the service time.
+fn open_loop(o: &OpenLoopTotals, key: &str, p: f64) -> String {
+    let svc = &o.service_ms;
+    let mut s = format!(
+        "\nOpen loop (--rate={}): {} arrivals ({:.2}/s), {:.2} events/s run, {} queued at the end\n    service time (ms): avg {:.2}, {}th percentile {:.2}, max {:.2}\n",
+        crate::report::format::rate_label(o.target_rate),
+        o.arrivals,
+        o.arrivals_per_sec,
+        o.events_per_sec,
+        o.queue_length_end,
+        svc.avg,
+        pct_label(p),
+        svc.get(key).unwrap_or(0.0),
+        svc.max,
+    );
+    if !o.rate_reached {
+        s.push_str("    WARNING: the target rate was not reached\n");
     }
-    let fair = &totals.fairness;
-    s.push_str("\nThreads fairness:\n");
+    s
+}
+
+/// sysbench's "Threads fairness" block.
+fn fairness(fair: &Fairness) -> String {
+    let mut s = String::from("\nThreads fairness:\n");
     let _ = writeln!(
         s,
         "{:<35}{:.4}/{:3.2}",
@@ -184,53 +227,56 @@ fn run(doc: &Report) -> String {
         "{:<35}{:.4}/{:3.2}",
         "    execution time (avg/stddev):", fair.execution_time_avg_s, fair.execution_time_stddev_s
     );
-    if !doc.agents.is_empty() {
+    s
+}
+
+/// One row per agent, then what the hosts are, as the run printed it (files before the
+/// facts have none).
+fn agents(agents: &[Agent], key: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nPer agent:\n    {:<22}  {:<16}  {:>7}  {:>12}  {:>12}  {:>10}  status",
+        "agent",
+        "host",
+        "threads",
+        "evts",
+        "evts/s",
+        format!("{key} ms")
+    );
+    for a in agents {
         let _ = writeln!(
             s,
-            "\nPer agent:\n    {:<22}  {:<16}  {:>7}  {:>12}  {:>12}  {:>10}  status",
-            "agent",
-            "host",
-            "threads",
-            "evts",
-            "evts/s",
-            format!("{key} ms")
+            "    {:<22}  {:<16}  {:>7}  {:>12}  {:>12.2}  {:>10.2}  {}",
+            a.addr,
+            a.host,
+            a.threads,
+            a.events,
+            a.events_per_sec,
+            a.latency_ms.get(key).unwrap_or(0.0),
+            a.status,
         );
-        for a in &doc.agents {
-            let _ = writeln!(
-                s,
-                "    {:<22}  {:<16}  {:>7}  {:>12}  {:>12.2}  {:>10.2}  {}",
-                a.addr,
-                a.host,
-                a.threads,
-                a.events,
-                a.events_per_sec,
-                a.latency_ms.get(&key).unwrap_or(0.0),
-                a.status,
-            );
-        }
-        // What the hosts are, as the run printed it (files before the facts have none).
-        let facts: Vec<(&str, fleetbench_model::host::HostFacts)> = doc
-            .agents
-            .iter()
-            .map(|a| {
-                (
-                    a.host.as_str(),
-                    fleetbench_model::host::HostFacts {
-                        cores: a.cores,
-                        cpu_model: a.cpu_model.clone(),
-                        kernel: a.kernel.clone(),
-                        mem_total_bytes: a.mem_total_bytes,
-                    },
-                )
-            })
-            .collect();
-        let facts: Vec<(&str, &fleetbench_model::host::HostFacts)> =
-            facts.iter().map(|(h, f)| (*h, f)).collect();
-        s.push_str(&super::hosts::facts_block(
-            &facts,
-            super::text::AGENTS_LISTED,
-        ));
     }
+    let facts: Vec<(&str, fleetbench_model::host::HostFacts)> = agents
+        .iter()
+        .map(|a| {
+            (
+                a.host.as_str(),
+                fleetbench_model::host::HostFacts {
+                    cores: a.cores,
+                    cpu_model: a.cpu_model.clone(),
+                    kernel: a.kernel.clone(),
+                    mem_total_bytes: a.mem_total_bytes,
+                },
+            )
+        })
+        .collect();
+    let facts: Vec<(&str, &fleetbench_model::host::HostFacts)> =
+        facts.iter().map(|(h, f)| (*h, f)).collect();
+    s.push_str(&super::hosts::facts_block(
+        &facts,
+        super::text::AGENTS_LISTED,
+    ));
     s
 }
 

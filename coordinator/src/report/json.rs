@@ -207,13 +207,29 @@ fn per_agent_host<T>(
 }
 
 pub fn build(plan: &Plan, r: &RunResult) -> Report {
-    let trouble = crate::downtime::find(&r.intervals);
     let figures = FigureSource {
         kind: FigureKind::of(&plan.workload),
         workload: &plan.workload,
         percentiles: &plan.percentiles,
     };
-    let agents_cfg = match &plan.agents {
+    Report {
+        format_version: FORMAT_VERSION,
+        kind: "run".into(),
+        fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+        test: plan.workload.name().into(),
+        command: plan.command.name().into(),
+        config: config(plan, r),
+        meta: Some(meta(plan, r)),
+        interrupted: r.interrupted,
+        totals: totals(plan, r, &figures),
+        intervals: intervals(plan, r, &figures),
+        agents: agents(plan, r, &figures),
+    }
+}
+
+/// The run's configuration: the plan's settings and the workload's own options.
+fn config(plan: &Plan, r: &RunResult) -> Config {
+    let agents = match &plan.agents {
         AgentSource::Remote(a) => a.clone(),
         AgentSource::Local(..) => r
             .agents
@@ -221,193 +237,207 @@ pub fn build(plan: &Plan, r: &RunResult) -> Report {
             .map(|a| format!("local:{}", a.addr))
             .collect(),
     };
+    Config {
+        threads: plan.threads,
+        time_s: plan.time.map_or(0, |t| t.as_secs()),
+        events: plan.events.unwrap_or(0),
+        report_interval_s: plan.report_interval.map_or(0, |t| t.as_secs()),
+        interval_s: plan.tick().as_secs_f64(),
+        percentiles: plan.percentiles.clone(),
+        rand_seed: plan.seed,
+        agents,
+        rate: Some(plan.rate),
+        warmup_time_s: Some(plan.warmup.as_secs_f64()),
+        workload: plan
+            .workload
+            .fields()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+/// The whole run's figures, merged over the agents.
+fn totals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Totals {
     let f = r.fairness();
     // Merging every agent's histogram is the costliest step at a thousand agents: once.
     let total_latency = r.latency();
+    Totals {
+        time_s: r.total_time().as_secs_f64(),
+        threads: r.threads(),
+        events: r.events(),
+        events_per_sec: r.events_per_sec(),
+        latency_ms: latency_ms(&total_latency, &plan.percentiles),
+        latency_spectrum_ms: spectrum(&total_latency),
+        fairness: Fairness {
+            events_avg: f.events_avg,
+            events_stddev: f.events_stddev,
+            execution_time_avg_s: f.time_avg_s,
+            execution_time_stddev_s: f.time_stddev_s,
+        },
+        agents_lost: r.lost_agents().count(),
+        figures: figures.of(
+            &r.db(),
+            &r.io(),
+            r.events(),
+            &r.txns(),
+            r.total_time().as_secs_f64(),
+        ),
+        statements_latency_ms: r
+            .kinds
+            .iter()
+            .map(|(k, l)| (k.clone(), latency_ms(l, &plan.percentiles)))
+            .collect(),
+        targets: targets(plan, r),
+        open_loop: open_loop_totals(plan, r, &total_latency),
+    }
+}
+
+/// Per database target: what it received, its statements' latency, how the agents
+/// connected to it and the time it was down.
+fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
+    let trouble = crate::downtime::find(&r.intervals);
     let target_names: Vec<String> = plan
         .workload
         .targets()
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    let hosts = super::hosts::summarize(&r.hosts, plan.tick());
+    r.targets
+        .iter()
+        .map(|(i, d, l)| TargetJson {
+            name: target_names
+                .get(*i)
+                .cloned()
+                .unwrap_or_else(|| format!("#{i}")),
+            reads: d.reads,
+            writes: d.writes,
+            others: d.others,
+            queries: d.reads + d.writes + d.others,
+            qps: (d.reads + d.writes + d.others) as f64
+                / r.total_time().as_secs_f64().max(f64::MIN_POSITIVE),
+            ignored_errors: d.ignored_errors,
+            reconnects: d.reconnects,
+            statement_latency_ms: latency_ms(l, &plan.percentiles),
+            connections: r.connections_to(*i).cloned().collect(),
+            connect_retries: r
+                .connect_retries
+                .iter()
+                .filter(|(t, _, _)| t == i)
+                .map(|(_, why, n)| (why.clone(), *n))
+                .collect(),
+            downtime: trouble
+                .iter()
+                .find(|d| d.target == *i)
+                .map(|d| super::doc::DowntimeJson {
+                    reconnect_failures: d.reconnect_failures,
+                    down_s: d.down.as_secs_f64(),
+                    down_intervals: d.intervals,
+                    from_s: d.from.as_secs_f64(),
+                    to_s: d.to.as_secs_f64(),
+                    failed_run: crate::downtime::fails(d, r.total_time(), plan.max_downtime_pct),
+                }),
+        })
+        .collect()
+}
+
+/// An open loop's totals (None in a closed loop), with the merged latency's histogram.
+fn open_loop_totals(plan: &Plan, r: &RunResult, total_latency: &Latency) -> Option<OpenLoopTotals> {
+    r.open().map(|o| OpenLoopTotals {
+        target_rate: plan.rate,
+        arrivals: o.arrivals,
+        arrivals_per_sec: crate::merge::per_sec(o.arrivals, r.total_time()),
+        events_per_sec: r.events_per_sec(),
+        queue_length_end: o.queue_length,
+        rate_reached: !o.fell_behind(),
+        service_ms: latency_ms(&o.service, &plan.percentiles),
+        service_spectrum_ms: spectrum(&o.service),
+        latency_hdr: hdr_base64(&total_latency.hist),
+        service_hdr: hdr_base64(&o.service.hist),
+    })
+}
+
+/// The merged intervals, each with every agent's host figures of it.
+fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval> {
     let no_hosts = r.hosts.iter().all(|(_, v)| v.is_empty());
     let tick_s = plan.tick().as_secs_f64().max(f64::MIN_POSITIVE);
-    Report {
-        format_version: FORMAT_VERSION,
-        kind: "run".into(),
-        fleetbench_version: env!("CARGO_PKG_VERSION").into(),
-        test: plan.workload.name().into(),
-        command: plan.command.name().into(),
-        config: Config {
-            threads: plan.threads,
-            time_s: plan.time.map_or(0, |t| t.as_secs()),
-            events: plan.events.unwrap_or(0),
-            report_interval_s: plan.report_interval.map_or(0, |t| t.as_secs()),
-            interval_s: plan.tick().as_secs_f64(),
-            percentiles: plan.percentiles.clone(),
-            rand_seed: plan.seed,
-            agents: agents_cfg,
-            rate: Some(plan.rate),
-            warmup_time_s: Some(plan.warmup.as_secs_f64()),
-            workload: plan
-                .workload
-                .fields()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        },
-        meta: Some(meta(plan, r)),
-        interrupted: r.interrupted,
-        totals: Totals {
-            time_s: r.total_time().as_secs_f64(),
-            threads: r.threads(),
-            events: r.events(),
-            events_per_sec: r.events_per_sec(),
-            latency_ms: latency_ms(&total_latency, &plan.percentiles),
-            latency_spectrum_ms: spectrum(&total_latency),
-            fairness: Fairness {
-                events_avg: f.events_avg,
-                events_stddev: f.events_stddev,
-                execution_time_avg_s: f.time_avg_s,
-                execution_time_stddev_s: f.time_stddev_s,
-            },
-            agents_lost: r.lost_agents().count(),
+    r.intervals
+        .iter()
+        .map(|iv| Interval {
+            t_s: iv.end.as_secs_f64(),
+            duration_s: iv.duration.as_secs_f64(),
+            threads: iv.threads,
+            events: iv.events,
+            events_per_sec: iv.events_per_sec(),
+            latency_ms: latency_ms(&iv.latency, &plan.percentiles),
+            agent_events: iv.per_agent.clone(),
+            agent_cpu_busy_pct: per_agent_host(r, no_hosts, iv.seq, |h| round(h.cpu_busy_pct)),
+            agent_hosts: per_agent_host(r, no_hosts, iv.seq, |h| interval_host(h, tick_s)),
             figures: figures.of(
-                &r.db(),
-                &r.io(),
-                r.events(),
-                &r.txns(),
-                r.total_time().as_secs_f64(),
+                &iv.db,
+                &iv.io,
+                iv.events,
+                &iv.txns,
+                iv.duration.as_secs_f64(),
             ),
-            statements_latency_ms: r
-                .kinds
-                .iter()
-                .map(|(k, l)| (k.clone(), latency_ms(l, &plan.percentiles)))
-                .collect(),
-            targets: r
-                .targets
-                .iter()
-                .map(|(i, d, l)| TargetJson {
-                    name: target_names
-                        .get(*i)
-                        .cloned()
-                        .unwrap_or_else(|| format!("#{i}")),
-                    reads: d.reads,
-                    writes: d.writes,
-                    others: d.others,
-                    queries: d.reads + d.writes + d.others,
-                    qps: (d.reads + d.writes + d.others) as f64
-                        / r.total_time().as_secs_f64().max(f64::MIN_POSITIVE),
-                    ignored_errors: d.ignored_errors,
-                    reconnects: d.reconnects,
-                    statement_latency_ms: latency_ms(l, &plan.percentiles),
-                    connections: r.connections_to(*i).cloned().collect(),
-                    connect_retries: r
-                        .connect_retries
-                        .iter()
-                        .filter(|(t, _, _)| t == i)
-                        .map(|(_, why, n)| (why.clone(), *n))
-                        .collect(),
-                    downtime: trouble.iter().find(|d| d.target == *i).map(|d| {
-                        super::doc::DowntimeJson {
-                            reconnect_failures: d.reconnect_failures,
-                            down_s: d.down.as_secs_f64(),
-                            down_intervals: d.intervals,
-                            from_s: d.from.as_secs_f64(),
-                            to_s: d.to.as_secs_f64(),
-                            failed_run: crate::downtime::fails(
-                                d,
-                                r.total_time(),
-                                plan.max_downtime_pct,
-                            ),
-                        }
-                    }),
-                })
-                .collect(),
-            open_loop: r.open().map(|o| OpenLoopTotals {
-                target_rate: plan.rate,
-                arrivals: o.arrivals,
-                arrivals_per_sec: crate::merge::per_sec(o.arrivals, r.total_time()),
-                events_per_sec: r.events_per_sec(),
-                queue_length_end: o.queue_length,
-                rate_reached: !o.fell_behind(),
-                service_ms: latency_ms(&o.service, &plan.percentiles),
-                service_spectrum_ms: spectrum(&o.service),
-                latency_hdr: hdr_base64(&total_latency.hist),
-                service_hdr: hdr_base64(&o.service.hist),
-            }),
-        },
-        intervals: r
-            .intervals
-            .iter()
-            .map(|iv| Interval {
-                t_s: iv.end.as_secs_f64(),
-                duration_s: iv.duration.as_secs_f64(),
-                threads: iv.threads,
-                events: iv.events,
-                events_per_sec: iv.events_per_sec(),
-                latency_ms: latency_ms(&iv.latency, &plan.percentiles),
-                agent_events: iv.per_agent.clone(),
-                agent_cpu_busy_pct: per_agent_host(r, no_hosts, iv.seq, |h| round(h.cpu_busy_pct)),
-                agent_hosts: per_agent_host(r, no_hosts, iv.seq, |h| interval_host(h, tick_s)),
-                figures: figures.of(
-                    &iv.db,
-                    &iv.io,
-                    iv.events,
-                    &iv.txns,
-                    iv.duration.as_secs_f64(),
-                ),
-                open_loop: open_part(&iv.open, &plan.percentiles),
-            })
-            .collect(),
-        agents: r
-            .agents
-            .iter()
-            .map(|a| {
-                let (status, reason) = match &a.status {
-                    AgentStatus::Completed => ("completed", None),
-                    AgentStatus::Aborted(w) => ("stopped", Some(w.clone())),
-                    AgentStatus::Lost(w) => ("lost", Some(w.clone())),
-                };
-                Agent {
-                    addr: a.addr.clone(),
-                    host: a.host.clone(),
-                    cores: a.facts.cores,
-                    cpu_model: a.facts.cpu_model.clone(),
-                    kernel: a.facts.kernel.clone(),
-                    mem_total_bytes: a.facts.mem_total_bytes,
-                    threads: a.threads,
-                    time_s: a.elapsed.as_secs_f64(),
-                    events: a.events,
-                    events_per_sec: a.events_per_sec(),
-                    latency_ms: latency_ms(&a.latency, &plan.percentiles),
-                    status: status.into(),
-                    reason,
-                    figures: figures.of(&a.db, &a.io, a.events, &a.txns, a.elapsed.as_secs_f64()),
-                    open_loop: open_part(&a.open, &plan.percentiles),
-                    host_load: hosts.iter().find(|h| h.addr == a.addr).map(|h| HostLoad {
-                        cpu_busy_pct_avg: round(h.cpu_busy_avg),
-                        cpu_busy_pct_peak: round(h.cpu_busy_peak),
-                        agent_cpu_pct_avg: round(h.agent_cpu_avg),
-                        agent_cpu_pct_peak: round(h.agent_cpu_peak),
-                        run_queue_peak: h.run_queue_peak,
-                        cores: h.cores,
-                        mem_used_bytes_peak: h.mem_used_peak_bytes,
-                        mem_total_bytes: h.mem_total_bytes,
-                        net_rx_bytes_per_sec: round(h.net_rx_bytes_per_sec),
-                        net_tx_bytes_per_sec: round(h.net_tx_bytes_per_sec),
-                        saturated_intervals: h.saturated.clone(),
-                        disk: h.disk.map(|d| DiskLoad {
-                            util_pct_avg: round(d.util_avg),
-                            util_pct_peak: round(d.util_peak),
-                            queue_depth_avg: round(d.queue_avg),
-                            queue_depth_peak: round(d.queue_peak),
-                        }),
-                    }),
-                }
-            })
-            .collect(),
+            open_loop: open_part(&iv.open, &plan.percentiles),
+        })
+        .collect()
+}
+
+/// Each agent's row: its host, figures, status and its host's load over the run.
+fn agents(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Agent> {
+    let hosts = super::hosts::summarize(&r.hosts, plan.tick());
+    r.agents
+        .iter()
+        .map(|a| {
+            let (status, reason) = match &a.status {
+                AgentStatus::Completed => ("completed", None),
+                AgentStatus::Aborted(w) => ("stopped", Some(w.clone())),
+                AgentStatus::Lost(w) => ("lost", Some(w.clone())),
+            };
+            Agent {
+                addr: a.addr.clone(),
+                host: a.host.clone(),
+                cores: a.facts.cores,
+                cpu_model: a.facts.cpu_model.clone(),
+                kernel: a.facts.kernel.clone(),
+                mem_total_bytes: a.facts.mem_total_bytes,
+                threads: a.threads,
+                time_s: a.elapsed.as_secs_f64(),
+                events: a.events,
+                events_per_sec: a.events_per_sec(),
+                latency_ms: latency_ms(&a.latency, &plan.percentiles),
+                status: status.into(),
+                reason,
+                figures: figures.of(&a.db, &a.io, a.events, &a.txns, a.elapsed.as_secs_f64()),
+                open_loop: open_part(&a.open, &plan.percentiles),
+                host_load: hosts.iter().find(|h| h.addr == a.addr).map(host_load),
+            }
+        })
+        .collect()
+}
+
+/// An agent host's load over the run.
+fn host_load(h: &super::hosts::HostSummary) -> HostLoad {
+    HostLoad {
+        cpu_busy_pct_avg: round(h.cpu_busy_avg),
+        cpu_busy_pct_peak: round(h.cpu_busy_peak),
+        agent_cpu_pct_avg: round(h.agent_cpu_avg),
+        agent_cpu_pct_peak: round(h.agent_cpu_peak),
+        run_queue_peak: h.run_queue_peak,
+        cores: h.cores,
+        mem_used_bytes_peak: h.mem_used_peak_bytes,
+        mem_total_bytes: h.mem_total_bytes,
+        net_rx_bytes_per_sec: round(h.net_rx_bytes_per_sec),
+        net_tx_bytes_per_sec: round(h.net_tx_bytes_per_sec),
+        saturated_intervals: h.saturated.clone(),
+        disk: h.disk.map(|d| DiskLoad {
+            util_pct_avg: round(d.util_avg),
+            util_pct_peak: round(d.util_peak),
+            queue_depth_avg: round(d.queue_avg),
+            queue_depth_peak: round(d.queue_peak),
+        }),
     }
 }
 

@@ -12,10 +12,10 @@
 //! element (an error is shown on the page), so a headless browser's DOM dump shows it
 //! without the reader seeing it.
 //!
-//! One module a part of the page: the page itself ([`page`]), the charts of a run over
-//! time ([`run_charts`]), across a sweep's steps ([`sweep_charts`]) and of the latency
-//! spectrum ([`spectrum`]), the tables ([`tables`]); SVG drawing ([`svg`], its axes in
-//! [`axis`]) and the page's text ([`markup`]).
+//! One module a part of the page: the page itself (`page`), the charts of a run over
+//! time (`run_charts`), across a sweep's steps (`sweep_charts`) and of the latency
+//! spectrum (`spectrum`), the tables (`tables`); SVG drawing (`svg`, its axes in
+//! `axis`) and the page's text (`markup`).
 
 pub mod axis;
 mod markup;

@@ -1,9 +1,9 @@
 //! The human report, in sysbench 1.0's layout so that people and scripts used to sysbench
 //! read it unchanged, followed by fleetbench's own per-agent block; or, by
 //! `--report-style`, one of sysbench's layouts alone. One module per layout: sysbench
-//! 1.0's ([`sysbench10`]), 0.5's and 0.4's ([`legacy`]), tpcc-mysql's for TPC-C
-//! ([`tpcc`]) and fleetbench's own blocks ([`fleetbench`]); the preamble all of them
-//! print ([`header`]) and what they share ([`common`]). This module picks the layout.
+//! 1.0's (`sysbench10`), 0.5's and 0.4's (`legacy`), tpcc-mysql's for TPC-C
+//! (`tpcc`) and fleetbench's own blocks (`fleetbench`); the preamble all of them
+//! print (`header`) and what they share (`common`). This module picks the layout.
 
 mod common;
 pub mod fleetbench;
