@@ -3,16 +3,14 @@
 
 use std::iter::Peekable;
 
-use fleetbench_model::host::HostFigures;
-
-use crate::merge::{IntervalPart, MergedInterval, RunResult};
+use crate::merge::{MergedInterval, RunResult};
 use crate::metrics::{Board, Exporter, RunLabels};
 use crate::plan::Plan;
 use crate::report::hlog::RunLog;
 use crate::report::progress::Opening;
 use crate::report::style::ReportStyle;
 use crate::report::{self, stdout};
-use crate::session::{self, AgentConn, RunObserver};
+use crate::session::{self, AgentConn, AgentTick, RunObserver};
 
 /// What a measured run shows while it goes.
 pub struct Live {
@@ -211,18 +209,12 @@ impl RunObserver for Watch<'_> {
         self.checkpoint(iv);
     }
 
-    fn agent_interval(
-        &mut self,
-        addr: &str,
-        seq: u32,
-        part: &IntervalPart,
-        load: Option<&HostFigures>,
-    ) {
+    fn agent_interval(&mut self, t: AgentTick) {
         if let Some(log) = self.hlog.as_mut() {
-            log.agent(addr, seq, part);
+            log.agent(t.addr, t.seq, t.part);
         }
         if let Some(b) = self.board {
-            b.agent_interval(addr, part, load);
+            b.agent_interval(t.addr, t.part, t.load);
         }
     }
 }

@@ -16,7 +16,7 @@ use tonic::Streaming;
 use tracing::warn;
 
 use super::connect::status_text;
-use super::observer::RunObserver;
+use super::observer::{AgentTick, RunObserver};
 use super::participant::Participant;
 use crate::merge::{
     AgentResult, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
@@ -204,7 +204,12 @@ impl Collector {
                 }
                 match part {
                     Ok(part) => {
-                        watch.agent_interval(&parts[i].conn.addr, seq, &part, host.as_ref());
+                        watch.agent_interval(AgentTick {
+                            addr: &parts[i].conn.addr,
+                            seq,
+                            part: &part,
+                            load: host.as_ref(),
+                        });
                         self.merger.add(i, seq, *part)
                     }
                     Err(e) => {

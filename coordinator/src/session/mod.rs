@@ -17,6 +17,6 @@ mod table_job;
 
 pub use connect::{AgentConn, Link, check_ceilings, connect, connect_idle, probe, stop_all};
 pub use ids::started_here;
-pub use observer::RunObserver;
+pub use observer::{AgentTick, RunObserver};
 pub use run::run;
 pub use table_job::{JobSummary, table_job};

@@ -16,13 +16,17 @@ pub trait RunObserver {
     fn go(&mut self, run_id: &str, ready: &RunResult);
     /// Each merged tick as it completes.
     fn interval(&mut self, iv: &MergedInterval);
-    /// Each agent's part of a tick as it arrives: the agent's address, the tick's number,
-    /// its host's load.
-    fn agent_interval(
-        &mut self,
-        addr: &str,
-        seq: u32,
-        part: &IntervalPart,
-        load: Option<&HostFigures>,
-    );
+    /// Each agent's part of a tick as it arrives.
+    fn agent_interval(&mut self, tick: AgentTick);
+}
+
+/// An agent's part of a tick, as it arrives.
+pub struct AgentTick<'a> {
+    /// The agent's address.
+    pub addr: &'a str,
+    /// The tick's number.
+    pub seq: u32,
+    pub part: &'a IntervalPart,
+    /// The agent host's load over the tick, when the agent sends it.
+    pub load: Option<&'a HostFigures>,
 }
