@@ -13,6 +13,39 @@ macro_rules! add_counters {
     };
 }
 
+/// The one list of a counters struct's fields, for the code that must name every one of
+/// them (the merge here, the wire mirror in `wire`), so that neither can miss a counter:
+/// `counter_fields!(DbCounters, m!(ARGS))` calls `m! { ARGS [counts], maps [counts by
+/// code] }` (`IoCounters` has no maps).
+macro_rules! counter_fields {
+    (DbCounters, $then:ident!($($args:tt)*)) => {
+        $then! {
+            $($args)*
+            [reads, writes, others, ignored_errors, reconnects, reconnect_failures],
+            maps [errors_by_code]
+        }
+    };
+    (IoCounters, $then:ident!($($args:tt)*)) => {
+        $then! { $($args)* [reads, writes, fsyncs, bytes_read, bytes_written] }
+    };
+}
+
+pub(crate) use counter_fields;
+
+/// Adds the counts of `$o` into `$into` and, code by code, its counts by code: the merge
+/// of the fields [`counter_fields`] lists.
+macro_rules! merge_counters {
+    ($into:expr, $o:expr, [$($f:ident),*] $(, maps [$($m:ident),*])?) => {
+        add_counters!($into, $o, $($f),*);
+        $($(
+            for (code, n) in &$o.$m {
+                let e = $into.$m.entry(*code).or_default();
+                *e = e.saturating_add(*n);
+            }
+        )*)?
+    };
+}
+
 /// Counters of database work (OLTP only; zero for other workloads).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DbCounters {
@@ -32,20 +65,7 @@ impl DbCounters {
     /// Adds `o` in. Saturating: the coordinator merges what agents send, and a broken
     /// agent's nonsense must not crash it.
     pub fn merge(&mut self, o: &DbCounters) {
-        add_counters!(
-            self,
-            o,
-            reads,
-            writes,
-            others,
-            ignored_errors,
-            reconnects,
-            reconnect_failures
-        );
-        for (code, n) in &o.errors_by_code {
-            let e = self.errors_by_code.entry(*code).or_default();
-            *e = e.saturating_add(*n);
-        }
+        counter_fields!(DbCounters, merge_counters!(self, o,));
     }
 
     /// Counts one ignored error with its server error code.
@@ -77,7 +97,7 @@ pub struct IoCounters {
 impl IoCounters {
     /// Adds `o` in, saturating (see [`DbCounters::merge`]).
     pub fn merge(&mut self, o: &IoCounters) {
-        add_counters!(self, o, reads, writes, fsyncs, bytes_read, bytes_written);
+        counter_fields!(IoCounters, merge_counters!(self, o,));
     }
 
     pub fn is_zero(&self) -> bool {

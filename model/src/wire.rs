@@ -7,7 +7,7 @@ use std::path::Path;
 
 use fleetbench_proto::v1::{self as pb, workload_spec};
 
-use crate::counters::{DbCounters, IoCounters};
+use crate::counters::{DbCounters, IoCounters, counter_fields};
 use crate::options::OptionDef;
 use crate::options::{Declared, SpecError};
 use crate::rand::Distribution;
@@ -339,8 +339,8 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
 }
 
 /// Both directions between a counters struct and its message, whose fields carry the same
-/// names: one list of fields, so that neither direction can miss one. `maps` are fields
-/// holding (code, count) pairs.
+/// names, over the struct's one list of fields (`counters::counter_fields`), so that
+/// neither direction can miss one. `maps` are fields holding (code, count) pairs.
 macro_rules! mirror {
     ($to:ident, $from:ident, $domain:path, $msg:path, [$($f:ident),*] $(, maps [$($m:ident),*])?) => {
         pub fn $to(d: &$domain) -> $msg {
@@ -359,27 +359,13 @@ macro_rules! mirror {
     };
 }
 
-mirror!(
-    db_message,
-    db_from_proto,
+counter_fields!(
     DbCounters,
-    pb::DbCounters,
-    [
-        reads,
-        writes,
-        others,
-        ignored_errors,
-        reconnects,
-        reconnect_failures
-    ],
-    maps[errors_by_code]
+    mirror!(db_message, db_from_proto, DbCounters, pb::DbCounters,)
 );
-mirror!(
-    io_message,
-    io_from_proto,
+counter_fields!(
     IoCounters,
-    pb::IoCounters,
-    [reads, writes, fsyncs, bytes_read, bytes_written]
+    mirror!(io_message, io_from_proto, IoCounters, pb::IoCounters,)
 );
 pub fn host_to_proto(h: &crate::host::HostFigures) -> pb::HostLoad {
     pb::HostLoad {
