@@ -46,9 +46,8 @@ impl SpecError {
 /// one test's options (OLTP's statement counts and switches) is declared so, with
 /// `declare_options!` (crate::options: one entry per option, from which the field, its
 /// definition, its read and its write follow). The groups whose options map irregularly
-/// onto their fields (fileio, the random distributions, the database targets, OLTP's
-/// prepared statements and ignored errors) implement it by hand, each with a test that
-/// every option is written back (`assert_written_back`).
+/// onto their fields (fileio, the random distributions, the database targets) implement it
+/// by hand, each with a test that every option is written back (`assert_written_back`).
 pub trait Declared: Sized {
     /// Its options, in the order `fleetbench TEST help` lists them.
     const OPTIONS: &'static [OptionDef];

@@ -4,7 +4,7 @@
 pub mod legacy;
 pub mod tls;
 
-use crate::options::{Codec, Kind as OK, OptionDef, Options, Written, declare_options};
+use crate::options::{Codec, OptionValue, Options, Words, declare_options};
 use crate::options::{Declared, SpecError};
 use crate::workloads::server::{ServerOptions, Target};
 use std::fmt::Write;
@@ -490,101 +490,98 @@ impl OltpOptions {
     }
 }
 
-/// How OLTP talks to its servers (sysbench's `--db-ps-mode`, `--mysql-ignore-errors`),
-/// declared once under the Database heading.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OltpDb {
-    /// `--db-ps-mode=auto`: server-side prepared statements; `disable`: text statements.
-    pub prepared: bool,
-    /// `--mysql-ignore-errors`: server error codes counted as ignored errors (the event
-    /// is retried), or every code (`all`).
-    pub ignore_errors: Vec<u32>,
-    pub ignore_all_errors: bool,
+declare_options! {
+    /// How OLTP talks to its servers (sysbench's `--db-ps-mode`, `--mysql-ignore-errors`),
+    /// declared once under the Database heading.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct OltpDb {
+        /// `--db-ps-mode=auto`: server-side prepared statements; `disable`: text statements.
+        pub prepared: bool = option(
+            "db-ps-mode",
+            Text,
+            "auto",
+            "Prepared statements mode: auto or disable",
+        ) => Words(&[("auto", true), ("disable", false)], "expected auto or disable");
+        /// `--mysql-ignore-errors`: server error codes counted as ignored errors (the event
+        /// is retried), or every code (`all`).
+        pub ignore_errors: IgnoredErrors = option(
+            "mysql-ignore-errors",
+            Text,
+            "1213,1020,1205",
+            "Error codes to ignore (count and retry), \"all\", or \"none\"",
+        );
+    }
+    check = OltpDb::bounds;
 }
 
 /// Most error codes `--mysql-ignore-errors` may list.
 pub const MAX_IGNORED_CODES: usize = 1024;
 
-/// Written by hand: `--mysql-ignore-errors` makes two fields, the codes and `all`
-/// (`database_options_are_all_written_back` guards the write).
-impl Declared for OltpDb {
-    const OPTIONS: &'static [OptionDef] = &[
-        OptionDef::new(
-            "db-ps-mode",
-            OK::Text,
-            "auto",
-            "Prepared statements mode: auto or disable",
-        ),
-        OptionDef::new(
-            "mysql-ignore-errors",
-            OK::Text,
-            "1213,1020,1205",
-            "Error codes to ignore (count and retry), \"all\", or \"none\"",
-        ),
-    ];
+/// The server errors `--mysql-ignore-errors` names: counted as ignored errors and retried
+/// rather than failed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoredErrors {
+    /// `all`: every error code.
+    All,
+    /// These codes; none for `none` (or a blank value).
+    Codes(Vec<u32>),
+}
 
-    fn from_options(o: &Options) -> Result<Self, SpecError> {
-        let prepared = o.choice(
-            "db-ps-mode",
-            &["auto", "disable"],
-            "expected auto or disable",
-        )? == "auto";
-        let (ignore_errors, ignore_all_errors) = match o.text("mysql-ignore-errors").trim() {
-            "all" => (Vec::new(), true),
-            "none" | "" => (Vec::new(), false),
+impl IgnoredErrors {
+    /// Whether server error `code` is one of them.
+    pub fn contains(&self, code: u32) -> bool {
+        match self {
+            IgnoredErrors::All => true,
+            IgnoredErrors::Codes(codes) => codes.contains(&code),
+        }
+    }
+}
+
+/// `all`, `none` (or blank) or a comma-separated list of codes.
+impl OptionValue for IgnoredErrors {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        match o.text(name).trim() {
+            "all" => Ok(IgnoredErrors::All),
+            "none" | "" => Ok(IgnoredErrors::Codes(Vec::new())),
             // Counted before anything is allocated for them.
-            list if list.split(',').count() > MAX_IGNORED_CODES => {
-                return Err(SpecError::invalid(
-                    "mysql-ignore-errors",
-                    format!("{}...", list.chars().take(32).collect::<String>()),
-                    "at most 1024 error codes",
-                ));
-            }
-            list => (
-                list.split(',')
-                    .map(|c| c.trim().parse::<u32>())
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| {
-                        SpecError::invalid(
-                            "mysql-ignore-errors",
-                            list,
-                            "expected error codes or 'all'",
-                        )
-                    })?,
-                false,
-            ),
-        };
-        Ok(OltpDb {
-            prepared,
-            ignore_errors,
-            ignore_all_errors,
-        })
+            list if list.split(',').count() > MAX_IGNORED_CODES => Err(SpecError::invalid(
+                name,
+                format!("{}...", list.chars().take(32).collect::<String>()),
+                "at most 1024 error codes",
+            )),
+            list => list
+                .split(',')
+                .map(|c| c.trim().parse::<u32>())
+                .collect::<Result<Vec<_>, _>>()
+                .map(IgnoredErrors::Codes)
+                .map_err(|_| SpecError::invalid(name, list, "expected error codes or 'all'")),
+        }
     }
 
-    fn to_options(&self) -> Written {
-        let mut w = Written::default();
-        let ignored = match (self.ignore_all_errors, &self.ignore_errors[..]) {
-            (true, _) => "all".to_string(),
-            (false, []) => "none".to_string(),
-            (false, codes) => codes
+    fn write(&self) -> String {
+        match self {
+            IgnoredErrors::All => "all".to_string(),
+            IgnoredErrors::Codes(codes) if codes.is_empty() => "none".to_string(),
+            IgnoredErrors::Codes(codes) => codes
                 .iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
-        };
-        w.put("db-ps-mode", if self.prepared { "auto" } else { "disable" })
-            .put("mysql-ignore-errors", ignored);
-        w
-    }
-
-    fn check(&self) -> Result<(), SpecError> {
-        if self.ignore_errors.len() > MAX_IGNORED_CODES {
-            return Err(SpecError::Options(format!(
-                "--mysql-ignore-errors lists {} codes, more than the {MAX_IGNORED_CODES} accepted",
-                self.ignore_errors.len()
-            )));
         }
-        Ok(())
+    }
+}
+
+impl OltpDb {
+    fn bounds(&self) -> Result<(), SpecError> {
+        match &self.ignore_errors {
+            IgnoredErrors::Codes(codes) if codes.len() > MAX_IGNORED_CODES => {
+                Err(SpecError::Options(format!(
+                    "--mysql-ignore-errors lists {} codes, more than the {MAX_IGNORED_CODES} accepted",
+                    codes.len()
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -733,7 +730,7 @@ impl OltpConfig {
 
     /// Whether `code` is an error to count and retry rather than fail on.
     pub fn ignores(&self, code: u16) -> bool {
-        self.db.ignore_all_errors || self.db.ignore_errors.contains(&u32::from(code))
+        self.db.ignore_errors.contains(u32::from(code))
     }
 }
 
@@ -854,19 +851,20 @@ mod tests {
             OltpDb::resolve("t", w.0.iter().map(|(k, v)| (*k, v.as_str()))).unwrap()
         };
         let d = OltpDb::defaults();
-        assert!(d.prepared && !d.ignore_all_errors);
-        assert_eq!(d.ignore_errors, [1213, 1020, 1205]);
+        assert!(d.prepared);
+        assert_eq!(
+            d.ignore_errors,
+            IgnoredErrors::Codes(vec![1213, 1020, 1205])
+        );
         for d in [
             d.clone(),
             OltpDb {
                 prepared: false,
-                ignore_errors: Vec::new(),
-                ignore_all_errors: true,
+                ignore_errors: IgnoredErrors::All,
             },
             OltpDb {
                 prepared: true,
-                ignore_errors: Vec::new(),
-                ignore_all_errors: false,
+                ignore_errors: IgnoredErrors::Codes(Vec::new()),
             },
         ] {
             assert_eq!(back(&d), d);
