@@ -37,24 +37,15 @@ pub async fn run(plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
         }
         _ => false,
     };
+    let template = match (create, files) {
+        _ if plan.command == Command::Prewarm => "{bar:40} {pos}/{len} tables  eta {eta}",
+        (true, false) => "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}",
+        (false, false) => "{bar:40} {pos}/{len} tables",
+        (true, true) => "{bar:40} {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
+        (false, true) => "{bar:40} {pos}/{len} files",
+    };
     let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(match (create, files) {
-            _ if plan.command == Command::Prewarm => "{bar:40} {pos}/{len} tables  eta {eta}",
-            (true, false) => "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}",
-            (false, false) => "{bar:40} {pos}/{len} tables",
-            (true, true) => "{bar:40} {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
-            (false, true) => "{bar:40} {pos}/{len} files",
-        })
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let summaries = session::table_job(conns, plan, create, |done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    })
-    .await;
-    bar.finish_and_clear();
-    let summaries = match summaries {
+    let summaries = match table_job_on_bar(conns, plan, create, bar, template).await {
         Err(SessionError::Interrupted(i)) => {
             return Err(Unfinished(interrupted_account(plan, &i, None)).into());
         }
@@ -123,22 +114,13 @@ async fn tpcc(
         } else {
             indicatif::ProgressBar::hidden()
         };
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(if step == PrepareStep::Load && create {
-                "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}"
-            } else {
-                "{bar:40} {pos}/{len} steps"
-            })
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
+        let template = if step == PrepareStep::Load && create {
+            "{bar:40} {pos}/{len} rows  {per_sec}  eta {eta}"
+        } else {
+            "{bar:40} {pos}/{len} steps"
+        };
         let started = std::time::Instant::now();
-        let summaries = session::table_job(conns.clone(), &plan, create, |done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        })
-        .await;
-        bar.finish_and_clear();
-        let summaries = match summaries {
+        let summaries = match table_job_on_bar(conns.clone(), &plan, create, bar, template).await {
             Err(SessionError::Interrupted(i)) => {
                 let account = interrupted_account(&plan, &i, Some(step));
                 return Err(Unfinished(match label {
@@ -185,6 +167,28 @@ async fn tpcc(
         say("TPC-C consistency check passed".into());
     }
     Ok(crate::exit::EXIT_OK)
+}
+
+/// Runs the table job of `plan` on `conns` with its progress on `bar`, drawn with
+/// `template` and cleared at the end; each agent's summary.
+async fn table_job_on_bar(
+    conns: Vec<AgentConn>,
+    plan: &Plan,
+    create: bool,
+    bar: indicatif::ProgressBar,
+    template: &str,
+) -> Result<Vec<session::JobSummary>, SessionError> {
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let summaries = session::table_job(conns, plan, create, |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })
+    .await;
+    bar.finish_and_clear();
+    summaries
 }
 
 /// A table job inside a scenario: no bar, every line of the agents' summaries under the
