@@ -377,24 +377,32 @@ mod tests {
         assert_eq!((c.options.reconnect, c.reconnect_random), (0, true));
         assert!(plan(&["--test=oltp", "--oltp-reconnect-mode=often", "run"]).is_err());
         assert!(plan(&["--test=oltp", "--mysql-engine-trx=maybe", "run"]).is_err());
-        let c = oltp(&[
-            "--test=oltp",
-            "--mysql-table-engine=myisam",
-            "--mysql-create-options=CHECKSUM=1",
-            "run",
-        ]);
-        assert_eq!(c.create_options, "CHECKSUM=1 MAX_ROWS = 1000000");
-        let c = oltp(&[
-            "oltp_read_write",
-            "--mysql-storage-engine=myisam",
-            "--myisam-max-rows=5000",
-            "run",
-        ]);
-        assert_eq!(c.create_options, "MAX_ROWS = 5000");
-        assert_eq!(
-            oltp(&["oltp_read_write", "--mysql-storage-engine=myisam", "run"]).create_options,
-            ""
-        );
+        for (args, create_options) in [
+            (
+                &[
+                    "--test=oltp",
+                    "--mysql-table-engine=myisam",
+                    "--mysql-create-options=CHECKSUM=1",
+                    "run",
+                ][..],
+                "CHECKSUM=1 MAX_ROWS = 1000000",
+            ),
+            (
+                &[
+                    "oltp_read_write",
+                    "--mysql-storage-engine=myisam",
+                    "--myisam-max-rows=5000",
+                    "run",
+                ],
+                "MAX_ROWS = 5000",
+            ),
+            (
+                &["oltp_read_write", "--mysql-storage-engine=myisam", "run"],
+                "",
+            ),
+        ] {
+            assert_eq!(oltp(args).create_options, create_options, "{args:?}");
+        }
         assert!(
             plan(&[
                 "oltp_read_write",
