@@ -304,6 +304,26 @@ pub struct Sql {
     pub reconnect_failures: u64,
 }
 
+impl Sql {
+    /// The counters these figures were made from (an error code that is not a number is
+    /// left out).
+    pub fn counters(&self) -> crate::merge::DbCounters {
+        crate::merge::DbCounters {
+            reads: self.reads,
+            writes: self.writes,
+            others: self.others,
+            ignored_errors: self.ignored_errors,
+            errors_by_code: self
+                .errors_by_code
+                .iter()
+                .filter_map(|(code, n)| Some((code.parse().ok()?, *n)))
+                .collect(),
+            reconnects: self.reconnects,
+            reconnect_failures: self.reconnect_failures,
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

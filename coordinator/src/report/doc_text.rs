@@ -288,14 +288,10 @@ fn interval_line(iv: &Interval, key: &str, p: f64) -> String {
     // (A millisecond of slack: the seconds were stored as floating point.)
     let label = (t.round().max((t - d + 1e-3).floor() + 1.0)).max(0.0) as u64;
     let kind = if let Some(q) = &iv.figures.sql {
+        // The queries per second the document has; the rest as the run's line makes them.
         LineKind::Sql(DbRates {
             queries: q.qps,
-            reads: q.reads as f64 / d,
-            writes: q.writes as f64 / d,
-            others: q.others as f64 / d,
-            errors: q.ignored_errors as f64 / d,
-            reconnects: q.reconnects as f64 / d,
-            reconnect_failures: q.reconnect_failures as f64 / d,
+            ..DbRates::of(&q.counters(), d)
         })
     } else if let Some(io) = &iv.figures.file {
         LineKind::File {

@@ -120,7 +120,8 @@ pub(in crate::report) struct DbRates {
 }
 
 impl DbRates {
-    pub(super) fn of(d: &crate::merge::DbCounters, secs: f64) -> DbRates {
+    /// The rates of `d` over `secs` seconds.
+    pub(in crate::report) fn of(d: &crate::merge::DbCounters, secs: f64) -> DbRates {
         DbRates {
             queries: (d.reads + d.writes + d.others) as f64 / secs,
             reads: d.reads as f64 / secs,
