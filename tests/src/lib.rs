@@ -56,6 +56,19 @@ impl Scratch {
         std::fs::write(&path, contents).expect("write scratch file");
         path
     }
+
+    /// Writes the scenario file `toml` here as `NAME.toml` and runs it like
+    /// [`scenario_json`] with `args`, the JSON result going to `NAME.json` here; its stdout
+    /// and that result.
+    pub fn run_scenarios(
+        &self,
+        name: &str,
+        toml: &str,
+        args: &[&str],
+    ) -> (String, serde_json::Value) {
+        let file = self.write(&format!("{name}.toml"), toml);
+        scenario_json(&file, args, &self.path(&format!("{name}.json")))
+    }
 }
 
 impl Drop for Scratch {

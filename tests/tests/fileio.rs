@@ -14,6 +14,28 @@ fn agent_in(dir: &Path, env: &[(&str, &str)]) -> AgentProc {
     AgentProc::start_with(&["--work-dir", dir.to_str().unwrap()], env)
 }
 
+/// The command line of each step of a test on agents `a` and `b` with `files` files, 4 MiB
+/// in all, in `data` under each one's work directory: `fileio`, those options, 4 KiB
+/// blocks, then the step's own `extra`.
+fn two_agent_steps(a: &AgentProc, b: &AgentProc, files: u32) -> impl Fn(&[&str]) -> Vec<String> {
+    let agents = format!("{},{}", a.addr, b.addr);
+    let file_num = format!("--file-num={files}");
+    let common = [
+        "fileio",
+        "--agents",
+        &agents,
+        &file_num,
+        "--file-total-size=4M",
+        "--file-block-size=4K",
+        "--file-dir=data",
+    ]
+    .map(String::from);
+    move |extra: &[&str]| {
+        let common: Vec<&str> = common.iter().map(String::as_str).collect();
+        command_line(&[&common, extra])
+    }
+}
+
 /// One clear line on stderr, exit code 2.
 fn refused(out: &std::process::Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -106,17 +128,7 @@ fn two_agents_prepare_run_every_mode_and_clean_up_only_their_files() {
     std::fs::create_dir_all(wa.join("data")).unwrap();
     std::fs::write(wa.join("data/keep.txt"), b"mine").unwrap();
     std::fs::write(wa.join("data/test_file.7"), b"also mine").unwrap();
-    let agents = format!("{},{}", a.addr, b.addr);
-    let common = [
-        "fileio",
-        "--agents",
-        &agents,
-        "--file-num=4",
-        "--file-total-size=4M",
-        "--file-block-size=4K",
-        "--file-dir=data",
-    ];
-    let with = |extra: &[&str]| command_line(&[&common, extra]);
+    let with = two_agent_steps(&a, &b, 4);
 
     // Prepare: each agent writes the full set, exactly 4 x 1 MiB.
     let text = fleetbench_ok(&with(&["--threads=2", "prepare"]));
@@ -343,17 +355,7 @@ fn two_agents_sharing_one_work_directory_prepare_run_and_clean_up_ten_times() {
     let scratch = Scratch::new("fileio-shared");
     let work = scratch.path("shared");
     let (a, b) = (agent_in(&work, &[]), agent_in(&work, &[]));
-    let agents = format!("{},{}", a.addr, b.addr);
-    let common = [
-        "fileio",
-        "--agents",
-        &agents,
-        "--file-num=16",
-        "--file-total-size=4M",
-        "--file-block-size=4K",
-        "--file-dir=data",
-    ];
-    let with = |extra: &[&str]| command_line(&[&common, extra]);
+    let with = two_agent_steps(&a, &b, 16);
     let step = |round: usize, what: &str, args: Vec<String>| {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = fleetbench(&args);

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, run_json, scenario_json};
+use fleetbench_tests::{Scratch, fleetbench, fleetbench_ok, run_json};
 use serde_json::Value;
 
 /// The table printed under `title`: its header's words and each row's words.
@@ -297,9 +297,10 @@ fn a_thread_list_and_a_rate_list_are_refused_together() {
 #[test]
 fn a_scenario_file_sweeps_rates_per_scenario() {
     let dir = Scratch::new("rate-scenarios");
+    let html_path = dir.path("rates.html");
     // cpu needs no database: the target is named because a scenario must name one.
-    let file = dir.write(
-        "rates.toml",
+    let (out, doc) = dir.run_scenarios(
+        "rates",
         r#"
 test = "cpu"
 threads = [2]
@@ -319,12 +320,7 @@ targets = ["unused"]
 rate = "150,300"
 options = { cpu-max-prime = 4000 }
 "#,
-    );
-    let html_path = dir.path("rates.html");
-    let (out, doc) = scenario_json(
-        &file,
         &[&format!("--html={}", html_path.display())],
-        &dir.path("rates.json"),
     );
     assert!(
         out.contains("[large] step 2/2: 300 events/s (2 threads)"),
@@ -368,6 +364,7 @@ options = { cpu-max-prime = 4000 }
         }
     }
     // Rates come from the file, as thread counts do.
+    let file = dir.path("rates.toml");
     let refused = fleetbench(&["scenario", "run", file.to_str().unwrap(), "--rate=100,200"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(

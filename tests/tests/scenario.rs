@@ -4,7 +4,7 @@
 //! with one line naming the line and the field.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, expect_usage_error, fleetbench, scenario_json};
+use fleetbench_tests::{Scratch, expect_usage_error, fleetbench};
 use serde_json::Value;
 
 const COUNTERS: [&str; 3] = ["Com_select", "Com_stmt_execute", "Com_stmt_prepare"];
@@ -23,10 +23,9 @@ fn two_scenarios_on_two_servers_give_one_row_per_scenario_and_thread_count() {
     let db1 = MariaDb::start();
     let db2 = MariaDb::start();
     let dir = Scratch::new("scenario");
-    let file = dir.write(
-        "scenarios.toml",
-        &format!(
-            r#"
+    let html = dir.path("scenarios.html");
+    let toml = format!(
+        r#"
 test = "oltp_read_only"
 threads = [1, 2]
 time = 2
@@ -52,17 +51,12 @@ db-ps-mode = "disable"
 name = "prepared-on-second"
 targets = ["second"]
 "#,
-            db1.url(),
-            db2.url()
-        ),
+        db1.url(),
+        db2.url()
     );
-    let html = dir.path("scenarios.html");
     let (b1, b2) = (counters(&db1), counters(&db2));
-    let (stdout, doc) = scenario_json(
-        &file,
-        &[&format!("--html={}", html.display())],
-        &dir.path("scenarios.json"),
-    );
+    let (stdout, doc) =
+        dir.run_scenarios("scenarios", &toml, &[&format!("--html={}", html.display())]);
     let (a1, a2) = (counters(&db1), counters(&db2));
 
     // Every line of a scenario's prepare and cleanup carries its name.
@@ -232,10 +226,8 @@ targets = ["master"]
 fn repeated_scenarios_alternate_and_keep_every_measurement() {
     let db = MariaDb::start();
     let dir = Scratch::new("scenario-repeat");
-    let file = dir.write(
-        "scenarios.toml",
-        &format!(
-            r#"
+    let toml = format!(
+        r#"
 test = "oltp_point_select"
 threads = [1]
 time = 1
@@ -252,14 +244,10 @@ options = {{ db-ps-mode = "disable" }}
 name = "prepared"
 targets = ["db"]
 "#,
-            db.url()
-        ),
+        db.url()
     );
-    let (stdout, doc) = scenario_json(
-        &file,
-        &["--repeat=2", "--tag=study=ps-mode"],
-        &dir.path("scenarios.json"),
-    );
+    let (stdout, doc) =
+        dir.run_scenarios("scenarios", &toml, &["--repeat=2", "--tag=study=ps-mode"]);
     // One pass over both scenarios per measurement, the second one backwards.
     let passes: Vec<&str> = stdout
         .lines()

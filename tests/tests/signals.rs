@@ -5,7 +5,7 @@
 //! partial or not started, and the cleanup command; a coordinator that dies mid-prepare
 //! stops the agent's loading within a second.
 
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
@@ -16,46 +16,88 @@ fn signal(pid: u32, sig: i32) {
     assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
 }
 
+/// A private MariaDB server and an agent to load it.
+struct DbAndAgent {
+    db: MariaDb,
+    agent: AgentProc,
+}
+
+impl DbAndAgent {
+    fn start() -> Self {
+        DbAndAgent {
+            db: MariaDb::start(),
+            agent: AgentProc::start(),
+        }
+    }
+
+    /// A coordinator command line: `parts`, the agent, `command`, then the server's
+    /// `--mysql-*` options.
+    fn args(&self, parts: &[&str], command: &str) -> Vec<String> {
+        self.db
+            .args(&[parts, &["--agents", &self.agent.addr, command]].concat())
+    }
+
+    /// The connections the load (the sbtest user) has open to the server.
+    fn user_conns(&self) -> u32 {
+        self.db
+            .sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user='sbtest'")
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+/// Starts `fleetbench ARGS` in the background, its stdout and stderr captured.
+fn spawn_fleetbench(args: &[String]) -> Child {
+    Command::new(bin("fleetbench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetbench")
+}
+
+/// Sends `sig` to the coordinator `child` of a table job and waits for its end, which must
+/// be exit code 1 (a job that failed once it ran) with each of `parts` on stderr; its
+/// stderr (shown in the test's output too) and the time from the signal to the end.
+fn interrupt(child: Child, sig: i32, parts: &[&str]) -> (String, Duration) {
+    let t0 = Instant::now();
+    signal(child.id(), sig);
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprintln!("the coordinator said, {took:?} after signal {sig}:\n{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for part in parts {
+        assert!(err.contains(part), "missing {part:?} in:\n{err}");
+    }
+    (err, took)
+}
+
 #[test]
 fn sigterm_to_an_agent_mid_oltp_closes_its_connections_and_it_exits() {
-    let db = MariaDb::start();
-    let mut agent = AgentProc::start();
-    let with_db = |parts: &[&str]| -> Vec<String> {
-        parts
-            .iter()
-            .map(|s| s.to_string())
-            .chain(db.fleetbench_args())
-            .chain(["--agents".to_string(), agent.addr.clone()])
-            .collect()
-    };
-    fleetbench_ok(&with_db(&[
-        "oltp_point_select",
-        "--table-size=100",
-        "prepare",
-    ]));
-    let run = Running::until_first_interval(&with_db(&[
-        "oltp_point_select",
-        "--table-size=100",
-        "--threads=4",
-        "--time=60",
-        "--report-interval=1",
+    let mut s = DbAndAgent::start();
+    fleetbench_ok(&s.args(&["oltp_point_select", "--table-size=100"], "prepare"));
+    let run = Running::until_first_interval(&s.args(
+        &[
+            "oltp_point_select",
+            "--table-size=100",
+            "--threads=4",
+            "--time=60",
+            "--report-interval=1",
+        ],
         "run",
-    ]));
-    let conns = || {
-        db.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user='sbtest'")
-            .trim()
-            .parse::<u32>()
-            .unwrap()
-    };
-    assert!(conns() >= 4, "the workers are connected");
-    signal(agent.pid(), libc::SIGTERM);
+    ));
+    assert!(s.user_conns() >= 4, "the workers are connected");
+    signal(s.agent.pid(), libc::SIGTERM);
     assert!(
-        wait_until(Duration::from_secs(2), || conns() == 0),
+        wait_until(Duration::from_secs(2), || s.user_conns() == 0),
         "connections still open 2 s after SIGTERM: {}",
-        conns()
+        s.user_conns()
     );
     assert!(
-        wait_until(Duration::from_secs(5), || agent
+        wait_until(Duration::from_secs(5), || s
+            .agent
             .child
             .try_wait()
             .unwrap()
@@ -92,29 +134,22 @@ fn sigterm_and_sighup_to_the_coordinator_stop_the_run_like_ctrl_c() {
 
 #[test]
 fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
-    let db = MariaDb::start();
-    let agent = AgentProc::start();
+    let s = DbAndAgent::start();
     // Four tables over two loading connections, each far too big to finish in the time the
     // test waits: sbtest1 and sbtest2 are being loaded, sbtest3 and sbtest4 not begun.
-    let args = |command: &str| -> Vec<String> {
-        db.args(&[
-            "oltp_read_write",
-            "--tables=4",
-            "--table-size=2000000",
-            "--threads=2",
-            "--agents",
-            &agent.addr,
+    let args = |command: &str| {
+        s.args(
+            &[
+                "oltp_read_write",
+                "--tables=4",
+                "--table-size=2000000",
+                "--threads=2",
+            ],
             command,
-        ])
-    };
-    let user_conns = || {
-        db.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user='sbtest'")
-            .trim()
-            .parse::<u32>()
-            .unwrap()
+        )
     };
     let loading = || {
-        db.sql(
+        s.db.sql(
             "SELECT COUNT(*) FROM information_schema.tables \
              WHERE table_schema='sbtest' AND table_name IN ('sbtest1','sbtest2')",
         )
@@ -122,19 +157,14 @@ fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
             == "2"
     };
     let start = || {
-        let child = Command::new(bin("fleetbench"))
-            .args(args("prepare"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn fleetbench");
+        let child = spawn_fleetbench(&args("prepare"));
         assert!(
             wait_until(Duration::from_secs(30), loading),
             "the prepare did not begin loading"
         );
         // Rows are going in.
         std::thread::sleep(Duration::from_millis(500));
-        assert!(user_conns() >= 2, "the loaders are connected");
+        assert!(s.user_conns() >= 2, "the loaders are connected");
         child
     };
 
@@ -145,33 +175,27 @@ fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
     let _ = child.wait();
     let t0 = Instant::now();
     assert!(
-        wait_until(Duration::from_millis(1500), || user_conns() == 0),
+        wait_until(Duration::from_millis(1500), || s.user_conns() == 0),
         "the agent still loads {:?} after the coordinator died: {} connections",
         t0.elapsed(),
-        user_conns()
+        s.user_conns()
     );
     fleetbench_ok(&args("cleanup"));
 
     // Ctrl-C: the agents are stopped, and the coordinator says where each table stands.
-    let child = start();
-    let t0 = Instant::now();
-    signal(child.id(), libc::SIGINT);
-    let out = child.wait_with_output().unwrap();
-    let took = t0.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr);
-    eprintln!("the coordinator said, {took:?} after SIGINT:\n{err}");
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (err, took) = interrupt(
+        start(),
+        libc::SIGINT,
+        &[
+            "prepare interrupted by SIGINT before it finished",
+            &format!("agent {}: stopped before it finished", s.agent.addr),
+            "complete: none",
+            "partial: sbtest1 on default, sbtest2 on default",
+            "not started: sbtest3 on default, sbtest4 on default",
+            "to drop what was created: ",
+        ],
+    );
     assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
-    for part in [
-        "prepare interrupted by SIGINT before it finished",
-        &format!("agent {}: stopped before it finished", agent.addr),
-        "complete: none",
-        "partial: sbtest1 on default, sbtest2 on default",
-        "not started: sbtest3 on default, sbtest4 on default",
-        "to drop what was created: ",
-    ] {
-        assert!(err.contains(part), "missing {part:?} in:\n{err}");
-    }
     // The cleanup command is this command line with cleanup for prepare (password masked).
     let cleanup_line = err
         .lines()
@@ -185,13 +209,13 @@ fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
     assert!(!cleanup_line.contains("sbtest-pw"), "{cleanup_line}");
     // The agent is idle at once: no connection left, and the cleanup runs straight away.
     assert!(
-        wait_until(Duration::from_secs(1), || user_conns() == 0),
+        wait_until(Duration::from_secs(1), || s.user_conns() == 0),
         "connections left after the interrupted prepare: {}",
-        user_conns()
+        s.user_conns()
     );
     fleetbench_ok(&args("cleanup"));
     assert_eq!(
-        db.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'")
+        s.db.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest'")
             .trim(),
         "0"
     );
@@ -199,29 +223,14 @@ fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
 
 #[test]
 fn an_interrupted_tpcc_load_says_the_tables_are_partial() {
-    let db = MariaDb::start();
-    let agent = AgentProc::start();
-    let args = |command: &str| -> Vec<String> {
-        db.args(&[
-            "tpcc",
-            "--warehouses=8",
-            "--threads=2",
-            "--agents",
-            &agent.addr,
-            command,
-        ])
-    };
-    let child = Command::new(bin("fleetbench"))
-        .args(args("prepare"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fleetbench");
+    let s = DbAndAgent::start();
+    let args = |command: &str| s.args(&["tpcc", "--warehouses=8", "--threads=2"], command);
+    let child = spawn_fleetbench(&args("prepare"));
     // The nine tables exist and rows are going into them: the load step runs.
     assert!(
         wait_until(Duration::from_secs(30), || {
             // Rows in any of the nine (the table statistics lag; a row counted is enough).
-            db.sql(
+            s.db.sql(
                 "SELECT COUNT(*) FROM information_schema.tables \
                  WHERE table_schema='sbtest' AND table_name IN ('item','stock','customer') \
                  AND data_length > 16384",
@@ -231,19 +240,16 @@ fn an_interrupted_tpcc_load_says_the_tables_are_partial() {
         }),
         "the TPC-C load did not begin"
     );
-    signal(child.id(), libc::SIGTERM);
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    eprintln!("the coordinator said:\n{err}");
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    for part in [
-        "prepare interrupted by SIGTERM before it finished",
-        "complete: none; partial (loading stopped; last reported ",
-        "rows of 8 warehouses): warehouse, district,",
-        "to drop what was created: ",
-        " cleanup",
-    ] {
-        assert!(err.contains(part), "missing {part:?} in:\n{err}");
-    }
+    interrupt(
+        child,
+        libc::SIGTERM,
+        &[
+            "prepare interrupted by SIGTERM before it finished",
+            "complete: none; partial (loading stopped; last reported ",
+            "rows of 8 warehouses): warehouse, district,",
+            "to drop what was created: ",
+            " cleanup",
+        ],
+    );
     fleetbench_ok(&args("cleanup"));
 }
