@@ -1,5 +1,15 @@
-# Sourced by fleetbench's benchmark scripts: measuring a client command's wall and CPU
-# time, and saying what failed. Set BENCH_NAME (the script's name, for messages) first.
+# Sourced first thing by fleetbench's benchmark scripts, with BENCH_NAME (the script's name,
+# for messages) and BENCH_SECONDS (its default seconds per run) set: the preamble they
+# share, finding the fleetbench binary, measuring a client command's wall and CPU time,
+# and saying what failed.
+#   run_secs              seconds per run: RUN_SECONDS, else SECONDS as the environment
+#                         gives it, else BENCH_SECONDS
+#   (then strict mode, set -euo pipefail, and the repository's root as working directory)
+#   die MESSAGE           prints "BENCH_NAME: MESSAGE" on stderr and exits 2 (a setup problem)
+#   find_fleetbench       sets fleetbench to FLEETBENCH_BIN's fleetbench [target/release;
+#                         built with `cargo build --release --locked --bins -q` if absent]
+#   cpu_busy              the share of the machine's CPU time that was busy over one second
+#                         (other load on the box)
 #   calc EXPR [DECIMALS]  awk arithmetic, printed with DECIMALS (3) decimals
 #   measure OUT CMD...    runs CMD with stdout/stderr to OUT.out/OUT.err and its wall, user
 #                         and system seconds and its context switches, voluntary and not (the
@@ -8,6 +18,30 @@
 #                         returns 1
 #   wall OUT, cpu OUT     the wall seconds, and user+system seconds, of a measured command
 #   switches OUT          its context switches (empty when measured without /usr/bin/time)
+
+# SECONDS is bash's own clock; take a value given in the environment before it moves on.
+run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo "$BENCH_SECONDS")}
+
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() { echo "$BENCH_NAME: $*" >&2; exit 2; }
+
+find_fleetbench() {
+  local bin_dir=${FLEETBENCH_BIN:-target/release}
+  fleetbench=$bin_dir/fleetbench
+  if [[ ! -x $fleetbench ]]; then
+    if [[ -n ${FLEETBENCH_BIN:-} ]]; then die "no fleetbench binary in FLEETBENCH_BIN=$bin_dir"; fi
+    cargo build --release --locked --bins -q
+  fi
+}
+
+cpu_busy() {
+  local a b
+  a=$(head -1 /proc/stat); sleep 1; b=$(head -1 /proc/stat)
+  echo "$a $b" | awk '{ n = (NF - 2) / 2; for (i = 2; i <= n + 1; i++) { t += $(i + n + 1) - $i }
+    idle = $(5 + n + 1) - $5 + $(6 + n + 1) - $6; printf "%.0f%%", 100 * (t - idle) / t }'
+}
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
 failed=0

@@ -47,11 +47,9 @@
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # or a prepare failed (its command and error are printed), 2 for a setup problem.
 
-# SECONDS is bash's own clock; take a value given in the environment before it moves on.
-run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo 10)}
-
-set -euo pipefail
-cd "$(dirname "$0")/.."
+BENCH_NAME=bench-oltp BENCH_SECONDS=10
+# shellcheck source=bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
 
 tables=${TABLES:-10}
 table_size=${TABLE_SIZE:-100000}
@@ -64,18 +62,12 @@ sections=" ${SECTIONS:-prepare run tls rate} "
 section() { [[ $sections == *" $1 "* ]]; }
 password=sbtest-pw
 
-die() { echo "bench-oltp: $*" >&2; exit 2; }
 for tool in sysbench mariadb mariadb-install-db mariadb-admin /usr/sbin/mariadbd awk; do
   command -v "$tool" >/dev/null || die "$tool is missing (apt-get install sysbench mariadb-server)"
 done
 
 # --- fleetbench binary -------------------------------------------------------------------
-bin_dir=${FLEETBENCH_BIN:-target/release}
-fleetbench=$bin_dir/fleetbench
-if [[ ! -x $fleetbench ]]; then
-  if [[ -n ${FLEETBENCH_BIN:-} ]]; then die "no fleetbench binary in FLEETBENCH_BIN=$bin_dir"; fi
-  cargo build --release --locked --bins -q
-fi
+find_fleetbench
 
 # --- private MariaDB server ----------------------------------------------------------------
 dir=$(mktemp -d "${BENCH_DIR_PARENT:-${TMPDIR:-/tmp}}/fb-oltp.XXXXXX")
@@ -142,9 +134,6 @@ SQL
 # --- helpers ---------------------------------------------------------------------------------
 conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=sbtest
   --mysql-password="$password" --mysql-db=sbtest)
-BENCH_NAME=bench-oltp
-# shellcheck source=bench-lib.sh
-source scripts/bench-lib.sh
 queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
 qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
 total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
@@ -158,13 +147,6 @@ bench_run() {
 }
 # client CPU seconds per 1000 queries (4 decimals)
 cpu_per_k() { calc "1000 * $1 / $2" 4; }
-# Share of the machine's CPU time that was busy over one second (other load on the box).
-cpu_busy() {
-  local a b
-  a=$(head -1 /proc/stat); sleep 1; b=$(head -1 /proc/stat)
-  echo "$a $b" | awk '{ n = (NF - 2) / 2; for (i = 2; i <= n + 1; i++) { t += $(i + n + 1) - $i }
-    idle = $(5 + n + 1) - $5 + $(6 + n + 1) - $6; printf "%.0f%%", 100 * (t - idle) / t }'
-}
 cleanup_tables() { sysbench oltp_read_write --tables="$tables" "${conn[@]}" cleanup >/dev/null; }
 
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"

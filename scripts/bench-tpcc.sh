@@ -46,11 +46,9 @@
 # Exit status: 0 when every step worked (whether or not the targets are met), 1 when a
 # prepare, load or run failed (its command and error are printed), 2 for a setup problem.
 
-# SECONDS is bash's own clock; take a value given in the environment before it moves on.
-run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo 30)}
-
-set -euo pipefail
-cd "$(dirname "$0")/.."
+BENCH_NAME=bench-tpcc BENCH_SECONDS=30
+# shellcheck source=bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
 
 warehouses=${WAREHOUSES:-4}
 load_threads=${LOAD_THREADS:-4}
@@ -59,7 +57,6 @@ warmup=${WARMUP:-5}
 tpcc_dir=${TPCC_MYSQL_DIR:-}
 user=sbtest password=sbtest-pw db=tpcc
 
-die() { echo "bench-tpcc: $*" >&2; exit 2; }
 for tool in mariadb awk; do
   command -v "$tool" >/dev/null || die "$tool is missing (apt-get install mariadb-client)"
 done
@@ -78,12 +75,7 @@ if [[ -n $tpcc_dir ]]; then
 fi
 
 # --- fleetbench binary -------------------------------------------------------------------
-bin_dir=${FLEETBENCH_BIN:-target/release}
-fleetbench=$bin_dir/fleetbench
-if [[ ! -x $fleetbench ]]; then
-  if [[ -n ${FLEETBENCH_BIN:-} ]]; then die "no fleetbench binary in FLEETBENCH_BIN=$bin_dir"; fi
-  cargo build --release --locked --bins -q
-fi
+find_fleetbench
 fleetbench=$(cd "$(dirname "$fleetbench")" && pwd)/fleetbench
 
 # --- private MariaDB server ----------------------------------------------------------------
@@ -115,9 +107,6 @@ conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user="$user"
 # tpcc-mysql's letters, which fleetbench takes as well
 letters=(-h 127.0.0.1 -P "$MARIADB_PORT" -d "$db" -u "$user" -p "$password")
 read -r -a fb_args <<<"${FB_ARGS:-}"
-BENCH_NAME=bench-tpcc
-# shellcheck source=bench-lib.sh
-source scripts/bench-lib.sh
 # the figure of the report's last "   NNNN.NNN TpmC" line (after its <TpmC> heading)
 tpmc() { awk '/^<TpmC>/ {t = 1} t && $2 == "TpmC" {v = $1} END {print v}' "$1.out"; }
 # retried and failed transactions (sums of the rt: and fl: columns of the per-type block
@@ -141,13 +130,6 @@ bench_run() {
   return 1
 }
 per_cpu() { if [[ $(calc "$2 > 0" 0) == 1 ]]; then calc "$1 / $2" 1; else echo -; fi; }
-# Share of the machine's CPU time that was busy over one second (other load on the box).
-cpu_busy() {
-  local a b
-  a=$(head -1 /proc/stat); sleep 1; b=$(head -1 /proc/stat)
-  echo "$a $b" | awk '{ n = (NF - 2) / 2; for (i = 2; i <= n + 1; i++) { t += $(i + n + 1) - $i }
-    idle = $(5 + n + 1) - $5 + $(6 + n + 1) - $6; printf "%.0f%%", 100 * (t - idle) / t }'
-}
 
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))"
 [[ -n $tpcc_dir ]] && echo "tpcc-mysql: $tpcc_dir"
