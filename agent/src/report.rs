@@ -23,7 +23,7 @@ pub fn txns_to_proto(s: &Sample) -> Vec<pb::TxnStats> {
                 kind: kind.into(),
                 count: c.count,
                 latency: Some(pb::Latency {
-                    histogram: histogram::encode(&t.hist).unwrap_or_default(),
+                    histogram: histogram::encode_plain(&t.hist).unwrap_or_default(),
                     min_ns: if c.count == 0 { 0 } else { c.min_ns },
                     max_ns: c.max_ns,
                     sum_ns: c.sum_ns,
@@ -40,7 +40,7 @@ pub fn latency_to_proto(s: &Sample) -> pb::Latency {
     pb::Latency {
         // Encoding an in-memory histogram into a Vec cannot fail in practice; an empty
         // payload decodes as "no samples" rather than losing the whole report.
-        histogram: histogram::encode(&s.hist).unwrap_or_default(),
+        histogram: histogram::encode_plain(&s.hist).unwrap_or_default(),
         min_ns: if s.events == 0 { 0 } else { s.min_ns },
         max_ns: s.max_ns,
         sum_ns: s.sum_ns,
@@ -81,7 +81,7 @@ pub fn open_to_proto(s: &Sample, q: Option<QueueState>) -> Option<pb::OpenLoop> 
     let svc = &s.service;
     Some(pb::OpenLoop {
         service: Some(pb::Latency {
-            histogram: histogram::encode(&svc.hist).unwrap_or_default(),
+            histogram: histogram::encode_plain(&svc.hist).unwrap_or_default(),
             min_ns: if svc.is_empty() { 0 } else { svc.min_ns },
             max_ns: svc.max_ns,
             sum_ns: svc.sum_ns,

@@ -750,6 +750,7 @@ impl PreparedRun {
             Some(t) => std::mem::take(&mut *t.lock().unwrap_or_else(|p| p.into_inner())),
             None => WorkerTail::default(),
         };
+        tail.finish();
         // From the end of the warm-up (none when the run stopped during it).
         let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire))
             .saturating_sub(self.config.warmup);

@@ -593,6 +593,9 @@ pub struct TargetTally {
 pub struct WorkerTail {
     pub kinds: Vec<Sample>,
     pub targets: Vec<TargetTally>,
+    /// Every statement of the run goes to this one target: its statement latencies are
+    /// the kinds' together, added up by [`WorkerTail::finish`] instead of recorded twice.
+    pub one_target: Option<usize>,
 }
 
 impl WorkerTail {
@@ -601,6 +604,18 @@ impl WorkerTail {
         WorkerTail {
             kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
             targets: (0..targets).map(|_| TargetTally::default()).collect(),
+            one_target: None,
+        }
+    }
+
+    /// Completes the figures once every worker handed its statements in.
+    pub fn finish(&mut self) {
+        if let Some(t) = self.one_target.take()
+            && let Some(tt) = self.targets.get_mut(t)
+        {
+            for s in &self.kinds {
+                tt.statements.merge(s);
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ use fleetbench::merge::{IntervalMerger, RunResult};
 use fleetbench::plan::Plan;
 use fleetbench::report::{json, text};
 use fleetbench::wire;
-use fleetbench_proto::histogram::{encode, new_histogram};
+use fleetbench_proto::histogram::{encode_plain, new_histogram};
 use fleetbench_proto::v1 as pb;
 use hdrhistogram::Histogram;
 use prost::Message;
@@ -162,7 +162,8 @@ fn fill(h: &mut Histogram<u64>, rng: &mut Rng, speed: f64, n: u64, weight: u64) 
 
 fn latency_msg(h: &Histogram<u64>, [min_ns, max_ns, sum_ns]: [u64; 3]) -> pb::Latency {
     pb::Latency {
-        histogram: encode(h).expect("encodable"),
+        // As agents send it (plain V2).
+        histogram: encode_plain(h).expect("encodable"),
         min_ns,
         max_ns,
         sum_ns,

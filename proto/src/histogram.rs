@@ -1,8 +1,9 @@
-//! Histogram codec: HDR histogram V2 format with deflate, as sent in `Latency.histogram`.
-//! Values are event latencies in microseconds at three significant digits.
+//! Histogram codec: HDR histogram V2 format, with deflate ([`encode`], as result files keep
+//! it) or without ([`encode_plain`], as agents send `Latency.histogram`); [`decode`] reads
+//! both. Values are event latencies in microseconds at three significant digits.
 
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
 
 /// Significant digits every fleetbench histogram keeps.
 pub const SIGFIG: u8 = 3;
@@ -29,16 +30,34 @@ pub fn encode(h: &Histogram<u64>) -> Result<Vec<u8>, CodecError> {
     Ok(out)
 }
 
-/// Parses bytes made by [`encode`]. Empty input decodes to an empty histogram.
-/// Bad input (truncated, random) is an error, never a panic.
+/// Serialises `h` as HDR V2 without deflate, as agents send their reports (one a second at
+/// least): deflate zeroes its state of hundreds of kilobytes anew for every histogram, and
+/// inflate its own on the coordinator, which cost more than the rest of an interval's
+/// report for a few hundred bytes saved.
+pub fn encode_plain(h: &Histogram<u64>) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut out)
+        .map_err(|e| CodecError::Encode(format!("{e:?}")))?;
+    Ok(out)
+}
+
+/// Parses bytes made by [`encode`] or [`encode_plain`]. Empty input decodes to an empty
+/// histogram. Bad input (truncated, random) is an error, never a panic.
 pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, CodecError> {
     if bytes.is_empty() {
         return Ok(new_histogram());
     }
     let mut reader = bytes;
-    let h: Histogram<u64> = Deserializer::new()
+    let mut h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut reader)
         .map_err(|e| CodecError::Decode(format!("{e:?}")))?;
+    if h.low() == 1 && h.sigfig() == SIGFIG {
+        // Configured as ours are (lowest value 1, three digits): kept, growing as they do,
+        // instead of copied into a new one.
+        h.auto(true);
+        return Ok(h);
+    }
     let mut out = new_histogram();
     out.add(&h)
         .map_err(|e| CodecError::Decode(format!("{e:?}")))?;
@@ -62,6 +81,26 @@ mod tests {
         }
         assert_eq!(back.max(), h.max());
         assert_eq!(back.min(), h.min());
+    }
+
+    #[test]
+    fn plain_and_deflated_decode_alike_and_keep_growing() {
+        let mut h = new_histogram();
+        for v in 1..5_000u64 {
+            h.record(v * v % 100_003).unwrap();
+        }
+        let plain = decode(&encode_plain(&h).unwrap()).unwrap();
+        let deflated = decode(&encode(&h).unwrap()).unwrap();
+        assert_eq!(plain, h);
+        assert_eq!(deflated, h);
+        for mut back in [plain, deflated] {
+            // Far above anything recorded: a decoded histogram grows as a new one does.
+            back.record(1 << 40).unwrap();
+            let mut other = new_histogram();
+            other.record(1 << 41).unwrap();
+            back.add(&other).unwrap();
+            assert_eq!(back.len(), h.len() + 2);
+        }
     }
 
     #[test]

@@ -267,8 +267,9 @@ impl Conn {
     /// Starts a command packet: a new exchange, so the sequence restarts at 0.
     fn command(&mut self, cmd: u8) {
         self.seq = 0;
-        self.start_packet();
-        self.wbuf.push(cmd);
+        self.wbuf.clear();
+        // The header (filled in by send) and the command in one append.
+        self.wbuf.extend_from_slice(&[0, 0, 0, 0, cmd]);
     }
 
     fn send(&mut self) -> Result<(), SqlError> {
@@ -286,7 +287,27 @@ impl Conn {
     }
 
     /// Reads one packet and returns where its payload is in `rbuf` (valid until the next read).
+    /// A packet already read whole (a reply's packets usually come in one read) is taken
+    /// in a few instructions; only a read from the socket goes through [`Self::read_packet`].
+    #[inline]
     fn next_packet(&mut self) -> Result<std::ops::Range<usize>, SqlError> {
+        if let Some(h) = self.rbuf.get(self.rpos..self.rend)
+            && let [a, b, c, seq, ..] = *h
+        {
+            let len = usize::from(a) | usize::from(b) << 8 | usize::from(c) << 16;
+            if len < MAX_PAYLOAD && h.len() - 4 >= len {
+                let start = self.rpos + 4;
+                self.rpos = start + len;
+                self.seq = seq.wrapping_add(1);
+                return Ok(start..start + len);
+            }
+        }
+        self.read_packet()
+    }
+
+    /// [`Self::next_packet`] when the packet is not all in `rbuf` yet.
+    #[inline(never)]
+    fn read_packet(&mut self) -> Result<std::ops::Range<usize>, SqlError> {
         self.fill(4)?;
         let h = &self.rbuf[self.rpos..self.rpos + 4];
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
@@ -432,9 +453,9 @@ pub fn get_lenenc(p: &[u8]) -> Option<(u64, usize)> {
 /// Appends a COM_STMT_EXECUTE body (after the command byte): no cursor, one iteration,
 /// the parameter types when `types` (the first execution) and the values.
 fn encode_execute(out: &mut Vec<u8>, id: u32, params: &[Param], types: bool) {
-    out.extend_from_slice(&id.to_le_bytes());
-    out.push(0);
-    out.extend_from_slice(&1u32.to_le_bytes());
+    // The statement, no cursor, one iteration: one append (each is a capacity check).
+    let [a, b, c, d] = id.to_le_bytes();
+    out.extend_from_slice(&[a, b, c, d, 0, 1, 0, 0, 0]);
     if params.is_empty() {
         return;
     }

@@ -180,8 +180,18 @@ impl Drop for Plain {
     }
 }
 
-impl Read for Plain {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl Plain {
+    /// A blocking socket outside a login (a closed loop's statements): its reads and
+    /// writes go straight to the socket (it never says it would block, and `sent` stays
+    /// false); only a cooperative socket or a login's deadline takes the waiting paths.
+    #[inline]
+    fn is_direct(&self) -> bool {
+        !self.cooperative && self.deadline.is_none()
+    }
+
+    /// [`Read::read`] on a cooperative socket or by a deadline.
+    #[inline(never)]
+    fn read_waiting(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(d) = self.deadline {
             self.sent = false;
             return self.by_deadline(d, true, |s| s.read(buf));
@@ -192,16 +202,36 @@ impl Read for Plain {
         }
         self.retry(crate::coop::Wait::Readable, |s| s.read(buf))
     }
-}
 
-impl Write for Plain {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    /// [`Write::write`] on a cooperative socket or by a deadline.
+    #[inline(never)]
+    fn write_waiting(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(d) = self.deadline {
             return self.by_deadline(d, false, |s| s.write(buf));
         }
         let n = self.retry(crate::coop::Wait::Writable, |s| s.write(buf))?;
         self.sent = self.cooperative;
         Ok(n)
+    }
+}
+
+impl Read for Plain {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.is_direct() {
+            return self.sock.read(buf);
+        }
+        self.read_waiting(buf)
+    }
+}
+
+impl Write for Plain {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.is_direct() {
+            return self.sock.write(buf);
+        }
+        self.write_waiting(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {

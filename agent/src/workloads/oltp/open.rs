@@ -94,7 +94,10 @@ async fn open_workers<C: Client + 'static>(
     if let [(t, _)] = cfg.targets_in_use()[..] {
         run.single_target = Some(t);
     }
-    let tail = Arc::new(Mutex::new(WorkerTail::new(cfg.targets.len())));
+    let tail = Arc::new(Mutex::new(WorkerTail {
+        one_target: run.single_target,
+        ..WorkerTail::new(cfg.targets.len())
+    }));
     run.oltp_tail = Some(tail.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
     let threads = run.config.threads;
