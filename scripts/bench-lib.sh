@@ -20,12 +20,12 @@
 #   switches OUT          its context switches (empty when measured without /usr/bin/time)
 
 # SECONDS is bash's own clock; take a value given in the environment before it moves on.
-run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo "$BENCH_SECONDS")}
+run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo "${BENCH_SECONDS:-10}")}
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-die() { echo "$BENCH_NAME: $*" >&2; exit 2; }
+die() { echo "${BENCH_NAME:-$(basename "$0" .sh)}: $*" >&2; exit 2; }
 
 find_fleetbench() {
   local bin_dir=${FLEETBENCH_BIN:-target/release}

@@ -81,11 +81,13 @@ pub struct DbCounters {
 impl DbCounters {
     /// Adds `o` in. Saturating: the coordinator merges what agents send, and a broken
     /// agent's nonsense must not crash it.
+    #[inline]
     pub fn merge(&mut self, o: &DbCounters) {
         counter_fields!(DbCounters, merge_counters!(self, o,));
     }
 
     /// Counts one ignored error with its server error code.
+    #[inline]
     pub fn count_ignored(&mut self, code: u16) {
         self.ignored_errors += 1;
         *self.errors_by_code.entry(u32::from(code)).or_default() += 1;
@@ -96,6 +98,7 @@ impl DbCounters {
     }
 
     /// Empties the counters (see `reset_counters`).
+    #[inline]
     pub fn reset(&mut self) {
         counter_fields!(DbCounters, reset_counters!(self,));
     }
@@ -113,6 +116,7 @@ pub struct IoCounters {
 
 impl IoCounters {
     /// Adds `o` in, saturating (see [`DbCounters::merge`]).
+    #[inline]
     pub fn merge(&mut self, o: &IoCounters) {
         counter_fields!(IoCounters, merge_counters!(self, o,));
     }

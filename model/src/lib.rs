@@ -9,6 +9,10 @@
 //! - [`host`], [`limits`], [`counters`]: the facts and figures of a host and a run.
 //! - [`auth`] and [`capped`]: the token both sides share, and bounded reads of the files a
 //!   user names.
+//!
+//! The agent's workers call a few of these types' methods for every statement (a
+//! statement's kind, a config's transactions, counters): those are `#[inline]`, since a
+//! call into another crate is not inlined otherwise.
 
 pub mod auth;
 pub mod capped;

@@ -135,6 +135,7 @@ impl Kind {
     }
 
     /// Statements that return a result set count as reads.
+    #[inline]
     pub fn is_select(self) -> bool {
         matches!(
             self,
@@ -694,6 +695,7 @@ impl OltpConfig {
     }
 
     /// Whether events are wrapped in BEGIN/COMMIT.
+    #[inline]
     pub fn transactional(&self) -> bool {
         !self.options.skip_trx
             && matches!(
@@ -729,6 +731,7 @@ impl OltpConfig {
     }
 
     /// Whether `code` is an error to count and retry rather than fail on.
+    #[inline]
     pub fn ignores(&self, code: u16) -> bool {
         self.db.ignore_errors.contains(u32::from(code))
     }
