@@ -349,8 +349,9 @@ fn errors_count_in_the_intervals_in_which_the_server_returned_them() {
     assert_eq!(
         out.status.code(),
         Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        "stderr:\n{}\nstdout:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     let doc = json(&path);
     let errors: Vec<u64> = doc["intervals"]
