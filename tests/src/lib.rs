@@ -351,6 +351,23 @@ pub fn thread_count(pid: u32) -> usize {
         .expect("Threads: line")
 }
 
+/// Load threads of process `pid`: the agent's workers, their cooperative loops and I/O
+/// threads, by the names the agent gives them. Unlike [`thread_count`], not moved by the
+/// short-lived helper threads an agent starts between jobs (handing memory back).
+pub fn worker_threads(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| {
+            ["fb-worker-", "fb-oltp-", "fb-loop-", "fb-aio-"]
+                .iter()
+                .any(|p| name.starts_with(p))
+        })
+        .count()
+}
+
 /// CPU time (user + system) of process `pid` in clock ticks.
 pub fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");

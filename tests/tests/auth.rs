@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use fleetbench_tests::{AgentProc, Scratch, bin, expect_ok, fleetbench_env, thread_count};
+use fleetbench_tests::{AgentProc, Scratch, bin, expect_ok, fleetbench_env, worker_threads};
 
 const TOKEN: &str = "correct-horse-battery-staple";
 
@@ -24,7 +24,7 @@ fn run(agent: &AgentProc, env: &[(&str, &str)], extra: &[&str]) -> std::process:
 #[test]
 fn missing_or_wrong_token_is_rejected_and_nothing_runs() {
     let agent = AgentProc::start_with(&[], &[("FLEETBENCH_TOKEN", TOKEN)]);
-    let idle = thread_count(agent.pid());
+    let idle = worker_threads(agent.pid());
     for (env, what) in [
         (vec![], "requires a token"),
         (vec![("FLEETBENCH_TOKEN", "guess")], "wrong token"),
@@ -39,7 +39,7 @@ fn missing_or_wrong_token_is_rejected_and_nothing_runs() {
         );
         assert!(!String::from_utf8_lossy(&out.stdout).contains("Threads started"));
         assert_eq!(
-            thread_count(agent.pid()),
+            worker_threads(agent.pid()),
             idle,
             "no worker thread was started"
         );

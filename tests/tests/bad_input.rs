@@ -7,7 +7,7 @@ use fleetbench_proto::v1::{
     HelloReply, HelloRequest, PrepareRequest, Progress, RunEvent, RunRequest, StopReply,
     StopRequest,
 };
-use fleetbench_tests::{AgentProc, expect_usage_error, fleetbench, hello, thread_count};
+use fleetbench_tests::{AgentProc, expect_usage_error, fleetbench, hello, worker_threads};
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -90,7 +90,7 @@ fn help_lists_every_command_and_each_tests_options() {
 #[test]
 fn an_unreachable_agent_is_named_and_the_others_stay_idle() {
     let good = AgentProc::start();
-    let idle = thread_count(good.pid());
+    let idle = worker_threads(good.pid());
     // A port that was free a moment ago: nothing listens there now.
     let dead = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -103,7 +103,7 @@ fn an_unreachable_agent_is_named_and_the_others_stay_idle() {
     );
     assert!(err.to_lowercase().contains("refused"), "{err}");
     assert_eq!(
-        thread_count(good.pid()),
+        worker_threads(good.pid()),
         idle,
         "the reachable agent started no workers"
     );
@@ -112,7 +112,7 @@ fn an_unreachable_agent_is_named_and_the_others_stay_idle() {
 #[test]
 fn the_same_agent_twice_is_refused_by_its_own_message() {
     let a = AgentProc::start();
-    let idle = thread_count(a.pid());
+    let idle = worker_threads(a.pid());
     let port = a.addr.rsplit_once(':').unwrap().1;
     // As given twice in one list, in two --agents, and spelt with a leading zero: not the
     // agent's "busy" answer to its second share.
@@ -130,7 +130,11 @@ fn the_same_agent_twice_is_refused_by_its_own_message() {
         let err = refused(&args, &format!("--agents lists the agent {} twice", a.addr));
         assert!(!err.contains("busy"), "{err}");
     }
-    assert_eq!(thread_count(a.pid()), idle, "the agent started no workers");
+    assert_eq!(
+        worker_threads(a.pid()),
+        idle,
+        "the agent started no workers"
+    );
 }
 
 #[test]
@@ -227,7 +231,7 @@ async fn an_agent_of_another_protocol_version_is_refused() {
     .await
     .unwrap();
     assert!(err.contains(&fake) && err.contains("9.9.9"), "{err}");
-    assert_eq!(thread_count(good.pid()), idle);
+    assert_eq!(worker_threads(good.pid()), idle);
     assert!(
         hello(&good.addr).await.0.is_empty(),
         "the compatible agent is idle"
@@ -245,7 +249,7 @@ async fn beside_a_real_agent(fake: impl Agent) -> (AgentProc, usize, String, Str
             .serve_with_incoming(TcpListenerStream::new(listener)),
     );
     let good = AgentProc::start();
-    let idle = thread_count(good.pid());
+    let idle = worker_threads(good.pid());
     let agents = format!("{},{addr}", good.addr);
     (good, idle, addr, agents)
 }
@@ -300,7 +304,7 @@ impl Agent for SilentAgent {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_not_ready_in_time_cancels_the_run_everywhere() {
     let (good, idle, silent, agents) = beside_a_real_agent(SilentAgent).await;
-    let err = tokio::task::spawn_blocking(move || {
+    let run = tokio::task::spawn_blocking(move || {
         refused(
             &[
                 "cpu",
@@ -312,14 +316,23 @@ async fn an_agent_not_ready_in_time_cancels_the_run_everywhere() {
             ],
             "not ready within 1s",
         )
-    })
-    .await
-    .unwrap();
+    });
+    // The ready agent's share (1 of the 2 threads) waits at its start gate meanwhile.
+    let mut parked = false;
+    for _ in 0..100 {
+        if worker_threads(good.pid()) == idle + 1 {
+            parked = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let err = run.await.unwrap();
+    assert!(parked, "the ready agent's worker was never seen");
     assert!(err.contains(&silent), "{err}");
     // The ready agent was released without running anything.
     let mut released = false;
     for _ in 0..100 {
-        if hello(&good.addr).await.0.is_empty() && thread_count(good.pid()) == idle {
+        if hello(&good.addr).await.0.is_empty() && worker_threads(good.pid()) == idle {
             released = true;
             break;
         }

@@ -8,7 +8,7 @@ use fleetbench_proto::v1::{
     self as pb, RunRequest, Start, WorkloadSpec, run_request, workload_spec,
 };
 use fleetbench_tests::{
-    AgentProc, Running, Scratch, expect_usage_error, fleetbench_capped, hello, thread_count,
+    AgentProc, Running, Scratch, expect_usage_error, fleetbench_capped, hello, worker_threads,
 };
 
 /// The address-space cap of every process these tests start.
@@ -203,7 +203,7 @@ async fn send(addr: &str, req: RunRequest) -> tonic::Status {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_checks_what_arrives_on_the_wire() {
     let agent = AgentProc::start_capped(CAP, &[]);
-    let idle = thread_count(agent.pid());
+    let idle = worker_threads(agent.pid());
     let cpu = || declared("cpu", &[("cpu-max-prime", "100")]);
     let cases = [
         // Row 1: a 2^62-byte memory block.
@@ -257,7 +257,7 @@ async fn the_agent_checks_what_arrives_on_the_wire() {
         assert!(s.message().contains(expect), "{expect}: {s:?}");
     }
     assert_eq!(hello(&agent.addr).await.0, "", "the agent is up and idle");
-    assert_eq!(thread_count(agent.pid()), idle, "no worker was started");
+    assert_eq!(worker_threads(agent.pid()), idle, "no worker was started");
 }
 
 #[test]
