@@ -442,12 +442,14 @@ enum TableOp {
 }
 
 impl TableWork {
-    fn stop(&self) -> &std::sync::atomic::AtomicBool {
-        match self {
-            TableWork::Oltp(j) => &j.stop,
+    /// Stops the job; an OLTP job's statements in flight end with their connections.
+    fn halt(&self) {
+        let stop = match self {
+            TableWork::Oltp(j) => return j.halt(),
             TableWork::Files(j) => &j.stop,
             TableWork::Tpcc(j) => &j.stop,
-        }
+        };
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn done(&self) -> u64 {
@@ -610,11 +612,7 @@ impl AgentService {
             }
         }
         let stop_job = job.clone();
-        guard.set_stopper(Arc::new(move |_| {
-            stop_job
-                .stop()
-                .store(true, std::sync::atomic::Ordering::Relaxed)
-        }));
+        guard.set_stopper(Arc::new(move |_| stop_job.halt()));
         let total = job.total(op);
         let (tx, rx) = mpsc::channel(16);
         if r.dry_run {
@@ -642,7 +640,7 @@ impl AgentService {
                         let p = pb::Progress { done: job.done(), total, ..Default::default() };
                         if tx.send(Ok(p)).await.is_err() {
                             // Nobody is watching any more: stop loading.
-                            job.stop().store(true, std::sync::atomic::Ordering::Relaxed);
+                            job.halt();
                         }
                     }
                 }

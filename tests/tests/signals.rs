@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Running, Scratch, bin, fleetbench_ok, json, wait_until};
+use fleetbench_tests::{AgentProc, Running, Scratch, bin, fleetbench_ok, hello, json, wait_until};
 
 fn signal(pid: u32, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
@@ -179,6 +179,19 @@ fn an_interrupted_prepare_says_what_is_partial_and_how_to_clean_up() {
         "the agent still loads {:?} after the coordinator died: {} connections",
         t0.elapsed(),
         s.user_conns()
+    );
+    // And is free for the next command within the second too.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(1), || rt
+            .block_on(hello(&s.agent.addr))
+            .0
+            .is_empty()),
+        "the agent is still busy {:?} after the coordinator died",
+        t0.elapsed()
     );
     fleetbench_ok(&args("cleanup"));
 

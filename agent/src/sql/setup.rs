@@ -19,13 +19,13 @@ pub enum SetupConn {
 
 impl SetupConn {
     /// Connects to `target` within its connect timeout; the error says what the user
-    /// should know (access, a missing database, no answer).
-    pub fn open(target: &Target) -> Result<SetupConn, OpenError> {
-        let sockets = Arc::new(Sockets::default());
+    /// should know (access, a missing database, no answer). Cancelling `sockets` shuts
+    /// the connection, so a statement in flight (a CREATE INDEX, a lock wait) ends at once.
+    pub fn open(target: &Target, sockets: &Arc<Sockets>) -> Result<SetupConn, OpenError> {
         let forced_async =
             std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
         if !forced_async {
-            match <Conn as Client>::connect(target, &sockets) {
+            match <Conn as Client>::connect(target, sockets) {
                 Ok(c) => return Ok(SetupConn::Lean(c)),
                 Err(e) => match open_error(target, e) {
                     LeanOpenError::Open(e) => return Err(e),
@@ -33,7 +33,7 @@ impl SetupConn {
                 },
             }
         }
-        match AsyncClient::connect(target, &sockets) {
+        match AsyncClient::connect(target, sockets) {
             Ok(c) => Ok(SetupConn::Async(c)),
             Err(e) => Err(match open_error(target, e) {
                 LeanOpenError::Open(e) => e,

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::rand::{Rng, fill_c, fill_pad};
-use crate::sql::SqlError;
 use crate::sql::open_error::OpenError;
 use crate::sql::setup::SetupConn;
+use crate::sql::{Sockets, SqlError};
 use fleetbench_model::workloads::oltp::{
     OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql,
 };
@@ -41,13 +41,17 @@ pub enum PrepareError {
 /// exists yet (for prepare) — before anything is created anywhere.
 pub async fn check(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
     let cfg = cfg.clone();
-    blocking(move || check_tables(&cfg, for_prepare)).await
+    blocking(move || check_tables(&cfg, for_prepare, &Arc::new(Sockets::default()))).await
 }
 
-fn check_tables(cfg: &OltpConfig, for_prepare: bool) -> Result<(), PrepareError> {
+fn check_tables(
+    cfg: &OltpConfig,
+    for_prepare: bool,
+    sockets: &Arc<Sockets>,
+) -> Result<(), PrepareError> {
     for (t, mine) in cfg.targets_in_use() {
         let target = &cfg.targets[t];
-        let mut conn = SetupConn::open(target)?;
+        let mut conn = SetupConn::open(target, sockets)?;
         if for_prepare {
             let names: Vec<String> = conn
                 .query_rows("SHOW TABLES")
@@ -94,6 +98,8 @@ pub struct Job {
     /// Rows loaded (prepare) or tables dropped (cleanup) so far.
     pub done: AtomicU64,
     pub stop: AtomicBool,
+    /// The job's connections: [`Job::halt`] shuts them, so a statement in flight ends.
+    pub sockets: Arc<Sockets>,
     created: Mutex<Vec<String>>,
     /// The tables of `created` loaded in full (with their index), for [`Job::stopped_note`].
     loaded: Mutex<Vec<String>>,
@@ -106,10 +112,18 @@ impl Job {
             cfg,
             done: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            sockets: Arc::new(Sockets::default()),
             created: Mutex::default(),
             loaded: Mutex::default(),
             log: Mutex::default(),
         })
+    }
+
+    /// Stops the job: loaders stop between statements, and the statements in flight end
+    /// at once with their connections.
+    pub fn halt(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.sockets.cancel();
     }
 
     pub fn prepare_total(&self) -> u64 {
@@ -224,13 +238,21 @@ pub async fn prepare(job: Arc<Job>, threads: u32, seed: u64) -> Result<(), Prepa
 fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareError> {
     let cfg = &job.cfg;
     let target = &cfg.targets[t];
-    let failed = |what: String, e: SqlError| PrepareError::Failed {
-        what,
-        target: target.describe(),
-        message: e.to_string(),
-        created: job.created_note(),
+    let failed = |what: String, e: SqlError| {
+        if job.stop.load(Ordering::Relaxed) {
+            // Halted: the statement in flight ended with its connection.
+            return PrepareError::Stopped {
+                created: job.stopped_note(),
+            };
+        }
+        PrepareError::Failed {
+            what,
+            target: target.describe(),
+            message: e.to_string(),
+            created: job.created_note(),
+        }
     };
-    let mut conn = SetupConn::open(target)?;
+    let mut conn = SetupConn::open(target, &job.sockets)?;
     let name = cfg.table(n);
     job.note(format!("Creating table '{name}'..."));
     let bulk = cfg.script == Script::BulkInsert;
@@ -352,7 +374,7 @@ pub async fn prewarm(job: Arc<Job>, threads: u32) -> Result<(), PrepareError> {
 
 fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
     let target = &job.cfg.targets[t];
-    let mut conn = SetupConn::open(target)?;
+    let mut conn = SetupConn::open(target, &job.sockets)?;
     let name = job.cfg.table(n);
     job.note(format!("Prewarming table '{name}'..."));
     let limit = job.cfg.options.table_size;
@@ -383,7 +405,7 @@ pub async fn cleanup(job: Arc<Job>) -> Result<(), PrepareError> {
         let cfg = job.cfg.clone();
         for (t, mine) in cfg.targets_in_use() {
             let target = &cfg.targets[t];
-            let mut conn = SetupConn::open(target)?;
+            let mut conn = SetupConn::open(target, &job.sockets)?;
             for n in mine {
                 let name = cfg.table(n);
                 job.note(format!("Dropping table '{name}'..."));
