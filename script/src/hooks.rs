@@ -1,0 +1,337 @@
+//! The report hooks (`sysbench.hooks.report_intermediate` and `report_cumulative`): run
+//! once, on the coordinator, with the figures merged over every agent, in a state of
+//! their own on a thread of their own (a Lua state stays on one thread), and sysbench's
+//! ready-made hooks (`sysbench.report_default`, `report_csv`, `report_json`).
+
+use std::rc::Rc;
+use std::sync::mpsc;
+
+use mlua::{Function, Lua, Table};
+
+use crate::files::Files;
+use crate::options::OptValue;
+use crate::state::{self, ScriptError, StateEnv};
+
+/// The figures of one interval (or of the whole run) as sysbench hands them to a hook:
+/// counts, not rates; times and latencies in seconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stat {
+    pub threads_running: u32,
+    pub time_interval: f64,
+    pub time_total: f64,
+    /// The --percentile latency.
+    pub latency_pct: f64,
+    pub events: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    /// Open loop: events waiting for a thread (intermediate only).
+    pub queue_length: u64,
+    pub concurrency: u64,
+    /// The run's (cumulative only).
+    pub latency_min: f64,
+    pub latency_max: f64,
+    pub latency_avg: f64,
+    pub latency_sum: f64,
+}
+
+/// Which hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Intermediate,
+    Cumulative,
+}
+
+impl Stat {
+    fn to_table(&self, lua: &Lua, which: Which) -> mlua::Result<Table> {
+        let t = lua.create_table()?;
+        t.set("threads_running", self.threads_running)?;
+        t.set("time_interval", self.time_interval)?;
+        t.set("time_total", self.time_total)?;
+        t.set("latency_pct", self.latency_pct)?;
+        t.set("events", self.events)?;
+        t.set("reads", self.reads)?;
+        t.set("writes", self.writes)?;
+        t.set("other", self.other)?;
+        t.set("errors", self.errors)?;
+        t.set("reconnects", self.reconnects)?;
+        match which {
+            Which::Intermediate => {
+                t.set("queue_length", self.queue_length)?;
+                t.set("concurrency", self.concurrency)?;
+            }
+            Which::Cumulative => {
+                t.set("latency_min", self.latency_min)?;
+                t.set("latency_max", self.latency_max)?;
+                t.set("latency_avg", self.latency_avg)?;
+                t.set("latency_sum", self.latency_sum)?;
+            }
+        }
+        Ok(t)
+    }
+
+    fn from_table(t: &Table) -> Stat {
+        let f = |k: &str| t.get::<Option<f64>>(k).ok().flatten().unwrap_or(0.0);
+        Stat {
+            threads_running: f("threads_running") as u32,
+            time_interval: f("time_interval"),
+            time_total: f("time_total"),
+            latency_pct: f("latency_pct"),
+            events: f("events") as u64,
+            reads: f("reads") as u64,
+            writes: f("writes") as u64,
+            other: f("other") as u64,
+            errors: f("errors") as u64,
+            reconnects: f("reconnects") as u64,
+            queue_length: f("queue_length") as u64,
+            concurrency: f("concurrency") as u64,
+            latency_min: f("latency_min"),
+            latency_max: f("latency_max"),
+            latency_avg: f("latency_avg"),
+            latency_sum: f("latency_sum"),
+        }
+    }
+}
+
+fn per_sec(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 { n as f64 / secs } else { 0.0 }
+}
+
+/// sysbench's default interval line.
+pub fn default_line(s: &Stat, percentile: f64) -> String {
+    let secs = s.time_interval;
+    format!(
+        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        s.time_total,
+        s.threads_running,
+        per_sec(s.events, secs),
+        per_sec(s.reads + s.writes + s.other, secs),
+        per_sec(s.reads, secs),
+        per_sec(s.writes, secs),
+        per_sec(s.other, secs),
+        percentile,
+        s.latency_pct * 1000.0,
+        per_sec(s.errors, secs),
+        per_sec(s.reconnects, secs),
+    )
+}
+
+/// sysbench.report_csv's line: time, threads, tps, qps, reads, writes, other per second,
+/// latency (ms), errors and reconnects per second.
+pub fn csv_line(s: &Stat) -> String {
+    let secs = s.time_interval;
+    format!(
+        "{:.0},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+        s.time_total,
+        s.threads_running,
+        per_sec(s.events, secs),
+        per_sec(s.reads + s.writes + s.other, secs),
+        per_sec(s.reads, secs),
+        per_sec(s.writes, secs),
+        per_sec(s.other, secs),
+        s.latency_pct * 1000.0,
+        per_sec(s.errors, secs),
+        per_sec(s.reconnects, secs),
+    )
+}
+
+/// sysbench.report_json's object.
+pub fn json_line(s: &Stat) -> String {
+    let secs = s.time_interval;
+    format!(
+        "{{ \"time\": {:.0}, \"threads\": {}, \"tps\": {:.2}, \"qps\": {{ \"total\": {:.2}, \"reads\": {:.2}, \"writes\": {:.2}, \"other\": {:.2} }}, \"latency\": {:.2}, \"errors\": {:.2}, \"reconnects\": {:.2} }},",
+        s.time_total,
+        s.threads_running,
+        per_sec(s.events, secs),
+        per_sec(s.reads + s.writes + s.other, secs),
+        per_sec(s.reads, secs),
+        per_sec(s.writes, secs),
+        per_sec(s.other, secs),
+        s.latency_pct * 1000.0,
+        per_sec(s.errors, secs),
+        per_sec(s.reconnects, secs),
+    )
+}
+
+enum Ask {
+    Call(Which, Stat, mpsc::Sender<Result<(), ScriptError>>),
+}
+
+/// The coordinator's state for a script's report hooks, on a thread of its own.
+pub struct Host {
+    tx: mpsc::Sender<Ask>,
+    /// Which hooks the script sets.
+    pub intermediate: bool,
+    pub cumulative: bool,
+}
+
+impl Host {
+    /// Loads the script in a state of its own (its output through `output`) and keeps it
+    /// for the hooks; None when the script sets neither hook.
+    pub fn start(
+        files: Files,
+        command: String,
+        opt: Vec<OptValue>,
+        percentile: f64,
+        output: impl Fn(&str) + Send + 'static,
+    ) -> Result<Option<Host>, ScriptError> {
+        let (tx, rx) = mpsc::channel::<Ask>();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("fb-script-hooks".into())
+            .spawn(move || {
+                let output: Rc<dyn Fn(&str)> = Rc::new(output);
+                let made = (|| {
+                    let env = StateEnv {
+                        files: &files,
+                        command: &command,
+                        tid: 0,
+                        opt: &opt,
+                        output: output.clone(),
+                        driver: "mysql",
+                    };
+                    let lua = state::new_state(&env, |lua, raw| {
+                        let out = output.clone();
+                        raw.set(
+                            "report",
+                            lua.create_function(move |_, (kind, t): (String, Table)| {
+                                let s = Stat::from_table(&t);
+                                let line = match kind.as_str() {
+                                    "csv" => csv_line(&s),
+                                    "json" => json_line(&s),
+                                    _ => default_line(&s, percentile),
+                                };
+                                out(&format!("{line}\n"));
+                                Ok(())
+                            })?,
+                        )
+                    })?;
+                    state::run_script(&lua, &files)?;
+                    Ok::<_, ScriptError>(lua)
+                })();
+                let lua = match made {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let hook = |which: Which| -> Option<Function> {
+                    let sb: Table = lua.globals().get("sysbench").ok()?;
+                    let hooks: Table = sb.get("hooks").ok()?;
+                    let name = match which {
+                        Which::Intermediate => "report_intermediate",
+                        Which::Cumulative => "report_cumulative",
+                    };
+                    hooks.get::<Option<Function>>(name).ok().flatten()
+                };
+                let set = (
+                    hook(Which::Intermediate).is_some(),
+                    hook(Which::Cumulative).is_some(),
+                );
+                let _ = ready_tx.send(Ok(set));
+                while let Ok(Ask::Call(which, stat, reply)) = rx.recv() {
+                    let r = match (hook(which), stat.to_table(&lua, which)) {
+                        (Some(f), Ok(t)) => state::call::<_, ()>(&lua, &f, t),
+                        (None, _) => Ok(()),
+                        (_, Err(e)) => Err(ScriptError::from_lua(&e)),
+                    };
+                    let _ = reply.send(r);
+                }
+            })
+            .map_err(|e| ScriptError::new(format!("cannot start the hooks' thread: {e}")))?;
+        let (intermediate, cumulative) = ready_rx
+            .recv()
+            .map_err(|_| ScriptError::new("the hooks' thread ended"))??;
+        if !intermediate && !cumulative {
+            return Ok(None);
+        }
+        Ok(Some(Host {
+            tx,
+            intermediate,
+            cumulative,
+        }))
+    }
+
+    /// Calls a hook with `stat` and waits until it returned.
+    pub fn call(&self, which: Which, stat: Stat) -> Result<(), ScriptError> {
+        let (tx, rx) = mpsc::channel();
+        self.tx
+            .send(Ask::Call(which, stat, tx))
+            .map_err(|_| ScriptError::new("the hooks' thread ended"))?;
+        rx.recv()
+            .map_err(|_| ScriptError::new("the hooks' thread ended"))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[test]
+    fn hooks_run_in_their_own_state_with_the_figures() {
+        let files = Files {
+            path: "h.lua".into(),
+            main: "h.lua".into(),
+            files: vec![(
+                "h.lua".into(),
+                r#"
+calls = 0
+function sysbench.hooks.report_intermediate(stat)
+  calls = calls + 1
+  print(string.format("n=%d events=%d reads=%d", calls, stat.events, stat.reads))
+  sysbench.report_csv(stat)
+end
+"#
+                .into(),
+            )],
+        };
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = out.clone();
+        let host = Host::start(files, "run".into(), Vec::new(), 95.0, move |s| {
+            sink.lock().unwrap().push_str(s)
+        })
+        .unwrap()
+        .expect("the script sets a hook");
+        assert!(host.intermediate && !host.cumulative);
+        let stat = Stat {
+            threads_running: 2,
+            time_interval: 2.0,
+            time_total: 4.0,
+            events: 10,
+            reads: 40,
+            latency_pct: 0.0015,
+            ..Stat::default()
+        };
+        host.call(Which::Intermediate, stat.clone()).unwrap();
+        host.call(Which::Intermediate, stat).unwrap();
+        assert_eq!(
+            *out.lock().unwrap(),
+            "n=1 events=10 reads=40\n4,2,5.00,20.00,20.00,0.00,0.00,1.50,0.00,0.00\n\
+             n=2 events=10 reads=40\n4,2,5.00,20.00,20.00,0.00,0.00,1.50,0.00,0.00\n"
+        );
+    }
+
+    #[test]
+    fn the_default_line_is_sysbench_s() {
+        let s = Stat {
+            threads_running: 4,
+            time_interval: 1.0,
+            time_total: 3.0,
+            events: 100,
+            reads: 1400,
+            writes: 400,
+            other: 200,
+            latency_pct: 0.01234,
+            ..Stat::default()
+        };
+        assert_eq!(
+            default_line(&s, 95.0),
+            "[ 3s ] thds: 4 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 12.34 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+}

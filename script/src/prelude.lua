@@ -1,0 +1,392 @@
+-- fleetbench: sysbench's Lua interface, the parts written in Lua. Runs first in every
+-- state, with `raw` (the functions fleetbench gives this state: output, the bundled files,
+-- and on agents SQL, random numbers and counters) and `env` (command, script path, thread
+-- id, the options' values). Scripts see none of `raw` directly.
+local raw, env = ...
+
+local error, type, tostring, setmetatable, select, pairs, ipairs, unpack, rawget =
+   error, type, tostring, setmetatable, select, pairs, ipairs, unpack, rawget
+local concat, format = table.concat, string.format
+
+-- What a script may reach: no processes, no files, no C modules.
+do
+   local keep = { time = true, clock = true, date = true, difftime = true }
+   for k in pairs(os) do
+      if not keep[k] then os[k] = nil end
+   end
+end
+local function out(...)
+   local n = select("#", ...)
+   local parts = {}
+   for i = 1, n do parts[i] = tostring((select(i, ...))) end
+   return parts
+end
+function print(...)
+   raw.output(concat(out(...), "\t") .. "\n")
+end
+local stream = {}
+function stream:write(...)
+   raw.output(concat(out(...)))
+   return self
+end
+function stream:flush() return self end
+io = { stdout = stream, stderr = stream, write = function(...) return stream:write(...) end }
+function io.open(path, mode)
+   return nil, "io.open is not available to scripts under fleetbench (" .. tostring(path) .. ")"
+end
+function io.popen() error("io.popen is not available to scripts under fleetbench", 2) end
+function io.lines() error("io.lines is not available to scripts under fleetbench", 2) end
+debug = { traceback = function(msg) return raw.traceback(msg) end }
+
+-- Text chunks only: binary (bytecode) chunks could leave the sandbox.
+local load_text = load
+function load(chunk, name, _, fenv)
+   local f, e = load_text(chunk, name, "t")
+   if f and fenv then setfenv(f, fenv) end
+   return f, e
+end
+function loadstring(s, name) return load_text(s, name, "t") end
+
+-- Files come from the bundle the coordinator sent, never from the agent's disk.
+local function load_file(name)
+   local text = raw.file(name)
+   if not text then return nil, "cannot open " .. tostring(name) .. " (no such file beside the script)" end
+   local chunk = name:match("[^/]+$")
+   return load_text(text, "@" .. chunk, "t")
+end
+function loadfile(name)
+   return load_file(name)
+end
+function dofile(name)
+   local f, e = load_file(name)
+   if not f then error(e, 2) end
+   return f()
+end
+
+-- require: what is loaded, then the built-in modules, then NAME.lua from the bundle.
+local ffi_proxy
+package = { loaded = { string = string, table = table, math = math, bit = bit, jit = jit, os = os, io = io },
+            preload = {}, path = "./?.lua", cpath = "" }
+function require(name)
+   local got = package.loaded[name]
+   if got ~= nil then return got end
+   if name == "ffi" then
+      package.loaded.ffi = ffi_proxy
+      return ffi_proxy
+   end
+   local pre = package.preload[name]
+   local f
+   if pre then
+      f = pre
+   else
+      local e
+      f, e = load_file((name:gsub("%.", "/")) .. ".lua")
+      if not f then
+         error("module '" .. name .. "' not found: " .. e, 2)
+      end
+   end
+   local r = f(name)
+   if r == nil then r = package.loaded[name] end
+   if r == nil then r = true end
+   package.loaded[name] = r
+   return r
+end
+module = nil
+
+-- ffi: the declarations sysbench makes for scripts, and only them. ffi.C has sysbench's
+-- counter function and enum, and usleep; nothing else of C is reachable.
+do
+   local C = {
+      SB_CNT_OTHER = 0, SB_CNT_READ = 1, SB_CNT_WRITE = 2, SB_CNT_TRX = 3,
+      SB_CNT_ERROR = 4, SB_CNT_RECONNECT = 5,
+   }
+   function C.sb_counter_inc(_, kind) raw.counter(tonumber(kind)) end
+   function C.usleep(us) raw.usleep(tonumber(us)) return 0 end
+   setmetatable(C, { __index = function(_, k)
+      error("ffi.C." .. tostring(k) .. " is not available to scripts under fleetbench " ..
+            "(only sb_counter_inc, usleep and sysbench's SB_CNT_* values)", 2)
+   end })
+   local function refused(what)
+      return function() error("ffi." .. what .. " is not available to scripts under fleetbench", 2) end
+   end
+   ffi_proxy = setmetatable({ C = C, cdef = function() end, os = "Linux", arch = "x64",
+                              abi = function() return false end },
+                            { __index = function(_, k) return refused(tostring(k)) end })
+end
+
+-- sysbench
+local function opt_value(kind, text)
+   if text == nil then return nil end
+   if kind == "bool" then return text == "on" end
+   if kind == "int" or kind == "size" or kind == "double" then return tonumber(text) end
+   if kind == "list" then
+      local t = {}
+      for item in text:gmatch("[^,]+") do t[#t + 1] = item end
+      return t
+   end
+   return text
+end
+
+sysbench = {
+   version = env.version,
+   version_string = "sysbench " .. env.version .. " (fleetbench)",
+   tid = env.tid,
+   opt = {},
+   hooks = {},
+   error = { NONE = 0, RESTART_EVENT = 1, FATAL = 2 },
+   cmdline = {
+      options = {},
+      ARG_NULL = 0, ARG_BOOL = 1, ARG_INT = 2, ARG_SIZE = 3, ARG_DOUBLE = 4,
+      ARG_STRING = 5, ARG_LIST = 6, ARG_FILE = 7,
+      PARALLEL_COMMAND = true,
+      command = env.command,
+      script_path = env.script_path,
+   },
+   rand = {},
+   sql = {
+      type = { NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5,
+               DOUBLE = 6, TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11,
+               VARCHAR = 12 },
+      error = { NONE = 0, RESTART_EVENT = 1, FATAL = 2 },
+   },
+}
+for _, o in ipairs(env.opt) do
+   sysbench.opt[o[1]] = opt_value(o[2], o[3])
+end
+
+-- sysbench.rand: the agent's generators (each thread its own, seeded by --rand-seed).
+do
+   local r = sysbench.rand
+   r.default = raw.rand_default
+   r.uniform = raw.rand_uniform
+   r.gaussian = raw.rand_gaussian
+   r.special = raw.rand_special
+   r.pareto = raw.rand_pareto
+   r.zipfian = raw.rand_zipfian
+   r.unique = raw.rand_unique
+   r.uniform_uint64 = raw.rand_uint64
+   r.uniform_double = raw.rand_double
+   r.string = raw.rand_string
+   function r.varstring(min, max)
+      local n = r.uniform(min, max)
+      local t = {}
+      for i = 1, n do t[i] = string.char(r.uniform(33, 126)) end
+      return concat(t)
+   end
+end
+
+-- sysbench.sql: drivers, connections, statements, result sets.
+local RESTART = sysbench.error.RESTART_EVENT
+local Driver, Con, Stmt, Bind, Result = {}, {}, {}, {}, {}
+Driver.__index, Con.__index, Stmt.__index, Bind.__index, Result.__index =
+   Driver, Con, Stmt, Bind, Result
+
+-- A failed statement: an error sysbench.hooks.sql_error_ignorable (or, without the hook,
+-- --mysql-ignore-errors) lets pass restarts the event, any other ends the run.
+local function failed(con, sql, errno, state, msg, class)
+   local e = { errcode = RESTART, sql_errno = errno, sql_state = state, sql_errmsg = msg,
+               connection = con, query = sql }
+   local hook = sysbench.hooks.sql_error_ignorable
+   local ignorable
+   if hook then ignorable = hook(e) else ignorable = class ~= "fatal" end
+   if ignorable then
+      raw.ignored(errno, class)
+      error(e, 0)
+   end
+   error(format("SQL error, errno = %d, state = '%s': %s (%s)", errno, state, msg, sql), 0)
+end
+
+function sysbench.sql.driver(name)
+   name = name or sysbench.opt.db_driver or "mysql"
+   if name ~= raw.driver_name then
+      error("SQL driver '" .. tostring(name) .. "' is not available (fleetbench runs scripts against " ..
+            tostring(raw.driver_name) .. ")", 2)
+   end
+   return setmetatable({}, Driver)
+end
+function Driver:name() return raw.driver_name end
+function Driver:connect()
+   local h, errno, state, msg = raw.connect()
+   if not h then error(format("connection failed: %s (errno %d)", msg, errno), 2) end
+   return setmetatable({ h = h, bulk = nil }, Con)
+end
+
+local function result(rows, nfields)
+   return setmetatable({ rows = rows, nrows = #rows, nfields = nfields, pos = 0 }, Result)
+end
+function Result:fetch_row()
+   local p = self.pos + 1
+   local row = self.rows[p]
+   if row == nil then return nil end
+   self.pos = p
+   return row
+end
+function Result:free() self.rows = {} self.nrows = 0 end
+
+function Con:query(sql)
+   local rows, nfields, state, msg, class = raw.query(self.h, sql)
+   if rows == false then failed(self, sql, nfields, state, msg, class) end
+   if rows == true then return nil end
+   return result(rows, nfields)
+end
+function Con:query_row(sql)
+   local rs = self:query(sql)
+   if rs == nil then return nil end
+   local row = rs:fetch_row()
+   if row == nil then return nil end
+   return unpack(row, 1, rs.nfields)
+end
+function Con:disconnect() raw.disconnect(self.h) end
+Con.close = Con.disconnect
+function Con:reconnect()
+   local ok, errno, state, msg = raw.reconnect(self.h)
+   if not ok then error(format("reconnect failed: %s (errno %d)", msg, errno), 2) end
+end
+
+-- Bulk inserts: rows gather into one multi-row INSERT, sent when it reaches 512 KiB.
+local BULK_BYTES = 512 * 1024
+function Con:bulk_insert_init(head)
+   self.bulk = { head = head, rows = {}, n = 0, size = #head }
+end
+function Con:bulk_insert_next(values)
+   local b = self.bulk
+   if not b then error("bulk_insert_next without bulk_insert_init", 2) end
+   if b.n > 0 and b.size + #values + 1 > BULK_BYTES then
+      self:bulk_flush()
+   end
+   b.n = b.n + 1
+   b.rows[b.n] = values
+   b.size = b.size + #values + 1
+end
+function Con:bulk_flush()
+   local b = self.bulk
+   if not b or b.n == 0 then return end
+   local sql = b.head .. " " .. concat(b.rows, ",", 1, b.n)
+   b.rows, b.n, b.size = {}, 0, #b.head
+   self:query(sql)
+end
+function Con:bulk_insert_done()
+   self:bulk_flush()
+   self.bulk = nil
+end
+
+function Con:prepare(sql)
+   local h, errno, state, msg, class = raw.prepare(self.h, sql)
+   if not h then failed(self, sql, errno, state, msg, class) end
+   return setmetatable({ h = h, con = self, sql = sql, binds = {}, n = 0 }, Stmt)
+end
+function Stmt:bind_create(btype, len)
+   return setmetatable({ t = btype, len = len, v = nil }, Bind)
+end
+function Stmt:bind_param(...)
+   local n = select("#", ...)
+   self.binds = { ... }
+   self.n = n
+end
+local exec = raw.execute
+function Stmt:execute()
+   local b, n, errno, state, msg, class = self.binds, self.n
+   if n == 0 then
+      errno, state, msg, class = exec(self.h)
+   elseif n == 1 then
+      errno, state, msg, class = exec(self.h, b[1].v)
+   elseif n == 2 then
+      errno, state, msg, class = exec(self.h, b[1].v, b[2].v)
+   elseif n == 3 then
+      errno, state, msg, class = exec(self.h, b[1].v, b[2].v, b[3].v)
+   elseif n == 4 then
+      errno, state, msg, class = exec(self.h, b[1].v, b[2].v, b[3].v, b[4].v)
+   else
+      local v = {}
+      for i = 1, n do v[i] = b[i].v end
+      errno, state, msg, class = raw.execute_list(self.h, v, n)
+   end
+   if errno then failed(self.con, self.sql, errno, state, msg, class) end
+end
+function Stmt:close() raw.close(self.h) end
+function Bind:set(v) self.v = v end
+function Bind:set_rand_str(fmt) self.v = sysbench.rand.string(fmt) end
+
+-- Report hooks a script may assign (sysbench.hooks.report_* = sysbench.report_csv).
+sysbench.report_default = function(stat) raw.report("default", stat) end
+sysbench.report_csv = function(stat) raw.report("csv", stat) end
+sysbench.report_json = function(stat) raw.report("json", stat) end
+
+-- sysbench 0.5's interface: option globals, db_* and sb_rand*.
+db_driver = raw.driver_name
+DB_ERROR_NONE, DB_ERROR_RESTART_TRANSACTION, DB_ERROR_FAILED = 0, 1, 2
+for _, o in ipairs(env.opt) do
+   if rawget(_G, o[1]) == nil then _G[o[1]] = opt_value(o[2], o[3]) end
+end
+test = env.script_path
+sb_rand = function(a, b) return sysbench.rand.default(a, b) end
+sb_rand_uniform = function(a, b) return sysbench.rand.uniform(a, b) end
+sb_rand_gaussian = function(a, b) return sysbench.rand.gaussian(a, b) end
+sb_rand_special = function(a, b) return sysbench.rand.special(a, b) end
+sb_rand_str = function(fmt) return sysbench.rand.string(fmt) end
+sb_rnd = function() return sysbench.rand.uniform(0, 4294967295) end
+function sb_rand_uniq(a, b)
+   return a + sysbench.rand.unique() % (b - a + 1)
+end
+local legacy_con
+local function legacy()
+   if not legacy_con then legacy_con = sysbench.sql.driver():connect() end
+   return legacy_con
+end
+function db_connect() legacy() end
+function db_disconnect()
+   if legacy_con then legacy_con:disconnect() legacy_con = nil end
+end
+function db_query(sql) return legacy():query(sql) end
+function db_bulk_insert_init(sql) legacy():bulk_insert_init(sql) end
+function db_bulk_insert_next(v) legacy():bulk_insert_next(v) end
+function db_bulk_insert_done() legacy():bulk_insert_done() end
+function db_prepare(sql) return legacy():prepare(sql) end
+function db_bind_param(stmt, params)
+   -- 0.5 binds Lua variables by table: their values are read at each db_execute.
+   stmt.legacy = params
+end
+function db_bind_result() end
+function db_execute(stmt)
+   local p = stmt.legacy
+   if p then
+      local binds = {}
+      for i = 1, #p do binds[i] = { v = p[i] } end
+      stmt.binds, stmt.n = binds, #p
+   end
+   stmt:execute()
+end
+function db_close(stmt) stmt:close() end
+function db_store_results() end
+function db_free_results(rs) if rs then rs:free() end end
+
+-- The runner's entry points, called from Rust.
+local function handler(e)
+   if type(e) == "table" then return e end
+   return raw.traceback(tostring(e))
+end
+-- One event: 0 done, 1 the thread stops (event returned true), 2 restarted (an ignorable
+-- error; before_restart_event ran). Other errors propagate with their traceback.
+function __fb_event(fn, tid)
+   local ok, r = xpcall(fn, handler, tid)
+   if ok then
+      if r then return 1 end
+      return 0
+   end
+   if type(r) == "table" and r.errcode == RESTART then
+      local hook = sysbench.hooks.before_restart_event
+      if hook then hook(r) end
+      return 2
+   end
+   if type(r) == "table" then r = tostring(r.sql_errmsg or r.message or r) end
+   error(r, 0)
+end
+-- Calls a hook or command function, with a traceback on error.
+function __fb_call(fn, ...)
+   local ok, r = xpcall(fn, handler, ...)
+   if ok then return r end
+   if type(r) == "table" then
+      r = "error " .. tostring(r.sql_errno) .. ": " .. tostring(r.sql_errmsg)
+   end
+   error(r, 0)
+end
