@@ -51,6 +51,12 @@ struct Args {
     /// port could then start load on this host.
     #[arg(long)]
     insecure: bool,
+
+    /// Run the sysbench Lua scripts coordinators send. A script is code: it runs in a
+    /// sandbox (no processes, no files, no C modules), with this agent's network reach.
+    /// Off by default.
+    #[arg(long)]
+    allow_scripts: bool,
 }
 
 /// `--name`: 1 to 64 printable characters without spaces, so report columns stay columns.
@@ -140,6 +146,7 @@ async fn run() -> anyhow::Result<()> {
         tls,
         work_dir,
         name: args.name.clone(),
+        allow_scripts: args.allow_scripts,
     };
     let (signalled, mut exit_soon) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {

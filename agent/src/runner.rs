@@ -331,6 +331,8 @@ pub struct PreparedRun {
     pub(crate) single_target: Option<usize>,
     /// OLTP: connects tried again while opening, by target and reason (for Ready).
     pub(crate) connect_retries: Vec<(usize, Reason, u64)>,
+    /// A script's output (print), sent to the coordinator as it gathers.
+    pub(crate) output: Option<Arc<crate::workloads::script::worker::Output>>,
 }
 
 impl PreparedRun {
@@ -376,6 +378,7 @@ impl PreparedRun {
             oltp_tail: None,
             single_target: None,
             connect_retries: Vec::new(),
+            output: None,
         }
     }
 

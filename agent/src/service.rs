@@ -54,6 +54,9 @@ pub struct AgentOptions {
     pub work_dir: std::path::PathBuf,
     /// The name reports show for this agent (`--name`); None = the host name.
     pub name: Option<String>,
+    /// Runs sysbench Lua scripts its coordinators send (`--allow-scripts`): a script is
+    /// code, so an agent refuses them unless its operator says otherwise.
+    pub allow_scripts: bool,
 }
 
 impl Default for AgentOptions {
@@ -63,6 +66,7 @@ impl Default for AgentOptions {
             tls: None,
             work_dir: std::env::current_dir().unwrap_or_else(|_| "/".into()),
             name: None,
+            allow_scripts: false,
         }
     }
 }
@@ -206,7 +210,11 @@ impl Agent for AgentService {
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
             hostname: self.hostname.clone(),
             cores: self.facts.cores,
-            workloads: workloads::AVAILABLE.iter().map(|s| s.to_string()).collect(),
+            workloads: workloads::AVAILABLE
+                .iter()
+                .filter(|w| self.options.allow_scripts || **w != "script")
+                .map(|s| s.to_string())
+                .collect(),
             busy_run_id: busy.as_ref().map(|b| b.run_id.clone()).unwrap_or_default(),
             busy_since_unix: busy
                 .as_ref()
@@ -298,6 +306,9 @@ impl Agent for AgentService {
             peer: peer.clone(),
         })?;
         let planned = plan_from_start(&start, &self.options.work_dir)?;
+        if matches!(planned, Planned::Script(..)) && !self.options.allow_scripts {
+            return Err(Status::permission_denied(SCRIPTS_REFUSED));
+        }
         let (tx, rx) = mpsc::channel(16);
         // fileio: its files' directory, whose disk each interval's host load describes.
         let mut disk_dir = None;
@@ -324,6 +335,59 @@ impl Agent for AgentService {
                     .map_err(|e| Status::internal(format!("cannot start worker threads: {e}")))?;
                 run.set_target(conn);
                 run
+            }
+            Planned::Script(cfg, config, total_threads) => {
+                let connections = u64::from(config.threads);
+                let start = start.clone();
+                tokio::spawn(async move {
+                    let progress = Arc::new(OpenProgress::default());
+                    let p = progress.clone();
+                    guard.set_stopper(Arc::new(move |_| p.cancel()));
+                    let output = Arc::new(workloads::script::worker::Output::default());
+                    let threads = workloads::script::ScriptThreads {
+                        cfg,
+                        first_thread: u64::from(start.first_thread),
+                        total_threads,
+                        seed: start.seed,
+                        progress: progress.clone(),
+                        ready_timeout: match start.ready_timeout_ms {
+                            0 => DEFAULT_READY_TIMEOUT,
+                            ms => Duration::from_millis(ms),
+                        },
+                        output: output.clone(),
+                    };
+                    let opening = workloads::script::open_run(threads, config);
+                    match report_opening(opening, &progress, connections, &tx).await {
+                        Ok(_) if progress.is_cancelled() => {
+                            let _ = tx
+                                .send(Err(Status::aborted(
+                                    "stopped while its connections were opening",
+                                )))
+                                .await;
+                        }
+                        Ok(mut prepared) => {
+                            prepared.output = Some(output);
+                            let control = prepared.control();
+                            guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
+                            info!(run = %start.run_id, %peer, threads = start.threads, "script run prepared");
+                            drive(prepared, inbound, tx, guard, start.run_id, None).await;
+                        }
+                        Err(e) => {
+                            let text = output.take();
+                            if !text.is_empty() {
+                                let _ = tx
+                                    .send(Ok(event(run_event::Msg::Output(pb::ScriptOutput {
+                                        text,
+                                    }))))
+                                    .await;
+                            }
+                            let _ = tx
+                                .send(Err(Status::failed_precondition(e.to_string())))
+                                .await;
+                        }
+                    }
+                });
+                return Ok(Response::new(ReceiverStream::new(rx)));
             }
             Planned::Oltp(cfg, config, total_threads) => {
                 let connections = u64::from(config.threads) * cfg.targets_in_use().len() as u64;
@@ -553,7 +617,16 @@ enum Planned {
         Arc<fleetbench_model::workloads::tpcc::TpccConfig>,
         RunConfig,
     ),
+    /// A Lua script, limits, and the number of threads in the whole run (sysbench.tid).
+    Script(
+        Arc<fleetbench_model::workloads::script::ScriptConfig>,
+        RunConfig,
+        u64,
+    ),
 }
+
+/// What an agent without `--allow-scripts` answers a script run.
+pub const SCRIPTS_REFUSED: &str = "this agent does not run Lua scripts: start fleetbench-agent with --allow-scripts to let coordinators run scripts on it";
 
 impl AgentService {
     /// Prepare (create and load) or cleanup (drop) this agent's tables, streaming progress
@@ -678,7 +751,12 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
     if start.threads == 0 {
         return Err(Status::invalid_argument("threads must be at least 1"));
     }
-    if start.time_limit_ms == 0 && start.event_limit == 0 {
+    // A script's command (prepare, cleanup, its own) runs to its end instead.
+    let command = matches!(
+        start.workload.as_ref().and_then(|w| w.kind.as_ref()),
+        Some(pb::workload_spec::Kind::Script(s)) if s.command != "run"
+    );
+    if start.time_limit_ms == 0 && start.event_limit == 0 && !command {
         return Err(Status::invalid_argument(
             "a run needs a time limit or an event limit",
         ));
@@ -765,6 +843,11 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             Ok(Planned::Threads(Arc::new(threads::Threads::new(t)), config))
         }
         Workload::Tpcc(t) => Ok(Planned::Tpcc(Arc::new(*t), config)),
+        Workload::Script(s) => {
+            let total = u64::from(start.total_threads)
+                .max(u64::from(start.first_thread) + u64::from(start.threads));
+            Ok(Planned::Script(Arc::new(*s), config, total))
+        }
         Workload::Mutex(m) => {
             fleetbench_model::limits::check_memory(
                 mutex::MutexTest::bytes_for(m.num),
@@ -816,6 +899,19 @@ async fn drive(
             })
             .collect(),
     }));
+    let output = prepared.output.clone();
+    let send_output = |tx: &mpsc::Sender<Result<RunEvent, Status>>| {
+        let text = output.as_ref().map(|o| o.take()).unwrap_or_default();
+        let tx = tx.clone();
+        async move {
+            if !text.is_empty() {
+                let _ = tx
+                    .send(Ok(event(run_event::Msg::Output(pb::ScriptOutput { text }))))
+                    .await;
+            }
+        }
+    };
+    send_output(&tx).await;
     if tx.send(Ok(ready)).await.is_err() {
         return;
     }
@@ -864,6 +960,7 @@ async fn drive(
         let mut msg = report::interval_to_proto(&iv);
         msg.host = host.sample().map(|h| wire::host_to_proto(&h));
         let msg = event(run_event::Msg::Interval(msg));
+        send_output(&tx).await;
         if tx.send(Ok(msg)).await.is_err() {
             control.abort("coordinator went away");
         }
@@ -882,6 +979,7 @@ async fn drive(
     // The workers are gone: the agent is free before the coordinator learns the run is
     // over, so a next coordinator started right after it is never turned away as busy.
     drop(busy);
+    send_output(&tx).await;
     let _ = tx
         .send(Ok(event(run_event::Msg::Final(report::final_to_proto(
             &fin,

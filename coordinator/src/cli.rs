@@ -206,6 +206,11 @@ pub struct RawArgs {
     #[arg(skip)]
     pub options: Vec<(String, String)>,
 
+    /// A sysbench Lua script named in the TEST position, loaded, with its own options
+    /// (taken out of the command line by `crate::script::take` before clap sees it).
+    #[arg(skip)]
+    pub script: Option<Box<crate::script::ScriptArgs>>,
+
     // --- Database ---
     /// A named database target, NAME=mysql://USER:PASSWORD@HOST:PORT/DB (repeatable);
     /// replaces the --mysql-* target called "default".

@@ -16,6 +16,7 @@ pub mod output;
 pub mod plan;
 pub mod report;
 pub mod session;
+pub mod script;
 pub mod sweep;
 pub mod topology;
 pub mod wire;

@@ -64,6 +64,8 @@ pub async fn start_for(plan: &crate::plan::Plan) -> anyhow::Result<Option<LocalA
         tls: None,
         work_dir: std::env::current_dir().context("cannot read the current directory")?,
         name: None,
+        // An embedded agent runs scripts, as sysbench itself would on this host.
+        allow_scripts: true,
     };
     let own_dirs = *k > 1 && matches!(plan.workload, crate::plan::Workload::Fileio(_));
     start(*k, options, own_dirs)

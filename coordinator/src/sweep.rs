@@ -291,7 +291,7 @@ impl Axis {
 /// The unit of an offered rate: transactions per second for OLTP, events otherwise.
 pub fn rate_unit(workload: &Workload) -> &'static str {
     match workload {
-        Workload::Oltp(_) => "tx/s",
+        Workload::Oltp(_) | Workload::Script(_) => "tx/s",
         _ => "events/s",
     }
 }

@@ -18,12 +18,13 @@ use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::{ServerOptions, TargetOptions};
 
 use crate::workloads::memory::{MemoryConfig, MemoryError, Oper};
+use crate::workloads::script::ScriptConfig;
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
 
 /// One workload's spec: what the coordinator plans and an agent runs.
 pub trait Spec {
     /// The test's name as the user gives it (sysbench's names).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// The bounds both sides hold the spec to.
     fn validate(&self) -> Result<(), SpecError>;
     /// The options a result document records, under their JSON names (docs/result-format.md).
@@ -37,7 +38,7 @@ pub trait DeclaredTest: Declared {
 }
 
 impl<S: DeclaredTest> Spec for S {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         S::TEST
     }
 
@@ -304,6 +305,9 @@ pub enum Command {
     Prewarm,
     /// TPC-C: the consistency conditions over the tables.
     Check,
+    /// A script's command other than `run` (prepare, cleanup, one of its own): its name
+    /// is the script's (`ScriptConfig::command`).
+    Script,
 }
 
 impl Command {
@@ -314,6 +318,7 @@ impl Command {
             Command::Cleanup => "cleanup",
             Command::Prewarm => "prewarm",
             Command::Check => "check",
+            Command::Script => "script command",
         }
     }
 }
@@ -384,7 +389,7 @@ pub struct OltpSpec {
 }
 
 impl Spec for OltpSpec {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         self.config.script.name()
     }
 
@@ -589,8 +594,48 @@ impl Declared for FileioConfig {
     }
 }
 
+impl Spec for ScriptConfig {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        self.db.check()?;
+        self.distribution.check()
+    }
+
+    fn fields(&self) -> Vec<(String, Value)> {
+        let mut out: Vec<(String, Value)> = vec![
+            ("script".into(), self.files.path.clone().into()),
+            ("command".into(), self.command.clone().into()),
+        ];
+        let opts: serde_json::Map<String, Value> = self
+            .opt
+            .iter()
+            .filter(|o| !crate::workloads::script::BUILT_IN.contains(&o.name.as_str()))
+            .map(|o| (o.name.clone(), o.text.clone().map_or(Value::Null, Value::from)))
+            .collect();
+        out.push(("script_options".into(), Value::Object(opts)));
+        out.extend(self.server.recorded());
+        out.extend(self.db.to_options().fields(OltpDb::OPTIONS));
+        out.extend(self.distribution.to_options().fields(Distribution::OPTIONS));
+        let targets: Vec<Value> = self
+            .targets
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name, "host": t.host, "port": t.port, "socket": t.socket,
+                    "user": t.user, "database": t.database,
+                })
+            })
+            .collect();
+        out.push(("targets".into(), Value::Array(targets)));
+        out
+    }
+}
+
 impl Spec for TpccConfig {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "tpcc"
     }
 
@@ -627,6 +672,8 @@ pub enum Workload {
     Mutex(MutexSpec),
     /// TPC-C; each agent's Start carries its own share of the warehouses.
     Tpcc(Box<TpccConfig>),
+    /// A sysbench Lua script, shipped to the agents with its modules.
+    Script(Box<ScriptConfig>),
 }
 
 impl Workload {
@@ -639,12 +686,20 @@ impl Workload {
             Workload::Threads(s) => s,
             Workload::Mutex(s) => s,
             Workload::Tpcc(s) => s.as_ref(),
+            Workload::Script(s) => s.as_ref(),
         }
     }
 
-    /// The test's name as the user gave it (sysbench's names).
-    pub fn name(&self) -> &'static str {
+    /// The test's name as the user gave it (sysbench's names; a script's file name
+    /// without `.lua`).
+    pub fn name(&self) -> &str {
         self.spec().name()
+    }
+
+    /// Whether its figures are SQL statements and transactions (sysbench's "SQL
+    /// statistics"): OLTP and scripts.
+    pub fn is_sql(&self) -> bool {
+        matches!(self, Workload::Oltp(_) | Workload::Script(_))
     }
 
     /// The bounds of its options, the same in the coordinator's plan and in an agent.
@@ -675,7 +730,7 @@ impl Workload {
             Workload::Memory(s) => (MemorySpec::TEST, s.to_options()),
             Workload::Threads(s) => (ThreadsSpec::TEST, s.to_options()),
             Workload::Mutex(s) => (MutexSpec::TEST, s.to_options()),
-            Workload::Oltp(_) | Workload::Tpcc(_) => return None,
+            Workload::Oltp(_) | Workload::Tpcc(_) | Workload::Script(_) => return None,
         })
     }
 
@@ -684,6 +739,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => &o.config.targets,
             Workload::Tpcc(t) => std::slice::from_ref(&t.target),
+            Workload::Script(s) => &s.targets,
             _ => &[],
         }
     }
@@ -693,6 +749,7 @@ impl Workload {
         match self {
             Workload::Oltp(o) => &mut o.config.targets,
             Workload::Tpcc(t) => std::slice::from_mut(&mut t.target),
+            Workload::Script(s) => &mut s.targets,
             _ => &mut [],
         }
     }
@@ -701,7 +758,13 @@ impl Workload {
     pub fn capability(&self) -> &'static str {
         match self {
             Workload::Oltp(_) => "oltp",
-            other => other.name(),
+            Workload::Script(_) => "script",
+            Workload::Cpu(_) => "cpu",
+            Workload::Fileio(_) => "fileio",
+            Workload::Memory(_) => "memory",
+            Workload::Threads(_) => "threads",
+            Workload::Mutex(_) => "mutex",
+            Workload::Tpcc(_) => "tpcc",
         }
     }
 
@@ -723,6 +786,7 @@ impl Workload {
                 Command::Check,
                 Command::Cleanup,
             ],
+            Workload::Script(_) => &[Command::Run, Command::Script],
             _ => &[Command::Run],
         }
     }

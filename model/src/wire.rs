@@ -17,6 +17,7 @@ use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::ServerOptions;
 use crate::workloads::server::Target;
+use crate::workloads::script::{Files, OptKind, OptValue, ScriptConfig};
 use crate::workloads::tpcc::{PrepareStep, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
@@ -53,6 +54,7 @@ pub fn workload_from_proto(
             w
         }
         Some(K::Tpcc(t)) => Workload::Tpcc(Box::new(tpcc_from_proto(t)?)),
+        Some(K::Script(s)) => Workload::Script(Box::new(script_from_proto(s)?)),
         None => return Err(WireError("Start names no workload this agent knows".into())),
     };
     Ok(w)
@@ -77,6 +79,7 @@ pub fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadS
     let kind = match w {
         Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
         Workload::Tpcc(t) => Kind::Tpcc(tpcc_to_proto(t)),
+        Workload::Script(s) => Kind::Script(script_to_proto(s)),
         declared => {
             let (test, options) = declared
                 .options()
@@ -336,6 +339,92 @@ pub fn oltp_from_proto(o: &pb::OltpSpec) -> Result<OltpConfig, WireError> {
     };
     cfg.validate().map_err(bad)?;
     Ok(cfg)
+}
+
+pub fn script_to_proto(c: &ScriptConfig) -> pb::ScriptSpec {
+    pb::ScriptSpec {
+        path: c.files.path.clone(),
+        main: c.files.main.clone(),
+        files: c.files.files.iter().cloned().collect(),
+        command: c.command.clone(),
+        parallel: c.parallel,
+        opt: c
+            .opt
+            .iter()
+            .map(|o| pb::ScriptOpt {
+                name: o.name.clone(),
+                kind: o.kind.name().into(),
+                value: o.text.clone(),
+            })
+            .collect(),
+        targets: c.targets.iter().map(target_to_proto).collect(),
+        options: {
+            let mut bag = c.server.to_options();
+            bag.0.extend(c.db.to_options().0);
+            bag.0.extend(c.distribution.to_options().0);
+            bag.into_bag()
+        },
+    }
+}
+
+/// A script run as the agent runs it, checked as the plan checks it.
+pub fn script_from_proto(s: &pb::ScriptSpec) -> Result<ScriptConfig, WireError> {
+    let bad = WireError;
+    if s.targets.is_empty() {
+        return Err(bad("no database target given".into()));
+    }
+    if !s.files.contains_key(&s.main) {
+        return Err(bad(format!("the script {} was not sent", s.main)));
+    }
+    let total: usize = s.files.values().map(String::len).sum();
+    if total > crate::workloads::script::files::MAX_TOTAL_BYTES {
+        return Err(bad("the script's files are larger than accepted".into()));
+    }
+    let mut targets = s
+        .targets
+        .iter()
+        .map(target_from_proto)
+        .collect::<Result<Vec<_>, WireError>>()?;
+    only_declared(
+        &s.options,
+        "script",
+        &[ServerOptions::OPTIONS, OltpDb::OPTIONS, Distribution::OPTIONS],
+    )?;
+    let server: ServerOptions = group(&s.options, "script")?;
+    for t in &mut targets {
+        t.connect_timeout = Some(server.connect_timeout);
+    }
+    let opt = s
+        .opt
+        .iter()
+        .map(|o| {
+            let kind = OptKind::from_name(&o.kind)
+                .ok_or_else(|| bad(format!("option {}: unknown type '{}'", o.name, o.kind)))?;
+            Ok(OptValue {
+                name: o.name.clone(),
+                kind,
+                text: o.value.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, WireError>>()?;
+    let mut files: Vec<(String, String)> =
+        s.files.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    files.sort();
+    Ok(ScriptConfig {
+        name: s.main.strip_suffix(".lua").unwrap_or(&s.main).to_string(),
+        files: Files {
+            path: s.path.clone(),
+            main: s.main.clone(),
+            files,
+        },
+        command: s.command.clone(),
+        parallel: s.parallel,
+        opt,
+        targets,
+        server,
+        db: group(&s.options, "script")?,
+        distribution: group(&s.options, "script")?,
+    })
 }
 
 /// Both directions between a counters struct and its message, whose fields carry the same

@@ -287,15 +287,15 @@ local exec = raw.execute
 function Stmt:execute()
    local b, n, errno, state, msg, class = self.binds, self.n
    if n == 0 then
-      errno, state, msg, class = exec(self.h)
+      errno, state, msg, class = exec(self.h, 0)
    elseif n == 1 then
-      errno, state, msg, class = exec(self.h, b[1].v)
+      errno, state, msg, class = exec(self.h, 1, b[1].v)
    elseif n == 2 then
-      errno, state, msg, class = exec(self.h, b[1].v, b[2].v)
+      errno, state, msg, class = exec(self.h, 2, b[1].v, b[2].v)
    elseif n == 3 then
-      errno, state, msg, class = exec(self.h, b[1].v, b[2].v, b[3].v)
+      errno, state, msg, class = exec(self.h, 3, b[1].v, b[2].v, b[3].v)
    elseif n == 4 then
-      errno, state, msg, class = exec(self.h, b[1].v, b[2].v, b[3].v, b[4].v)
+      errno, state, msg, class = exec(self.h, 4, b[1].v, b[2].v, b[3].v, b[4].v)
    else
       local v = {}
       for i = 1, n do v[i] = b[i].v end

@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
-use crate::files::Files;
-use crate::options::{OptKind, OptValue, ScriptOption};
+use fleetbench_model::workloads::script::Files;
+use fleetbench_model::workloads::script::{OptKind, OptValue, ScriptOption};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -331,7 +331,7 @@ pub fn declared_options(lua: &Lua) -> Result<Vec<ScriptOption>, ScriptError> {
                 other => Some(other.to_string().unwrap_or_default()),
             };
             out.push(ScriptOption {
-                name: crate::options::canonical(&name),
+                name: fleetbench_model::workloads::script::options::canonical(&name),
                 description: description.unwrap_or_default(),
                 kind,
                 default,

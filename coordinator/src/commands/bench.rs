@@ -54,6 +54,9 @@ async fn run_plan(
         return super::sweep::run(plan, extras, addrs, link).await;
     }
     let conns = session::connect_idle(addrs, &plan.workload, link).await?;
+    if plan.command == Command::Script {
+        return super::script::run(plan, conns).await;
+    }
     if plan.command != Command::Run {
         return super::tables::run(plan, conns).await;
     }

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod docs;
 pub mod measure;
 pub mod scenario;
+pub mod script;
 pub mod sweep;
 pub mod tables;
 
@@ -43,7 +44,12 @@ pub enum Parsed {
 /// Parses the command line; `fleetbench help` and `fleetbench TEST help` (or
 /// `--test=TEST help`) give their text instead of arguments.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
-    let raw = match cli::parse(args) {
+    let (args, script) = match crate::script::take(args)? {
+        crate::script::Taken::Help(text) => return Ok(Parsed::Shown(text)),
+        crate::script::Taken::NoScript(args) => (args, None),
+        crate::script::Taken::Script(args, s) => (args, Some(s)),
+    };
+    let mut raw = match cli::parse(args) {
         Ok(raw) => raw,
         Err(e) if !e.use_stderr() => {
             // --help / --version.
@@ -69,6 +75,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
             return Err(UsageError(line));
         }
     };
+    if script.is_some() {
+        raw.script = script;
+        return Ok(Parsed::Args(Box::new(raw)));
+    }
     // `fleetbench help` and `fleetbench TEST help` (or `--test=TEST help`).
     let words: Vec<&str> = raw.words.iter().map(String::as_str).collect();
     let help_of = match (raw.test.as_deref(), &words[..]) {

@@ -13,9 +13,15 @@ use crate::cli::RawArgs;
 
 /// Validates raw flags into a plan.
 pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
-    let (test, command) = test_and_command(raw)?;
-    let workload = workload_of(&test, raw)?;
-    check_command(&workload, command, test)?;
+    let (workload, command) = match &raw.script {
+        Some(sa) => super::script::workload(raw, sa)?,
+        None => {
+            let (test, command) = test_and_command(raw)?;
+            let workload = workload_of(&test, raw)?;
+            check_command(&workload, command, test)?;
+            (workload, command)
+        }
+    };
     let threads = threads_of(raw, &workload, command)?;
     let (time, events) = limits(raw, &workload, command)?;
     let report_interval: u64 = seconds(&raw.report_interval, "report-interval", 0)?;
@@ -31,7 +37,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let agents = agents_of(raw)?;
     check_threads(threads, &agents)?;
     check_memory(&workload, &agents, threads)?;
-    Ok(Plan {
+    let mut plan = Plan {
         workload,
         command,
         threads,
@@ -51,7 +57,9 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         tags: crate::report::meta::parse_tags(&raw.tag).map_err(PlanError::Tag)?,
         command_line: String::new(),
         warmup: Duration::ZERO,
-    })
+    };
+    super::script::add_built_ins(&mut plan, raw);
+    Ok(plan)
 }
 
 /// The test as given (the TEST word or --test) and the command.
@@ -115,6 +123,12 @@ fn threads_of(raw: &RawArgs, workload: &Workload, command: Command) -> Result<u3
     if threads == 0 {
         return Err(invalid("threads", 0, "must be at least 1"));
     }
+    // A script's command that is not parallel runs once, in one thread.
+    if let Workload::Script(s) = workload
+        && !s.parallel
+    {
+        return Ok(1);
+    }
     Ok(threads)
 }
 
@@ -144,6 +158,10 @@ fn limits(raw: &RawArgs, workload: &Workload, command: Command) -> Result<(u64, 
         // Each mutex thread runs exactly one event; --events does not apply.
         Workload::Mutex(_) => events = 0,
         _ => {}
+    }
+    // A script's command (prepare, cleanup, its own) runs to its end.
+    if command == Command::Script {
+        return Ok((0, 0));
     }
     let one_shot = matches!(workload, Workload::Mutex(_));
     if command == Command::Run && time == 0 && events == 0 && !one_shot {

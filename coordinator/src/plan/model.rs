@@ -69,6 +69,9 @@ pub enum PlanError {
     Spec(#[from] SpecError),
     #[error("{0}")]
     Limit(String),
+    /// A script's options or commands.
+    #[error("{0}")]
+    Script(String),
     #[error(
         "missing required argument: --file-test-mode (seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw)"
     )]

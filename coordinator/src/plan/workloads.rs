@@ -87,23 +87,7 @@ pub(super) fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSp
     let server = ServerOptions::resolve("OLTP", own_options(raw, ServerOptions::OPTIONS))?;
     let db = OltpDb::resolve("OLTP", own_options(raw, OltpDb::OPTIONS))?;
     let distribution = Distribution::resolve("OLTP", own_options(raw, Distribution::OPTIONS))?;
-    let via = TargetOptions::resolve("OLTP", own_options(raw, TargetOptions::OPTIONS))?;
-    let mut targets = if raw.target.is_empty() {
-        vec![via.default_target("sbtest")]
-    } else {
-        raw.target
-            .iter()
-            .map(|t| parse_target(t))
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    for t in &mut targets {
-        via.fill_in(t);
-        // As the agent sets it from the same options (fleetbench_model::wire).
-        t.connect_timeout = Some(server.connect_timeout);
-        t.ssl
-            .validate()
-            .map_err(|e| PlanError::Ssl(t.name.clone(), e))?;
-    }
+    let targets = targets_of(raw, &server)?;
     let map = match &raw.table_map {
         Some(m) => parse_table_map(m, tables, &targets)?,
         None if targets.len() == 1 => vec![0; tables as usize],
@@ -167,6 +151,32 @@ pub(super) fn oltp(script: Script, raw: &RawArgs, threads: u32) -> Result<OltpSp
         config,
         split: set.split,
     })
+}
+
+/// The database targets of the `--mysql-*` options (the target "default") or of
+/// `--target` NAME=URL, with the connect timeout and TLS settings checked.
+pub(super) fn targets_of(
+    raw: &RawArgs,
+    server: &ServerOptions,
+) -> Result<Vec<fleetbench_model::workloads::server::Target>, PlanError> {
+    let via = TargetOptions::resolve("OLTP", own_options(raw, TargetOptions::OPTIONS))?;
+    let mut targets = if raw.target.is_empty() {
+        vec![via.default_target("sbtest")]
+    } else {
+        raw.target
+            .iter()
+            .map(|t| parse_target(t))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    for t in &mut targets {
+        via.fill_in(t);
+        // As the agent sets it from the same options (fleetbench_model::wire).
+        t.connect_timeout = Some(server.connect_timeout);
+        t.ssl
+            .validate()
+            .map_err(|e| PlanError::Ssl(t.name.clone(), e))?;
+    }
+    Ok(targets)
 }
 
 /// TPC-C's options: one target (the `--mysql-*` options or one `--target`), W, and how

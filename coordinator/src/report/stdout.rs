@@ -33,6 +33,11 @@ pub fn line(text: impl Display) {
     emit(format!("{text}\n").as_bytes());
 }
 
+/// A script's own output (`print`, `io.write`), as an agent sent it.
+pub fn script_output(text: &str) {
+    emit(text.as_bytes());
+}
+
 /// Sends the text report to stderr from now on (a result file is written to stdout).
 pub fn divert_text() {
     DIVERTED.store(true, Ordering::Relaxed);

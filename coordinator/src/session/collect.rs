@@ -147,6 +147,13 @@ impl Reader {
                 Ok(Some(RunEvent {
                     msg: Some(run_event::Msg::Final(f)),
                 })) => Delivery::Final(Box::new(wire::agent_final(&self.sender, &f))),
+                Ok(Some(RunEvent {
+                    msg: Some(run_event::Msg::Output(o)),
+                })) => {
+                    // A script's print: shown as it comes, as sysbench shows it.
+                    crate::report::stdout::script_output(&o.text);
+                    continue;
+                }
                 Ok(Some(_)) => continue,
                 Ok(None) => Delivery::Broken("its stream ended without a final report".into()),
                 Err(s) => Delivery::Broken(status_text(&s)),

@@ -101,6 +101,12 @@ pub async fn connect(
     let conns = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     for c in &conns {
         if !c.hello.workloads.iter().any(|w| w == workload.capability()) {
+            if matches!(workload, Workload::Script(_)) {
+                return Err(SessionError::Refused {
+                    agent: c.addr.clone(),
+                    reason: "it does not run Lua scripts: start fleetbench-agent with --allow-scripts on that host".into(),
+                });
+            }
             return Err(SessionError::MissingWorkload {
                 agent: c.addr.clone(),
                 workload: workload.capability().into(),

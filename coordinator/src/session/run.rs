@@ -240,6 +240,9 @@ async fn start_one(
                 }
             }
             Ok(Ok(Some(RunEvent {
+                msg: Some(run_event::Msg::Output(o)),
+            }))) => crate::report::stdout::script_output(&o.text),
+            Ok(Ok(Some(RunEvent {
                 msg: Some(run_event::Msg::Ready(ready)),
             }))) => {
                 // Ready means all open, whatever the last progress message said.

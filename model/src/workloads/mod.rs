@@ -3,5 +3,6 @@
 pub mod fileio;
 pub mod memory;
 pub mod oltp;
+pub mod script;
 pub mod server;
 pub mod tpcc;

@@ -835,7 +835,7 @@ impl<C: Client> OltpWorker<C> {
 }
 
 /// Fills `out` with `template`, each '?' replaced by the next value as an SQL literal.
-fn render(out: &mut String, template: &str, params: &[Param]) {
+pub(crate) fn render(out: &mut String, template: &str, params: &[Param]) {
     out.clear();
     let mut vals = params.iter();
     for ch in template.chars() {

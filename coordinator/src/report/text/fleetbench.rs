@@ -355,7 +355,7 @@ pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
 /// list is. Lost agents delivered no figures and are left out of the spread.
 pub fn agents_summary(plan: &Plan, r: &RunResult) -> String {
     let p = plan.percentiles.first().copied().unwrap_or(95.0);
-    let rate = if matches!(plan.workload, Workload::Oltp(_)) {
+    let rate = if plan.workload.is_sql() {
         "txns/s"
     } else {
         "evts/s"
@@ -513,7 +513,7 @@ impl AgentTable {
                 .max()
                 .unwrap_or(4)
                 .max(4),
-            db: matches!(plan.workload, Workload::Oltp(_)),
+            db: plan.workload.is_sql(),
             fileio: matches!(plan.workload, Workload::Fileio(_)),
             memory: match plan.workload {
                 Workload::Memory(m) => Some(m.block_size),

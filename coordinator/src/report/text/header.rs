@@ -68,9 +68,13 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
                 };
                 let _ = writeln!(s, "Target {}: {names}", t.describe());
             }
+            let _ = writeln!(s, "Script: built-in ({})", o.config.script.name());
             s.push('\n');
         }
         Workload::Oltp(_) => {}
+        Workload::Script(sc) => {
+            let _ = writeln!(s, "Script: {} ({})\n", sc.files.path, sc.command);
+        }
         Workload::Fileio(f) => s.push_str(&fileio_options(f, true)),
         Workload::Memory(m) => {
             let _ = writeln!(

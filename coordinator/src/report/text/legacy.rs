@@ -22,7 +22,7 @@ fn legacy_interval_line(iv: &MergedInterval, percentile: f64, workload: &Workloa
     let secs = iv.duration.as_secs_f64().max(f64::MIN_POSITIVE);
     let lat = iv.latency.requested_ms(percentile);
     let p = pct_label(percentile);
-    if matches!(workload, Workload::Oltp(_)) {
+    if workload.is_sql() {
         let r = DbRates::of(&iv.db, secs);
         return format!(
             "[{:>4}s] threads: {}, tps: {:.2}, reads: {:.2}, writes: {:.2}, response time: {lat:.2}ms ({p}%), errors: {:.2}, reconnects: {:>5.2}",
@@ -65,7 +65,7 @@ pub fn legacy_report(plan: &Plan, r: &RunResult, v04: bool) -> String {
     let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);
     let rate = |n: u64| format!("{n:<6} ({:.2} per sec.)", n as f64 / secs);
     match plan.workload {
-        Workload::Oltp(_) => {
+        Workload::Oltp(_) | Workload::Script(_) => {
             let d = r.db();
             let deadlocks = d.errors_by_code.get(&1213).copied().unwrap_or(0);
             s.push_str("OLTP test statistics:\n    queries performed:\n");

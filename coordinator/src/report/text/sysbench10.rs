@@ -96,7 +96,7 @@ fn closed_loop_line(iv: &MergedInterval, percentile: f64, workload: &Workload) -
                 (iv.events as f64 * m.block_size as f64) / MIB / secs
             );
         }
-        Workload::Oltp(_) => LineKind::Sql(DbRates::of(&iv.db, secs)),
+        Workload::Oltp(_) | Workload::Script(_) => LineKind::Sql(DbRates::of(&iv.db, secs)),
         _ => LineKind::Plain,
     };
     sysbench_line(&LineFigures {
@@ -124,7 +124,7 @@ pub fn end_report(plan: &Plan, r: &RunResult) -> String {
                 r.events_per_sec()
             );
         }
-        Workload::Oltp(_) => s.push_str(&sql_statistics(r)),
+        Workload::Oltp(_) | Workload::Script(_) => s.push_str(&sql_statistics(r)),
         Workload::Fileio(_) => s.push_str(&file_operations(r)),
         Workload::Memory(m) => {
             let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);

@@ -1,0 +1,949 @@
+//! One script worker: a Lua state of its own on its thread (as sysbench), with the SQL,
+//! random-number and counter functions the prelude's `sysbench.*` builds on. Statements go
+//! through the driver layer's [`Client`] (the lean MySQL client: server-side prepared
+//! statements, one round trip each). Each statement is counted as sysbench counts it (read,
+//! write or other by its first word); an event is one call of `event()` (or of a command's
+//! function).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fleetbench_model::counters::{DbCounters, IoCounters};
+use fleetbench_model::rand::Distribution;
+use fleetbench_model::workloads::script::ScriptConfig;
+use fleetbench_model::workloads::server::Target;
+use fleetbench_script::state::{self, StateEnv};
+use mlua::{Function, Lua, Table, Value};
+
+use crate::rand::{Picker, Rng};
+use crate::runner::Control;
+use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::sql::opening::{ConnectGate, GateError};
+use crate::sql::{Client, ErrorClass, Param, Reply, Sockets, SqlError};
+use crate::stats::WorkerTail;
+use crate::workloads::{EventDb, Step, WorkerLoop};
+
+/// What a statement counts as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Read,
+    Write,
+    Other,
+}
+
+/// sysbench's counting: SELECT (and SHOW) read, INSERT, UPDATE, DELETE and REPLACE
+/// write, the rest (BEGIN, COMMIT, SET, DDL) other.
+pub fn classify(sql: &str) -> Class {
+    let word = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    let is = |w: &str| word.eq_ignore_ascii_case(w);
+    if is("select") || is("show") || is("with") {
+        Class::Read
+    } else if is("insert") || is("update") || is("delete") || is("replace") {
+        Class::Write
+    } else {
+        Class::Other
+    }
+}
+
+/// Script output not yet sent to the coordinator, shared by an agent's workers.
+#[derive(Default)]
+pub struct Output {
+    text: Mutex<String>,
+    dropped: AtomicBool,
+}
+
+/// Output kept at most while the coordinator has not taken it.
+const OUTPUT_CAP: usize = 1 << 20;
+
+impl Output {
+    pub fn push(&self, s: &str) {
+        let mut t = self.text.lock().unwrap_or_else(|p| p.into_inner());
+        if t.len() + s.len() > OUTPUT_CAP {
+            self.dropped.store(true, Ordering::Relaxed);
+            return;
+        }
+        t.push_str(s);
+    }
+
+    /// What came since the last call ("" for nothing).
+    pub fn take(&self) -> String {
+        let mut t = std::mem::take(&mut *self.text.lock().unwrap_or_else(|p| p.into_inner()));
+        if self.dropped.swap(false, Ordering::Relaxed) {
+            t.push_str("[fleetbench: script output beyond 1 MiB per interval was left out]\n");
+        }
+        t
+    }
+}
+
+/// A connection a script opened; None while it is lost and not yet reopened.
+struct ConnSlot<C> {
+    conn: Option<C>,
+    /// Bumped by every reconnect: statements prepared before it are prepared again.
+    generation: u64,
+}
+
+/// A statement a script prepared.
+struct StmtSlot<C: Client> {
+    conn: usize,
+    sql: String,
+    class: Class,
+    /// The server's statement, prepared on connection generation `generation`; None when
+    /// it runs as text (`--db-ps-mode=disable`, or a server that cannot prepare it).
+    stmt: Option<C::Stmt>,
+    generation: u64,
+    text: bool,
+}
+
+/// Random-number pickers by (distribution, range), the last few kept: scripts draw from
+/// a handful of ranges over and over.
+struct Pickers {
+    cached: Vec<((u8, i64, i64), Picker)>,
+}
+
+impl Pickers {
+    fn pick(&mut self, rng: &mut Rng, dist: &Distribution, key: u8, a: i64, b: i64) -> i64 {
+        if b <= a {
+            return a;
+        }
+        if key == 0 {
+            return a + rng.uniform(0, (b - a) as u64) as i64;
+        }
+        let k = (key, a, b);
+        let i = match self.cached.iter().position(|(kk, _)| *kk == k) {
+            Some(i) => i,
+            None => {
+                if self.cached.len() >= 8 {
+                    self.cached.remove(0);
+                }
+                self.cached
+                    .push((k, Picker::new(dist, 0, (b - a) as u64)));
+                self.cached.len() - 1
+            }
+        };
+        a + self.cached[i].1.pick(rng) as i64
+    }
+}
+
+/// Everything the raw functions of one state share.
+pub struct Ctx<C: Client> {
+    cfg: Arc<ScriptConfig>,
+    /// This thread's target (thread id mod targets), its index.
+    target: Target,
+    target_index: usize,
+    sockets: Arc<Sockets>,
+    /// While the run opens: connects go through the agent's gate (bounded, retried).
+    gate: Option<Arc<ConnectGate>>,
+    tail: Arc<Mutex<WorkerTail>>,
+    control: Arc<Control>,
+    conns: Vec<ConnSlot<C>>,
+    stmts: Vec<Option<StmtSlot<C>>>,
+    /// The event's counts.
+    pub tally: DbCounters,
+    /// Events a script counted itself (`sb_counter_inc(tid, SB_CNT_TRX)`).
+    extra_events: u64,
+    rng: Rng,
+    pickers: Pickers,
+    /// `sysbench.rand.unique()`: this thread's next, unique over the run's threads.
+    unique: u64,
+    tid: u64,
+    total_threads: u64,
+    /// A login the lean client does not speak: the run falls back to mysql_async.
+    pub unsupported: Option<String>,
+    sql: String,
+}
+
+fn lost_error(e: &SqlError) -> (u32, &'static str) {
+    match e {
+        SqlError::Server { code, .. } => (u32::from(*code), "HY000"),
+        // What libmysqlclient says for a connection that went away.
+        _ => (2013, "HY000"),
+    }
+}
+
+impl<C: Client> Ctx<C> {
+    fn connect_now(&mut self) -> Result<C, SqlError> {
+        let (target, sockets) = (&self.target, &self.sockets);
+        let connect = || C::connect(target, sockets);
+        match &self.gate {
+            None => connect(),
+            Some(g) => g
+                .open(self.target_index, sockets, connect)
+                .map_err(|e| match e {
+                    GateError::Failed(e) => e,
+                    GateError::Cancelled => SqlError::Io(std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        "the run was stopped",
+                    )),
+                    GateError::GaveUp(m) => SqlError::Io(std::io::Error::other(m)),
+                }),
+        }
+    }
+
+    /// The first connection to the target on this agent says how it was made, for Ready.
+    fn record_facts(&self, conn: &mut C) {
+        let first = {
+            let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
+            tail.targets
+                .get_mut(self.target_index)
+                .is_some_and(|tt| !std::mem::replace(&mut tt.facts_taken, true))
+        };
+        if !first {
+            return;
+        }
+        let mut info = conn.info();
+        if let Ok((version, vars)) = conn.server_facts(&self.cfg.server.server_vars) {
+            (info.server_version, info.server_vars) = (version, vars);
+        }
+        let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tt) = tail.targets.get_mut(self.target_index) {
+            tt.conn = Some(info);
+        }
+    }
+
+    fn conn(&mut self, h: usize) -> Result<&mut ConnSlot<C>, mlua::Error> {
+        self.conns
+            .get_mut(h)
+            .ok_or_else(|| mlua::Error::runtime("the connection was closed"))
+    }
+
+    /// Reopens a lost connection once: counted as a reconnect, or as a failed one (then
+    /// a pause, so that a dead server is not hammered; the next statement tries again).
+    fn reopen(&mut self, h: usize) {
+        match self.connect_now() {
+            Ok(c) => {
+                self.tally.reconnects += 1;
+                if let Some(slot) = self.conns.get_mut(h) {
+                    slot.conn = Some(c);
+                    slot.generation += 1;
+                }
+            }
+            Err(_) => {
+                self.tally.reconnect_failures += 1;
+                let until = Instant::now() + Duration::from_millis(100);
+                while Instant::now() < until && !self.control.is_stopped() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+    }
+
+    /// What a failed statement on connection `h` means: the values the prelude's
+    /// `failed` takes (errno, state, message, class). A lost connection is reopened.
+    fn failure(&mut self, h: usize, e: SqlError) -> (u32, &'static str, String, &'static str) {
+        let ignores = &self.cfg.db.ignore_errors;
+        let class = e.classify(|c| ignores.contains(u32::from(c)));
+        let (errno, state) = lost_error(&e);
+        let msg = e.to_string();
+        let class = match class {
+            ErrorClass::Ignorable(_) => "ignorable",
+            ErrorClass::Fatal => "fatal",
+            ErrorClass::Reconnect => {
+                if let Some(slot) = self.conns.get_mut(h)
+                    && let Some(c) = slot.conn.take()
+                {
+                    drop(c);
+                }
+                if !self.control.is_stopped() {
+                    self.reopen(h);
+                }
+                "reconnect"
+            }
+        };
+        (errno, state, msg, class)
+    }
+
+    fn count(&mut self, class: Class) {
+        match class {
+            Class::Read => self.tally.reads += 1,
+            Class::Write => self.tally.writes += 1,
+            Class::Other => self.tally.others += 1,
+        }
+    }
+
+    /// A live connection `h`, reopening it first if it was lost.
+    fn live(&mut self, h: usize) -> Result<Option<&mut C>, mlua::Error> {
+        if self.conn(h)?.conn.is_none() && !self.control.is_stopped() {
+            self.reopen(h);
+        }
+        Ok(self.conn(h)?.conn.as_mut())
+    }
+}
+
+type Shared<C> = Rc<RefCell<Ctx<C>>>;
+
+/// A failure as the raw functions return it (nothing on success).
+type Failed = Option<(u32, &'static str, String, &'static str)>;
+
+fn gone() -> (u32, &'static str, String, &'static str) {
+    (
+        2013,
+        "HY000",
+        "Lost connection to server (reconnecting)".into(),
+        "reconnect",
+    )
+}
+
+/// Reads a bound value as a statement parameter; `scratch` keeps the text of numbers
+/// that are not whole.
+fn param_of<'a>(v: &'a Value, strs: &'a [mlua::BorrowedBytes], si: &mut usize, scratch: &'a [String], fi: &mut usize) -> Param<'a> {
+    match v {
+        Value::Integer(i) => Param::Int(*i),
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Param::Int(*n as i64),
+        Value::Number(_) => {
+            let p = Param::Str(scratch[*fi].as_bytes());
+            *fi += 1;
+            p
+        }
+        Value::Boolean(b) => Param::Int(i64::from(*b)),
+        Value::String(_) => {
+            let p = Param::Str(&strs[*si]);
+            *si += 1;
+            p
+        }
+        _ => Param::Null,
+    }
+}
+
+fn execute<C: Client>(ctx: &Shared<C>, h: usize, values: &[Value]) -> Result<Failed, mlua::Error> {
+    let strs: Vec<mlua::BorrowedBytes> = values
+        .iter()
+        .filter_map(|v| match v {
+            Value::String(s) => Some(s.as_bytes()),
+            _ => None,
+        })
+        .collect();
+    let scratch: Vec<String> = values
+        .iter()
+        .filter_map(|v| match v {
+            Value::Number(n) if !(n.fract() == 0.0 && n.abs() < 9.0e15) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    let (mut si, mut fi) = (0, 0);
+    let mut params: [Param; 8] = [Param::Null; 8];
+    let mut more: Vec<Param> = Vec::new();
+    let n = values.len();
+    let params: &[Param] = if n <= 8 {
+        for (i, v) in values.iter().enumerate() {
+            params[i] = param_of(v, &strs, &mut si, &scratch, &mut fi);
+        }
+        &params[..n]
+    } else {
+        for v in values {
+            more.push(param_of(v, &strs, &mut si, &scratch, &mut fi));
+        }
+        &more
+    };
+    let mut guard = ctx.borrow_mut();
+    let c = &mut *guard;
+    let slot = c
+        .stmts
+        .get_mut(h)
+        .and_then(Option::as_mut)
+        .ok_or_else(|| mlua::Error::runtime("the statement was closed"))?;
+    let (conn_h, class) = (slot.conn, slot.class);
+    let generation = c.conns.get(conn_h).map_or(0, |s| s.generation);
+    if c.live(conn_h)?.is_none() {
+        return Ok(Some(gone()));
+    }
+    let slot = c.stmts[h].as_mut().expect("checked above");
+    let conn = c.conns[conn_h].conn.as_mut().expect("live");
+    // Prepared before a reconnect: prepare it again on the new connection.
+    if !slot.text && (slot.stmt.is_none() || slot.generation != generation) {
+        match conn.prepare(&slot.sql) {
+            Ok(s) => {
+                slot.stmt = Some(s);
+                slot.generation = generation;
+            }
+            Err(e) if e.code() == Some(1295) => slot.text = true,
+            Err(e) => return Ok(Some(c.failure(conn_h, e))),
+        }
+    }
+    let r = match slot.stmt.as_mut() {
+        Some(s) if !slot.text => conn.execute(s, params),
+        _ => {
+            crate::workloads::oltp::worker::render(&mut c.sql, &slot.sql, params);
+            conn.query(&c.sql)
+        }
+    };
+    match r {
+        Ok(_) => {
+            c.count(class);
+            Ok(None)
+        }
+        Err(e) => {
+            c.count(class);
+            Ok(Some(c.failure(conn_h, e)))
+        }
+    }
+}
+
+/// Puts the raw functions of a worker's state into `raw`.
+fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
+    let c = ctx.clone();
+    raw.set(
+        "connect",
+        lua.create_function(move |_, ()| {
+            let mut g = c.borrow_mut();
+            match g.connect_now() {
+                Ok(mut conn) => {
+                    g.record_facts(&mut conn);
+                    g.conns.push(ConnSlot {
+                        conn: Some(conn),
+                        generation: 0,
+                    });
+                    Ok((Some(g.conns.len() - 1), 0, String::new(), String::new()))
+                }
+                Err(e) => {
+                    if let SqlError::UnsupportedAuth(p) = &e {
+                        g.unsupported = Some(format!(
+                            "the server wants the authentication plugin '{p}'"
+                        ));
+                    }
+                    let (errno, _) = lost_error(&e);
+                    Ok((None, errno, "HY000".into(), e.to_string()))
+                }
+            }
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "disconnect",
+        lua.create_function(move |_, h: usize| {
+            let mut g = c.borrow_mut();
+            if let Some(slot) = g.conns.get_mut(h)
+                && let Some(conn) = slot.conn.take()
+            {
+                conn.quit();
+            }
+            Ok(())
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "reconnect",
+        lua.create_function(move |_, h: usize| {
+            let mut g = c.borrow_mut();
+            if let Some(slot) = g.conns.get_mut(h)
+                && let Some(conn) = slot.conn.take()
+            {
+                conn.quit();
+            }
+            match g.connect_now() {
+                Ok(conn) => {
+                    g.tally.reconnects += 1;
+                    let slot = g.conn(h)?;
+                    slot.conn = Some(conn);
+                    slot.generation += 1;
+                    Ok((true, 0, String::new(), String::new()))
+                }
+                Err(e) => Ok((false, lost_error(&e).0, "HY000".into(), e.to_string())),
+            }
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "query",
+        lua.create_function(move |lua, (h, sql): (usize, mlua::LuaString)| {
+            let sql = sql.to_str()?.to_string();
+            let mut guard = c.borrow_mut();
+            let g = &mut *guard;
+            let class = classify(&sql);
+            let Some(conn) = g.live(h)? else {
+                let (errno, state, msg, class) = gone();
+                return (false, errno, state, msg, class).into_lua_multi(lua);
+            };
+            // Rows only for statements that return them: the rest skip building tables.
+            let r = if class == Class::Read {
+                conn.query_rows(&sql).map(Some)
+            } else {
+                conn.query(&sql).map(|reply| match reply {
+                    Reply::Rows(_) => Some(Vec::new()),
+                    Reply::Ok { .. } => None,
+                })
+            };
+            g.count(class);
+            match r {
+                Ok(None) => true.into_lua_multi(lua),
+                Ok(Some(rows)) => {
+                    let nfields = rows.first().map_or(0, Vec::len);
+                    let t = lua.create_table_with_capacity(rows.len(), 0)?;
+                    for (i, row) in rows.into_iter().enumerate() {
+                        let r = lua.create_table_with_capacity(row.len(), 0)?;
+                        for (j, col) in row.into_iter().enumerate() {
+                            if let Some(v) = col {
+                                r.raw_set(j + 1, v)?;
+                            }
+                        }
+                        t.raw_set(i + 1, r)?;
+                    }
+                    (t, nfields).into_lua_multi(lua)
+                }
+                Err(e) => {
+                    let (errno, state, msg, class) = g.failure(h, e);
+                    (false, errno, state, msg, class).into_lua_multi(lua)
+                }
+            }
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "prepare",
+        lua.create_function(move |lua, (h, sql): (usize, String)| {
+            let mut guard = c.borrow_mut();
+            let g = &mut *guard;
+            let text = !g.cfg.db.prepared;
+            let generation = g.conn(h)?.generation;
+            let mut stmt = None;
+            let mut as_text = text;
+            if !text {
+                let Some(conn) = g.live(h)? else {
+                    let (errno, state, msg, class) = gone();
+                    return (Value::Nil, errno, state, msg, class).into_lua_multi(lua);
+                };
+                match conn.prepare(&sql) {
+                    Ok(s) => stmt = Some(s),
+                    // This server (or proxy) cannot prepare it: sysbench emulates.
+                    Err(e) if e.code() == Some(1295) => as_text = true,
+                    Err(e) => {
+                        let (errno, state, msg, class) = g.failure(h, e);
+                        return (Value::Nil, errno, state, msg, class).into_lua_multi(lua);
+                    }
+                }
+            }
+            g.stmts.push(Some(StmtSlot {
+                conn: h,
+                class: classify(&sql),
+                sql,
+                stmt,
+                generation,
+                text: as_text,
+            }));
+            (g.stmts.len() - 1).into_lua_multi(lua)
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "execute",
+        lua.create_function(
+            move |lua, (h, n, a, b, d, e): (usize, usize, Value, Value, Value, Value)| {
+                let wanted = n.min(4);
+                let vals = [a, b, d, e];
+                match execute(&c, h, &vals[..wanted])? {
+                    None => Value::Nil.into_lua_multi(lua),
+                    Some((errno, state, msg, class)) => {
+                        (errno, state, msg, class).into_lua_multi(lua)
+                    }
+                }
+            },
+        )?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "execute_list",
+        lua.create_function(move |lua, (h, t, n): (usize, Table, usize)| {
+            let vals: Vec<Value> = (1..=n).map(|i| t.raw_get(i).unwrap_or(Value::Nil)).collect();
+            match execute(&c, h, &vals)? {
+                None => Value::Nil.into_lua_multi(lua),
+                Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
+            }
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "close",
+        lua.create_function(move |_, h: usize| {
+            if let Some(s) = c.borrow_mut().stmts.get_mut(h) {
+                *s = None;
+            }
+            Ok(())
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "ignored",
+        lua.create_function(move |_, (errno, _class): (u32, String)| {
+            let mut g = c.borrow_mut();
+            g.tally.ignored_errors += 1;
+            *g.tally.errors_by_code.entry(errno).or_default() += 1;
+            Ok(())
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "counter",
+        lua.create_function(move |_, kind: i64| {
+            let mut g = c.borrow_mut();
+            match kind {
+                0 => g.tally.others += 1,
+                1 => g.tally.reads += 1,
+                2 => g.tally.writes += 1,
+                3 => g.extra_events += 1,
+                4 => g.tally.ignored_errors += 1,
+                5 => g.tally.reconnects += 1,
+                _ => {}
+            }
+            Ok(())
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "usleep",
+        lua.create_function(move |_, us: f64| {
+            let control = c.borrow().control.clone();
+            let until = Instant::now() + Duration::from_micros(us.max(0.0) as u64);
+            // In slices, so that the run's end does not wait for a long sleep.
+            loop {
+                let now = Instant::now();
+                if now >= until || control.is_stopped() {
+                    return Ok(());
+                }
+                std::thread::sleep((until - now).min(Duration::from_millis(10)));
+            }
+        })?,
+    )?;
+    register_rand(lua, raw, ctx)
+}
+
+/// sysbench.rand's functions on this thread's generator.
+fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
+    let fixed = |d: Distribution| d;
+    let dists: [(&str, u8, Option<Distribution>); 6] = [
+        ("rand_uniform", 0, Some(Distribution::Uniform)),
+        ("rand_default", 1, None),
+        ("rand_gaussian", 2, Some(fixed(Distribution::Gaussian { iter: 12 }))),
+        (
+            "rand_special",
+            3,
+            Some(Distribution::Special {
+                iter: 12,
+                pct: 1.0,
+                res: 75.0,
+            }),
+        ),
+        ("rand_pareto", 4, Some(Distribution::Pareto { h: 0.2 })),
+        ("rand_zipfian", 5, Some(Distribution::Zipfian { exp: 0.8 })),
+    ];
+    for (name, key, dist) in dists {
+        let c = ctx.clone();
+        // The run's own parameters where it uses that distribution (--rand-type's).
+        let run_dist = c.borrow().cfg.distribution.clone();
+        let dist = match dist {
+            None => run_dist.clone(),
+            Some(d) if d.name() == run_dist.name() => run_dist.clone(),
+            Some(d) => d,
+        };
+        let key = if matches!(dist, Distribution::Uniform) {
+            0
+        } else {
+            key
+        };
+        raw.set(
+            name,
+            lua.create_function(move |_, (a, b): (i64, i64)| {
+                let mut guard = c.borrow_mut();
+                let g = &mut *guard;
+                Ok(g.pickers.pick(&mut g.rng, &dist, key, a, b))
+            })?,
+        )?;
+    }
+    let c = ctx.clone();
+    raw.set(
+        "rand_unique",
+        lua.create_function(move |_, ()| {
+            let mut g = c.borrow_mut();
+            let v = g.unique.wrapping_mul(g.total_threads).wrapping_add(g.tid);
+            g.unique += 1;
+            Ok(v & 0xffff_ffff)
+        })?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "rand_uint64",
+        lua.create_function(move |_, ()| Ok(c.borrow_mut().rng.next_u64() as f64))?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "rand_double",
+        lua.create_function(move |_, ()| Ok(c.borrow_mut().rng.unit_f64()))?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
+        "rand_string",
+        lua.create_function(move |lua, fmt: mlua::LuaString| {
+            let fmt = fmt.as_bytes();
+            let mut g = c.borrow_mut();
+            let mut out = Vec::with_capacity(fmt.len());
+            for &b in fmt.iter() {
+                out.push(match b {
+                    b'#' => b'0' + g.rng.uniform(0, 9) as u8,
+                    b'@' => b'a' + g.rng.uniform(0, 25) as u8,
+                    other => other,
+                });
+            }
+            lua.create_string(&out)
+        })?,
+    )?;
+    Ok(())
+}
+
+use mlua::IntoLuaMulti;
+
+/// What a worker runs per event: the script's `event`, or a command's function once.
+enum Body {
+    Event(Function),
+    Once(Option<Function>),
+}
+
+/// A worker thread's script: its state, its functions and its counts.
+pub struct ScriptWorker<C: Client + 'static> {
+    lua: Lua,
+    ctx: Shared<C>,
+    body: Body,
+    driver: Function,
+    tid: u64,
+    /// The event's counts as the runner reads them ([`WorkerLoop::db`]).
+    tally: DbCounters,
+    targets: Vec<DbCounters>,
+    several_targets: bool,
+    muted: bool,
+}
+
+/// What opening a worker needs.
+pub struct Opening<'a> {
+    pub cfg: Arc<ScriptConfig>,
+    pub tid: u64,
+    pub total_threads: u64,
+    pub seed: u64,
+    pub sockets: Arc<Sockets>,
+    pub tail: Arc<Mutex<WorkerTail>>,
+    pub control: Arc<Control>,
+    pub gate: Arc<ConnectGate>,
+    pub output: Arc<Output>,
+    pub gate_ref: std::marker::PhantomData<&'a ()>,
+}
+
+fn script_failed(e: fleetbench_script::ScriptError) -> LeanOpenError {
+    OpenError::Setting(format!("script error: {}", e.message)).into()
+}
+
+impl<C: Client + 'static> ScriptWorker<C> {
+    /// Makes the thread's state (the script's body runs in it), then calls
+    /// `thread_init` for a run; a command's function waits for the first event.
+    pub fn open(o: Opening) -> Result<Self, LeanOpenError> {
+        let cfg = o.cfg;
+        let n = cfg.targets.len().max(1);
+        let target_index = (o.tid as usize) % n;
+        let target = cfg.targets[target_index]
+            .for_thread(o.tid)
+            .unwrap_or_else(|| cfg.targets[target_index].clone());
+        let ctx: Shared<C> = Rc::new(RefCell::new(Ctx {
+            cfg: cfg.clone(),
+            target: target.clone(),
+            target_index,
+            sockets: o.sockets,
+            gate: Some(o.gate),
+            tail: o.tail,
+            control: o.control,
+            conns: Vec::new(),
+            stmts: Vec::new(),
+            tally: DbCounters::default(),
+            extra_events: 0,
+            rng: Rng::new(o.seed ^ o.tid.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            pickers: Pickers { cached: Vec::new() },
+            unique: 0,
+            tid: o.tid,
+            total_threads: o.total_threads.max(1),
+            unsupported: None,
+            sql: String::new(),
+        }));
+        let output = o.output;
+        let env = StateEnv {
+            files: &cfg.files,
+            command: &cfg.command,
+            tid: o.tid as u32,
+            opt: &cfg.opt,
+            output: Rc::new(move |s: &str| output.push(s)),
+            driver: "mysql",
+        };
+        let lua = state::new_state(&env, |lua, raw| register(lua, raw, &ctx))
+            .map_err(script_failed)?;
+        let unsupported = |ctx: &Shared<C>| ctx.borrow_mut().unsupported.take();
+        if let Err(e) = state::run_script(&lua, &cfg.files) {
+            return Err(match unsupported(&ctx) {
+                Some(u) => LeanOpenError::Unsupported(u),
+                None => script_failed(e),
+            });
+        }
+        let body = if cfg.command == "run" {
+            let event = state::function(&lua, "event").ok_or_else(|| {
+                script_failed(fleetbench_script::ScriptError::new(format!(
+                    "{} defines no event function: it cannot run",
+                    cfg.files.main
+                )))
+            })?;
+            if let Some(init) = state::function(&lua, "thread_init") {
+                let r: Result<(), _> = state::call(&lua, &init, o.tid);
+                if let Err(e) = r {
+                    return Err(match unsupported(&ctx) {
+                        Some(u) => LeanOpenError::Unsupported(u),
+                        None => match ctx.borrow().conns.is_empty() {
+                            // A connection that could not open says so as the run's
+                            // connections do (the target, the server's reason).
+                            true if e.message.contains("connection failed") => {
+                                OpenError::Connect {
+                                    target: target.describe(),
+                                    message: e
+                                        .message
+                                        .split("connection failed: ")
+                                        .nth(1)
+                                        .unwrap_or(&e.message)
+                                        .to_string(),
+                                }
+                                .into()
+                            }
+                            _ => script_failed(e),
+                        },
+                    });
+                }
+            }
+            Body::Event(event)
+        } else {
+            Body::Once(Some(
+                state::command_function(&lua, &cfg.command).ok_or_else(|| {
+                    script_failed(fleetbench_script::ScriptError::new(format!(
+                        "{} does not define the command '{}'",
+                        cfg.files.main, cfg.command
+                    )))
+                })?,
+            ))
+        };
+        // Reconnects later go straight to the server.
+        ctx.borrow_mut().gate = None;
+        let driver: Function = lua
+            .globals()
+            .get("__fb_event")
+            .map_err(|e| script_failed(fleetbench_script::ScriptError::from_lua(&e)))?;
+        let targets = vec![DbCounters::default(); cfg.targets.len()];
+        Ok(ScriptWorker {
+            lua,
+            several_targets: cfg.targets.len() > 1,
+            ctx,
+            body,
+            driver,
+            tid: o.tid,
+            tally: DbCounters::default(),
+            targets,
+            muted: false,
+        })
+    }
+
+    /// Calls `thread_done` (a run) and closes the script's connections.
+    pub fn close(self) {
+        if matches!(self.body, Body::Event(_))
+            && let Some(done) = state::function(&self.lua, "thread_done")
+        {
+            let r: Result<(), _> = state::call(&self.lua, &done, self.tid);
+            if let Err(e) = r {
+                tracing::warn!("thread_done of thread {}: {}", self.tid, e.message);
+            }
+        }
+        self.abandon();
+    }
+
+    /// Drops the connections without a goodbye (after an abort).
+    pub fn abandon(self) {
+        let mut g = self.ctx.borrow_mut();
+        g.stmts.clear();
+        for slot in g.conns.drain(..) {
+            if let Some(c) = slot.conn {
+                c.quit();
+            }
+        }
+    }
+
+    fn take_tally(&mut self) {
+        let mut g = self.ctx.borrow_mut();
+        if self.muted {
+            g.tally.reset();
+            g.extra_events = 0;
+            return;
+        }
+        let t = g.target_index;
+        self.tally.merge(&g.tally);
+        if self.several_targets
+            && let Some(tt) = self.targets.get_mut(t)
+        {
+            tt.merge(&g.tally);
+        }
+        g.tally.reset();
+    }
+}
+
+impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
+    fn event(&mut self, stop: &AtomicBool, _io: &mut IoCounters) -> Step {
+        if stop.load(Ordering::Relaxed) {
+            return Step::Stopped;
+        }
+        let f = match &mut self.body {
+            Body::Event(f) => f.clone(),
+            Body::Once(f) => match f.take() {
+                Some(f) => f,
+                None => return Step::Stopped,
+            },
+        };
+        let r = self.driver.call::<i64>((f.clone(), self.tid));
+        self.take_tally();
+        match r {
+            Ok(0) => Step::Done,
+            Ok(1) => Step::Stopped,
+            Ok(_) => {
+                // Restarted: a command's function runs again.
+                if let Body::Once(slot) = &mut self.body {
+                    *slot = Some(f);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    Step::Stopped
+                } else {
+                    Step::Again
+                }
+            }
+            // The run was stopped under a statement: not the script's error.
+            Err(_) if stop.load(Ordering::Relaxed) || self.ctx.borrow().sockets.is_cancelled() => {
+                Step::Stopped
+            }
+            Err(e) => {
+                let e = fleetbench_script::ScriptError::from_lua(&e);
+                if !e.traceback.is_empty() {
+                    tracing::error!("script error: {}\n{}", e.message, e.traceback);
+                }
+                Step::Fatal(format!("script error: {}", e.message))
+            }
+        }
+    }
+
+    fn db(&self) -> Option<EventDb<'_>> {
+        Some(EventDb {
+            all: &self.tally,
+            targets: self.several_targets.then_some(&self.targets[..]),
+        })
+    }
+
+    fn reset_db(&mut self) {
+        self.tally.reset();
+        for t in &mut self.targets {
+            t.reset();
+        }
+    }
+
+    fn set_warmup(&mut self, on: bool) {
+        self.muted = on;
+    }
+}

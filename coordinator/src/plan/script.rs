@@ -1,0 +1,135 @@
+//! The plan of a script run: its options (the script's own, typed by its declarations,
+//! and the built-in ones a script sees in `sysbench.opt`), its command and its targets.
+
+use fleetbench_model::options::{Declared, OptionDef};
+use fleetbench_model::rand::Distribution;
+use fleetbench_model::workloads::oltp::OltpDb;
+use fleetbench_model::workloads::script::{self, OptKind, OptValue, ScriptConfig, options};
+use fleetbench_model::workloads::server::{ServerOptions, TargetOptions};
+
+use super::model::{Command, Plan, PlanError, Workload};
+use super::workloads::{own_options, targets_of};
+use crate::cli::RawArgs;
+use crate::script::ScriptArgs;
+
+/// The built-in option groups a script run takes: how to reach and log in to the server,
+/// the SQL settings and the random numbers. Others (OLTP's tables, fileio's files) are not
+/// the script's, and are refused as sysbench refuses an option it does not know.
+const GROUPS: [&[OptionDef]; 4] = [
+    ServerOptions::OPTIONS,
+    TargetOptions::OPTIONS,
+    OltpDb::OPTIONS,
+    Distribution::OPTIONS,
+];
+
+/// The workload and command of a script run.
+pub(super) fn workload(raw: &RawArgs, sa: &ScriptArgs) -> Result<(Workload, Command), PlanError> {
+    let script = &sa.files.main;
+    if let Some((name, _)) = raw
+        .options
+        .iter()
+        .find(|(n, _)| !GROUPS.iter().any(|g| g.iter().any(|o| o.name == n)))
+    {
+        return Err(PlanError::Script(format!(
+            "unknown option '--{name}': {script} does not declare it (`fleetbench {script} help` lists its options)"
+        )));
+    }
+    if raw.table_map.is_some() {
+        return Err(PlanError::Script(format!(
+            "--table-map is for the built-in OLTP tests: {script} chooses its own tables"
+        )));
+    }
+    let values =
+        options::resolve(&sa.declared, &sa.given).map_err(|e| PlanError::Script(e.to_string()))?;
+    let (command, parallel) = match (sa.command.as_str(), sa.commands.find(&sa.command)) {
+        ("run", Some(_)) => (Command::Run, true),
+        ("run", None) => {
+            return Err(PlanError::Script(format!(
+                "{script} defines no event function: it cannot run (its commands: {})",
+                sa.commands.names().join(", ")
+            )));
+        }
+        (_, Some(parallel)) => (Command::Script, parallel),
+        (other, None) => {
+            return Err(PlanError::Script(format!(
+                "{script} does not define the command '{other}' (its commands: {})",
+                sa.commands.names().join(", ")
+            )));
+        }
+    };
+    let server = ServerOptions::resolve("script", own_options(raw, ServerOptions::OPTIONS))?;
+    let db = OltpDb::resolve("script", own_options(raw, OltpDb::OPTIONS))?;
+    let distribution =
+        Distribution::resolve("script", own_options(raw, Distribution::OPTIONS))?;
+    let targets = targets_of(raw, &server)?;
+    Ok((
+        Workload::Script(Box::new(ScriptConfig {
+            name: sa.files.stem().to_string(),
+            files: sa.files.clone(),
+            command: sa.command.clone(),
+            parallel,
+            opt: values,
+            targets,
+            server,
+            db,
+            distribution,
+        })),
+        command,
+    ))
+}
+
+/// Adds the built-in options' values to `sysbench.opt` once the plan knows them (the
+/// script's own options of the same name stay).
+pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
+    let secs = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_secs()).to_string();
+    let Workload::Script(s) = &mut plan.workload else {
+        return;
+    };
+    let t = s.targets.first().cloned().unwrap_or_default();
+    let ps = if s.db.prepared { "auto" } else { "disable" };
+    let ignore = raw
+        .options
+        .iter()
+        .rev()
+        .find(|(n, _)| n == "mysql-ignore-errors")
+        .map_or("1213,1020,1205".to_string(), |(_, v)| v.clone());
+    let int = |n: &str, v: String| (n.to_string(), OptKind::Int, Some(v));
+    let text = |n: &str, v: String| (n.to_string(), OptKind::String, Some(v));
+    let built_in = [
+        int("threads", plan.threads.to_string()),
+        int("time", secs(plan.time)),
+        int("events", plan.events.unwrap_or(0).to_string()),
+        int("rate", (plan.rate as u64).to_string()),
+        int("report_interval", secs(plan.report_interval)),
+        int(
+            "percentile",
+            plan.percentiles.first().map_or("95".into(), |p| p.to_string()),
+        ),
+        text("rand_type", s.distribution.name().into()),
+        int("rand_seed", plan.seed.to_string()),
+        int("warmup_time", secs(Some(plan.warmup))),
+        text("db_driver", "mysql".into()),
+        text("db_ps_mode", ps.into()),
+        text("mysql_host", t.host.clone()),
+        int("mysql_port", t.port.to_string()),
+        text("mysql_socket", t.socket.clone().unwrap_or_default()),
+        text("mysql_user", t.user.clone()),
+        text("mysql_password", t.password.clone()),
+        text("mysql_db", t.database.clone()),
+        text("mysql_ignore_errors", ignore),
+        text("mysql_storage_engine", s.server.engine.clone()),
+        (
+            "histogram".to_string(),
+            OptKind::Bool,
+            Some(if raw.histogram.is_some() { "on" } else { "off" }.to_string()),
+        ),
+        int("verbosity", raw.verbosity.unwrap_or(3).to_string()),
+    ];
+    debug_assert!(built_in.iter().all(|(n, _, _)| script::BUILT_IN.contains(&n.as_str())));
+    for (name, kind, text) in built_in {
+        if s.opt.iter().any(|o| o.name == name) {
+            continue;
+        }
+        s.opt.push(OptValue { name, kind, text });
+    }
+}

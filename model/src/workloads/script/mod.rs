@@ -1,0 +1,59 @@
+//! A sysbench Lua script run: the script and its modules as the coordinator ships them,
+//! its options' values, the command, and the database settings the agent connects with.
+
+pub mod files;
+pub mod options;
+
+pub use files::{Files, FilesError};
+pub use options::{OptKind, OptValue, ScriptOption};
+
+use crate::rand::Distribution;
+use crate::workloads::oltp::OltpDb;
+use crate::workloads::server::{ServerOptions, Target};
+
+/// The built-in options a script finds in `sysbench.opt` beside its own (those the
+/// script declares itself take their place).
+pub const BUILT_IN: &[&str] = &[
+    "threads",
+    "time",
+    "events",
+    "rate",
+    "report_interval",
+    "percentile",
+    "rand_type",
+    "rand_seed",
+    "warmup_time",
+    "db_driver",
+    "db_ps_mode",
+    "mysql_host",
+    "mysql_port",
+    "mysql_socket",
+    "mysql_user",
+    "mysql_password",
+    "mysql_db",
+    "mysql_ignore_errors",
+    "mysql_storage_engine",
+    "histogram",
+    "verbosity",
+];
+
+/// A script run as the plan validated it and an agent runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptConfig {
+    /// The test's name in reports: the script's file name without `.lua`.
+    pub name: String,
+    pub files: Files,
+    /// `run`, `prepare`, `cleanup`, `prewarm` or a command of the script's own.
+    pub command: String,
+    /// Whether the command runs in every thread (`run`, a PARALLEL_COMMAND) or once.
+    pub parallel: bool,
+    /// `sysbench.opt`: the built-in options' values and the script's.
+    pub opt: Vec<OptValue>,
+    /// The servers threads connect to, thread i to target i mod n (sysbench's
+    /// `--mysql-host` list).
+    pub targets: Vec<Target>,
+    pub server: ServerOptions,
+    /// --db-ps-mode and --mysql-ignore-errors.
+    pub db: OltpDb,
+    pub distribution: Distribution,
+}
