@@ -114,7 +114,8 @@ fn discover(files: &Files, command: &str) -> Result<(Vec<ScriptOption>, Commands
         output: Rc::new(move |s: &str| out.borrow_mut().push_str(s)),
         driver: "mysql",
     };
-    let failed = |e: fleetbench_script::ScriptError| UsageError(format!("{}: {}", files.path, e.message));
+    let failed =
+        |e: fleetbench_script::ScriptError| UsageError(format!("{}: {}", files.path, e.message));
     let lua = state::new_state(&env, |_, _| Ok(())).map_err(failed)?;
     state::run_script(&lua, files).map_err(|e| {
         // The script's own words for a missing command (oltp_common's check) stand as they are.
@@ -122,6 +123,46 @@ fn discover(files: &Files, command: &str) -> Result<(Vec<ScriptOption>, Commands
     })?;
     let declared = state::declared_options(&lua).map_err(failed)?;
     Ok((declared, state::commands(&lua)))
+}
+
+/// Whether `name` (canonical) is one of fleetbench's own options a script run takes:
+/// the command line's (threads, time, ...) and the server, login, SQL and random-number
+/// groups.
+fn built_in(name: &str) -> bool {
+    use clap::CommandFactory;
+    use fleetbench_model::options::Declared;
+    let cmd = crate::cli::RawArgs::command();
+    let clap_knows = cmd.get_arguments().any(|a| {
+        a.get_long()
+            .into_iter()
+            .chain(a.get_all_aliases().into_iter().flatten())
+            .any(|l| sopts::canonical(l) == name)
+    });
+    let groups: [&[fleetbench_model::options::OptionDef]; 4] = [
+        fleetbench_model::workloads::server::ServerOptions::OPTIONS,
+        fleetbench_model::workloads::server::TargetOptions::OPTIONS,
+        fleetbench_model::workloads::oltp::OltpDb::OPTIONS,
+        fleetbench_model::rand::Distribution::OPTIONS,
+    ];
+    clap_knows
+        || groups.iter().any(|g| {
+            g.iter().any(|o| {
+                std::iter::once(&o.name)
+                    .chain(o.aliases)
+                    .any(|n| sopts::canonical(n) == name)
+            })
+        })
+}
+
+/// The type of an undeclared (0.5) option's value: a number when it reads as one.
+fn guess_kind(value: &str) -> OptKind {
+    if value.parse::<i64>().is_ok() {
+        OptKind::Int
+    } else if value.parse::<f64>().is_ok() {
+        OptKind::Double
+    } else {
+        OptKind::String
+    }
 }
 
 /// Finds a script on the command line and takes its options out.
@@ -132,7 +173,14 @@ pub fn take(args: Vec<OsString>) -> Result<Taken, UsageError> {
     let files = Files::read(&path).map_err(|e| UsageError(e.to_string()))?;
     let command = command_word(&args, at, test_flag);
     let command_name = command.as_ref().map_or("", |(_, c)| c.as_str()).to_string();
-    let (declared, commands) = discover(&files, if command_name.is_empty() { "help" } else { &command_name })?;
+    let (declared, commands) = discover(
+        &files,
+        if command_name.is_empty() {
+            "help"
+        } else {
+            &command_name
+        },
+    )?;
     let Some((_, command)) = command else {
         return Err(UsageError(format!(
             "{} needs a command: {}",
@@ -146,6 +194,7 @@ pub fn take(args: Vec<OsString>) -> Result<Taken, UsageError> {
     // Its options out of the command line; the rest is for the built-in ones.
     let mut rest = Vec::with_capacity(args.len());
     let mut given = Vec::new();
+    let mut undeclared: Vec<ScriptOption> = Vec::new();
     let mut it = args.into_iter().peekable();
     rest.extend(it.next());
     while let Some(a) = it.next() {
@@ -161,9 +210,20 @@ pub fn take(args: Vec<OsString>) -> Result<Taken, UsageError> {
             Some((n, v)) => (sopts::canonical(n), Some(v.to_string())),
             None => (sopts::canonical(flag), None),
         };
-        let Some(decl) = declared.iter().find(|d| d.name == name) else {
-            rest.push(a);
-            continue;
+        let decl = match declared.iter().find(|d| d.name == name) {
+            Some(d) => d.clone(),
+            // A 0.5 script declares nothing: every option that is not fleetbench's own
+            // becomes one of its globals (`--oltp-table-size=5` is `oltp_table_size`).
+            None if declared.is_empty() && !built_in(&name) => ScriptOption {
+                name: name.clone(),
+                description: String::new(),
+                kind: OptKind::String,
+                default: None,
+            },
+            None => {
+                rest.push(a);
+                continue;
+            }
         };
         let value = match value {
             Some(v) => v,
@@ -177,8 +237,19 @@ pub fn take(args: Vec<OsString>) -> Result<Taken, UsageError> {
                 }
             },
         };
+        if declared.is_empty() && !undeclared.iter().any(|d: &ScriptOption| d.name == name) {
+            undeclared.push(ScriptOption {
+                kind: guess_kind(&value),
+                ..decl
+            });
+        }
         given.push((name, value));
     }
+    let declared = if declared.is_empty() {
+        undeclared
+    } else {
+        declared
+    };
     Ok(Taken::Script(
         rest,
         Box::new(ScriptArgs {
@@ -189,6 +260,102 @@ pub fn take(args: Vec<OsString>) -> Result<Taken, UsageError> {
             commands,
         }),
     ))
+}
+
+/// The script's report hooks for a run, on the coordinator: None when the plan is not
+/// a script run or the script sets neither hook. Their output goes where the report goes.
+pub fn hooks(plan: &crate::plan::Plan) -> Result<Option<Hooks>, UsageError> {
+    let crate::plan::Workload::Script(s) = &plan.workload else {
+        return Ok(None);
+    };
+    let host = fleetbench_script::hooks::Host::start(
+        s.files.clone(),
+        s.command.clone(),
+        s.opt.clone(),
+        plan.percentiles.first().copied().unwrap_or(95.0),
+        crate::report::stdout::script_output,
+    )
+    .map_err(|e| UsageError(format!("{}: {}", s.files.path, e.message)))?;
+    Ok(host.map(|h| Hooks(std::sync::Mutex::new(h))))
+}
+
+/// A script's report hooks (`sysbench.hooks.report_intermediate` and
+/// `report_cumulative`), called with the figures merged over every agent.
+pub struct Hooks(std::sync::Mutex<fleetbench_script::hooks::Host>);
+
+impl Hooks {
+    /// Whether the script replaces the interval lines.
+    pub fn intermediate(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .intermediate
+    }
+
+    /// Calls `report_intermediate` with one merged interval; false when the script sets
+    /// no such hook (the usual line is printed then).
+    pub fn interval(&self, iv: &crate::merge::MergedInterval, percentile: f64) -> bool {
+        use fleetbench_script::hooks::{Stat, Which};
+        let host = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !host.intermediate {
+            return false;
+        }
+        let stat = Stat {
+            threads_running: iv.threads,
+            time_interval: iv.duration.as_secs_f64(),
+            time_total: iv.label_secs() as f64,
+            latency_pct: iv.latency.requested_ms(percentile) / 1000.0,
+            events: iv.events,
+            reads: iv.db.reads,
+            writes: iv.db.writes,
+            other: iv.db.others,
+            errors: iv.db.ignored_errors,
+            reconnects: iv.db.reconnects,
+            queue_length: iv.open.as_ref().map_or(0, |o| o.queue_length),
+            concurrency: u64::from(iv.threads),
+            ..Stat::default()
+        };
+        if let Err(e) = host.call(Which::Intermediate, stat) {
+            eprintln!(
+                "warning: the script's report_intermediate hook failed: {}",
+                e.message
+            );
+        }
+        true
+    }
+
+    /// Calls `report_cumulative` with the whole run's merged figures.
+    pub fn cumulative(&self, r: &crate::merge::RunResult, percentile: f64) {
+        use fleetbench_script::hooks::{Stat, Which};
+        let host = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !host.cumulative {
+            return;
+        }
+        let (lat, db) = (r.latency(), r.db());
+        let stat = Stat {
+            threads_running: r.threads(),
+            time_interval: r.total_time().as_secs_f64(),
+            time_total: r.total_time().as_secs_f64(),
+            latency_pct: lat.requested_ms(percentile) / 1000.0,
+            events: r.events(),
+            reads: db.reads,
+            writes: db.writes,
+            other: db.others,
+            errors: db.ignored_errors,
+            reconnects: db.reconnects,
+            latency_min: lat.min_ms() / 1000.0,
+            latency_max: lat.max_ms() / 1000.0,
+            latency_avg: lat.avg_ms() / 1000.0,
+            latency_sum: lat.sum_ms() / 1000.0,
+            ..Stat::default()
+        };
+        if let Err(e) = host.call(Which::Cumulative, stat) {
+            eprintln!(
+                "warning: the script's report_cumulative hook failed: {}",
+                e.message
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -613,7 +613,12 @@ impl Spec for ScriptConfig {
             .opt
             .iter()
             .filter(|o| !crate::workloads::script::BUILT_IN.contains(&o.name.as_str()))
-            .map(|o| (o.name.clone(), o.text.clone().map_or(Value::Null, Value::from)))
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    o.text.clone().map_or(Value::Null, Value::from),
+                )
+            })
             .collect();
         out.push(("script_options".into(), Value::Object(opts)));
         out.extend(self.server.recorded());

@@ -15,9 +15,9 @@ use crate::spec::{OltpSpec, TableSplit, Workload};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
+use crate::workloads::script::{Files, OptKind, OptValue, ScriptConfig};
 use crate::workloads::server::ServerOptions;
 use crate::workloads::server::Target;
-use crate::workloads::script::{Files, OptKind, OptValue, ScriptConfig};
 use crate::workloads::tpcc::{PrepareStep, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
@@ -388,7 +388,11 @@ pub fn script_from_proto(s: &pb::ScriptSpec) -> Result<ScriptConfig, WireError> 
     only_declared(
         &s.options,
         "script",
-        &[ServerOptions::OPTIONS, OltpDb::OPTIONS, Distribution::OPTIONS],
+        &[
+            ServerOptions::OPTIONS,
+            OltpDb::OPTIONS,
+            Distribution::OPTIONS,
+        ],
     )?;
     let server: ServerOptions = group(&s.options, "script")?;
     for t in &mut targets {
@@ -407,8 +411,11 @@ pub fn script_from_proto(s: &pb::ScriptSpec) -> Result<ScriptConfig, WireError> 
             })
         })
         .collect::<Result<Vec<_>, WireError>>()?;
-    let mut files: Vec<(String, String)> =
-        s.files.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut files: Vec<(String, String)> = s
+        .files
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     files.sort();
     Ok(ScriptConfig {
         name: s.main.strip_suffix(".lua").unwrap_or(&s.main).to_string(),

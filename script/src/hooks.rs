@@ -8,9 +8,9 @@ use std::sync::mpsc;
 
 use mlua::{Function, Lua, Table};
 
+use crate::state::{self, ScriptError, StateEnv};
 use fleetbench_model::workloads::script::Files;
 use fleetbench_model::workloads::script::OptValue;
-use crate::state::{self, ScriptError, StateEnv};
 
 /// The figures of one interval (or of the whole run) as sysbench hands them to a hook:
 /// counts, not rates; times and latencies in seconds.

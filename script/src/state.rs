@@ -80,12 +80,8 @@ pub fn new_state(
     env: &StateEnv,
     register: impl FnOnce(&Lua, &Raw) -> mlua::Result<()>,
 ) -> Result<Lua, ScriptError> {
-    let libs = StdLib::TABLE
-        | StdLib::STRING
-        | StdLib::MATH
-        | StdLib::BIT
-        | StdLib::JIT
-        | StdLib::OS;
+    let libs =
+        StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::BIT | StdLib::JIT | StdLib::OS;
     let lua = Lua::new_with(libs, LuaOptions::default()).map_err(|e| ScriptError::from_lua(&e))?;
     let made = (|| -> mlua::Result<()> {
         let raw = lua.create_table()?;
@@ -187,7 +183,9 @@ pub fn call<A: mlua::IntoLuaMulti, R: mlua::FromLuaMulti>(
         .globals()
         .get("__fb_call")
         .map_err(|e| ScriptError::from_lua(&e))?;
-    let mut all = args.into_lua_multi(lua).map_err(|e| ScriptError::from_lua(&e))?;
+    let mut all = args
+        .into_lua_multi(lua)
+        .map_err(|e| ScriptError::from_lua(&e))?;
     all.push_front(Value::Function(f.clone()));
     call.call::<R>(all).map_err(|e| ScriptError::from_lua(&e))
 }
@@ -212,10 +210,7 @@ impl Commands {
         if let Some((_, p)) = self.declared.iter().find(|(n, _)| n == command) {
             return Some(*p);
         }
-        self.functions
-            .iter()
-            .any(|f| f == command)
-            .then_some(false)
+        self.functions.iter().any(|f| f == command).then_some(false)
     }
 
     /// Every command the script offers, for messages.
@@ -397,8 +392,14 @@ mod tests {
             ("require('ffi').cast('int', 1)", "ffi.cast"),
             ("package.loadlib('x', 'y')", "loadlib"),
             ("require('socket')", "module 'socket' not found"),
-            ("assert(io.open('/etc/passwd', 'w'))", "io.open is not available"),
-            ("load(string.dump(function() end))()", "attempt to load a binary chunk"),
+            (
+                "assert(io.open('/etc/passwd', 'w'))",
+                "io.open is not available",
+            ),
+            (
+                "load(string.dump(function() end))()",
+                "attempt to load a binary chunk",
+            ),
         ] {
             let f = files(code, &[]);
             let lua = state(&f, out.clone()).unwrap();

@@ -89,13 +89,18 @@ async fn run_plan(
         ),
         None => None,
     };
+    let hooks = crate::script::hooks(plan)?.map(std::sync::Arc::new);
     let live = Live {
         style: extras.style,
         banner: true,
         hlog,
         metrics: extras.metrics.clone(),
+        hooks: hooks.clone(),
     };
     let result = measure(plan, conns, live).await?;
+    if let Some(h) = &hooks {
+        h.cumulative(&result, plan.percentiles[0]);
+    }
     if extras.histogram {
         stdout::print(&report::histogram::text(&result.latency()));
     }

@@ -24,6 +24,8 @@ pub struct Live {
     /// `--metrics-listen`/`--metrics-push`: the board the run keeps up to date, and the
     /// push of its final figures.
     pub metrics: Option<Exporter>,
+    /// A script's report hooks: they replace the interval lines when set.
+    pub hooks: Option<std::sync::Arc<crate::script::Hooks>>,
 }
 
 /// Runs `plan` on `conns`: the warm-up line, an interval line per tick when
@@ -33,6 +35,7 @@ pub struct Live {
 pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::Result<RunResult> {
     let board = live.metrics.as_ref().map(Exporter::board);
     let mut watch = Watch::new(plan, &conns, board, live.style, live.banner, live.hlog);
+    watch.hooks = live.hooks.clone();
     let result = session::run(conns, plan, &mut watch).await;
     let hlog = watch.hlog.take();
     match result {
@@ -82,6 +85,7 @@ struct Watch<'a> {
     since_checkpoint: Option<MergedInterval>,
     checkpoints: Peekable<std::iter::Copied<std::slice::Iter<'a, u64>>>,
     opening: Opening,
+    hooks: Option<std::sync::Arc<crate::script::Hooks>>,
 }
 
 impl<'a> Watch<'a> {
@@ -108,6 +112,7 @@ impl<'a> Watch<'a> {
             since_checkpoint: None,
             checkpoints: plan.checkpoints.iter().copied().peekable(),
             opening: Opening::new(),
+            hooks: None,
         }
     }
 
@@ -198,7 +203,12 @@ impl RunObserver for Watch<'_> {
         if let Some(b) = self.board {
             b.merged(iv);
         }
-        if self.plan.report_interval.is_some() {
+        let hooked = self.plan.report_interval.is_some()
+            && self
+                .hooks
+                .as_ref()
+                .is_some_and(|h| h.interval(iv, self.plan.percentiles[0]));
+        if self.plan.report_interval.is_some() && !hooked {
             stdout::line(report::text::interval_line_in(
                 iv,
                 self.plan.percentiles[0],

@@ -58,6 +58,7 @@ pub async fn run_steps(
             banner: false,
             hlog: None,
             metrics: extras.metrics.clone(),
+            hooks: None,
         };
         let r = measure(&p, conns, live).await?;
         // A step measured on a saturated client host says so (the JSON has the figures).

@@ -59,8 +59,7 @@ pub(super) fn workload(raw: &RawArgs, sa: &ScriptArgs) -> Result<(Workload, Comm
     };
     let server = ServerOptions::resolve("script", own_options(raw, ServerOptions::OPTIONS))?;
     let db = OltpDb::resolve("script", own_options(raw, OltpDb::OPTIONS))?;
-    let distribution =
-        Distribution::resolve("script", own_options(raw, Distribution::OPTIONS))?;
+    let distribution = Distribution::resolve("script", own_options(raw, Distribution::OPTIONS))?;
     let targets = targets_of(raw, &server)?;
     Ok((
         Workload::Script(Box::new(ScriptConfig {
@@ -103,7 +102,9 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         int("report_interval", secs(plan.report_interval)),
         int(
             "percentile",
-            plan.percentiles.first().map_or("95".into(), |p| p.to_string()),
+            plan.percentiles
+                .first()
+                .map_or("95".into(), |p| p.to_string()),
         ),
         text("rand_type", s.distribution.name().into()),
         int("rand_seed", plan.seed.to_string()),
@@ -125,7 +126,11 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         ),
         int("verbosity", raw.verbosity.unwrap_or(3).to_string()),
     ];
-    debug_assert!(built_in.iter().all(|(n, _, _)| script::BUILT_IN.contains(&n.as_str())));
+    debug_assert!(
+        built_in
+            .iter()
+            .all(|(n, _, _)| script::BUILT_IN.contains(&n.as_str()))
+    );
     for (name, kind, text) in built_in {
         if s.opt.iter().any(|o| o.name == name) {
             continue;

@@ -233,6 +233,12 @@ pub(super) fn workload_of(test: &str, raw: &RawArgs) -> Result<Workload, PlanErr
                     raw,
                     num(&raw.threads, "threads", 1)?,
                 )?)),
+                // A script that is not there (and no built-in test by that name).
+                None if test.ends_with(".lua") => {
+                    return Err(PlanError::Script(format!(
+                        "cannot read the script {test}: no such file"
+                    )));
+                }
                 None => return Err(PlanError::UnknownTest(test.to_string())),
             },
         },

@@ -122,8 +122,7 @@ impl Pickers {
                 if self.cached.len() >= 8 {
                     self.cached.remove(0);
                 }
-                self.cached
-                    .push((k, Picker::new(dist, 0, (b - a) as u64)));
+                self.cached.push((k, Picker::new(dist, 0, (b - a) as u64)));
                 self.cached.len() - 1
             }
         };
@@ -292,7 +291,13 @@ fn gone() -> (u32, &'static str, String, &'static str) {
 
 /// Reads a bound value as a statement parameter; `scratch` keeps the text of numbers
 /// that are not whole.
-fn param_of<'a>(v: &'a Value, strs: &'a [mlua::BorrowedBytes], si: &mut usize, scratch: &'a [String], fi: &mut usize) -> Param<'a> {
+fn param_of<'a>(
+    v: &'a Value,
+    strs: &'a [mlua::BorrowedBytes],
+    si: &mut usize,
+    scratch: &'a [String],
+    fi: &mut usize,
+) -> Param<'a> {
     match v {
         Value::Integer(i) => Param::Int(*i),
         Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Param::Int(*n as i64),
@@ -403,9 +408,8 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 }
                 Err(e) => {
                     if let SqlError::UnsupportedAuth(p) = &e {
-                        g.unsupported = Some(format!(
-                            "the server wants the authentication plugin '{p}'"
-                        ));
+                        g.unsupported =
+                            Some(format!("the server wants the authentication plugin '{p}'"));
                     }
                     let (errno, _) = lost_error(&e);
                     Ok((None, errno, "HY000".into(), e.to_string()))
@@ -549,7 +553,9 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
     raw.set(
         "execute_list",
         lua.create_function(move |lua, (h, t, n): (usize, Table, usize)| {
-            let vals: Vec<Value> = (1..=n).map(|i| t.raw_get(i).unwrap_or(Value::Nil)).collect();
+            let vals: Vec<Value> = (1..=n)
+                .map(|i| t.raw_get(i).unwrap_or(Value::Nil))
+                .collect();
             match execute(&c, h, &vals)? {
                 None => Value::Nil.into_lua_multi(lua),
                 Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
@@ -618,7 +624,11 @@ fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -
     let dists: [(&str, u8, Option<Distribution>); 6] = [
         ("rand_uniform", 0, Some(Distribution::Uniform)),
         ("rand_default", 1, None),
-        ("rand_gaussian", 2, Some(fixed(Distribution::Gaussian { iter: 12 }))),
+        (
+            "rand_gaussian",
+            2,
+            Some(fixed(Distribution::Gaussian { iter: 12 })),
+        ),
         (
             "rand_special",
             3,
@@ -773,8 +783,8 @@ impl<C: Client + 'static> ScriptWorker<C> {
             output: Rc::new(move |s: &str| output.push(s)),
             driver: "mysql",
         };
-        let lua = state::new_state(&env, |lua, raw| register(lua, raw, &ctx))
-            .map_err(script_failed)?;
+        let lua =
+            state::new_state(&env, |lua, raw| register(lua, raw, &ctx)).map_err(script_failed)?;
         let unsupported = |ctx: &Shared<C>| ctx.borrow_mut().unsupported.take();
         if let Err(e) = state::run_script(&lua, &cfg.files) {
             return Err(match unsupported(&ctx) {
@@ -797,18 +807,16 @@ impl<C: Client + 'static> ScriptWorker<C> {
                         None => match ctx.borrow().conns.is_empty() {
                             // A connection that could not open says so as the run's
                             // connections do (the target, the server's reason).
-                            true if e.message.contains("connection failed") => {
-                                OpenError::Connect {
-                                    target: target.describe(),
-                                    message: e
-                                        .message
-                                        .split("connection failed: ")
-                                        .nth(1)
-                                        .unwrap_or(&e.message)
-                                        .to_string(),
-                                }
-                                .into()
+                            true if e.message.contains("connection failed") => OpenError::Connect {
+                                target: target.describe(),
+                                message: e
+                                    .message
+                                    .split("connection failed: ")
+                                    .nth(1)
+                                    .unwrap_or(&e.message)
+                                    .to_string(),
                             }
+                            .into(),
                             _ => script_failed(e),
                         },
                     });
@@ -921,9 +929,8 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
             }
             Err(e) => {
                 let e = fleetbench_script::ScriptError::from_lua(&e);
-                if !e.traceback.is_empty() {
-                    tracing::error!("script error: {}\n{}", e.message, e.traceback);
-                }
+                tracing::warn!("script error: {}", e.message);
+                tracing::debug!("{}", e.traceback);
                 Step::Fatal(format!("script error: {}", e.message))
             }
         }

@@ -1,0 +1,386 @@
+//! sysbench Lua scripts end to end: sysbench's bundled scripts run as files over two real
+//! agents against a private MariaDB (checked against the server's own counters and
+//! sysbench's mix for the same script), fleetbench's test scripts (tests/fixtures/lua) for
+//! the interface's parts, a 0.5-style script, and the refusals.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::{
+    AgentProc, Scratch, expect_usage_error, fleetbench, fleetbench_ok, json, worker_threads,
+};
+
+/// A script of sysbench's own, as Debian's package installs it (scripts/test.sh installs
+/// sysbench; a missing one fails here, loudly).
+fn bundled(name: &str) -> String {
+    let p = PathBuf::from("/usr/share/sysbench").join(name);
+    assert!(
+        p.is_file(),
+        "{} is missing: install sysbench (scripts/test.sh does)",
+        p.display()
+    );
+    p.to_string_lossy().into_owned()
+}
+
+/// A test script of fleetbench's own.
+fn fixture(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/lua")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Two agents that run scripts, and their `--agents` list.
+fn script_agents() -> (AgentProc, AgentProc, String) {
+    let a = AgentProc::start_with(&["--allow-scripts"], &[]);
+    let b = AgentProc::start_with(&["--allow-scripts"], &[]);
+    let list = format!("{},{}", a.addr, b.addr);
+    (a, b, list)
+}
+
+fn args(parts: &[&str], db: &MariaDb) -> Vec<String> {
+    db.args(parts)
+}
+
+const COUNTERS: [&str; 6] = [
+    "Com_select",
+    "Com_update",
+    "Com_delete",
+    "Com_insert",
+    "Com_commit",
+    "Com_begin",
+];
+
+fn counters(db: &MariaDb) -> BTreeMap<&'static str, u64> {
+    COUNTERS.into_iter().map(|n| (n, db.status(n))).collect()
+}
+
+fn delta(a: &BTreeMap<&str, u64>, b: &BTreeMap<&str, u64>, k: &str) -> u64 {
+    b[k] - a[k]
+}
+
+#[test]
+fn sysbench_bundled_scripts_run_as_files_over_two_agents() {
+    let db = MariaDb::start();
+    let scratch = Scratch::new("lua-bundled");
+    let (_a, _b, agents) = script_agents();
+    let rw = bundled("oltp_read_write.lua");
+    // prepare: a PARALLEL_COMMAND, split by sysbench.tid over both agents' threads.
+    let out = fleetbench_ok(&args(
+        &[
+            &rw,
+            "--tables=4",
+            "--table-size=200",
+            "--threads=4",
+            "--agents",
+            &agents,
+            "prepare",
+        ],
+        &db,
+    ));
+    for t in 1..=4 {
+        assert!(
+            out.contains(&format!("Creating table 'sbtest{t}'...")),
+            "{out}"
+        );
+        assert_eq!(
+            db.sql(&format!("SELECT COUNT(*) FROM sbtest.sbtest{t}"))
+                .trim(),
+            "200"
+        );
+    }
+    // The same schema as the built-in prepare, index included.
+    let ddl = db.sql("SHOW CREATE TABLE sbtest.sbtest3");
+    assert!(ddl.contains("KEY `k_3` (`k`)"), "{ddl}");
+    // run: the report's counts are the server's.
+    for script in ["oltp_read_write.lua", "oltp_point_select.lua"] {
+        let path = bundled(script);
+        let out_json = scratch.path(&format!("{script}.json"));
+        let before = counters(&db);
+        let out = fleetbench_ok(&args(
+            &[
+                &path,
+                "--tables=4",
+                "--table-size=200",
+                "--threads=4",
+                "--events=400",
+                "--time=0",
+                "--agents",
+                &agents,
+                &format!("--json={}", out_json.display()),
+                "run",
+            ],
+            &db,
+        ));
+        let after = counters(&db);
+        assert!(out.contains(&format!("Script: {path} (run)")), "{out}");
+        let j = json(&out_json);
+        let sql = &j["totals"]["sql"];
+        let (tx, reads, writes, others, ignored) = (
+            sql["transactions"].as_u64().unwrap(),
+            sql["reads"].as_u64().unwrap(),
+            sql["writes"].as_u64().unwrap(),
+            sql["others"].as_u64().unwrap(),
+            sql["ignored_errors"].as_u64().unwrap(),
+        );
+        assert_eq!(tx, 400, "{script}");
+        assert_eq!(j["agents"].as_array().unwrap().len(), 2, "{script}");
+        assert_eq!(delta(&before, &after, "Com_select"), reads, "{script}");
+        let dml = delta(&before, &after, "Com_update")
+            + delta(&before, &after, "Com_delete")
+            + delta(&before, &after, "Com_insert");
+        assert_eq!(dml, writes, "{script}");
+        assert_eq!(
+            delta(&before, &after, "Com_commit") + delta(&before, &after, "Com_begin"),
+            others,
+            "{script}"
+        );
+        // sysbench's mix for the same script and options (no conflicts: then exact).
+        if ignored == 0 {
+            let per_tx = match script {
+                "oltp_read_write.lua" => (14, 4, 2),
+                _ => (1, 0, 0),
+            };
+            assert_eq!(
+                (reads, writes, others),
+                (per_tx.0 * tx, per_tx.1 * tx, per_tx.2 * tx)
+            );
+        }
+    }
+    // And sysbench itself on the same tables, same script: the same mix per transaction.
+    let before = counters(&db);
+    db.sysbench(
+        "sbtest",
+        &[
+            &rw,
+            "--tables=4",
+            "--table-size=200",
+            "--threads=1",
+            "--events=100",
+            "--time=0",
+            "run",
+        ],
+    );
+    let after = counters(&db);
+    assert_eq!(delta(&before, &after, "Com_select"), 14 * 100);
+    assert_eq!(delta(&before, &after, "Com_commit"), 100);
+    let out = fleetbench_ok(&args(
+        &[&rw, "--tables=4", "--agents", &agents, "cleanup"],
+        &db,
+    ));
+    assert!(out.contains("Dropping table 'sbtest4'..."), "{out}");
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
+}
+
+#[test]
+fn a_test_script_uses_the_whole_interface_over_two_agents() {
+    let db = MariaDb::start();
+    let scratch = Scratch::new("lua-fleet");
+    let (_a, _b, agents) = script_agents();
+    let script = fixture("fleet/fleet_test.lua");
+    let base = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<&str> = vec![&script, "--agents", &agents];
+        v.extend_from_slice(extra);
+        args(&v, &db)
+    };
+    // Its own options (with dashes or underscores), a parallel prepare by bulk insert.
+    let out = fleetbench_ok(&base(&["--threads=6", "--rows=7", "--tag=abc", "prepare"]));
+    for tid in 0..6 {
+        assert!(
+            out.contains(&format!("thread {tid} inserted 7 rows")),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        db.sql("SELECT COUNT(DISTINCT tid), COUNT(*), MIN(tag), MAX(tag) FROM sbtest.fb_rows")
+            .trim(),
+        "6\t42\tabc\tabc"
+    );
+    // A custom command that runs once: a result set and query_row.
+    let out = fleetbench_ok(&base(&["verify"]));
+    assert!(out.contains("verify: 6 tids"), "{out}");
+    assert!(out.contains("verify: tid 5 has 7 rows"), "{out}");
+    assert!(out.contains("verify: total 42 tags 1"), "{out}");
+    // A custom PARALLEL_COMMAND: every thread over both agents, each with its tid.
+    let out = fleetbench_ok(&base(&["--threads=6", "check"]));
+    for tid in 0..6 {
+        assert!(
+            out.contains(&format!("check: tid {tid} of 6 has 7 rows")),
+            "{out}"
+        );
+    }
+    // run: sysbench.tid unique over 2 agents x 3 threads, an ignorable error restarting
+    // the first event of each thread, event returning true stopping its thread, the ffi
+    // counter, report hooks once on the coordinator with the merged figures.
+    let out_json = scratch.path("run.json");
+    let out = fleetbench_ok(&base(&[
+        "--threads=6",
+        "--time=60",
+        "--report-interval=1",
+        "--fail_once",
+        "--stop-after=30",
+        &format!("--json={}", out_json.display()),
+        "run",
+    ]));
+    let rows =
+        db.sql("SELECT tid, COUNT(*), MAX(seq) FROM sbtest.fb_events GROUP BY tid ORDER BY tid");
+    let expected: String = (0..6).map(|t| format!("{t}\t30\t30\n")).collect();
+    assert_eq!(rows, expected, "each tid once per thread, 30 events each");
+    let j = json(&out_json);
+    let sql = &j["totals"]["sql"];
+    // Each thread: 28 counted events (the first restarted, the 30th stopped it).
+    assert_eq!(sql["transactions"].as_u64().unwrap(), 6 * 28, "{out}");
+    assert_eq!(sql["ignored_errors"].as_u64().unwrap(), 6, "{out}");
+    assert_eq!(sql["writes"].as_u64().unwrap(), 6 * 30, "{out}");
+    // Per event: a SELECT and an ffi read; the failed try adds the failing SELECT.
+    assert_eq!(sql["reads"].as_u64().unwrap(), 6 * (30 * 2 + 1), "{out}");
+    assert_eq!(
+        out.matches("init ran").count(),
+        2,
+        "init once per agent: {out}"
+    );
+    assert_eq!(
+        out.matches("done ran").count(),
+        2,
+        "done once per agent: {out}"
+    );
+    let hook: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("hook cumulative:"))
+        .collect();
+    assert_eq!(
+        hook,
+        [format!(
+            "hook cumulative: events={} reads={} writes={} other=0 errors=6",
+            6 * 28,
+            6 * 61,
+            6 * 30
+        )
+        .as_str()],
+        "{out}"
+    );
+    // The interval hook replaced the interval lines.
+    assert!(!out.contains("] thds:"), "{out}");
+    assert!(j["agents"].as_array().unwrap().len() == 2);
+    fleetbench_ok(&base(&["cleanup"]));
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest LIKE 'fb_%'").trim(), "");
+}
+
+#[test]
+fn a_sysbench_0_5_script_runs_with_its_globals_and_db_functions() {
+    let db = MariaDb::start();
+    let script = fixture("legacy/legacy_test.lua");
+    fleetbench_ok(&args(&[&script, "--legacy-rows=20", "prepare"], &db));
+    assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.fb_legacy").trim(), "20");
+    let out = fleetbench_ok(&args(
+        &[
+            &script,
+            "--legacy-rows=20",
+            "--threads=3",
+            "--local-agents=1",
+            "--events=90",
+            "--time=0",
+            "run",
+        ],
+        &db,
+    ));
+    assert!(
+        out.contains("transactions:                        90"),
+        "{out}"
+    );
+    // thread_init(thread_id) and event(thread_id) saw the thread's id: every thread
+    // wrote rows, and only its own id.
+    let threads = db.sql("SELECT COUNT(DISTINCT thread), MIN(thread), MAX(thread) FROM sbtest.fb_legacy WHERE thread >= 0");
+    assert_eq!(threads.trim(), "3\t0\t2", "{out}");
+    fleetbench_ok(&args(&[&script, "cleanup"], &db));
+}
+
+#[test]
+fn scripts_are_refused_where_they_must_be() {
+    let db = MariaDb::start();
+    // An agent without --allow-scripts: one line, nothing started.
+    let plain = AgentProc::start();
+    let rw = bundled("oltp_point_select.lua");
+    let out = fleetbench(
+        &args(&[&rw, "--agents", &plain.addr, "run"], &db)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(err.contains("--allow-scripts"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(worker_threads(plain.pid()), 0);
+    // Bad input: one line, exit 2.
+    let scratch = Scratch::new("lua-refused");
+    let syntax = scratch.write("broken.lua", "function event()\n  x = = 1\nend\n");
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (
+            vec![syntax.to_string_lossy().into_owned(), "run".into()],
+            vec!["broken.lua:2:"],
+        ),
+        (
+            vec!["/no/such/dir/mine.lua".into(), "run".into()],
+            vec!["cannot read the script", "mine.lua"],
+        ),
+        (
+            vec![rw.clone(), "--no-such-option=1".into(), "run".into()],
+            vec!["--no-such-option"],
+        ),
+        (
+            vec![rw.clone(), "frobnicate".into()],
+            vec!["does not define the command 'frobnicate'"],
+        ),
+        (
+            vec![rw.clone(), "--table-size=many".into(), "run".into()],
+            vec!["--table_size", "many"],
+        ),
+    ];
+    for (argv, needles) in cases {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let out = fleetbench(&argv);
+        expect_usage_error(&out, &argv.join(" "), &needles);
+    }
+    // The sandbox: os.execute is not there; the run ends with the script's file and line
+    // on every agent, none hangs.
+    let (_a, _b, agents) = script_agents();
+    let marker = std::path::Path::new("/tmp/fleetbench-sandbox-escaped");
+    let _ = std::fs::remove_file(marker);
+    for (script, needle) in [
+        (fixture("refused/os_execute.lua"), "os_execute.lua:3:"),
+        (
+            fixture("refused/runtime_error.lua"),
+            "runtime_error.lua:10:",
+        ),
+    ] {
+        let argv = args(
+            &[
+                &script,
+                "--threads=4",
+                "--time=30",
+                "--agents",
+                &agents,
+                "run",
+            ],
+            &db,
+        );
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
+        let out = fleetbench(&argv);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_ne!(out.status.code(), Some(0), "{all}");
+        assert!(all.contains(needle), "{needle}: {all}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the run ended at once, not at its time: {all}"
+        );
+    }
+    assert!(!marker.exists(), "os.execute ran");
+}
