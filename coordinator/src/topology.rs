@@ -533,10 +533,25 @@ impl Scenario {
 
     /// The raw arguments of `command` at `threads`; errors point at the file.
     fn raw(&self, command: &str, threads: u32, path: &str) -> Result<RawArgs, ScenarioError> {
-        let argv = std::iter::once("fleetbench".to_string())
+        let argv: Vec<std::ffi::OsString> = std::iter::once("fleetbench".to_string())
             .chain(self.args.iter().map(|a| a.text.clone()))
-            .chain([format!("--threads={threads}"), command.to_string()]);
-        cli::parse(argv).map_err(|e| {
+            .chain([format!("--threads={threads}"), command.to_string()])
+            .map(Into::into)
+            .collect();
+        // A scenario may run a Lua script: it is read and its options taken out first.
+        let (argv, script) = match crate::script::take(argv) {
+            Ok(crate::script::Taken::Script(rest, s)) => (rest, Some(s)),
+            Ok(crate::script::Taken::NoScript(rest)) => (rest, None),
+            Ok(crate::script::Taken::Help(_)) => {
+                return Err(self.error(path, None, "a scenario cannot run help".into()));
+            }
+            Err(e) => return Err(self.error(path, None, e.0)),
+        };
+        let parsed = cli::parse(argv).map(|mut raw| {
+            raw.script = script;
+            raw
+        });
+        parsed.map_err(|e| {
             let msg = e.to_string();
             let first = msg
                 .lines()

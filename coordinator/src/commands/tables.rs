@@ -194,6 +194,13 @@ async fn table_job_on_bar(
 /// A table job inside a scenario: no bar, every line of the agents' summaries under the
 /// scenario's name.
 pub async fn run_labelled(plan: &Plan, conns: Vec<AgentConn>, label: &str) -> anyhow::Result<()> {
+    if let Workload::Script(s) = &plan.workload {
+        stdout::line(format!("[{label}] {} ...", s.command));
+        return match super::script::run(plan, conns).await? {
+            crate::exit::EXIT_OK => Ok(()),
+            _ => anyhow::bail!("[{label}] {} failed", s.command),
+        };
+    }
     if let Workload::Tpcc(t) = &plan.workload {
         return match tpcc(plan, t, conns, Some(label)).await? {
             crate::exit::EXIT_OK => Ok(()),
