@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Lua scripts side by side: sysbench 1.0 running its own bundled scripts against fleetbench
+# running the same files through its embedded LuaJIT, and fleetbench's built-in (native)
+# implementation of the same tests, on one private MariaDB server (private-mariadb.sh: a
+# free loopback port, never the system service), in alternating rounds.
+#
+#  1. run: for each script in SCRIPTS (from /usr/share/sysbench) and thread count in
+#     THREADS, ROUNDS rounds of sysbench FILE, fleetbench FILE and fleetbench NAME
+#     (built-in), SECONDS each; QPS and client CPU (user+sys) per 1000 queries, and the
+#     ratios the targets name: Lua QPS / sysbench QPS (>= 1.0), Lua CPU / sysbench CPU
+#     (<= 0.9), Lua CPU / built-in CPU (<= 1.3), each over the rounds' sums.
+#  2. memory: MEM_THREADS threads running oltp_point_select.lua: the peak resident memory
+#     of sysbench and of one fleetbench agent process (--allow-scripts) (target: agent <=
+#     sysbench).
+#  3. tpcc: when TPCC_LUA_DIR names a checkout of Percona-Lab/sysbench-tpcc (kept outside
+#     the repository), tpcc.lua at scale TPCC_SCALE with 1 table set, TPCC_THREADS
+#     threads: sysbench's TPS and fleetbench's (target: >= 0.95x).
+#
+# Usage: scripts/bench-lua.sh
+# Environment (defaults in brackets):
+#   FLEETBENCH_BIN [target/release]  SCRIPTS ["oltp_read_write oltp_point_select"]
+#   THREADS ["4 64"]  ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  TABLES [4]
+#   TABLE_SIZE [10000]  MEM_THREADS [1000]  SECTIONS ["run memory tpcc"]
+#   TPCC_LUA_DIR []  TPCC_SCALE [2]  TPCC_THREADS [8]
+# Needs: sysbench, mariadb-server and mariadb-client.
+# Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
+# failed, 2 for a setup problem.
+
+BENCH_NAME=bench-lua BENCH_SECONDS=10
+# shellcheck source=bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+
+scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
+threads_list=${THREADS:-4 64}
+rounds=${ROUNDS:-2}
+tables=${TABLES:-4}
+table_size=${TABLE_SIZE:-10000}
+mem_threads=${MEM_THREADS:-1000}
+sections=" ${SECTIONS:-run memory tpcc} "
+section() { [[ $sections == *" $1 "* ]]; }
+lua_dir=/usr/share/sysbench
+
+command -v sysbench >/dev/null || die "sysbench is missing (apt-get install sysbench)"
+[[ -f $lua_dir/oltp_common.lua ]] || die "$lua_dir has no sysbench scripts (apt-get install sysbench)"
+find_fleetbench
+agent_bin=$(dirname "$fleetbench")/fleetbench-agent
+
+need_files=$((mem_threads + 1024))
+if [[ $(ulimit -Hn) != unlimited && $(ulimit -Hn) -lt $need_files ]]; then
+  die "the open-files hard limit $(ulimit -Hn) is below $need_files: raise it, or lower MEM_THREADS"
+fi
+ulimit -n "$(ulimit -Hn)"
+
+# shellcheck source=private-mariadb.sh
+source scripts/private-mariadb.sh
+dir=$(mktemp -d "${TMPDIR:-/tmp}/fb-lua.XXXXXX")
+agent_pid=
+cleanup() {
+  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null
+  private_mariadb_stop
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+PRIVATE_MARIADB_MAX_CONNECTIONS=$((mem_threads + 500)) private_mariadb_start "$dir/db" >/dev/null ||
+  die "could not start a private MariaDB"
+
+conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
+  --mysql-password=sbtest-pw --mysql-db=sbtest)
+data=(--tables="$tables" --table-size="$table_size")
+queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
+qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
+tps() { awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
+cpu_per_k() { calc "1000 * $1 / $2" 4; }
+
+echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
+echo "server: private MariaDB on 127.0.0.1:$MARIADB_PORT; machine: $(nproc) cores, CPU busy before start: $(cpu_busy)"
+echo
+sysbench "$lua_dir/oltp_read_write.lua" "${conn[@]}" "${data[@]}" --threads=4 prepare >/dev/null
+
+verdicts=()
+verdict() { # NAME VALUE OP LIMIT
+  local ok
+  ok=$(awk "BEGIN { print ($2 $3 $4) ? \"PASS\" : \"MISS\" }")
+  verdicts+=("$ok $1: $2 (target $3 $4)")
+}
+
+# --- 1. runs ---------------------------------------------------------------------------------
+if section run; then
+  echo "== run: ${run_secs} s per run, $rounds rounds; CPU = client user+sys s per 1000 queries"
+  row() { printf '%-18s %7s %5s %11s %11s %11s %10s %10s %10s\n' "$@"; }
+  row script threads round "sb QPS" "lua QPS" "native QPS" "sb CPU" "lua CPU" "nat CPU"
+  for script in $scripts; do
+    for threads in $threads_list; do
+      sq=0 sc=0 st=0 lq=0 lc=0 lt=0 nq=0 nc=0 nt=0 ok=0
+      for r in $(seq "$rounds"); do
+        opts=(--threads="$threads" --time="$run_secs" "${data[@]}" "${conn[@]}")
+        s=$dir/sb-$script-$threads-$r l=$dir/lua-$script-$threads-$r n=$dir/nat-$script-$threads-$r
+        all=1
+        measure "$s" sysbench "$lua_dir/$script.lua" "${opts[@]}" run || all=0
+        measure "$l" "$fleetbench" "$lua_dir/$script.lua" "${opts[@]}" run || all=0
+        measure "$n" "$fleetbench" "$script" "${opts[@]}" run || all=0
+        if [[ $all == 1 ]]; then
+          row "$script" "$threads" "$r" "$(qps "$s")" "$(qps "$l")" "$(qps "$n")" \
+            "$(cpu_per_k "$(cpu "$s")" "$(queries "$s")")" \
+            "$(cpu_per_k "$(cpu "$l")" "$(queries "$l")")" \
+            "$(cpu_per_k "$(cpu "$n")" "$(queries "$n")")"
+          sq=$(calc "$sq + $(queries "$s")") sc=$(calc "$sc + $(cpu "$s")") st=$(calc "$st + $(wall "$s")")
+          lq=$(calc "$lq + $(queries "$l")") lc=$(calc "$lc + $(cpu "$l")") lt=$(calc "$lt + $(wall "$l")")
+          nq=$(calc "$nq + $(queries "$n")") nc=$(calc "$nc + $(cpu "$n")") nt=$(calc "$nt + $(wall "$n")")
+          ok=$((ok + 1))
+        fi
+      done
+      if [[ $ok -gt 0 ]]; then
+        sb_qps=$(calc "$sq / $st" 2) lua_qps=$(calc "$lq / $lt" 2)
+        sb_cpu=$(cpu_per_k "$sc" "$sq") lua_cpu=$(cpu_per_k "$lc" "$lq") nat_cpu=$(cpu_per_k "$nc" "$nq")
+        row "$script" "$threads" mean "$sb_qps" "$lua_qps" "$(calc "$nq / $nt" 2)" "$sb_cpu" "$lua_cpu" "$nat_cpu"
+        verdict "$script.lua $threads thr QPS lua/sysbench" "$(calc "$lua_qps / $sb_qps")" '>=' 1.0
+        verdict "$script.lua $threads thr CPU/q lua/sysbench" "$(calc "$lua_cpu / $sb_cpu")" '<=' 0.9
+        verdict "$script.lua $threads thr CPU/q lua/built-in" "$(calc "$lua_cpu / $nat_cpu")" '<=' 1.3
+      fi
+    done
+  done
+  echo
+fi
+
+# --- 2. memory at many threads ---------------------------------------------------------------
+if section memory; then
+  echo "== memory: $mem_threads threads running oltp_point_select.lua, ${run_secs} s; peak resident MiB"
+  mem_opts=(--threads="$mem_threads" --time="$run_secs" "${data[@]}" "${conn[@]}")
+  sb_kb=ERR fb_kb=ERR
+  if /usr/bin/time -f '%M' -o "$dir/mem-sb.time" sysbench "$lua_dir/oltp_point_select.lua" \
+    "${mem_opts[@]}" run >"$dir/mem-sb.out" 2>&1; then
+    sb_kb=$(tail -1 "$dir/mem-sb.time")
+  else
+    failed=1; tail -5 "$dir/mem-sb.out" >&2
+  fi
+  "$agent_bin" --listen 127.0.0.1:0 --work-dir "$dir" --allow-scripts >"$dir/agent.out" 2>"$dir/agent.err" &
+  agent_pid=$!
+  addr=
+  for _ in $(seq 100); do
+    addr=$(awk '/^listening on/ {print $3}' "$dir/agent.out")
+    [[ -n $addr ]] && break
+    sleep 0.1
+  done
+  [[ -n $addr ]] || die "the agent did not start: $(cat "$dir/agent.err")"
+  if "$fleetbench" "$lua_dir/oltp_point_select.lua" "${mem_opts[@]}" --agents "$addr" \
+    --ready-timeout=60 run >"$dir/mem-fb.out" 2>"$dir/mem-fb.err"; then
+    fb_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$agent_pid/status")
+  else
+    failed=1; tail -5 "$dir/mem-fb.err" >&2
+  fi
+  kill "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true
+  agent_pid=
+  printf '%-24s %10s %10s\n' "" sysbench "fb agent"
+  printf '%-24s %10s %10s\n' "peak MiB" "$([[ $sb_kb != ERR ]] && calc "$sb_kb / 1024" 1 || echo ERR)" \
+    "$([[ $fb_kb != ERR ]] && calc "$fb_kb / 1024" 1 || echo ERR)"
+  printf '%-24s %10s %10s\n' "QPS" "$(qps "$dir/mem-sb" || true)" "$(qps "$dir/mem-fb" || true)"
+  if [[ $sb_kb != ERR && $fb_kb != ERR ]]; then
+    verdict "memory at $mem_threads threads agent/sysbench" "$(calc "$fb_kb / $sb_kb")" '<=' 1.0
+  fi
+  echo
+fi
+
+# --- 3. sysbench-tpcc ------------------------------------------------------------------------
+if section tpcc && [[ -n ${TPCC_LUA_DIR:-} ]]; then
+  [[ -f $TPCC_LUA_DIR/tpcc.lua ]] || die "TPCC_LUA_DIR=$TPCC_LUA_DIR holds no tpcc.lua"
+  scale=${TPCC_SCALE:-2} tthreads=${TPCC_THREADS:-8}
+  echo "== tpcc.lua: scale $scale, 1 table set, $tthreads threads, ${run_secs} s per run, $rounds rounds"
+  topts=(--tables=1 --scale="$scale" "${conn[@]}")
+  sysbench "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" prepare >/dev/null
+  printf '%-6s %12s %12s\n' round "sb TPS" "fb TPS"
+  ss=0 fs=0 ok=0
+  for r in $(seq "$rounds"); do
+    s=$dir/tpcc-sb-$r f=$dir/tpcc-fb-$r all=1
+    measure "$s" sysbench "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
+    measure "$f" "$fleetbench" "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
+    if [[ $all == 1 ]]; then
+      printf '%-6s %12s %12s\n' "$r" "$(tps "$s")" "$(tps "$f")"
+      ss=$(calc "$ss + $(tps "$s")") fs=$(calc "$fs + $(tps "$f")") ok=$((ok + 1))
+    fi
+  done
+  if [[ $ok -gt 0 ]]; then
+    verdict "tpcc.lua TPS fleetbench/sysbench" "$(calc "$fs / $ss")" '>=' 0.95
+  fi
+  echo
+elif section tpcc; then
+  echo "== tpcc.lua: skipped (set TPCC_LUA_DIR to a sysbench-tpcc checkout to measure it)"
+  echo
+fi
+
+echo "== targets"
+for v in "${verdicts[@]}"; do echo "$v"; done
+exit "$failed"
