@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/private-mariadb.sh
 
+build_tools_install
 cargo build --release --locked --bins
 bin=target/release
 work=$(mktemp -d)

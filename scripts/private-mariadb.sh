@@ -1,4 +1,5 @@
 # Sourced by fleetbench's scripts: a throwaway MariaDB server for one script run.
+#   build_tools_install         installs make (LuaJIT's build needs it) when missing.
 #   private_mariadb_start DIR   installs mariadb-server if mariadbd is missing (apt-get, as
 #                               root or with sudo), creates a datadir under DIR, starts
 #                               mariadbd on a free loopback port with its own socket and
@@ -11,6 +12,20 @@
 # PRIVATE_MARIADB_MAX_CONNECTIONS (default 1000; above it the server uses its thread pool,
 # so that thousands of client connections do not need thousands of server threads).
 # Never touches the system service, its configuration or port 3306.
+
+# make: the build of LuaJIT (the embedded Lua of scripts) runs it; installed with apt-get
+# (as root or with sudo) when missing.
+build_tools_install() {
+  command -v make >/dev/null && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "make is missing: install it (apt-get install make)" >&2; return 1; }
+    sudo=sudo
+  fi
+  echo "make is missing: installing it with apt-get" >&2
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends make; } >&2 ||
+    { echo "could not install make" >&2; return 1; }
+}
 
 private_mariadb_install() {
   command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] && return 0
