@@ -31,6 +31,8 @@
 #                    into ${CARGO_TARGET_DIR:-target}/instr]
 #   TABLE_SIZE [10000]  EVENTS_LOW [5000]  EVENTS_HIGH [25000]  ROUNDS [1]
 #   MAX_INSTR [2100]  the most instructions per point select fleetbench may take
+#   FB_TEST [oltp_point_select]  what fleetbench runs: the built-in test, or sysbench's
+#                    script through fleetbench's Lua (/usr/share/sysbench/oltp_point_select.lua)
 #   SYSBENCH [1]     0: measure fleetbench alone
 #   VERBOSE [0]      1: the top TOP [25] functions of the difference, per event, both tools
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
@@ -114,9 +116,9 @@ callgrind() {
 }
 # run_cmd TOOL N: the run's command for TOOL with N events, into the array cmd.
 run_cmd() {
-  local bin=$1
-  [[ $bin == fleetbench ]] && bin=$fleetbench
-  cmd=("$bin" oltp_point_select --threads=1 --events="$2" --time=0 --tables=1
+  local bin=$1 test=oltp_point_select
+  [[ $bin == fleetbench ]] && bin=$fleetbench test=${FB_TEST:-oltp_point_select}
+  cmd=("$bin" "$test" --threads=1 --events="$2" --time=0 --tables=1
     --table-size="$table_size" "${conn[@]}" run)
 }
 # measure_tool TOOL: the least total of ROUNDS runs at each event count; sets ir[TOOL-low],

@@ -168,12 +168,15 @@ if section tpcc && [[ -n ${TPCC_LUA_DIR:-} ]]; then
   scale=${TPCC_SCALE:-2} tthreads=${TPCC_THREADS:-8}
   echo "== tpcc.lua: scale $scale, 1 table set, $tthreads threads, ${run_secs} s per run, $rounds rounds"
   topts=(--tables=1 --scale="$scale" "${conn[@]}")
-  sysbench "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" prepare >/dev/null
+  # sysbench finds tpcc.lua's modules in its working directory only.
+  tpcc_sb() { env -C "$TPCC_LUA_DIR" sysbench ./tpcc.lua "$@"; }
+  tpcc_sb "${topts[@]}" --threads="$tthreads" prepare >"$dir/tpcc-prepare.out" 2>&1 ||
+    { tail -5 "$dir/tpcc-prepare.out" >&2; die "sysbench tpcc.lua prepare failed"; }
   printf '%-6s %12s %12s\n' round "sb TPS" "fb TPS"
   ss=0 fs=0 ok=0
   for r in $(seq "$rounds"); do
     s=$dir/tpcc-sb-$r f=$dir/tpcc-fb-$r all=1
-    measure "$s" sysbench "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
+    measure "$s" env -C "$TPCC_LUA_DIR" sysbench ./tpcc.lua "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
     measure "$f" "$fleetbench" "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
     if [[ $all == 1 ]]; then
       printf '%-6s %12s %12s\n' "$r" "$(tps "$s")" "$(tps "$f")"
