@@ -113,6 +113,7 @@ fn discover(files: &Files, command: &str) -> Result<(Vec<ScriptOption>, Commands
         opt: &[],
         output: Rc::new(move |s: &str| out.borrow_mut().push_str(s)),
         driver: "mysql",
+        fast_calls: false,
     };
     let failed =
         |e: fleetbench_script::ScriptError| UsageError(format!("{}: {}", files.path, e.message));

@@ -191,6 +191,7 @@ impl Host {
                         opt: &opt,
                         output: output.clone(),
                         driver: "mysql",
+                        fast_calls: false,
                     };
                     let lua = state::new_state(&env, |lua, raw| {
                         let out = output.clone();

@@ -3,6 +3,10 @@
 -- and on agents SQL, random numbers and counters) and `env` (command, script path, thread
 -- id, the options' values). Scripts see none of `raw` directly.
 local raw, env = ...
+-- LuaJIT's ffi, when the state has it (an agent's worker): kept here for the hot path's
+-- calls, out of every script's reach (scripts get the small proxy below).
+local ffi_lib = rawget(_G, "ffi")
+_G.ffi = nil
 
 local error, type, tostring, setmetatable, select, pairs, ipairs, unpack, rawget =
    error, type, tostring, setmetatable, select, pairs, ipairs, unpack, rawget
@@ -318,6 +322,55 @@ function Stmt:close() raw.close(self.h) end
 function Bind:set(v) self.v = v end
 function Bind:set_rand_str(fmt) self.v = sysbench.rand.string(fmt) end
 
+-- The hot path through LuaJIT's FFI (binding, executing, drawing random numbers): plain C
+-- calls into fleetbench, which LuaJIT's compiled code makes without the Lua C API.
+if ffi_lib and raw.ffi then
+   local F = raw.ffi
+   local cast = ffi_lib.cast
+   local ctx = cast("void *", F.ctx)
+   local f_num = cast("int (*)(void *, uint32_t, uint32_t, double)", F.bind_num)
+   local f_str = cast("int (*)(void *, uint32_t, uint32_t, const char *, size_t)", F.bind_str)
+   local f_null = cast("int (*)(void *, uint32_t, uint32_t)", F.bind_null)
+   local f_exec = cast("int (*)(void *, uint32_t)", F.execute)
+   local f_rand = cast("double (*)(void *, int32_t, double, double)", F.rand)
+   local tonumber_, tostring_ = tonumber, tostring
+   function Stmt:execute()
+      local h, b = self.h, self.binds
+      for i = 1, self.n do
+         local v = b[i].v
+         local t = type(v)
+         if t == "number" then
+            f_num(ctx, h, i - 1, v)
+         elseif t == "string" then
+            f_str(ctx, h, i - 1, v, #v)
+         elseif v == nil then
+            f_null(ctx, h, i - 1)
+         elseif t == "boolean" then
+            f_num(ctx, h, i - 1, v and 1 or 0)
+         elseif t == "cdata" then
+            f_num(ctx, h, i - 1, tonumber_(v))
+         else
+            local s = tostring_(v)
+            f_str(ctx, h, i - 1, s, #s)
+         end
+      end
+      local r = f_exec(ctx, h)
+      if r ~= 0 then
+         if r < 0 then error("the statement could not be run (closed, or a fleetbench fault)", 2) end
+         local errno, state, msg, class = raw.last_error()
+         failed(self.con, self.sql, errno, state, msg, class)
+      end
+   end
+   local r = sysbench.rand
+   r.uniform = function(a, b) return f_rand(ctx, 0, a, b) end
+   r.default = function(a, b) return f_rand(ctx, 1, a, b) end
+   r.gaussian = function(a, b) return f_rand(ctx, 2, a, b) end
+   r.special = function(a, b) return f_rand(ctx, 3, a, b) end
+   r.pareto = function(a, b) return f_rand(ctx, 4, a, b) end
+   r.zipfian = function(a, b) return f_rand(ctx, 5, a, b) end
+end
+ffi_lib = nil
+
 -- Report hooks a script may assign (sysbench.hooks.report_* = sysbench.report_csv).
 sysbench.report_default = function(stat) raw.report("default", stat) end
 sysbench.report_csv = function(stat) raw.report("csv", stat) end
@@ -376,21 +429,24 @@ local function handler(e)
    if type(e) == "table" then return e end
    return raw.traceback(tostring(e))
 end
--- One event: 0 done, 1 the thread stops (event returned true), 2 restarted (an ignorable
--- error; before_restart_event ran). Other errors propagate with their traceback.
-function __fb_event(fn, tid)
-   local ok, r = xpcall(fn, handler, tid)
-   if ok then
-      if r then return 1 end
-      return 0
+-- The runner of `fn` (event, or a command's function) for thread `tid`: each call is one
+-- event: 0 done, 1 the thread stops (fn returned true), 2 restarted (an ignorable error;
+-- before_restart_event ran). Other errors propagate with their traceback.
+function __fb_runner(fn, tid)
+   return function()
+      local ok, r = xpcall(fn, handler, tid)
+      if ok then
+         if r then return 1 end
+         return 0
+      end
+      if type(r) == "table" and r.errcode == RESTART then
+         local hook = sysbench.hooks.before_restart_event
+         if hook then hook(r) end
+         return 2
+      end
+      if type(r) == "table" then r = tostring(r.sql_errmsg or r.message or r) end
+      error(r, 0)
    end
-   if type(r) == "table" and r.errcode == RESTART then
-      local hook = sysbench.hooks.before_restart_event
-      if hook then hook(r) end
-      return 2
-   end
-   if type(r) == "table" then r = tostring(r.sql_errmsg or r.message or r) end
-   error(r, 0)
 end
 -- Calls a hook or command function, with a traceback on error.
 function __fb_call(fn, ...)

@@ -61,6 +61,7 @@ impl MainState {
                     opt: &cfg.opt,
                     output: Rc::new(move |s: &str| output.push(s)),
                     driver: "mysql",
+                    fast_calls: false,
                 };
                 let made = state::new_state(&env, |_, _| Ok(())).and_then(|lua| {
                     state::run_script(&lua, &cfg.files)?;

@@ -99,6 +99,8 @@ struct StmtSlot<C: Client> {
     stmt: Option<C::Stmt>,
     generation: u64,
     text: bool,
+    /// The values bound through the FFI calls.
+    binds: Vec<BindVal>,
 }
 
 /// Random-number pickers by (distribution, range), the last few kept: scripts draw from
@@ -130,6 +132,51 @@ impl Pickers {
     }
 }
 
+/// The raw functions of sysbench.rand's distributions, by kind (the FFI's numbering).
+const RAND_NAMES: [&str; 6] = [
+    "rand_uniform",
+    "rand_default",
+    "rand_gaussian",
+    "rand_special",
+    "rand_pareto",
+    "rand_zipfian",
+];
+
+/// Each kind's distribution: the run's own parameters where it uses that distribution
+/// (--rand-type's), sysbench's defaults for the others; `default` is the run's.
+fn distributions(run: &Distribution) -> [(u8, Distribution); 6] {
+    let own = |d: Distribution| {
+        if d.name() == run.name() {
+            run.clone()
+        } else {
+            d
+        }
+    };
+    let all = [
+        Distribution::Uniform,
+        run.clone(),
+        own(Distribution::Gaussian { iter: 12 }),
+        own(Distribution::Special {
+            iter: 12,
+            pct: 1.0,
+            res: 75.0,
+        }),
+        own(Distribution::Pareto { h: 0.2 }),
+        own(Distribution::Zipfian { exp: 0.8 }),
+    ];
+    let mut i = 0u8;
+    all.map(|d| {
+        i += 1;
+        // Uniform draws need no picker (key 0).
+        let key = if matches!(d, Distribution::Uniform) {
+            0
+        } else {
+            i
+        };
+        (key, d)
+    })
+}
+
 /// Everything the raw functions of one state share.
 pub struct Ctx<C: Client> {
     cfg: Arc<ScriptConfig>,
@@ -156,6 +203,10 @@ pub struct Ctx<C: Client> {
     /// A login the lean client does not speak: the run falls back to mysql_async.
     pub unsupported: Option<String>,
     sql: String,
+    /// The distribution of each sysbench.rand kind.
+    dists: [(u8, Distribution); 6],
+    /// The last failed statement of the FFI path, for `raw.last_error`.
+    last_failure: Failed,
 }
 
 fn lost_error(e: &SqlError) -> (u32, &'static str) {
@@ -167,6 +218,15 @@ fn lost_error(e: &SqlError) -> (u32, &'static str) {
 }
 
 impl<C: Client> Ctx<C> {
+    /// A random number in [a, b] of sysbench.rand kind `kind`.
+    fn draw(&mut self, kind: i32, a: i64, b: i64) -> i64 {
+        let (key, dist) = match self.dists.get(kind as usize) {
+            Some((k, d)) => (*k, d),
+            None => (0, &Distribution::Uniform),
+        };
+        self.pickers.pick(&mut self.rng, dist, key, a, b)
+    }
+
     fn connect_now(&mut self) -> Result<C, SqlError> {
         let (target, sockets) = (&self.target, &self.sockets);
         let connect = || C::connect(target, sockets);
@@ -346,47 +406,211 @@ fn execute<C: Client>(ctx: &Shared<C>, h: usize, values: &[Value]) -> Result<Fai
         }
         &more
     };
-    let mut guard = ctx.borrow_mut();
-    let c = &mut *guard;
-    let slot = c
-        .stmts
-        .get_mut(h)
-        .and_then(Option::as_mut)
-        .ok_or_else(|| mlua::Error::runtime("the statement was closed"))?;
-    let (conn_h, class) = (slot.conn, slot.class);
-    let generation = c.conns.get(conn_h).map_or(0, |s| s.generation);
-    if c.live(conn_h)?.is_none() {
-        return Ok(Some(gone()));
-    }
-    let slot = c.stmts[h].as_mut().expect("checked above");
-    let conn = c.conns[conn_h].conn.as_mut().expect("live");
-    // Prepared before a reconnect: prepare it again on the new connection.
-    if !slot.text && (slot.stmt.is_none() || slot.generation != generation) {
-        match conn.prepare(&slot.sql) {
-            Ok(s) => {
-                slot.stmt = Some(s);
-                slot.generation = generation;
+    ctx.borrow_mut().run_stmt(h, params)
+}
+
+/// A bound value of a statement, as `p:set()` left it (the FFI path keeps them here).
+#[derive(Debug, Default)]
+pub enum BindVal {
+    #[default]
+    Null,
+    Int(i64),
+    Text(Vec<u8>),
+}
+
+impl<C: Client> Ctx<C> {
+    /// Executes statement `h` with `params`: prepared again first after a reconnect,
+    /// counted, its failure classified.
+    fn run_stmt(&mut self, h: usize, params: &[Param]) -> Result<Failed, mlua::Error> {
+        let slot = self
+            .stmts
+            .get_mut(h)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| mlua::Error::runtime("the statement was closed"))?;
+        let (conn_h, class) = (slot.conn, slot.class);
+        let generation = self.conns.get(conn_h).map_or(0, |s| s.generation);
+        if self.live(conn_h)?.is_none() {
+            return Ok(Some(gone()));
+        }
+        let slot = self.stmts[h].as_mut().expect("checked above");
+        let conn = self.conns[conn_h].conn.as_mut().expect("live");
+        // Prepared before a reconnect: prepare it again on the new connection.
+        if !slot.text && (slot.stmt.is_none() || slot.generation != generation) {
+            match conn.prepare(&slot.sql) {
+                Ok(s) => {
+                    slot.stmt = Some(s);
+                    slot.generation = generation;
+                }
+                Err(e) if e.code() == Some(1295) => slot.text = true,
+                Err(e) => return Ok(Some(self.failure(conn_h, e))),
             }
-            Err(e) if e.code() == Some(1295) => slot.text = true,
-            Err(e) => return Ok(Some(c.failure(conn_h, e))),
+        }
+        let r = match slot.stmt.as_mut() {
+            Some(s) if !slot.text => conn.execute(s, params),
+            _ => {
+                crate::workloads::oltp::worker::render(&mut self.sql, &slot.sql, params);
+                conn.query(&self.sql)
+            }
+        };
+        self.count(class);
+        match r {
+            Ok(_) => Ok(None),
+            Err(e) => Ok(Some(self.failure(conn_h, e))),
         }
     }
-    let r = match slot.stmt.as_mut() {
-        Some(s) if !slot.text => conn.execute(s, params),
-        _ => {
-            crate::workloads::oltp::worker::render(&mut c.sql, &slot.sql, params);
-            conn.query(&c.sql)
+
+    /// Executes statement `h` with the values bound through the FFI calls.
+    fn run_bound(&mut self, h: usize) -> Result<Failed, mlua::Error> {
+        let Some(Some(slot)) = self.stmts.get_mut(h) else {
+            return Err(mlua::Error::runtime("the statement was closed"));
+        };
+        let binds = std::mem::take(&mut slot.binds);
+        let mut small: [Param; 8] = [Param::Null; 8];
+        let mut more: Vec<Param> = Vec::new();
+        fn as_param(b: &BindVal) -> Param<'_> {
+            match b {
+                BindVal::Null => Param::Null,
+                BindVal::Int(i) => Param::Int(*i),
+                BindVal::Text(t) => Param::Str(t),
+            }
         }
-    };
-    match r {
-        Ok(_) => {
-            c.count(class);
-            Ok(None)
+        let params: &[Param] = if binds.len() <= small.len() {
+            for (p, b) in small.iter_mut().zip(&binds) {
+                *p = as_param(b);
+            }
+            &small[..binds.len()]
+        } else {
+            more.extend(binds.iter().map(as_param));
+            &more
+        };
+        let r = self.run_stmt(h, params);
+        if let Some(Some(slot)) = self.stmts.get_mut(h) {
+            slot.binds = binds;
         }
-        Err(e) => {
-            c.count(class);
-            Ok(Some(c.failure(conn_h, e)))
+        r
+    }
+
+    /// The bind slot `i` of statement `h` (made when first used).
+    fn bind_slot(&mut self, h: usize, i: usize) -> Option<&mut BindVal> {
+        let slot = self.stmts.get_mut(h)?.as_mut()?;
+        // A statement has at most 65,535 parameters (the protocol's limit).
+        if i >= usize::from(u16::MAX) {
+            return None;
         }
+        if slot.binds.len() <= i {
+            slot.binds.resize_with(i + 1, BindVal::default);
+        }
+        slot.binds.get_mut(i)
+    }
+}
+
+/// The functions the prelude calls through LuaJIT's FFI on the hot path (binding values,
+/// executing a statement, drawing a random number): no Lua C API in between. `ctx` is the
+/// worker's `RefCell<Ctx<C>>`, which outlives its state; the prelude keeps these pointers
+/// in locals no script can reach. They never unwind: a panic or a reentrant call is an
+/// error code.
+mod ffi_calls {
+    use std::cell::RefCell;
+    use std::ffi::c_void;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    use super::{BindVal, Ctx};
+    use crate::sql::Client;
+
+    fn with<C: Client, R>(ctx: *const c_void, err: R, f: impl FnOnce(&mut Ctx<C>) -> R) -> R {
+        // SAFETY: the prelude passes the address the worker gave it, of a RefCell<Ctx<C>>
+        // that lives as long as the Lua state calling here.
+        let cell = unsafe { &*ctx.cast::<RefCell<Ctx<C>>>() };
+        let Ok(mut g) = cell.try_borrow_mut() else {
+            return err;
+        };
+        catch_unwind(AssertUnwindSafe(|| f(&mut g))).unwrap_or(err)
+    }
+
+    /// Binds a number: whole numbers as integers, others as their text.
+    pub extern "C" fn bind_num<C: Client>(ctx: *const c_void, h: u32, i: u32, v: f64) -> i32 {
+        with::<C, _>(ctx, -1, |c| match c.bind_slot(h as usize, i as usize) {
+            Some(b) => {
+                *b = if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                    BindVal::Int(v as i64)
+                } else {
+                    let mut t = match std::mem::take(b) {
+                        BindVal::Text(t) => t,
+                        _ => Vec::new(),
+                    };
+                    t.clear();
+                    t.extend_from_slice(v.to_string().as_bytes());
+                    BindVal::Text(t)
+                };
+                0
+            }
+            None => -1,
+        })
+    }
+
+    /// Binds `len` bytes at `p` (a Lua string, valid for the call), reusing the buffer.
+    pub extern "C" fn bind_str<C: Client>(
+        ctx: *const c_void,
+        h: u32,
+        i: u32,
+        p: *const u8,
+        len: usize,
+    ) -> i32 {
+        with::<C, _>(ctx, -1, |c| match c.bind_slot(h as usize, i as usize) {
+            Some(b) => {
+                // SAFETY: LuaJIT passes a string's bytes and its length.
+                let bytes = unsafe { std::slice::from_raw_parts(p, len) };
+                let mut t = match std::mem::take(b) {
+                    BindVal::Text(t) => t,
+                    _ => Vec::with_capacity(len),
+                };
+                t.clear();
+                t.extend_from_slice(bytes);
+                *b = BindVal::Text(t);
+                0
+            }
+            None => -1,
+        })
+    }
+
+    pub extern "C" fn bind_null<C: Client>(ctx: *const c_void, h: u32, i: u32) -> i32 {
+        with::<C, _>(ctx, -1, |c| match c.bind_slot(h as usize, i as usize) {
+            Some(b) => {
+                *b = BindVal::Null;
+                0
+            }
+            None => -1,
+        })
+    }
+
+    /// Executes statement `h`: 0 done, 1 failed (the prelude asks `raw.last_error` why),
+    /// -1 the call itself failed.
+    pub extern "C" fn execute<C: Client>(ctx: *const c_void, h: u32) -> i32 {
+        with::<C, _>(ctx, -1, |c| match c.run_bound(h as usize) {
+            Ok(None) => 0,
+            Ok(Some(f)) => {
+                c.last_failure = Some(f);
+                1
+            }
+            Err(_) => -1,
+        })
+    }
+
+    /// A random number in [a, b] from distribution `kind` (0 uniform, 1 the run's
+    /// --rand-type, 2 gaussian, 3 special, 4 pareto, 5 zipfian).
+    pub extern "C" fn rand<C: Client>(ctx: *const c_void, kind: i32, a: f64, b: f64) -> f64 {
+        with::<C, _>(ctx, f64::NAN, |c| c.draw(kind, a as i64, b as i64) as f64)
+    }
+
+    /// The addresses the prelude casts to its FFI function types.
+    pub fn addresses<C: Client>() -> [(&'static str, usize); 5] {
+        [
+            ("bind_num", bind_num::<C> as *const () as usize),
+            ("bind_str", bind_str::<C> as *const () as usize),
+            ("bind_null", bind_null::<C> as *const () as usize),
+            ("execute", execute::<C> as *const () as usize),
+            ("rand", rand::<C> as *const () as usize),
+        ]
     }
 }
 
@@ -529,6 +753,7 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 stmt,
                 generation,
                 text: as_text,
+                binds: Vec::new(),
             }));
             (g.stmts.len() - 1).into_lua_multi(lua)
         })?,
@@ -615,52 +840,32 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
             }
         })?,
     )?;
+    let c = ctx.clone();
+    raw.set(
+        "last_error",
+        lua.create_function(move |lua, ()| match c.borrow_mut().last_failure.take() {
+            Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
+            None => (2013, "HY000", "unknown error", "fatal").into_lua_multi(lua),
+        })?,
+    )?;
+    // The hot path's functions for LuaJIT's FFI: addresses as numbers (exact below 2^53).
+    let addrs = lua.create_table()?;
+    addrs.set("ctx", Rc::as_ptr(ctx) as usize as f64)?;
+    for (name, addr) in ffi_calls::addresses::<C>() {
+        addrs.set(name, addr as f64)?;
+    }
+    raw.set("ffi", addrs)?;
     register_rand(lua, raw, ctx)
 }
 
 /// sysbench.rand's functions on this thread's generator.
 fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
-    let fixed = |d: Distribution| d;
-    let dists: [(&str, u8, Option<Distribution>); 6] = [
-        ("rand_uniform", 0, Some(Distribution::Uniform)),
-        ("rand_default", 1, None),
-        (
-            "rand_gaussian",
-            2,
-            Some(fixed(Distribution::Gaussian { iter: 12 })),
-        ),
-        (
-            "rand_special",
-            3,
-            Some(Distribution::Special {
-                iter: 12,
-                pct: 1.0,
-                res: 75.0,
-            }),
-        ),
-        ("rand_pareto", 4, Some(Distribution::Pareto { h: 0.2 })),
-        ("rand_zipfian", 5, Some(Distribution::Zipfian { exp: 0.8 })),
-    ];
-    for (name, key, dist) in dists {
+    for (kind, name) in RAND_NAMES.iter().enumerate() {
         let c = ctx.clone();
-        // The run's own parameters where it uses that distribution (--rand-type's).
-        let run_dist = c.borrow().cfg.distribution.clone();
-        let dist = match dist {
-            None => run_dist.clone(),
-            Some(d) if d.name() == run_dist.name() => run_dist.clone(),
-            Some(d) => d,
-        };
-        let key = if matches!(dist, Distribution::Uniform) {
-            0
-        } else {
-            key
-        };
         raw.set(
-            name,
+            *name,
             lua.create_function(move |_, (a, b): (i64, i64)| {
-                let mut guard = c.borrow_mut();
-                let g = &mut *guard;
-                Ok(g.pickers.pick(&mut g.rng, &dist, key, a, b))
+                Ok(c.borrow_mut().draw(kind as i32, a, b))
             })?,
         )?;
     }
@@ -717,7 +922,6 @@ pub struct ScriptWorker<C: Client + 'static> {
     lua: Lua,
     ctx: Shared<C>,
     body: Body,
-    driver: Function,
     tid: u64,
     /// The event's counts as the runner reads them ([`WorkerLoop::db`]).
     tally: DbCounters,
@@ -773,6 +977,8 @@ impl<C: Client + 'static> ScriptWorker<C> {
             total_threads: o.total_threads.max(1),
             unsupported: None,
             sql: String::new(),
+            dists: distributions(&cfg.distribution),
+            last_failure: None,
         }));
         let output = o.output;
         let env = StateEnv {
@@ -782,6 +988,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             opt: &cfg.opt,
             output: Rc::new(move |s: &str| output.push(s)),
             driver: "mysql",
+            fast_calls: true,
         };
         let lua =
             state::new_state(&env, |lua, raw| register(lua, raw, &ctx)).map_err(script_failed)?;
@@ -835,17 +1042,28 @@ impl<C: Client + 'static> ScriptWorker<C> {
         };
         // Reconnects later go straight to the server.
         ctx.borrow_mut().gate = None;
-        let driver: Function = lua
-            .globals()
-            .get("__fb_event")
-            .map_err(|e| script_failed(fleetbench_script::ScriptError::from_lua(&e)))?;
+        // Each call of the body is one event, through the prelude's runner (its error
+        // handling) bound to the function and the thread's id.
+        let bind = |f: Function| -> Result<Function, LeanOpenError> {
+            let runner: Function = lua
+                .globals()
+                .get("__fb_runner")
+                .map_err(|e| script_failed(fleetbench_script::ScriptError::from_lua(&e)))?;
+            runner
+                .call::<Function>((f, o.tid))
+                .map_err(|e| script_failed(fleetbench_script::ScriptError::from_lua(&e)))
+        };
+        let body = match body {
+            Body::Event(f) => Body::Event(bind(f)?),
+            Body::Once(Some(f)) => Body::Once(Some(bind(f)?)),
+            Body::Once(None) => Body::Once(None),
+        };
         let targets = vec![DbCounters::default(); cfg.targets.len()];
         Ok(ScriptWorker {
             lua,
             several_targets: cfg.targets.len() > 1,
             ctx,
             body,
-            driver,
             tid: o.tid,
             tally: DbCounters::default(),
             targets,
@@ -885,13 +1103,19 @@ impl<C: Client + 'static> ScriptWorker<C> {
             return;
         }
         let t = g.target_index;
-        self.tally.merge(&g.tally);
         if self.several_targets
             && let Some(tt) = self.targets.get_mut(t)
         {
             tt.merge(&g.tally);
         }
-        g.tally.reset();
+        // The runner took and reset the last event's counts (reset_db): this event's are
+        // swapped in, not added.
+        if self.tally.is_zero() {
+            std::mem::swap(&mut self.tally, &mut g.tally);
+        } else {
+            self.tally.merge(&g.tally);
+            g.tally.reset();
+        }
     }
 }
 
@@ -900,23 +1124,25 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
         if stop.load(Ordering::Relaxed) {
             return Step::Stopped;
         }
-        let f = match &mut self.body {
-            Body::Event(f) => f.clone(),
-            Body::Once(f) => match f.take() {
-                Some(f) => f,
+        let r = match &mut self.body {
+            Body::Event(run) => run.call::<i64>(()),
+            Body::Once(slot) => match slot.take() {
+                Some(run) => {
+                    let r = run.call::<i64>(());
+                    // Restarted: the command's function runs again.
+                    if matches!(r, Ok(2)) {
+                        *slot = Some(run);
+                    }
+                    r
+                }
                 None => return Step::Stopped,
             },
         };
-        let r = self.driver.call::<i64>((f.clone(), self.tid));
         self.take_tally();
         match r {
             Ok(0) => Step::Done,
             Ok(1) => Step::Stopped,
             Ok(_) => {
-                // Restarted: a command's function runs again.
-                if let Body::Once(slot) = &mut self.body {
-                    *slot = Some(f);
-                }
                 if stop.load(Ordering::Relaxed) {
                     Step::Stopped
                 } else {
