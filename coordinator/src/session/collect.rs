@@ -177,6 +177,8 @@ struct Collector {
     /// Each agent host's load per tick, as its intervals said.
     hosts: Vec<Vec<(u32, HostFigures)>>,
     received: Vec<Arc<Mutex<Received>>>,
+    /// A script run: an agent that stops on an error stops the others.
+    stop_on_abort: bool,
 }
 
 impl Collector {
@@ -188,6 +190,7 @@ impl Collector {
             pending: agents,
             hosts: vec![Vec::new(); agents],
             received,
+            stop_on_abort: matches!(plan.workload, crate::plan::Workload::Script(_)),
         }
     }
 
@@ -234,6 +237,14 @@ impl Collector {
                 if self.outcome[i].is_none() {
                     self.pending -= 1;
                     self.result.add_statements(kinds, targets);
+                    // A script's error on one agent ends the run on every agent.
+                    if let (true, crate::merge::AgentStatus::Aborted(why)) =
+                        (self.stop_on_abort, &agent.status)
+                        && self.pending > 0
+                    {
+                        let why = format!("agent {} stopped: {why}", parts[i].conn.addr);
+                        send_stop(parts, &why);
+                    }
                     self.outcome[i] = Some(agent);
                 }
                 self.merger.finish(i)

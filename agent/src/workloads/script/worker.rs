@@ -1042,6 +1042,9 @@ impl<C: Client + 'static> ScriptWorker<C> {
         };
         // Reconnects later go straight to the server.
         ctx.borrow_mut().gate = None;
+        // What loading the script left behind (its source, the parse) goes now, not at
+        // the collector's leisure: a thousand threads each hold a state.
+        let _ = lua.gc_collect();
         // Each call of the body is one event, through the prelude's runner (its error
         // handling) bound to the function and the thread's id.
         let bind = |f: Function| -> Result<Function, LeanOpenError> {
