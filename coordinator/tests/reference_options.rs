@@ -14,8 +14,18 @@ use fleetbench_model::wire::{workload_from_proto, workload_to_proto};
 
 /// Parses and plans a command line as `fleetbench` does (extras taken out first).
 fn plan_of(args: &[&str]) -> Result<plan::Plan, String> {
-    let mut raw = cli::parse(std::iter::once("fleetbench").chain(args.iter().copied()))
-        .map_err(|e| e.to_string())?;
+    // A script is read and its options taken out first, as the command line's parse does.
+    let argv: Vec<std::ffi::OsString> = std::iter::once("fleetbench")
+        .chain(args.iter().copied())
+        .map(Into::into)
+        .collect();
+    let (argv, script) = match fleetbench::script::take(argv).map_err(|e| e.to_string())? {
+        fleetbench::script::Taken::Script(rest, s) => (rest, Some(s)),
+        fleetbench::script::Taken::NoScript(rest) => (rest, None),
+        fleetbench::script::Taken::Help(_) => return Err("help".into()),
+    };
+    let mut raw = cli::parse(argv).map_err(|e| e.to_string())?;
+    raw.script = script;
     sweep::take_extras(&mut raw).map_err(|e| e.to_string())?;
     plan::build(&raw).map_err(|e| e.to_string())
 }
@@ -474,6 +484,29 @@ const OWN: &[&[&str]] = &[
         "db=mysql://u:p@db1:3308/t?ssl-mode=required",
         "--warehouses=3",
         "prepare",
+    ],
+    // A Lua script: its own options, the built-in ones it takes, a command of its own.
+    &[
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/lua/fleet/fleet_test.lua"
+        ),
+        "--rows=9",
+        "--fail_once",
+        "--mysql-ignore-errors=1062",
+        "--db-ps-mode=disable",
+        "--rand-type=pareto",
+        "--mysql-host=db1,db2",
+        "--time=5",
+        "run",
+    ],
+    &[
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/lua/fleet/fleet_test.lua"
+        ),
+        "--threads=3",
+        "check",
     ],
 ];
 

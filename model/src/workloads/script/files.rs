@@ -104,6 +104,8 @@ impl Files {
             }
             files.push((name, t));
         }
+        // By name, as the wire's map gives them back.
+        files.sort();
         Ok(Files {
             path: shown,
             main,
