@@ -31,8 +31,10 @@
 #                    into ${CARGO_TARGET_DIR:-target}/instr]
 #   TABLE_SIZE [10000]  EVENTS_LOW [5000]  EVENTS_HIGH [25000]  ROUNDS [1]
 #   MAX_INSTR [2100]  the most instructions per point select fleetbench may take
-#   FB_TEST [oltp_point_select]  what fleetbench runs: the built-in test, or sysbench's
-#                    script through fleetbench's Lua (/usr/share/sysbench/oltp_point_select.lua)
+#   SB_TEST [oltp_point_select]  the test both tools run (e.g. oltp_read_write, with fewer
+#                    events: EVENTS_LOW=500 EVENTS_HIGH=2500)
+#   FB_TEST [SB_TEST]  what fleetbench runs instead: sysbench's script through fleetbench's
+#                    Lua (/usr/share/sysbench/oltp_point_select.lua)
 #   SYSBENCH [1]     0: measure fleetbench alone
 #   VERBOSE [0]      1: the top TOP [25] functions of the difference, per event, both tools
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
@@ -116,8 +118,8 @@ callgrind() {
 }
 # run_cmd TOOL N: the run's command for TOOL with N events, into the array cmd.
 run_cmd() {
-  local bin=$1 test=oltp_point_select
-  [[ $bin == fleetbench ]] && bin=$fleetbench test=${FB_TEST:-oltp_point_select}
+  local bin=$1 test=${SB_TEST:-oltp_point_select}
+  [[ $bin == fleetbench ]] && bin=$fleetbench test=${FB_TEST:-${SB_TEST:-oltp_point_select}}
   cmd=("$bin" "$test" --threads=1 --events="$2" --time=0 --tables=1
     --table-size="$table_size" "${conn[@]}" run)
 }
@@ -177,7 +179,7 @@ echo "fleetbench: $fleetbench ($("$fleetbench" --version))"
 if [[ $with_sysbench != 0 ]]; then echo "sysbench: $(sysbench --version)"; fi
 echo "valgrind: $(valgrind --version); server: $("$(command -v mariadbd || echo /usr/sbin/mariadbd)" --version | awk '{print $3}') on 127.0.0.1:$MARIADB_PORT"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "oltp_point_select, 1 thread, 1 table x $table_size rows; instructions per event = (total at $high events - total at $low) / $((high - low)); least of $rounds round(s)"
+echo "${FB_TEST:-${SB_TEST:-oltp_point_select}}, 1 thread, 1 table x $table_size rows; instructions per event = (total at $high events - total at $low) / $((high - low)); least of $rounds round(s)"
 measure "$dir/prepare" "$fleetbench" oltp_point_select --tables=1 --table-size="$table_size" "${conn[@]}" prepare ||
   exit 1
 

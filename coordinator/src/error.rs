@@ -52,7 +52,7 @@ pub enum SessionError {
     #[error("{what} failed on agent {reason}")]
     TableJob { what: &'static str, reason: String },
     /// The dry run before a prepare or cleanup: every agent's refusal, not only the first.
-    #[error("{what} refused, nothing was created or dropped: {reasons}")]
+    #[error("{} refused{}: {}", .what, nothing_done(.what), .reasons)]
     CheckRefused { what: &'static str, reasons: String },
     /// A prepare, cleanup or prewarm stopped by a signal to the coordinator.
     #[error("{0}")]
@@ -124,4 +124,13 @@ pub enum DocError {
     Format(String, String),
     #[error("{0}")]
     Mismatch(String),
+}
+
+/// What a refused table job's dry run left alone: a check creates and drops nothing anyway.
+fn nothing_done(what: &str) -> &'static str {
+    if what == "check" {
+        ""
+    } else {
+        ", nothing was created or dropped"
+    }
 }

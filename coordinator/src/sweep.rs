@@ -277,12 +277,12 @@ impl Axis {
     /// The name of step `i` in progress lines: "16 threads", "2000 events/s (4 threads)".
     pub fn step_name(&self, plan: &Plan, i: usize) -> String {
         match self {
-            Axis::Threads(v) => format!("{} threads", v[i]),
+            Axis::Threads(v) => report::format::count_of(v[i], "thread", "threads"),
             Axis::Rates(v) => format!(
-                "{} {} ({} threads)",
+                "{} {} ({})",
                 report::format::rate_label(v[i]),
                 rate_unit(&plan.workload),
-                plan.threads
+                report::format::count_of(plan.threads, "thread", "threads")
             ),
         }
     }

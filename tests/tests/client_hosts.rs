@@ -59,12 +59,8 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
             && load["agent_cpu_pct_avg"].as_f64().unwrap() > 50.0,
         "{load}"
     );
-    let addr = doc["agents"][0]["addr"].as_str().unwrap();
-    assert!(
-        out.contains(&format!("WARNING: agent {addr}: its host was saturated"))
-            && out.contains("these figures may measure the client, not the server"),
-        "{out}"
-    );
+    // cpu measures the client host itself: saturated on purpose, so no warning.
+    assert!(!out.contains("WARNING"), "{out}");
     // Per interval too, beside the events of each agent.
     for iv in doc["intervals"].as_array().unwrap() {
         let cpu = iv["agent_cpu_busy_pct"].as_array().unwrap();

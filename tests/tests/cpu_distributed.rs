@@ -45,7 +45,7 @@ fn two_agents_split_threads_and_merge_exactly() {
         (b.addr.as_str(), 1)
     );
     assert!(
-        text.contains(&format!("{} (2 threads), {} (1 threads)", a.addr, b.addr)),
+        text.contains(&format!("{} (2 threads), {} (1 thread)", a.addr, b.addr)),
         "{text}"
     );
 

@@ -112,9 +112,7 @@ async fn run_plan(
     }
     if extras.style.is_sysbench() {
         eprint!("{}", report::text::agent_warnings(&result.agents));
-        for w in
-            report::hosts::capped_warnings(&report::hosts::summarize(&result.hosts, plan.tick()))
-        {
+        for w in report::hosts::run_warnings(plan, &result) {
             eprintln!("{w}");
         }
         if let Some(why) = report::text::rate_shortfall(plan, &result) {

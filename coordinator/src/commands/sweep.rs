@@ -25,6 +25,8 @@ pub async fn run_steps(
     let mut steps = Vec::new();
     let mut all_clean = true;
     let mut interrupted = false;
+    // The client hosts saturated in some step, with those steps' names.
+    let mut saturated: Vec<(String, Vec<String>)> = Vec::new();
     let n = axis.len();
     let total = n as u32 * extras.repeat;
     // Repeats go round the whole list, so that drift over time (a warming buffer pool, a
@@ -61,9 +63,13 @@ pub async fn run_steps(
             hooks: None,
         };
         let r = measure(&p, conns, live).await?;
-        // A step measured on a saturated client host says so (the JSON has the figures).
-        for w in report::hosts::capped_warnings(&report::hosts::summarize(&r.hosts, p.tick())) {
-            eprintln!("{w}");
+        // A step measured on a saturated client host: said once, after the last step (the
+        // JSON has the figures).
+        for host in report::hosts::saturated_hosts(&p, &r) {
+            match saturated.iter_mut().find(|(h, _)| *h == host) {
+                Some((_, steps)) => steps.push(name.clone()),
+                None => saturated.push((host, vec![name.clone()])),
+            }
         }
         if extras.histogram {
             stdout::print(&report::histogram::text(&r.latency()));
@@ -99,6 +105,13 @@ pub async fn run_steps(
             interrupted = true;
             break;
         }
+    }
+    for (host, names) in &saturated {
+        eprintln!(
+            "{label}WARNING: client host {host} was saturated in {}: {}: these figures may measure the client, not the server (host_load in the JSON has the figures)",
+            if names.len() == 1 { "step" } else { "steps" },
+            names.join(", ")
+        );
     }
     Ok((steps, all_clean, interrupted))
 }

@@ -22,6 +22,12 @@ pub fn rate_label(rate: f64) -> String {
 }
 
 /// A duration in seconds as people say it: `42s`, `3m05s`, `2h07m`, `3d04h`.
+/// `n` and the noun for it: "1 thread", "2 threads".
+pub fn count_of(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 pub fn age(secs: u64) -> String {
     match secs {
         0..60 => format!("{secs}s"),
@@ -34,6 +40,13 @@ pub fn age(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_singular_for_one() {
+        assert_eq!(count_of(1u32, "thread", "threads"), "1 thread");
+        assert_eq!(count_of(0u32, "thread", "threads"), "0 threads");
+        assert_eq!(count_of(12u64, "warehouse", "warehouses"), "12 warehouses");
+    }
 
     #[test]
     fn percentile_labels() {

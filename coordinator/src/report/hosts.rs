@@ -20,6 +20,9 @@ pub fn saturated(f: &HostFigures) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostSummary {
     pub addr: String,
+    /// The host the agent runs on, as its Hello named it (its address until
+    /// [`name_hosts`] says): agents on one host share one saturation warning.
+    pub host: String,
     pub intervals: usize,
     pub cpu_busy_avg: f64,
     pub cpu_busy_peak: f64,
@@ -73,6 +76,7 @@ pub fn summarize(hosts: &[(String, Vec<(u32, HostFigures)>)], tick: Duration) ->
             let secs = (tick.as_secs_f64() * n).max(f64::MIN_POSITIVE);
             HostSummary {
                 addr: addr.clone(),
+                host: addr.clone(),
                 intervals: v.len(),
                 cpu_busy_avg: avg(|h| h.cpu_busy_pct),
                 cpu_busy_peak: peak(|h| h.cpu_busy_pct),
@@ -210,14 +214,49 @@ pub fn ranges(ticks: &[u32]) -> String {
     parts.join(", ")
 }
 
-/// One warning line per saturated host.
+/// Names each summary's host by its agent's (`agents`: address and host name).
+pub fn name_hosts(s: &mut [HostSummary], agents: &[(String, String)]) {
+    for h in s {
+        if let Some((_, name)) = agents.iter().find(|(a, n)| *a == h.addr && !n.is_empty()) {
+            h.host = name.clone();
+        }
+    }
+}
+
+/// Whether a test saturates the client on purpose (cpu, memory, threads and mutex measure
+/// the client host itself): its runs get no saturation warning.
+pub fn measures_the_client(w: &crate::plan::Workload) -> bool {
+    use crate::plan::Workload as W;
+    matches!(w, W::Cpu(_) | W::Memory(_) | W::Threads(_) | W::Mutex(_))
+}
+
+/// One warning line per saturated host (agents sharing a host: one line naming them).
 pub fn warnings(s: &[HostSummary]) -> Vec<String> {
-    s.iter()
-        .filter(|h| !h.saturated.is_empty())
-        .map(|h| {
+    let mut hosts: Vec<(&str, Vec<&HostSummary>)> = Vec::new();
+    for h in s.iter().filter(|h| !h.saturated.is_empty()) {
+        match hosts.iter_mut().find(|(name, _)| *name == h.host) {
+            Some((_, v)) => v.push(h),
+            None => hosts.push((&h.host, vec![h])),
+        }
+    }
+    hosts
+        .into_iter()
+        .map(|(name, v)| {
+            // The agent that saw the most saturated intervals speaks for its host.
+            let h = v
+                .iter()
+                .max_by_key(|h| h.saturated.len())
+                .expect("a host has an agent");
+            let who = match (v.len(), h.addr == name) {
+                (1, true) => format!("agent {}: its host", h.addr),
+                (1, false) => format!("agent {}: its host {name}", h.addr),
+                _ => {
+                    let addrs: Vec<&str> = v.iter().map(|h| h.addr.as_str()).collect();
+                    format!("agents {}: their host {name}", addrs.join(", "))
+                }
+            };
             format!(
-                "WARNING: agent {}: its host was saturated (CPU busy {:.0} % at peak, run queue {} on {} cores) in {} of {} intervals ({}): these figures may measure the client, not the server",
-                h.addr,
+                "WARNING: {who} was saturated (CPU busy {:.0} % at peak, run queue {} on {} cores) in {} of {} intervals ({}): these figures may measure the client, not the server",
                 h.cpu_busy_peak,
                 h.run_queue_peak,
                 h.cores,
@@ -227,6 +266,41 @@ pub fn warnings(s: &[HostSummary]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The saturated hosts of a run as named in a sweep's summary line: "vm" or
+/// "10.0.0.1:7600"; empty for none, or for a test that measures the client.
+pub fn saturated_hosts(plan: &crate::plan::Plan, r: &crate::merge::RunResult) -> Vec<String> {
+    if measures_the_client(&plan.workload) {
+        return Vec::new();
+    }
+    let mut s = summarize(&r.hosts, plan.tick());
+    name_hosts(&mut s, &agent_names(r));
+    let mut out: Vec<String> = Vec::new();
+    for h in s.iter().filter(|h| !h.saturated.is_empty()) {
+        if !out.contains(&h.host) {
+            out.push(h.host.clone());
+        }
+    }
+    out
+}
+
+/// Each agent's address and host name.
+pub fn agent_names(r: &crate::merge::RunResult) -> Vec<(String, String)> {
+    r.agents
+        .iter()
+        .map(|a| (a.addr.clone(), a.host.clone()))
+        .collect()
+}
+
+/// A run's warnings, none for a test that measures the client.
+pub fn run_warnings(plan: &crate::plan::Plan, r: &crate::merge::RunResult) -> Vec<String> {
+    if measures_the_client(&plan.workload) {
+        return Vec::new();
+    }
+    let mut s = summarize(&r.hosts, plan.tick());
+    name_hosts(&mut s, &agent_names(r));
+    capped_warnings(&s)
 }
 
 /// Most warning lines the text report prints; the JSON names every saturated host.
@@ -284,7 +358,9 @@ pub fn block(s: &[HostSummary], listed: usize, fileio: bool) -> String {
         }
         return out;
     }
-    let mut out = String::from("\nClient hosts (avg/peak; run queue and memory: peak/total):\n");
+    let mut out = String::from(
+        "\nClient hosts (avg/peak; run queue: peak/cores; memory: peak/total; net: loopback left out):\n",
+    );
     let mut head = format!(
         "    {:<21} {:>14} {:>14} {:>11} {:>13} {:>17}",
         "agent", "cpu busy %", "agent cpu %", "run queue", "mem GiB", "net rx/tx MB/s"
@@ -377,10 +453,32 @@ mod tests {
         assert!(block(&s, 20, false).contains("10.0.0.1:7600"));
         assert!(block(&[], 20, false).is_empty());
         assert_eq!(h.disk, None);
+        // Two agents on one host: one warning naming both.
+        let mut two = vec![
+            h.clone(),
+            HostSummary {
+                addr: "10.0.0.1:7601".into(),
+                ..h.clone()
+            },
+        ];
+        name_hosts(
+            &mut two,
+            &[
+                ("10.0.0.1:7600".into(), "db-client".into()),
+                ("10.0.0.1:7601".into(), "db-client".into()),
+            ],
+        );
+        assert_eq!(
+            warnings(&two),
+            [
+                "WARNING: agents 10.0.0.1:7600, 10.0.0.1:7601: their host db-client was saturated (CPU busy 95 % at peak, run queue 5 on 2 cores) in 2 of 4 intervals (2-3): these figures may measure the client, not the server"
+            ]
+        );
         // Past the listed number: one summary line, at most five warnings.
         let many: Vec<HostSummary> = (0..30)
             .map(|i| HostSummary {
                 addr: format!("10.0.1.{i}:7600"),
+                host: format!("10.0.1.{i}:7600"),
                 ..h.clone()
             })
             .collect();

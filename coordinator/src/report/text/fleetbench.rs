@@ -17,8 +17,16 @@ pub fn blocks(plan: &Plan, r: &RunResult) -> String {
     let mut s = open_loop_block(plan, r);
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
+    let mut summary = hosts::summarize(&r.hosts, plan.tick());
+    hosts::name_hosts(&mut summary, &hosts::agent_names(r));
+    // cpu, memory, threads and mutex saturate the client on purpose: no warning.
+    if hosts::measures_the_client(&plan.workload) {
+        for h in &mut summary {
+            h.saturated.clear();
+        }
+    }
     s.push_str(&hosts::block(
-        &hosts::summarize(&r.hosts, plan.tick()),
+        &summary,
         AGENTS_LISTED,
         matches!(plan.workload, Workload::Fileio(_)),
     ));
@@ -244,7 +252,12 @@ pub fn agents_line(agents: &[(String, u32)]) -> String {
     if agents.len() <= AGENTS_LISTED {
         let list: Vec<String> = agents
             .iter()
-            .map(|(a, t)| format!("{a} ({t} threads)"))
+            .map(|(a, t)| {
+                format!(
+                    "{a} ({})",
+                    crate::report::format::count_of(*t, "thread", "threads")
+                )
+            })
             .collect();
         return format!("Agents: {}: {}", agents.len(), list.join(", "));
     }

@@ -90,8 +90,8 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
         Workload::Tpcc(t) => {
             let _ = writeln!(
                 s,
-                "TPC-C: {} warehouses on target {}, home warehouses {}, {}\n",
-                t.options.warehouses,
+                "TPC-C: {} on target {}, home warehouses {}, {}\n",
+                crate::report::format::count_of(t.options.warehouses, "warehouse", "warehouses"),
                 t.target.describe(),
                 if t.options.partition {
                     "from each agent's share"
@@ -190,7 +190,7 @@ mod tests {
         let h = header(&plan(), &[("a:1".into(), 2), ("b:2".into(), 1)]);
         assert!(h.contains("Number of threads: 3\n"));
         assert!(h.contains("Report intermediate results every 1 second(s)\n"));
-        assert!(h.contains("Agents: 2: a:1 (2 threads), b:2 (1 threads)\n"));
+        assert!(h.contains("Agents: 2: a:1 (2 threads), b:2 (1 thread)\n"));
         assert!(h.contains("Prime numbers limit: 10000\n"));
     }
 }
