@@ -333,6 +333,10 @@ if ffi_lib and raw.ffi then
    local f_null = cast("int (*)(void *, uint32_t, uint32_t)", F.bind_null)
    local f_exec = cast("int (*)(void *, uint32_t)", F.execute)
    local f_rand = cast("double (*)(void *, int32_t, double, double)", F.rand)
+   local f_rstr = cast("int (*)(void *, const char *, size_t, uint8_t *)", F.rand_string)
+   local sbuf_len = 4096
+   local sbuf = ffi_lib.new("uint8_t[?]", sbuf_len)
+   local ffi_string, raw_string = ffi_lib.string, raw.rand_string
    local tonumber_, tostring_ = tonumber, tostring
    function Stmt:execute()
       local h, b = self.h, self.binds
@@ -368,8 +372,16 @@ if ffi_lib and raw.ffi then
    r.special = function(a, b) return f_rand(ctx, 3, a, b) end
    r.pareto = function(a, b) return f_rand(ctx, 4, a, b) end
    r.zipfian = function(a, b) return f_rand(ctx, 5, a, b) end
+   r.string = function(fmt)
+      local n = #fmt
+      if n > sbuf_len then return raw_string(fmt) end
+      f_rstr(ctx, fmt, n, sbuf)
+      return ffi_string(sbuf, n)
+   end
 end
 ffi_lib = nil
+-- FLEETBENCH_LUA_JIT=off: every state interprets (no trace compiler), for comparisons.
+if env.jit_off and jit then jit.off() end
 
 -- Report hooks a script may assign (sysbench.hooks.report_* = sysbench.report_csv).
 sysbench.report_default = function(stat) raw.report("default", stat) end

@@ -149,6 +149,10 @@ pub fn new_state(
         e.set("command", env.command)?;
         e.set("script_path", env.files.path.as_str())?;
         e.set("tid", env.tid)?;
+        e.set(
+            "jit_off",
+            std::env::var("FLEETBENCH_LUA_JIT").is_ok_and(|v| v == "off"),
+        )?;
         let opts = lua.create_table()?;
         for (i, o) in env.opt.iter().enumerate() {
             let t = lua.create_table()?;

@@ -177,6 +177,50 @@ fn distributions(run: &Distribution) -> [(u8, Distribution); 6] {
     })
 }
 
+/// sysbench.rand.string's characters: `#` a random digit, `@` a random lowercase letter,
+/// others as they are. One draw gives 18 digits or 13 letters (uniform: the draws are
+/// uniform over 10^18 and 26^13 values), not one draw a character.
+#[derive(Default)]
+pub struct RandText {
+    digits: u64,
+    digits_left: u32,
+    letters: u64,
+    letters_left: u32,
+}
+
+impl RandText {
+    const DIGITS: u64 = 1_000_000_000_000_000_000;
+    const LETTERS: u64 = 2_481_152_873_203_736_576; // 26^13
+
+    pub fn fill(&mut self, rng: &mut Rng, fmt: &[u8], out: &mut [u8]) {
+        for (o, &f) in out.iter_mut().zip(fmt) {
+            *o = match f {
+                b'#' => {
+                    if self.digits_left == 0 {
+                        self.digits = rng.uniform(0, Self::DIGITS - 1);
+                        self.digits_left = 18;
+                    }
+                    self.digits_left -= 1;
+                    let d = (self.digits % 10) as u8;
+                    self.digits /= 10;
+                    b'0' + d
+                }
+                b'@' => {
+                    if self.letters_left == 0 {
+                        self.letters = rng.uniform(0, Self::LETTERS - 1);
+                        self.letters_left = 13;
+                    }
+                    self.letters_left -= 1;
+                    let l = (self.letters % 26) as u8;
+                    self.letters /= 26;
+                    b'a' + l
+                }
+                other => other,
+            };
+        }
+    }
+}
+
 /// Everything the raw functions of one state share.
 pub struct Ctx<C: Client> {
     cfg: Arc<ScriptConfig>,
@@ -205,6 +249,8 @@ pub struct Ctx<C: Client> {
     sql: String,
     /// The distribution of each sysbench.rand kind.
     dists: [(u8, Distribution); 6],
+    /// sysbench.rand.string's digits and letters, many from one draw.
+    rand_text: RandText,
     /// The last failed statement of the FFI path, for `raw.last_error`.
     last_failure: Failed,
 }
@@ -602,9 +648,31 @@ mod ffi_calls {
         with::<C, _>(ctx, f64::NAN, |c| c.draw(kind, a as i64, b as i64) as f64)
     }
 
+    /// sysbench.rand.string: fills `len` bytes at `out` from the format at `fmt` (the
+    /// prelude's own buffer, at least `len` long).
+    pub extern "C" fn rand_string<C: Client>(
+        ctx: *const c_void,
+        fmt: *const u8,
+        len: usize,
+        out: *mut u8,
+    ) -> i32 {
+        with::<C, _>(ctx, -1, |c| {
+            // SAFETY: the prelude passes a Lua string and a buffer of at least `len` bytes.
+            let (fmt, out) = unsafe {
+                (
+                    std::slice::from_raw_parts(fmt, len),
+                    std::slice::from_raw_parts_mut(out, len),
+                )
+            };
+            c.rand_text.fill(&mut c.rng, fmt, out);
+            0
+        })
+    }
+
     /// The addresses the prelude casts to its FFI function types.
-    pub fn addresses<C: Client>() -> [(&'static str, usize); 5] {
+    pub fn addresses<C: Client>() -> [(&'static str, usize); 6] {
         [
+            ("rand_string", rand_string::<C> as *const () as usize),
             ("bind_num", bind_num::<C> as *const () as usize),
             ("bind_str", bind_str::<C> as *const () as usize),
             ("bind_null", bind_null::<C> as *const () as usize),
@@ -894,15 +962,10 @@ fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -
         "rand_string",
         lua.create_function(move |lua, fmt: mlua::LuaString| {
             let fmt = fmt.as_bytes();
-            let mut g = c.borrow_mut();
-            let mut out = Vec::with_capacity(fmt.len());
-            for &b in fmt.iter() {
-                out.push(match b {
-                    b'#' => b'0' + g.rng.uniform(0, 9) as u8,
-                    b'@' => b'a' + g.rng.uniform(0, 25) as u8,
-                    other => other,
-                });
-            }
+            let mut out = vec![0u8; fmt.len()];
+            let mut guard = c.borrow_mut();
+            let g = &mut *guard;
+            g.rand_text.fill(&mut g.rng, &fmt, &mut out);
             lua.create_string(&out)
         })?,
     )?;
@@ -978,6 +1041,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             unsupported: None,
             sql: String::new(),
             dists: distributions(&cfg.distribution),
+            rand_text: RandText::default(),
             last_failure: None,
         }));
         let output = o.output;
@@ -1181,5 +1245,72 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
 
     fn set_warmup(&mut self, on: bool) {
         self.muted = on;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_count_as_sysbench_counts_them() {
+        assert_eq!(classify("SELECT c FROM t"), Class::Read);
+        assert_eq!(classify("  (select 1)"), Class::Read);
+        assert_eq!(classify("show tables"), Class::Read);
+        assert_eq!(classify("INSERT INTO t VALUES (1)"), Class::Write);
+        assert_eq!(classify("replace into t values (1)"), Class::Write);
+        assert_eq!(classify("Update t set a=1"), Class::Write);
+        assert_eq!(classify("DELETE FROM t"), Class::Write);
+        assert_eq!(classify("BEGIN"), Class::Other);
+        assert_eq!(classify("CREATE TABLE t (a int)"), Class::Other);
+        assert_eq!(classify(""), Class::Other);
+    }
+
+    #[test]
+    fn digits_and_letters_fill_their_places_and_others_stay() {
+        let mut t = RandText::default();
+        let mut rng = Rng::new(7);
+        let fmt = b"##-@@@ x#@";
+        let mut out = [0u8; 10];
+        t.fill(&mut rng, fmt, &mut out);
+        for (o, f) in out.iter().zip(fmt) {
+            match f {
+                b'#' => assert!(o.is_ascii_digit()),
+                b'@' => assert!(o.is_ascii_lowercase()),
+                _ => assert_eq!(o, f),
+            }
+        }
+        // Every digit and letter comes up over many draws.
+        let mut seen = [false; 36];
+        for _ in 0..200 {
+            let mut out = [0u8; 20];
+            t.fill(&mut rng, b"##########@@@@@@@@@@", &mut out);
+            for c in out {
+                let i = if c.is_ascii_digit() {
+                    usize::from(c - b'0')
+                } else {
+                    10 + usize::from(c - b'a')
+                };
+                seen[i] = true;
+            }
+        }
+        assert!(seen.iter().all(|&x| x), "{seen:?}");
+    }
+
+    #[test]
+    fn output_is_capped_and_says_so() {
+        let o = Output::default();
+        o.push("a\n");
+        assert_eq!(o.take(), "a\n");
+        assert_eq!(o.take(), "");
+        let big = "x".repeat(OUTPUT_CAP);
+        o.push("b\n");
+        o.push(&big);
+        let t = o.take();
+        assert!(
+            t.starts_with("b\n") && t.contains("left out"),
+            "{}",
+            &t[..40]
+        );
     }
 }
