@@ -261,6 +261,9 @@ fn mismatch(first: &str, head: &str) -> String {
 /// Before a run: a file that exists and is not empty must start with fleetbench's CSV
 /// header, so that a wrong file is refused before the run rather than after it.
 pub fn check_existing(path: &Path) -> Result<(), String> {
+    if crate::output::is_stdout(path) {
+        return Ok(());
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() && m.len() > 0 => {}
         _ => return Ok(()),
@@ -510,5 +513,7 @@ mod tests {
             .collect();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(results, [true, true, true, false]);
+        // Standard output is never read, whatever file is named `-`.
+        assert!(check_existing(Path::new("-")).is_ok());
     }
 }
