@@ -2,16 +2,32 @@
 # fleetbench's main job on one machine: builds the release binaries, starts a throwaway
 # MariaDB (installing mariadb-server first if mariadbd is missing) and two agent processes
 # on free loopback ports, then runs sysbench's oltp_read_write through both agents:
-# prepare (4 tables x 10000 rows), a 10 s run with a report every second, cleanup.
-# Everything it started is stopped at the end. Extra arguments go to the run, e.g.
-# `scripts/demo.sh --threads=8 --time=30`.
+# prepare (4 tables x 10000 rows), a 10 s run with a report every second, kept as JSON and
+# HTML, a second run without prepared statements, cleanup, and a compare of the two runs.
+# Each fleetbench command line is printed before it runs, as it can be copied. The result
+# files stay in target/demo (FLEETBENCH_DEMO_OUT); everything it started is stopped at the
+# end. Extra arguments go to both runs, e.g. `scripts/demo.sh --threads=8 --time=30`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/private-mariadb.sh
 
 build_tools_install
 cargo build --release --locked --bins
-bin=target/release
+bin=$(realpath "${CARGO_TARGET_DIR:-target}/release")
+out=$(realpath -m "${FLEETBENCH_DEMO_OUT:-target/demo}")
+mkdir -p "$out"
+
+# Prints a fleetbench command line as it can be copied (an argument quoted only where the
+# shell would read it otherwise), then runs it.
+fb() {
+  local line a
+  line="\$ $(printf '%q' "$bin/fleetbench")"
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then line+=" $a"; else line+=" $(printf '%q' "$a")"; fi
+  done
+  printf '%s\n' "$line"
+  "$bin/fleetbench" "$@"
+}
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -46,11 +62,20 @@ echo
 opts=(oltp_read_write --agents "${addrs[0]},${addrs[1]}"
   --mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
   --mysql-password=sbtest-pw --mysql-db=sbtest --tables=4 --table-size=10000)
-"$bin/fleetbench" "${opts[@]}" --threads=4 prepare
+fb "${opts[@]}" --threads=4 prepare
 echo
 # The run's defaults; the caller's options come after them and win (a repeated option
 # takes the last value, as in sysbench 1.0).
-"$bin/fleetbench" "${opts[@]}" --threads=4 --time=10 --report-interval=1 \
-  --percentile=95,99 "$@" run
+fb "${opts[@]}" --threads=4 --time=10 --report-interval=1 --percentile=95,99 \
+  --tag statements=prepared --json "$out/ps.json" --html "$out/ps.html" "$@" run
 echo
-"$bin/fleetbench" "${opts[@]}" cleanup
+# The same run with plain statements instead of prepared ones, to compare with.
+fb "${opts[@]}" --threads=4 --time=10 --report-interval=1 --percentile=95,99 \
+  --tag statements=plain --db-ps-mode=disable --json "$out/nops.json" "$@" run
+echo
+fb "${opts[@]}" cleanup
+echo
+fb compare "$out/ps.json" "$out/nops.json"
+echo
+echo "demo: the results are $out/ps.json and $out/nops.json"
+echo "demo: the HTML report of the first run is $out/ps.html (open it in a browser)"

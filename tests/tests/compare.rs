@@ -338,3 +338,43 @@ fn compare_tells_an_effect_from_noise_over_repeated_runs() {
     }
     db.fleetbench_ok(&[&common, &["cleanup"]]);
 }
+
+#[test]
+fn compare_lists_server_settings_by_server_and_only_those_that_differ() {
+    // One server under two target names (a sweep's `default`, a scenario's `a`): the
+    // targets differ, as text; the server's settings are the same and not listed.
+    let text = expect_ok(&fleetbench(&[
+        "compare",
+        &fixture("compare-server-sweep.json"),
+        &fixture("compare-server-scen.json"),
+    ]));
+    let settings: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        settings,
+        [
+            "Settings that differ (compare-server-sweep.json / compare-server-scen.json):",
+            "    targets: default: sbtest@127.0.0.1:3306/sbtest (tables 1-10) / a: sbtest@127.0.0.1:3306/sbtest (tables 1-10)",
+        ],
+        "{text}"
+    );
+    // A tuning study: another server with a bigger buffer pool. The servers are named by
+    // address and version, and of their settings only the buffer pool is listed.
+    let text = expect_ok(&fleetbench(&[
+        "compare",
+        &fixture("compare-server-sweep.json"),
+        &fixture("compare-server-scen.json"),
+        &fixture("compare-server-big.json"),
+    ]));
+    let settings: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        settings[1..3],
+        [
+            "    server: 127.0.0.1:3306 (10.11.6-MariaDB) / 127.0.0.1:3306 (10.11.6-MariaDB) / 127.0.0.1:3307 (10.11.6-MariaDB)",
+            "    server innodb_buffer_pool_size: 134217728 / 134217728 / 8589934592",
+        ],
+        "{text}"
+    );
+    assert_eq!(settings.len(), 4, "{text}");
+    assert!(settings[3].starts_with("    targets: default: "), "{text}");
+    assert!(!text.contains("n/a /") && !text.contains('{'), "{text}");
+}

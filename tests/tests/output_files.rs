@@ -296,3 +296,68 @@ fn dev_zero_as_a_certificate_is_refused_embedded_and_through_an_agent() {
     let out = fleetbench(&["cpu", "--time=1", &agents_opt, "run"]);
     expect_ok(&out, "a run after the refusals");
 }
+
+#[test]
+fn csv_collects_runs_under_one_header_and_refuses_another_layout() {
+    let dir = Scratch::new("out-csv");
+    let csv = dir.path("runs.csv");
+    let csv_opt = format!("--csv={}", csv.display());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["cpu", "--time=1", "--cpu-max-prime=2000", csv_opt.as_str()];
+        args.extend_from_slice(extra);
+        args.push("run");
+        fleetbench(&args)
+    };
+    expect_ok(&run(&["--tag=box=a"]), "first run");
+    expect_ok(&run(&["--tag=box=b"]), "second run");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with(
+            "test,run_id,started_at,scenario,step,repeat,tags,threads,rate,rate_reached,time_s,events,events_per_sec,lat_min_ms,lat_avg_ms,lat_p50_ms,"
+        ),
+        "{text}"
+    );
+    assert!(
+        !lines[0].contains("tps") && !lines[0].contains("qps"),
+        "{text}"
+    );
+    // Each row: the test, its own run id and start, no step (a single run), its tags.
+    let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows[0][0], "cpu");
+    assert_ne!(rows[0][1], rows[1][1], "two run ids: {text}");
+    assert!(rows[0][2].ends_with('Z'), "{text}");
+    assert_eq!((rows[0][4], rows[0][6]), ("", "box=a"));
+    assert_eq!(rows[1][6], "box=b");
+
+    // Another percentile is another column: refused after the run, the file untouched.
+    let out = run(&["--percentile=97"]);
+    expect_usage_error(
+        &out,
+        "--csv with other columns",
+        &[
+            "--csv ",
+            "its columns differ from this result's (only in the file: none; only in this result: lat_p97_ms)",
+            "nothing was appended",
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+
+    // A file that is not fleetbench's CSV is refused before the run starts.
+    let other = dir.write("other.csv", "a,b\n1,2\n");
+    let started = Instant::now();
+    let out = fleetbench(&[
+        "cpu",
+        "--time=5",
+        &format!("--csv={}", other.display()),
+        "run",
+    ]);
+    expect_usage_error(
+        &out,
+        "--csv at another file",
+        &["its first line is not a fleetbench CSV header"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(4), "the run ran");
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "a,b\n1,2\n");
+}

@@ -121,9 +121,21 @@ fn a_rate_sweep_over_three_rates_gives_three_rows_matching_their_runs() {
     let csv_head: Vec<&str> = csv_lines.next().unwrap().split(',').collect();
     let csv_rows: Vec<Vec<&str>> = csv_lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(csv_rows.len(), 3, "{csv}");
+    // Each row says what it is; the step is the offered rate, the achieved one is `tps`.
     assert_eq!(
-        csv_head[..4],
-        ["rate", "achieved", "rate_reached", "threads"]
+        csv_head[..10],
+        [
+            "test",
+            "run_id",
+            "started_at",
+            "scenario",
+            "step",
+            "repeat",
+            "tags",
+            "threads",
+            "rate",
+            "rate_reached"
+        ]
     );
     let col = |name: &str| {
         csv_head
@@ -177,8 +189,11 @@ fn a_rate_sweep_over_three_rates_gives_three_rows_matching_their_runs() {
 
         // The CSV row.
         let f = &csv_rows[i];
+        assert_eq!(f[col("test")], "oltp_point_select");
+        assert_eq!(f[col("run_id")], r["meta"]["run_id"].as_str().unwrap());
+        assert_eq!(f[col("step")], format!("{rate}"));
         assert_eq!(f[col("rate")], format!("{rate}"));
-        assert_eq!(f[col("achieved")], format!("{tps:.2}"));
+        assert_eq!(f[col("tps")], format!("{tps:.2}"));
         assert_eq!(f[col("rate_reached")], "true");
         assert_eq!(f[col("threads")], "4");
         assert_eq!(f[col("events")], t["events"].to_string());

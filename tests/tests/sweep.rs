@@ -50,6 +50,7 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
     let steps = doc["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3);
     let csv_text = std::fs::read_to_string(&csv).unwrap();
+    let csv_head: Vec<&str> = csv_text.lines().next().unwrap().split(',').collect();
     let csv_rows: Vec<&str> = csv_text.lines().skip(1).collect();
     assert_eq!(csv_rows.len(), 3, "{csv_text}");
     let mut reads = 0;
@@ -83,12 +84,18 @@ fn a_sweep_over_three_thread_counts_gives_three_consistent_rows() {
             "step {threads}: {queries} queries, {events} transactions"
         );
         reads += t["sql"]["reads"].as_u64().unwrap();
-        // The CSV row carries the same figures (no scenario column: not a scenario file),
-        // rates to their two decimals.
+        // The CSV row carries the same figures (the scenario empty: not a scenario file;
+        // the step is the thread count), rates to their two decimals.
         let f: Vec<&str> = csv_rows[i].split(',').collect();
-        assert_eq!(f[0], threads.to_string());
-        assert_eq!(f[2], events.to_string());
-        assert_eq!(f[3], format!("{tps:.2}"));
+        let col = |name: &str| f[csv_head.iter().position(|h| *h == name).expect(name)];
+        assert_eq!(col("test"), "oltp_read_only");
+        assert_eq!(col("run_id"), r["meta"]["run_id"].as_str().unwrap());
+        assert_eq!(col("started_at"), r["meta"]["started_at"].as_str().unwrap());
+        assert_eq!((col("scenario"), col("repeat")), ("", "1"));
+        assert_eq!(col("step"), threads.to_string());
+        assert_eq!(col("threads"), threads.to_string());
+        assert_eq!(col("events"), events.to_string());
+        assert_eq!(col("tps"), format!("{tps:.2}"));
         // The table row too, to its two decimals.
         assert!(
             table[i + 1].contains(&format!("{tps:.2}")),
@@ -193,9 +200,44 @@ fn repeated_sweeps_alternate_and_keep_every_measurement() {
         "{out}"
     );
     assert_eq!(table.len(), 5, "{out}");
-    let csv = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv.starts_with("repeat,threads,"), "{csv}");
-    assert_eq!(csv.lines().count(), 5, "{csv}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // cpu's figures: events per second, no queries.
+    assert!(
+        text.starts_with("test,run_id,started_at,scenario,step,repeat,tags,threads,rate,rate_reached,time_s,events,events_per_sec,lat_min_ms,"),
+        "{text}"
+    );
+    assert!(!text.contains("qps"), "{text}");
+    assert_eq!(text.lines().count(), 5, "{text}");
+    // (step, repeat) of the rows: measured 1, 2, 2, 1 threads.
+    let steps: Vec<(&str, &str)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[4], f[5])
+        })
+        .collect();
+    assert_eq!(steps.len(), 4, "{text}");
+    assert!(
+        steps.contains(&("2", "2")) && steps.contains(&("1", "1")),
+        "{text}"
+    );
+
+    // The same command again appends its rows under the one header.
+    run_json(
+        &[
+            "cpu",
+            "--threads=1,2",
+            "--time=1",
+            "--cpu-max-prime=2000",
+            &csv_opt,
+        ],
+        &dir.path("again.json"),
+    );
+    let again = std::fs::read_to_string(&csv).unwrap();
+    assert!(again.starts_with(&text), "{again}");
+    assert_eq!(again.lines().count(), 7, "{again}");
+    assert_eq!(again.matches("test,run_id").count(), 1, "{again}");
 
     // `report FILE` prints the table again; compare finds two repeats per thread count.
     let path = json.display().to_string();

@@ -227,6 +227,30 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
     assert!((tpmc - want).abs() <= 0.01 * want, "TpmC {tpmc} vs {want}");
     assert!(text.contains(&format!("{tpmc:.3} TpmC")), "{text}");
     assert_eq!(tp["constraints_ok"], true);
+    // `report FILE` reprints the run as it printed: tpcc-mysql's interval lines, Raw
+    // Results, Constraint Check and TpmC, then the response times by type (the average
+    // response times aside: the file keeps them to the microsecond, the run printed them
+    // from the histograms, so a tenth may round the other way).
+    let again = fleetbench_ok(&["report", path.to_str().unwrap()]);
+    let trx = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.contains(", trx: "))
+            .map(String::from)
+            .collect()
+    };
+    assert!(!trx(&text).is_empty(), "{text}");
+    assert_eq!(trx(&again), trx(&text), "{again}");
+    let block = |t: &str| -> String {
+        let from = t.find("<Raw Results>").expect("Raw Results");
+        let to = from + t[from..].find("SQL statistics").expect("SQL statistics");
+        t[from..to]
+            .lines()
+            .map(|l| l.split("avg_rt:").next().unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(block(&again), block(&text), "{again}");
+    assert!(!again.contains("thds:"), "not sysbench's layout: {again}");
     // The server saw what the agents counted: one order per New-Order that committed.
     let new_orders = count(&db, "SELECT COUNT(*) FROM tpcc.orders") - 60_000;
     let committed = n("new_order", "count") - n("new_order", "rolled_back");

@@ -24,7 +24,7 @@ use crate::plan::Plan;
 use crate::report;
 use crate::report::doc::Document;
 use crate::session::Link;
-use crate::sweep::{Extras, Summary};
+use crate::sweep::Extras;
 
 /// What a bench or scenario command runs from: the parsed command line, the options taken
 /// out of it for sweeps and reports, and the command line as results record it (secrets
@@ -162,33 +162,26 @@ pub fn single_outputs(plan: &Plan, r: &RunResult, extras: &Extras) -> anyhow::Re
         return Ok(());
     }
     let doc = report::json::build(plan, r);
-    let summary = Summary::from_run(&doc);
-    write_outputs(
-        None,
-        extras,
-        &Document::Run(Box::new(doc)),
-        &[(None, &summary)],
-    )
+    write_outputs(None, extras, &Document::Run(Box::new(doc)))
 }
 
-/// Writes the JSON, CSV and HTML files asked for.
+/// Writes the JSON, HTML and CSV files asked for. The CSV comes last: it is the one a
+/// file's earlier content can refuse (another column layout), and the others are kept then.
 pub fn write_outputs(
     json: Option<&PathBuf>,
     extras: &Extras,
     doc: &Document,
-    rows: &[(Option<&str>, &Summary)],
 ) -> anyhow::Result<()> {
     if let Some(path) = json {
         report::json::write_value(path, doc)
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
-    if let Some(path) = &extras.csv {
-        report::csv::write(path, rows)
-            .with_context(|| format!("cannot write the CSV table to {}", path.display()))?;
-    }
     if let Some(path) = &extras.html {
         report::html::write(path, doc)
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+    }
+    if let Some(path) = &extras.csv {
+        report::csv::append(path, doc)?;
     }
     Ok(())
 }

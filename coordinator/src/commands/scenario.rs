@@ -72,7 +72,7 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
         done,
         passes.interrupted,
     ));
-    super::write_outputs(raw.json.as_ref(), &extras, &doc, &rows)?;
+    super::write_outputs(raw.json.as_ref(), &extras, &doc)?;
     Ok(exit::of_run(passes.all_clean))
 }
 

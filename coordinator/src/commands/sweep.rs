@@ -216,6 +216,6 @@ pub async fn run(
     stdout::line(format!("{}:", SweepKind::of(&axis).table_heading()));
     stdout::print(&sweep::table(&rows, &plan.percentiles));
     let doc = Document::Sweep(sweep::sweep_doc(plan, extras, &steps, interrupted));
-    super::write_outputs(plan.json.as_ref(), extras, &doc, &rows)?;
+    super::write_outputs(plan.json.as_ref(), extras, &doc)?;
     Ok(exit::of_run(all_clean))
 }

@@ -25,7 +25,90 @@ pub struct Series {
     /// Its configuration, flattened to `key: value` (thread counts of thread sweeps and
     /// rates of rate sweeps left out).
     pub settings: BTreeMap<String, String>,
+    /// The database servers it reached, with the settings the agents read from them:
+    /// compared by server, not by the target names the runs gave them.
+    pub servers: Vec<Server>,
     pub rows: Vec<Summary>,
+}
+
+/// A database server a run reached: where it is, what it is, and its recorded variables.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Server {
+    /// `host:port`, or the socket's path (the target's name in files without targets).
+    pub addr: String,
+    /// Empty in files written before the agents reported it.
+    pub version: String,
+    pub vars: BTreeMap<String, String>,
+}
+
+/// The servers of a run, one per address (two targets naming one server are one), in the
+/// order of its targets.
+fn servers_of(run: &Report) -> Vec<Server> {
+    let configured = run.config.workload.get("targets").and_then(Value::as_array);
+    let addr_of = |name: &str| -> String {
+        let t = configured.and_then(|ts| ts.iter().find(|t| t["name"] == name));
+        match t {
+            Some(t) => match (t["socket"].as_str(), t["host"].as_str()) {
+                (Some(sock), _) if !sock.is_empty() => sock.to_string(),
+                (_, Some(host)) => format!("{host}:{}", t["port"]),
+                _ => name.to_string(),
+            },
+            None => name.to_string(),
+        }
+    };
+    let mut out: Vec<Server> = Vec::new();
+    for t in &run.totals.targets {
+        let addr = addr_of(&t.name);
+        if out.iter().any(|s| s.addr == addr) {
+            continue;
+        }
+        // The connection that says what the server is (files before that have none).
+        let c = t
+            .connections
+            .iter()
+            .find(|c| !c.server_version.is_empty())
+            .or(t.connections.first());
+        out.push(Server {
+            addr,
+            version: c.map(|c| c.server_version.clone()).unwrap_or_default(),
+            vars: c.map(|c| c.server_vars.clone()).unwrap_or_default(),
+        });
+    }
+    out
+}
+
+/// Each series' server settings, keyed so that the same server compares with itself:
+/// when every series reached one server, `server` (its address and version) and `server
+/// VAR`, so that a tuning study's servers line up whatever their addresses; else `server
+/// ADDR` (its version) and `server ADDR VAR`.
+fn server_settings(series: &[Series]) -> Vec<BTreeMap<String, String>> {
+    let one_each = series.iter().all(|s| s.servers.len() <= 1);
+    series
+        .iter()
+        .map(|s| {
+            let mut out = BTreeMap::new();
+            for srv in &s.servers {
+                let (key, identity) = if one_each {
+                    let id = if srv.version.is_empty() {
+                        srv.addr.clone()
+                    } else {
+                        format!("{} ({})", srv.addr, srv.version)
+                    };
+                    ("server".to_string(), Some(id))
+                } else {
+                    let v = (!srv.version.is_empty()).then(|| srv.version.clone());
+                    (format!("server {}", srv.addr), v)
+                };
+                if let Some(id) = identity {
+                    out.insert(key.clone(), id);
+                }
+                for (k, v) in &srv.vars {
+                    out.insert(format!("{key} {k}"), v.clone());
+                }
+            }
+            out
+        })
+        .collect()
 }
 
 /// Reads and checks a result document written by `--json`.
@@ -40,22 +123,6 @@ pub fn load(path: &Path) -> Result<Document, DocError> {
 fn settings_of(run: &Report, skip: &[&str]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     out.insert("test".into(), run.test.clone());
-    // The servers' settings, as the agents read them: a tuning study's variable.
-    for t in &run.totals.targets {
-        let Some(c) = t.connections.first() else {
-            continue;
-        };
-        // Files written before the agents reported the server have no version.
-        if !c.server_version.is_empty() {
-            out.insert(
-                format!("server {} version", t.name),
-                c.server_version.clone(),
-            );
-        }
-        for (k, v) in &c.server_vars {
-            out.insert(format!("server {} {k}", t.name), v.clone());
-        }
-    }
     // The user's labels are what tells two runs apart (--tag buffer_pool=8G).
     for (k, v) in run.meta.iter().flat_map(|m| &m.tags) {
         out.insert(format!("tag {k}"), v.clone());
@@ -82,6 +149,71 @@ fn settings_of(run: &Report, skip: &[&str]) -> BTreeMap<String, String> {
     out
 }
 
+/// A setting's structured value as text: a list as its items, a database target as
+/// `NAME: USER@ADDRESS/DATABASE (tables 1-4)`, another object as `key=value` pairs.
+fn structured_text(v: &Value) -> String {
+    match v {
+        Value::Array(items) => {
+            let texts: Vec<String> = items.iter().map(structured_text).collect();
+            let sep = if items.iter().any(Value::is_object) {
+                "; "
+            } else {
+                ", "
+            };
+            texts.join(sep)
+        }
+        Value::Object(o) if o.contains_key("name") && o.contains_key("database") => {
+            let addr = match (o.get("socket").and_then(Value::as_str), o.get("host")) {
+                (Some(sock), _) if !sock.is_empty() => sock.to_string(),
+                (_, Some(h)) => format!(
+                    "{}:{}",
+                    h.as_str().unwrap_or(""),
+                    o.get("port").map_or(String::new(), |p| p.to_string())
+                ),
+                _ => String::new(),
+            };
+            let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
+            let mut s = format!(
+                "{}: {}@{addr}/{}",
+                text("name"),
+                text("user"),
+                text("database")
+            );
+            if let Some(t) = o.get("tables").and_then(Value::as_array) {
+                let n: Vec<u64> = t.iter().filter_map(Value::as_u64).collect();
+                s.push_str(&format!(" (tables {})", number_ranges(&n)));
+            }
+            s
+        }
+        Value::Object(o) => o
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| format!("{k}={}", structured_text(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        scalar => setting_text(scalar.clone()),
+    }
+}
+
+/// `1-4, 7, 9-10` from a list of numbers in order.
+fn number_ranges(n: &[u64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < n.len() {
+        let mut j = i;
+        while j + 1 < n.len() && n[j + 1] == n[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", n[i], n[j])
+        } else {
+            n[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 /// A setting as compared and shown. A whole number reads the same however the file wrote
 /// it: files before protocol 9 have `rand_spec_iter` as 12.0, later ones as 12.
 fn setting_text(v: Value) -> String {
@@ -91,7 +223,10 @@ fn setting_text(v: Value) -> String {
             Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
             _ => n.to_string(),
         },
-        other => other.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "none".into(),
+        other => structured_text(&other),
     }
 }
 
@@ -115,6 +250,7 @@ pub fn series(doc: &Document, label: &str) -> Vec<Series> {
             label: label.to_string(),
             test: run.test.clone(),
             settings: settings_of(run, &[]),
+            servers: servers_of(run),
             rows: vec![Summary::from_run(run)],
         }],
         Document::Sweep(sw) => {
@@ -123,6 +259,10 @@ pub fn series(doc: &Document, label: &str) -> Vec<Series> {
                 label: label.to_string(),
                 test: sw.test.clone(),
                 settings: settings(&sw.steps, &rows),
+                servers: sw
+                    .steps
+                    .first()
+                    .map_or_else(Vec::new, |s| servers_of(&s.result)),
                 rows,
             }]
         }
@@ -142,6 +282,10 @@ pub fn series(doc: &Document, label: &str) -> Vec<Series> {
                         .first()
                         .map_or_else(|| sc.test.clone(), |s| s.result.test.clone()),
                     settings: settings(&sc.steps, &rows),
+                    servers: sc
+                        .steps
+                        .first()
+                        .map_or_else(Vec::new, |s| servers_of(&s.result)),
                     rows,
                 }
             })
@@ -507,16 +651,25 @@ pub fn text(series: &[Series]) -> (String, Vec<Change>) {
     (out, changes)
 }
 
-/// The settings in which series differ from the first: `key: base / other / ...` lines.
+/// The settings in which series differ from the first: `key: base / other / ...` lines,
+/// the servers' settings by server (see [`server_settings`]).
 pub fn differing_settings(series: &[Series]) -> String {
-    let mut keys: Vec<&String> = series.iter().flat_map(|s| s.settings.keys()).collect();
+    let all: Vec<BTreeMap<String, String>> = series
+        .iter()
+        .zip(server_settings(series))
+        .map(|(x, mut servers)| {
+            servers.extend(x.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+            servers
+        })
+        .collect();
+    let mut keys: Vec<&String> = all.iter().flat_map(|s| s.keys()).collect();
     keys.sort();
     keys.dedup();
     let mut s = String::new();
     for k in keys {
-        let vals: Vec<&str> = series
+        let vals: Vec<&str> = all
             .iter()
-            .map(|x| x.settings.get(k).map_or("n/a", String::as_str))
+            .map(|x| x.get(k).map_or("n/a", String::as_str))
             .collect();
         if vals.iter().any(|v| *v != vals[0]) {
             let _ = writeln!(s, "    {k}: {}", vals.join(" / "));
@@ -840,6 +993,97 @@ mod tests {
             "Settings that differ (a / b):\n    tables: 10 / 20\n\n"
         );
         assert_eq!(differing_settings(&[sa[0].clone(), sa[0].clone()]), "");
+    }
+
+    /// An OLTP run against target `name` at `port`, the server reporting `vars`.
+    fn on_server(name: &str, port: u16, vars: &[(&str, &str)]) -> Report {
+        let mut doc = run_doc(16, 100.0, 2000.0, 4.0);
+        doc.config.workload.insert(
+            "targets".into(),
+            serde_json::json!([{"name": name, "host": "127.0.0.1", "port": port,
+                "socket": null, "user": "sbtest", "database": "sbtest", "tables": [1, 2, 3, 5]}]),
+        );
+        doc.totals.targets = vec![crate::report::doc::TargetJson {
+            name: name.into(),
+            connections: vec![crate::merge::Connection {
+                client: "lean".into(),
+                server_version: "10.11.6-MariaDB".into(),
+                server_vars: vars
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }];
+        doc
+    }
+
+    #[test]
+    fn server_settings_are_compared_by_server_not_by_target_name() {
+        let vars = [
+            ("innodb_doublewrite", "ON"),
+            ("innodb_buffer_pool_size", "128M"),
+        ];
+        let a = series(&run(on_server("default", 3306, &vars)), "sweep.json");
+        let b = series(&run(on_server("a", 3306, &vars)), "scen.json");
+        // The same server under another name: only the targets differ, as text.
+        assert_eq!(
+            differing_settings(&[a[0].clone(), b[0].clone()]),
+            "Settings that differ (sweep.json / scen.json):\n    targets: default: sbtest@127.0.0.1:3306/sbtest (tables 1-3, 5) / a: sbtest@127.0.0.1:3306/sbtest (tables 1-3, 5)\n\n"
+        );
+        // A tuning study: two servers, one setting apart. The servers line up, and only
+        // the setting that differs is listed beside them.
+        let big = [
+            ("innodb_doublewrite", "ON"),
+            ("innodb_buffer_pool_size", "8G"),
+        ];
+        let c = series(&run(on_server("default", 3307, &big)), "big.json");
+        let t = differing_settings(&[a[0].clone(), c[0].clone()]);
+        assert!(
+            t.contains(
+                "    server: 127.0.0.1:3306 (10.11.6-MariaDB) / 127.0.0.1:3307 (10.11.6-MariaDB)\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("    server innodb_buffer_pool_size: 128M / 8G\n"),
+            "{t}"
+        );
+        assert!(!t.contains("doublewrite") && !t.contains("n/a"), "{t}");
+        // Runs over two servers: each server by its address.
+        let mut two = on_server("default", 3306, &vars);
+        let mut second = on_server("shard2", 3308, &[("innodb_doublewrite", "OFF")])
+            .totals
+            .targets;
+        two.totals.targets.append(&mut second);
+        let cfg = &mut two.config.workload;
+        cfg.insert(
+            "targets".into(),
+            serde_json::json!([
+                {"name": "default", "host": "127.0.0.1", "port": 3306, "user": "u", "database": "d"},
+                {"name": "shard2", "host": "127.0.0.1", "port": 3308, "user": "u", "database": "d"}]),
+        );
+        let d = series(&run(two), "two.json");
+        let t = differing_settings(&[a[0].clone(), d[0].clone()]);
+        assert!(
+            t.contains("    server 127.0.0.1:3308 innodb_doublewrite: n/a / OFF\n"),
+            "{t}"
+        );
+        assert!(!t.contains("server 127.0.0.1:3306"), "{t}");
+    }
+
+    #[test]
+    fn structured_settings_read_as_text() {
+        let v = serde_json::json!(["client1:7600", "client2:7600"]);
+        assert_eq!(setting_text(v), "client1:7600, client2:7600");
+        assert_eq!(setting_text(serde_json::json!([95.0, 99.0])), "95, 99");
+        let sock = serde_json::json!([{"name": "db", "host": "x", "port": 1,
+            "socket": "/run/mysqld.sock", "user": "u", "database": "d"}]);
+        assert_eq!(setting_text(sock), "db: u@/run/mysqld.sock/d");
+        assert_eq!(setting_text(serde_json::json!({"a": 1, "b": null})), "a=1");
+        assert_eq!(setting_text(serde_json::Value::Null), "none");
+        assert_eq!(number_ranges(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
     }
 
     #[test]

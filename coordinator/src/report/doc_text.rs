@@ -1,14 +1,15 @@
 //! `fleetbench report RESULT.json` without `--html`: the text report of a saved result. A
 //! run reads as it printed (sysbench 1.0's interval lines and end report, then one row per
-//! agent); a sweep or scenario file as its table (a rate sweep's with its offered and
-//! achieved rates).
+//! agent; a TPC-C run tpcc-mysql's interval lines, Raw Results, Constraint Check and TpmC,
+//! then its response times by type); a sweep or scenario file as its table (a rate sweep's
+//! with its offered and achieved rates).
 
 use std::fmt::Write;
 
 use super::doc::{
     Agent, Document, Fairness, FileOps, Interval, Meta, OpenLoopTotals, Report, Sql, Totals,
 };
-use super::text::{DbRates, LineFigures, LineKind, sysbench_line};
+use super::text::{DbRates, LineFigures, LineKind, sysbench_line, tpcc};
 use super::{compare, pct_label};
 use crate::sweep::{self, Summary};
 
@@ -75,8 +76,19 @@ fn run(doc: &Report) -> String {
         doc.fleetbench_version,
     );
     s.push_str(&meta_line(doc.meta.as_ref()));
-    s.push_str(&interval_lines(&doc.intervals, &key, p));
     let secs = totals.time_s.max(f64::MIN_POSITIVE);
+    if let Some(t) = &totals.figures.tpcc {
+        // As the live run printed it: tpcc-mysql's layout, then the SQL statistics.
+        s.push_str(&tpcc_intervals(&doc.intervals));
+        s.push_str(&tpcc::end_report_of(
+            &tpcc::doc_types(t),
+            totals.time_s.max(0.0) as u64,
+            t.tpmc,
+        ));
+        s.push_str(&tpcc::types_block_of(&tpcc::doc_types(t)));
+    } else {
+        s.push_str(&interval_lines(&doc.intervals, &key, p));
+    }
     if let Some(q) = &totals.figures.sql {
         s.push_str(&sql_statistics(q, secs));
     }
@@ -92,6 +104,27 @@ fn run(doc: &Report) -> String {
         s.push_str(&agents(&doc.agents, &key));
     }
     s
+}
+
+/// TPC-C's interval lines as the run printed them, in tpcc-mysql's layout.
+fn tpcc_intervals(intervals: &[Interval]) -> String {
+    let mut s = String::new();
+    for iv in intervals {
+        if let Some(t) = &iv.figures.tpcc {
+            s.push_str(&tpcc::types_line(label_secs(iv), &tpcc::doc_types(t)));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// The second an interval line is labelled with, as the run labelled it: a last, partial
+/// interval ends between whole seconds, after the one before it (a millisecond of slack:
+/// the seconds were stored as floating point).
+fn label_secs(iv: &Interval) -> u64 {
+    let d = iv.duration_s.max(f64::MIN_POSITIVE);
+    let t = iv.t_s;
+    (t.round().max((t - d + 1e-3).floor() + 1.0)).max(0.0) as u64
 }
 
 /// The interval lines as the run printed them, an open loop's second line included.
@@ -283,10 +316,7 @@ fn agents(agents: &[Agent], key: &str) -> String {
 /// An interval line as the run printed it, from the document's interval.
 fn interval_line(iv: &Interval, key: &str, p: f64) -> String {
     let d = iv.duration_s.max(f64::MIN_POSITIVE);
-    let t = iv.t_s;
-    // A last, partial interval ends between whole seconds: after the one before it.
-    // (A millisecond of slack: the seconds were stored as floating point.)
-    let label = (t.round().max((t - d + 1e-3).floor() + 1.0)).max(0.0) as u64;
+    let label = label_secs(iv);
     let kind = if let Some(q) = &iv.figures.sql {
         // The queries per second the document has; the rest as the run's line makes them.
         LineKind::Sql(DbRates {
@@ -317,6 +347,78 @@ fn interval_line(iv: &Interval, key: &str, p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tpcc_run_reads_in_tpcc_mysqls_layout_as_it_printed() {
+        use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
+        use crate::report::tpcc::tests::{deck, figures};
+        use std::time::Duration;
+        let plan = crate::plan::build(
+            &crate::cli::parse(["fleetbench", "tpcc", "--threads=4", "run"]).unwrap(),
+        )
+        .unwrap();
+        // Two intervals of 10 s and one agent over 20 s; a late Delivery and a slow one.
+        let interval = |seq: u32, txns| MergedInterval {
+            seq,
+            end: Duration::from_secs(10 * u64::from(seq)),
+            last: seq == 2,
+            duration: Duration::from_secs(10),
+            threads: 4,
+            events: 0,
+            latency: Default::default(),
+            db: Default::default(),
+            io: Default::default(),
+            per_agent: vec![],
+            open: None,
+            txns,
+            targets: Vec::new(),
+        };
+        let mut first = deck(2);
+        first.0[3] = figures(&[12, 85_000]);
+        let mut whole = deck(3);
+        whole.0[3] = figures(&[12, 85_000, 40]);
+        whole.0[0].retried = 3;
+        whole.0[0].rolled_back = 1;
+        let r = RunResult {
+            agents: vec![AgentResult {
+                addr: "c1:7600".into(),
+                host: "c1".into(),
+                facts: Default::default(),
+                threads: 4,
+                elapsed: Duration::from_secs(20),
+                events: 60,
+                latency: Default::default(),
+                per_thread: vec![(60, 1)],
+                status: AgentStatus::Completed,
+                db: Default::default(),
+                io: Default::default(),
+                open: None,
+                txns: whole.clone(),
+            }],
+            intervals: vec![interval(1, first), interval(2, deck(1))],
+            ..Default::default()
+        };
+        let doc = crate::report::json::build(&plan, &r);
+        let t = render(&Document::Run(Box::new(doc)));
+        // The live run's own lines: its interval lines, end report and types block.
+        let live: Vec<String> = r.intervals.iter().map(tpcc::interval_line).collect();
+        let end = tpcc::end_report(&whole, r.total_time());
+        let types = tpcc::types_block(&whole);
+        let at = |needle: &str| t.find(needle).unwrap_or_else(|| panic!("{needle} in\n{t}"));
+        let lines = format!("{}\n{}\n", live[0], live[1]);
+        assert!(lines.starts_with("  10, trx: 20, "), "{lines}");
+        assert!(at(&lines) < at(&end) && at(&end) < at(&types), "{t}");
+        assert!(end.contains("[3] sc:2  lt:1  rt:0"), "{end}");
+        assert!(end.contains(" in 20 sec.\n"), "{end}");
+        assert!(
+            end.contains("<TpmC>\n                 90.000 TpmC"),
+            "{end}"
+        );
+        assert!(types.contains("  New-Order            30"), "{types}");
+        // No sysbench layout: its interval line and OLTP's transactions line are not there.
+        assert!(!t.contains("[ 10s ]") && !t.contains("thds:"), "{t}");
+        assert!(t.contains("General statistics:"), "{t}");
+    }
 
     #[test]
     fn a_run_reads_as_it_printed() {

@@ -1,12 +1,17 @@
 //! TPC-C's report in tpcc-mysql's layout (its interval line, Raw Results, Constraint
 //! Check and TpmC), then fleetbench's merged response times per transaction type. Pure
-//! functions over merged figures (crate::report::tpcc).
+//! functions over each type's figures ([`TypeFigures`]), taken from merged histograms in
+//! a live run (crate::report::tpcc) or from a saved result (`fleetbench report FILE`), so
+//! that both print the same text.
 
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::merge::{Latency, MergedInterval, Txns};
-use crate::report::tpcc::{MIN_MIX, mix, share_within, tpmc, within_limit};
+use fleetbench_model::workloads::tpcc::TXN_NAMES;
+
+use crate::merge::{Latency, MergedInterval, TxnFigures, Txns};
+use crate::report::doc::{Tpcc, TxnJson};
+use crate::report::tpcc::{MIN_MIX, tpmc, within_limit};
 
 /// The types as tpcc-mysql's report names them.
 pub const LABELS: [&str; 5] = [
@@ -17,22 +22,115 @@ pub const LABELS: [&str; 5] = [
     "Stock-Level",
 ];
 
+/// One transaction type's figures as the report shows them (latencies in ms; 0 for a type
+/// that completed none).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TypeFigures {
+    pub count: u64,
+    /// Completed within the type's response-time limit (tpcc-mysql's sc).
+    pub within_limit: u64,
+    pub retried: u64,
+    pub failed: u64,
+    pub rolled_back: u64,
+    pub avg: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl TypeFigures {
+    /// From merged histograms: type `kind` (its index in tpcc-mysql's order).
+    fn of_merged(t: &TxnFigures, kind: usize) -> TypeFigures {
+        let l = &t.latency;
+        TypeFigures {
+            count: t.count(),
+            within_limit: within_limit(t, kind),
+            retried: t.retried,
+            failed: t.failed,
+            rolled_back: t.rolled_back,
+            avg: l.avg_ms(),
+            p50: pct(l, 50.0),
+            p90: pct(l, 90.0),
+            p95: pct(l, 95.0),
+            p99: pct(l, 99.0),
+            max: l.max_ms(),
+        }
+    }
+
+    /// From a result document's figures of one type.
+    fn of_doc(t: &TxnJson) -> TypeFigures {
+        let l = &t.latency_ms;
+        let p = |k: &str| {
+            if t.count == 0 {
+                0.0
+            } else {
+                l.get(k).unwrap_or(0.0)
+            }
+        };
+        TypeFigures {
+            count: t.count,
+            within_limit: t.within_limit,
+            retried: t.retried,
+            failed: t.failed,
+            rolled_back: t.rolled_back,
+            avg: l.avg,
+            p50: p("p50"),
+            p90: p("p90"),
+            p95: p("p95"),
+            p99: p("p99"),
+            max: l.max,
+        }
+    }
+
+    /// Percent of the type's transactions within its limit (100 when there were none).
+    fn share_within(&self) -> f64 {
+        match self.count {
+            0 => 100.0,
+            n => 100.0 * self.within_limit as f64 / n as f64,
+        }
+    }
+}
+
+/// The five types' figures of merged transactions, in tpcc-mysql's order.
+pub fn merged_types(txns: &Txns) -> [TypeFigures; 5] {
+    std::array::from_fn(|i| TypeFigures::of_merged(&txns.0[i], i))
+}
+
+/// The five types' figures of a result document, in tpcc-mysql's order (a type the
+/// document lacks reads as none completed).
+pub fn doc_types(t: &Tpcc) -> [TypeFigures; 5] {
+    std::array::from_fn(|i| {
+        t.transactions
+            .get(TXN_NAMES[i])
+            .map(TypeFigures::of_doc)
+            .unwrap_or_default()
+    })
+}
+
+/// Share of each type in all completed transactions, percent.
+fn mix(types: &[TypeFigures; 5]) -> [f64; 5] {
+    let total = types.iter().map(|t| t.count).sum::<u64>().max(1) as f64;
+    types.map(|t| 100.0 * t.count as f64 / total)
+}
+
 /// tpcc-mysql's interval line: seconds since measuring began, New-Order count, its 95th
 /// and 99th percentile and max (ms), then `count|max` of the other four types, e.g.
 /// `  10, trx: 3241, 95%: 15.638, 99%: 34.394, max_rt: 135.266, 3238|80.319, ...`.
 pub fn interval_line(iv: &MergedInterval) -> String {
-    let t = &iv.txns.0;
-    let no = &t[0].latency;
+    types_line(iv.label_secs(), &merged_types(&iv.txns))
+}
+
+/// The interval line labelled `secs`, of these types' figures.
+pub fn types_line(secs: u64, types: &[TypeFigures; 5]) -> String {
+    let no = &types[0];
     let mut s = format!(
         "{:>4}, trx: {}, 95%: {:.3}, 99%: {:.3}, max_rt: {:.3}",
-        iv.label_secs(),
-        no.count(),
-        pct(no, 95.0),
-        pct(no, 99.0),
-        no.max_ms()
+        secs, no.count, no.p95, no.p99, no.max
     );
-    for f in &t[1..] {
-        let _ = write!(s, ", {}|{:.3}", f.count(), f.latency.max_ms());
+    for f in &types[1..] {
+        let _ = write!(s, ", {}|{:.3}", f.count, f.max);
     }
     s
 }
@@ -47,22 +145,32 @@ fn pct(l: &Latency, p: f64) -> f64 {
 
 /// tpcc-mysql's end of run: Raw Results, Constraint Check, TpmC.
 pub fn end_report(txns: &Txns, measured: Duration) -> String {
+    end_report_of(
+        &merged_types(txns),
+        measured.as_secs(),
+        tpmc(txns, measured),
+    )
+}
+
+/// The end of run of these types' figures over `secs` whole seconds measured, with its
+/// TpmC.
+pub fn end_report_of(types: &[TypeFigures; 5], secs: u64, tpmc: f64) -> String {
     let mut s = String::from("\n<Raw Results>\n");
-    for (i, t) in txns.0.iter().enumerate() {
-        let sc = within_limit(t, i);
+    for (i, t) in types.iter().enumerate() {
+        let sc = t.within_limit;
         let _ = writeln!(
             s,
             "  [{i}] sc:{sc}  lt:{}  rt:{}  fl:{}  avg_rt: {:.1} (ms; {})",
-            t.count() - sc,
+            t.count - sc,
             t.retried,
             t.failed,
-            t.latency.avg_ms(),
+            t.avg,
             LABELS[i]
         );
     }
-    let _ = writeln!(s, " in {} sec.\n", measured.as_secs());
+    let _ = writeln!(s, " in {secs} sec.\n");
     s.push_str("<Constraint Check> (all must be [OK])\n [transaction percentage]\n");
-    let m = mix(txns);
+    let m = mix(types);
     for i in 1..5 {
         let ok = m[i] >= MIN_MIX[i];
         let _ = writeln!(
@@ -75,8 +183,8 @@ pub fn end_report(txns: &Txns, measured: Duration) -> String {
         );
     }
     s.push_str(" [response time (at least 90% passed)]\n");
-    for (i, t) in txns.0.iter().enumerate() {
-        let share = share_within(t, i);
+    for (i, t) in types.iter().enumerate() {
+        let share = t.share_within();
         let _ = writeln!(
             s,
             "   {:>12}: {:6.2}%  [{}]",
@@ -85,35 +193,35 @@ pub fn end_report(txns: &Txns, measured: Duration) -> String {
             if share >= 90.0 { "OK" } else { "NG" }
         );
     }
-    let _ = writeln!(
-        s,
-        "\n<TpmC>\n                 {:.3} TpmC\n",
-        tpmc(txns, measured)
-    );
+    let _ = writeln!(s, "\n<TpmC>\n                 {tpmc:.3} TpmC\n");
     s
 }
 
 /// fleetbench's block: per type the count, share, merged percentiles and max, retries,
 /// failures and (New-Order) rollbacks.
 pub fn types_block(txns: &Txns) -> String {
+    types_block_of(&merged_types(txns))
+}
+
+/// fleetbench's block of these types' figures.
+pub fn types_block_of(types: &[TypeFigures; 5]) -> String {
     let mut s = String::from(
         "Response time by transaction type (ms, merged over agents):\n\
          \x20 type              count    mix %      p50      p90      p95      p99      max  retried  failed  rolled back\n",
     );
-    let m = mix(txns);
-    for (i, t) in txns.0.iter().enumerate() {
-        let l = &t.latency;
+    let m = mix(types);
+    for (i, t) in types.iter().enumerate() {
         let _ = writeln!(
             s,
             "  {:<12} {:>10} {:>8.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8} {:>7} {:>12}",
             LABELS[i],
-            t.count(),
+            t.count,
             m[i],
-            pct(l, 50.0),
-            pct(l, 90.0),
-            pct(l, 95.0),
-            pct(l, 99.0),
-            l.max_ms(),
+            t.p50,
+            t.p90,
+            t.p95,
+            t.p99,
+            t.max,
             t.retried,
             t.failed,
             t.rolled_back
@@ -127,8 +235,8 @@ pub fn types_block(txns: &Txns) -> String {
 mod tests {
     use super::*;
     use crate::merge::TxnFigures;
-    use crate::report::tpcc::constraints_ok;
     use crate::report::tpcc::tests::{deck, figures};
+    use crate::report::tpcc::{constraints_ok, mix};
 
     #[test]
     fn late_transactions_are_told_by_the_limit() {
