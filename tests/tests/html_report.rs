@@ -110,6 +110,23 @@ fn status(dom: &str) -> &str {
     &dom[at..at + dom[at..].find("</div>").unwrap()]
 }
 
+/// The ids of the charts left out for want of data, from every note that names them.
+fn left_out(dom: &str) -> Vec<String> {
+    dom.split("<p class=\"nodata\"")
+        .skip(1)
+        .flat_map(|p| attr(p, "data-left-out").split(' ').map(str::to_string))
+        .collect()
+}
+
+/// The text of the notes naming charts left out.
+fn left_out_note(dom: &str) -> String {
+    dom.split("<p class=\"nodata\"")
+        .skip(1)
+        .map(|p| &p[p.find('>').unwrap() + 1..p.find("</p>").unwrap()])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The value of attribute `name` in the start tag `tag` (text from `<` on).
 fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
     let tag = &tag[..tag.find('>').expect("end of tag")];
@@ -127,11 +144,14 @@ fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
 /// check itself.
 const PROBE: &str = r#"<script>(function () {
   var found = [], count = 0;
+  // Every step's charts, not only the one its picker shows.
+  var steps = document.querySelectorAll('div.step');
+  for (var i = 0; i < steps.length; i++) { steps[i].hidden = false; }
   var charts = document.querySelectorAll('svg.chart');
   for (var i = 0; i < charts.length; i++) {
+    // The box the chart is drawn in, as wide as its column of the grid.
     var svg = charts[i], outer = svg.getBoundingClientRect();
-    var left = outer.left + svg.clientLeft, top = outer.top + svg.clientTop;
-    var right = left + svg.width.baseVal.value, bottom = top + svg.height.baseVal.value;
+    var left = outer.left, top = outer.top, right = outer.right, bottom = outer.bottom;
     var seen = [];
     var list = svg.querySelectorAll('text');
     for (var j = 0; j < list.length; j++) {
@@ -430,7 +450,16 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     report_html(&bare_json, &bare_html);
     let dom = browse(&dir, &bare_html, &["--dump-dom"]);
     assert_eq!(attr(status(&dom), "data-ok"), "true");
-    assert!(dom.contains(">no data for Events/s over time (merged)</p>"));
+    // One line names the charts left out, and why.
+    let note = left_out_note(&dom);
+    assert!(
+        note.contains("Events/s over time (merged) (no data)"),
+        "{note}"
+    );
+    let ids = left_out(&dom);
+    for id in ["throughput-time", "latency-time", "agents-time"] {
+        assert!(ids.iter().any(|i| i == id), "{id} left out: {ids:?}");
+    }
     assert!(!dom.contains("id=\"latency-time\" data-points=\"0\" xmlns"));
     assert_eq!(
         dom.matches("<svg class=\"chart\"").count(),
@@ -487,7 +516,7 @@ options = { cpu-max-prime = 4000 }
         assert_eq!(texts(spectrum, "legend"), ["1 thread", "2 threads"]);
         let name = sc["name"].as_str().unwrap();
         let config = &dom[dom
-            .find(&format!("<h3>Configuration of {name}</h3>"))
+            .find(&format!(">Configuration of {name}</h3>"))
             .expect("a configuration per scenario")..];
         let config = &config[..config.find("</table>").unwrap()];
         assert!(
