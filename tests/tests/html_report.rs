@@ -186,6 +186,152 @@ const PROBE: &str = r#"<script>(function () {
 
 const SHOT_WIDTH: u32 = 1000;
 
+/// The window a wide screen gives the page: the charts must use its width.
+const WIDE: u32 = 1400;
+
+/// Where the page's charts are, as a reader sees the page (pickers showing their first
+/// step): the top and bottom of every chart shown, in px from the top of the page, and
+/// the page's height.
+const LAYOUT_PROBE: &str = r#"<script>(function () {
+  var boxes = [], charts = document.querySelectorAll('svg.chart');
+  for (var i = 0; i < charts.length; i++) {
+    if (charts[i].getClientRects().length === 0) { continue; }
+    var r = charts[i].getBoundingClientRect();
+    boxes.push(Math.round(r.top + window.scrollY) + ',' + Math.round(r.bottom + window.scrollY));
+  }
+  var pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.setAttribute('data-boxes', boxes.join(' '));
+  pre.setAttribute('data-width', String(window.innerWidth));
+  pre.setAttribute('data-height', String(Math.ceil(document.documentElement.scrollHeight)));
+  document.body.appendChild(pre);
+})();</script>"#;
+
+/// Reads a screenshot (a PNG, as a data URL) back in the browser and, over the pixel rows
+/// the charts occupy (`ROWS`: top,bottom pairs), finds in each row the rightmost pixel
+/// that is not the page's white: the width beside the charts left empty is what lies to
+/// its right.
+const PIXEL_PROBE: &str = r#"<script>window.addEventListener('load', function () {
+  var img = document.getElementById('shot'), c = document.createElement('canvas');
+  c.width = img.naturalWidth; c.height = img.naturalHeight;
+  var g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  var w = c.width, d = g.getImageData(0, 0, w, c.height).data, out = [];
+  var rows = ROWS;
+  for (var b = 0; b < rows.length; b++) {
+    for (var y = rows[b][0]; y < Math.min(rows[b][1], c.height); y++) {
+      var right = -1;
+      for (var x = w - 1; x >= 0; x--) {
+        var i = (y * w + x) * 4;
+        if (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245) { right = x; break; }
+      }
+      out.push(String(w - 1 - right));
+    }
+  }
+  var pre = document.createElement('pre');
+  pre.id = 'pixels';
+  pre.setAttribute('data-image-width', String(w));
+  pre.textContent = out.join(' ');
+  document.body.appendChild(pre);
+});</script>"#;
+
+/// `bytes` in base64, for a data URL.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len() / 3 * 4 + 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A screenshot of the page in a window `WIDE` px wide: in the pixel rows the charts
+/// occupy, no more than a third of the width beside them is empty (at the widest row,
+/// and in at least half of the rows: a last chart alone in its row leaves its half).
+/// Measured on the picture itself, so that a chart drawn narrower than its box counts
+/// as the empty space it leaves.
+fn check_width(dir: &Scratch, html: &Path, name: &str) {
+    let page = std::fs::read_to_string(html).unwrap();
+    let probed = dir.path(&format!("{name}-layout.html"));
+    std::fs::write(
+        &probed,
+        page.replacen("</body>", &format!("{LAYOUT_PROBE}</body>"), 1),
+    )
+    .unwrap();
+    let size = format!("--window-size={WIDE},2000");
+    let dom = browse(dir, &probed, &["--dump-dom", &size]);
+    let at = dom
+        .find("<pre id=\"layout\"")
+        .expect("the layout probe ran");
+    let layout = &dom[at..];
+    assert_eq!(attr(layout, "data-width"), WIDE.to_string(), "{name}");
+    let height: u32 = attr(layout, "data-height").parse().unwrap();
+    let rows: Vec<String> = attr(layout, "data-boxes")
+        .split(' ')
+        .filter(|b| !b.is_empty())
+        .map(|b| format!("[{b}]"))
+        .collect();
+    assert!(rows.len() >= 2, "{name}: {} charts shown", rows.len());
+
+    let png = dir.path(&format!("{name}-wide.png"));
+    browse(
+        dir,
+        html,
+        &[
+            &format!("--screenshot={}", png.display()),
+            &format!("--window-size={WIDE},{height}"),
+        ],
+    );
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    let reader = dir.path(&format!("{name}-pixels.html"));
+    std::fs::write(
+        &reader,
+        format!(
+            "<!DOCTYPE html><html><body><img id=\"shot\" src=\"data:image/png;base64,{}\">{}</body></html>",
+            base64(&bytes),
+            PIXEL_PROBE.replace("ROWS", &format!("[{}]", rows.join(",")))
+        ),
+    )
+    .unwrap();
+    let dom = browse(dir, &reader, &["--dump-dom"]);
+    let at = dom.find("<pre id=\"pixels\"").expect("the pixel probe ran");
+    let pixels = &dom[at..];
+    assert_eq!(attr(pixels, "data-image-width"), WIDE.to_string());
+    let empty: Vec<u32> = pixels[pixels.find('>').unwrap() + 1..pixels.find("</pre>").unwrap()]
+        .split(' ')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        empty.len() > 200,
+        "{name}: {} pixel rows of charts",
+        empty.len()
+    );
+    let third = WIDE / 3;
+    let least = *empty.iter().min().unwrap();
+    let wide_rows = empty.iter().filter(|e| **e <= third).count();
+    assert!(
+        least <= third && wide_rows * 2 >= empty.len(),
+        "{name}: at {WIDE} px the charts leave {least} px empty beside them at best, and more than {third} px in {} of {} rows",
+        empty.len() - wide_rows,
+        empty.len()
+    );
+    if let Some(keep) = std::env::var_os("FLEETBENCH_HTML_SHOTS") {
+        let keep = Path::new(&keep);
+        std::fs::create_dir_all(keep).unwrap();
+        std::fs::copy(&png, keep.join(format!("{name}-wide.png"))).unwrap();
+    }
+}
+
 /// Everything a page must satisfy in the browser beyond its data: its script passed and
 /// says so only in attributes, no chart text overflows or overlaps, thread axes have
 /// integer ticks, and a screenshot of the whole page is a real picture.
@@ -284,6 +430,7 @@ fn check_page(dir: &Scratch, html: &Path, name: &str) {
         std::fs::copy(&png, keep.join(format!("{name}.png"))).unwrap();
         std::fs::copy(html, keep.join(format!("{name}.html"))).unwrap();
     }
+    check_width(dir, html, name);
 }
 
 /// Runs `fleetbench cpu ARGS` on two embedded agents (`--cpu-max-prime=2000`), its results
