@@ -600,7 +600,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     // One line names the charts left out, and why.
     let note = left_out_note(&dom);
     assert!(
-        note.contains("Events/s over time (merged) (no data)"),
+        note.contains("Events/s over time (merged): no data"),
         "{note}"
     );
     let ids = left_out(&dom);

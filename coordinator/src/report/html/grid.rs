@@ -18,7 +18,7 @@ pub(super) fn left_out_reason(c: &Chart) -> Option<&'static str> {
         return None;
     }
     Some(if c.id.ends_with("hosts-net-time") {
-        "every value is 0: traffic over loopback is not counted"
+        "every value is 0 (traffic over loopback is not counted)"
     } else {
         "every value is 0"
     })
@@ -41,7 +41,7 @@ pub(super) fn charts_grid(charts: &[Chart]) -> String {
         let ids: Vec<&str> = out.iter().map(|c| c.id.as_str()).collect();
         let items: Vec<String> = out
             .iter()
-            .map(|c| format!("{} ({})", c.title, left_out_reason(c).unwrap_or("no data")))
+            .map(|c| format!("{}: {}", c.title, left_out_reason(c).unwrap_or("no data")))
             .collect();
         let _ = write!(
             s,
@@ -79,7 +79,7 @@ mod tests {
         assert!(html.starts_with("<div class=\"charts\"><svg"), "{html}");
         assert!(
             html.ends_with(
-                "<p class=\"nodata\" data-left-out=\"s0-1-hosts-net-time latency-time\">Left out, nothing to show: Client host network (every value is 0: traffic over loopback is not counted); p95 &lt;and&gt; p99 (no data).</p>"
+                "<p class=\"nodata\" data-left-out=\"s0-1-hosts-net-time latency-time\">Left out, nothing to show: Client host network: every value is 0 (traffic over loopback is not counted); p95 &lt;and&gt; p99: no data.</p>"
             ),
             "{html}"
         );

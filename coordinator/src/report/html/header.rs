@@ -69,6 +69,13 @@ pub(super) fn steps_header(doc: &Document, runs: &[&Report]) -> String {
     }
     let measured: f64 = runs.iter().map(|r| r.totals.time_s).sum();
     facts.extend(common_facts(first, last, runs.len(), measured));
+    // A sweep's first step may run on fewer agents than it has (1 thread, 1 agent): name
+    // the agents of the step that used the most.
+    if let Some(most) = runs.iter().max_by_key(|r| r.agents.len())
+        && let Some(row) = facts.iter_mut().find(|(k, _)| k == "agents")
+    {
+        row.1 = agents_text(most);
+    }
     if let Document::Scenarios(sc) = doc {
         // Each scenario names its own targets: list them under its name.
         facts.retain(|(k, _)| !k.starts_with("target "));

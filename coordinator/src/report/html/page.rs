@@ -26,7 +26,8 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}td{overflow-wrap:any
 table.facts td{max-width:1100px}table.facts code{font-size:12px}.vars{color:#555}\
 p.nodata{max-width:1100px;padding:6px 12px;margin:6px 0;border:1px dashed #bbb;color:#666;font-style:italic}\
 nav.toc{font-size:13px;margin:8px 0 16px}nav.toc ol{margin:2px 0;padding-left:22px}\
-.picker{margin:10px 0;font-size:13px}\
+.picker{margin:10px 0;font-size:13px}.wide{overflow-x:auto;max-width:100%}\
+table.rows td,table.rows th{white-space:nowrap;overflow-wrap:normal}\
 #status{font-family:monospace;padding:4px}#status.error{color:#fff;background:#c00}";
 
 /// Checks every chart once the page has loaded and records the verdict as data
@@ -150,6 +151,12 @@ impl Toc {
     }
 }
 
+/// A table that may be wider than a narrow window, scrolled on its own rather than
+/// widening the page.
+fn wide(table: &str) -> String {
+    format!("<div class=\"wide\">{table}</div>")
+}
+
 /// A run's title, and its page: what ran, summary, charts, agents and configuration.
 fn run_page(doc: &Document, run: &Report) -> (String, String) {
     let title = format!(
@@ -162,10 +169,10 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
     body.push_str(&run_header(run));
     let series = compare::series(doc, "this run");
     body.push_str("<h2>Summary</h2>");
-    body.push_str(&rows_table(&series));
+    body.push_str(&wide(&rows_table(&series)));
     if let Some(t) = tpcc_table(&[("this run".to_string(), run)]) {
         body.push_str("<h2>TPC-C response times by transaction type</h2>");
-        body.push_str(&t);
+        body.push_str(&wide(&t));
     }
     body.push_str("<h2>Charts</h2>");
     body.push_str(&charts_grid(&run_charts(run, "")));
@@ -216,7 +223,7 @@ fn steps_page(doc: &Document) -> (String, String) {
         .collect();
     body.push_str(&steps_header(doc, &all));
     toc.heading(&mut body, "summary", "Summary", 0);
-    body.push_str(&rows_table(&series));
+    body.push_str(&wide(&rows_table(&series)));
     let labelled: Vec<(String, &Report)> = runs
         .iter()
         .flat_map(|(n, rs)| {
@@ -237,7 +244,7 @@ fn steps_page(doc: &Document) -> (String, String) {
             "TPC-C response times by transaction type",
             0,
         );
-        body.push_str(&t);
+        body.push_str(&wide(&t));
     }
     series_charts(&mut body, &mut toc, &series, any_by_rate);
     spectra(&mut body, &mut toc, &runs, sweep, any_by_rate);
@@ -458,7 +465,7 @@ mod tests {
         // No spectrum in these documents: a note, not an empty chart.
         assert!(
             page.contains(
-                r#"<p class="nodata" data-left-out="spectrum">Left out, nothing to show: Latency percentile spectrum per thread count (no data).</p>"#
+                r#"<p class="nodata" data-left-out="spectrum">Left out, nothing to show: Latency percentile spectrum per thread count: no data.</p>"#
             ),
             "{page}"
         );
