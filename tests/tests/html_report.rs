@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Scratch, fleetbench_ok, run_json, scenario_json, words};
 use serde_json::Value;
 
@@ -108,6 +109,40 @@ fn texts<'a>(svg: &'a str, class: &str) -> Vec<&'a str> {
 fn status(dom: &str) -> &str {
     let at = dom.find("<div id=\"status\"").expect("status element");
     &dom[at..at + dom[at..].find("</div>").unwrap()]
+}
+
+/// The page's table of contents links every section heading, in the page's order, and
+/// lists at least the sections `titles`.
+fn check_toc(dom: &str, titles: &[&str]) {
+    let at = dom.find("<nav class=\"toc\"").expect("a table of contents");
+    let toc = &dom[at..at + dom[at..].find("</nav>").unwrap()];
+    let links: Vec<(&str, &str)> = toc
+        .split("<a href=\"#")
+        .skip(1)
+        .map(|l| {
+            (
+                &l[..l.find('"').unwrap()],
+                &l[l.find('>').unwrap() + 1..l.find("</a>").unwrap()],
+            )
+        })
+        .collect();
+    let mut last = 0;
+    for (id, title) in &links {
+        let heading = format!(" id=\"{id}\">{title}</h");
+        let found = dom
+            .find(&heading)
+            .unwrap_or_else(|| panic!("no section {heading}"));
+        assert!(found > last, "{title}: in the page's order");
+        last = found;
+    }
+    for t in titles {
+        assert!(links.iter().any(|l| l.1 == *t), "{t} in {toc}");
+    }
+    // Every section heading has its entry.
+    for h in dom.split("<h2 id=\"").skip(1) {
+        let id = &h[..h.find('"').unwrap()];
+        assert!(links.iter().any(|l| l.0 == id), "no entry for section {id}");
+    }
 }
 
 /// The ids of the charts left out for want of data, from every note that names them.
@@ -507,6 +542,26 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
         dom.contains("<th>time_s</th><td>2</td>"),
         "one time for all"
     );
+    check_toc(
+        &dom,
+        &["What ran", "Summary", "By thread count", "cpu over time"],
+    );
+    // Over time: a chart per figure with a line per step; each step's own charts behind
+    // a picker, the first step's shown.
+    assert_eq!(
+        texts(chart(&dom, "s0-steps-throughput-time"), "legend"),
+        ["1 thread", "2 threads"]
+    );
+    assert!(dom.contains("<div class=\"step\" id=\"s0-0\" data-group=\"s0\"><h3>"));
+    assert!(dom.contains("<div class=\"step\" id=\"s0-1\" data-group=\"s0\" hidden=\"\"><h3>"));
+    // Each step's run id.
+    for s in steps {
+        let id = s["result"]["meta"]["run_id"].as_str().unwrap();
+        assert!(
+            dom.contains(&format!("<p class=\"run\">run {id}, started ")),
+            "{id}"
+        );
+    }
     check_page(&dir, &html, "sweep");
 }
 
@@ -551,7 +606,9 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let json = dir.path("run.json");
     let html = dir.path("run.html");
     let (_, doc) = run_json(
-        &words("cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000"),
+        &words(
+            "cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000 --tag=purpose=html-test --tag=round=1",
+        ),
         &json,
     );
     report_html(&json, &html);
@@ -572,7 +629,102 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
         dom.contains("<th>cpu_max_prime</th><td>2000</td>"),
         "configuration shown"
     );
+    // One interval row, saying what it is; lists as text, not JSON.
+    assert!(!dom.contains("<th>interval_s</th>"), "one interval row");
+    assert!(
+        dom.contains("<th>report interval (s)</th><td>off (charts per 1 s)</td>"),
+        "the report interval"
+    );
+    assert!(!dom.contains("[\"local:"), "agents as text, not JSON");
+
+    // The header says what ran, as the JSON records it.
+    let meta = &doc["meta"];
+    let facts = {
+        let at = dom.find("<table class=\"facts\"").expect("the header");
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    let fact = |k: &str| -> &str {
+        let at = facts
+            .find(&format!("<th>{k}</th><td>"))
+            .unwrap_or_else(|| panic!("no {k} in {facts}"))
+            + k.len()
+            + 13;
+        &facts[at..at + facts[at..].find("</td>").unwrap()]
+    };
+    assert_eq!(fact("test"), "cpu");
+    assert_eq!(fact("run id"), meta["run_id"].as_str().unwrap());
+    assert_eq!(fact("started"), meta["started_at"].as_str().unwrap());
+    assert_eq!(fact("tags"), "purpose=html-test, round=1");
+    let command = meta["command_line"].as_str().unwrap();
+    assert!(command.contains("--tag=round=1"), "{command}");
+    assert_eq!(fact("command line"), format!("<code>{command}</code>"));
+    assert!(
+        fact("duration").starts_with(&format!(
+            "{} s measured; ended {}",
+            (doc["totals"]["time_s"].as_f64().unwrap() * 10.0).round() / 10.0,
+            meta["ended_at"].as_str().unwrap()
+        )),
+        "{}",
+        fact("duration")
+    );
+    // Agents by the host names their Hello gave, numbered when they share a host.
+    let hosts: Vec<&str> = doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["host"].as_str().unwrap())
+        .collect();
+    assert!(!hosts[0].is_empty());
+    let names: Vec<String> = if hosts[0] == hosts[1] {
+        vec![format!("{} #1", hosts[0]), format!("{} #2", hosts[0])]
+    } else {
+        hosts.iter().map(|h| h.to_string()).collect()
+    };
+    for n in &names {
+        assert!(fact("agents").contains(&format!("<b>{n}</b>")), "{facts}");
+    }
+    // The legends name the agents so, not by address.
+    for id in ["agents-time", "hosts-cpu-time", "hosts-run-queue-time"] {
+        assert_eq!(texts(chart(&dom, id), "legend"), names, "{id}");
+    }
+    // The client hosts' network: a chart when the hosts sent anything but over loopback,
+    // else left out, and a line says so.
+    let net_zero = doc["intervals"].as_array().unwrap().iter().all(|iv| {
+        iv["agent_hosts"].as_array().unwrap().iter().all(|h| {
+            h.is_null()
+                || (h["net_rx_bytes_per_sec"].as_f64() == Some(0.0)
+                    && h["net_tx_bytes_per_sec"].as_f64() == Some(0.0))
+        })
+    });
+    assert_eq!(
+        left_out(&dom).iter().any(|i| i == "hosts-net-time"),
+        net_zero
+    );
+    assert_eq!(!dom.contains("id=\"hosts-net-time\""), net_zero);
     check_page(&dir, &html, "run");
+
+    // Loopback only, for sure: the network chart is left out and a line says why.
+    let mut quiet = doc.clone();
+    for iv in quiet["intervals"].as_array_mut().unwrap() {
+        for h in iv["agent_hosts"].as_array_mut().unwrap() {
+            if h.is_object() {
+                h["net_rx_bytes_per_sec"] = 0.0.into();
+                h["net_tx_bytes_per_sec"] = 0.0.into();
+            }
+        }
+    }
+    let quiet_json = dir.path("quiet.json");
+    let quiet_html = dir.path("quiet.html");
+    std::fs::write(&quiet_json, serde_json::to_vec(&quiet).unwrap()).unwrap();
+    report_html(&quiet_json, &quiet_html);
+    let dom = browse(&dir, &quiet_html, &["--dump-dom"]);
+    assert_eq!(attr(status(&dom), "data-ok"), "true");
+    assert_eq!(left_out(&dom), ["hosts-net-time"]);
+    assert!(!dom.contains("id=\"hosts-net-time\""));
+    assert_eq!(
+        left_out_note(&dom),
+        "Left out, nothing to show: Client host network per agent over time (loopback excluded): every value is 0 (traffic over loopback is not counted)."
+    );
 
     // A page whose script fails says so, visibly: the check is real.
     let broken = dir.path("broken.html");
@@ -676,6 +828,14 @@ options = { cpu-max-prime = 4000 }
             "{config}"
         );
     }
+    check_toc(
+        &dom,
+        &[
+            "small-primes-on-two-embedded-agents over time",
+            "larger-primes over time",
+            "Configuration of larger-primes",
+        ],
+    );
     check_page(&dir, &html, "scenarios");
 }
 
@@ -735,4 +895,131 @@ fn an_oltp_sweep_has_tps_and_qps_on_their_own_axes() {
         ["4 threads", "8 threads", "16 threads"]
     );
     check_page(&dir, &html, "oltp-sweep");
+}
+
+#[test]
+fn a_tpcc_sweep_shows_tpmc_each_types_percentiles_and_its_server() {
+    let db = MariaDb::start();
+    db.sql("CREATE DATABASE tpcc");
+    let dir = Scratch::new("html-tpcc");
+    let tpcc = |parts: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "tpcc",
+            "-h127.0.0.1",
+            &format!("-P{}", db.port()),
+            "-dtpcc",
+            "-usbtest",
+            "-p",
+            "sbtest-pw",
+            "-w1",
+            "--local-agents=2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(parts.iter().map(|s| s.to_string()));
+        v
+    };
+    fleetbench_ok(&tpcc(&["prepare"]));
+    let html = dir.path("tpcc.html");
+    let (_, doc) = run_json(
+        &tpcc(&[
+            "--threads=1,2",
+            "-l2",
+            "--server-vars=innodb_buffer_pool_size,max_connections",
+            &format!("--html={}", html.display()),
+        ]),
+        &dir.path("tpcc.json"),
+    );
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    // The summary: TpmC beside TPS, as the JSON has it.
+    let summary = {
+        let at = dom.find("<table class=\"rows\">").unwrap();
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    assert!(
+        summary.contains("<th>threads</th><th>TpmC</th><th>TPS</th>"),
+        "{summary}"
+    );
+    for s in steps {
+        let tpmc = s["summary"]["tpmc"].as_f64().unwrap();
+        assert!(tpmc > 0.0);
+        assert!(
+            summary.contains(&format!(
+                "<td>{}</td><td>{tpmc:.2}</td>",
+                s["summary"]["threads"]
+            )),
+            "{tpmc} in {summary}"
+        );
+    }
+    // Each transaction type's percentiles, per step.
+    let table = {
+        let at = dom
+            .find("<table class=\"rows tpcc\">")
+            .expect("the TPC-C table");
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    for name in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        assert!(table.contains(&format!(">{name}</th>")), "{name}");
+    }
+    for (i, s) in steps.iter().enumerate() {
+        let t = &s["result"]["totals"]["tpcc"];
+        let no = &t["transactions"]["new_order"];
+        let row = format!(
+            "<tr><td>{} thread{}</td><td>{:.2}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>",
+            i + 1,
+            if i == 0 { "" } else { "s" },
+            t["tpmc"].as_f64().unwrap(),
+            no["count"],
+            no["latency_ms"]["p95"].as_f64().unwrap(),
+            no["latency_ms"]["p99"].as_f64().unwrap(),
+            no["latency_ms"]["max"].as_f64().unwrap(),
+        );
+        assert!(table.contains(&row), "{row} in {table}");
+    }
+    assert!(points(&dom, "tpmc-threads").len() == 2);
+    // The header: the target with its server's version and the variables read.
+    let conn = &steps[0]["result"]["totals"]["targets"][0]["connections"][0];
+    let version = conn["server_version"].as_str().unwrap();
+    assert!(version.contains("MariaDB"), "{conn}");
+    let facts = {
+        let at = dom.find("<table class=\"facts\"").unwrap();
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    assert!(
+        facts.contains(&format!(
+            "<th>target default</th><td>sbtest@127.0.0.1:{}, database tpcc",
+            db.port()
+        )),
+        "{facts}"
+    );
+    assert!(
+        facts.contains(&format!("; server <b>{version}</b>")),
+        "{facts}"
+    );
+    let pool = conn["server_vars"]["innodb_buffer_pool_size"]
+        .as_str()
+        .unwrap();
+    assert!(
+        facts.contains(&format!(
+            "server variables: innodb_buffer_pool_size={pool}, max_connections="
+        )),
+        "{facts}"
+    );
+    check_toc(
+        &dom,
+        &[
+            "TPC-C response times by transaction type",
+            "By thread count",
+        ],
+    );
+    check_page(&dir, &html, "tpcc-sweep");
 }
