@@ -499,4 +499,94 @@ mod tests {
         assert!(page.contains(r#"<div class="step" id="s0-0" data-group="s0"><h3>"#));
         assert!(page.contains(r#"<div class="step" id="s0-1" data-group="s0" hidden><h3>"#));
     }
+
+    /// Charts a reader sees on `page`: all but those of the steps the pickers hide.
+    fn charts_shown(page: &str) -> usize {
+        let all = page.matches("<svg class=\"chart\"").count();
+        let hidden: usize = page
+            .split("<div class=\"step\"")
+            .skip(1)
+            .filter(|d| d[..d.find('>').unwrap()].ends_with(" hidden"))
+            .map(|d| {
+                let end = d.find("<div class=\"step\"").unwrap_or(d.len());
+                let end = d[..end].find("<h3 id=").unwrap_or(end);
+                d[..end].matches("<svg class=\"chart\"").count()
+            })
+            .sum();
+        all - hidden
+    }
+
+    #[test]
+    fn three_scenarios_of_six_steps_read_as_a_page_not_a_pile_of_charts() {
+        use crate::report::doc::{Agent, Interval, ScenarioDoc, ScenariosDoc};
+        let threads = [1u32, 2, 4, 8, 16, 32];
+        let scenario = |name: &str, k: f64| {
+            let steps = threads
+                .iter()
+                .map(|&t| {
+                    let mut r = run_doc(t, k * f64::from(t), k * f64::from(t) * 20.0, 3.0);
+                    r.agents = (1..=2)
+                        .map(|i| Agent {
+                            addr: format!("10.0.0.{i}:7600"),
+                            host: format!("c{i}"),
+                            ..Default::default()
+                        })
+                        .collect();
+                    r.intervals = (1..=5)
+                        .map(|s| Interval {
+                            t_s: f64::from(s),
+                            duration_s: 1.0,
+                            events: 10,
+                            events_per_sec: k * f64::from(t),
+                            agent_events: vec![Some(5), Some(5)],
+                            agent_cpu_busy_pct: vec![Some(30.0), Some(40.0)],
+                            ..Default::default()
+                        })
+                        .collect();
+                    step(r, 1)
+                })
+                .collect();
+            ScenarioDoc {
+                name: name.into(),
+                description: None,
+                test: "oltp_read_write".into(),
+                targets: vec!["db".into()],
+                threads: threads.to_vec(),
+                steps,
+                rates: None,
+            }
+        };
+        let doc = Document::Scenarios(ScenariosDoc {
+            format_version: 2,
+            kind: "scenarios".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            file: "s.toml".into(),
+            warmup_time_s: 0,
+            cooldown_s: 0,
+            repeat: 1,
+            interrupted: false,
+            scenarios: vec![
+                scenario("direct", 100.0),
+                scenario("proxy", 80.0),
+                scenario("sharded", 150.0),
+            ],
+        });
+        let page = render(&doc);
+        // Every step's charts are there, behind the pickers...
+        assert!(page.matches("<svg class=\"chart\"").count() > 50);
+        for i in 0..3 {
+            for j in 0..6 {
+                assert!(page.contains(&format!("<option value=\"s{i}-{j}\">")));
+            }
+            // ...and one chart per figure shows every step of a scenario at once.
+            assert!(page.contains(&format!(
+                "id=\"s{i}-steps-throughput-time\" data-points=\"30\""
+            )));
+        }
+        // What a reader sees: the charts across scenarios, a spectrum and the steps' charts
+        // per scenario, and one step's own charts per scenario.
+        let shown = charts_shown(&page);
+        assert!(shown <= 40, "{shown} charts shown");
+        assert!(page.contains("<nav class=\"toc\""));
+    }
 }
