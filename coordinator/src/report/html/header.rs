@@ -144,7 +144,7 @@ fn round1(v: f64) -> f64 {
 }
 
 /// The agents by name, each with its address and threads (the first
-/// [`AGENTS_LISTED`]).
+/// [`AGENTS_LISTED`]); embedded agents (`local:` in the configuration's agents) say so.
 fn agents_text(run: &Report) -> String {
     let names = agent_names(run);
     let mut items: Vec<String> = run
@@ -153,16 +153,16 @@ fn agents_text(run: &Report) -> String {
         .zip(&names)
         .take(AGENTS_LISTED)
         .map(|(a, n)| {
-            let addr = a.addr.strip_prefix("local:").unwrap_or(&a.addr);
-            let how = if a.addr.starts_with("local:") {
-                "embedded, "
-            } else {
-                ""
-            };
+            let embedded = run
+                .config
+                .agents
+                .iter()
+                .any(|c| c.strip_prefix("local:") == Some(a.addr.as_str()));
             format!(
-                "<b>{}</b> ({how}{}, {} thread{})",
+                "<b>{}</b> ({}{}, {} thread{})",
                 esc(n),
-                esc(addr),
+                if embedded { "embedded, " } else { "" },
+                esc(&a.addr),
                 a.threads,
                 if a.threads == 1 { "" } else { "s" }
             )
@@ -170,7 +170,7 @@ fn agents_text(run: &Report) -> String {
         .collect();
     if run.agents.len() > AGENTS_LISTED {
         items.push(format!(
-            "and {} more (the per-agent table lists them)",
+            "and {} more (the JSON's agents list them all)",
             run.agents.len() - AGENTS_LISTED
         ));
     }
@@ -256,9 +256,10 @@ mod tests {
             command_line: "fleetbench oltp_read_write --mysql-password=*** run".into(),
             fleetbench_commit: "abc".into(),
         });
+        run.config.agents = vec!["local:127.0.0.1:1".into(), "local:127.0.0.1:2".into()];
         run.agents = (1..=2)
             .map(|i| Agent {
-                addr: format!("local:127.0.0.1:{i}"),
+                addr: format!("127.0.0.1:{i}"),
                 host: "vm".into(),
                 threads: 2,
                 ..Default::default()
