@@ -128,9 +128,12 @@ fn check_toc(dom: &str, titles: &[&str]) {
         .collect();
     let mut last = 0;
     for (id, title) in &links {
+        // A section's heading, or a step's charts behind its picker.
         let heading = format!(" id=\"{id}\">{title}</h");
+        let step = format!("<div class=\"step\" id=\"{id}\"");
         let found = dom
             .find(&heading)
+            .or_else(|| dom.find(&step))
             .unwrap_or_else(|| panic!("no section {heading}"));
         assert!(found > last, "{title}: in the page's order");
         last = found;
@@ -554,6 +557,14 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
     );
     assert!(dom.contains("<div class=\"step\" id=\"s0-0\" data-group=\"s0\"><h3>"));
     assert!(dom.contains("<div class=\"step\" id=\"s0-1\" data-group=\"s0\" hidden=\"\"><h3>"));
+    // A link to a step shows that step's charts instead of the first's.
+    let linked = browse(
+        &dir,
+        Path::new(&format!("{}#s0-1", html.display())),
+        &["--dump-dom"],
+    );
+    assert!(linked.contains("<div class=\"step\" id=\"s0-1\" data-group=\"s0\"><h3>"));
+    assert!(linked.contains("<div class=\"step\" id=\"s0-0\" data-group=\"s0\" hidden=\"\"><h3>"));
     // Each step's run id.
     for s in steps {
         let id = s["result"]["meta"]["run_id"].as_str().unwrap();

@@ -119,6 +119,11 @@ impl Toc {
         self.0.push((id.to_string(), title.to_string(), depth));
     }
 
+    /// An entry for a part of the page that is not a heading (a step behind a picker).
+    fn entry(&mut self, id: &str, title: &str, depth: usize) {
+        self.0.push((id.to_string(), title.to_string(), depth));
+    }
+
     /// The table of contents as nested lists (a section one deeper than the one before
     /// it opens a list inside it).
     fn html(&self) -> String {
@@ -388,6 +393,8 @@ fn over_time(body: &mut String, toc: &mut Toc, runs: &StepRuns, groups: &Groups)
         }
         body.push_str("</select></label></div>");
         for (j, (label, r)) in rs.iter().enumerate() {
+            // A link to a step shows it (the page's script).
+            toc.entry(&format!("{group}-{j}"), label, 1);
             let _ = write!(
                 body,
                 "<div class=\"step\" id=\"{group}-{j}\" data-group=\"{group}\"{}><h3>{}</h3>",
@@ -487,7 +494,7 @@ mod tests {
         }
         assert!(
             toc.ends_with(
-                "<a href=\"#s0-config\">Configuration of oltp_read_write</a></li></ol></li></ol>"
+                "<li><a href=\"#s0-time\">oltp_read_write over time</a><ol><li><a href=\"#s0-0\">8 threads</a></li><li><a href=\"#s0-1\">16 threads</a></li><li><a href=\"#s0-config\">Configuration of oltp_read_write</a></li></ol></li></ol>"
             ),
             "{toc}"
         );

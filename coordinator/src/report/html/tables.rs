@@ -321,5 +321,12 @@ mod tests {
         // On the page: the summary's column and the table.
         let page = super::super::page::render(&doc);
         assert!(page.contains("<th>TpmC</th>") && page.contains("href=\"#tpcc\""));
+        // A single run's page too.
+        let page = super::super::page::render(&Document::Run(Box::new(tpcc_run(4, 1200.0, 12.5))));
+        assert!(page.contains("<th>TpmC</th>"), "{page}");
+        assert!(
+            page.contains("<tr><td>this run</td><td>1200.00</td><td>100</td><td>12.500</td>"),
+            "{page}"
+        );
     }
 }
