@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Scratch, fleetbench_ok, run_json, scenario_json, words};
 use serde_json::Value;
 
@@ -110,6 +111,60 @@ fn status(dom: &str) -> &str {
     &dom[at..at + dom[at..].find("</div>").unwrap()]
 }
 
+/// The page's table of contents links every section heading, in the page's order, and
+/// lists at least the sections `titles`.
+fn check_toc(dom: &str, titles: &[&str]) {
+    let at = dom.find("<nav class=\"toc\"").expect("a table of contents");
+    let toc = &dom[at..at + dom[at..].find("</nav>").unwrap()];
+    let links: Vec<(&str, &str)> = toc
+        .split("<a href=\"#")
+        .skip(1)
+        .map(|l| {
+            (
+                &l[..l.find('"').unwrap()],
+                &l[l.find('>').unwrap() + 1..l.find("</a>").unwrap()],
+            )
+        })
+        .collect();
+    let mut last = 0;
+    for (id, title) in &links {
+        // A section's heading, or a step's charts behind its picker.
+        let heading = format!(" id=\"{id}\">{title}</h");
+        let step = format!("<div class=\"step\" id=\"{id}\"");
+        let found = dom
+            .find(&heading)
+            .or_else(|| dom.find(&step))
+            .unwrap_or_else(|| panic!("no section {heading}"));
+        assert!(found > last, "{title}: in the page's order");
+        last = found;
+    }
+    for t in titles {
+        assert!(links.iter().any(|l| l.1 == *t), "{t} in {toc}");
+    }
+    // Every section heading has its entry.
+    for h in dom.split("<h2 id=\"").skip(1) {
+        let id = &h[..h.find('"').unwrap()];
+        assert!(links.iter().any(|l| l.0 == id), "no entry for section {id}");
+    }
+}
+
+/// The ids of the charts left out for want of data, from every note that names them.
+fn left_out(dom: &str) -> Vec<String> {
+    dom.split("<p class=\"nodata\"")
+        .skip(1)
+        .flat_map(|p| attr(p, "data-left-out").split(' ').map(str::to_string))
+        .collect()
+}
+
+/// The text of the notes naming charts left out.
+fn left_out_note(dom: &str) -> String {
+    dom.split("<p class=\"nodata\"")
+        .skip(1)
+        .map(|p| &p[p.find('>').unwrap() + 1..p.find("</p>").unwrap()])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The value of attribute `name` in the start tag `tag` (text from `<` on).
 fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
     let tag = &tag[..tag.find('>').expect("end of tag")];
@@ -127,11 +182,14 @@ fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
 /// check itself.
 const PROBE: &str = r#"<script>(function () {
   var found = [], count = 0;
+  // Every step's charts, not only the one its picker shows.
+  var steps = document.querySelectorAll('div.step');
+  for (var i = 0; i < steps.length; i++) { steps[i].hidden = false; }
   var charts = document.querySelectorAll('svg.chart');
   for (var i = 0; i < charts.length; i++) {
+    // The box the chart is drawn in, as wide as its column of the grid.
     var svg = charts[i], outer = svg.getBoundingClientRect();
-    var left = outer.left + svg.clientLeft, top = outer.top + svg.clientTop;
-    var right = left + svg.width.baseVal.value, bottom = top + svg.height.baseVal.value;
+    var left = outer.left, top = outer.top, right = outer.right, bottom = outer.bottom;
     var seen = [];
     var list = svg.querySelectorAll('text');
     for (var j = 0; j < list.length; j++) {
@@ -165,6 +223,152 @@ const PROBE: &str = r#"<script>(function () {
 })();</script>"#;
 
 const SHOT_WIDTH: u32 = 1000;
+
+/// The window a wide screen gives the page: the charts must use its width.
+const WIDE: u32 = 1400;
+
+/// Where the page's charts are, as a reader sees the page (pickers showing their first
+/// step): the top and bottom of every chart shown, in px from the top of the page, and
+/// the page's height.
+const LAYOUT_PROBE: &str = r#"<script>(function () {
+  var boxes = [], charts = document.querySelectorAll('svg.chart');
+  for (var i = 0; i < charts.length; i++) {
+    if (charts[i].getClientRects().length === 0) { continue; }
+    var r = charts[i].getBoundingClientRect();
+    boxes.push(Math.round(r.top + window.scrollY) + ',' + Math.round(r.bottom + window.scrollY));
+  }
+  var pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.setAttribute('data-boxes', boxes.join(' '));
+  pre.setAttribute('data-width', String(window.innerWidth));
+  pre.setAttribute('data-height', String(Math.ceil(document.documentElement.scrollHeight)));
+  document.body.appendChild(pre);
+})();</script>"#;
+
+/// Reads a screenshot (a PNG, as a data URL) back in the browser and, over the pixel rows
+/// the charts occupy (`ROWS`: top,bottom pairs), finds in each row the rightmost pixel
+/// that is not the page's white: the width beside the charts left empty is what lies to
+/// its right.
+const PIXEL_PROBE: &str = r#"<script>window.addEventListener('load', function () {
+  var img = document.getElementById('shot'), c = document.createElement('canvas');
+  c.width = img.naturalWidth; c.height = img.naturalHeight;
+  var g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  var w = c.width, d = g.getImageData(0, 0, w, c.height).data, out = [];
+  var rows = ROWS;
+  for (var b = 0; b < rows.length; b++) {
+    for (var y = rows[b][0]; y < Math.min(rows[b][1], c.height); y++) {
+      var right = -1;
+      for (var x = w - 1; x >= 0; x--) {
+        var i = (y * w + x) * 4;
+        if (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245) { right = x; break; }
+      }
+      out.push(String(w - 1 - right));
+    }
+  }
+  var pre = document.createElement('pre');
+  pre.id = 'pixels';
+  pre.setAttribute('data-image-width', String(w));
+  pre.textContent = out.join(' ');
+  document.body.appendChild(pre);
+});</script>"#;
+
+/// `bytes` in base64, for a data URL.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len() / 3 * 4 + 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A screenshot of the page in a window `WIDE` px wide: in the pixel rows the charts
+/// occupy, no more than a third of the width beside them is empty (at the widest row,
+/// and in at least half of the rows: a last chart alone in its row leaves its half).
+/// Measured on the picture itself, so that a chart drawn narrower than its box counts
+/// as the empty space it leaves.
+fn check_width(dir: &Scratch, html: &Path, name: &str) {
+    let page = std::fs::read_to_string(html).unwrap();
+    let probed = dir.path(&format!("{name}-layout.html"));
+    std::fs::write(
+        &probed,
+        page.replacen("</body>", &format!("{LAYOUT_PROBE}</body>"), 1),
+    )
+    .unwrap();
+    let size = format!("--window-size={WIDE},2000");
+    let dom = browse(dir, &probed, &["--dump-dom", &size]);
+    let at = dom
+        .find("<pre id=\"layout\"")
+        .expect("the layout probe ran");
+    let layout = &dom[at..];
+    assert_eq!(attr(layout, "data-width"), WIDE.to_string(), "{name}");
+    let height: u32 = attr(layout, "data-height").parse().unwrap();
+    let rows: Vec<String> = attr(layout, "data-boxes")
+        .split(' ')
+        .filter(|b| !b.is_empty())
+        .map(|b| format!("[{b}]"))
+        .collect();
+    assert!(rows.len() >= 2, "{name}: {} charts shown", rows.len());
+
+    let png = dir.path(&format!("{name}-wide.png"));
+    browse(
+        dir,
+        html,
+        &[
+            &format!("--screenshot={}", png.display()),
+            &format!("--window-size={WIDE},{height}"),
+        ],
+    );
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    let reader = dir.path(&format!("{name}-pixels.html"));
+    std::fs::write(
+        &reader,
+        format!(
+            "<!DOCTYPE html><html><body><img id=\"shot\" src=\"data:image/png;base64,{}\">{}</body></html>",
+            base64(&bytes),
+            PIXEL_PROBE.replace("ROWS", &format!("[{}]", rows.join(",")))
+        ),
+    )
+    .unwrap();
+    let dom = browse(dir, &reader, &["--dump-dom"]);
+    let at = dom.find("<pre id=\"pixels\"").expect("the pixel probe ran");
+    let pixels = &dom[at..];
+    assert_eq!(attr(pixels, "data-image-width"), WIDE.to_string());
+    let empty: Vec<u32> = pixels[pixels.find('>').unwrap() + 1..pixels.find("</pre>").unwrap()]
+        .split(' ')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        empty.len() > 200,
+        "{name}: {} pixel rows of charts",
+        empty.len()
+    );
+    let third = WIDE / 3;
+    let least = *empty.iter().min().unwrap();
+    let wide_rows = empty.iter().filter(|e| **e <= third).count();
+    assert!(
+        least <= third && wide_rows * 2 >= empty.len(),
+        "{name}: at {WIDE} px the charts leave {least} px empty beside them at best, and more than {third} px in {} of {} rows",
+        empty.len() - wide_rows,
+        empty.len()
+    );
+    if let Some(keep) = std::env::var_os("FLEETBENCH_HTML_SHOTS") {
+        let keep = Path::new(&keep);
+        std::fs::create_dir_all(keep).unwrap();
+        std::fs::copy(&png, keep.join(format!("{name}-wide.png"))).unwrap();
+    }
+}
 
 /// Everything a page must satisfy in the browser beyond its data: its script passed and
 /// says so only in attributes, no chart text overflows or overlaps, thread axes have
@@ -264,6 +468,7 @@ fn check_page(dir: &Scratch, html: &Path, name: &str) {
         std::fs::copy(&png, keep.join(format!("{name}.png"))).unwrap();
         std::fs::copy(html, keep.join(format!("{name}.html"))).unwrap();
     }
+    check_width(dir, html, name);
 }
 
 /// Runs `fleetbench cpu ARGS` on two embedded agents (`--cpu-max-prime=2000`), its results
@@ -340,6 +545,34 @@ fn sweep_html_opens_in_chromium_with_every_data_point() {
         dom.contains("<th>time_s</th><td>2</td>"),
         "one time for all"
     );
+    check_toc(
+        &dom,
+        &["What ran", "Summary", "By thread count", "cpu over time"],
+    );
+    // Over time: a chart per figure with a line per step; each step's own charts behind
+    // a picker, the first step's shown.
+    assert_eq!(
+        texts(chart(&dom, "s0-steps-throughput-time"), "legend"),
+        ["1 thread", "2 threads"]
+    );
+    assert!(dom.contains("<div class=\"step\" id=\"s0-0\" data-group=\"s0\"><h3>"));
+    assert!(dom.contains("<div class=\"step\" id=\"s0-1\" data-group=\"s0\" hidden=\"\"><h3>"));
+    // A link to a step shows that step's charts instead of the first's.
+    let linked = browse(
+        &dir,
+        Path::new(&format!("{}#s0-1", html.display())),
+        &["--dump-dom"],
+    );
+    assert!(linked.contains("<div class=\"step\" id=\"s0-1\" data-group=\"s0\"><h3>"));
+    assert!(linked.contains("<div class=\"step\" id=\"s0-0\" data-group=\"s0\" hidden=\"\"><h3>"));
+    // Each step's run id.
+    for s in steps {
+        let id = s["result"]["meta"]["run_id"].as_str().unwrap();
+        assert!(
+            dom.contains(&format!("<p class=\"run\">run {id}, started ")),
+            "{id}"
+        );
+    }
     check_page(&dir, &html, "sweep");
 }
 
@@ -384,7 +617,9 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let json = dir.path("run.json");
     let html = dir.path("run.html");
     let (_, doc) = run_json(
-        &words("cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000"),
+        &words(
+            "cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000 --tag=purpose=html-test --tag=round=1",
+        ),
         &json,
     );
     report_html(&json, &html);
@@ -405,7 +640,102 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
         dom.contains("<th>cpu_max_prime</th><td>2000</td>"),
         "configuration shown"
     );
+    // One interval row, saying what it is; lists as text, not JSON.
+    assert!(!dom.contains("<th>interval_s</th>"), "one interval row");
+    assert!(
+        dom.contains("<th>report interval (s)</th><td>off (charts per 1 s)</td>"),
+        "the report interval"
+    );
+    assert!(!dom.contains("[\"local:"), "agents as text, not JSON");
+
+    // The header says what ran, as the JSON records it.
+    let meta = &doc["meta"];
+    let facts = {
+        let at = dom.find("<table class=\"facts\"").expect("the header");
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    let fact = |k: &str| -> &str {
+        let at = facts
+            .find(&format!("<th>{k}</th><td>"))
+            .unwrap_or_else(|| panic!("no {k} in {facts}"))
+            + k.len()
+            + 13;
+        &facts[at..at + facts[at..].find("</td>").unwrap()]
+    };
+    assert_eq!(fact("test"), "cpu");
+    assert_eq!(fact("run id"), meta["run_id"].as_str().unwrap());
+    assert_eq!(fact("started"), meta["started_at"].as_str().unwrap());
+    assert_eq!(fact("tags"), "purpose=html-test, round=1");
+    let command = meta["command_line"].as_str().unwrap();
+    assert!(command.contains("--tag=round=1"), "{command}");
+    assert_eq!(fact("command line"), format!("<code>{command}</code>"));
+    assert!(
+        fact("duration").starts_with(&format!(
+            "{} s measured; ended {}",
+            (doc["totals"]["time_s"].as_f64().unwrap() * 10.0).round() / 10.0,
+            meta["ended_at"].as_str().unwrap()
+        )),
+        "{}",
+        fact("duration")
+    );
+    // Agents by the host names their Hello gave, numbered when they share a host.
+    let hosts: Vec<&str> = doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["host"].as_str().unwrap())
+        .collect();
+    assert!(!hosts[0].is_empty());
+    let names: Vec<String> = if hosts[0] == hosts[1] {
+        vec![format!("{} #1", hosts[0]), format!("{} #2", hosts[0])]
+    } else {
+        hosts.iter().map(|h| h.to_string()).collect()
+    };
+    for n in &names {
+        assert!(fact("agents").contains(&format!("<b>{n}</b>")), "{facts}");
+    }
+    // The legends name the agents so, not by address.
+    for id in ["agents-time", "hosts-cpu-time", "hosts-run-queue-time"] {
+        assert_eq!(texts(chart(&dom, id), "legend"), names, "{id}");
+    }
+    // The client hosts' network: a chart when the hosts sent anything but over loopback,
+    // else left out, and a line says so.
+    let net_zero = doc["intervals"].as_array().unwrap().iter().all(|iv| {
+        iv["agent_hosts"].as_array().unwrap().iter().all(|h| {
+            h.is_null()
+                || (h["net_rx_bytes_per_sec"].as_f64() == Some(0.0)
+                    && h["net_tx_bytes_per_sec"].as_f64() == Some(0.0))
+        })
+    });
+    assert_eq!(
+        left_out(&dom).iter().any(|i| i == "hosts-net-time"),
+        net_zero
+    );
+    assert_eq!(!dom.contains("id=\"hosts-net-time\""), net_zero);
     check_page(&dir, &html, "run");
+
+    // Loopback only, for sure: the network chart is left out and a line says why.
+    let mut quiet = doc.clone();
+    for iv in quiet["intervals"].as_array_mut().unwrap() {
+        for h in iv["agent_hosts"].as_array_mut().unwrap() {
+            if h.is_object() {
+                h["net_rx_bytes_per_sec"] = 0.0.into();
+                h["net_tx_bytes_per_sec"] = 0.0.into();
+            }
+        }
+    }
+    let quiet_json = dir.path("quiet.json");
+    let quiet_html = dir.path("quiet.html");
+    std::fs::write(&quiet_json, serde_json::to_vec(&quiet).unwrap()).unwrap();
+    report_html(&quiet_json, &quiet_html);
+    let dom = browse(&dir, &quiet_html, &["--dump-dom"]);
+    assert_eq!(attr(status(&dom), "data-ok"), "true");
+    assert_eq!(left_out(&dom), ["hosts-net-time"]);
+    assert!(!dom.contains("id=\"hosts-net-time\""));
+    assert_eq!(
+        left_out_note(&dom),
+        "Left out, nothing to show: Client host network per agent over time (loopback excluded): every value is 0 (traffic over loopback is not counted)."
+    );
 
     // A page whose script fails says so, visibly: the check is real.
     let broken = dir.path("broken.html");
@@ -430,7 +760,16 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     report_html(&bare_json, &bare_html);
     let dom = browse(&dir, &bare_html, &["--dump-dom"]);
     assert_eq!(attr(status(&dom), "data-ok"), "true");
-    assert!(dom.contains(">no data for Events/s over time (merged)</p>"));
+    // One line names the charts left out, and why.
+    let note = left_out_note(&dom);
+    assert!(
+        note.contains("Events/s over time (merged): no data"),
+        "{note}"
+    );
+    let ids = left_out(&dom);
+    for id in ["throughput-time", "latency-time", "agents-time"] {
+        assert!(ids.iter().any(|i| i == id), "{id} left out: {ids:?}");
+    }
     assert!(!dom.contains("id=\"latency-time\" data-points=\"0\" xmlns"));
     assert_eq!(
         dom.matches("<svg class=\"chart\"").count(),
@@ -487,7 +826,7 @@ options = { cpu-max-prime = 4000 }
         assert_eq!(texts(spectrum, "legend"), ["1 thread", "2 threads"]);
         let name = sc["name"].as_str().unwrap();
         let config = &dom[dom
-            .find(&format!("<h3>Configuration of {name}</h3>"))
+            .find(&format!(">Configuration of {name}</h3>"))
             .expect("a configuration per scenario")..];
         let config = &config[..config.find("</table>").unwrap()];
         assert!(
@@ -500,6 +839,14 @@ options = { cpu-max-prime = 4000 }
             "{config}"
         );
     }
+    check_toc(
+        &dom,
+        &[
+            "small-primes-on-two-embedded-agents over time",
+            "larger-primes over time",
+            "Configuration of larger-primes",
+        ],
+    );
     check_page(&dir, &html, "scenarios");
 }
 
@@ -559,4 +906,131 @@ fn an_oltp_sweep_has_tps_and_qps_on_their_own_axes() {
         ["4 threads", "8 threads", "16 threads"]
     );
     check_page(&dir, &html, "oltp-sweep");
+}
+
+#[test]
+fn a_tpcc_sweep_shows_tpmc_each_types_percentiles_and_its_server() {
+    let db = MariaDb::start();
+    db.sql("CREATE DATABASE tpcc");
+    let dir = Scratch::new("html-tpcc");
+    let tpcc = |parts: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "tpcc",
+            "-h127.0.0.1",
+            &format!("-P{}", db.port()),
+            "-dtpcc",
+            "-usbtest",
+            "-p",
+            "sbtest-pw",
+            "-w1",
+            "--local-agents=2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(parts.iter().map(|s| s.to_string()));
+        v
+    };
+    fleetbench_ok(&tpcc(&["prepare"]));
+    let html = dir.path("tpcc.html");
+    let (_, doc) = run_json(
+        &tpcc(&[
+            "--threads=1,2",
+            "-l2",
+            "--server-vars=innodb_buffer_pool_size,max_connections",
+            &format!("--html={}", html.display()),
+        ]),
+        &dir.path("tpcc.json"),
+    );
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    // The summary: TpmC beside TPS, as the JSON has it.
+    let summary = {
+        let at = dom.find("<table class=\"rows\">").unwrap();
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    assert!(
+        summary.contains("<th>threads</th><th>TpmC</th><th>TPS</th>"),
+        "{summary}"
+    );
+    for s in steps {
+        let tpmc = s["summary"]["tpmc"].as_f64().unwrap();
+        assert!(tpmc > 0.0);
+        assert!(
+            summary.contains(&format!(
+                "<td>{}</td><td>{tpmc:.2}</td>",
+                s["summary"]["threads"]
+            )),
+            "{tpmc} in {summary}"
+        );
+    }
+    // Each transaction type's percentiles, per step.
+    let table = {
+        let at = dom
+            .find("<table class=\"rows tpcc\">")
+            .expect("the TPC-C table");
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    for name in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        assert!(table.contains(&format!(">{name}</th>")), "{name}");
+    }
+    for (i, s) in steps.iter().enumerate() {
+        let t = &s["result"]["totals"]["tpcc"];
+        let no = &t["transactions"]["new_order"];
+        let row = format!(
+            "<tr><td>{} thread{}</td><td>{:.2}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>",
+            i + 1,
+            if i == 0 { "" } else { "s" },
+            t["tpmc"].as_f64().unwrap(),
+            no["count"],
+            no["latency_ms"]["p95"].as_f64().unwrap(),
+            no["latency_ms"]["p99"].as_f64().unwrap(),
+            no["latency_ms"]["max"].as_f64().unwrap(),
+        );
+        assert!(table.contains(&row), "{row} in {table}");
+    }
+    assert!(points(&dom, "tpmc-threads").len() == 2);
+    // The header: the target with its server's version and the variables read.
+    let conn = &steps[0]["result"]["totals"]["targets"][0]["connections"][0];
+    let version = conn["server_version"].as_str().unwrap();
+    assert!(version.contains("MariaDB"), "{conn}");
+    let facts = {
+        let at = dom.find("<table class=\"facts\"").unwrap();
+        &dom[at..at + dom[at..].find("</table>").unwrap()]
+    };
+    assert!(
+        facts.contains(&format!(
+            "<th>target default</th><td>sbtest@127.0.0.1:{}, database tpcc",
+            db.port()
+        )),
+        "{facts}"
+    );
+    assert!(
+        facts.contains(&format!("; server <b>{version}</b>")),
+        "{facts}"
+    );
+    let pool = conn["server_vars"]["innodb_buffer_pool_size"]
+        .as_str()
+        .unwrap();
+    assert!(
+        facts.contains(&format!(
+            "server variables: innodb_buffer_pool_size={pool}, max_connections="
+        )),
+        "{facts}"
+    );
+    check_toc(
+        &dom,
+        &[
+            "TPC-C response times by transaction type",
+            "By thread count",
+        ],
+    );
+    check_page(&dir, &html, "tpcc-sweep");
 }

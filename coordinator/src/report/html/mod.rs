@@ -1,24 +1,33 @@
 //! The HTML report: one self-contained file (inline CSS, SVG and a small script; nothing
-//! fetched from the network) with charts drawn from a result document: for a run, TPS (or
+//! fetched from the network) that says what ran (test, command line, run id, start and
+//! duration, tags, agents by host name, targets with their servers) and draws charts,
+//! in a grid as wide as the window, from a result document: for a run, TPS (or
 //! events/s), QPS, p95/p99 and the per-agent rate over time, each on its own axis; for
 //! sweeps and scenarios, QPS, TPS, p95 and p99 against thread count with one line per
 //! scenario; for rate sweeps, the achieved rate against the offered one and the
 //! throughput-latency curve (p50, p95 and p99 against the achieved rate, or one line per
 //! scenario and percentile chart), each point carrying its offered rate; a latency
 //! percentile spectrum with one line per step; and the configuration (for a sweep, every
-//! step's). A chart without any data point is replaced by a line saying "no data for
-//! ...". Every data point is an SVG circle carrying its values in data-* attributes; the
+//! step's). Charts without anything to show (no point, or every value 0) are left out,
+//! named in one line saying why. Every data point is an SVG circle carrying its values in data-* attributes; the
 //! inline script checks them and records its verdict as data attributes of a hidden
 //! element (an error is shown on the page), so a headless browser's DOM dump shows it
 //! without the reader seeing it.
 //!
-//! One module a part of the page: the page itself (`page`), the charts of a run over
-//! time (`run_charts`), across a sweep's steps (`sweep_charts`) and of the latency
-//! spectrum (`spectrum`), the tables (`tables`); SVG drawing (`svg`, its axes in
-//! `axis`) and the page's text (`markup`).
+//! One module a part of the page: the page itself (`page`: its sections, a table of
+//! contents for sweeps and scenario files, each step's charts behind a picker), what ran
+//! (`header`), the charts of a run over time (`run_charts`), across a sweep's steps
+//! (`sweep_charts`) and of the latency spectrum (`spectrum`), the grid they sit in and
+//! the charts left out for want of data (`grid`), the tables (`tables`: the summary with
+//! TpmC, TPC-C's transaction types, agents, configurations); SVG drawing (`svg`, its axes
+//! in `axis`), names of agents, targets and settings (`names`) and the page's text
+//! (`markup`).
 
 pub mod axis;
+mod grid;
+mod header;
 mod markup;
+mod names;
 pub mod page;
 pub mod run_charts;
 pub mod spectrum;
@@ -30,7 +39,7 @@ pub use axis::{integer_ticks, ticks};
 pub use page::{render, write};
 pub use run_charts::run_charts;
 pub use spectrum::{nines, steps_spectrum};
-pub use svg::{Chart, Line, XAxis, chart_html, point_count, svg, text_width};
+pub use svg::{Chart, Line, XAxis, point_count, svg, text_width};
 pub use sweep_charts::{rate_charts, sweep_charts};
 
 #[cfg(test)]

@@ -5,30 +5,55 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::markup::{esc, json_text};
-use super::run_charts::run_charts;
+use super::grid::charts_grid;
+use super::header::{run_header, steps_header};
+use super::markup::esc;
+use super::run_charts::{run_charts, steps_over_time};
 use super::spectrum::{step_label, steps_spectrum, threads_text};
-use super::svg::{Chart, chart_html};
+use super::svg::Chart;
 use super::sweep_charts::{rate_charts, sweep_charts};
-use super::tables::{agents_table, config_table, rows_table, steps_config_table};
+use super::tables::{agents_table, config_table, rows_table, steps_config_table, tpcc_table};
 use crate::report::compare;
 use crate::report::doc::{Document, Report, ScenarioDoc, Step};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:20px;color:#222}h1{font-size:22px}\
-h2{font-size:18px;margin-top:28px}svg.chart{display:block;margin:10px 0;background:#fff;border:1px solid #ddd}\
+h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:12px;align-items:start;margin:10px 0}\
+svg.chart{display:block;width:100%;height:auto;background:#fff;border:1px solid #ddd;box-sizing:border-box}\
 .title{font-size:14px;font-weight:bold}.tick,.legend{font-size:11px}.label{font-size:12px}\
 .grid{stroke:#eee}.axis{stroke:#333}table{border-collapse:collapse;font-size:12px;margin:8px 0}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}td{overflow-wrap:anywhere;max-width:640px}\
-p.nodata{width:720px;padding:12px 18px;margin:10px 0;border:1px dashed #bbb;color:#666;font-style:italic}\
+table.facts td{max-width:1100px}table.facts code{font-size:12px}.vars{color:#555}\
+p.nodata{max-width:1100px;padding:6px 12px;margin:6px 0;border:1px dashed #bbb;color:#666;font-style:italic}\
+nav.toc{font-size:13px;margin:8px 0 16px}nav.toc ol{margin:2px 0;padding-left:22px}\
+.picker{margin:10px 0;font-size:13px}.wide{overflow-x:auto;max-width:100%}\
+table.rows td,table.rows th{white-space:nowrap;overflow-wrap:normal}\
 #status{font-family:monospace;padding:4px}#status.error{color:#fff;background:#c00}";
 
 /// Checks every chart once the page has loaded and records the verdict as data
 /// attributes of the hidden #status element; an error (a chart missing points, any script
-/// error on the page) is shown on the page.
+/// error on the page) is shown on the page. Also the step pickers of sweeps and scenario
+/// files: each shows one step's charts over time at a time, and a link to a step shows it.
 const SCRIPT: &str = r#"(function () {
   var st = document.getElementById('status');
   function fail(m) { st.textContent = 'error: ' + m; st.className = 'error'; st.hidden = false; st.setAttribute('data-ok', 'false'); }
   window.addEventListener('error', function (e) { fail(e.message); });
+  function show(group, id) {
+    var steps = document.querySelectorAll('div.step[data-group="' + group + '"]');
+    for (var i = 0; i < steps.length; i++) { steps[i].hidden = steps[i].id !== id; }
+    var pick = document.getElementById(group + '-pick');
+    if (pick) { pick.value = id; }
+  }
+  var picks = document.querySelectorAll('select.pick');
+  for (var i = 0; i < picks.length; i++) {
+    picks[i].addEventListener('change', function (e) { show(e.target.getAttribute('data-group'), e.target.value); });
+  }
+  function follow() {
+    var el = location.hash && document.getElementById(location.hash.slice(1));
+    if (el && el.classList.contains('step')) { show(el.getAttribute('data-group'), el.id); el.scrollIntoView(); }
+  }
+  window.addEventListener('hashchange', follow);
+  follow();
   try {
     var charts = document.querySelectorAll('svg.chart');
     var total = 0, empty = [];
@@ -74,20 +99,70 @@ pub fn render(doc: &Document) -> String {
         Document::Sweep(_) | Document::Scenarios(_) => steps_page(doc),
     };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\n<body><h1>{t}</h1><div id=\"status\" hidden data-ok=\"false\">script did not run</div>\n{body}\n<p>fleetbench {v}, result format {f}</p><script>{SCRIPT}</script></body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{t}</title><style>{STYLE}</style></head>\n<body><h1>{t}</h1><div id=\"status\" hidden data-ok=\"false\">script did not run</div>\n{body}\n<p>fleetbench {v}, result format {f}</p><script>{SCRIPT}</script></body></html>\n",
         t = esc(&title),
         v = esc(doc.fleetbench_version()),
         f = doc.format_version()
     )
 }
 
-fn add_charts(body: &mut String, charts: &[Chart]) {
-    for c in charts {
-        body.push_str(&chart_html(c));
+/// The page's sections in order, for the table of contents: (id, title, depth).
+#[derive(Default)]
+struct Toc(Vec<(String, String, usize)>);
+
+impl Toc {
+    /// A section heading (`<h2>` at depth 0, `<h3>` deeper) with its id, noted for the
+    /// table of contents.
+    fn heading(&mut self, body: &mut String, id: &str, title: &str, depth: usize) {
+        let h = if depth == 0 { "h2" } else { "h3" };
+        let _ = write!(body, "<{h} id=\"{}\">{}</{h}>", esc(id), esc(title));
+        self.0.push((id.to_string(), title.to_string(), depth));
+    }
+
+    /// An entry for a part of the page that is not a heading (a step behind a picker).
+    fn entry(&mut self, id: &str, title: &str, depth: usize) {
+        self.0.push((id.to_string(), title.to_string(), depth));
+    }
+
+    /// The table of contents as nested lists (a section one deeper than the one before
+    /// it opens a list inside it).
+    fn html(&self) -> String {
+        let mut s = String::from("<nav class=\"toc\" id=\"toc\"><b>Contents</b><ol>");
+        let mut depth = 0;
+        for (i, (id, title, d)) in self.0.iter().enumerate() {
+            if i > 0 {
+                if *d > depth {
+                    s.push_str("<ol>");
+                    depth += 1;
+                } else {
+                    s.push_str("</li>");
+                    while depth > *d {
+                        s.push_str("</ol></li>");
+                        depth -= 1;
+                    }
+                }
+            }
+            let _ = write!(s, "<li><a href=\"#{}\">{}</a>", esc(id), esc(title));
+        }
+        if !self.0.is_empty() {
+            s.push_str("</li>");
+        }
+        while depth > 0 {
+            s.push_str("</ol></li>");
+            depth -= 1;
+        }
+        s.push_str("</ol></nav>");
+        s
     }
 }
 
-/// A run's title, and its page: summary, charts, agents and configuration.
+/// A table that may be wider than a narrow window, scrolled on its own rather than
+/// widening the page.
+fn wide(table: &str) -> String {
+    format!("<div class=\"wide\">{table}</div>")
+}
+
+/// A run's title, and its page: what ran, summary, charts, agents and configuration.
 fn run_page(doc: &Document, run: &Report) -> (String, String) {
     let title = format!(
         "fleetbench {} run, {}",
@@ -95,18 +170,27 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
         threads_text(run.config.threads)
     );
     let mut body = String::new();
+    body.push_str("<h2>What ran</h2>");
+    body.push_str(&run_header(run));
     let series = compare::series(doc, "this run");
     body.push_str("<h2>Summary</h2>");
-    body.push_str(&rows_table(&series));
+    body.push_str(&wide(&rows_table(&series)));
+    if let Some(t) = tpcc_table(&[("this run".to_string(), run)]) {
+        body.push_str("<h2>TPC-C response times by transaction type</h2>");
+        body.push_str(&wide(&t));
+    }
     body.push_str("<h2>Charts</h2>");
-    add_charts(&mut body, &run_charts(run, ""));
+    body.push_str(&charts_grid(&run_charts(run, "")));
     body.push_str(&agents_table(run));
     body.push_str("<h2>Configuration</h2>");
     body.push_str(&config_table(run));
     (title, body)
 }
 
-/// A sweep's or scenario file's title, and its page.
+/// A sweep's or scenario file's title, and its page: what ran, a table of contents, the
+/// summary, the charts across steps, then per group its steps over time (one chart per
+/// figure with a line per step, and each step's own charts behind a picker, one step at a
+/// time) and its configuration.
 fn steps_page(doc: &Document) -> (String, String) {
     let (sweep, test) = match doc {
         Document::Sweep(sw) => (true, Some(sw.test.as_str())),
@@ -135,12 +219,42 @@ fn steps_page(doc: &Document) -> (String, String) {
         Document::Scenarios(sc) => format!("fleetbench scenarios from {}", sc.file),
         Document::Run(_) => unreachable!("a run is rendered by run_page"),
     };
+    let mut toc = Toc::default();
     let mut body = String::new();
-    body.push_str("<h2>Summary</h2>");
-    body.push_str(&rows_table(&series));
-    series_charts(&mut body, &series, any_by_rate);
-    spectra(&mut body, &runs, sweep, any_by_rate);
-    over_time(&mut body, &runs, &groups);
+    toc.heading(&mut body, "what-ran-h", "What ran", 0);
+    let all: Vec<&Report> = runs
+        .iter()
+        .flat_map(|(_, rs)| rs.iter().map(|r| r.1))
+        .collect();
+    body.push_str(&steps_header(doc, &all));
+    toc.heading(&mut body, "summary", "Summary", 0);
+    body.push_str(&wide(&rows_table(&series)));
+    let labelled: Vec<(String, &Report)> = runs
+        .iter()
+        .flat_map(|(n, rs)| {
+            rs.iter().map(move |(l, r)| {
+                let label = if sweep {
+                    l.clone()
+                } else {
+                    format!("{n}, {l}")
+                };
+                (label, *r)
+            })
+        })
+        .collect();
+    if let Some(t) = tpcc_table(&labelled) {
+        toc.heading(
+            &mut body,
+            "tpcc",
+            "TPC-C response times by transaction type",
+            0,
+        );
+        body.push_str(&wide(&t));
+    }
+    series_charts(&mut body, &mut toc, &series, any_by_rate);
+    spectra(&mut body, &mut toc, &runs, sweep, any_by_rate);
+    over_time(&mut body, &mut toc, &runs, &groups);
+    let body = format!("{}{body}", toc.html());
     (title, body)
 }
 
@@ -199,14 +313,14 @@ fn step_runs<'a>(groups: &Groups<'a>, series: &[compare::Series]) -> StepRuns<'a
 }
 
 /// The charts across series: by offered rate (rate sweeps), by thread count.
-fn series_charts(body: &mut String, series: &[compare::Series], any_by_rate: bool) {
+fn series_charts(body: &mut String, toc: &mut Toc, series: &[compare::Series], any_by_rate: bool) {
     if any_by_rate {
         let open: Vec<&compare::Series> = series
             .iter()
             .filter(|s| s.rows.iter().any(|r| r.rate > 0.0))
             .collect();
-        body.push_str("<h2>Throughput and latency by rate</h2>");
-        add_charts(body, &rate_charts(&open));
+        toc.heading(body, "by-rate", "Throughput and latency by rate", 0);
+        body.push_str(&charts_grid(&rate_charts(&open)));
     }
     let by_threads: Vec<compare::Series> = series
         .iter()
@@ -214,48 +328,96 @@ fn series_charts(body: &mut String, series: &[compare::Series], any_by_rate: boo
         .cloned()
         .collect();
     if !by_threads.is_empty() {
-        body.push_str("<h2>By thread count</h2>");
-        add_charts(body, &sweep_charts(&by_threads));
+        toc.heading(body, "by-threads", "By thread count", 0);
+        body.push_str(&charts_grid(&sweep_charts(&by_threads)));
     }
 }
 
-/// A spectrum per group, a line per step.
-fn spectra(body: &mut String, runs: &StepRuns, sweep: bool, any_by_rate: bool) {
-    body.push_str("<h2>Latency percentile spectrum</h2>");
-    for (i, (name, rs)) in runs.iter().enumerate() {
-        let (id, chart_title) = if sweep {
-            (
-                "spectrum".to_string(),
-                format!(
-                    "Latency percentile spectrum per {}",
-                    if any_by_rate {
-                        "offered rate"
-                    } else {
-                        "thread count"
-                    }
-                ),
-            )
-        } else {
-            (
-                format!("s{i}-spectrum"),
-                format!("Latency percentile spectrum of {name}"),
-            )
-        };
-        add_charts(body, &[steps_spectrum(&id, &chart_title, rs)]);
-    }
+/// A spectrum per group, a line per step, all in one grid.
+fn spectra(body: &mut String, toc: &mut Toc, runs: &StepRuns, sweep: bool, any_by_rate: bool) {
+    toc.heading(body, "spectra", "Latency percentile spectrum", 0);
+    let charts: Vec<Chart> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, rs))| {
+            let (id, chart_title) = if sweep {
+                (
+                    "spectrum".to_string(),
+                    format!(
+                        "Latency percentile spectrum per {}",
+                        if any_by_rate {
+                            "offered rate"
+                        } else {
+                            "thread count"
+                        }
+                    ),
+                )
+            } else {
+                (
+                    format!("s{i}-spectrum"),
+                    format!("Latency percentile spectrum of {name}"),
+                )
+            };
+            steps_spectrum(&id, &chart_title, rs)
+        })
+        .collect();
+    body.push_str(&charts_grid(&charts));
 }
 
-/// Per group: each step's charts over time, then the group's configuration.
-fn over_time(body: &mut String, runs: &StepRuns, groups: &Groups) {
+/// Per group: its figures over time with a line per step, each step's own charts behind
+/// a picker (one step shown at a time, so that 3 scenarios of 6 steps read as 3 sections,
+/// not 170 charts), then the group's configuration.
+fn over_time(body: &mut String, toc: &mut Toc, runs: &StepRuns, groups: &Groups) {
     for (i, ((name, rs), (_, _, scenario))) in runs.iter().zip(&groups.groups).enumerate() {
-        let _ = write!(body, "<h2>{} over time</h2>", esc(name));
+        let group = format!("s{i}");
+        toc.heading(
+            body,
+            &format!("{group}-time"),
+            &format!("{name} over time"),
+            0,
+        );
+        body.push_str(&charts_grid(&steps_over_time(
+            rs,
+            &format!("{group}-steps-"),
+        )));
+        let _ = write!(
+            body,
+            "<div class=\"picker\"><label>Each step's charts: <select class=\"pick\" id=\"{group}-pick\" data-group=\"{group}\">"
+        );
+        for (j, (label, _)) in rs.iter().enumerate() {
+            let _ = write!(
+                body,
+                "<option value=\"{group}-{j}\">{}</option>",
+                esc(label)
+            );
+        }
+        body.push_str("</select></label></div>");
         for (j, (label, r)) in rs.iter().enumerate() {
-            let _ = write!(body, "<h3>{}</h3>", esc(label));
-            let charts: Vec<Chart> = run_charts(r, &format!("s{i}-{j}-"))
+            // A link to a step shows it (the page's script).
+            toc.entry(&format!("{group}-{j}"), label, 1);
+            let _ = write!(
+                body,
+                "<div class=\"step\" id=\"{group}-{j}\" data-group=\"{group}\"{}><h3>{}</h3>",
+                if j == 0 { "" } else { " hidden" },
+                esc(label)
+            );
+            if let Some(m) = &r.meta {
+                let _ = write!(
+                    body,
+                    "<p class=\"run\">run {}{}</p>",
+                    esc(&m.run_id),
+                    m.started_at
+                        .as_ref()
+                        .map(|s| format!(", started {}", esc(s)))
+                        .unwrap_or_default()
+                );
+            }
+            let charts: Vec<Chart> = run_charts(r, &format!("{group}-{j}-"))
                 .into_iter()
                 .filter(|c| !c.id.ends_with("spectrum"))
                 .collect();
-            add_charts(body, &charts);
+            body.push_str(&charts_grid(&charts));
+            body.push_str("</div>");
         }
         let mut extra: Vec<(&str, String)> = Vec::new();
         if let Some(sc) = scenario {
@@ -263,11 +425,16 @@ fn over_time(body: &mut String, runs: &StepRuns, groups: &Groups) {
                 extra.push(("description", d.clone()));
             }
             extra.push(("test", sc.test.clone()));
-            extra.push(("targets", json_text(&sc.targets)));
+            extra.push(("targets", sc.targets.join(", ")));
         }
         extra.push(("warmup_time_s", groups.warmup_s.to_string()));
         extra.push(("cooldown_s", groups.cooldown_s.to_string()));
-        let _ = write!(body, "<h3>Configuration of {}</h3>", esc(name));
+        toc.heading(
+            body,
+            &format!("{group}-config"),
+            &format!("Configuration of {name}"),
+            1,
+        );
         let results: Vec<&Report> = rs.iter().map(|(_, r)| *r).collect();
         body.push_str(&steps_config_table(&extra, &results));
     }
@@ -303,6 +470,130 @@ mod tests {
             "{page}"
         );
         // No spectrum in these documents: a note, not an empty chart.
-        assert!(page.contains("no data for Latency percentile spectrum"));
+        assert!(
+            page.contains(
+                r#"<p class="nodata" data-left-out="spectrum">Left out, nothing to show: Latency percentile spectrum per thread count: no data.</p>"#
+            ),
+            "{page}"
+        );
+        // A table of contents, each entry a link to its section.
+        let toc = &page[page.find("<nav class=\"toc\"").unwrap()..page.find("</nav>").unwrap()];
+        for (id, title) in [
+            ("what-ran-h", "What ran"),
+            ("summary", "Summary"),
+            ("by-threads", "By thread count"),
+            ("spectra", "Latency percentile spectrum"),
+            ("s0-time", "oltp_read_write over time"),
+            ("s0-config", "Configuration of oltp_read_write"),
+        ] {
+            assert!(
+                toc.contains(&format!("<li><a href=\"#{id}\">{title}</a>")),
+                "{id} in {toc}"
+            );
+            assert!(page.contains(&format!(" id=\"{id}\">{title}</h")), "{id}");
+        }
+        assert!(
+            toc.ends_with(
+                "<li><a href=\"#s0-time\">oltp_read_write over time</a><ol><li><a href=\"#s0-0\">8 threads</a></li><li><a href=\"#s0-1\">16 threads</a></li><li><a href=\"#s0-config\">Configuration of oltp_read_write</a></li></ol></li></ol>"
+            ),
+            "{toc}"
+        );
+        // Each step's charts behind a picker: the first shown, the others hidden.
+        assert!(
+            page.contains(r#"<option value="s0-1">16 threads</option>"#),
+            "{page}"
+        );
+        assert!(page.contains(r#"<div class="step" id="s0-0" data-group="s0"><h3>"#));
+        assert!(page.contains(r#"<div class="step" id="s0-1" data-group="s0" hidden><h3>"#));
+    }
+
+    /// Charts a reader sees on `page`: all but those of the steps the pickers hide.
+    fn charts_shown(page: &str) -> usize {
+        let all = page.matches("<svg class=\"chart\"").count();
+        let hidden: usize = page
+            .split("<div class=\"step\"")
+            .skip(1)
+            .filter(|d| d[..d.find('>').unwrap()].ends_with(" hidden"))
+            .map(|d| {
+                let end = d.find("<div class=\"step\"").unwrap_or(d.len());
+                let end = d[..end].find("<h3 id=").unwrap_or(end);
+                d[..end].matches("<svg class=\"chart\"").count()
+            })
+            .sum();
+        all - hidden
+    }
+
+    #[test]
+    fn three_scenarios_of_six_steps_read_as_a_page_not_a_pile_of_charts() {
+        use crate::report::doc::{Agent, Interval, ScenarioDoc, ScenariosDoc};
+        let threads = [1u32, 2, 4, 8, 16, 32];
+        let scenario = |name: &str, k: f64| {
+            let steps = threads
+                .iter()
+                .map(|&t| {
+                    let mut r = run_doc(t, k * f64::from(t), k * f64::from(t) * 20.0, 3.0);
+                    r.agents = (1..=2)
+                        .map(|i| Agent {
+                            addr: format!("10.0.0.{i}:7600"),
+                            host: format!("c{i}"),
+                            ..Default::default()
+                        })
+                        .collect();
+                    r.intervals = (1..=5)
+                        .map(|s| Interval {
+                            t_s: f64::from(s),
+                            duration_s: 1.0,
+                            events: 10,
+                            events_per_sec: k * f64::from(t),
+                            agent_events: vec![Some(5), Some(5)],
+                            agent_cpu_busy_pct: vec![Some(30.0), Some(40.0)],
+                            ..Default::default()
+                        })
+                        .collect();
+                    step(r, 1)
+                })
+                .collect();
+            ScenarioDoc {
+                name: name.into(),
+                description: None,
+                test: "oltp_read_write".into(),
+                targets: vec!["db".into()],
+                threads: threads.to_vec(),
+                steps,
+                rates: None,
+            }
+        };
+        let doc = Document::Scenarios(ScenariosDoc {
+            format_version: 2,
+            kind: "scenarios".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            file: "s.toml".into(),
+            warmup_time_s: 0,
+            cooldown_s: 0,
+            repeat: 1,
+            interrupted: false,
+            scenarios: vec![
+                scenario("direct", 100.0),
+                scenario("proxy", 80.0),
+                scenario("sharded", 150.0),
+            ],
+        });
+        let page = render(&doc);
+        // Every step's charts are there, behind the pickers...
+        assert!(page.matches("<svg class=\"chart\"").count() > 50);
+        for i in 0..3 {
+            for j in 0..6 {
+                assert!(page.contains(&format!("<option value=\"s{i}-{j}\">")));
+            }
+            // ...and one chart per figure shows every step of a scenario at once.
+            assert!(page.contains(&format!(
+                "id=\"s{i}-steps-throughput-time\" data-points=\"30\""
+            )));
+        }
+        // What a reader sees: the charts across scenarios, a spectrum and the steps' charts
+        // per scenario, and one step's own charts per scenario.
+        let shown = charts_shown(&page);
+        assert!(shown <= 40, "{shown} charts shown");
+        assert!(page.contains("<nav class=\"toc\""));
     }
 }

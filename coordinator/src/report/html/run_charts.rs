@@ -1,6 +1,8 @@
 //! Charts of one run document over time: TPS (or events/s), QPS, TpmC, latency, each
-//! agent's rate and its host's load, and the run's spectrum.
+//! agent's rate and its host's load (agents named by host), and the run's spectrum; and
+//! a sweep's steps over time, a line per step.
 
+use super::names::agent_names;
 use super::spectrum::{step_label, steps_spectrum};
 use super::svg::{Chart, Line, XAxis};
 use crate::report::doc::{Interval, IntervalHost, Report};
@@ -36,6 +38,8 @@ struct TimeCharts<'a> {
     db: bool,
     /// Whole seconds (the usual 1 s tick) get whole-second ticks.
     whole: bool,
+    /// Each agent's name in the legends, in the run's agent order.
+    names: Vec<String>,
 }
 
 impl<'a> TimeCharts<'a> {
@@ -45,6 +49,7 @@ impl<'a> TimeCharts<'a> {
             prefix,
             db: run.totals.figures.sql.is_some(),
             whole: run.intervals.iter().all(|iv| iv.t_s.fract() == 0.0),
+            names: agent_names(run),
         }
     }
 
@@ -159,19 +164,18 @@ impl<'a> TimeCharts<'a> {
         )
     }
 
-    /// One line per agent: named `label` of its address, `f` of an interval and its index.
+    /// One line per agent: named `label` of its name, `f` of an interval and its index.
     fn agent_lines(
         &self,
         label: &dyn Fn(&str) -> String,
         f: &dyn Fn(&Interval, usize) -> Option<f64>,
     ) -> Vec<Line> {
-        self.run
-            .agents
+        self.names
             .iter()
             .enumerate()
-            .map(|(i, a)| Line {
+            .map(|(i, name)| Line {
                 offered: Vec::new(),
-                name: label(&a.addr),
+                name: label(name),
                 points: self.series(&|iv| f(iv, i)),
             })
             .collect()
@@ -190,7 +194,7 @@ impl<'a> TimeCharts<'a> {
     /// Each agent's rate.
     fn per_agent(&self) -> Chart {
         let (rate, unit) = self.rate();
-        let lines = self.agent_lines(&addr, &|iv, i| {
+        let lines = self.agent_lines(&name, &|iv, i| {
             let n = (*iv.agent_events.get(i)?)? as f64;
             let d = Some(iv.duration_s).filter(|d| *d > 0.0)?;
             Some(n / d)
@@ -209,7 +213,7 @@ impl<'a> TimeCharts<'a> {
         let intervals = &self.run.intervals;
         let mut charts = Vec::new();
         if intervals.iter().any(|iv| !iv.agent_cpu_busy_pct.is_empty()) {
-            let cpu = self.agent_lines(&addr, &|iv, i| *iv.agent_cpu_busy_pct.get(i)?);
+            let cpu = self.agent_lines(&name, &|iv, i| *iv.agent_cpu_busy_pct.get(i)?);
             charts.push(self.chart(
                 "hosts-cpu-time",
                 "Client host CPU busy per agent over time",
@@ -224,19 +228,19 @@ impl<'a> TimeCharts<'a> {
             "hosts-agent-cpu-time",
             "Agent process CPU per agent over time (share of all cores)",
             "agent CPU %",
-            self.host_lines(&addr, &|h| Some(h.agent_cpu_pct)),
+            self.host_lines(&name, &|h| Some(h.agent_cpu_pct)),
         ));
         charts.push(self.chart(
             "hosts-run-queue-time",
             "Client host run queue per agent over time",
             "runnable tasks",
-            self.host_lines(&addr, &|h| Some(f64::from(h.run_queue))),
+            self.host_lines(&name, &|h| Some(f64::from(h.run_queue))),
         ));
         charts.push(self.chart(
             "hosts-mem-time",
             "Client host memory in use per agent over time",
             "GiB",
-            self.host_lines(&addr, &|h| Some(h.mem_used_bytes as f64 / GIB)),
+            self.host_lines(&name, &|h| Some(h.mem_used_bytes as f64 / GIB)),
         ));
         let mut net = self.host_lines(&|a| format!("{a} rx"), &|h| {
             Some(h.net_rx_bytes_per_sec / 1e6)
@@ -264,21 +268,123 @@ impl<'a> TimeCharts<'a> {
                 "hosts-disk-time",
                 "Work directory disk utilisation per agent over time",
                 "disk util %",
-                self.host_lines(&addr, &|h| h.disk.as_ref().map(|d| d.util_pct)),
+                self.host_lines(&name, &|h| h.disk.as_ref().map(|d| d.util_pct)),
             ),
             self.chart(
                 "hosts-disk-queue-time",
                 "Work directory disk queue depth per agent over time",
                 "requests in flight",
-                self.host_lines(&addr, &|h| h.disk.as_ref().map(|d| d.queue_depth)),
+                self.host_lines(&name, &|h| h.disk.as_ref().map(|d| d.queue_depth)),
             ),
         ]
     }
 }
 
-/// An agent's line named by its address.
-fn addr(a: &str) -> String {
+/// An agent's line named by its name.
+fn name(a: &str) -> String {
     a.to_string()
+}
+
+/// A sweep's or scenario's steps over time, one chart per figure with a line per step
+/// (named `label`): TPS (or events/s), QPS, TpmC, p95, and the busiest client host's CPU.
+/// Ids are `prefix` and the figure's (`throughput-time`, ...).
+pub fn steps_over_time(runs: &[(String, &Report)], prefix: &str) -> Vec<Chart> {
+    let Some((_, first)) = runs.first() else {
+        return Vec::new();
+    };
+    let db = first.totals.figures.sql.is_some();
+    let whole = runs
+        .iter()
+        .all(|(_, r)| r.intervals.iter().all(|iv| iv.t_s.fract() == 0.0));
+    let lines = |f: &dyn Fn(&Interval) -> Option<f64>| -> Vec<Line> {
+        runs.iter()
+            .map(|(label, r)| Line {
+                offered: Vec::new(),
+                name: label.clone(),
+                points: r
+                    .intervals
+                    .iter()
+                    .filter_map(|iv| Some((iv.t_s, f(iv)?)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let chart = |id: &str, title: &str, y_label: &str, lines: Vec<Line>| Chart {
+        id: format!("{prefix}{id}"),
+        title: title.into(),
+        x_label: "seconds".into(),
+        y_label: y_label.into(),
+        lines,
+        x_axis: if whole {
+            XAxis::Integer
+        } else {
+            XAxis::Numeric
+        },
+        log_y: false,
+    };
+    let mut charts = vec![if db {
+        chart(
+            "throughput-time",
+            "TPS over time, a line per step",
+            "transactions/s",
+            lines(&|iv| Some(iv.events_per_sec)),
+        )
+    } else {
+        chart(
+            "throughput-time",
+            "Events/s over time, a line per step",
+            "events/s",
+            lines(&|iv| Some(iv.events_per_sec)),
+        )
+    }];
+    if db {
+        charts.push(chart(
+            "qps-time",
+            "QPS over time, a line per step",
+            "queries/s",
+            lines(&|iv| iv.figures.sql.as_ref().map(|q| q.qps)),
+        ));
+    }
+    if runs
+        .iter()
+        .any(|(_, r)| r.intervals.iter().any(|iv| iv.figures.tpcc.is_some()))
+    {
+        charts.push(chart(
+            "tpmc-time",
+            "TpmC over time, a line per step",
+            "New-Orders/min",
+            lines(&|iv| iv.figures.tpcc.as_ref().map(|t| t.tpmc)),
+        ));
+    }
+    charts.push(chart(
+        "p95-time",
+        "p95 latency over time, a line per step",
+        "latency (ms)",
+        lines(&|iv| {
+            (iv.events > 0)
+                .then(|| iv.latency_ms.percentiles.get("p95").copied())
+                .flatten()
+        }),
+    ));
+    if runs.iter().any(|(_, r)| {
+        r.intervals
+            .iter()
+            .any(|iv| !iv.agent_cpu_busy_pct.is_empty())
+    }) {
+        charts.push(chart(
+            "hosts-cpu-time",
+            "Busiest client host's CPU over time, a line per step",
+            "CPU busy %",
+            lines(&|iv| {
+                iv.agent_cpu_busy_pct
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .reduce(f64::max)
+            }),
+        ));
+    }
+    charts
 }
 
 #[cfg(test)]
@@ -461,5 +567,64 @@ mod tests {
         let charts = run_charts(&no_disk, "");
         assert!(charts.iter().any(|c| c.id == "hosts-net-time"));
         assert!(!charts.iter().any(|c| c.id.starts_with("hosts-disk")));
+    }
+
+    #[test]
+    fn legends_name_agents_by_host_and_steps_share_a_chart_per_figure() {
+        use crate::report::doc::Agent;
+        let mut run = run_doc(4, 500.0, 10000.0, 4.0);
+        run.agents = [("10.0.0.1:7600", "c1"), ("10.0.0.2:7600", "c2")]
+            .iter()
+            .map(|(a, h)| Agent {
+                addr: a.to_string(),
+                host: h.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        run.intervals = (1..=3)
+            .map(|t| Interval {
+                t_s: f64::from(t),
+                duration_s: 1.0,
+                events: 10,
+                events_per_sec: 10.0 * f64::from(t),
+                agent_events: vec![Some(4), Some(6)],
+                agent_cpu_busy_pct: vec![Some(20.0), Some(30.0 + f64::from(t))],
+                latency_ms: latency(10, 1.0, 1.0, 9.0, &[("p95", f64::from(t))]),
+                ..Default::default()
+            })
+            .collect();
+        let charts = run_charts(&run, "");
+        for id in ["agents-time", "hosts-cpu-time"] {
+            let c = charts.iter().find(|c| c.id == id).unwrap();
+            let names: Vec<&str> = c.lines.iter().map(|l| l.name.as_str()).collect();
+            assert_eq!(names, ["c1", "c2"], "{id}");
+        }
+        let mut other = run.clone();
+        other.config.threads = 8;
+        let steps = steps_over_time(
+            &[
+                ("4 threads".to_string(), &run),
+                ("8 threads".to_string(), &other),
+            ],
+            "s0-steps-",
+        );
+        let ids: Vec<&str> = steps.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "s0-steps-throughput-time",
+                "s0-steps-qps-time",
+                "s0-steps-p95-time",
+                "s0-steps-hosts-cpu-time"
+            ]
+        );
+        let names: Vec<&str> = steps[0].lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["4 threads", "8 threads"]);
+        assert_eq!(
+            steps[0].lines[0].points,
+            [(1.0, 10.0), (2.0, 20.0), (3.0, 30.0)]
+        );
+        // The busiest host of each interval.
+        assert_eq!(steps[3].lines[1].points[2], (3.0, 33.0));
     }
 }

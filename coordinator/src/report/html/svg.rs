@@ -353,19 +353,6 @@ fn series(s: &mut String, i: usize, line: &Line, item: &LegendItem, f: &Frame) {
     );
 }
 
-/// The chart, or when it has no data point at all a line saying so in its place.
-pub fn chart_html(c: &Chart) -> String {
-    if point_count(c) == 0 {
-        format!(
-            r#"<p class="nodata" id="{}" data-points="0">no data for {}</p>"#,
-            esc(&c.id),
-            esc(&c.title)
-        )
-    } else {
-        svg(c)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::test_support::thread_chart;
@@ -427,7 +414,7 @@ mod tests {
     }
 
     #[test]
-    fn a_chart_without_data_says_so() {
+    fn a_line_without_data_says_so() {
         let c = Chart {
             id: "agents-time".into(),
             title: "TPS per agent over time".into(),
@@ -441,15 +428,12 @@ mod tests {
             x_axis: XAxis::Numeric,
             log_y: false,
         };
-        let h = chart_html(&c);
-        assert!(h.contains("no data for TPS per agent over time"), "{h}");
-        assert!(!h.contains("<svg"));
         let mut c2 = c.clone();
         c2.lines.push(Line {
             offered: Vec::new(),
             name: "b".into(),
             points: vec![(1.0, 2.0)],
         });
-        assert!(chart_html(&c2).contains(">a (no data)</text>"));
+        assert!(svg(&c2).contains(">a (no data)</text>"));
     }
 }
