@@ -340,3 +340,30 @@ async fn an_agent_not_ready_in_time_cancels_the_run_everywhere() {
     }
     assert!(released, "the ready agent is idle again");
 }
+
+#[test]
+fn a_database_port_given_as_an_agent_is_named_for_what_it_is() {
+    // A stand-in MySQL server: it greets every client with a handshake packet (protocol
+    // 10, then its version), as a real one does before the client says anything.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { break };
+            let mut packet = vec![0x20, 0, 0, 0, 10];
+            packet.extend_from_slice(b"8.0.36\0");
+            packet.resize(36, 0);
+            let _ = std::io::Write::write_all(&mut conn, &packet);
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
+    let out = fleetbench(&["cpu", "--agents", &addr, "run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("a MySQL server (8.0.36) answers there, not a fleetbench agent"),
+        "{err}"
+    );
+    assert!(!err.contains("--tls-ca"), "{err}");
+}

@@ -199,6 +199,38 @@ pub fn check_ceilings(
     Ok(())
 }
 
+/// What speaks first on `addr`, if it is a server that greets its clients (a MySQL server
+/// sends its handshake at once; a gRPC agent waits for the client): "a MySQL server
+/// (5.7.44)", or None.
+async fn who_answers(addr: &str) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut sock =
+        tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect(addr))
+            .await
+            .ok()?
+            .ok()?;
+    let mut buf = [0u8; 128];
+    let n = tokio::time::timeout(Duration::from_millis(500), sock.read(&mut buf))
+        .await
+        .ok()?
+        .ok()?;
+    greeting_of(&buf[..n])
+}
+
+/// A MySQL server's greeting, by its first packet: sequence 0, protocol 10, then the
+/// server's version up to a NUL.
+fn greeting_of(b: &[u8]) -> Option<String> {
+    if b.len() > 6 && b[3] == 0 && b[4] == 10 {
+        let version: String = b[5..]
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| char::from(c))
+            .collect();
+        return Some(format!("a MySQL server ({version})"));
+    }
+    None
+}
+
 async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError> {
     let plain = link.tls.is_none();
     let unreachable = |reason: String| {
@@ -238,8 +270,20 @@ async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError
         protocol_version: PROTOCOL_VERSION,
         coordinator_version: env!("CARGO_PKG_VERSION").into(),
     };
-    let hello = tokio::time::timeout(CONNECT_TIMEOUT, client.hello(req))
-        .await
+    let answer = tokio::time::timeout(CONNECT_TIMEOUT, client.hello(req)).await;
+    // Not an agent at all (a database's port given by mistake): say what answered instead
+    // of suggesting TLS.
+    if matches!(&answer, Ok(Err(s)) if s.code() == Code::Unavailable || s.code() == Code::Unknown)
+        && let Some(what) = who_answers(&addr).await
+    {
+        return Err(SessionError::Unreachable {
+            agent: addr.clone(),
+            reason: format!(
+                "{what} answers there, not a fleetbench agent (agents listen on port 7600 unless started with --listen)"
+            ),
+        });
+    }
+    let hello = answer
         .map_err(|_| {
             unreachable(format!(
                 "no Hello answer within {}s",
@@ -299,6 +343,19 @@ fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mysql_greeting_is_told_from_other_bytes() {
+        let mut g = vec![0x4a, 0, 0, 0, 10];
+        g.extend_from_slice(b"10.11.19-MariaDB\0rest");
+        assert_eq!(
+            greeting_of(&g).as_deref(),
+            Some("a MySQL server (10.11.19-MariaDB)")
+        );
+        // An HTTP/2 SETTINGS frame (what a gRPC server sends) is not one.
+        assert_eq!(greeting_of(&[0, 0, 6, 4, 0, 0, 0, 0, 0]), None);
+        assert_eq!(greeting_of(b""), None);
+    }
     use fleetbench_model::spec::CpuSpec;
 
     /// A greeted agent whose Hello says `max_threads` (never dialled).
