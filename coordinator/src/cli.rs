@@ -23,7 +23,7 @@ use fleetbench_model::spec::{DECLARED, GROUPS};
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
     after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
                   oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
-                  select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc (tpcc-mysql's TPC-C; `fleetbench tpcc help`).  Commands: prepare, run, cleanup, prewarm (OLTP), help \
+                  select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc (tpcc-mysql's TPC-C; `fleetbench tpcc help`), or a sysbench Lua script (`fleetbench ./my_test.lua run`; `fleetbench SCRIPT help`: its options).  Commands: prepare, run, cleanup, prewarm (OLTP), help \
                   (`fleetbench TEST help`: that test's options and defaults).\n\
                   Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
                   `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \

@@ -12,7 +12,7 @@ pub enum PlanError {
     #[error("the '{0}' test requires a command argument: prepare, run, cleanup or prewarm")]
     MissingCommand(String),
     #[error(
-        "unknown test '{0}': available tests are: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc"
+        "unknown test '{0}': available tests are: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc, or a sysbench Lua script (a path, or NAME.lua in the current directory)"
     )]
     UnknownTest(String),
     #[error("unknown command '{0}': expected prepare, run, cleanup or prewarm")]
