@@ -536,6 +536,14 @@ impl TableWork {
         }
     }
 
+    /// Lines noted since the last call (OLTP's "Creating table ..."), sent as they come.
+    fn take_notes(&self) -> Vec<String> {
+        match self {
+            TableWork::Oltp(j) => j.take_notes(),
+            _ => Vec::new(),
+        }
+    }
+
     fn summary(&self) -> String {
         match self {
             TableWork::Oltp(j) => j.summary(),
@@ -710,7 +718,12 @@ impl AgentService {
                 tokio::select! {
                     r = &mut work => break r,
                     _ = tick.tick() => {
-                        let p = pb::Progress { done: job.done(), total, ..Default::default() };
+                        let p = pb::Progress {
+                            done: job.done(),
+                            total,
+                            notes: job.take_notes(),
+                            ..Default::default()
+                        };
                         if tx.send(Ok(p)).await.is_err() {
                             // Nobody is watching any more: stop loading.
                             job.halt();
@@ -727,6 +740,7 @@ impl AgentService {
                         summary: job.summary(),
                         violation_count,
                         violations,
+                        notes: Vec::new(),
                     })
                 }
                 Err(e) => Err(Status::aborted(e)),

@@ -669,3 +669,47 @@ fn reinserted_rows_draw_k_from_the_rand_type_as_sysbench_does() {
         ks.len()
     );
 }
+
+#[test]
+fn prepare_says_each_table_as_it_goes_and_once() {
+    use std::io::BufRead;
+    let db = MariaDb::start();
+    let mut child = Command::new(fleetbench_tests::bin("fleetbench"))
+        .args(args(
+            &[
+                "oltp_read_write",
+                "--tables=3",
+                "--table-size=30000",
+                "prepare",
+            ],
+            &db_opts(&db),
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        lines.push((started.elapsed(), line.unwrap()));
+    }
+    assert!(child.wait().unwrap().success(), "{lines:?}");
+    let end = started.elapsed();
+    for t in 1..=3 {
+        let said: Vec<_> = lines
+            .iter()
+            .filter(|(_, l)| *l == format!("Creating table 'sbtest{t}'..."))
+            .collect();
+        assert_eq!(said.len(), 1, "sbtest{t} said once: {lines:?}");
+    }
+    // The first table is said while the job runs, not with the summary at its end.
+    let first = lines
+        .iter()
+        .find(|(_, l)| l.starts_with("Creating table"))
+        .unwrap()
+        .0;
+    assert!(
+        end - first > Duration::from_millis(300),
+        "said {first:?}, done {end:?}: {lines:?}"
+    );
+}

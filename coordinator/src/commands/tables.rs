@@ -205,9 +205,13 @@ async fn table_job_on_bar(
             })
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let summaries = session::table_job(conns, plan, create, |done, total| {
+    let summaries = session::table_job(conns, plan, create, |done, total, notes| {
         bar.set_length(total);
         bar.set_position(done);
+        // Above the bar, as they happen.
+        for n in notes {
+            bar.suspend(|| stdout::line(n));
+        }
     })
     .await;
     bar.finish_and_clear();
@@ -231,14 +235,19 @@ pub async fn run_labelled(plan: &Plan, conns: Vec<AgentConn>, label: &str) -> an
         };
     }
     stdout::line(format!("[{label}] {} ...", plan.command.name()));
-    let lines =
-        match session::table_job(conns, plan, plan.command == Command::Prepare, |_, _| {}).await {
-            Err(SessionError::Interrupted(i)) => {
-                let account = interrupted_account(plan, &i, None);
-                return Err(Unfinished(format!("[{label}] {account}")).into());
-            }
-            other => other?,
-        };
+    let notes = |_: u64, _: u64, notes: &[String]| {
+        for n in notes {
+            stdout::line(format!("[{label}] {n}"));
+        }
+    };
+    let lines = match session::table_job(conns, plan, plan.command == Command::Prepare, notes).await
+    {
+        Err(SessionError::Interrupted(i)) => {
+            let account = interrupted_account(plan, &i, None);
+            return Err(Unfinished(format!("[{label}] {account}")).into());
+        }
+        other => other?,
+    };
     for l in lines
         .iter()
         .flat_map(|l| l.summary.lines())

@@ -26,7 +26,7 @@ pub async fn table_job(
     conns: Vec<AgentConn>,
     plan: &Plan,
     create: bool,
-    mut progress: impl FnMut(u64, u64),
+    mut progress: impl FnMut(u64, u64, &[String]),
 ) -> Result<Vec<JobSummary>, SessionError> {
     let Some(shares) = Shares::of(plan, conns.len(), create) else {
         return Ok(Vec::new());
@@ -348,6 +348,8 @@ struct JobState {
     summaries: Vec<JobSummary>,
     failures: Vec<String>,
     ends: Vec<AgentEnd>,
+    /// Each agent's notes shown so far (its summary's first lines).
+    noted: Vec<usize>,
     /// The signal that stopped the job, and until when the agents' last words are awaited.
     stopping: Option<(&'static str, Instant)>,
 }
@@ -360,7 +362,7 @@ async fn follow(
     n: usize,
     mut rx: mpsc::Receiver<(usize, Result<pb::Progress, Status>)>,
     signals: &mut [(&'static str, tokio::signal::unix::Signal)],
-    progress: &mut impl FnMut(u64, u64),
+    progress: &mut impl FnMut(u64, u64, &[String]),
 ) -> JobState {
     let mut state = JobState {
         done: vec![0u64; n],
@@ -368,6 +370,7 @@ async fn follow(
         summaries: vec![JobSummary::default(); n],
         failures: Vec::new(),
         ends: vec![AgentEnd::Silent; n],
+        noted: vec![0; n],
         stopping: None,
     };
     loop {
@@ -380,8 +383,12 @@ async fn follow(
         tokio::select! {
             got = rx.recv() => {
                 let Some((i, r)) = got else { break };
+                let notes = match &r {
+                    Ok(p) => p.notes.clone(),
+                    Err(_) => Vec::new(),
+                };
                 if state.take(conns, i, r) {
-                    progress(state.done.iter().sum(), state.total.iter().sum());
+                    progress(state.done.iter().sum(), state.total.iter().sum(), &notes);
                 }
             }
             signal = next_interrupt(signals) => {
@@ -406,10 +413,13 @@ impl JobState {
             Ok(p) => {
                 self.done[i] = p.done;
                 self.total[i] = p.total;
+                self.noted[i] += p.notes.len();
                 if !p.summary.is_empty() {
                     self.ends[i] = AgentEnd::Finished(p.summary.clone());
+                    // Its first lines were shown as they came (the notes).
+                    let rest: Vec<&str> = p.summary.lines().skip(self.noted[i]).collect();
                     self.summaries[i] = JobSummary {
-                        summary: p.summary,
+                        summary: rest.join("\n"),
                         violation_count: p.violation_count,
                         violations: p.violations,
                     };

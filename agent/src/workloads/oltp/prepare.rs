@@ -104,6 +104,8 @@ pub struct Job {
     /// The tables of `created` loaded in full (with their index), for [`Job::stopped_note`].
     loaded: Mutex<Vec<String>>,
     log: Mutex<Vec<String>>,
+    /// How many of `log`'s lines were sent as notes.
+    noted: std::sync::atomic::AtomicUsize,
 }
 
 impl Job {
@@ -116,6 +118,7 @@ impl Job {
             created: Mutex::default(),
             loaded: Mutex::default(),
             log: Mutex::default(),
+            noted: Default::default(),
         })
     }
 
@@ -147,6 +150,16 @@ impl Job {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .join("\n")
+    }
+
+    /// The lines noted since the last call (streamed to the coordinator as they come; the
+    /// summary still holds them all).
+    pub fn take_notes(&self) -> Vec<String> {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let from = self
+            .noted
+            .swap(log.len(), std::sync::atomic::Ordering::Relaxed);
+        log.get(from..).map(<[String]>::to_vec).unwrap_or_default()
     }
 
     fn note(&self, line: String) {
