@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn the_load_rate_reads_in_whole_rows() {
-        assert_eq!(rows_per_sec(126_277.9881), "126,278 rows/s");
+        assert_eq!(rows_per_sec(126_277.988_1), "126,278 rows/s");
         assert_eq!(rows_per_sec(999.4), "999 rows/s");
         assert_eq!(rows_per_sec(1_000.0), "1,000 rows/s");
         assert_eq!(rows_per_sec(f64::NAN), "0 rows/s");
