@@ -27,7 +27,7 @@ use fleetbench_model::spec::{DECLARED, GROUPS};
                   (`fleetbench TEST help`: that test's options and defaults).\n\
                   Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
                   `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \
-                  `scenario run FILE` (scenario files), `agents --agents ...` (the agents' state), \
+                  `scenario run|cleanup FILE` (scenario files; `scenario help`), `agents --agents ...` (the agents' state), \
                   `stop --agents ...` (stop their runs), `help`.\n\
                   Without --agents, one embedded agent runs in this process (--local-agents K for more)."
 )]

@@ -44,6 +44,9 @@ pub enum Parsed {
 /// Parses the command line; `fleetbench help` and `fleetbench TEST help` (or
 /// `--test=TEST help`) give their text instead of arguments.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
+    if scenario::asks_help(&args) {
+        return Ok(Parsed::Shown(scenario::HELP.to_string()));
+    }
     let (args, script) = match crate::script::take(args)? {
         crate::script::Taken::Help(text) => return Ok(Parsed::Shown(text)),
         crate::script::Taken::NoScript(args) => (args, None),
