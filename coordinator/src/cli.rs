@@ -286,6 +286,31 @@ fn suggest_declared(mut e: clap::Error) -> clap::Error {
     e
 }
 
+/// clap's "did you mean" suggestions for an error (`--threads`), if it has any.
+pub fn suggestions(e: &clap::Error) -> Vec<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let mut out = Vec::new();
+    for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+        match e.get(kind) {
+            Some(ContextValue::String(s)) => out.push(s.clone()),
+            Some(ContextValue::Strings(v)) => out.extend(v.iter().cloned()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The candidate closest to `given` by the measure clap's "did you mean" uses (Jaro), if
+/// one is above 0.7.
+pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro(given, c), c))
+        .filter(|(s, _)| *s > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
 /// The arguments left for clap, and the declared tests' options taken out of them.
 type Split = (Vec<OsString>, Vec<(String, String)>);
 
@@ -834,14 +859,25 @@ mod tests {
             assert!(help.contains(l), "{l}: {help}");
         }
         let general = help.split("tpcc options (General):").nth(1).expect(&help);
-        for o in ["--threads ", "--time ", "--warmup-time ", "--report-interval "] {
+        for o in [
+            "--threads ",
+            "--time ",
+            "--warmup-time ",
+            "--report-interval ",
+        ] {
             assert!(general.contains(&format!("\n  {o}")), "{o}: {help}");
         }
-        let db = help.lines().find(|l| l.starts_with("  --mysql-db ")).unwrap();
+        let db = help
+            .lines()
+            .find(|l| l.starts_with("  --mysql-db "))
+            .unwrap();
         assert!(db.ends_with("[default: tpcc]"), "{db}");
         assert!(!help.contains("sbtest;"), "{help}");
         let oltp = test_help("oltp_read_write").unwrap();
-        let db = oltp.lines().find(|l| l.starts_with("  --mysql-db ")).unwrap();
+        let db = oltp
+            .lines()
+            .find(|l| l.starts_with("  --mysql-db "))
+            .unwrap();
         assert!(db.ends_with("[default: sbtest]"), "{db}");
         // OLTP's statements and table map are not TPC-C's.
         for o in [
@@ -852,6 +888,14 @@ mod tests {
         ] {
             assert!(!help.contains(&format!("{o} ")), "{o}: {help}");
         }
+    }
+
+    #[test]
+    fn the_closest_candidate_is_suggested_above_0_7_only() {
+        let names = ["test", "threads", "time", "tables"];
+        assert_eq!(closest("tabels", names), Some("tables"));
+        assert_eq!(closest("thredas", names), Some("threads"));
+        assert_eq!(closest("zzzzzz", names), None);
     }
 
     #[test]

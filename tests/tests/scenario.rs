@@ -244,6 +244,19 @@ targets = ["master"]
         "options.table-size",
         "--table-size",
     );
+    // A typo gets "did you mean", as the file spells it: an option and a top-level key.
+    refused(
+        &format!("{good}[options]\ntabels = 2\n"),
+        9,
+        "options.tabels",
+        "(did you mean 'tables'?)",
+    );
+    refused(
+        &good.replace("threads = [4, 8]", "threads = [4, 8]\ncooldwn = 3"),
+        3,
+        "cooldwn",
+        "(did you mean 'cooldown'?)",
+    );
     // --only must name a scenario of the file.
     let dir = Scratch::new("only");
     let file = dir.write("s.toml", good);

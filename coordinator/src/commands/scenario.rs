@@ -48,11 +48,7 @@ More: docs/sweeps-and-scenarios.md
 /// Whether a command line asks for the scenario command's help: `scenario --help` (or
 /// `-h`, also after `run FILE`) or `scenario help`.
 pub fn asks_help(args: &[std::ffi::OsString]) -> bool {
-    let words: Vec<&str> = args
-        .iter()
-        .skip(1)
-        .filter_map(|a| a.to_str())
-        .collect();
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
     let Some(at) = words.iter().position(|w| *w == "scenario") else {
         return false;
     };
