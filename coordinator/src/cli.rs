@@ -27,7 +27,7 @@ use fleetbench_model::spec::{DECLARED, GROUPS};
                   (`fleetbench TEST help`: that test's options and defaults).\n\
                   Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
                   `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \
-                  `scenario run FILE` (scenario files), `agents --agents ...` (the agents' state), \
+                  `scenario run|cleanup FILE` (scenario files; `scenario help`), `agents --agents ...` (the agents' state), \
                   `stop --agents ...` (stop their runs), `help`.\n\
                   Without --agents, one embedded agent runs in this process (--local-agents K for more)."
 )]
@@ -286,6 +286,31 @@ fn suggest_declared(mut e: clap::Error) -> clap::Error {
     e
 }
 
+/// clap's "did you mean" suggestions for an error (`--threads`), if it has any.
+pub fn suggestions(e: &clap::Error) -> Vec<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let mut out = Vec::new();
+    for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+        match e.get(kind) {
+            Some(ContextValue::String(s)) => out.push(s.clone()),
+            Some(ContextValue::Strings(v)) => out.extend(v.iter().cloned()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The candidate closest to `given` by the measure clap's "did you mean" uses (Jaro), if
+/// one is above 0.7.
+pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro(given, c), c))
+        .filter(|(s, _)| *s > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
 /// The arguments left for clap, and the declared tests' options taken out of them.
 type Split = (Vec<OsString>, Vec<(String, String)>);
 
@@ -354,19 +379,22 @@ pub fn verbosity_filter(args: &[OsString]) -> Option<&'static str> {
     })
 }
 
-/// tpcc-mysql's option letters and the long options they stand for.
-const TPCC_LETTERS: [(char, &str); 10] = [
-    ('h', "--mysql-host"),
-    ('P', "--mysql-port"),
-    ('d', "--mysql-db"),
-    ('u', "--mysql-user"),
-    ('p', "--mysql-password"),
-    ('w', "--warehouses"),
-    ('c', "--threads"),
-    ('r', "--warmup-time"),
-    ('l', "--time"),
-    ('i', "--report-interval"),
+/// tpcc-mysql's option letters, the long options they stand for and what they mean.
+const TPCC_LETTERS: [(char, &str, &str); 10] = [
+    ('h', "--mysql-host", "server host"),
+    ('P', "--mysql-port", "server port"),
+    ('d', "--mysql-db", "database name"),
+    ('u', "--mysql-user", "user"),
+    ('p', "--mysql-password", "password"),
+    ('w', "--warehouses", "warehouses"),
+    ('c', "--threads", "connections (threads)"),
+    ('r', "--warmup-time", "warm-up seconds (ramp-up)"),
+    ('l', "--time", "measured seconds (run length)"),
+    ('i', "--report-interval", "seconds between interval lines"),
 ];
+
+/// The options of the command line itself (not a test's) that apply to TPC-C's run.
+const TPCC_GENERAL: [&str; 4] = ["threads", "time", "warmup-time", "report-interval"];
 
 /// On a tpcc command line, rewrites tpcc-mysql's letters (`-h127.0.0.1`, `-p ''`, `-w 50`)
 /// as the long options, so that a tuning report's command line runs as it is. Other
@@ -386,7 +414,7 @@ fn tpcc_letters(args: Vec<OsString>) -> Vec<OsString> {
         let letter = a.to_str().and_then(|s| {
             let mut ch = s.strip_prefix('-')?.chars();
             let c = ch.next()?;
-            let long = TPCC_LETTERS.iter().find(|(l, _)| *l == c)?.1;
+            let long = TPCC_LETTERS.iter().find(|(l, _, _)| *l == c)?.1;
             Some((long, ch.as_str().to_string()))
         });
         match letter {
@@ -438,9 +466,12 @@ pub fn test_help(test: &str) -> Option<String> {
     use std::fmt::Write;
     let declared = |s: &mut String, options: &[OptionDef]| {
         for o in options {
-            let default = match o.default {
-                "" => String::new(),
-                d => format!(" [default: {d}]"),
+            // --mysql-db's default is the test's own database.
+            let default = match (o.name, o.default) {
+                ("mysql-db", _) if test == "tpcc" => " [default: tpcc]".to_string(),
+                ("mysql-db", _) => " [default: sbtest]".to_string(),
+                (_, "") => String::new(),
+                (_, d) => format!(" [default: {d}]"),
             };
             let _ = writeln!(s, "  --{:<32} {}{default}", o.name, o.help);
         }
@@ -454,6 +485,27 @@ pub fn test_help(test: &str) -> Option<String> {
     let headings = test_headings(test)?;
     let cmd = RawArgs::command();
     let mut s = String::new();
+    let clap_line = |s: &mut String, a: &clap::Arg| {
+        if let (Some(long), Some(help)) = (a.get_long(), a.get_help()) {
+            let _ = writeln!(s, "  --{long:<32} {help}");
+        }
+    };
+    if test == "tpcc" {
+        let _ = writeln!(
+            s,
+            "tpcc-mysql's option letters (on a tpcc command line, `-w50` or `-w 50`):"
+        );
+        for (letter, long, meaning) in TPCC_LETTERS {
+            let _ = writeln!(s, "  -{letter}  {long:<20} {meaning}");
+        }
+        let _ = writeln!(s, "\ntpcc options (General):");
+        for name in TPCC_GENERAL {
+            if let Some(a) = cmd.get_arguments().find(|a| a.get_long() == Some(name)) {
+                clap_line(&mut s, a);
+            }
+        }
+        s.push('\n');
+    }
     for h in headings {
         let _ = writeln!(s, "{test} options ({h}):");
         for (_, defs) in GROUPS.iter().filter(|g| g.0 == *h) {
@@ -463,10 +515,7 @@ pub fn test_help(test: &str) -> Option<String> {
             .get_arguments()
             .filter(|a| a.get_help_heading() == Some(*h) && !a.is_hide_set())
         {
-            let (Some(long), Some(help)) = (a.get_long(), a.get_help()) else {
-                continue;
-            };
-            let _ = writeln!(s, "  --{long:<32} {help}");
+            clap_line(&mut s, a);
         }
         s.push('\n');
     }
@@ -794,6 +843,42 @@ mod tests {
         ] {
             assert!(help.contains(o), "{o}: {help}");
         }
+        // tpcc-mysql's letters, what each means, and the run's own options.
+        for l in [
+            "-h  --mysql-host",
+            "-P  --mysql-port",
+            "-d  --mysql-db",
+            "-u  --mysql-user",
+            "-p  --mysql-password",
+            "-w  --warehouses",
+            "-c  --threads",
+            "-r  --warmup-time",
+            "-l  --time",
+            "-i  --report-interval",
+        ] {
+            assert!(help.contains(l), "{l}: {help}");
+        }
+        let general = help.split("tpcc options (General):").nth(1).expect(&help);
+        for o in [
+            "--threads ",
+            "--time ",
+            "--warmup-time ",
+            "--report-interval ",
+        ] {
+            assert!(general.contains(&format!("\n  {o}")), "{o}: {help}");
+        }
+        let db = help
+            .lines()
+            .find(|l| l.starts_with("  --mysql-db "))
+            .unwrap();
+        assert!(db.ends_with("[default: tpcc]"), "{db}");
+        assert!(!help.contains("sbtest;"), "{help}");
+        let oltp = test_help("oltp_read_write").unwrap();
+        let db = oltp
+            .lines()
+            .find(|l| l.starts_with("  --mysql-db "))
+            .unwrap();
+        assert!(db.ends_with("[default: sbtest]"), "{db}");
         // OLTP's statements and table map are not TPC-C's.
         for o in [
             "--db-ps-mode",
@@ -803,6 +888,14 @@ mod tests {
         ] {
             assert!(!help.contains(&format!("{o} ")), "{o}: {help}");
         }
+    }
+
+    #[test]
+    fn the_closest_candidate_is_suggested_above_0_7_only() {
+        let names = ["test", "threads", "time", "tables"];
+        assert_eq!(closest("tabels", names), Some("tables"));
+        assert_eq!(closest("thredas", names), Some("threads"));
+        assert_eq!(closest("zzzzzz", names), None);
     }
 
     #[test]

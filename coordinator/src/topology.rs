@@ -167,6 +167,17 @@ fn field_in_message(msg: &str) -> Option<String> {
     Some(rest.split_once('`')?.0.to_string())
 }
 
+/// For serde's `unknown field `x`, expected one of `a`, `b``: the expected field closest
+/// to `x` (as the command line's "did you mean").
+fn field_hint(msg: &str, field: &str) -> Option<String> {
+    let expected = msg
+        .strip_prefix("unknown field `")?
+        .split_once("expected")?
+        .1;
+    let names = expected.split('`').skip(1).step_by(2);
+    cli::closest(field, names).map(str::to_string)
+}
+
 /// The file being read, for errors that name its line and field.
 struct Source<'a> {
     path: &'a str,
@@ -226,10 +237,13 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
     let at = Source { path, src };
     let file: FileToml = toml::from_str(src).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        let msg = e.message().trim().to_string();
+        let mut msg = e.message().trim().to_string();
         let field = field_in_message(&msg)
             .or_else(|| key_at(src, span.start))
             .unwrap_or_else(|| "-".into());
+        if let Some(hint) = field_hint(&msg, &field) {
+            msg = format!("{msg} (did you mean '{hint}'?)");
+        }
         at.err(span, &field, msg)
     })?;
     if file.scenario.is_empty() {
@@ -561,6 +575,15 @@ impl Scenario {
                 .to_string();
             let named = options_named(&e);
             let place = self.origins().find(|o| named.contains(&o.option));
+            // clap's "did you mean", as the file spells options (no dashes).
+            let hints: Vec<String> = cli::suggestions(&e)
+                .iter()
+                .map(|h| h.trim_start_matches("--").to_string())
+                .collect();
+            let first = match &hints[..] {
+                [] => first,
+                h => format!("{first} (did you mean '{}'?)", h.join("' or '")),
+            };
             self.error(path, place, first)
         })
     }
@@ -764,6 +787,20 @@ threads = [8]
             (23, "options.db-ps-mode"),
             "{e}"
         );
+
+        // A typo gets the closest name, in the file's spelling: top-level, a scenario's
+        // field and an option.
+        let e = bad(&GOOD.replace("time = 30", "time = 30\nthredas = [1]"));
+        assert!(e.message.contains("(did you mean 'threads'?)"), "{e}");
+        let e = bad(&GOOD.replace(
+            "targets = [\"mycat\"]",
+            "targets = [\"mycat\"]\ntabel-map = \"x\"",
+        ));
+        assert!(e.message.contains("(did you mean 'table-map'?)"), "{e}");
+        let e = bad(&GOOD.replace("table-size = 1000", "table-size = 1000\ntabels = 2"));
+        assert_eq!((e.line, e.field.as_str()), (8, "options.tabels"), "{e}");
+        assert!(e.message.ends_with("(did you mean 'tables'?)"), "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
 
         let e = bad(&GOOD.replace("auto-inc = false", "no-such-option = 1"));
         assert_eq!(

@@ -85,6 +85,23 @@ fn help_lists_every_command_and_each_tests_options() {
     }
     assert!(!oltp.contains("--file-num"), "{oltp}");
     assert!(stdout(&["fileio", "help"]).contains("--file-total-size"));
+    // TPC-C: tpcc-mysql's letters, the run's thread and time options, its own database.
+    let tpcc = stdout(&["tpcc", "help"]);
+    for needle in [
+        "-w  --warehouses",
+        "-c  --threads",
+        "-l  --time",
+        "-i  --report-interval",
+        "\n  --warmup-time ",
+    ] {
+        assert!(tpcc.contains(needle), "{needle} in\n{tpcc}");
+    }
+    let db = |help: &str| {
+        let line = help.lines().find(|l| l.starts_with("  --mysql-db "));
+        line.unwrap_or_default().to_string()
+    };
+    assert!(db(&tpcc).ends_with("[default: tpcc]"), "{tpcc}");
+    assert!(db(&oltp).ends_with("[default: sbtest]"), "{oltp}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! with one line naming the line and the field.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{Scratch, expect_usage_error, fleetbench};
+use fleetbench_tests::{Scratch, expect_usage_error, fleetbench, fleetbench_ok};
 use serde_json::Value;
 
 const COUNTERS: [&str; 3] = ["Com_select", "Com_stmt_execute", "Com_stmt_prepare"];
@@ -166,6 +166,36 @@ fn refused(text: &str, line: usize, field: &str, what: &str) {
 }
 
 #[test]
+fn scenario_help_is_the_scenario_commands_own() {
+    let global = fleetbench(&["--help"]);
+    let global = String::from_utf8_lossy(&global.stdout).into_owned();
+    for args in [
+        &["scenario", "--help"][..],
+        &["scenario", "help"],
+        &["scenario", "run", "s.toml", "--help"],
+    ] {
+        let out = fleetbench(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_ne!(help, global, "{args:?}");
+        for needle in [
+            "Usage: fleetbench scenario run|cleanup FILE [options]",
+            "[[scenario]]",
+            "--only NAME",
+            "--repeat N",
+            "--json FILE",
+            "--csv FILE",
+            "--html FILE",
+            "--agents LIST",
+            "--token-file FILE",
+            "docs/sweeps-and-scenarios.md",
+        ] {
+            assert!(help.contains(needle), "{needle} in {args:?}:\n{help}");
+        }
+    }
+}
+
+#[test]
 fn malformed_scenario_files_name_line_and_field() {
     let good = r#"test = "oltp_read_write"
 threads = [4, 8]
@@ -213,6 +243,19 @@ targets = ["master"]
         9,
         "options.table-size",
         "--table-size",
+    );
+    // A typo gets "did you mean", as the file spells it: an option and a top-level key.
+    refused(
+        &format!("{good}[options]\ntabels = 2\n"),
+        9,
+        "options.tabels",
+        "(did you mean 'tables'?)",
+    );
+    refused(
+        &good.replace("threads = [4, 8]", "threads = [4, 8]\ncooldwn = 3"),
+        3,
+        "cooldwn",
+        "(did you mean 'cooldown'?)",
     );
     // --only must name a scenario of the file.
     let dir = Scratch::new("only");
@@ -289,4 +332,56 @@ targets = ["db"]
     }
     // Each measurement prepared and cleaned up after itself: nothing is left.
     assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
+}
+
+#[test]
+fn scenario_cleanup_drops_the_chosen_scenarios_tables() {
+    let common = ["oltp_read_only", "--tables=2", "--table-size=100"];
+    let db = MariaDb::prepared(&common);
+    let dir = Scratch::new("scenario-cleanup");
+    let toml = format!(
+        r#"
+test = "oltp_read_only"
+threads = [1]
+time = 1
+[options]
+tables = 2
+table-size = 100
+[targets]
+db = "{}"
+[[scenario]]
+name = "a"
+targets = ["db"]
+[[scenario]]
+name = "keep"
+targets = ["db"]
+prepare = false
+"#,
+        db.url()
+    );
+    let file = dir.write("s.toml", &toml);
+    let file = file.to_str().unwrap();
+    let tables = || db.sql("SHOW TABLES FROM sbtest").trim().to_string();
+    assert_ne!(tables(), "");
+    // The tables are there: prepare refuses, and says which command drops them.
+    let out = fleetbench(&["scenario", "run", file, "--only=a"]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "(run `fleetbench scenario cleanup {file} --only a` first"
+        )) && !err.contains("run cleanup first"),
+        "{err}"
+    );
+    // --only a scenario that does not prepare its tables: nothing is dropped.
+    let kept = fleetbench_ok(&["scenario", "cleanup", file, "--only=keep"]);
+    assert!(kept.contains("[keep] prepare = false"), "{kept}");
+    assert_ne!(tables(), "");
+    // All scenarios: scenario a's cleanup drops the tables.
+    let out = fleetbench_ok(&["scenario", "cleanup", file]);
+    assert!(out.contains("[a] cleanup"), "{out}");
+    assert_eq!(tables(), "");
+    // The advice names a command that exists.
+    let out = fleetbench(&["scenario", "nosuch", file]);
+    expect_usage_error(&out, "scenario nosuch", &["expected run or cleanup"]);
 }

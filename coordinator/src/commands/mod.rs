@@ -44,6 +44,9 @@ pub enum Parsed {
 /// Parses the command line; `fleetbench help` and `fleetbench TEST help` (or
 /// `--test=TEST help`) give their text instead of arguments.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
+    if scenario::asks_help(&args) {
+        return Ok(Parsed::Shown(scenario::HELP.to_string()));
+    }
     let (args, script) = match crate::script::take(args)? {
         crate::script::Taken::Help(text) => return Ok(Parsed::Shown(text)),
         crate::script::Taken::NoScript(args) => (args, None),
@@ -60,17 +63,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
             let first = msg.lines().next().unwrap_or("invalid arguments");
             let mut line = first.trim_start_matches("error: ").to_string();
             // clap's "did you mean" hint, on the same line.
-            use clap::error::{ContextKind, ContextValue};
-            for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
-                match e.get(kind) {
-                    Some(ContextValue::String(s)) => {
-                        line.push_str(&format!(" (did you mean '{s}'?)"))
-                    }
-                    Some(ContextValue::Strings(v)) if !v.is_empty() => {
-                        line.push_str(&format!(" (did you mean '{}'?)", v.join("' or '")))
-                    }
-                    _ => {}
-                }
+            let hints = cli::suggestions(&e);
+            if !hints.is_empty() {
+                line.push_str(&format!(" (did you mean '{}'?)", hints.join("' or '")));
             }
             return Err(UsageError(line));
         }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::Invocation;
 use crate::cli::RawArgs;
-use crate::error::UsageError;
+use crate::error::{SessionError, UsageError};
 use crate::exit;
 use crate::plan::{Command, Plan};
 use crate::report::doc::Document;
@@ -14,6 +14,51 @@ use crate::report::{self, stdout};
 use crate::session::{self, Link};
 use crate::sweep::{self, Extras, Step, Summary};
 use crate::topology::{self, Scenario, ScenarioFile};
+
+/// `fleetbench scenario --help` and `fleetbench scenario help`.
+pub const HELP: &str = "\
+Usage: fleetbench scenario run|cleanup FILE [options]
+
+  run FILE      every scenario of the file in turn: prepare, its sweep, cleanup; then one
+                table, scenario by thread count
+  cleanup FILE  drops each scenario's tables (after a run that was stopped before its
+                own cleanup, or when prepare refused because the tables exist)
+
+A scenario file (TOML) names the database targets once ([targets] NAME = \"mysql://...\")
+and, per [[scenario]], the targets it uses, how the tables are spread over them
+(table-map) and which options differ; at the top or per scenario: test, threads, rate,
+time, warmup-time, cooldown, agents, [options] (any fleetbench option without the dashes),
+prepare = false (tables loaded beforehand: no prepare, no cleanup). The whole file is
+checked before anything runs.
+
+Options:
+  --only NAME         only this scenario (repeatable; all without it)
+  --repeat N          go round all the scenarios N times, back and forth
+  --json FILE         the whole result (a scenarios document)
+  --csv FILE          one row per scenario and step, appended
+  --html FILE         a self-contained HTML report with charts
+  --agents LIST       the agents, host:port comma-separated (else the file's agents,
+                      --local-agents or one embedded agent)
+  --token-file FILE   the agents' token (or FLEETBENCH_TOKEN)
+
+The test, threads and rate come from the file, not the command line.
+More: docs/sweeps-and-scenarios.md
+";
+
+/// Whether a command line asks for the scenario command's help: `scenario --help` (or
+/// `-h`, also after `run FILE`) or `scenario help`.
+pub fn asks_help(args: &[std::ffi::OsString]) -> bool {
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let Some(at) = words.iter().position(|w| *w == "scenario") else {
+        return false;
+    };
+    // The first word, not an option's value (`--json scenario`).
+    if words[..at].iter().any(|w| !w.starts_with('-')) {
+        return false;
+    }
+    let rest = &words[at + 1..];
+    rest.first() == Some(&"help") || rest.iter().any(|w| *w == "--help" || *w == "-h")
+}
 
 /// The agent options and tags given on the command line, passed on to every scenario
 /// (its results carry the tags as a single run's do).
@@ -34,9 +79,12 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
         extras,
         command_line,
     } = inv;
-    let path = scenario_path(raw, extras)?;
+    let (cmd, path) = scenario_path(raw, extras)?;
     let file = topology::load(&path, &cli_agent_args(raw))?;
     let chosen = chosen(&file, &raw.only)?;
+    if cmd == Command::Cleanup {
+        return cleanup(&chosen, &file, link).await;
+    }
     let mut extras = extras.clone();
     if raw.warmup_time.is_none() {
         extras.warmup = std::time::Duration::from_secs(file.warmup_s.unwrap_or(0));
@@ -76,18 +124,49 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
     Ok(exit::of_run(passes.all_clean))
 }
 
-/// The scenario file `scenario run FILE` names; the test, threads and rate are the
-/// file's, never the command line's.
-fn scenario_path(raw: &RawArgs, extras: &Extras) -> Result<PathBuf, UsageError> {
+/// `fleetbench scenario cleanup FILE [--only NAME]...`: drops each chosen scenario's
+/// tables as its own cleanup after a run does (scenarios with `prepare = false` keep
+/// theirs), on its own agents.
+async fn cleanup(chosen: &[&Scenario], file: &ScenarioFile, link: &Link) -> anyhow::Result<i32> {
+    stdout::line(format!(
+        "{}\nCleaning up the scenarios of {}\n",
+        report::text::banner(),
+        file.path
+    ));
+    for sc in chosen {
+        if !sc.prepare {
+            stdout::line(format!(
+                "[{}] prepare = false: its tables are not fleetbench's to drop, left alone",
+                sc.name
+            ));
+            continue;
+        }
+        let plan = sc.plan(Command::Cleanup.name(), sc.threads[0], &file.path)?;
+        crate::local::with_agents(&plan, |addrs| async move {
+            table_job(sc, Command::Cleanup, &addrs, link, &file.path).await
+        })
+        .await?;
+    }
+    Ok(exit::EXIT_OK)
+}
+
+/// The command and scenario file `scenario run|cleanup FILE` names; the test, threads and
+/// rate are the file's, never the command line's.
+fn scenario_path(raw: &RawArgs, extras: &Extras) -> Result<(Command, PathBuf), UsageError> {
     let usage = |m: &str| UsageError(m.to_string());
-    let path = match &raw.words[..] {
-        [_, cmd, file] if cmd == "run" => PathBuf::from(file),
-        [_, cmd, ..] if cmd != "run" => {
+    let (cmd, path) = match &raw.words[..] {
+        [_, cmd, file] if cmd == "run" => (Command::Run, PathBuf::from(file)),
+        [_, cmd, file] if cmd == "cleanup" => (Command::Cleanup, PathBuf::from(file)),
+        [_, cmd, ..] if cmd != "run" && cmd != "cleanup" => {
             return Err(usage(&format!(
-                "unknown scenario command '{cmd}': expected run"
+                "unknown scenario command '{cmd}': expected run or cleanup (`fleetbench scenario help`)"
             )));
         }
-        _ => return Err(usage("usage: fleetbench scenario run FILE [--only NAME]")),
+        _ => {
+            return Err(usage(
+                "usage: fleetbench scenario run|cleanup FILE [--only NAME] (`fleetbench scenario help`)",
+            ));
+        }
     };
     if extras.counts.is_some()
         || extras.rates.is_some()
@@ -99,7 +178,7 @@ fn scenario_path(raw: &RawArgs, extras: &Extras) -> Result<PathBuf, UsageError> 
             "the scenario file sets test, threads and rate, not the command line",
         ));
     }
-    Ok(path)
+    Ok((cmd, path))
 }
 
 /// The scenarios `--only` picks (all without it), in the file's order.
@@ -222,5 +301,79 @@ async fn table_job(
 ) -> anyhow::Result<()> {
     let plan = sc.plan(command.name(), sc.threads[0], path)?;
     let conns = session::connect_idle(addrs, &plan.workload, link).await?;
-    super::tables::run_labelled(&plan, conns, &sc.name).await
+    super::tables::run_labelled(&plan, conns, &sc.name)
+        .await
+        .map_err(|e| scenario_advice(e, &sc.name, path))
+}
+
+/// A table job's "run cleanup first" names the scenario command that drops a scenario's
+/// tables, not the single run's `cleanup`.
+fn scenario_advice(mut e: anyhow::Error, scenario: &str, path: &str) -> anyhow::Error {
+    if let Some(SessionError::CheckRefused { reasons, .. }) = e.downcast_mut::<SessionError>() {
+        *reasons = reasons.replace(
+            "(run cleanup first, or pick other --tables)",
+            &format!(
+                "(run `fleetbench scenario cleanup {path} --only {scenario}` first, or pick other tables in the file)"
+            ),
+        );
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<std::ffi::OsString> {
+        args.iter().map(Into::into).collect()
+    }
+
+    #[test]
+    fn a_refusal_to_prepare_names_scenario_cleanup() {
+        let e = anyhow::Error::from(SessionError::CheckRefused {
+            what: "prepare",
+            reasons: "tables already exist on target default: sbtest1 (run cleanup first, or pick other --tables)".into(),
+        });
+        let text = scenario_advice(e, "direct", "s.toml").to_string();
+        assert!(
+            text.contains("(run `fleetbench scenario cleanup s.toml --only direct` first, or pick other tables in the file)"),
+            "{text}"
+        );
+        assert!(!text.contains("run cleanup first"), "{text}");
+    }
+
+    #[test]
+    fn scenario_help_is_asked_for_and_says_what_matters() {
+        for args in [
+            &["fb", "scenario", "--help"][..],
+            &["fb", "scenario", "-h"],
+            &["fb", "scenario", "help"],
+            &["fb", "scenario", "run", "s.toml", "--help"],
+        ] {
+            assert!(asks_help(&os(args)), "{args:?}");
+        }
+        for args in [
+            &["fb", "--help"][..],
+            &["fb", "scenario", "run", "help.toml"],
+            &["fb", "cpu", "--help"],
+            &["fb", "oltp_read_write", "--json", "scenario", "--help"],
+        ] {
+            assert!(!asks_help(&os(args)), "{args:?}");
+        }
+        for needle in [
+            "Usage: fleetbench scenario run|cleanup FILE [options]",
+            "[[scenario]]",
+            "[targets]",
+            "--only NAME",
+            "--repeat N",
+            "--json FILE",
+            "--csv FILE",
+            "--html FILE",
+            "--agents LIST",
+            "--token-file FILE",
+            "docs/sweeps-and-scenarios.md",
+        ] {
+            assert!(HELP.contains(needle), "{needle}");
+        }
+    }
 }

@@ -262,7 +262,8 @@ impl Declared for TargetOptions {
             "mysql-db",
             OK::Text,
             "",
-            "MySQL database name [default: sbtest; tpcc for tpcc]",
+            // The default is the test's own: `TEST help` shows it (sbtest, tpcc for tpcc).
+            "MySQL database name",
         ),
         OptionDef::new(
             "mysql-ssl",
