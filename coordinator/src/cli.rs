@@ -575,6 +575,22 @@ fn normalize(arg: OsString) -> OsString {
 mod tests {
     use super::*;
 
+    #[test]
+    fn report_style_help_names_every_layout() {
+        use clap::CommandFactory;
+        let help = RawArgs::command().render_long_help().to_string();
+        let line: String = help
+            .split("--report-style")
+            .nth(1)
+            .unwrap_or_default()
+            .chars()
+            .take(400)
+            .collect();
+        for style in ["`fleetbench`", "`1.0`", "`0.5`", "`0.4`"] {
+            assert!(line.contains(style), "{style} missing: {line}");
+        }
+    }
+
     fn p(args: &[&str]) -> RawArgs {
         parse(std::iter::once("fleetbench").chain(args.iter().copied())).unwrap()
     }

@@ -134,3 +134,28 @@ fn nothing_done(what: &str) -> &'static str {
         ", nothing was created or dropped"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_check_does_not_speak_of_creating_or_dropping() {
+        let check = SessionError::CheckRefused {
+            what: "check",
+            reasons: "agent a: no table tpcc.warehouse".into(),
+        };
+        assert_eq!(
+            check.to_string(),
+            "check refused: agent a: no table tpcc.warehouse"
+        );
+        let prepare = SessionError::CheckRefused {
+            what: "prepare",
+            reasons: "agent a: table sbtest1 exists".into(),
+        };
+        assert_eq!(
+            prepare.to_string(),
+            "prepare refused, nothing was created or dropped: agent a: table sbtest1 exists"
+        );
+    }
+}

@@ -451,6 +451,14 @@ mod tests {
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("WARNING: agent 10.0.0.1:7600: its host was saturated (CPU busy 95 % at peak, run queue 5 on 2 cores) in 2 of 4 intervals (2-3)"), "{}", w[0]);
         assert!(block(&s, 20, false).contains("10.0.0.1:7600"));
+        // The heading says what the columns' pairs are, and that loopback is not counted.
+        assert!(
+            block(&s, 20, false).contains(
+                "Client hosts (avg/peak; run queue: peak/cores; memory: peak/total; net: loopback left out):"
+            ),
+            "{}",
+            block(&s, 20, false)
+        );
         assert!(block(&[], 20, false).is_empty());
         assert_eq!(h.disk, None);
         // Two agents on one host: one warning naming both.
