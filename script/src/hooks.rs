@@ -99,59 +99,88 @@ fn per_sec(n: u64, secs: f64) -> f64 {
     if secs > 0.0 { n as f64 / secs } else { 0.0 }
 }
 
+/// An interval's figures as the ready-made hooks print them: per second, latency in ms.
+struct Rates {
+    tps: f64,
+    qps: f64,
+    reads: f64,
+    writes: f64,
+    other: f64,
+    latency_ms: f64,
+    errors: f64,
+    reconnects: f64,
+}
+
+impl Rates {
+    fn of(s: &Stat) -> Rates {
+        let secs = s.time_interval;
+        Rates {
+            tps: per_sec(s.events, secs),
+            qps: per_sec(s.reads + s.writes + s.other, secs),
+            reads: per_sec(s.reads, secs),
+            writes: per_sec(s.writes, secs),
+            other: per_sec(s.other, secs),
+            latency_ms: s.latency_pct * 1000.0,
+            errors: per_sec(s.errors, secs),
+            reconnects: per_sec(s.reconnects, secs),
+        }
+    }
+}
+
 /// sysbench's default interval line.
 pub fn default_line(s: &Stat, percentile: f64) -> String {
-    let secs = s.time_interval;
+    let r = Rates::of(s);
     format!(
-        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
         s.time_total,
         s.threads_running,
-        per_sec(s.events, secs),
-        per_sec(s.reads + s.writes + s.other, secs),
-        per_sec(s.reads, secs),
-        per_sec(s.writes, secs),
-        per_sec(s.other, secs),
-        percentile,
-        s.latency_pct * 1000.0,
-        per_sec(s.errors, secs),
-        per_sec(s.reconnects, secs),
+        r.tps,
+        r.qps,
+        r.reads,
+        r.writes,
+        r.other,
+        r.latency_ms,
+        r.errors,
+        r.reconnects,
     )
 }
 
 /// sysbench.report_csv's line: time, threads, tps, qps, reads, writes, other per second,
 /// latency (ms), errors and reconnects per second.
 pub fn csv_line(s: &Stat) -> String {
-    let secs = s.time_interval;
-    format!(
-        "{:.0},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
-        s.time_total,
-        s.threads_running,
-        per_sec(s.events, secs),
-        per_sec(s.reads + s.writes + s.other, secs),
-        per_sec(s.reads, secs),
-        per_sec(s.writes, secs),
-        per_sec(s.other, secs),
-        s.latency_pct * 1000.0,
-        per_sec(s.errors, secs),
-        per_sec(s.reconnects, secs),
-    )
+    let r = Rates::of(s);
+    let figures = [
+        r.tps,
+        r.qps,
+        r.reads,
+        r.writes,
+        r.other,
+        r.latency_ms,
+        r.errors,
+        r.reconnects,
+    ];
+    let mut line = format!("{:.0},{}", s.time_total, s.threads_running);
+    for f in figures {
+        line.push_str(&format!(",{f:.2}"));
+    }
+    line
 }
 
 /// sysbench.report_json's object.
 pub fn json_line(s: &Stat) -> String {
-    let secs = s.time_interval;
+    let r = Rates::of(s);
     format!(
         "{{ \"time\": {:.0}, \"threads\": {}, \"tps\": {:.2}, \"qps\": {{ \"total\": {:.2}, \"reads\": {:.2}, \"writes\": {:.2}, \"other\": {:.2} }}, \"latency\": {:.2}, \"errors\": {:.2}, \"reconnects\": {:.2} }},",
         s.time_total,
         s.threads_running,
-        per_sec(s.events, secs),
-        per_sec(s.reads + s.writes + s.other, secs),
-        per_sec(s.reads, secs),
-        per_sec(s.writes, secs),
-        per_sec(s.other, secs),
-        s.latency_pct * 1000.0,
-        per_sec(s.errors, secs),
-        per_sec(s.reconnects, secs),
+        r.tps,
+        r.qps,
+        r.reads,
+        r.writes,
+        r.other,
+        r.latency_ms,
+        r.errors,
+        r.reconnects,
     )
 }
 
