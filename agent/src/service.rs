@@ -337,56 +337,24 @@ impl Agent for AgentService {
                 run
             }
             Planned::Script(cfg, config, total_threads) => {
-                let connections = u64::from(config.threads);
-                let start = start.clone();
-                tokio::spawn(async move {
-                    let progress = Arc::new(OpenProgress::default());
-                    let p = progress.clone();
-                    guard.set_stopper(Arc::new(move |_| p.cancel()));
-                    let output = Arc::new(workloads::script::worker::Output::default());
-                    let threads = workloads::script::ScriptThreads {
-                        cfg,
-                        first_thread: u64::from(start.first_thread),
-                        total_threads,
-                        seed: start.seed,
-                        progress: progress.clone(),
-                        ready_timeout: match start.ready_timeout_ms {
-                            0 => DEFAULT_READY_TIMEOUT,
-                            ms => Duration::from_millis(ms),
-                        },
-                        output: output.clone(),
-                    };
-                    let opening = workloads::script::open_run(threads, config);
-                    match report_opening(opening, &progress, connections, &tx).await {
-                        Ok(_) if progress.is_cancelled() => {
-                            let _ = tx
-                                .send(Err(Status::aborted(
-                                    "stopped while its connections were opening",
-                                )))
-                                .await;
-                        }
-                        Ok(mut prepared) => {
-                            prepared.output = Some(output);
-                            let control = prepared.control();
-                            guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
-                            info!(run = %start.run_id, %peer, threads = start.threads, "script run prepared");
-                            drive(prepared, inbound, tx, guard, start.run_id, None).await;
-                        }
-                        Err(e) => {
-                            let text = output.take();
-                            if !text.is_empty() {
-                                let _ = tx
-                                    .send(Ok(event(run_event::Msg::Output(pb::ScriptOutput {
-                                        text,
-                                    }))))
-                                    .await;
-                            }
-                            let _ = tx
-                                .send(Err(Status::failed_precondition(e.to_string())))
-                                .await;
-                        }
-                    }
-                });
+                let progress = Arc::new(OpenProgress::default());
+                let output = Arc::new(workloads::script::worker::Output::default());
+                let threads = workloads::script::ScriptThreads {
+                    cfg,
+                    first_thread: u64::from(start.first_thread),
+                    total_threads,
+                    seed: start.seed,
+                    progress: progress.clone(),
+                    ready_timeout: ready_timeout(&start),
+                    output: output.clone(),
+                };
+                let opening = Opening {
+                    connections: u64::from(config.threads),
+                    run: workloads::script::open_run(threads, config),
+                    progress,
+                    output: Some(output),
+                };
+                tokio::spawn(opening.then_drive(tx, guard, inbound, start.clone(), peer));
                 return Ok(Response::new(ReceiverStream::new(rx)));
             }
             Planned::Oltp(cfg, config, total_threads) => {
@@ -398,46 +366,22 @@ impl Agent for AgentService {
                     .map_err(Status::resource_exhausted)?;
                 // Thousands of connections take a while: answer at once and stream how
                 // far the opening has got, then Ready (or the error) on the same stream.
-                let start = start.clone();
-                tokio::spawn(async move {
-                    let progress = Arc::new(OpenProgress::default());
-                    // A Stop (or SIGTERM) while connections open: the rest are not opened.
-                    let p = progress.clone();
-                    guard.set_stopper(Arc::new(move |_| p.cancel()));
-                    let threads = OltpThreads {
-                        cfg,
-                        first_thread: u64::from(start.first_thread),
-                        total_threads,
-                        seed: start.seed,
-                        progress: progress.clone(),
-                        ready_timeout: match start.ready_timeout_ms {
-                            0 => DEFAULT_READY_TIMEOUT,
-                            ms => Duration::from_millis(ms),
-                        },
-                    };
-                    let opening = open_run(threads, config);
-                    match report_opening(opening, &progress, connections, &tx).await {
-                        // Stopped as the last connection opened: nothing runs.
-                        Ok(_) if progress.is_cancelled() => {
-                            let _ = tx
-                                .send(Err(Status::aborted(
-                                    "stopped while its connections were opening",
-                                )))
-                                .await;
-                        }
-                        Ok(prepared) => {
-                            let control = prepared.control();
-                            guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
-                            info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
-                            drive(prepared, inbound, tx, guard, start.run_id, None).await;
-                        }
-                        Err(e) => {
-                            let _ = tx
-                                .send(Err(Status::failed_precondition(e.to_string())))
-                                .await;
-                        }
-                    }
-                });
+                let progress = Arc::new(OpenProgress::default());
+                let threads = OltpThreads {
+                    cfg,
+                    first_thread: u64::from(start.first_thread),
+                    total_threads,
+                    seed: start.seed,
+                    progress: progress.clone(),
+                    ready_timeout: ready_timeout(&start),
+                };
+                let opening = Opening {
+                    connections,
+                    run: open_run(threads, config),
+                    progress,
+                    output: None,
+                };
+                tokio::spawn(opening.then_drive(tx, guard, inbound, start.clone(), peer));
                 return Ok(Response::new(ReceiverStream::new(rx)));
             }
         };
@@ -446,6 +390,74 @@ impl Agent for AgentService {
         info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
         tokio::spawn(drive(prepared, inbound, tx, guard, start.run_id, disk_dir));
         Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// The coordinator's ready timeout of a Start (how long the agent may take to open).
+fn ready_timeout(start: &pb::Start) -> Duration {
+    match start.ready_timeout_ms {
+        0 => DEFAULT_READY_TIMEOUT,
+        ms => Duration::from_millis(ms),
+    }
+}
+
+/// A run whose workers open their connections first (OLTP, scripts): the opening, its
+/// progress and, for a script, the output its states make meanwhile.
+struct Opening<F> {
+    run: F,
+    progress: Arc<OpenProgress>,
+    connections: u64,
+    output: Option<Arc<workloads::script::worker::Output>>,
+}
+
+impl<F: std::future::Future<Output = Result<PreparedRun, OpenError>>> Opening<F> {
+    /// Opens while streaming how far it got, then Ready and the run (or the error) on the
+    /// same stream.
+    async fn then_drive(
+        self,
+        tx: mpsc::Sender<Result<RunEvent, Status>>,
+        guard: BusyGuard,
+        inbound: Streaming<RunRequest>,
+        start: pb::Start,
+        peer: String,
+    ) {
+        let Opening {
+            run,
+            progress,
+            connections,
+            output,
+        } = self;
+        // A Stop (or SIGTERM) while connections open: the rest are not opened.
+        let p = progress.clone();
+        guard.set_stopper(Arc::new(move |_| p.cancel()));
+        match report_opening(run, &progress, connections, &tx).await {
+            // Stopped as the last connection opened: nothing runs.
+            Ok(_) if progress.is_cancelled() => {
+                let _ = tx
+                    .send(Err(Status::aborted(
+                        "stopped while its connections were opening",
+                    )))
+                    .await;
+            }
+            Ok(mut prepared) => {
+                prepared.output = output;
+                let control = prepared.control();
+                guard.set_stopper(Arc::new(move |reason| control.abort(reason)));
+                info!(run = %start.run_id, %peer, threads = start.threads, "run prepared");
+                drive(prepared, inbound, tx, guard, start.run_id, None).await;
+            }
+            Err(e) => {
+                // What a script printed before it failed (its thread_init) goes first.
+                let text = output.map(|o| o.take()).unwrap_or_default();
+                if !text.is_empty() {
+                    let msg = event(run_event::Msg::Output(pb::ScriptOutput { text }));
+                    let _ = tx.send(Ok(msg)).await;
+                }
+                let _ = tx
+                    .send(Err(Status::failed_precondition(e.to_string())))
+                    .await;
+            }
+        }
     }
 }
 
