@@ -145,6 +145,10 @@ pub struct RawArgs {
     /// Print the merged latency histogram, as sysbench does: --histogram or --histogram=on.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub histogram: Option<String>,
+    /// Warn about a saturated client host for cpu, memory, threads and mutex too (they load
+    /// the client on purpose, so by default they get no such warning).
+    #[arg(long)]
+    pub warn_client_saturation: bool,
     /// Report layout: `fleetbench` (sysbench 1.0's report, then fleetbench's per-agent and
     /// per-target blocks), or sysbench's own alone: `1.0`, `0.5` or `0.4` [default: fleetbench].
     #[arg(long, value_name = "STYLE")]

@@ -59,8 +59,26 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
             && load["agent_cpu_pct_avg"].as_f64().unwrap() > 50.0,
         "{load}"
     );
-    // cpu measures the client host itself: saturated on purpose, so no warning.
+    // cpu measures the client host itself: saturated on purpose, so no warning...
     assert!(!out.contains("WARNING"), "{out}");
+    // ...unless the run asks for it.
+    let (out, doc) = run_json(
+        &["cpu", &threads, "--time=3", "--warn-client-saturation"],
+        &dir.path("heavy-warned.json"),
+    );
+    let addr = doc["agents"][0]["addr"].as_str().unwrap();
+    if !host_load(&doc)["saturated_intervals"]
+        .as_array()
+        .unwrap()
+        .is_empty()
+    {
+        assert!(
+            out.contains(&format!("WARNING: agent {addr}: its host"))
+                && out.contains("was saturated")
+                && out.contains("these figures may measure the client, not the server"),
+            "{out}"
+        );
+    }
     // Per interval too, beside the events of each agent.
     for iv in doc["intervals"].as_array().unwrap() {
         let cpu = iv["agent_cpu_busy_pct"].as_array().unwrap();

@@ -214,7 +214,7 @@ fn named_agents_are_shown_by_name_and_idle_ones_are_warned_about() {
     assert_eq!(out.status.code(), Some(0), "{text}{err}");
     // One thread over two agents: the second one idles, and the user is told.
     assert!(
-        err.contains("warning: 1 threads over 2 agents: 1 agent(s) get no thread and stay idle"),
+        err.contains("warning: 1 thread over 2 agents: 1 agent(s) get no thread and stay idle"),
         "{err}"
     );
     let j = json(&out_json);

@@ -97,7 +97,7 @@ fn fifty_agents_fan_out_and_merge_to_the_sums() {
     );
     assert!(
         text.contains(&format!(
-            "Agents: {AGENTS} (1 threads each): {} ... {}\n",
+            "Agents: {AGENTS} (1 thread each): {} ... {}\n",
             addrs[0],
             addrs[AGENTS - 1]
         )),

@@ -171,10 +171,7 @@ fn repeated_sweeps_alternate_and_keep_every_measurement() {
         &json,
     );
     assert!(out.contains("2 measurements each"), "{out}");
-    assert!(
-        out.contains("step 4/4: 1 threads, measurement 2/2"),
-        "{out}"
-    );
+    assert!(out.contains("step 4/4: 1 thread, measurement 2/2"), "{out}");
     assert_eq!(doc["repeat"], 2);
     let order: Vec<(u64, u64)> = doc["steps"]
         .as_array()
@@ -245,6 +242,6 @@ fn repeated_sweeps_alternate_and_keep_every_measurement() {
     assert!(report.starts_with("Thread sweep of cpu:\n"), "{report}");
     assert_eq!(report.lines().count(), 6, "{report}");
     let cmp = fleetbench_ok(&["compare", &path, &path]);
-    assert!(cmp.contains("1 threads, compared with"), "{cmp}");
+    assert!(cmp.contains("1 thread, compared with"), "{cmp}");
     assert!(cmp.contains("sweep.json: 2 repeats"), "{cmp}");
 }

@@ -69,8 +69,8 @@ async fn run_plan(
     let idle = shares.iter().filter(|&&t| t == 0).count();
     if idle > 0 {
         eprintln!(
-            "warning: {} threads over {} agents: {idle} agent(s) get no thread and stay idle",
-            plan.threads,
+            "warning: {} over {} agents: {idle} agent(s) get no thread and stay idle",
+            crate::report::format::count_of(plan.threads, "thread", "threads"),
             conns.len()
         );
     }

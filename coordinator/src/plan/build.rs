@@ -57,6 +57,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         tags: crate::report::meta::parse_tags(&raw.tag).map_err(PlanError::Tag)?,
         command_line: String::new(),
         warmup: Duration::ZERO,
+        warn_client_saturation: raw.warn_client_saturation,
     };
     super::script::add_built_ins(&mut plan, raw);
     Ok(plan)

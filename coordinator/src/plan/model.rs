@@ -128,6 +128,9 @@ pub struct Plan {
     /// (--warmup-time, sysbench 1.0's meaning). Set per measurement by the sweep layer,
     /// which also owns the option; zero from `build`.
     pub warmup: Duration,
+    /// `--warn-client-saturation`: a saturated client host is warned about for the tests
+    /// that load the client on purpose (cpu, memory, threads, mutex) too.
+    pub warn_client_saturation: bool,
 }
 
 impl Plan {

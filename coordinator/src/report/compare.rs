@@ -462,7 +462,7 @@ impl Key {
     /// "closed loop").
     fn text(self) -> String {
         match self {
-            Key::Threads(n) => format!("{n} threads"),
+            Key::Threads(n) => crate::report::format::count_of(n, "thread", "threads"),
             Key::Rate(r) if r > 0.0 => format!("offered rate {}/s", rate_label(r)),
             Key::Rate(_) => "closed loop".into(),
         }

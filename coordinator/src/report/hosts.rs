@@ -223,11 +223,15 @@ pub fn name_hosts(s: &mut [HostSummary], agents: &[(String, String)]) {
     }
 }
 
-/// Whether a test saturates the client on purpose (cpu, memory, threads and mutex measure
-/// the client host itself): its runs get no saturation warning.
-pub fn measures_the_client(w: &crate::plan::Workload) -> bool {
+/// Whether a run's saturated client host goes unwarned: cpu, memory, threads and mutex
+/// load the client host on purpose, unless the run asks (`--warn-client-saturation`).
+pub fn measures_the_client(plan: &crate::plan::Plan) -> bool {
     use crate::plan::Workload as W;
-    matches!(w, W::Cpu(_) | W::Memory(_) | W::Threads(_) | W::Mutex(_))
+    !plan.warn_client_saturation
+        && matches!(
+            plan.workload,
+            W::Cpu(_) | W::Memory(_) | W::Threads(_) | W::Mutex(_)
+        )
 }
 
 /// One warning line per saturated host (agents sharing a host: one line naming them).
@@ -271,7 +275,7 @@ pub fn warnings(s: &[HostSummary]) -> Vec<String> {
 /// The saturated hosts of a run as named in a sweep's summary line: "vm" or
 /// "10.0.0.1:7600"; empty for none, or for a test that measures the client.
 pub fn saturated_hosts(plan: &crate::plan::Plan, r: &crate::merge::RunResult) -> Vec<String> {
-    if measures_the_client(&plan.workload) {
+    if measures_the_client(plan) {
         return Vec::new();
     }
     let mut s = summarize(&r.hosts, plan.tick());
@@ -295,7 +299,7 @@ pub fn agent_names(r: &crate::merge::RunResult) -> Vec<(String, String)> {
 
 /// A run's warnings, none for a test that measures the client.
 pub fn run_warnings(plan: &crate::plan::Plan, r: &crate::merge::RunResult) -> Vec<String> {
-    if measures_the_client(&plan.workload) {
+    if measures_the_client(plan) {
         return Vec::new();
     }
     let mut s = summarize(&r.hosts, plan.tick());

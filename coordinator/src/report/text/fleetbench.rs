@@ -20,7 +20,7 @@ pub fn blocks(plan: &Plan, r: &RunResult) -> String {
     let mut summary = hosts::summarize(&r.hosts, plan.tick());
     hosts::name_hosts(&mut summary, &hosts::agent_names(r));
     // cpu, memory, threads and mutex saturate the client on purpose: no warning.
-    if hosts::measures_the_client(&plan.workload) {
+    if hosts::measures_the_client(plan) {
         for h in &mut summary {
             h.saturated.clear();
         }
@@ -269,8 +269,9 @@ pub fn agents_line(agents: &[(String, u32)]) -> String {
         format!("{min}-{max}")
     };
     format!(
-        "Agents: {} ({threads} threads each): {} ... {}",
+        "Agents: {} ({threads} {} each): {} ... {}",
         agents.len(),
+        if max == 1 { "thread" } else { "threads" },
         agents[0].0,
         agents[agents.len() - 1].0
     )

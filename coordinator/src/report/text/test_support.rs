@@ -26,6 +26,7 @@ pub(super) fn plan() -> Plan {
         tags: Vec::new(),
         command_line: String::new(),
         warmup: Duration::ZERO,
+        warn_client_saturation: false,
     }
 }
 
