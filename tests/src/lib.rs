@@ -361,7 +361,7 @@ pub fn worker_threads(pid: u32) -> usize {
     tasks
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
         .filter(|name| {
-            ["fb-worker-", "fb-oltp-", "fb-loop-", "fb-aio-"]
+            ["fb-worker-", "fb-oltp-", "fb-loop-", "fb-aio-", "fb-script"]
                 .iter()
                 .any(|p| name.starts_with(p))
         })

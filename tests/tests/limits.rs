@@ -11,7 +11,7 @@ use fleetbench_proto::v1::agent_client::AgentClient;
 use fleetbench_proto::v1::{
     self as pb, HelloRequest, RunRequest, Start, WorkloadSpec, run_request, workload_spec,
 };
-use fleetbench_tests::{AgentProc, expect_usage_error, fleetbench, fleetbench_ok, thread_count};
+use fleetbench_tests::{AgentProc, expect_usage_error, fleetbench, fleetbench_ok, worker_threads};
 
 /// A thread count far beyond this host's ceiling and within fleetbench's own bound, with
 /// the name of the limit that refuses it; None on a host whose limits are all above that
@@ -73,7 +73,7 @@ fn a_remote_run_beyond_the_agent_is_refused_and_the_agent_stays_up() {
         return;
     };
     let mut agent = AgentProc::start();
-    let idle = thread_count(agent.pid());
+    let idle = worker_threads(agent.pid());
     let threads = format!("--threads={n}");
     let out = fleetbench(&["cpu", "--agents", &agent.addr, &threads, "--time=1", "run"]);
     let line = expect_usage_error(
@@ -114,7 +114,7 @@ async fn the_agent_says_its_ceilings_and_refuses_a_start_beyond_them() {
         return;
     };
     // A coordinator that does not look at Hello: the agent refuses the Start itself.
-    let idle = thread_count(agent.pid());
+    let idle = worker_threads(agent.pid());
     let refused = match c.run(tokio_stream::iter(vec![cpu_start(n as u32)])).await {
         Err(s) => s,
         Ok(mut stream) => match stream.get_mut().message().await {
@@ -135,7 +135,7 @@ async fn the_agent_says_its_ceilings_and_refuses_a_start_beyond_them() {
 /// The refused plan started no worker on `agent` (still `idle` threads), and a small run
 /// goes through right after.
 fn agent_runs_on_unharmed(agent: &AgentProc, idle: usize) {
-    assert_eq!(thread_count(agent.pid()), idle, "no worker was started");
+    assert_eq!(worker_threads(agent.pid()), idle, "no worker was started");
     fleetbench_ok(&[
         "cpu",
         "--agents",
