@@ -273,8 +273,10 @@ async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError
     let answer = tokio::time::timeout(CONNECT_TIMEOUT, client.hello(req)).await;
     // Not an agent at all (a database's port given by mistake): say what answered instead
     // of suggesting TLS.
-    if matches!(&answer, Ok(Err(s)) if s.code() == Code::Unavailable || s.code() == Code::Unknown)
-        && let Some(what) = who_answers(&addr).await
+    if matches!(&answer, Ok(Err(s)) if !matches!(
+        s.code(),
+        Code::FailedPrecondition | Code::Unauthenticated | Code::PermissionDenied
+    )) && let Some(what) = who_answers(&addr).await
     {
         return Err(SessionError::Unreachable {
             agent: addr.clone(),
