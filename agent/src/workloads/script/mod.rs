@@ -203,7 +203,6 @@ async fn open_workers<C: Client + 'static>(
                 control,
                 gate,
                 output,
-                gate_ref: std::marker::PhantomData,
             })?;
             progress.done.fetch_add(1, Ordering::Relaxed);
             Ok(w)

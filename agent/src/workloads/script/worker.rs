@@ -235,8 +235,6 @@ pub struct Ctx<C: Client> {
     stmts: Vec<Option<StmtSlot<C>>>,
     /// The event's counts.
     pub tally: DbCounters,
-    /// Events a script counted itself (`sb_counter_inc(tid, SB_CNT_TRX)`).
-    extra_events: u64,
     rng: Rng,
     pickers: Pickers,
     /// `sysbench.rand.unique()`: this thread's next, unique over the run's threads.
@@ -883,7 +881,8 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 0 => g.tally.others += 1,
                 1 => g.tally.reads += 1,
                 2 => g.tally.writes += 1,
-                3 => g.extra_events += 1,
+                // SB_CNT_TRX: events are the calls of `event` (docs/lua-scripts.md).
+                3 => {}
                 4 => g.tally.ignored_errors += 1,
                 5 => g.tally.reconnects += 1,
                 _ => {}
@@ -993,7 +992,7 @@ pub struct ScriptWorker<C: Client + 'static> {
 }
 
 /// What opening a worker needs.
-pub struct Opening<'a> {
+pub struct Opening {
     pub cfg: Arc<ScriptConfig>,
     pub tid: u64,
     pub total_threads: u64,
@@ -1003,7 +1002,6 @@ pub struct Opening<'a> {
     pub control: Arc<Control>,
     pub gate: Arc<ConnectGate>,
     pub output: Arc<Output>,
-    pub gate_ref: std::marker::PhantomData<&'a ()>,
 }
 
 fn script_failed(e: fleetbench_script::ScriptError) -> LeanOpenError {
@@ -1031,7 +1029,6 @@ impl<C: Client + 'static> ScriptWorker<C> {
             conns: Vec::new(),
             stmts: Vec::new(),
             tally: DbCounters::default(),
-            extra_events: 0,
             rng: Rng::new(o.seed ^ o.tid.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             pickers: Pickers { cached: Vec::new() },
             unique: 0,
@@ -1165,7 +1162,6 @@ impl<C: Client + 'static> ScriptWorker<C> {
         let mut g = self.ctx.borrow_mut();
         if self.muted {
             g.tally.reset();
-            g.extra_events = 0;
             return;
         }
         let t = g.target_index;
