@@ -71,7 +71,7 @@ pub struct DbCounters {
     pub others: u64,
     pub ignored_errors: u64,
     pub reconnects: u64,
-    /// Ignored errors by server error code.
+    /// Ignored errors by server error code (a SQLSTATE as [`crate::sqlstate`] says).
     pub errors_by_code: BTreeMap<u32, u64>,
     /// Attempts to reconnect to a lost server that failed: while these grow and nothing
     /// else does, the server is down.
@@ -88,9 +88,9 @@ impl DbCounters {
 
     /// Counts one ignored error with its server error code.
     #[inline]
-    pub fn count_ignored(&mut self, code: u16) {
+    pub fn count_ignored(&mut self, code: u32) {
         self.ignored_errors += 1;
-        *self.errors_by_code.entry(u32::from(code)).or_default() += 1;
+        *self.errors_by_code.entry(code).or_default() += 1;
     }
 
     pub fn is_zero(&self) -> bool {

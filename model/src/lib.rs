@@ -22,6 +22,7 @@ pub mod limits;
 pub mod options;
 pub mod rand;
 pub mod spec;
+pub mod sqlstate;
 pub mod wire;
 pub mod workloads;
 

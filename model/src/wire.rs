@@ -17,7 +17,7 @@ use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::script::{Files, OptKind, OptValue, ScriptConfig};
 use crate::workloads::server::ServerOptions;
-use crate::workloads::server::Target;
+use crate::workloads::server::{Driver, Target};
 use crate::workloads::tpcc::{PrepareStep, TpccConfig, TpccOptions};
 
 /// What is wrong with a message's workload (the agent answers it as an invalid argument).
@@ -149,6 +149,10 @@ pub fn fileio_from_proto(
 pub fn target_to_proto(t: &Target) -> pb::Target {
     pb::Target {
         name: t.name.clone(),
+        driver: match t.driver {
+            Driver::Mysql => String::new(),
+            Driver::Pgsql => "pgsql".into(),
+        },
         host: t.host.clone(),
         port: u32::from(t.port),
         socket: t.socket.clone().unwrap_or_default(),
@@ -178,8 +182,14 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
             ))
         })?
     };
+    let driver = match t.driver.as_str() {
+        "" => Driver::Mysql,
+        d => Driver::parse(d)
+            .ok_or_else(|| bad(format!("unknown driver '{d}' for target {}", t.name)))?,
+    };
     let target = Target {
         name: t.name.clone(),
+        driver,
         host: t.host.clone(),
         port: u16::try_from(t.port)
             .map_err(|_| bad(format!("target {}: port {} is not a port", t.name, t.port)))?,

@@ -11,4 +11,4 @@ pub mod v1 {
 }
 
 /// Version of the contract. Coordinator and agent refuse to work with a different one.
-pub const PROTOCOL_VERSION: u32 = 11;
+pub const PROTOCOL_VERSION: u32 = 12;

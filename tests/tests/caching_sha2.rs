@@ -10,8 +10,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 
 use fleetbench_agent::sql::SqlError;
-use fleetbench_agent::sql::mysql::tls::client_config;
 use fleetbench_agent::sql::mysql::{Conn, ConnectOpts};
+use fleetbench_agent::sql::tls::client_config;
 use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_tests::{Scratch, make_certs};
 use rsa::pkcs8::EncodePublicKey;

@@ -68,7 +68,7 @@ pub struct AsyncClient {
 fn convert(e: mysql_async::Error) -> SqlError {
     match e {
         mysql_async::Error::Server(s) => SqlError::Server {
-            code: s.code,
+            code: u32::from(s.code),
             message: s.message,
         },
         // Kept as it is: whether it timed out or was reset decides a retry.

@@ -1,14 +1,17 @@
 //! The SQL driver layer: one interface ([`Client`]) through which the workloads
-//! connect, run simple and prepared statements and read rows, whatever the database; the
-//! lean MySQL client ([`mysql`]) is its first implementation. Opening many connections at
+//! connect, run simple and prepared statements and read rows, whatever the database: the
+//! lean MySQL client ([`mysql`]) and the lean PostgreSQL client ([`pgsql`]) implement it. Opening many connections at
 //! once ([`opening`]) and what a failed opening says ([`open_error`]) are the layer's too.
 
 pub mod asynch;
 pub mod mysql;
 pub mod open_error;
 pub mod opening;
+pub mod pgsql;
 pub mod setup;
 pub mod sockets;
+pub(crate) mod stream;
+pub mod tls;
 
 pub use sockets::Sockets;
 
@@ -85,7 +88,7 @@ pub struct ConnInfo {
 pub enum ErrorClass {
     /// The server refused the statement with a code the run ignores (sysbench's
     /// `--mysql-ignore-errors`, TPC-C's deadlocks): count it and restart the event.
-    Ignorable(u16),
+    Ignorable(u32),
     /// The connection is gone: reconnect, then restart the event.
     Reconnect,
     /// Anything else: the run cannot go on.
@@ -104,9 +107,10 @@ pub enum Reply {
 /// What can go wrong talking to the server.
 #[derive(Debug, thiserror::Error)]
 pub enum SqlError {
-    /// The server answered with an ERR packet.
-    #[error("{message} (error {code})")]
-    Server { code: u16, message: String },
+    /// The server answered with an error: MySQL's code, or PostgreSQL's SQLSTATE as
+    /// `fleetbench_model::sqlstate` numbers it.
+    #[error("{message} (error {})", fleetbench_model::sqlstate::name(*code))]
+    Server { code: u32, message: String },
     #[error("{0}")]
     Io(#[from] io::Error),
     /// The server sent something this client does not understand.
@@ -124,11 +128,21 @@ pub enum SqlError {
     Auth(String),
 }
 
-/// Server codes that mean the connection is gone.
-const LOST_CODES: [u16; 5] = [2013, 2006, 1927, 1053, 1152];
+/// Server codes that mean the connection is gone (MySQL's; PostgreSQL's class 08,
+/// connection exception, and 57P01-57P03, the server shutting down, are checked apart).
+const LOST_CODES: [u32; 5] = [2013, 2006, 1927, 1053, 1152];
+
+/// Whether `code` says the connection is gone.
+fn is_lost(code: u32) -> bool {
+    if fleetbench_model::sqlstate::is_sqlstate(code) {
+        let s = fleetbench_model::sqlstate::state(code);
+        return s.starts_with("08") || matches!(s.as_str(), "57P01" | "57P02" | "57P03");
+    }
+    LOST_CODES.contains(&code)
+}
 
 impl SqlError {
-    pub fn code(&self) -> Option<u16> {
+    pub fn code(&self) -> Option<u32> {
         match self {
             SqlError::Server { code, .. } => Some(*code),
             _ => None,
@@ -138,10 +152,10 @@ impl SqlError {
     /// What this error means for the event: a server code the run ignores (`ignores`)
     /// restarts it, a lost connection (a code that says so, or anything but a server's
     /// answer) reconnects, any other answer of the server is fatal.
-    pub fn classify(&self, ignores: impl Fn(u16) -> bool) -> ErrorClass {
+    pub fn classify(&self, ignores: impl Fn(u32) -> bool) -> ErrorClass {
         match self {
             SqlError::Server { code, .. } if ignores(*code) => ErrorClass::Ignorable(*code),
-            SqlError::Server { code, .. } if !LOST_CODES.contains(code) => ErrorClass::Fatal,
+            SqlError::Server { code, .. } if !is_lost(*code) => ErrorClass::Fatal,
             _ => ErrorClass::Reconnect,
         }
     }

@@ -301,7 +301,10 @@ fn error_families(o: &mut Out, agents: &Agents) {
         for (code, n) in &a.db.errors_by_code {
             o.sample(
                 "fleetbench_errors_total",
-                &[("agent", addr), ("code", &code.to_string())],
+                &[
+                    ("agent", addr),
+                    ("code", &fleetbench_model::sqlstate::name(*code)),
+                ],
                 *n as f64,
             );
         }
@@ -665,7 +668,7 @@ fn target_error_families(o: &mut Out, s: &State) {
                     &[
                         ("target", &t.name),
                         ("target_addr", &t.addr),
-                        ("code", &code.to_string()),
+                        ("code", &fleetbench_model::sqlstate::name(*code)),
                     ],
                     *n as f64,
                 );

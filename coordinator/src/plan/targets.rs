@@ -1,8 +1,8 @@
-//! Database targets: `--target NAME=mysql://...` URLs, their conflicts with the
-//! `--mysql-*` connection options, and `--table-map`.
+//! Database targets: `--target NAME=mysql://...` and `NAME=postgres://...` URLs, their
+//! conflicts with the `--mysql-*` and `--pgsql-*` connection options, and `--table-map`.
 
 use fleetbench_model::workloads::oltp::tls::SslMode;
-use fleetbench_model::workloads::server::Target;
+use fleetbench_model::workloads::server::{Driver, Target};
 
 use super::model::PlanError;
 use super::values::flag;
@@ -11,13 +11,18 @@ use crate::cli::RawArgs;
 /// The `--mysql-*` options that say where and as whom to connect: a `--target` URL says
 /// all of them itself. (TLS and public-key options are not among them: targets without
 /// their own take those.)
-const CONNECTION_OPTIONS: [&str; 6] = [
+const CONNECTION_OPTIONS: [&str; 11] = [
     "mysql-host",
     "mysql-port",
     "mysql-socket",
     "mysql-user",
     "mysql-password",
     "mysql-db",
+    "pgsql-host",
+    "pgsql-port",
+    "pgsql-user",
+    "pgsql-password",
+    "pgsql-db",
 ];
 
 /// Refuses `--target`s that contradict each other (one name twice) or the `--mysql-*`
@@ -44,8 +49,10 @@ pub(super) fn check_targets(raw: &RawArgs) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// Parses `NAME=mysql://USER:PASSWORD@HOST:PORT/DB[?socket=PATH]`. User defaults to sbtest,
-/// password to empty, port to 3306, database to sbtest; `%XX` escapes are decoded.
+/// Parses `NAME=mysql://USER:PASSWORD@HOST:PORT/DB[?socket=PATH]` or
+/// `NAME=postgres://USER:PASSWORD@HOST:PORT/DB[?sslmode=...]` (`postgresql://` too). User
+/// defaults to sbtest, password to empty, port to 3306 (5432), database to sbtest; `%XX`
+/// escapes are decoded.
 pub fn parse_target(s: &str) -> Result<Target, PlanError> {
     let bad = |why: &str| PlanError::Target(redact(s), why.to_string());
     let (name, url) = s
@@ -59,9 +66,20 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
     {
         return Err(bad("the name may hold letters, digits, '_', '-' and '.'"));
     }
-    let rest = url
-        .strip_prefix("mysql://")
-        .ok_or_else(|| bad("the URL must start with mysql://"))?;
+    let (driver, rest) = if let Some(rest) = url.strip_prefix("mysql://") {
+        (Driver::Mysql, rest)
+    } else if let Some(rest) = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+    {
+        (Driver::Pgsql, rest)
+    } else {
+        return Err(bad("the URL must start with mysql:// or postgres://"));
+    };
+    let default_port = match driver {
+        Driver::Mysql => 3306,
+        Driver::Pgsql => 5432,
+    };
     let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (auth, hostpart) = match rest.rsplit_once('@') {
         Some((a, h)) => (Some(a), h),
@@ -69,13 +87,17 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
     };
     let (user, password) = credentials(auth, &bad)?;
     let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, ""));
-    let (host, port) = host_and_port(hostport, &bad)?;
-    let (socket, sec) = url_parameters(query, &bad)?;
+    let (host, port) = host_and_port(hostport, default_port, &bad)?;
+    let (socket, sec) = match driver {
+        Driver::Mysql => url_parameters(query, &bad)?,
+        Driver::Pgsql => (None, libpq_parameters(query, &bad)?),
+    };
     if host.is_empty() && socket.is_none() {
         return Err(bad("no host"));
     }
     Ok(Target {
         name: name.to_string(),
+        driver,
         host: if host.is_empty() {
             "localhost".into()
         } else {
@@ -111,9 +133,13 @@ fn credentials(auth: Option<&str>, bad: &Bad) -> Result<(String, String), PlanEr
     })
 }
 
-/// The URL's `HOST:PORT` (port 3306 by default); an IPv6 literal stands in brackets, as
+/// The URL's `HOST:PORT` (`default_port` without one); an IPv6 literal stands in brackets, as
 /// in any URL: `[::1]:3306`.
-fn host_and_port<'a>(hostport: &'a str, bad: &Bad) -> Result<(&'a str, u16), PlanError> {
+fn host_and_port<'a>(
+    hostport: &'a str,
+    default_port: u16,
+    bad: &Bad,
+) -> Result<(&'a str, u16), PlanError> {
     let port_of = |p: &str| {
         p.parse::<u16>()
             .ok()
@@ -128,7 +154,7 @@ fn host_and_port<'a>(hostport: &'a str, bad: &Bad) -> Result<(&'a str, u16), Pla
             return Err(bad("not an IPv6 address between '[' and ']'"));
         }
         return Ok(match after {
-            "" => (h, 3306),
+            "" => (h, default_port),
             p => match p.strip_prefix(':') {
                 Some(p) => (h, port_of(p)?),
                 None => return Err(bad("expected ':PORT' after ']'")),
@@ -140,7 +166,7 @@ fn host_and_port<'a>(hostport: &'a str, bad: &Bad) -> Result<(&'a str, u16), Pla
             return Err(bad("write an IPv6 address in brackets: [::1]:3306"));
         }
         Some((h, p)) => (h, port_of(p)?),
-        None => (hostport, 3306),
+        None => (hostport, default_port),
     })
 }
 
@@ -177,6 +203,35 @@ fn url_parameters(query: &str, bad: &Bad) -> Result<(Option<String>, Target), Pl
         }
     }
     Ok((socket, sec))
+}
+
+/// A postgres:// URL's parameters, libpq's names: `sslmode`, `sslrootcert`, `sslcert`,
+/// `sslkey`. (A PostgreSQL target takes no Unix socket here: TCP only.)
+fn libpq_parameters(query: &str, bad: &Bad) -> Result<Target, PlanError> {
+    let mut sec = Target::default();
+    // libpq's default.
+    sec.ssl.mode = SslMode::Preferred;
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| bad("URL parameters are KEY=VALUE"))?;
+        let v = decode(v).ok_or_else(|| bad("bad %-escape"))?;
+        match k {
+            "sslmode" => {
+                sec.ssl.mode = SslMode::parse_libpq(&v)
+                    .ok_or_else(|| bad(&format!("sslmode must be {}", SslMode::LIBPQ_NAMES)))?
+            }
+            "sslrootcert" => sec.ssl.ca = Some(v.into()),
+            "sslcert" => sec.ssl.cert = Some(v.into()),
+            "sslkey" => sec.ssl.key = Some(v.into()),
+            _ => {
+                return Err(bad(
+                    "URL parameters understood: sslmode, sslrootcert, sslcert, sslkey",
+                ));
+            }
+        }
+    }
+    Ok(sec)
 }
 
 /// The target text without its password, for messages.
@@ -284,6 +339,17 @@ mod tests {
         let t = parse_target("a=mysql://u:p@[fe80::1]/db").unwrap();
         assert_eq!((t.host.as_str(), t.port), ("fe80::1", 3306));
         assert!(parse_target("a=mysql://u:p@::1:3306/db").is_err());
+        let t = parse_target("pg=postgres://u:p@db/x?sslmode=verify-full&sslrootcert=/ca").unwrap();
+        assert_eq!(
+            (t.driver, t.port, t.database.as_str()),
+            (Driver::Pgsql, 5432, "x")
+        );
+        assert_eq!(t.ssl.mode, SslMode::VerifyIdentity);
+        assert_eq!(t.ssl.ca.as_deref(), Some(std::path::Path::new("/ca")));
+        let t = parse_target("pg=postgresql://db:5433").unwrap();
+        assert_eq!((t.driver, t.port), (Driver::Pgsql, 5433));
+        assert!(parse_target("pg=postgres://db/x?socket=/tmp").is_err());
+        assert!(parse_target("pg=oracle://db/x").is_err());
         assert!(parse_target("a=mysql://u:p@[::1/db").is_err());
         assert!(parse_target("a=mysql://u:p@[nohost]:1/db").is_err());
         for port in ["70000", "0", "-1", "x"] {

@@ -305,8 +305,8 @@ pub struct Sql {
 }
 
 impl Sql {
-    /// The counters these figures were made from (an error code that is not a number is
-    /// left out).
+    /// The counters these figures were made from (an error code that is neither a number
+    /// nor a SQLSTATE is left out).
     pub fn counters(&self) -> crate::merge::DbCounters {
         crate::merge::DbCounters {
             reads: self.reads,
@@ -316,7 +316,7 @@ impl Sql {
             errors_by_code: self
                 .errors_by_code
                 .iter()
-                .filter_map(|(code, n)| Some((code.parse().ok()?, *n)))
+                .filter_map(|(code, n)| Some((fleetbench_model::sqlstate::parse(code)?, *n)))
                 .collect(),
             reconnects: self.reconnects,
             reconnect_failures: self.reconnect_failures,

@@ -64,7 +64,7 @@ fn sql(d: &crate::merge::DbCounters, events: u64, secs: f64) -> Sql {
         errors_by_code: d
             .errors_by_code
             .iter()
-            .map(|(k, v)| (k.to_string(), *v))
+            .map(|(k, v)| (fleetbench_model::sqlstate::name(*k), *v))
             .collect(),
         reconnects: d.reconnects,
         reconnect_failures: d.reconnect_failures,

@@ -185,6 +185,8 @@ impl ServerOptions {
 /// agent is sent the targets they make.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetOptions {
+    /// `--db-driver`: which options below were read (`--mysql-*` or `--pgsql-*`).
+    pub driver: Driver,
     /// The host or, comma-separated, the hosts (threads take them round-robin).
     pub hosts: Vec<String>,
     pub port: u16,
@@ -204,6 +206,7 @@ impl TargetOptions {
     pub fn default_target(&self, database: &str) -> Target {
         let mut t = Target {
             name: "default".into(),
+            driver: self.driver,
             host: self.hosts.join(","),
             port: self.port,
             socket: self.socket.clone(),
@@ -216,8 +219,13 @@ impl TargetOptions {
         t
     }
 
-    /// Gives `t` the TLS and public-key settings it does not set itself.
+    /// Gives `t` the TLS and public-key settings it does not set itself (a target of the
+    /// same driver only).
     pub fn fill_in(&self, t: &mut Target) {
+        // The --mysql-* TLS options are not a PostgreSQL target's, nor the other way round.
+        if t.driver != self.driver {
+            return;
+        }
         if t.ssl.mode == SslMode::Disabled {
             t.ssl.mode = self.ssl.mode;
         }
@@ -241,7 +249,7 @@ impl Declared for TargetOptions {
             "db-driver",
             OK::Text,
             "mysql",
-            "Database driver; only mysql",
+            "Database driver: mysql or pgsql",
         ),
         OptionDef::new(
             "mysql-host",
@@ -313,38 +321,66 @@ impl Declared for TargetOptions {
             "off",
             "Compression: only off is supported",
         ),
+        OptionDef::new(
+            "pgsql-host",
+            OK::Text,
+            "localhost",
+            "PostgreSQL server host, or hosts comma-separated (threads take them round-robin)",
+        ),
+        OptionDef::new("pgsql-port", OK::Count, "5432", "PostgreSQL server port"),
+        OptionDef::new("pgsql-user", OK::Text, "sbtest", "PostgreSQL user"),
+        OptionDef::new(
+            "pgsql-password",
+            OK::Text,
+            "",
+            "PostgreSQL password [default: empty]",
+        ),
+        OptionDef::new(
+            "pgsql-db",
+            OK::Text,
+            "",
+            // The default is the test's own, as for --mysql-db.
+            "PostgreSQL database name",
+        ),
+        OptionDef::new(
+            "pgsql-sslmode",
+            OK::Text,
+            "prefer",
+            "TLS as libpq's sslmode: disable, allow, prefer, require, verify-ca or verify-full",
+        ),
+        OptionDef::new(
+            "pgsql-sslrootcert",
+            OK::Text,
+            "",
+            "CA certificate (PEM) the server's certificate is checked against (a path on the agents' hosts)",
+        ),
+        OptionDef::new(
+            "pgsql-sslcert",
+            OK::Text,
+            "",
+            "Client certificate (PEM) for servers that want one (a path on the agents' hosts)",
+        ),
+        OptionDef::new(
+            "pgsql-sslkey",
+            OK::Text,
+            "",
+            "Private key (PEM) of --pgsql-sslcert (a path on the agents' hosts)",
+        ),
     ];
 
     fn from_options(o: &Options) -> Result<Self, SpecError> {
-        if o.text("db-driver").trim() != "mysql" {
-            return Err(SpecError::invalid(
-                "db-driver",
-                o.text("db-driver"),
-                "only mysql is supported",
-            ));
+        let driver = Driver::parse(o.text("db-driver").trim()).ok_or_else(|| {
+            SpecError::invalid("db-driver", o.text("db-driver"), "expected mysql or pgsql")
+        })?;
+        if driver == Driver::Pgsql {
+            return Self::pgsql_from_options(o);
         }
         if o.flag("mysql-compression")? {
             return Err(SpecError::Options(
                 "--mysql-compression=on is not supported".into(),
             ));
         }
-        let given = o.text("mysql-host");
-        let mut hosts = Vec::new();
-        for h in given.split(',').map(str::trim) {
-            // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
-            let h = h
-                .strip_prefix('[')
-                .and_then(|h| h.strip_suffix(']'))
-                .unwrap_or(h);
-            if h.is_empty() {
-                return Err(SpecError::invalid(
-                    "mysql-host",
-                    given,
-                    "an empty host in the list",
-                ));
-            }
-            hosts.push(h.to_string());
-        }
+        let hosts = host_list(o, "mysql-host")?;
         let port = match o.num::<u16>("mysql-port")? {
             0 => {
                 return Err(SpecError::invalid(
@@ -381,6 +417,7 @@ impl Declared for TargetOptions {
         };
         let text = |name| Some(o.text(name).to_string()).filter(|s| !s.is_empty());
         Ok(TargetOptions {
+            driver,
             hosts,
             port,
             socket: text("mysql-socket"),
@@ -405,6 +442,19 @@ impl Declared for TargetOptions {
                 .unwrap_or_default()
         };
         let mut w = Written::default();
+        if self.driver == Driver::Pgsql {
+            w.put("db-driver", "pgsql")
+                .put("pgsql-host", self.hosts.join(","))
+                .put("pgsql-port", self.port)
+                .put("pgsql-user", &self.user)
+                .put("pgsql-password", &self.password)
+                .put("pgsql-db", self.database.clone().unwrap_or_default())
+                .put("pgsql-sslmode", self.ssl.mode.libpq_name())
+                .put("pgsql-sslrootcert", path(&self.ssl.ca))
+                .put("pgsql-sslcert", path(&self.ssl.cert))
+                .put("pgsql-sslkey", path(&self.ssl.key));
+            return w;
+        }
         w.put("db-driver", "mysql")
             .put("mysql-host", self.hosts.join(","))
             .put("mysql-port", self.port)
@@ -423,10 +473,101 @@ impl Declared for TargetOptions {
     }
 }
 
+impl TargetOptions {
+    /// `--db-driver=pgsql`: the `--pgsql-*` options make the default target (the
+    /// `--mysql-*` ones are not read, as in sysbench).
+    fn pgsql_from_options(o: &Options) -> Result<Self, SpecError> {
+        let hosts = host_list(o, "pgsql-host")?;
+        let port = match o.num::<u16>("pgsql-port")? {
+            0 => {
+                return Err(SpecError::invalid(
+                    "pgsql-port",
+                    0,
+                    "must be from 1 to 65535",
+                ));
+            }
+            p => p,
+        };
+        let mode = SslMode::parse_libpq(o.text("pgsql-sslmode")).ok_or_else(|| {
+            SpecError::invalid(
+                "pgsql-sslmode",
+                o.text("pgsql-sslmode"),
+                SslMode::LIBPQ_NAMES,
+            )
+        })?;
+        let path = |name| Some(PathBuf::from(o.text(name))).filter(|p| !p.as_os_str().is_empty());
+        Ok(TargetOptions {
+            driver: Driver::Pgsql,
+            hosts,
+            port,
+            socket: None,
+            user: o.text("pgsql-user").to_string(),
+            password: o.text("pgsql-password").to_string(),
+            database: Some(o.text("pgsql-db").to_string()).filter(|s| !s.is_empty()),
+            ssl: SslSettings {
+                mode,
+                ca: path("pgsql-sslrootcert"),
+                cert: path("pgsql-sslcert"),
+                key: path("pgsql-sslkey"),
+            },
+            server_public_key: None,
+            get_server_public_key: false,
+        })
+    }
+}
+
+/// A comma-separated host list: IPv6 literals in brackets or bare, none empty.
+fn host_list(o: &Options, name: &'static str) -> Result<Vec<String>, SpecError> {
+    let given = o.text(name);
+    let mut hosts = Vec::new();
+    for h in given.split(',').map(str::trim) {
+        // An IPv6 literal may come in URL brackets ([::1]) or bare (::1).
+        let h = h
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(h);
+        if h.is_empty() {
+            return Err(SpecError::invalid(name, given, "an empty host in the list"));
+        }
+        hosts.push(h.to_string());
+    }
+    Ok(hosts)
+}
+
+/// Which database a target is and so which client speaks to it (`--db-driver`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Driver {
+    /// MySQL and MariaDB (and proxies speaking their protocol).
+    #[default]
+    Mysql,
+    /// PostgreSQL.
+    Pgsql,
+}
+
+impl Driver {
+    pub fn parse(s: &str) -> Option<Driver> {
+        match s {
+            "mysql" => Some(Driver::Mysql),
+            "pgsql" => Some(Driver::Pgsql),
+            _ => None,
+        }
+    }
+
+    /// sysbench's name of the driver (`drv:name()`, `--db-driver`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Mysql => "mysql",
+            Driver::Pgsql => "pgsql",
+        }
+    }
+}
+
 /// A database server, as the agent connects to it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Target {
     pub name: String,
+    /// Which database this is (mysql:// or postgres:// URL, `--db-driver`).
+    pub driver: Driver,
     pub host: String,
     pub port: u16,
     pub socket: Option<String>,
@@ -585,11 +726,36 @@ mod tests {
             ("mysql-port", "0", "1 to 65535"),
             ("mysql-port", "70000", "integer"),
             ("mysql-host", "a,,b", "empty host"),
-            ("db-driver", "pgsql", "only mysql"),
+            ("db-driver", "oracle", "mysql or pgsql"),
             ("mysql-compression", "on", "not supported"),
         ] {
             let e = target(&[(name, value)]).unwrap_err().to_string();
             assert!(e.contains(why), "{name}={value}: {e}");
+        }
+    }
+
+    #[test]
+    fn pgsql_reads_the_pgsql_options_with_libpqs_defaults() {
+        let t = target(&[("db-driver", "pgsql"), ("mysql-port", "3307")]).unwrap();
+        let d = t.default_target("sbtest");
+        assert_eq!(d.driver, Driver::Pgsql);
+        assert_eq!(
+            (d.host.as_str(), d.port, d.user.as_str()),
+            ("localhost", 5432, "sbtest")
+        );
+        assert_eq!(
+            (d.database.as_str(), d.ssl.mode),
+            ("sbtest", SslMode::Preferred)
+        );
+        let t = target(&[("db-driver", "pgsql"), ("pgsql-sslmode", "verify-full")]).unwrap();
+        assert_eq!(t.ssl.mode, SslMode::VerifyIdentity);
+        for (name, value, why) in [
+            ("pgsql-sslmode", "sometimes", "verify-full"),
+            ("pgsql-port", "0", "1 to 65535"),
+            ("pgsql-host", "a,,b", "empty host"),
+        ] {
+            let e = target(&[("db-driver", "pgsql"), (name, value)]).unwrap_err();
+            assert!(e.to_string().contains(why), "{name}={value}: {e}");
         }
     }
 
@@ -643,9 +809,21 @@ mod tests {
                     ("mysql-get-server-public-key", "on"),
                 ],
                 &[("mysql-ssl-mode", "verify_identity")],
+                &[
+                    ("db-driver", "pgsql"),
+                    ("pgsql-host", "pg1,pg2"),
+                    ("pgsql-port", "5433"),
+                    ("pgsql-user", "bench"),
+                    ("pgsql-password", "secret"),
+                    ("pgsql-db", "bench"),
+                    ("pgsql-sslmode", "verify-full"),
+                    ("pgsql-sslrootcert", "/ca.pem"),
+                    ("pgsql-sslcert", "/client.pem"),
+                    ("pgsql-sslkey", "/client.key"),
+                ],
             ],
-            // Declared for sysbench's command lines; only mysql and off are supported.
-            &["db-driver", "mysql-compression"],
+            // Declared for sysbench's command lines; only off is supported.
+            &["mysql-compression"],
         );
     }
 }

@@ -2,7 +2,6 @@
 //! greeting, TLS, and the authentication exchange (the plugins themselves are `auth.rs`).
 
 use std::io;
-use std::net::ToSocketAddrs;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,10 +9,10 @@ use std::time::{Duration, Instant};
 use fleetbench_model::workloads::oltp::tls::SslMode;
 use fleetbench_model::workloads::server::Target;
 
-use super::stream::{Plain, Sock, Stream};
-use super::tls::{self, TlsStream};
 use super::{COLLATION, Conn, MAX_PACKET, SqlError, auth, parse_err, put_lenenc};
 use crate::sql::Sockets;
+use crate::sql::stream::{Plain, Sock, Stream};
+use crate::sql::tls::{self, TlsStream};
 
 // Capability flags (protocol documentation, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 0x1;
@@ -66,25 +65,7 @@ impl Conn {
                 } else {
                     opts.host
                 };
-                let mut last = None;
-                let mut found = None;
-                for addr in (host, opts.port).to_socket_addrs()? {
-                    match crate::coop::connect(&addr, deadline, &cancelled) {
-                        Ok(s) => {
-                            found = Some(s);
-                            break;
-                        }
-                        Err(e) => last = Some(e),
-                    }
-                }
-                let s = match (found, last) {
-                    (Some(s), _) => s,
-                    (None, Some(e)) => return Err(e.into()),
-                    (None, None) => {
-                        return Err(SqlError::Protocol(format!("{host} has no address")));
-                    }
-                };
-                s.set_nodelay(true)?;
+                let s = crate::sql::stream::connect_tcp(host, opts.port, deadline, &cancelled)?;
                 Stream::Plain(Plain::new(Sock::Tcp(s)))
             }
         };

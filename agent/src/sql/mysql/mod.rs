@@ -2,7 +2,7 @@
 //! path and for set-up (`crate::sql::setup`), behind the driver interface.
 //!
 //! This file holds the connection and its statements; `handshake.rs` connects and logs in,
-//! `stream.rs` is the socket under both.
+//! `crate::sql::stream` is the socket under both.
 //!
 //! It does what a sysbench event needs and nothing more: handshake v10, optionally over TLS
 //! (rustls), with mysql_native_password, caching_sha2_password, client_ed25519 or
@@ -19,11 +19,9 @@ use std::sync::Arc;
 
 pub mod auth;
 mod handshake;
-mod stream;
-pub mod tls;
 
+use crate::sql::stream::Stream;
 pub use handshake::{ConnectOpts, connect_opts, load_files};
-use stream::Stream;
 
 use crate::sql::{Client, ConnInfo, Param, Reply, Sockets, SqlError, show_variables_sql};
 use fleetbench_model::workloads::server::Target;
@@ -414,7 +412,7 @@ fn parse_err(p: &[u8]) -> SqlError {
         msg = &msg[6..];
     }
     SqlError::Server {
-        code,
+        code: u32::from(code),
         message: String::from_utf8_lossy(msg).into_owned(),
     }
 }
@@ -553,8 +551,8 @@ impl Client for Conn {
 #[cfg(test)]
 mod tests {
     use super::handshake::{CLIENT_PLUGIN_AUTH_LENENC_DATA, parse_auth_switch, parse_handshake};
-    use super::stream::{Plain, Sock};
     use super::*;
+    use crate::sql::stream::{Plain, Sock};
     use std::io::{Read, Write};
     use std::net::{Shutdown, TcpStream};
 

@@ -82,7 +82,7 @@ impl StmtLog {
 
 /// What one event attempt ran into.
 enum Failure {
-    Ignored(u16),
+    Ignored(u32),
     Lost(usize),
     Fatal(String),
 }

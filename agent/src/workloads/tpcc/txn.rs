@@ -22,7 +22,7 @@ use fleetbench_model::workloads::tpcc::{TXN_NAMES, TpccConfig};
 
 /// Server errors after which a transaction is rolled back and tried again, as tpcc-mysql
 /// does: deadlock, lock-wait timeout.
-const RETRIED: [u16; 2] = [1213, 1205];
+const RETRIED: [u32; 2] = [1213, 1205];
 /// Attempts before a transaction counts as failed.
 const MAX_ATTEMPTS: u32 = 10;
 

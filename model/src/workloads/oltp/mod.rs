@@ -511,6 +511,14 @@ declare_options! {
             "1213,1020,1205",
             "Error codes to ignore (count and retry), \"all\", or \"none\"",
         );
+        /// `--pgsql-ignore-errors`: the SQLSTATEs a PostgreSQL target's errors are ignored
+        /// for, or every one (`all`). Lost connections reconnect whatever it says.
+        pub pgsql_ignore_errors: SqlStates = option(
+            "pgsql-ignore-errors",
+            Text,
+            "40P01,23505,40001",
+            "SQLSTATEs to ignore (count and retry) on PostgreSQL, \"all\", or \"none\"",
+        );
     }
     check = OltpDb::bounds;
 }
@@ -566,6 +574,45 @@ impl OptionValue for IgnoredErrors {
             IgnoredErrors::Codes(codes) => codes
                 .iter()
                 .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+/// `--pgsql-ignore-errors`: SQLSTATEs (as [`crate::sqlstate`] numbers them), `all` or
+/// `none`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlStates(pub IgnoredErrors);
+
+impl OptionValue for SqlStates {
+    fn read(o: &Options, name: &'static str) -> Result<Self, SpecError> {
+        match o.text(name).trim() {
+            "all" => Ok(SqlStates(IgnoredErrors::All)),
+            "none" | "" => Ok(SqlStates(IgnoredErrors::Codes(Vec::new()))),
+            list if list.split(',').count() > MAX_IGNORED_CODES => Err(SpecError::invalid(
+                name,
+                format!("{}...", list.chars().take(32).collect::<String>()),
+                "at most 1024 SQLSTATEs",
+            )),
+            list => list
+                .split(',')
+                .map(|c| crate::sqlstate::encode(c.trim()))
+                .collect::<Option<Vec<_>>>()
+                .map(|c| SqlStates(IgnoredErrors::Codes(c)))
+                .ok_or_else(|| {
+                    SpecError::invalid(name, list, "expected SQLSTATEs such as 40P01, or 'all'")
+                }),
+        }
+    }
+
+    fn write(&self) -> String {
+        match &self.0 {
+            IgnoredErrors::All => "all".to_string(),
+            IgnoredErrors::Codes(codes) if codes.is_empty() => "none".to_string(),
+            IgnoredErrors::Codes(codes) => codes
+                .iter()
+                .map(|&c| crate::sqlstate::state(c))
                 .collect::<Vec<_>>()
                 .join(","),
         }
@@ -732,8 +779,12 @@ impl OltpConfig {
 
     /// Whether `code` is an error to count and retry rather than fail on.
     #[inline]
-    pub fn ignores(&self, code: u16) -> bool {
-        self.db.ignore_errors.contains(u32::from(code))
+    pub fn ignores(&self, code: u32) -> bool {
+        if crate::sqlstate::is_sqlstate(code) {
+            self.db.pgsql_ignore_errors.0.contains(code)
+        } else {
+            self.db.ignore_errors.contains(code)
+        }
     }
 }
 
@@ -864,10 +915,12 @@ mod tests {
             OltpDb {
                 prepared: false,
                 ignore_errors: IgnoredErrors::All,
+                pgsql_ignore_errors: SqlStates(IgnoredErrors::All),
             },
             OltpDb {
                 prepared: true,
                 ignore_errors: IgnoredErrors::Codes(Vec::new()),
+                pgsql_ignore_errors: SqlStates(IgnoredErrors::Codes(Vec::new())),
             },
         ] {
             assert_eq!(back(&d), d);
@@ -880,6 +933,18 @@ mod tests {
         let many = vec!["é"; MAX_IGNORED_CODES + 1].join(",");
         let e = OltpDb::resolve("t", [("mysql-ignore-errors", many.as_str())]).unwrap_err();
         assert!(e.to_string().contains("at most 1024 error codes"), "{e}");
+        let e = OltpDb::resolve("t", [("pgsql-ignore-errors", "40P01,1213")]).unwrap_err();
+        assert!(e.to_string().contains("SQLSTATEs"), "{e}");
+    }
+
+    #[test]
+    fn mysql_codes_and_sqlstates_are_ignored_by_their_own_option() {
+        let mut c = config(Script::ReadWrite);
+        let state = |s| crate::sqlstate::encode(s).unwrap();
+        assert!(c.ignores(1213) && c.ignores(state("40P01")) && c.ignores(state("40001")));
+        assert!(!c.ignores(state("42P01")) && !c.ignores(1062));
+        c.db.ignore_errors = IgnoredErrors::All;
+        assert!(c.ignores(1062) && !c.ignores(state("42P01")));
     }
 
     #[test]
@@ -969,6 +1034,8 @@ mod tests {
                 ],
                 &[("mysql-ignore-errors", "all")],
                 &[("mysql-ignore-errors", "none")],
+                &[("pgsql-ignore-errors", "40P01,57014")],
+                &[("pgsql-ignore-errors", "all")],
             ],
             &[],
         );

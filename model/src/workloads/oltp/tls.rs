@@ -33,6 +33,33 @@ impl SslMode {
         })
     }
 
+    pub const LIBPQ_NAMES: &'static str =
+        "disable, allow, prefer, require, verify-ca or verify-full";
+
+    /// libpq's sslmode (`--pgsql-sslmode`, a postgres:// URL's `sslmode`): `allow` tries
+    /// without TLS first in libpq; here it is `prefer`, as the server decides either way.
+    pub fn parse_libpq(s: &str) -> Option<SslMode> {
+        Some(match s.trim() {
+            "disable" => SslMode::Disabled,
+            "allow" | "prefer" => SslMode::Preferred,
+            "require" => SslMode::Required,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyIdentity,
+            _ => return None,
+        })
+    }
+
+    /// The mode as libpq names it.
+    pub fn libpq_name(self) -> &'static str {
+        match self {
+            SslMode::Disabled => "disable",
+            SslMode::Preferred => "prefer",
+            SslMode::Required => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyIdentity => "verify-full",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SslMode::Disabled => "disabled",

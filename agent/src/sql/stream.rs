@@ -67,6 +67,30 @@ impl Write for Sock {
     }
 }
 
+/// Connects to `host:port` (each of its addresses in turn) by `deadline`, giving up once
+/// `cancelled` says so; Nagle off, as every statement is one write awaiting its reply.
+pub(super) fn connect_tcp(
+    host: &str,
+    port: u16,
+    deadline: Instant,
+    cancelled: &dyn Fn() -> bool,
+) -> io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = None;
+    for addr in (host, port).to_socket_addrs()? {
+        match crate::coop::connect(&addr, deadline, cancelled) {
+            Ok(s) => {
+                s.set_nodelay(true)?;
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"))
+    }))
+}
+
 impl Plain {
     pub(super) fn new(sock: Sock) -> Self {
         Plain {
