@@ -16,6 +16,9 @@ use fleetbench_proto::v1::HelloRequest;
 use fleetbench_proto::v1::agent_client::AgentClient;
 
 pub mod mariadb;
+pub mod postgres;
+
+pub use postgres::{PgOpts, Postgres};
 
 /// Path of a workspace binary next to the test executable's profile directory.
 pub fn bin(name: &str) -> PathBuf {
