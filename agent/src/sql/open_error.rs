@@ -37,10 +37,38 @@ pub enum OpenError {
     Setting(String),
 }
 
-/// A readable error for a failed connect (the codes mysql_async's path maps too).
+impl LeanOpenError {
+    /// The error as it is, where no other client could try instead (PostgreSQL).
+    pub fn into_open(self, target: &Target) -> OpenError {
+        match self {
+            LeanOpenError::Open(e) => e,
+            LeanOpenError::Unsupported(message) => OpenError::Connect {
+                target: target.describe(),
+                message,
+            },
+        }
+    }
+}
+
+/// A readable error for a failed connect (the codes mysql_async's path maps too; a
+/// PostgreSQL server's SQLSTATEs as `fleetbench_model::sqlstate` numbers them).
 pub fn open_error(target: &Target, e: SqlError) -> LeanOpenError {
     let text = e.to_string();
-    LeanOpenError::Open(match e.code() {
+    let state = |s| fleetbench_model::sqlstate::encode(s);
+    let code = e.code();
+    if code.is_some() && (code == state("28P01") || code == state("28000")) {
+        return LeanOpenError::Open(OpenError::Access {
+            target: target.describe(),
+            message: text,
+        });
+    }
+    if code.is_some() && code == state("3D000") {
+        return LeanOpenError::Open(OpenError::NoDatabase {
+            target: target.describe(),
+            database: target.database.clone(),
+        });
+    }
+    LeanOpenError::Open(match code {
         Some(1045) => OpenError::Access {
             target: target.describe(),
             message: text,

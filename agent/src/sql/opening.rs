@@ -63,6 +63,13 @@ pub fn retry_reason(e: &SqlError) -> Option<Reason> {
         SqlError::Server {
             code: 1040 | 1203, ..
         } => Some(Reason::TooMany),
+        // PostgreSQL's too_many_connections, and cannot_connect_now (starting up).
+        SqlError::Server { code, .. }
+            if Some(*code) == fleetbench_model::sqlstate::encode("53300")
+                || Some(*code) == fleetbench_model::sqlstate::encode("57P03") =>
+        {
+            Some(Reason::TooMany)
+        }
         SqlError::Io(e) => match e.kind() {
             K::TimedOut | K::WouldBlock => Some(Reason::TimedOut),
             K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {

@@ -515,7 +515,7 @@ impl Client for PgConn {
         }
         let list: Vec<String> = names.iter().map(|v| format!("'{v}'")).collect();
         let rows = self.query_rows(&format!(
-            "SELECT name, setting || COALESCE(unit, '') FROM pg_settings WHERE name IN ({})",
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({})",
             list.join(", ")
         ))?;
         let values = rows

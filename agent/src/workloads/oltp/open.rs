@@ -16,7 +16,9 @@ use crate::sql::asynch::AsyncClient;
 use crate::sql::mysql;
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;
+use crate::sql::pgsql::PgConn;
 use crate::stats::WorkerTail;
+use fleetbench_model::workloads::server::Driver;
 
 /// What the OLTP workers of one agent are opened with.
 #[derive(Clone)]
@@ -37,10 +39,34 @@ pub struct OltpThreads {
 /// an OS thread of its own and waiting at the start gate. Fails, with every connection
 /// closed again, if any worker cannot open.
 ///
-/// Workers use the lean protocol client unless the server wants an authentication
-/// plugin it does not speak (or FLEETBENCH_OLTP_CLIENT is `mysql_async`); then they
-/// use mysql_async, with the same logic.
+/// Workers on PostgreSQL targets use the lean PostgreSQL client. On MySQL, they use the
+/// lean protocol client unless the server wants an authentication plugin it does not
+/// speak (or FLEETBENCH_OLTP_CLIENT is `mysql_async`); then they use mysql_async, with
+/// the same logic.
 pub async fn open_run(open: OltpThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
+    let drivers: Vec<Driver> = open
+        .cfg
+        .targets_in_use()
+        .iter()
+        .map(|(t, _)| open.cfg.targets[*t].driver)
+        .collect();
+    if drivers.contains(&Driver::Pgsql) {
+        if drivers.contains(&Driver::Mysql) {
+            return Err(OpenError::Setting(
+                "one run's tables are on MySQL and PostgreSQL targets both: a run speaks to one kind of database (compare them in steps of a scenario)".into(),
+            ));
+        }
+        tracing::info!(
+            threads = config.threads,
+            "OLTP workers use the lean PostgreSQL client"
+        );
+        return open_workers::<PgConn>(open, config)
+            .await
+            .map_err(|e| match e {
+                LeanOpenError::Open(e) => e,
+                LeanOpenError::Unsupported(m) => OpenError::Setting(m),
+            });
+    }
     let forced_async = std::env::var("FLEETBENCH_OLTP_CLIENT").is_ok_and(|v| v == "mysql_async");
     if !forced_async {
         match open_workers::<mysql::Conn>(open.clone(), config.clone()).await {

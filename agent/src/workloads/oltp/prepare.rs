@@ -11,9 +11,9 @@ use crate::sql::open_error::OpenError;
 use crate::sql::setup::SetupConn;
 use crate::sql::{Sockets, SqlError};
 use fleetbench_model::workloads::oltp::{
-    OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql,
+    OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql, pg,
 };
-use fleetbench_model::workloads::server::Target;
+use fleetbench_model::workloads::server::{Driver, Target};
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
 const MAX_INSERT_BYTES: usize = 512 * 1024;
@@ -53,12 +53,9 @@ fn check_tables(
         let target = &cfg.targets[t];
         let mut conn = SetupConn::open(target, sockets)?;
         if for_prepare {
-            let names: Vec<String> = conn
-                .query_rows("SHOW TABLES")
-                .map_err(|e| failed("SHOW TABLES".into(), target, &e))?
-                .into_iter()
-                .filter_map(|r| r.into_iter().next().flatten())
-                .collect();
+            let names = conn
+                .table_names()
+                .map_err(|e| failed("listing the tables".into(), target, &e))?;
             let clash: Vec<String> = mine
                 .iter()
                 .map(|n| cfg.table(*n))
@@ -269,16 +266,23 @@ fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareE
     let name = cfg.table(n);
     job.note(format!("Creating table '{name}'..."));
     let bulk = cfg.script == Script::BulkInsert;
-    let create = if bulk {
-        create_bulk_table_sql(&name, &cfg.server.engine)
-    } else {
-        create_table_sql(
+    let pg = target.driver == Driver::Pgsql;
+    let create = match (bulk, pg) {
+        (true, false) => create_bulk_table_sql(&name, &cfg.server.engine),
+        (true, true) => pg::create_bulk_table_sql(&name),
+        (false, false) => create_table_sql(
             &name,
             cfg.options.auto_inc,
             cfg.options.secondary,
             &cfg.server.engine,
             &cfg.create_options,
-        )
+        ),
+        (false, true) => pg::create_table_sql(
+            &name,
+            cfg.options.auto_inc,
+            cfg.options.secondary,
+            &cfg.create_options,
+        ),
     };
     conn.query(&create)
         .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
@@ -341,6 +345,11 @@ fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareE
             }
         }
     }
+    if pg && cfg.options.secondary {
+        // PostgreSQL has no secondary key in CREATE TABLE: the id index comes after.
+        conn.query(&format!("CREATE INDEX xid_{n} ON {name}(id)"))
+            .map_err(|e| failed(format!("CREATE INDEX xid_{n}"), e))?;
+    }
     if cfg.options.create_secondary {
         job.note(format!("Creating a secondary index on '{name}'..."));
         conn.query(&create_index_sql(n, &name))
@@ -391,10 +400,23 @@ fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
     let name = job.cfg.table(n);
     job.note(format!("Prewarming table '{name}'..."));
     let limit = job.cfg.options.table_size;
-    for sql in [
-        format!("SELECT AVG(id) FROM (SELECT * FROM {name} FORCE KEY (PRIMARY) LIMIT {limit}) t"),
-        format!("SELECT COUNT(*) FROM (SELECT * FROM {name} WHERE k LIKE '%0%' LIMIT {limit}) t"),
-    ] {
+    let reads = match target.driver {
+        Driver::Mysql => [
+            format!(
+                "SELECT AVG(id) FROM (SELECT * FROM {name} FORCE KEY (PRIMARY) LIMIT {limit}) t"
+            ),
+            format!(
+                "SELECT COUNT(*) FROM (SELECT * FROM {name} WHERE k LIKE '%0%' LIMIT {limit}) t"
+            ),
+        ],
+        // No index hints: the rows in key order read the primary key's index and the
+        // heap, the k values in order the secondary index.
+        Driver::Pgsql => [
+            format!("SELECT AVG(id) FROM (SELECT * FROM {name} ORDER BY id LIMIT {limit}) t"),
+            format!("SELECT COUNT(*) FROM (SELECT k FROM {name} ORDER BY k LIMIT {limit}) t"),
+        ],
+    };
+    for sql in reads {
         conn.query(&sql)
             .map_err(|e| failed(format!("prewarm of {name}"), target, &e))?;
     }

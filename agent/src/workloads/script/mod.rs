@@ -21,8 +21,10 @@ use crate::sql::asynch::AsyncClient;
 use crate::sql::mysql;
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;
+use crate::sql::pgsql::PgConn;
 use crate::stats::WorkerTail;
 use crate::workloads::ThreadWorkload;
+use fleetbench_model::workloads::server::Driver;
 use worker::{Opening, Output, ScriptWorker};
 
 /// What the script workers of one agent are opened with.
@@ -122,8 +124,9 @@ impl ThreadWorkload for Done {
 
 /// Opens a script run: the agent's state with `init()`, then `config.threads` workers,
 /// each on an OS thread of its own with its state and the connections its
-/// `thread_init` opens, waiting at the start gate. The lean client first; mysql_async
-/// when the server wants a login the lean client does not speak.
+/// `thread_init` opens, waiting at the start gate. The lean client of the target's
+/// database; for MySQL, mysql_async when the server wants a login the lean client does
+/// not speak.
 pub async fn open_run(open: ScriptThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
     let main = {
         let (cfg, output) = (open.cfg.clone(), open.output.clone());
@@ -134,6 +137,14 @@ pub async fn open_run(open: ScriptThreads, config: RunConfig) -> Result<Prepared
             .map_err(OpenError::Setting)?
     };
     let done = Arc::new(Done(Mutex::new(Some(main))));
+    if open.cfg.targets.first().map(|t| t.driver) == Some(Driver::Pgsql) {
+        return open_workers::<PgConn>(open, config, done)
+            .await
+            .map_err(|e| match e {
+                LeanOpenError::Open(e) => e,
+                LeanOpenError::Unsupported(m) => OpenError::Setting(m),
+            });
+    }
     match open_workers::<mysql::Conn>(open.clone(), config.clone(), done.clone()).await {
         Ok(run) => return Ok(run),
         Err(LeanOpenError::Open(e)) => return Err(e),

@@ -819,6 +819,46 @@ pub fn create_bulk_table_sql(table: &str, engine: &str) -> String {
     )
 }
 
+/// The sbtest tables' DDL on PostgreSQL (sysbench's pgsql driver's).
+pub mod pg {
+    /// sbtest`n` as sysbench creates it on PostgreSQL: SERIAL id with --auto-inc, no
+    /// engine; with --secondary the id index is created apart (no KEY clause here).
+    pub fn create_table_sql(table: &str, auto_inc: bool, secondary: bool, options: &str) -> String {
+        let id = if auto_inc {
+            "SERIAL"
+        } else {
+            "INTEGER NOT NULL"
+        };
+        let key = if secondary {
+            ""
+        } else {
+            ",\n  PRIMARY KEY (id)"
+        };
+        format!(
+            "CREATE TABLE {table}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL{key}\n){}{options}",
+            if options.is_empty() { "" } else { " " }
+        )
+    }
+
+    /// bulk_insert's table on PostgreSQL.
+    pub fn create_bulk_table_sql(table: &str) -> String {
+        format!(
+            "CREATE TABLE {table}(\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id)\n)"
+        )
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn the_table_is_sysbenchs() {
+        assert_eq!(
+            create_table_sql("sbtest1", true, false, ""),
+            "CREATE TABLE sbtest1(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)"
+        );
+        assert!(create_table_sql("t", false, true, "").contains("id INTEGER NOT NULL,"));
+        assert!(!create_table_sql("t", false, true, "").contains("PRIMARY"));
+    }
+}
+
 /// The secondary index sysbench creates after loading (--create-secondary=on).
 pub fn create_index_sql(n: u32, table: &str) -> String {
     format!("CREATE INDEX k_{n} ON {table}(k)")
