@@ -205,7 +205,7 @@ local function failed(con, sql, errno, state, msg, class)
    if hook then ignorable = hook(e) else ignorable = class ~= "fatal" end
    if ignorable then
       -- A lost connection counts as a reconnect (done already), not as an ignored error.
-      if class ~= "reconnect" then raw.ignored(errno, class) end
+      if class ~= "reconnect" then raw.ignored(errno, class, state) end
       error(e, 0)
    end
    error(format("SQL error, errno = %d, state = '%s': %s (%s)", errno, state, msg, sql), 0)

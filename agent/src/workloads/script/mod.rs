@@ -62,7 +62,7 @@ impl MainState {
                     tid,
                     opt: &cfg.opt,
                     output: Rc::new(move |s: &str| output.push(s)),
-                    driver: "mysql",
+                    driver: cfg.targets.first().map_or("mysql", |t| t.driver.name()),
                     fast_calls: false,
                 };
                 let made = state::new_state(&env, |_, _| Ok(())).and_then(|lua| {

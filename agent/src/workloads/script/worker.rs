@@ -252,11 +252,16 @@ pub struct Ctx<C: Client> {
     last_failure: Failed,
 }
 
-fn lost_error(e: &SqlError) -> (u32, &'static str) {
+/// A failed statement's `sql_errno` and `sql_state` as sysbench's drivers give them:
+/// MySQL's code and HY000; PostgreSQL's SQLSTATE with errno 0.
+fn lost_error(e: &SqlError) -> (u32, String) {
     match e {
-        SqlError::Server { code, .. } => (u32::from(*code), "HY000"),
+        SqlError::Server { code, .. } if fleetbench_model::sqlstate::is_sqlstate(*code) => {
+            (0, fleetbench_model::sqlstate::state(*code))
+        }
+        SqlError::Server { code, .. } => (*code, "HY000".into()),
         // What libmysqlclient says for a connection that went away.
-        _ => (2013, "HY000"),
+        _ => (2013, "HY000".into()),
     }
 }
 
@@ -338,9 +343,9 @@ impl<C: Client> Ctx<C> {
 
     /// What a failed statement on connection `h` means: the values the prelude's
     /// `failed` takes (errno, state, message, class). A lost connection is reopened.
-    fn failure(&mut self, h: usize, e: SqlError) -> (u32, &'static str, String, &'static str) {
-        let ignores = &self.cfg.db.ignore_errors;
-        let class = e.classify(|c| ignores.contains(u32::from(c)));
+    fn failure(&mut self, h: usize, e: SqlError) -> (u32, String, String, &'static str) {
+        let db = &self.cfg.db;
+        let class = e.classify(|c| db.ignores(c));
         let (errno, state) = lost_error(&e);
         let msg = e.to_string();
         let class = match class {
@@ -381,12 +386,12 @@ impl<C: Client> Ctx<C> {
 type Shared<C> = Rc<RefCell<Ctx<C>>>;
 
 /// A failure as the raw functions return it (nothing on success).
-type Failed = Option<(u32, &'static str, String, &'static str)>;
+type Failed = Option<(u32, String, String, &'static str)>;
 
-fn gone() -> (u32, &'static str, String, &'static str) {
+fn gone() -> (u32, String, String, &'static str) {
     (
         2013,
-        "HY000",
+        "HY000".into(),
         "Lost connection to server (reconnecting)".into(),
         "reconnect",
     )
@@ -700,8 +705,8 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                         g.unsupported =
                             Some(format!("the server wants the authentication plugin '{p}'"));
                     }
-                    let (errno, _) = lost_error(&e);
-                    Ok((None, errno, "HY000".into(), e.to_string()))
+                    let (errno, state) = lost_error(&e);
+                    Ok((None, errno, state, e.to_string()))
                 }
             }
         })?,
@@ -737,7 +742,10 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                     slot.generation += 1;
                     Ok((true, 0, String::new(), String::new()))
                 }
-                Err(e) => Ok((false, lost_error(&e).0, "HY000".into(), e.to_string())),
+                Err(e) => {
+                    let (errno, state) = lost_error(&e);
+                    Ok((false, errno, state, e.to_string()))
+                }
             }
         })?,
     )?;
@@ -865,10 +873,15 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
     let c = ctx.clone();
     raw.set(
         "ignored",
-        lua.create_function(move |_, (errno, _class): (u32, String)| {
+        lua.create_function(move |_, (errno, _class, state): (u32, String, Option<String>)| {
             let mut g = c.borrow_mut();
             g.tally.ignored_errors += 1;
-            *g.tally.errors_by_code.entry(errno).or_default() += 1;
+            // PostgreSQL's errors come with errno 0: count them by their SQLSTATE.
+            let code = match (errno, state.as_deref()) {
+                (0, Some(s)) => fleetbench_model::sqlstate::encode(s).unwrap_or(0),
+                _ => errno,
+            };
+            *g.tally.errors_by_code.entry(code).or_default() += 1;
             Ok(())
         })?,
     )?;
@@ -1047,7 +1060,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             tid: o.tid as u32,
             opt: &cfg.opt,
             output: Rc::new(move |s: &str| output.push(s)),
-            driver: "mysql",
+            driver: cfg.targets.first().map_or("mysql", |t| t.driver.name()),
             fast_calls: true,
         };
         let lua =

@@ -620,6 +620,17 @@ impl OptionValue for SqlStates {
 }
 
 impl OltpDb {
+    /// Whether server error `code` is to be counted and retried: a SQLSTATE by
+    /// `--pgsql-ignore-errors`, a MySQL code by `--mysql-ignore-errors`.
+    #[inline]
+    pub fn ignores(&self, code: u32) -> bool {
+        if crate::sqlstate::is_sqlstate(code) {
+            self.pgsql_ignore_errors.0.contains(code)
+        } else {
+            self.ignore_errors.contains(code)
+        }
+    }
+
     fn bounds(&self) -> Result<(), SpecError> {
         match &self.ignore_errors {
             IgnoredErrors::Codes(codes) if codes.len() > MAX_IGNORED_CODES => {
@@ -780,11 +791,7 @@ impl OltpConfig {
     /// Whether `code` is an error to count and retry rather than fail on.
     #[inline]
     pub fn ignores(&self, code: u32) -> bool {
-        if crate::sqlstate::is_sqlstate(code) {
-            self.db.pgsql_ignore_errors.0.contains(code)
-        } else {
-            self.db.ignore_errors.contains(code)
-        }
+        self.db.ignores(code)
     }
 }
 

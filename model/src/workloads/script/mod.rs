@@ -33,6 +33,11 @@ pub const BUILT_IN: &[&str] = &[
     "mysql_db",
     "mysql_ignore_errors",
     "mysql_storage_engine",
+    "pgsql_host",
+    "pgsql_port",
+    "pgsql_user",
+    "pgsql_password",
+    "pgsql_db",
     "histogram",
     "verbosity",
 ];
