@@ -42,6 +42,26 @@ const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 pub struct PgStmt {
     name: String,
     pub params: u16,
+    /// BEGIN, COMMIT or ROLLBACK: sent as a simple query, the same one round trip, and
+    /// the server accounts for each one as a statement (pg_stat_statements does not count
+    /// a transaction command's executions through the extended protocol).
+    simple: Option<&'static str>,
+}
+
+/// Transaction control as a simple query: the command of `sql`, if it is one.
+fn transaction_command(sql: &str) -> Option<&'static str> {
+    match sql
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+        .to_ascii_uppercase()
+        .as_str()
+    {
+        "BEGIN" => Some("BEGIN"),
+        "COMMIT" => Some("COMMIT"),
+        "ROLLBACK" => Some("ROLLBACK"),
+        _ => None,
+    }
 }
 
 /// One connection to a PostgreSQL server.
@@ -96,6 +116,13 @@ impl PgConn {
     /// Parses `sql` (its `?` placeholders become `$1`, `$2`, ... as sysbench's pgsql
     /// driver does) as a named statement of this connection.
     pub fn prepare(&mut self, sql: &str) -> Result<PgStmt, SqlError> {
+        if let Some(cmd) = transaction_command(sql) {
+            return Ok(PgStmt {
+                name: String::new(),
+                params: 0,
+                simple: Some(cmd),
+            });
+        }
         let (sql, params) = numbered_placeholders(sql);
         self.next_stmt += 1;
         let name = format!("fb{}", self.next_stmt);
@@ -104,12 +131,19 @@ impl PgConn {
         frontend::sync(&mut self.wbuf);
         self.flush()?;
         self.finish()?;
-        Ok(PgStmt { name, params })
+        Ok(PgStmt {
+            name,
+            params,
+            simple: None,
+        })
     }
 
     /// Binds `params` (as text) to `stmt` and executes it: one write, one reply.
     #[inline]
     pub fn execute(&mut self, stmt: &mut PgStmt, params: &[Param]) -> Result<Reply, SqlError> {
+        if let Some(cmd) = stmt.simple {
+            return self.query(cmd);
+        }
         self.wbuf.clear();
         let bound = frontend::bind(
             "",
@@ -546,6 +580,17 @@ mod tests {
             ("SELECT '?', \"a?\" FROM t WHERE k = $1", 1)
         );
         assert_eq!(numbered_placeholders("SELECT $1").1, 0);
+    }
+
+    #[test]
+    fn transaction_commands_are_told_apart() {
+        assert_eq!(transaction_command(" begin "), Some("BEGIN"));
+        assert_eq!(transaction_command("COMMIT;"), Some("COMMIT"));
+        assert_eq!(
+            transaction_command("BEGIN ISOLATION LEVEL SERIALIZABLE"),
+            None
+        );
+        assert_eq!(transaction_command("SELECT 1"), None);
     }
 
     #[test]

@@ -25,6 +25,7 @@ use crate::stats::{BATCH, WorkerTail};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script};
+use fleetbench_model::workloads::server::Driver;
 use fleetbench_model::workloads::server::Target;
 
 /// A worker's statement latencies not yet folded into the shared [`WorkerTail`]: a
@@ -519,7 +520,8 @@ impl<C: Client> OltpWorker<C> {
             )) => Err(Some(Step::Fatal(e.to_string()))),
             Err(LeanOpenError::Unsupported(m)) => Err(Some(Step::Fatal(m))),
             Err(_) if stop.load(Relaxed) || self.sockets.is_cancelled() => Err(Some(Step::Stopped)),
-            Err(_) => {
+            Err(e) => {
+                tracing::debug!(target = t, error = %e, "reconnect failed");
                 self.tally.reconnect_failures += 1;
                 self.on_target(t, |c| c.reconnect_failures += 1);
                 Err(None)
@@ -634,6 +636,14 @@ impl<C: Client> OltpWorker<C> {
         fill_c(&mut self.rng, &mut self.c);
         fill_pad(&mut self.rng, &mut self.pad);
         let (c, pad) = (std::mem::take(&mut self.c), std::mem::take(&mut self.pad));
+        let (n, t) = self.cfg.tables[slot];
+        if id == 0 && self.cfg.targets[t].driver == Driver::Pgsql {
+            // A SERIAL id takes its default only when the column is left out (NULL is
+            // refused): the text INSERT sysbench's pgsql driver sends.
+            let r = self.insert_default_id(t, n, k, &c, &pad);
+            (self.c, self.pad) = (c, pad);
+            return r;
+        }
         let id = if id == 0 { Param::Null } else { Param::Int(id) };
         let r = self.exec(
             slot,
@@ -647,6 +657,39 @@ impl<C: Client> OltpWorker<C> {
         );
         (self.c, self.pad) = (c, pad);
         r
+    }
+
+    /// `INSERT INTO sbtestN (k, c, pad) VALUES (...)` as text on target `t`.
+    #[cold]
+    fn insert_default_id(
+        &mut self,
+        t: usize,
+        n: u32,
+        k: u64,
+        c: &str,
+        pad: &str,
+    ) -> Result<(), Failure> {
+        use fleetbench_model::workloads::oltp::{push_num, push_quoted};
+        let mut sql = std::mem::take(&mut self.sql);
+        sql.clear();
+        sql.push_str("INSERT INTO ");
+        sql.push_str(&self.cfg.table(n));
+        sql.push_str(" (k, c, pad) VALUES (");
+        push_num(&mut sql, k as i64);
+        sql.push_str(", ");
+        push_quoted(&mut sql, c);
+        sql.push_str(", ");
+        push_quoted(&mut sql, pad);
+        sql.push(')');
+        let r = match self.conns[t].as_mut() {
+            Some(conn) => conn.conn.query(&sql),
+            None => {
+                self.sql = sql;
+                return Err(Failure::Lost(t));
+            }
+        };
+        self.sql = sql;
+        self.finish(t, Kind::Insert, r)
     }
 
     /// BEGIN or COMMIT on target `t`, counted as "other".

@@ -873,17 +873,19 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
     let c = ctx.clone();
     raw.set(
         "ignored",
-        lua.create_function(move |_, (errno, _class, state): (u32, String, Option<String>)| {
-            let mut g = c.borrow_mut();
-            g.tally.ignored_errors += 1;
-            // PostgreSQL's errors come with errno 0: count them by their SQLSTATE.
-            let code = match (errno, state.as_deref()) {
-                (0, Some(s)) => fleetbench_model::sqlstate::encode(s).unwrap_or(0),
-                _ => errno,
-            };
-            *g.tally.errors_by_code.entry(code).or_default() += 1;
-            Ok(())
-        })?,
+        lua.create_function(
+            move |_, (errno, _class, state): (u32, String, Option<String>)| {
+                let mut g = c.borrow_mut();
+                g.tally.ignored_errors += 1;
+                // PostgreSQL's errors come with errno 0: count them by their SQLSTATE.
+                let code = match (errno, state.as_deref()) {
+                    (0, Some(s)) => fleetbench_model::sqlstate::encode(s).unwrap_or(0),
+                    _ => errno,
+                };
+                *g.tally.errors_by_code.entry(code).or_default() += 1;
+                Ok(())
+            },
+        )?,
     )?;
     let c = ctx.clone();
     raw.set(
