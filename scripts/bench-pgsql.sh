@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Side-by-side PostgreSQL benchmark: fleetbench against sysbench 1.0's pgsql driver (the
+# reference) on the same private PostgreSQL server, which this script starts in a temporary
+# directory on a free loopback port (never the system's clusters or port 5432) and removes
+# again on exit.
+#
+#  1. run: prepares once (sysbench), then for each script in SCRIPTS and thread count in
+#     THREADS runs sysbench and fleetbench alternately (ROUNDS rounds of SECONDS seconds)
+#     and prints QPS, the ratio fb/sb, and the client CPU seconds (user+sys) per 1000
+#     queries, with a mean line per (script, threads) from the summed queries, time and CPU.
+#  2. memory: a separate fleetbench-agent process holding MEM_THREADS connections (one
+#     worker thread each, oltp_point_select for MEM_SECONDS s); prints its peak resident
+#     memory (VmHWM).
+#  3. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= 0.8 x sysbench's,
+#     agent memory at MEM_THREADS connections < 128 MiB; prints PASS/MISS for each.
+#
+# Usage: scripts/bench-pgsql.sh
+# Environment (defaults in brackets):
+#   FLEETBENCH_BIN   directory holding fleetbench and fleetbench-agent [target/release;
+#                    built with `cargo build --release --locked --bins -q` if absent]
+#   TABLES [10]  TABLE_SIZE [100000]  SCRIPTS ["oltp_read_write oltp_point_select"]
+#   THREADS ["4 64"]  ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]
+#   MEM_THREADS [1000]  MEM_SECONDS [5]  SECTIONS ["run memory"]
+#   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
+# Needs: sysbench (apt-get install sysbench) and postgresql (installed if missing).
+# Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
+# failed (its command and error are printed), 2 for a setup problem.
+
+BENCH_NAME=bench-pgsql BENCH_SECONDS=10
+# shellcheck source=bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+# shellcheck source=private-postgres.sh
+source "$(dirname "$0")/private-postgres.sh"
+
+tables=${TABLES:-10}
+table_size=${TABLE_SIZE:-100000}
+scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
+threads_list=${THREADS:-4 64}
+rounds=${ROUNDS:-2}
+mem_threads=${MEM_THREADS:-1000}
+mem_seconds=${MEM_SECONDS:-5}
+sections=" ${SECTIONS:-run memory} "
+section() { [[ $sections == *" $1 "* ]]; }
+
+for tool in sysbench awk; do
+  command -v "$tool" >/dev/null || die "$tool is missing (apt-get install sysbench)"
+done
+sysbench --help 2>/dev/null | grep -q pgsql || die "this sysbench has no pgsql driver"
+
+find_fleetbench
+agent_bin=$(dirname "$fleetbench")/fleetbench-agent
+[[ -x $agent_bin ]] || die "no fleetbench-agent beside $fleetbench"
+
+dir=$(mktemp -d "${BENCH_DIR_PARENT:-${TMPDIR:-/tmp}}/fb-pgsql.XXXXXX")
+agent_pid=
+# shellcheck disable=SC2317  # called by the EXIT trap
+on_exit() {
+  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null
+  private_postgres_stop
+  rm -rf "$dir"
+}
+trap on_exit EXIT
+PRIVATE_PG_MAX_CONNECTIONS=$((mem_threads + 100)) private_postgres_start "$dir/pg" \
+  || die "could not start a private PostgreSQL"
+port=$PRIVATE_PG_PORT
+
+conn=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user=sbtest
+  --pgsql-password=sbpass --pgsql-db=sbtest)
+queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
+qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
+total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
+bench_run() {
+  measure "$@" || return 1
+  [[ -n $(qps "$1") && -n $(total_time "$1") ]] && return
+  failed=1
+  echo "bench-pgsql: no 'queries:' or 'total time:' line in the report of: ${*:2}" >&2
+  return 1
+}
+cpu_per_k() { calc "1000 * $1 / $2" 4; }
+
+echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
+echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+
+sysbench oltp_read_write --tables="$tables" --table-size="$table_size" --threads=4 "${conn[@]}" \
+  prepare >/dev/null || die "sysbench's prepare failed"
+
+verdicts=()
+if section run; then
+  echo "== run: ${run_secs} s per run, $rounds rounds; CPU = client user+sys s per 1000 queries"
+  row() { printf '%-18s %7s %5s %12s %12s %9s %11s %11s\n' "$@"; }
+  row script threads round "sb QPS" "fb QPS" "QPS fb/sb" "sb CPU/1kq" "fb CPU/1kq"
+  for script in $scripts; do
+    for threads in $threads_list; do
+      sq=0 st=0 sc=0 fq=0 ft=0 fc=0 ok=0
+      for r in $(seq "$rounds"); do
+        opts=(--threads="$threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
+          "${conn[@]}")
+        s=$dir/run-sb-$script-$threads-$r f=$dir/run-fb-$script-$threads-$r
+        s_ok=0 f_ok=0
+        bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
+        bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
+        sb_qps=ERR fb_qps=ERR ratio=- sb_cpu=- fb_cpu=-
+        if [[ $s_ok == 1 ]]; then sb_qps=$(qps "$s"); sb_cpu=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")"); fi
+        if [[ $f_ok == 1 ]]; then fb_qps=$(qps "$f"); fb_cpu=$(cpu_per_k "$(cpu "$f")" "$(queries "$f")"); fi
+        if [[ $s_ok == 1 && $f_ok == 1 ]]; then
+          ratio=$(calc "$fb_qps / $sb_qps")
+          ok=$((ok + 1))
+          sq=$(calc "$sq + $(queries "$s")" 0) st=$(calc "$st + $(total_time "$s")" 4)
+          sc=$(calc "$sc + $(cpu "$s")" 2)
+          fq=$(calc "$fq + $(queries "$f")" 0) ft=$(calc "$ft + $(total_time "$f")" 4)
+          fc=$(calc "$fc + $(cpu "$f")" 2)
+        fi
+        row "$script" "$threads" "$r" "$sb_qps" "$fb_qps" "$ratio" "$sb_cpu" "$fb_cpu"
+      done
+      if [[ $ok -gt 0 ]]; then
+        m_sb=$(calc "$sq / $st" 2) m_fb=$(calc "$fq / $ft" 2)
+        m_ratio=$(calc "$m_fb / $m_sb") m_sc=$(cpu_per_k "$sc" "$sq") m_fc=$(cpu_per_k "$fc" "$fq")
+        cpu_ratio=$(calc "$m_fc / $m_sc")
+        row "$script" "$threads" mean "$m_sb" "$m_fb" "$m_ratio" "$m_sc" "$m_fc"
+        v_qps=MISS v_cpu=MISS
+        [[ $(calc "$m_ratio >= 1.0" 0) == 1 ]] && v_qps=PASS
+        [[ $(calc "$cpu_ratio <= 0.8" 0) == 1 ]] && v_cpu=PASS
+        verdicts+=("$(printf '%-18s %3s thr: QPS ratio %s >= 1.0: %s; CPU/query fb/sb %s <= 0.8: %s' \
+          "$script" "$threads" "$m_ratio" "$v_qps" "$cpu_ratio" "$v_cpu")")
+      else
+        row "$script" "$threads" mean - - - - -
+        verdicts+=("$(printf '%-18s %3s thr: no round where both worked' "$script" "$threads")")
+      fi
+    done
+  done
+  echo
+fi
+
+if section memory; then
+  echo "== memory: one agent holding $mem_threads connections (oltp_point_select, $mem_seconds s)"
+  "$agent_bin" --listen 127.0.0.1:0 >"$dir/agent.out" 2>"$dir/agent.err" &
+  agent_pid=$!
+  addr=
+  for _ in $(seq 100); do
+    addr=$(awk '/^listening on / {print $3; exit}' "$dir/agent.out")
+    [[ -n $addr ]] && break
+    sleep 0.1
+  done
+  [[ -n $addr ]] || die "the agent did not say where it listens: $(cat "$dir/agent.err")"
+  if bench_run "$dir/mem" "$fleetbench" oltp_point_select --agents="$addr" --threads="$mem_threads" \
+    --time="$mem_seconds" --tables="$tables" --table-size="$table_size" "${conn[@]}" run; then
+    hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$agent_pid/status")
+    mib=$(calc "$hwm / 1024" 1)
+    echo "agent peak resident memory: $mib MiB; QPS $(qps "$dir/mem")"
+    v=MISS
+    [[ $(calc "$mib < 128" 0) == 1 ]] && v=PASS
+    verdicts+=("$(printf 'agent memory at %d connections: %s MiB < 128: %s' "$mem_threads" "$mib" "$v")")
+  fi
+  kill "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true
+  agent_pid=
+  echo
+fi
+
+echo "== targets"
+for v in "${verdicts[@]}"; do echo "$v"; done
+exit "$failed"
