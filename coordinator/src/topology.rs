@@ -833,7 +833,7 @@ threads = [8]
 
         let e = bad(&GOOD.replace(
             "slave = \"mysql://sbtest:pw@slave:3306/sbtest\"",
-            "slave = \"postgres://x\"",
+            "slave = \"oracle://x\"",
         ));
         assert_eq!((e.line, e.field.as_str()), (11, "targets.slave"), "{e}");
         assert_eq!(

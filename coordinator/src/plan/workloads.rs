@@ -168,6 +168,18 @@ pub(super) fn targets_of(
             .map(|t| parse_target(t))
             .collect::<Result<Vec<_>, _>>()?
     };
+    if let (Some(first), Some(other)) = (
+        targets.first(),
+        targets.iter().find(|t| t.driver != targets[0].driver),
+    ) {
+        return Err(PlanError::Conflict(format!(
+            "--target {} ({}) and --target {} ({}): one run speaks to one kind of database (compare them in two steps of a scenario)",
+            first.name,
+            first.driver.name(),
+            other.name,
+            other.driver.name()
+        )));
+    }
     for t in &mut targets {
         via.fill_in(t);
         // As the agent sets it from the same options (fleetbench_model::wire).
@@ -349,5 +361,26 @@ mod tests {
             assert!(e.contains(want), "{args:?}: {e}");
         }
         assert_eq!(plan(&["tpcc", "check"]).unwrap().command, Command::Check);
+    }
+
+    #[test]
+    fn one_run_speaks_to_one_kind_of_database() {
+        let e = plan(&[
+            "oltp_read_write",
+            "--target=a=mysql://u@h/d",
+            "--target=b=postgres://u@h/d",
+            "run",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--target a (mysql) and --target b (pgsql)"),
+            "{e}"
+        );
+        let p = plan(&["oltp_read_write", "--target=a=postgres://u@h:5433/d", "run"]).unwrap();
+        let Workload::Oltp(o) = &p.workload else {
+            panic!("{:?}", p.workload)
+        };
+        assert_eq!(o.config.targets[0].port, 5433);
     }
 }
