@@ -104,6 +104,8 @@ impl Rng {
 fn target(r: &mut Rng) -> pb::Target {
     pb::Target {
         name: r.word(&["default", "master", "slave", ""]),
+        // "" is MySQL (a coordinator from before PostgreSQL support).
+        driver: r.word(&["", "mysql", "pgsql"]),
         host: r.word(&["127.0.0.1", "::1", "db1", "", "localhost"]),
         port: r.word(&["3306"]).parse().unwrap_or_else(|_| r.u32()),
         socket: r.word(&["", "", "/nonexistent/mysqld.sock"]),

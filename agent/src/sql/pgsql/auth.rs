@@ -180,10 +180,8 @@ impl PgConn {
                         "Kerberos, GSSAPI, SSPI or SCM credentials".into(),
                     ));
                 }
-                Message::ParameterStatus(p) => {
-                    if p.name()? == "server_version" {
-                        self.server_version = p.value()?.to_string();
-                    }
+                Message::ParameterStatus(p) if p.name()? == "server_version" => {
+                    self.server_version = p.value()?.to_string();
                 }
                 Message::ErrorResponse(body) => return Err(super::error_from(&body)),
                 Message::ReadyForQuery(_) => return Ok(()),

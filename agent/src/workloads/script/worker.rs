@@ -254,7 +254,7 @@ pub struct Ctx<C: Client> {
 
 fn lost_error(e: &SqlError) -> (u32, &'static str) {
     match e {
-        SqlError::Server { code, .. } => (u32::from(*code), "HY000"),
+        SqlError::Server { code, .. } => (*code, "HY000"),
         // What libmysqlclient says for a connection that went away.
         _ => (2013, "HY000"),
     }
@@ -340,7 +340,7 @@ impl<C: Client> Ctx<C> {
     /// `failed` takes (errno, state, message, class). A lost connection is reopened.
     fn failure(&mut self, h: usize, e: SqlError) -> (u32, &'static str, String, &'static str) {
         let ignores = &self.cfg.db.ignore_errors;
-        let class = e.classify(|c| ignores.contains(u32::from(c)));
+        let class = e.classify(|c| ignores.contains(c));
         let (errno, state) = lost_error(&e);
         let msg = e.to_string();
         let class = match class {
