@@ -470,10 +470,10 @@ pub fn test_help(test: &str) -> Option<String> {
     use std::fmt::Write;
     let declared = |s: &mut String, options: &[OptionDef]| {
         for o in options {
-            // --mysql-db's default is the test's own database.
+            // --mysql-db's and --pgsql-db's default is the test's own database.
             let default = match (o.name, o.default) {
-                ("mysql-db", _) if test == "tpcc" => " [default: tpcc]".to_string(),
-                ("mysql-db", _) => " [default: sbtest]".to_string(),
+                ("mysql-db" | "pgsql-db", _) if test == "tpcc" => " [default: tpcc]".to_string(),
+                ("mysql-db" | "pgsql-db", _) => " [default: sbtest]".to_string(),
                 (_, "") => String::new(),
                 (_, d) => format!(" [default: {d}]"),
             };
@@ -893,6 +893,11 @@ mod tests {
             .unwrap();
         assert!(db.ends_with("[default: tpcc]"), "{db}");
         assert!(!help.contains("sbtest;"), "{help}");
+        let pg_db = help
+            .lines()
+            .find(|l| l.starts_with("  --pgsql-db "))
+            .unwrap();
+        assert!(pg_db.ends_with("[default: tpcc]"), "{pg_db}");
         let oltp = test_help("oltp_read_write").unwrap();
         let db = oltp
             .lines()

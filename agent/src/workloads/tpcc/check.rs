@@ -4,11 +4,14 @@
 //! Each query returns only the violating warehouses or districts. Every table is read once,
 //! grouped by (warehouse, district) in a derived table and joined to the district rows, rather
 //! than through correlated subqueries, so a check of 100 warehouses reads each table's range
-//! once (MAX over the primary key is an index-only group-by in InnoDB). Comparisons use
-//! MySQL's NULL-safe `<=>`, so a missing group (a district without orders, say) is a
-//! violation rather than silently skipped.
+//! once (MAX over the primary key is an index-only group-by in InnoDB). Comparisons are
+//! NULL-safe (MySQL's `NOT (a <=> b)`, PostgreSQL's `a IS DISTINCT FROM b`: the only
+//! difference between the two databases' queries), so a missing group (a district without
+//! orders, say) is a violation rather than silently skipped.
 
 use std::fmt;
+
+use fleetbench_model::workloads::server::Driver;
 
 /// The conditions, by their clause number 3.3.2.N.
 pub const CONDITIONS: [u8; 4] = [1, 2, 3, 4];
@@ -78,18 +81,28 @@ fn columns(condition: u8) -> Option<&'static [&'static str]> {
     })
 }
 
+/// `a` and `b` differ, NULL being a value like any other, in the database's words.
+fn differ(driver: Driver, a: &str, b: &str) -> String {
+    match driver {
+        Driver::Mysql => format!("NOT ({a} <=> {b})"),
+        Driver::Pgsql => format!("{a} IS DISTINCT FROM {b}"),
+    }
+}
+
 /// The SELECT of the violations of `condition` in warehouses `first_w..=last_w`, without
 /// ORDER BY and LIMIT.
-fn violations_sql(condition: u8, first_w: u32, last_w: u32) -> String {
+fn violations_sql(driver: Driver, condition: u8, first_w: u32, last_w: u32) -> String {
     let range = |col: &str| format!("{col} BETWEEN {first_w} AND {last_w}");
+    let differ = |a: &str, b: &str| differ(driver, a, b);
     match condition {
         1 => format!(
             "SELECT w.w_id, w.w_ytd, d.sum_d_ytd FROM warehouse w \
              LEFT JOIN (SELECT d_w_id, SUM(d_ytd) AS sum_d_ytd FROM district \
              WHERE {} GROUP BY d_w_id) d ON d.d_w_id = w.w_id \
-             WHERE {} AND NOT (w.w_ytd <=> d.sum_d_ytd)",
+             WHERE {} AND {}",
             range("d_w_id"),
             range("w.w_id"),
+            differ("w.w_ytd", "d.sum_d_ytd"),
         ),
         // Districts without new orders compare d_next_o_id - 1 with max(o_id) only.
         2 => format!(
@@ -99,11 +112,13 @@ fn violations_sql(condition: u8, first_w: u32, last_w: u32) -> String {
              WHERE {} GROUP BY o_w_id, o_d_id) o ON o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id \
              LEFT JOIN (SELECT no_w_id, no_d_id, MAX(no_o_id) AS max_no_o_id FROM new_orders \
              WHERE {} GROUP BY no_w_id, no_d_id) n ON n.no_w_id = d.d_w_id AND n.no_d_id = d.d_id \
-             WHERE {} AND (NOT (d.d_next_o_id - 1 <=> o.max_o_id) \
-             OR (n.max_no_o_id IS NOT NULL AND NOT (n.max_no_o_id <=> o.max_o_id)))",
+             WHERE {} AND ({} \
+             OR (n.max_no_o_id IS NOT NULL AND {}))",
             range("o_w_id"),
             range("no_w_id"),
             range("d.d_w_id"),
+            differ("d.d_next_o_id - 1", "o.max_o_id"),
+            differ("n.max_no_o_id", "o.max_o_id"),
         ),
         // Only districts with new orders have a min and max to compare.
         3 => format!(
@@ -134,7 +149,13 @@ fn violations_sql(condition: u8, first_w: u32, last_w: u32) -> String {
 ///
 /// # Panics
 /// If `condition` is not one of [`CONDITIONS`].
-pub fn condition_sql(condition: u8, first_w: u32, last_w: u32, limit: u32) -> String {
+pub fn condition_sql(
+    driver: Driver,
+    condition: u8,
+    first_w: u32,
+    last_w: u32,
+    limit: u32,
+) -> String {
     let order = match condition {
         1 => "w.w_id",
         3 => "no_w_id, no_d_id",
@@ -142,7 +163,7 @@ pub fn condition_sql(condition: u8, first_w: u32, last_w: u32, limit: u32) -> St
     };
     format!(
         "{} ORDER BY {order} LIMIT {limit}",
-        violations_sql(condition, first_w, last_w)
+        violations_sql(driver, condition, first_w, last_w)
     )
 }
 
@@ -151,10 +172,10 @@ pub fn condition_sql(condition: u8, first_w: u32, last_w: u32, limit: u32) -> St
 ///
 /// # Panics
 /// If `condition` is not one of [`CONDITIONS`].
-pub fn count_sql(condition: u8, first_w: u32, last_w: u32) -> String {
+pub fn count_sql(driver: Driver, condition: u8, first_w: u32, last_w: u32) -> String {
     format!(
         "SELECT COUNT(*) FROM ({}) v",
-        violations_sql(condition, first_w, last_w)
+        violations_sql(driver, condition, first_w, last_w)
     )
 }
 
@@ -209,7 +230,7 @@ mod tests {
     #[test]
     fn every_query_has_range_order_and_limit() {
         for c in CONDITIONS {
-            let sql = condition_sql(c, 11, 20, 25);
+            let sql = condition_sql(Driver::Mysql, c, 11, 20, 25);
             assert!(sql.starts_with("SELECT "), "{sql}");
             assert!(sql.ends_with(" LIMIT 25"), "{sql}");
             assert!(sql.contains(" ORDER BY "), "{sql}");
@@ -221,7 +242,7 @@ mod tests {
             assert!(!sql.contains("(SELECT MAX") && !sql.contains("= (SELECT"));
             // Balanced parentheses.
             assert_eq!(sql.matches('(').count(), sql.matches(')').count(), "{sql}");
-            let count = count_sql(c, 11, 20);
+            let count = count_sql(Driver::Mysql, c, 11, 20);
             assert!(
                 count.starts_with("SELECT COUNT(*) FROM (SELECT "),
                 "{count}"
@@ -236,23 +257,23 @@ mod tests {
 
     #[test]
     fn queries_compare_what_the_clauses_say() {
-        let c1 = condition_sql(1, 1, 1, 10);
+        let c1 = condition_sql(Driver::Mysql, 1, 1, 1, 10);
         assert!(c1.contains("SUM(d_ytd)") && c1.contains("NOT (w.w_ytd <=> d.sum_d_ytd)"));
         assert!(c1.contains("ORDER BY w.w_id LIMIT"));
-        let c2 = condition_sql(2, 1, 1, 10);
+        let c2 = condition_sql(Driver::Mysql, 2, 1, 1, 10);
         assert!(c2.contains("MAX(o_id)") && c2.contains("MAX(no_o_id)"));
         assert!(c2.contains("d.d_next_o_id - 1 <=> o.max_o_id"));
         assert!(c2.contains("n.max_no_o_id IS NOT NULL"));
         assert!(c2.contains("ORDER BY d.d_w_id, d.d_id LIMIT"));
-        let c3 = condition_sql(3, 1, 1, 10);
+        let c3 = condition_sql(Driver::Mysql, 3, 1, 1, 10);
         assert!(c3.contains("HAVING MAX(no_o_id) - MIN(no_o_id) + 1 <> COUNT(*)"));
         assert!(c3.contains("GROUP BY no_w_id, no_d_id"));
-        let c4 = condition_sql(4, 1, 1, 10);
+        let c4 = condition_sql(Driver::Mysql, 4, 1, 1, 10);
         assert!(c4.contains("SUM(o_ol_cnt)") && c4.contains("FROM order_line"));
         assert!(c4.contains("COALESCE(o.sum_ol_cnt, 0) <> COALESCE(l.ol_count, 0)"));
         // Each query returns the columns violation() expects.
         for c in CONDITIONS {
-            let sql = condition_sql(c, 1, 1, 1);
+            let sql = condition_sql(Driver::Mysql, c, 1, 1, 1);
             let select = &sql["SELECT ".len()..sql.find(" FROM ").unwrap()];
             let n = select.split(", ").count();
             // COALESCE(x, 0) holds a ", " of its own.
@@ -262,9 +283,43 @@ mod tests {
     }
 
     #[test]
+    fn postgresql_queries_differ_only_in_the_null_safe_comparison() {
+        for c in CONDITIONS {
+            let (my, pg) = (
+                condition_sql(Driver::Mysql, c, 3, 4, 5),
+                condition_sql(Driver::Pgsql, c, 3, 4, 5),
+            );
+            assert!(!pg.contains("<=>"), "{pg}");
+            let mut want = my.clone();
+            for (a, b) in [
+                ("w.w_ytd", "d.sum_d_ytd"),
+                ("d.d_next_o_id - 1", "o.max_o_id"),
+                ("n.max_no_o_id", "o.max_o_id"),
+            ] {
+                want = want.replace(
+                    &format!("NOT ({a} <=> {b})"),
+                    &format!("{a} IS DISTINCT FROM {b}"),
+                );
+            }
+            assert_eq!(pg, want, "condition {c}");
+            assert_eq!(
+                count_sql(Driver::Pgsql, c, 3, 4),
+                format!(
+                    "SELECT COUNT(*) FROM ({}) v",
+                    violations_sql(Driver::Pgsql, c, 3, 4)
+                )
+            );
+        }
+        assert!(
+            condition_sql(Driver::Pgsql, 1, 1, 1, 1)
+                .contains("w.w_ytd IS DISTINCT FROM d.sum_d_ytd")
+        );
+    }
+
+    #[test]
     #[should_panic(expected = "no consistency condition 5")]
     fn unknown_condition_sql_panics() {
-        condition_sql(5, 1, 1, 1);
+        condition_sql(Driver::Mysql, 5, 1, 1, 1);
     }
 
     #[test]

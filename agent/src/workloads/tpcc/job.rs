@@ -1,7 +1,10 @@
 //! The TPC-C table jobs an agent runs for prepare, check and cleanup: the dry-run check,
 //! creating the tables, loading this agent's warehouses over several connections, the
 //! indexes and foreign keys after the load, the consistency conditions, and dropping
-//! exactly the nine tables. Blocking code over the lean client, run on its own threads.
+//! exactly the nine tables. Blocking code over the lean client of the target's database
+//! (MySQL's or PostgreSQL's, through the driver interface), run on its own threads; the
+//! little SQL that differs between the two (the table list, the load's clock, session
+//! settings, dropping) is chosen by the target's driver.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,10 +13,12 @@ use std::sync::{Arc, Mutex};
 use super::check::{condition_sql, count_sql, violation};
 use super::r#gen::NuRandC;
 use super::load::{ITEMS, Part, part_batches, warehouse_parts};
-use super::schema::{after_load, create_table};
+use super::schema::{after_load_for, create_table_for, drop_all_pg};
+use super::txn::retried;
 use crate::sql::mysql::Conn;
+use crate::sql::pgsql::PgConn;
 use crate::sql::{Client, ConnInfo, Sockets};
-use fleetbench_model::workloads::server::Target;
+use fleetbench_model::workloads::server::{Driver, Target};
 use fleetbench_model::workloads::tpcc::TABLES;
 use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 
@@ -22,12 +27,20 @@ const MAX_INSERT_BYTES: usize = 512 * 1024;
 /// Attempts of one load statement that deadlocks before the load fails.
 const LOAD_ATTEMPTS: u32 = 5;
 
-/// A deadlock or lock-wait timeout: the statement may be sent again.
+/// A deadlock or lock-wait timeout (PostgreSQL: also a serialization failure): the
+/// statement may be sent again.
 fn is_retried(e: &crate::sql::SqlError) -> bool {
-    matches!(
-        e.classify(|c| matches!(c, 1213 | 1205)),
-        crate::sql::ErrorClass::Ignorable(_)
-    )
+    matches!(e.classify(retried), crate::sql::ErrorClass::Ignorable(_))
+}
+
+/// Calls `self.$method::<C>(args)` with the lean client of the target's database as `C`.
+macro_rules! on_driver {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match $self.target().driver {
+            Driver::Mysql => $self.$method::<Conn>($($arg),*),
+            Driver::Pgsql => $self.$method::<PgConn>($($arg),*),
+        }
+    };
 }
 
 /// Violations named per condition (the count covers all of them).
@@ -87,7 +100,9 @@ impl TpccJob {
         match self.cfg.step {
             PrepareStep::Create => TABLES.len() as u64,
             PrepareStep::Load => share_rows(&self.cfg, self.seed),
-            PrepareStep::Index => after_load(self.cfg.options.foreign_keys).len() as u64,
+            PrepareStep::Index => {
+                after_load_for(self.target().driver, self.cfg.options.foreign_keys).len() as u64
+            }
             PrepareStep::Check => 4,
         }
     }
@@ -107,11 +122,11 @@ impl TpccJob {
         &self.cfg.target
     }
 
-    /// A connection for prepare, check and cleanup: the lean MySQL client, used through
-    /// the driver interface.
-    fn connect(&self) -> Result<impl Client + use<>, TpccError> {
+    /// A connection for prepare, check and cleanup: the lean client of the target's
+    /// database (`C`, as [`on_driver`] picks it), used through the driver interface.
+    fn connect<C: Client>(&self) -> Result<C, TpccError> {
         let sockets = Arc::new(Sockets::default());
-        <Conn as Client>::connect(self.target(), &sockets).map_err(|e| TpccError::Connect {
+        C::connect(self.target(), &sockets).map_err(|e| TpccError::Connect {
             target: self.target().describe(),
             message: e.to_string(),
         })
@@ -128,7 +143,11 @@ impl TpccJob {
     /// The dry run: the target answers, and (create) none of the tables is there yet, or
     /// (everything else but cleanup) all of them are.
     pub fn check(&self, cleanup: bool) -> Result<(), TpccError> {
-        let mut conn = self.connect()?;
+        on_driver!(self.check_on(cleanup))
+    }
+
+    fn check_on<C: Client>(&self, cleanup: bool) -> Result<(), TpccError> {
+        let mut conn = self.connect::<C>()?;
         let r = if cleanup {
             Ok(())
         } else if self.cfg.step == PrepareStep::Create {
@@ -163,7 +182,11 @@ impl TpccJob {
     /// Before a run: the target answers and holds prepared tables for W warehouses. Says
     /// how the connection was made and which server with which settings it reached.
     pub fn check_run(&self) -> Result<ConnInfo, TpccError> {
-        let mut conn = self.connect()?;
+        on_driver!(self.check_run_on())
+    }
+
+    fn check_run_on<C: Client>(&self) -> Result<ConnInfo, TpccError> {
+        let mut conn = self.connect::<C>()?;
         self.check_prepared(&mut conn)?;
         let mut info = Client::info(&conn);
         let (version, vars) = conn
@@ -175,11 +198,16 @@ impl TpccJob {
         Ok(info)
     }
 
-    /// The TPC-C tables that exist on the target.
+    /// The TPC-C tables that exist on the target (PostgreSQL: in the connection's current
+    /// schema, where CREATE TABLE puts them).
     fn existing(&self, conn: &mut impl Client) -> Result<Vec<&'static str>, TpccError> {
+        let sql = match self.target().driver {
+            Driver::Mysql => "SHOW TABLES",
+            Driver::Pgsql => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+        };
         let names = conn
-            .query_rows("SHOW TABLES")
-            .map_err(|e| self.failed("SHOW TABLES", e))?;
+            .query_rows(sql)
+            .map_err(|e| self.failed("listing the tables", e))?;
         Ok(TABLES
             .into_iter()
             .filter(|t| {
@@ -234,22 +262,31 @@ impl TpccJob {
 
     /// Runs the job; blocking.
     pub fn work(self: &Arc<Self>, cleanup: bool, threads: u32) -> Result<(), TpccError> {
+        on_driver!(self.work_on(cleanup, threads))
+    }
+
+    fn work_on<C: Client + 'static>(
+        self: &Arc<Self>,
+        cleanup: bool,
+        threads: u32,
+    ) -> Result<(), TpccError> {
         if cleanup {
-            return self.cleanup();
+            return self.cleanup::<C>();
         }
         match self.cfg.step {
-            PrepareStep::Create => self.create(),
-            PrepareStep::Load => self.load(threads, self.seed),
-            PrepareStep::Index => self.index(),
-            PrepareStep::Check => self.consistency(),
+            PrepareStep::Create => self.create::<C>(),
+            PrepareStep::Load => self.load::<C>(threads, self.seed),
+            PrepareStep::Index => self.index::<C>(),
+            PrepareStep::Check => self.consistency::<C>(),
         }
     }
 
-    fn create(&self) -> Result<(), TpccError> {
+    fn create<C: Client>(&self) -> Result<(), TpccError> {
         self.check(false)?;
-        let mut conn = self.connect()?;
+        let mut conn = self.connect::<C>()?;
+        let driver = self.target().driver;
         for (i, t) in TABLES.into_iter().enumerate() {
-            if let Err(e) = conn.query(&create_table(t, &self.cfg.server.engine)) {
+            if let Err(e) = conn.query(&create_table_for(driver, t, &self.cfg.server.engine)) {
                 let made = TABLES[..i].join(", ");
                 let note = if made.is_empty() {
                     String::new()
@@ -269,10 +306,20 @@ impl TpccJob {
         Ok(())
     }
 
-    fn load(self: &Arc<Self>, threads: u32, seed: u64) -> Result<(), TpccError> {
-        let mut probe = self.connect()?;
+    fn load<C: Client + 'static>(
+        self: &Arc<Self>,
+        threads: u32,
+        seed: u64,
+    ) -> Result<(), TpccError> {
+        let mut probe = self.connect::<C>()?;
+        // The server's clock, as a datetime literal for c_since, h_date and the dates of
+        // the delivered orders.
+        let clock = match self.target().driver {
+            Driver::Mysql => "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')",
+            Driver::Pgsql => "SELECT to_char(LOCALTIMESTAMP, 'YYYY-MM-DD HH24:MI:SS')",
+        };
         let now = probe
-            .query_rows("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
+            .query_rows(clock)
             .ok()
             .and_then(|r| r.first().and_then(|r| r.first().cloned().flatten()))
             .unwrap_or_else(|| "2000-01-01 00:00:00".into());
@@ -290,7 +337,7 @@ impl TpccJob {
         let handles: Vec<_> = (0..loaders)
             .map(|_| {
                 let (job, work, c, now) = (self.clone(), work.clone(), c.clone(), now.clone());
-                std::thread::spawn(move || job.loader(&work, seed, &c, &now))
+                std::thread::spawn(move || job.loader::<C>(&work, seed, &c, &now))
             })
             .collect();
         let mut first = None;
@@ -321,16 +368,26 @@ impl TpccJob {
     }
 
     /// One loading connection: takes the next part until none is left.
-    fn loader(
+    fn loader<C: Client>(
         &self,
         work: &Mutex<VecDeque<(u32, Part)>>,
         seed: u64,
         c: &NuRandC,
         now: &str,
     ) -> Result<(), TpccError> {
-        let mut conn = self.connect()?;
-        // The data is consistent by construction; the server need not check it row by row.
-        let _ = conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0");
+        let mut conn = self.connect::<C>()?;
+        match self.target().driver {
+            // The data is consistent by construction; the server need not check it row by
+            // row.
+            Driver::Mysql => {
+                let _ = conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0");
+            }
+            // Nothing to switch off (the keys come after the load); each statement's commit
+            // need not wait for its WAL flush: a load cut short is redone from cleanup.
+            Driver::Pgsql => {
+                let _ = conn.query("SET synchronous_commit = off");
+            }
+        }
         loop {
             let next = work.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
             let Some((w, part)) = next else { break };
@@ -355,14 +412,18 @@ impl TpccJob {
         Ok(())
     }
 
-    fn index(&self) -> Result<(), TpccError> {
-        let mut conn = self.connect()?;
-        // As tpcc-mysql's add_fkey_idx.sql: without the checks InnoDB adds the foreign
-        // keys in place instead of copying each table (the data is consistent by
-        // construction; `check` verifies it).
-        conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0")
-            .map_err(|e| self.failed("SET foreign_key_checks", e))?;
-        for sql in after_load(self.cfg.options.foreign_keys) {
+    fn index<C: Client>(&self) -> Result<(), TpccError> {
+        let mut conn = self.connect::<C>()?;
+        let driver = self.target().driver;
+        if driver == Driver::Mysql {
+            // As tpcc-mysql's add_fkey_idx.sql: without the checks InnoDB adds the foreign
+            // keys in place instead of copying each table (the data is consistent by
+            // construction; `check` verifies it). PostgreSQL validates each key with one
+            // query over the tables, without a copy.
+            conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0")
+                .map_err(|e| self.failed("SET foreign_key_checks", e))?;
+        }
+        for sql in after_load_for(driver, self.cfg.options.foreign_keys) {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(TpccError::Stopped);
             }
@@ -371,26 +432,32 @@ impl TpccJob {
         }
         conn.quit();
         self.say(format!(
-            "secondary indexes{} created on target {}",
+            "secondary indexes{} created on target {}{}",
             if self.cfg.options.foreign_keys {
                 " and foreign keys"
             } else {
                 ""
             },
-            self.target().name
+            self.target().name,
+            if driver == Driver::Pgsql {
+                ", tables vacuumed and analysed"
+            } else {
+                ""
+            }
         ));
         Ok(())
     }
 
-    fn consistency(&self) -> Result<(), TpccError> {
-        let mut conn = self.connect()?;
+    fn consistency<C: Client>(&self) -> Result<(), TpccError> {
+        let mut conn = self.connect::<C>()?;
         self.check_prepared(&mut conn)?;
         let (first, last) = (self.cfg.first_warehouse, self.cfg.last_warehouse);
+        let driver = self.target().driver;
         let mut total = 0u64;
         let mut named = Vec::new();
         for cond in 1..=4u8 {
             let count = conn
-                .query_rows(&count_sql(cond, first, last))
+                .query_rows(&count_sql(driver, cond, first, last))
                 .map_err(|e| self.failed(format!("consistency condition {cond}"), e))?;
             let n: u64 = count
                 .first()
@@ -400,7 +467,7 @@ impl TpccJob {
             if n > 0 {
                 total += n;
                 let rows = conn
-                    .query_rows(&condition_sql(cond, first, last, NAMED_VIOLATIONS))
+                    .query_rows(&condition_sql(driver, cond, first, last, NAMED_VIOLATIONS))
                     .map_err(|e| self.failed(format!("consistency condition {cond}"), e))?;
                 for r in rows {
                     match violation(cond, &r) {
@@ -424,16 +491,27 @@ impl TpccJob {
         Ok(())
     }
 
-    fn cleanup(&self) -> Result<(), TpccError> {
-        let mut conn = self.connect()?;
+    fn cleanup<C: Client>(&self) -> Result<(), TpccError> {
+        let mut conn = self.connect::<C>()?;
         let there = self.existing(&mut conn)?;
-        // Foreign keys between the tables would otherwise dictate the order.
-        conn.query("SET SESSION foreign_key_checks = 0")
-            .map_err(|e| self.failed("SET foreign_key_checks", e))?;
-        for t in TABLES {
-            conn.query(&format!("DROP TABLE IF EXISTS {t}"))
-                .map_err(|e| self.failed(format!("DROP TABLE {t}"), e))?;
-            self.done.fetch_add(1, Ordering::Relaxed);
+        match self.target().driver {
+            Driver::Mysql => {
+                // Foreign keys between the tables would otherwise dictate the order.
+                conn.query("SET SESSION foreign_key_checks = 0")
+                    .map_err(|e| self.failed("SET foreign_key_checks", e))?;
+                for t in TABLES {
+                    conn.query(&format!("DROP TABLE IF EXISTS {t}"))
+                        .map_err(|e| self.failed(format!("DROP TABLE {t}"), e))?;
+                    self.done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Driver::Pgsql => {
+                // One statement: the keys between the nine need no order, and without
+                // CASCADE nothing outside them is touched.
+                conn.query(&drop_all_pg())
+                    .map_err(|e| self.failed("DROP TABLE", e))?;
+                self.done.fetch_add(TABLES.len() as u64, Ordering::Relaxed);
+            }
         }
         conn.quit();
         self.say(format!(

@@ -5,6 +5,15 @@
 //! Key columns are NOT NULL and every other column is nullable, as in tpcc-mysql's
 //! create_table.sql; the secondary indexes come after the load because building them once is
 //! cheaper than maintaining them row by row.
+//!
+//! On PostgreSQL the tables, keys, indexes and foreign keys are the same; the types are
+//! PostgreSQL's nearest ([`pg_type`]: tinyint becomes smallint, datetime timestamp, decimal
+//! numeric, int integer), there is no storage engine, and the step after the load ends with
+//! VACUUM ANALYZE of every table, as pgbench's initialisation does, so that a run starts
+//! with statistics and a visibility map.
+
+use fleetbench_model::workloads::server::Driver;
+use fleetbench_model::workloads::tpcc::TABLES;
 
 /// One column: its name and SQL type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,6 +234,55 @@ pub fn create_table(table: &str, engine: &str) -> String {
     )
 }
 
+/// The PostgreSQL type standing for the MySQL type `sql_type` of [`DEFS`]: smallint for
+/// tinyint (PostgreSQL has no one-byte integer), timestamp (without time zone, as MySQL's
+/// datetime) for datetime, numeric for decimal, integer for int; the others (smallint,
+/// bigint, char, varchar, text) are spelled alike.
+pub fn pg_type(sql_type: &str) -> String {
+    if let Some(rest) = sql_type.strip_prefix("decimal") {
+        return format!("numeric{rest}");
+    }
+    match sql_type {
+        "tinyint" => "smallint".into(),
+        "datetime" => "timestamp".into(),
+        "int" => "integer".into(),
+        other => other.into(),
+    }
+}
+
+/// The CREATE TABLE statement of `table` for PostgreSQL: the columns of [`create_table`]
+/// with [`pg_type`]'s types, the same NOT NULL keys and primary key, no engine.
+///
+/// # Panics
+/// If `table` is not one of `TABLES`.
+pub fn create_table_pg(table: &str) -> String {
+    let def = known(table);
+    let mut lines: Vec<String> = def
+        .columns
+        .iter()
+        .map(|c| {
+            let null = if def.primary_key.contains(&c.name) {
+                " NOT NULL"
+            } else {
+                ""
+            };
+            format!("  {} {}{null}", c.name, pg_type(c.sql_type))
+        })
+        .collect();
+    if !def.primary_key.is_empty() {
+        lines.push(format!("  PRIMARY KEY ({})", def.primary_key.join(",")));
+    }
+    format!("CREATE TABLE {} (\n{}\n)", def.name, lines.join(",\n"))
+}
+
+/// The CREATE TABLE statement of `table` for the target's database (`engine` is MySQL's).
+pub fn create_table_for(driver: Driver, table: &str, engine: &str) -> String {
+    match driver {
+        Driver::Mysql => create_table(table, engine),
+        Driver::Pgsql => create_table_pg(table),
+    }
+}
+
 /// Secondary indexes: (name, table, columns). The two named `fkey_*` are the ones the foreign
 /// keys of the same name use, so adding those keys needs no further index.
 const INDEXES: [(&str, &str, &str); 4] = [
@@ -295,6 +353,24 @@ pub fn after_load(foreign_keys: bool) -> Vec<String> {
     out
 }
 
+/// The statements after the initial load on the target's database: [`after_load`]'s, then
+/// on PostgreSQL a VACUUM ANALYZE per table (statistics for the planner, hint bits and the
+/// visibility map set once rather than by the run's first readers).
+pub fn after_load_for(driver: Driver, foreign_keys: bool) -> Vec<String> {
+    let mut out = after_load(foreign_keys);
+    if driver == Driver::Pgsql {
+        out.extend(TABLES.iter().map(|t| format!("VACUUM ANALYZE {t}")));
+    }
+    out
+}
+
+/// The statement dropping the nine tables (those there; the others are skipped). MySQL's
+/// goes table by table with the foreign-key checks off; PostgreSQL drops them all in one
+/// statement, so the keys between them need no order and no CASCADE reaches other tables.
+pub fn drop_all_pg() -> String {
+    format!("DROP TABLE IF EXISTS {}", TABLES.join(", "))
+}
+
 /// Initial rows of `table` for `warehouses` warehouses. Exact for every table but order_line,
 /// whose orders have 5..15 lines each: for it this is the expected 300,000 per warehouse, and
 /// `load::order_line_rows` gives the exact count the loader produces for a seed.
@@ -317,7 +393,6 @@ pub fn rows(table: &str, warehouses: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleetbench_model::workloads::tpcc::TABLES;
 
     #[test]
     fn every_table_is_defined_once_in_order() {
@@ -443,6 +518,55 @@ mod tests {
                 assert_eq!(cols.split(',').count(), pcols.split(',').count());
             }
         }
+    }
+
+    #[test]
+    fn postgresql_ddl_has_the_same_columns_and_keys_in_its_types() {
+        assert_eq!(
+            create_table_pg("warehouse"),
+            "CREATE TABLE warehouse (\n  w_id smallint NOT NULL,\n  w_name varchar(10),\n  \
+             w_street_1 varchar(20),\n  w_street_2 varchar(20),\n  w_city varchar(20),\n  \
+             w_state char(2),\n  w_zip char(9),\n  w_tax numeric(4,2),\n  \
+             w_ytd numeric(12,2),\n  PRIMARY KEY (w_id)\n)"
+        );
+        for t in TABLES {
+            let (my, pg) = (create_table(t, "InnoDB"), create_table_pg(t));
+            assert!(!pg.contains("ENGINE") && !pg.contains("tinyint"), "{pg}");
+            assert!(!pg.contains("datetime") && !pg.contains("decimal"), "{pg}");
+            assert!(!pg.contains("unsigned"), "{pg}");
+            // Line by line: the same column names, NOT NULL and key in the same order.
+            let (ml, pl): (Vec<&str>, Vec<&str>) = (my.lines().collect(), pg.lines().collect());
+            assert_eq!(ml.len(), pl.len(), "{t}");
+            for (m, p) in ml.iter().zip(&pl).skip(1) {
+                let name = |l: &str| l.split_whitespace().next().map(str::to_owned);
+                assert_eq!(name(m), name(p), "{t}");
+                assert_eq!(m.contains("NOT NULL"), p.contains("NOT NULL"), "{t}");
+            }
+            assert_eq!(create_table_for(Driver::Mysql, t, "InnoDB"), my);
+            assert_eq!(create_table_for(Driver::Pgsql, t, "InnoDB"), pg);
+        }
+        let c = create_table_pg("customer");
+        assert!(c.contains("c_since timestamp,") && c.contains("c_d_id smallint NOT NULL,"));
+        assert!(c.contains("c_id integer NOT NULL,") && c.contains("c_credit_lim bigint,"));
+        assert!(create_table_pg("stock").contains("s_ytd numeric(8,0),"));
+        assert_eq!(pg_type("varchar(24)"), "varchar(24)");
+        assert_eq!(pg_type("text"), "text");
+    }
+
+    #[test]
+    fn postgresql_after_load_vacuums_every_table_last() {
+        assert_eq!(after_load_for(Driver::Mysql, true), after_load(true));
+        let pg = after_load_for(Driver::Pgsql, false);
+        assert_eq!(pg[..4], after_load(false)[..]);
+        assert_eq!(pg.len(), 4 + 9);
+        assert_eq!(pg[4], "VACUUM ANALYZE warehouse");
+        assert_eq!(pg.last().unwrap(), "VACUUM ANALYZE stock");
+        assert_eq!(after_load_for(Driver::Pgsql, true).len(), 4 + 7 + 9);
+        assert_eq!(
+            drop_all_pg(),
+            "DROP TABLE IF EXISTS warehouse, district, customer, history, new_orders, \
+             orders, order_line, item, stock"
+        );
     }
 
     #[test]

@@ -3,6 +3,11 @@
 //! the statement text (as tpcc-mysql's do on the wire through the text protocol's
 //! literals); every string the terminal sends is generated here or read back from the
 //! server, and quoted.
+//!
+//! The terminal is generic over the driver: the lean MySQL client, or the lean PostgreSQL
+//! client for a `pgsql` target. The statements are the same text on both (PostgreSQL takes
+//! tpcc-mysql's NOW(), LIMIT and FOR UPDATE as they are); only string literals are quoted
+//! each database's way, and each database's deadlock codes are retried.
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -13,16 +18,32 @@ use super::r#gen::{NuRandC, last_name, nurand};
 use crate::rand::Rng;
 use crate::sql::Sockets;
 use crate::sql::mysql::Conn;
+use crate::sql::pgsql::PgConn;
 use crate::sql::{Client, ErrorClass};
 use crate::sql::{Reply, SqlError};
 use crate::stats::TxnEnd;
 use crate::workloads::{Step, ThreadWorkload, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
+use fleetbench_model::sqlstate;
+use fleetbench_model::workloads::server::Driver;
 use fleetbench_model::workloads::tpcc::{TXN_NAMES, TpccConfig};
 
-/// Server errors after which a transaction is rolled back and tried again, as tpcc-mysql
+/// MySQL's errors after which a transaction is rolled back and tried again, as tpcc-mysql
 /// does: deadlock, lock-wait timeout.
 const RETRIED: [u32; 2] = [1213, 1205];
+/// PostgreSQL's counterparts, as SQLSTATEs: deadlock_detected, serialization_failure (a
+/// server whose default isolation is REPEATABLE READ or SERIALIZABLE) and
+/// lock_not_available (`lock_timeout`, as MySQL's lock-wait timeout).
+const RETRIED_PG: [&str; 3] = ["40P01", "40001", "55P03"];
+
+/// Whether a server error with `code` rolls the transaction (or a load statement) back to
+/// be tried again: MySQL's [`RETRIED`] codes, PostgreSQL's [`RETRIED_PG`] SQLSTATEs.
+pub fn retried(code: u32) -> bool {
+    if sqlstate::is_sqlstate(code) {
+        return RETRIED_PG.contains(&sqlstate::state(code).as_str());
+    }
+    RETRIED.contains(&code)
+}
 /// Attempts before a transaction counts as failed.
 const MAX_ATTEMPTS: u32 = 10;
 
@@ -108,13 +129,9 @@ impl Tpcc {
     }
 }
 
-impl ThreadWorkload for Tpcc {
-    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
-        let seed =
-            self.seed ^ (self.first_thread + u64::from(thread)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mut rng = Rng::new(seed);
-        // The lean MySQL client: TPC-C runs over the driver interface.
-        Box::new(Terminal::<Conn> {
+impl Tpcc {
+    fn terminal<C: Client>(&self, mut rng: Rng) -> Terminal<C> {
+        Terminal {
             cfg: self.cfg.clone(),
             sockets: self.sockets.clone(),
             conn: None,
@@ -123,7 +140,21 @@ impl ThreadWorkload for Tpcc {
             c: self.c,
             sql: String::with_capacity(1024),
             db: DbCounters::default(),
-        })
+            pg: self.cfg.target.driver == Driver::Pgsql,
+        }
+    }
+}
+
+impl ThreadWorkload for Tpcc {
+    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
+        let seed =
+            self.seed ^ (self.first_thread + u64::from(thread)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let rng = Rng::new(seed);
+        // The lean client of the target's database: TPC-C runs over the driver interface.
+        match self.cfg.target.driver {
+            Driver::Mysql => Box::new(self.terminal::<Conn>(rng)),
+            Driver::Pgsql => Box::new(self.terminal::<PgConn>(rng)),
+        }
     }
 
     fn sockets(&self) -> Option<Arc<Sockets>> {
@@ -141,6 +172,8 @@ struct Terminal<C: Client> {
     c: NuRandC,
     sql: String,
     db: DbCounters,
+    /// PostgreSQL: string literals are quoted its way.
+    pg: bool,
 }
 
 /// Why an attempt did not commit.
@@ -197,7 +230,7 @@ impl<C: Client> WorkerLoop for Terminal<C> {
                     return Step::Stopped;
                 }
                 Err(Abort::Db(e)) => {
-                    let ErrorClass::Ignorable(code) = e.classify(|c| RETRIED.contains(&c)) else {
+                    let ErrorClass::Ignorable(code) = e.classify(retried) else {
                         if stop.load(Ordering::Relaxed) {
                             return Step::Stopped;
                         }
@@ -378,7 +411,7 @@ fn money(cents: i64) -> String {
     format!("{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100)
 }
 
-/// `s` as a quoted SQL literal (backslash and quote escaped).
+/// `s` as a quoted MySQL literal (backslash and quote escaped).
 fn quoted(out: &mut String, s: &str) {
     out.push('\'');
     for ch in s.chars() {
@@ -390,7 +423,33 @@ fn quoted(out: &mut String, s: &str) {
     out.push('\'');
 }
 
+/// `s` as a quoted PostgreSQL literal: quotes doubled; with a backslash, an escape string
+/// (`E'...'`, backslashes doubled), so the value is the same whatever the server's
+/// standard_conforming_strings.
+fn quoted_pg(out: &mut String, s: &str) {
+    if s.contains('\\') {
+        out.push('E');
+    }
+    out.push('\'');
+    for ch in s.chars() {
+        if ch == '\'' || ch == '\\' {
+            out.push(ch);
+        }
+        out.push(ch);
+    }
+    out.push('\'');
+}
+
 impl<C: Client> Terminal<C> {
+    /// Appends `s` to the statement as a string literal of the target's database.
+    fn push_quoted(&mut self, s: &str) {
+        if self.pg {
+            quoted_pg(&mut self.sql, s);
+        } else {
+            quoted(&mut self.sql, s);
+        }
+    }
+
     /// Sleeps `secs` in slices, returning false when the run stops meanwhile.
     fn pause(&self, stop: &AtomicBool, secs: f64) -> bool {
         let until = Instant::now() + Duration::from_secs_f64(secs);
@@ -547,7 +606,7 @@ impl<C: Client> Terminal<C> {
                 number + 1,
                 money(amount)
             ));
-            quoted(&mut self.sql, &dist);
+            self.push_quoted(&dist);
             self.sql.push(')');
             self.write()?;
         }
@@ -563,7 +622,7 @@ impl<C: Client> Terminal<C> {
                 self.set(format_args!(
                     "SELECT c_id FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = "
                 ));
-                quoted(&mut self.sql, name);
+                self.push_quoted(name);
                 self.sql.push_str(" ORDER BY c_first");
                 let rows = self.read()?;
                 if rows.is_empty() {
@@ -640,7 +699,7 @@ impl<C: Client> Terminal<C> {
                 "UPDATE customer SET c_balance = c_balance - {h}, c_ytd_payment = c_ytd_payment + {h}, \
                  c_payment_cnt = c_payment_cnt + 1, c_data = "
             ));
-            quoted(&mut self.sql, &data);
+            self.push_quoted(&data);
             let _ = write!(
                 self.sql,
                 " WHERE c_w_id = {c_w} AND c_d_id = {c_d} AND c_id = {c}"
@@ -658,7 +717,7 @@ impl<C: Client> Terminal<C> {
             "INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
              VALUES ({c_d}, {c_w}, {c}, {d}, {w}, NOW(), {h}, "
         ));
-        quoted(&mut self.sql, &h_data);
+        self.push_quoted(&h_data);
         self.sql.push(')');
         self.write()?;
         Ok(Done::Committed)
@@ -812,6 +871,35 @@ mod tests {
         let mut s = String::new();
         quoted(&mut s, r"O'Brien\x");
         assert_eq!(s, r"'O\'Brien\\x'");
+    }
+
+    #[test]
+    fn postgresql_quoting_doubles_quotes_and_escapes_backslashes_only_when_there() {
+        let mut s = String::new();
+        quoted_pg(&mut s, "O'Brien");
+        assert_eq!(s, "'O''Brien'");
+        s.clear();
+        quoted_pg(&mut s, r"a\b'c");
+        assert_eq!(s, r"E'a\\b''c'");
+        s.clear();
+        quoted_pg(&mut s, "BARBARBAR");
+        assert_eq!(s, "'BARBARBAR'");
+    }
+
+    #[test]
+    fn deadlocks_and_serialization_failures_are_retried_on_both_databases() {
+        for code in [1213, 1205] {
+            assert!(retried(code), "{code}");
+        }
+        for state in ["40P01", "40001", "55P03"] {
+            assert!(retried(sqlstate::encode(state).unwrap()), "{state}");
+        }
+        for state in ["23505", "42P01", "08006"] {
+            assert!(!retried(sqlstate::encode(state).unwrap()), "{state}");
+        }
+        assert!(!retried(1062));
+        // A SQLSTATE that happens to spell a MySQL code's digits is not that code.
+        assert!(!retried(sqlstate::encode("01213").unwrap()));
     }
 
     #[test]
