@@ -266,7 +266,14 @@ impl<C: Client> OltpWorker<C> {
             }
             if !self.cfg.db.prepared {
                 // Text protocol: check the table exists without touching Com_select.
-                match conn.query(&format!("SHOW TABLES LIKE '{}'", self.cfg.table(n))) {
+                let exists = match target.driver {
+                    Driver::Mysql => format!("SHOW TABLES LIKE '{}'", self.cfg.table(n)),
+                    Driver::Pgsql => format!(
+                        "SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{}'",
+                        self.cfg.table(n)
+                    ),
+                };
+                match conn.query(&exists) {
                     Ok(Reply::Rows(r)) if r > 0 => continue,
                     Ok(_) => {
                         return Err(OpenError::NoTable {
@@ -285,7 +292,11 @@ impl<C: Client> OltpWorker<C> {
                     // 1295: this server (or proxy) cannot prepare it; sysbench's auto mode
                     // falls back to the text protocol.
                     Err(e) if e.code() == Some(1295) => {}
-                    Err(e) if e.code() == Some(1146) => {
+                    // No such table: MySQL's 1146, PostgreSQL's 42P01.
+                    Err(e)
+                        if e.code() == Some(1146)
+                            || e.code() == fleetbench_model::sqlstate::encode("42P01") =>
+                    {
                         return Err(OpenError::NoTable {
                             target: target.describe(),
                             table: self.cfg.table(n),
