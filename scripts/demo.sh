@@ -3,13 +3,16 @@
 # MariaDB (installing mariadb-server first if mariadbd is missing) and two agent processes
 # on free loopback ports, then runs sysbench's oltp_read_write through both agents:
 # prepare (4 tables x 10000 rows), a 10 s run with a report every second, kept as JSON and
-# HTML, a second run without prepared statements, cleanup, and a compare of the two runs.
+# HTML, a second run without prepared statements, cleanup, and a compare of the two runs;
+# then the same test on a throwaway PostgreSQL (installing postgresql if it is missing)
+# through the same agents, compared with the MariaDB run.
 # Each fleetbench command line is printed before it runs, as it can be copied. The result
 # files stay in target/demo (FLEETBENCH_DEMO_OUT); everything it started is stopped at the
 # end. Extra arguments go to both runs, e.g. `scripts/demo.sh --threads=8 --time=30`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/private-mariadb.sh
+. scripts/private-postgres.sh
 
 build_tools_install
 cargo build --release --locked --bins
@@ -34,6 +37,7 @@ cleanup() {
   local rc=$?
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   private_mariadb_stop
+  private_postgres_stop 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$work"
   exit "$rc"
@@ -77,5 +81,21 @@ fb "${opts[@]}" cleanup
 echo
 fb compare "$out/ps.json" "$out/nops.json"
 echo
-echo "demo: the results are $out/ps.json and $out/nops.json"
+
+# The same test on PostgreSQL (sysbench's pgsql driver's options), through the same agents.
+private_postgres_start "$work/pg"
+echo "demo: private PostgreSQL on 127.0.0.1:$PRIVATE_PG_PORT"
+pg=(oltp_read_write --agents "${addrs[0]},${addrs[1]}" --db-driver=pgsql
+  --pgsql-host=127.0.0.1 --pgsql-port="$PRIVATE_PG_PORT" --pgsql-user=sbtest
+  --pgsql-password=sbpass --pgsql-db=sbtest --tables=4 --table-size=10000)
+fb "${pg[@]}" --threads=4 prepare
+echo
+fb "${pg[@]}" --threads=4 --time=10 --report-interval=1 --percentile=95,99 \
+  --tag server=postgresql --json "$out/pg.json" run
+echo
+fb "${pg[@]}" cleanup
+echo
+fb compare "$out/ps.json" "$out/pg.json"
+echo
+echo "demo: the results are $out/ps.json, $out/nops.json and $out/pg.json"
 echo "demo: the HTML report of the first run is $out/ps.html (open it in a browser)"
