@@ -89,12 +89,19 @@ impl PgbenchJob {
         accounts + small
     }
 
-    /// What the step found, for the coordinator (the check: `scale=N`).
+    /// What the step found, for the coordinator (the check: `scale=N`); never empty,
+    /// as it marks the job's last message.
     pub fn summary(&self) -> String {
-        self.summary
+        let s = self
+            .summary
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .clone();
+        if s.is_empty() {
+            format!("step {} done", self.cfg.step.name())
+        } else {
+            s
+        }
     }
 
     fn connect(&self) -> Result<PgConn, InitError> {
