@@ -23,6 +23,7 @@ use crate::sql::open_error::OpenError;
 use crate::workloads::fileio::{self, FileJob, FileSet};
 use crate::workloads::oltp::open::{OltpThreads, open_run};
 use crate::workloads::oltp::prepare::{self as oltp_prepare, Job};
+use crate::workloads::pgbench::init::PgbenchJob;
 use crate::workloads::tpcc::job::TpccJob;
 use crate::workloads::{self, ThreadWorkload, memory, mutex, threads};
 use fleetbench_model::spec::Workload;
@@ -336,6 +337,24 @@ impl Agent for AgentService {
                 run.set_target(conn);
                 run
             }
+            Planned::Pgbench(cfg, config) => {
+                let progress = Arc::new(OpenProgress::default());
+                let threads = workloads::pgbench::PgbenchThreads {
+                    cfg,
+                    first_thread: u64::from(start.first_thread),
+                    seed: start.seed,
+                    progress: progress.clone(),
+                    ready_timeout: ready_timeout(&start),
+                };
+                let opening = Opening {
+                    connections: u64::from(config.threads),
+                    run: workloads::pgbench::open_run(threads, config),
+                    progress,
+                    output: None,
+                };
+                tokio::spawn(opening.then_drive(tx, guard, inbound, start.clone(), peer));
+                return Ok(Response::new(ReceiverStream::new(rx)));
+            }
             Planned::Script(cfg, config, total_threads) => {
                 let progress = Arc::new(OpenProgress::default());
                 let output = Arc::new(workloads::script::worker::Output::default());
@@ -506,6 +525,7 @@ enum TableWork {
     Oltp(Arc<Job>),
     Files(Arc<FileJob>),
     Tpcc(Arc<TpccJob>),
+    Pgbench(Arc<PgbenchJob>),
 }
 
 /// What a Prepare or Cleanup call does to the tables (or files).
@@ -522,6 +542,7 @@ impl TableWork {
     fn halt(&self) {
         let stop = match self {
             TableWork::Oltp(j) => return j.halt(),
+            TableWork::Pgbench(j) => return j.halt(),
             TableWork::Files(j) => &j.stop,
             TableWork::Tpcc(j) => &j.stop,
         };
@@ -533,6 +554,7 @@ impl TableWork {
             TableWork::Oltp(j) => &j.done,
             TableWork::Files(j) => &j.done,
             TableWork::Tpcc(j) => &j.done,
+            TableWork::Pgbench(j) => &j.done,
         };
         done.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -545,6 +567,7 @@ impl TableWork {
             (TableWork::Files(j), TableOp::Prepare) => j.prepare_total(),
             (TableWork::Files(j), _) => j.cleanup_total(),
             (TableWork::Tpcc(j), op) => j.total(op == TableOp::Cleanup),
+            (TableWork::Pgbench(j), _) => j.total(),
         }
     }
 
@@ -561,6 +584,7 @@ impl TableWork {
             TableWork::Oltp(j) => j.summary(),
             TableWork::Files(j) => j.summary(),
             TableWork::Tpcc(j) => j.summary(),
+            TableWork::Pgbench(j) => j.summary(),
         }
     }
 
@@ -590,6 +614,13 @@ impl TableWork {
                     .map_err(|e| format!("check failed: {e}"))?
                     .map_err(|e| e.to_string())
             }
+            TableWork::Pgbench(j) => {
+                let j = j.clone();
+                tokio::task::spawn_blocking(move || j.check())
+                    .await
+                    .map_err(|e| format!("check failed: {e}"))?
+                    .map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -604,7 +635,18 @@ impl TableWork {
             (TableWork::Oltp(j), TableOp::Prewarm) => oltp_prepare::prewarm(j, threads)
                 .await
                 .map_err(|e| e.to_string()),
-            (TableWork::Tpcc(_), TableOp::Prewarm) => Err("prewarm is for OLTP tables".into()),
+            (TableWork::Tpcc(_) | TableWork::Pgbench(_), TableOp::Prewarm) => {
+                Err("prewarm is for OLTP tables".into())
+            }
+            (TableWork::Pgbench(_), TableOp::Cleanup) => {
+                Err("pgbench's tables are dropped by its init step d".into())
+            }
+            (TableWork::Pgbench(j), TableOp::Prepare) => {
+                tokio::task::spawn_blocking(move || j.work(threads))
+                    .await
+                    .map_err(|e| format!("pgbench step failed: {e}"))?
+                    .map_err(|e| e.to_string())
+            }
             (TableWork::Tpcc(j), op) => {
                 tokio::task::spawn_blocking(move || j.work(op == TableOp::Cleanup, threads))
                     .await
@@ -635,6 +677,11 @@ enum Planned {
     /// TPC-C options and limits; the tables are checked before the terminals start.
     Tpcc(
         Arc<fleetbench_model::workloads::tpcc::TpccConfig>,
+        RunConfig,
+    ),
+    /// pgbench's built-in scripts and limits.
+    Pgbench(
+        Arc<fleetbench_model::workloads::pgbench::PgbenchConfig>,
         RunConfig,
     ),
     /// A Lua script, limits, and the number of threads in the whole run (sysbench.tid).
@@ -678,6 +725,12 @@ impl AgentService {
                 load_files(std::slice::from_mut(&mut cfg.target))?;
                 TableWork::Tpcc(TpccJob::new(Arc::new(cfg), r.seed))
             }
+            Some(workload_spec::Kind::Pgbench(p)) => {
+                let mut cfg =
+                    wire::pgbench_from_proto(p).map_err(|e| Status::invalid_argument(e.0))?;
+                load_files(std::slice::from_mut(&mut cfg.target))?;
+                TableWork::Pgbench(PgbenchJob::new(Arc::new(cfg)))
+            }
             Some(workload_spec::Kind::Options(_)) if op == TableOp::Prewarm => {
                 return Err(Status::invalid_argument("prewarm is for OLTP tables"));
             }
@@ -699,7 +752,7 @@ impl AgentService {
         match &job {
             TableWork::Files(j) => fileio::check_host(&j.cfg, r.threads, op == TableOp::Prepare)
                 .map_err(|e| Status::resource_exhausted(e.to_string()))?,
-            TableWork::Oltp(_) | TableWork::Tpcc(_) => {
+            TableWork::Oltp(_) | TableWork::Tpcc(_) | TableWork::Pgbench(_) => {
                 fleetbench_model::limits::check_threads(u64::from(r.threads))
                     .map_err(Status::resource_exhausted)?
             }
@@ -869,6 +922,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             Ok(Planned::Threads(Arc::new(threads::Threads::new(t)), config))
         }
         Workload::Tpcc(t) => Ok(Planned::Tpcc(Arc::new(*t), config)),
+        Workload::Pgbench(p) => Ok(Planned::Pgbench(Arc::new(*p), config)),
         Workload::Script(s) => {
             let total = u64::from(start.total_threads)
                 .max(u64::from(start.first_thread) + u64::from(start.threads));

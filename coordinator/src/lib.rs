@@ -37,6 +37,9 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
 async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     // For the result's meta: as typed, secrets masked.
     let command_line = report::meta::masked_command_line(&args);
+    if commands::pgbench::asked(&args) {
+        return commands::pgbench::run(args, command_line).await;
+    }
     let mut raw = match commands::parse(args)? {
         Parsed::Shown(text) => {
             report::stdout::print(&text);

@@ -18,6 +18,7 @@ use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::{ServerOptions, TargetOptions};
 
 use crate::workloads::memory::{MemoryConfig, MemoryError, Oper};
+use crate::workloads::pgbench::PgbenchConfig;
 use crate::workloads::script::ScriptConfig;
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
 
@@ -639,6 +640,38 @@ impl Spec for ScriptConfig {
     }
 }
 
+impl Spec for PgbenchConfig {
+    fn name(&self) -> &str {
+        "pgbench"
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        PgbenchConfig::validate(self).map_err(SpecError::Options)
+    }
+
+    fn fields(&self) -> Vec<(String, Value)> {
+        let t = &self.target;
+        let scripts: Vec<Value> = self
+            .scripts
+            .iter()
+            .map(|(b, w)| serde_json::json!({"name": b.name(), "weight": w}))
+            .collect();
+        vec![
+            ("scale".into(), Value::from(self.scale)),
+            ("scripts".into(), Value::Array(scripts)),
+            ("query_mode".into(), Value::from(self.mode.name())),
+            ("max_tries".into(), Value::from(self.max_tries)),
+            (
+                "targets".into(),
+                serde_json::json!([{
+                    "name": t.name, "host": t.host, "port": t.port,
+                    "user": t.user, "database": t.database,
+                }]),
+            ),
+        ]
+    }
+}
+
 impl Spec for TpccConfig {
     fn name(&self) -> &str {
         "tpcc"
@@ -679,6 +712,8 @@ pub enum Workload {
     Tpcc(Box<TpccConfig>),
     /// A sysbench Lua script, shipped to the agents with its modules.
     Script(Box<ScriptConfig>),
+    /// pgbench's built-in scripts, or one of its initialisation steps (a Prepare).
+    Pgbench(Box<PgbenchConfig>),
 }
 
 impl Workload {
@@ -692,6 +727,7 @@ impl Workload {
             Workload::Mutex(s) => s,
             Workload::Tpcc(s) => s.as_ref(),
             Workload::Script(s) => s.as_ref(),
+            Workload::Pgbench(s) => s.as_ref(),
         }
     }
 
@@ -735,7 +771,9 @@ impl Workload {
             Workload::Memory(s) => (MemorySpec::TEST, s.to_options()),
             Workload::Threads(s) => (ThreadsSpec::TEST, s.to_options()),
             Workload::Mutex(s) => (MutexSpec::TEST, s.to_options()),
-            Workload::Oltp(_) | Workload::Tpcc(_) | Workload::Script(_) => return None,
+            Workload::Oltp(_) | Workload::Tpcc(_) | Workload::Script(_) | Workload::Pgbench(_) => {
+                return None;
+            }
         })
     }
 
@@ -745,6 +783,7 @@ impl Workload {
             Workload::Oltp(o) => &o.config.targets,
             Workload::Tpcc(t) => std::slice::from_ref(&t.target),
             Workload::Script(s) => &s.targets,
+            Workload::Pgbench(p) => std::slice::from_ref(&p.target),
             _ => &[],
         }
     }
@@ -755,6 +794,7 @@ impl Workload {
             Workload::Oltp(o) => &mut o.config.targets,
             Workload::Tpcc(t) => std::slice::from_mut(&mut t.target),
             Workload::Script(s) => &mut s.targets,
+            Workload::Pgbench(p) => std::slice::from_mut(&mut p.target),
             _ => &mut [],
         }
     }
@@ -770,6 +810,7 @@ impl Workload {
             Workload::Threads(_) => "threads",
             Workload::Mutex(_) => "mutex",
             Workload::Tpcc(_) => "tpcc",
+            Workload::Pgbench(_) => "pgbench",
         }
     }
 
@@ -792,6 +833,7 @@ impl Workload {
                 Command::Cleanup,
             ],
             Workload::Script(_) => &[Command::Run, Command::Script],
+            Workload::Pgbench(_) => &[Command::Prepare, Command::Run],
             _ => &[Command::Run],
         }
     }

@@ -15,6 +15,7 @@ use crate::spec::{OltpSpec, TableSplit, Workload};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
+use crate::workloads::pgbench::{Builtin, PartitionMethod, PgbenchConfig, QueryMode, Step};
 use crate::workloads::script::{Files, OptKind, OptValue, ScriptConfig};
 use crate::workloads::server::ServerOptions;
 use crate::workloads::server::{Driver, Target};
@@ -55,6 +56,7 @@ pub fn workload_from_proto(
         }
         Some(K::Tpcc(t)) => Workload::Tpcc(Box::new(tpcc_from_proto(t)?)),
         Some(K::Script(s)) => Workload::Script(Box::new(script_from_proto(s)?)),
+        Some(K::Pgbench(p)) => Workload::Pgbench(Box::new(pgbench_from_proto(p)?)),
         None => return Err(WireError("Start names no workload this agent knows".into())),
     };
     Ok(w)
@@ -80,6 +82,7 @@ pub fn workload_to_proto(w: &Workload, tables: &[(u32, usize)]) -> pb::WorkloadS
         Workload::Oltp(o) => Kind::Oltp(oltp_to_proto(&o.config, tables)),
         Workload::Tpcc(t) => Kind::Tpcc(tpcc_to_proto(t)),
         Workload::Script(s) => Kind::Script(script_to_proto(s)),
+        Workload::Pgbench(p) => Kind::Pgbench(pgbench_to_proto(p)),
         declared => {
             let (test, options) = declared
                 .options()
@@ -210,6 +213,70 @@ pub fn target_from_proto(t: &pb::Target) -> Result<Target, WireError> {
     };
     // The files are the agent's to read (oltp::client::load_files), on its own host.
     Ok(target)
+}
+
+/// pgbench's options in their wire form.
+pub fn pgbench_to_proto(c: &PgbenchConfig) -> pb::PgbenchSpec {
+    pb::PgbenchSpec {
+        target: Some(target_to_proto(&c.target)),
+        scale: c.scale,
+        scripts: c
+            .scripts
+            .iter()
+            .map(|(b, w)| format!("{}@{w}", b.name()))
+            .collect(),
+        query_mode: c.mode.name().into(),
+        max_tries: c.max_tries,
+        step: c.step.name().into(),
+        fillfactor: c.fillfactor,
+        unlogged: c.unlogged,
+        partitions: c.partitions,
+        partition_method: c.partition_method.name().into(),
+        first_aid: c.first_aid,
+        last_aid: c.last_aid,
+        load_small: c.load_small,
+    }
+}
+
+/// Validates wire pgbench options into the agent's configuration.
+pub fn pgbench_from_proto(p: &pb::PgbenchSpec) -> Result<PgbenchConfig, WireError> {
+    let target = p
+        .target
+        .as_ref()
+        .ok_or_else(|| WireError("no database target given".into()))?;
+    let scripts = p
+        .scripts
+        .iter()
+        .map(|s| {
+            let (name, weight) = s.split_once('@').unwrap_or((s.as_str(), "1"));
+            let b = Builtin::find(name).map_err(WireError)?;
+            let w = weight
+                .parse::<u32>()
+                .map_err(|_| WireError(format!("invalid weight in script '{s}'")))?;
+            Ok((b, w))
+        })
+        .collect::<Result<Vec<_>, WireError>>()?;
+    let cfg = PgbenchConfig {
+        target: target_from_proto(target)?,
+        scale: p.scale,
+        scripts,
+        mode: QueryMode::parse(&p.query_mode)
+            .ok_or_else(|| WireError(format!("unknown query mode '{}'", p.query_mode)))?,
+        max_tries: p.max_tries,
+        step: Step::from_name(&p.step)
+            .ok_or_else(|| WireError(format!("unknown pgbench step '{}'", p.step)))?,
+        fillfactor: p.fillfactor,
+        unlogged: p.unlogged,
+        partitions: p.partitions,
+        partition_method: PartitionMethod::parse(&p.partition_method).ok_or_else(|| {
+            WireError(format!("unknown partition method '{}'", p.partition_method))
+        })?,
+        first_aid: p.first_aid,
+        last_aid: p.last_aid,
+        load_small: p.load_small,
+    };
+    cfg.validate().map_err(WireError)?;
+    Ok(cfg)
 }
 
 /// TPC-C's options in their wire form.

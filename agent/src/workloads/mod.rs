@@ -5,6 +5,7 @@ pub mod fileio;
 pub mod memory;
 pub mod mutex;
 pub mod oltp;
+pub mod pgbench;
 pub mod script;
 pub mod threads;
 pub mod tpcc;
@@ -16,7 +17,7 @@ use fleetbench_model::counters::{DbCounters, IoCounters};
 
 /// Names of the workloads this agent offers (sent in Hello).
 pub const AVAILABLE: &[&str] = &[
-    "cpu", "oltp", "fileio", "memory", "threads", "mutex", "tpcc", "script",
+    "cpu", "oltp", "fileio", "memory", "threads", "mutex", "tpcc", "script", "pgbench",
 ];
 
 /// A workload run on dedicated OS threads (CPU-bound work never runs on the async runtime).

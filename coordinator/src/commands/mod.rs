@@ -7,6 +7,7 @@ pub mod agents;
 pub mod bench;
 pub mod docs;
 pub mod measure;
+pub mod pgbench;
 pub mod scenario;
 pub mod script;
 pub mod sweep;

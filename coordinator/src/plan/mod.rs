@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod build;
 pub mod model;
+pub mod pgbench;
 pub mod script;
 pub mod shares;
 pub mod targets;

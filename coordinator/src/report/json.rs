@@ -84,7 +84,9 @@ enum FigureKind {
 impl FigureKind {
     fn of(w: &Workload) -> FigureKind {
         match w {
-            Workload::Oltp(_) | Workload::Tpcc(_) | Workload::Script(_) => FigureKind::Sql,
+            Workload::Oltp(_) | Workload::Tpcc(_) | Workload::Script(_) | Workload::Pgbench(_) => {
+                FigureKind::Sql
+            }
             Workload::Fileio(_) => FigureKind::File,
             Workload::Memory(m) => FigureKind::Memory(m.block_size),
             _ => FigureKind::Plain,

@@ -91,8 +91,54 @@ impl Shares {
                 }
             }
             Workload::Tpcc(t) => Shares::tpcc(t, plan.threads, agents, create),
+            Workload::Pgbench(p) => Shares::pgbench(p, plan.threads, agents),
             _ => return None,
         })
+    }
+
+    /// pgbench's steps: the loads (g, G) by contiguous ranges of accounts over the agents,
+    /// the first one loading the branches and tellers too; every other step on one agent.
+    /// The first steps (d, t) are checked on every agent, so that one that cannot reach
+    /// the server stops the initialisation before anything is dropped.
+    fn pgbench(
+        p: &fleetbench_model::workloads::pgbench::PgbenchConfig,
+        threads: u32,
+        agents: usize,
+    ) -> Shares {
+        use fleetbench_model::workloads::pgbench::{PgbenchConfig, Step, account_shares};
+        let spec = |c: PgbenchConfig| {
+            fleetbench_model::wire::workload_to_proto(&Workload::Pgbench(Box::new(c)), &[])
+        };
+        if !p.step.spread() {
+            let all = agents.max(1);
+            let first = matches!(p.step, Step::Drop | Step::Create);
+            return Shares {
+                n: 1,
+                specs: vec![spec(p.clone()); all],
+                threads: vec![u64::from(threads).max(1)],
+                checkers: first.then_some(all),
+            };
+        }
+        let shares = account_shares(p.scale, agents);
+        let n = shares.len();
+        let specs = shares
+            .iter()
+            .enumerate()
+            .map(|(i, &(first, last))| {
+                spec(PgbenchConfig {
+                    first_aid: first,
+                    last_aid: last,
+                    load_small: i == 0,
+                    ..p.clone()
+                })
+            })
+            .collect();
+        Shares {
+            n,
+            specs,
+            threads: split_evenly(u64::from(threads).max(n as u64), n),
+            checkers: None,
+        }
     }
 
     fn tpcc(

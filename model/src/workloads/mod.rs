@@ -3,6 +3,7 @@
 pub mod fileio;
 pub mod memory;
 pub mod oltp;
+pub mod pgbench;
 pub mod script;
 pub mod server;
 pub mod tpcc;

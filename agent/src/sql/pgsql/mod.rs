@@ -145,9 +145,25 @@ impl PgConn {
             return self.query(cmd);
         }
         self.wbuf.clear();
+        self.bind_execute(&stmt.name, params)
+    }
+
+    /// Parses `sql` (`$n` parameters) as the unnamed statement and runs it with `params`:
+    /// Parse, Bind, Execute and Sync in one write (pgbench's `-M extended`).
+    #[inline]
+    pub fn execute_unnamed(&mut self, sql: &str, params: &[Param]) -> Result<Reply, SqlError> {
+        self.wbuf.clear();
+        frontend::parse("", sql, std::iter::empty(), &mut self.wbuf)?;
+        self.bind_execute("", params)
+    }
+
+    /// Appends Bind (params as text), Execute and Sync of statement `name`, sends what
+    /// is in the buffer and reads the reply.
+    #[inline]
+    fn bind_execute(&mut self, name: &str, params: &[Param]) -> Result<Reply, SqlError> {
         let bound = frontend::bind(
             "",
-            &stmt.name,
+            name,
             std::iter::empty(),
             params.iter(),
             |p, buf| {
@@ -168,6 +184,52 @@ impl PgConn {
         frontend::sync(&mut self.wbuf);
         self.flush()?;
         self.finish()
+    }
+
+    /// Runs `sql`, a `COPY ... FROM STDIN`, sending the rows `fill` writes (text format)
+    /// chunk by chunk until it returns false; the rows the server copied.
+    pub fn copy_in(
+        &mut self,
+        sql: &str,
+        mut fill: impl FnMut(&mut Vec<u8>) -> bool,
+    ) -> Result<u64, SqlError> {
+        self.wbuf.clear();
+        frontend::query(sql, &mut self.wbuf)?;
+        self.flush()?;
+        loop {
+            let (tag, body) = self.next_message()?;
+            match tag {
+                // CopyInResponse: the server takes the rows now.
+                b'G' => break,
+                b'E' => {
+                    let e = self.error_of(body);
+                    self.read_until_ready(|_| Ok(()))?;
+                    return Err(e);
+                }
+                b'Z' => return Err(SqlError::Protocol("the server did not start a COPY".into())),
+                _ => {}
+            }
+        }
+        let mut chunk = Vec::with_capacity(256 * 1024);
+        loop {
+            chunk.clear();
+            let more = fill(&mut chunk);
+            if !chunk.is_empty() {
+                self.wbuf.clear();
+                frontend::CopyData::new(&chunk[..])?.write(&mut self.wbuf);
+                self.flush()?;
+            }
+            if !more {
+                break;
+            }
+        }
+        self.wbuf.clear();
+        frontend::copy_done(&mut self.wbuf);
+        self.flush()?;
+        match self.finish()? {
+            Reply::Ok { affected_rows } => Ok(affected_rows),
+            Reply::Rows(n) => Ok(n),
+        }
     }
 
     /// Runs `sql` as a simple query.

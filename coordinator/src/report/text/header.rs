@@ -87,6 +87,9 @@ pub fn header_in(plan: &Plan, agents: &[(String, u32)], style: ReportStyle) -> S
             );
         }
         Workload::Threads(_) | Workload::Mutex(_) => {}
+        Workload::Pgbench(p) => {
+            let _ = writeln!(s, "pgbench on target {}\n", p.target.describe());
+        }
         Workload::Tpcc(t) => {
             let _ = writeln!(
                 s,

@@ -9,6 +9,7 @@ mod common;
 pub mod fleetbench;
 mod header;
 pub mod legacy;
+pub mod pgbench;
 pub mod sysbench10;
 pub mod tpcc;
 

@@ -124,7 +124,9 @@ pub fn end_report(plan: &Plan, r: &RunResult) -> String {
                 r.events_per_sec()
             );
         }
-        Workload::Oltp(_) | Workload::Script(_) => s.push_str(&sql_statistics(r)),
+        Workload::Oltp(_) | Workload::Script(_) | Workload::Pgbench(_) => {
+            s.push_str(&sql_statistics(r))
+        }
         Workload::Fileio(_) => s.push_str(&file_operations(r)),
         Workload::Memory(m) => {
             let secs = r.total_time().as_secs_f64().max(f64::MIN_POSITIVE);

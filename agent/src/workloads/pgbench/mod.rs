@@ -1,0 +1,115 @@
+//! pgbench on an agent: its built-in scripts as a native workload (one OS thread and one
+//! lean PostgreSQL connection per client, transactions recorded by script) and its
+//! initialisation steps (`init`). What a run asks for is the model's
+//! (`fleetbench_model::workloads::pgbench`); the statements are in `sql`.
+
+pub mod init;
+pub mod sql;
+pub mod worker;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fleetbench_model::workloads::pgbench::PgbenchConfig;
+use fleetbench_model::workloads::server::DEFAULT_CONNECT_CONCURRENCY;
+use tokio::sync::mpsc;
+
+use crate::runner::{OpenProgress, PreparedRun, RunConfig};
+use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::sql::opening::ConnectGate;
+use crate::sql::{Client, ConnInfo};
+use worker::PgbenchWorker;
+
+/// What the clients of one agent are opened with.
+pub struct PgbenchThreads {
+    pub cfg: Arc<PgbenchConfig>,
+    /// This agent's first client among all agents' (seeds).
+    pub first_thread: u64,
+    pub seed: u64,
+    pub progress: Arc<OpenProgress>,
+    pub ready_timeout: Duration,
+}
+
+/// Opens `config.threads` clients, each connecting (and preparing, with `-M prepared`)
+/// on its own OS thread, parked at the start gate. Fails, every connection closed again,
+/// if one cannot open.
+pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
+    let PgbenchThreads {
+        cfg,
+        first_thread,
+        seed,
+        progress,
+        ready_timeout,
+    } = open;
+    let mut run = PreparedRun::empty(config);
+    progress.attach(run.control.sockets.clone());
+    let threads = run.config.threads;
+    let concurrency = DEFAULT_CONNECT_CONCURRENCY.parse().unwrap_or(16);
+    let gate = Arc::new(ConnectGate::new(
+        concurrency,
+        u64::from(threads),
+        1,
+        ready_timeout,
+    ));
+    // How the first client got in, and the server's version, for Ready.
+    let info: Arc<Mutex<Option<ConnInfo>>> = Arc::default();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
+    for t in 0..threads {
+        let (own, progress, gate, info) =
+            (cfg.clone(), progress.clone(), gate.clone(), info.clone());
+        let sockets = run.control.sockets.clone();
+        let client = first_thread + u64::from(t);
+        let seed = seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let open = move || {
+            if progress.is_cancelled() {
+                return Err(OpenError::Cancelled.into());
+            }
+            let w = PgbenchWorker::open(own, seed, sockets, &gate)?;
+            let mut first = info.lock().unwrap_or_else(|p| p.into_inner());
+            if first.is_none() {
+                let mut i = w.info();
+                i.server_version = w.server_version();
+                *first = Some(i);
+            }
+            drop(first);
+            progress.done.fetch_add(1, Ordering::Relaxed);
+            Ok(w)
+        };
+        let spawned = run.spawn_worker(
+            t,
+            format!("fb-pgbench-{t}"),
+            Some(<crate::sql::pgsql::PgConn as Client>::STACK_SIZE),
+            open,
+            |w: PgbenchWorker, _| w.close(),
+            Some(tx.clone()),
+            None,
+        );
+        if let Err(e) = spawned {
+            run.running
+                .fetch_sub((threads - t) as usize, Ordering::AcqRel);
+            run.release_workers().await;
+            return Err(OpenError::Connect {
+                target: cfg.target.describe(),
+                message: format!("cannot start client threads: {e}"),
+            });
+        }
+    }
+    drop(tx);
+    let mut failure = None;
+    for _ in 0..threads {
+        let Some(r) = rx.recv().await else { break };
+        if let Err(e) = r {
+            progress.cancel();
+            failure.get_or_insert(e);
+        }
+    }
+    if let Some(e) = failure {
+        run.release_workers().await;
+        return Err(e.into_open(&cfg.target));
+    }
+    let first = info.lock().unwrap_or_else(|p| p.into_inner()).take();
+    run.set_target(first.unwrap_or_default());
+    run.connect_retries = gate.retries();
+    Ok(run)
+}

@@ -1,0 +1,698 @@
+//! `fleetbench pgbench`'s command line: pgbench's own options (PostgreSQL 15), its
+//! environment variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE) and fleetbench's
+//! `--agents`, `--json` and `--token-file`, read into a checked [`PgbenchArgs`]. Pure: the
+//! environment comes in as a function.
+
+use std::path::PathBuf;
+
+use fleetbench_model::workloads::pgbench::{
+    Builtin, MAX_PARTITIONS, MAX_SCALE, MAX_TRIES, PartitionMethod, PgbenchConfig, QueryMode, Step,
+};
+use fleetbench_model::workloads::server::{Driver, Target};
+
+/// pgbench's default initialisation steps.
+pub const DEFAULT_STEPS: &str = "dtgvp";
+
+/// Transactions per client when neither -T nor -t is given (pgbench's default).
+pub const DEFAULT_TRANSACTIONS: u64 = 10;
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgbenchArgs {
+    /// `-i`: initialise instead of running.
+    pub init: bool,
+    pub steps: Vec<Step>,
+    /// `-s`, if given (a run reads the scale from the tables).
+    pub scale: Option<u32>,
+    pub fillfactor: u32,
+    pub unlogged: bool,
+    pub partitions: u32,
+    pub partition_method: PartitionMethod,
+    pub scripts: Vec<(Builtin, u32)>,
+    pub clients: u32,
+    pub jobs: u32,
+    /// `-T` seconds, or `-t` transactions per client.
+    pub duration: Option<u64>,
+    pub transactions: Option<u64>,
+    /// `-P` seconds.
+    pub progress: Option<u64>,
+    /// `-R` transactions per second over all clients.
+    pub rate: Option<f64>,
+    /// `-L` milliseconds.
+    pub latency_limit_ms: Option<f64>,
+    pub mode: QueryMode,
+    pub per_statement: bool,
+    pub max_tries: u32,
+    pub failures_detailed: bool,
+    pub no_vacuum: bool,
+    pub seed: Option<u64>,
+    pub target: Target,
+    pub agents: Option<Vec<String>>,
+    pub json: Option<PathBuf>,
+    pub token_file: Option<PathBuf>,
+    /// Options accepted without an effect here, said on stderr.
+    pub notes: Vec<String>,
+    /// `--help` or `--version`: print and stop.
+    pub shown: Option<String>,
+}
+
+impl PgbenchArgs {
+    /// The workload of a step or a run at `scale`.
+    pub fn config(&self, scale: u32, step: Step) -> PgbenchConfig {
+        PgbenchConfig {
+            target: self.target.clone(),
+            scale,
+            scripts: self.scripts.clone(),
+            mode: self.mode,
+            max_tries: self.max_tries,
+            step,
+            fillfactor: self.fillfactor,
+            unlogged: self.unlogged,
+            partitions: self.partitions,
+            partition_method: self.partition_method,
+            first_aid: 0,
+            last_aid: 0,
+            load_small: false,
+        }
+    }
+}
+
+/// How an option is spelled and whether it takes a value.
+struct Opt {
+    short: Option<char>,
+    long: &'static str,
+    value: bool,
+}
+
+const fn o(short: Option<char>, long: &'static str, value: bool) -> Opt {
+    Opt { short, long, value }
+}
+
+/// Every option read, pgbench's and fleetbench's.
+const OPTS: &[Opt] = &[
+    o(Some('i'), "initialize", false),
+    o(Some('I'), "init-steps", true),
+    o(Some('s'), "scale", true),
+    o(Some('F'), "fillfactor", true),
+    o(None, "foreign-keys", false),
+    o(None, "unlogged-tables", false),
+    o(None, "partitions", true),
+    o(None, "partition-method", true),
+    o(Some('q'), "quiet", false),
+    o(None, "tablespace", true),
+    o(None, "index-tablespace", true),
+    o(Some('b'), "builtin", true),
+    o(Some('f'), "file", true),
+    o(Some('N'), "skip-some-updates", false),
+    o(Some('S'), "select-only", false),
+    o(Some('c'), "client", true),
+    o(Some('C'), "connect", false),
+    o(Some('D'), "define", true),
+    o(Some('j'), "jobs", true),
+    o(Some('l'), "log", false),
+    o(Some('L'), "latency-limit", true),
+    o(Some('M'), "protocol", true),
+    o(Some('n'), "no-vacuum", false),
+    o(Some('P'), "progress", true),
+    o(Some('r'), "report-per-command", false),
+    o(Some('R'), "rate", true),
+    o(Some('t'), "transactions", true),
+    o(Some('T'), "time", true),
+    o(Some('v'), "vacuum-all", false),
+    o(None, "aggregate-interval", true),
+    o(None, "failures-detailed", false),
+    o(None, "log-prefix", true),
+    o(None, "max-tries", true),
+    o(None, "progress-timestamp", false),
+    o(None, "random-seed", true),
+    o(None, "sampling-rate", true),
+    o(None, "show-script", true),
+    o(None, "verbose-errors", false),
+    o(Some('h'), "host", true),
+    o(Some('p'), "port", true),
+    o(Some('U'), "username", true),
+    o(Some('d'), "debug", false),
+    o(Some('V'), "version", false),
+    o(Some('?'), "help", false),
+    o(None, "agents", true),
+    o(None, "json", true),
+    o(None, "token-file", true),
+];
+
+/// Options that only initialisation takes, and only a run.
+const INIT_ONLY: &[&str] = &[
+    "init-steps",
+    "fillfactor",
+    "foreign-keys",
+    "unlogged-tables",
+    "partitions",
+    "partition-method",
+    "quiet",
+];
+const RUN_ONLY: &[&str] = &[
+    "builtin",
+    "skip-some-updates",
+    "select-only",
+    "client",
+    "jobs",
+    "latency-limit",
+    "protocol",
+    "no-vacuum",
+    "progress",
+    "report-per-command",
+    "rate",
+    "transactions",
+    "time",
+    "failures-detailed",
+    "max-tries",
+    "json",
+];
+
+/// Options as given, (long name, value), and the positional words.
+type Tokens = (Vec<(&'static str, Option<String>)>, Vec<String>);
+
+/// Splits `args` (after `fleetbench pgbench`) into (option, value) pairs and positional
+/// words, by pgbench's spelling: `-c4`, `-c 4`, `--client=4`, `--client 4`, `-nS`.
+fn tokens(args: &[String]) -> Result<Tokens, String> {
+    let mut opts = Vec::new();
+    let mut words = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            words.extend(it.by_ref().cloned());
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let opt = OPTS.iter().find(|o| o.long == name).ok_or_else(|| {
+                format!("unrecognized option '--{name}' (try \"fleetbench pgbench --help\")")
+            })?;
+            let value = match (opt.value, inline) {
+                (true, Some(v)) => Some(v),
+                (true, None) => Some(
+                    it.next()
+                        .cloned()
+                        .ok_or_else(|| format!("option '--{name}' requires an argument"))?,
+                ),
+                (false, Some(_)) => {
+                    return Err(format!("option '--{name}' doesn't allow an argument"));
+                }
+                (false, None) => None,
+            };
+            opts.push((opt.long, value));
+            continue;
+        }
+        if a.len() > 1 && a.starts_with('-') {
+            let chars: Vec<char> = a[1..].chars().collect();
+            let mut k = 0;
+            while k < chars.len() {
+                let c = chars[k];
+                let opt = OPTS.iter().find(|o| o.short == Some(c)).ok_or_else(|| {
+                    format!("invalid option -- '{c}' (try \"fleetbench pgbench --help\")")
+                })?;
+                if opt.value {
+                    let rest: String = chars[k + 1..].iter().collect();
+                    let v = if rest.is_empty() {
+                        it.next()
+                            .cloned()
+                            .ok_or_else(|| format!("option requires an argument -- '{c}'"))?
+                    } else {
+                        rest
+                    };
+                    opts.push((opt.long, Some(v)));
+                    break;
+                }
+                opts.push((opt.long, None));
+                k += 1;
+            }
+            continue;
+        }
+        words.push(a.clone());
+    }
+    Ok((opts, words))
+}
+
+/// A whole number within `lo..=hi`, or pgbench's kind of message.
+fn int<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
+    what: &str,
+    v: &str,
+    lo: T,
+    hi: T,
+) -> Result<T, String> {
+    match v.trim().parse::<T>() {
+        Ok(n) if n >= lo && n <= hi => Ok(n),
+        _ => Err(format!("invalid {what}: \"{v}\" (expected {lo}..{hi})")),
+    }
+}
+
+fn number(what: &str, v: &str) -> Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!(
+            "invalid {what}: \"{v}\" (expected a positive number)"
+        )),
+    }
+}
+
+/// A `-b NAME[@WEIGHT]`.
+fn builtin(v: &str) -> Result<(Builtin, u32), String> {
+    let (name, weight) = match v.rsplit_once('@') {
+        Some((n, w)) => (n, int("weight", w, 0u32, i32::MAX as u32)?),
+        None => (v, 1),
+    };
+    Ok((Builtin::find(name)?, weight))
+}
+
+/// Reads pgbench's command line; `env` gives the PG environment variables (and USER).
+pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<PgbenchArgs, String> {
+    let (opts, words) = tokens(args)?;
+    let mut a = PgbenchArgs {
+        init: false,
+        steps: Step::parse_letters(DEFAULT_STEPS)?,
+        scale: None,
+        fillfactor: 100,
+        unlogged: false,
+        partitions: 0,
+        partition_method: PartitionMethod::Range,
+        scripts: Vec::new(),
+        clients: 1,
+        jobs: 1,
+        duration: None,
+        transactions: None,
+        progress: None,
+        rate: None,
+        latency_limit_ms: None,
+        mode: QueryMode::Simple,
+        per_statement: false,
+        max_tries: 1,
+        failures_detailed: false,
+        no_vacuum: false,
+        seed: None,
+        target: Target {
+            name: "postgres".into(),
+            driver: Driver::Pgsql,
+            ..Target::default()
+        },
+        agents: None,
+        json: None,
+        token_file: None,
+        notes: Vec::new(),
+        shown: None,
+    };
+    let (mut host, mut port, mut user) = (None, None, None);
+    let mut foreign_keys = false;
+    let mut method_given = false;
+    let mut given: Vec<&'static str> = Vec::new();
+    for (name, value) in opts {
+        given.push(name);
+        let v = value.unwrap_or_default();
+        match name {
+            "initialize" => a.init = true,
+            "init-steps" => a.steps = Step::parse_letters(&v)?,
+            "scale" => a.scale = Some(int("scaling factor", &v, 1, MAX_SCALE)?),
+            "fillfactor" => a.fillfactor = int("fillfactor", &v, 10, 100)?,
+            "foreign-keys" => foreign_keys = true,
+            "unlogged-tables" => a.unlogged = true,
+            "partitions" => a.partitions = int("number of partitions", &v, 0, MAX_PARTITIONS)?,
+            "partition-method" => {
+                method_given = true;
+                a.partition_method = PartitionMethod::parse(&v).ok_or_else(|| {
+                    format!("invalid partition method, expecting \"range\" or \"hash\", got: \"{v}\"")
+                })?
+            }
+            "quiet" | "debug" => {}
+            "builtin" => a.scripts.push(builtin(&v)?),
+            "skip-some-updates" => a.scripts.push((Builtin::SimpleUpdate, 1)),
+            "select-only" => a.scripts.push((Builtin::SelectOnly, 1)),
+            "file" => {
+                return Err(
+                    "custom scripts (-f/--file) are not supported by fleetbench pgbench: use the built-in scripts (-b tpcb-like|simple-update|select-only, -N, -S)".into(),
+                );
+            }
+            "client" => a.clients = int("number of clients", &v, 1, 1_000_000)?,
+            "jobs" => a.jobs = int("number of threads", &v, 1, 1_000_000)?,
+            "time" => a.duration = Some(int("duration", &v, 1, 31_536_000)?),
+            "transactions" => {
+                a.transactions = Some(int("number of transactions", &v, 1, 1_000_000_000_000)?)
+            }
+            "progress" => a.progress = Some(int("thread progress delay", &v, 1, 86_400)?),
+            "rate" => a.rate = Some(number("rate", &v)?),
+            "latency-limit" => a.latency_limit_ms = Some(number("latency limit", &v)?),
+            "protocol" => {
+                a.mode = QueryMode::parse(&v).ok_or_else(|| {
+                    format!("invalid query mode (-M): \"{v}\" (simple, extended or prepared)")
+                })?
+            }
+            "report-per-command" => {
+                a.per_statement = true;
+                a.notes.push(
+                    "-r: per-statement latencies are not reported yet; the per-script figures are"
+                        .into(),
+                );
+            }
+            "max-tries" => a.max_tries = int("number of maximum tries", &v, 1, MAX_TRIES)?,
+            "failures-detailed" => a.failures_detailed = true,
+            "no-vacuum" => a.no_vacuum = true,
+            "random-seed" => {
+                a.seed = match v.as_str() {
+                    "time" | "rand" => None,
+                    s => Some(s.parse::<u64>().map_err(|_| {
+                        format!("unrecognized random seed option \"{v}\": expecting an unsigned integer, \"time\" or \"rand\"")
+                    })?),
+                }
+            }
+            "host" => host = Some(v),
+            "port" => port = Some(v),
+            "username" => user = Some(v),
+            "agents" => {
+                let list: Vec<String> = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
+                if list.is_empty() {
+                    return Err("--agents needs host:port[,host:port...]".into());
+                }
+                a.agents = Some(list);
+            }
+            "json" => a.json = Some(PathBuf::from(v)),
+            "token-file" => a.token_file = Some(PathBuf::from(v)),
+            "version" => {
+                a.shown = Some(format!(
+                    "fleetbench pgbench (fleetbench {})",
+                    env!("CARGO_PKG_VERSION")
+                ))
+            }
+            "help" => a.shown = Some(HELP.to_string()),
+            other => {
+                return Err(format!(
+                    "--{other} is not supported by fleetbench pgbench (see docs/pgbench.md)"
+                ));
+            }
+        }
+    }
+    if a.shown.is_some() {
+        return Ok(a);
+    }
+    if words.len() > 1 {
+        return Err(format!(
+            "too many command-line arguments (first is \"{}\")",
+            words[1]
+        ));
+    }
+    check_modes(&a, &given)?;
+    if foreign_keys && !a.steps.contains(&Step::ForeignKeys) {
+        a.steps.push(Step::ForeignKeys);
+    }
+    if method_given && a.partitions == 0 {
+        return Err("--partition-method requires greater than zero --partitions".into());
+    }
+    if a.duration.is_some() && a.transactions.is_some() {
+        return Err(
+            "specify either a number of transactions (-t) or a duration (-T), not both".into(),
+        );
+    }
+    if !a.init && a.duration.is_none() && a.transactions.is_none() {
+        a.transactions = Some(DEFAULT_TRANSACTIONS);
+    }
+    if a.scripts.is_empty() {
+        a.scripts.push((Builtin::TpcbLike, 1));
+    }
+    // One slot per script: the same script named twice has its weights added.
+    let mut merged: Vec<(Builtin, u32)> = Vec::new();
+    for (b, w) in a.scripts.drain(..) {
+        match merged.iter_mut().find(|(m, _)| *m == b) {
+            Some(m) => m.1 = m.1.saturating_add(w),
+            None => merged.push((b, w)),
+        }
+    }
+    a.scripts = merged;
+    if a.scripts.iter().all(|(_, w)| *w == 0) {
+        return Err("total script weight must not be zero".into());
+    }
+    a.target = target(host, port, user, words.first().cloned(), env)?;
+    Ok(a)
+}
+
+/// pgbench's rule: initialisation options with `-i` only, run options without it.
+fn check_modes(a: &PgbenchArgs, given: &[&str]) -> Result<(), String> {
+    let wrong: Vec<&str> = given
+        .iter()
+        .copied()
+        .filter(|g| {
+            if a.init {
+                RUN_ONLY.contains(g)
+            } else {
+                INIT_ONLY.contains(g)
+            }
+        })
+        .collect();
+    match (wrong.first(), a.init) {
+        (None, _) => Ok(()),
+        (Some(w), true) => Err(format!(
+            "some of the specified options cannot be used in initialization (-i) mode (--{w})"
+        )),
+        (Some(w), false) => Err(format!(
+            "some of the specified options cannot be used in benchmarking mode (--{w})"
+        )),
+    }
+}
+
+/// The server from -h, -p, -U and the database word, else PGHOST, PGPORT, PGUSER and
+/// PGDATABASE, else libpq's defaults (localhost over TCP here, 5432, the OS user, a
+/// database named as the user). PGPASSWORD is the password.
+fn target(
+    host: Option<String>,
+    port: Option<String>,
+    user: Option<String>,
+    db: Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Target, String> {
+    let nonempty = |v: Option<String>| v.filter(|s| !s.is_empty());
+    let host = nonempty(host)
+        .or_else(|| nonempty(env("PGHOST")))
+        .unwrap_or_else(|| "localhost".into());
+    if host.starts_with('/') || host.contains(',') {
+        return Err(format!(
+            "host \"{host}\": fleetbench pgbench connects over TCP to one host (Unix-domain sockets and host lists are not supported); give -h HOST"
+        ));
+    }
+    let port_text = nonempty(port)
+        .or_else(|| nonempty(env("PGPORT")))
+        .unwrap_or_else(|| "5432".into());
+    let port = int("port", &port_text, 1u16, u16::MAX)?;
+    let user = nonempty(user)
+        .or_else(|| nonempty(env("PGUSER")))
+        .or_else(|| nonempty(env("USER")))
+        .ok_or("no user name: give -U USER or set PGUSER")?;
+    let database = nonempty(db)
+        .or_else(|| nonempty(env("PGDATABASE")))
+        .unwrap_or_else(|| user.clone());
+    Ok(Target {
+        name: "postgres".into(),
+        driver: Driver::Pgsql,
+        host,
+        port,
+        user,
+        password: env("PGPASSWORD").unwrap_or_default(),
+        database,
+        ..Target::default()
+    })
+}
+
+/// `fleetbench pgbench --help`.
+pub const HELP: &str = "\
+fleetbench pgbench: pgbench's built-in benchmark, over fleetbench agents.
+
+Usage:
+  fleetbench pgbench -i [OPTION]... [DBNAME]
+  fleetbench pgbench [OPTION]... [DBNAME]
+
+Initialization options:
+  -i, --initialize         invokes initialization mode
+  -I, --init-steps=[dtgGvpf]+ (default \"dtgvp\")
+  -F, --fillfactor=NUM     set fill factor
+  -q, --quiet              accepted (progress is sampled anyway)
+  -s, --scale=NUM          scaling factor
+  --foreign-keys           create foreign key constraints between tables
+  --partition-method=(range|hash)
+  --partitions=NUM         partition pgbench_accounts into NUM parts (default: 0)
+  --unlogged-tables        create tables as unlogged tables
+
+Benchmarking options:
+  -b, --builtin=NAME[@W]   tpcb-like, simple-update or select-only (weight W)
+  -N, --skip-some-updates  same as \"-b simple-update\"
+  -S, --select-only        same as \"-b select-only\"
+  -c, --client=NUM         number of concurrent database clients (default: 1)
+  -j, --jobs=NUM           accepted; each client is a thread of an agent
+  -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
+  -M, --protocol=simple|extended|prepared
+  -n, --no-vacuum          do not run VACUUM before tests
+  -P, --progress=NUM       show progress report every NUM seconds
+  -R, --rate=NUM           target rate in transactions per second
+  -t, --transactions=NUM   number of transactions each client runs (default: 10)
+  -T, --time=NUM           duration of benchmark test in seconds
+  --failures-detailed      report the failures grouped by basic types
+  --max-tries=NUM          max number of tries to run transaction (default: 1)
+  --random-seed=SEED       set random seed (integer, \"time\" or \"rand\")
+
+Connection options (and PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE):
+  -h, --host=HOSTNAME      database server host (TCP; default: localhost)
+  -p, --port=PORT          database server port number (default: 5432)
+  -U, --username=USERNAME  connect as specified database user
+
+fleetbench options:
+  --agents=HOST:PORT,...   spread the clients (and the load of -i) over these agents
+                           (default: one agent inside this process)
+  --json=FILE              write the result document to FILE
+  --token-file=FILE        the agents' bearer token
+
+Custom scripts (-f) are not supported. See docs/pgbench.md.
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    fn ok(line: &str) -> PgbenchArgs {
+        parse(&args(line), &env(&[("USER", "me")])).unwrap()
+    }
+
+    fn err(line: &str) -> String {
+        parse(&args(line), &env(&[("USER", "me")])).unwrap_err()
+    }
+
+    #[test]
+    fn run_defaults_are_pgbench_s() {
+        let a = ok("");
+        assert!(!a.init);
+        assert_eq!(a.scripts, vec![(Builtin::TpcbLike, 1)]);
+        assert_eq!(a.clients, 1);
+        assert_eq!(a.transactions, Some(10));
+        assert_eq!(a.mode, QueryMode::Simple);
+        assert_eq!(a.target.host, "localhost");
+        assert_eq!(a.target.port, 5432);
+        assert_eq!(a.target.user, "me");
+        assert_eq!(a.target.database, "me");
+    }
+
+    #[test]
+    fn short_options_take_values_attached_or_apart() {
+        let a = ok("-c4 -j 2 -T 10 -P1 -M prepared -S -h db1 -p 6543 -U bench pgdb");
+        assert_eq!((a.clients, a.jobs), (4, 2));
+        assert_eq!(a.duration, Some(10));
+        assert_eq!(a.transactions, None);
+        assert_eq!(a.progress, Some(1));
+        assert_eq!(a.mode, QueryMode::Prepared);
+        assert_eq!(a.scripts, vec![(Builtin::SelectOnly, 1)]);
+        assert_eq!(
+            (
+                a.target.host.as_str(),
+                a.target.port,
+                a.target.user.as_str()
+            ),
+            ("db1", 6543, "bench")
+        );
+        assert_eq!(a.target.database, "pgdb");
+        let b = ok("-nS --client=3 --builtin=simple-update@2 --rate 100 -L 5");
+        assert!(b.no_vacuum);
+        assert_eq!(
+            b.scripts,
+            vec![(Builtin::SelectOnly, 1), (Builtin::SimpleUpdate, 2)]
+        );
+        assert_eq!(b.rate, Some(100.0));
+        assert_eq!(b.latency_limit_ms, Some(5.0));
+    }
+
+    #[test]
+    fn init_reads_steps_scale_and_table_options() {
+        let a = ok("-i -s 2 -F 90 --foreign-keys --unlogged-tables --partitions=4");
+        assert!(a.init);
+        assert_eq!(a.scale, Some(2));
+        assert_eq!(a.fillfactor, 90);
+        assert!(a.unlogged);
+        assert_eq!(a.partitions, 4);
+        assert_eq!(a.steps.last(), Some(&Step::ForeignKeys));
+        assert_eq!(a.transactions, None);
+        let b = ok("-i -I dtG");
+        assert_eq!(
+            b.steps,
+            vec![Step::Drop, Step::Create, Step::ServerGenerate]
+        );
+    }
+
+    #[test]
+    fn the_environment_fills_in_the_server() {
+        let a = parse(
+            &[],
+            &env(&[
+                ("PGHOST", "10.0.0.5"),
+                ("PGPORT", "5433"),
+                ("PGUSER", "u"),
+                ("PGPASSWORD", "pw"),
+                ("PGDATABASE", "bench"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(a.target.host, "10.0.0.5");
+        assert_eq!(a.target.port, 5433);
+        assert_eq!(a.target.user, "u");
+        assert_eq!(a.target.password, "pw");
+        assert_eq!(a.target.database, "bench");
+        // The command line wins.
+        let b = parse(
+            &args("-h h2 other"),
+            &env(&[("PGHOST", "h1"), ("PGUSER", "u")]),
+        )
+        .unwrap();
+        assert_eq!(b.target.host, "h2");
+        assert_eq!(b.target.database, "other");
+    }
+
+    #[test]
+    fn bad_input_is_one_clear_line() {
+        assert!(err("-f my.sql").contains("custom scripts (-f/--file) are not supported"));
+        assert!(err("--file=x.sql").contains("not supported"));
+        assert!(err("--bogus").contains("unrecognized option '--bogus'"));
+        assert!(err("-Z").contains("invalid option -- 'Z'"));
+        assert!(err("-c zero").contains("invalid number of clients"));
+        assert!(err("-c 0").contains("invalid number of clients"));
+        assert!(err("-T 5 -t 5").contains("not both"));
+        assert!(err("-M fast").contains("invalid query mode"));
+        assert!(err("-b nope").contains("no builtin script"));
+        assert!(err("-i -c 4").contains("initialization (-i) mode"));
+        assert!(err("-F 90").contains("benchmarking mode"));
+        assert!(err("-i -I dx").contains("initialization step"));
+        assert!(err("-h /var/run/postgresql").contains("Unix-domain sockets"));
+        assert!(err("a b").contains("too many command-line arguments"));
+        assert!(err("-c").contains("requires an argument"));
+        assert!(err("-l").contains("not supported"));
+        assert!(err("-i --partition-method=hash").contains("--partitions"));
+        assert!(err("-b select-only@0").contains("weight must not be zero"));
+        for e in [err("-f x"), err("--bogus"), err("-c 0")] {
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn help_and_version_are_shown() {
+        assert!(ok("--help").shown.unwrap().contains("Usage:"));
+        assert!(ok("-V").shown.unwrap().starts_with("fleetbench pgbench"));
+    }
+}

@@ -1,0 +1,427 @@
+//! `fleetbench pgbench`'s report in pgbench's (PostgreSQL 15) layout, so that what reads
+//! pgbench's output reads it unchanged: the run's summary, the per-script blocks, the
+//! progress lines of `-P` and the "done in" line of `-i`. The figures are computed from
+//! the merged result first ([`figures`]); the layout is pure.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use fleetbench_model::workloads::pgbench::{Builtin, Step};
+
+use crate::merge::{Latency, MergedInterval, RunResult, TxnFigures};
+use crate::plan::pgbench::PgbenchArgs;
+
+/// What a run's report says besides its figures.
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    /// The server's version, as the agents' Ready said it ("PostgreSQL 15.8 ...").
+    pub server_version: String,
+    pub scale: u32,
+    /// From the Start messages to every agent's Ready: opening the connections.
+    pub conn_time: Duration,
+}
+
+/// One script's figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScriptFigures {
+    pub processed: u64,
+    pub failed: u64,
+    pub avg_ms: f64,
+    pub stddev_ms: f64,
+}
+
+/// A run's figures, merged over agents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    pub processed: u64,
+    pub failed: u64,
+    pub serialization: u64,
+    pub deadlocks: u64,
+    pub retries: u64,
+    pub avg_ms: f64,
+    pub stddev_ms: f64,
+    /// `-R`: the average time from a transaction's schedule to its start.
+    pub lag_ms: Option<f64>,
+    /// `-L`: transactions that took longer.
+    pub late: Option<u64>,
+    /// Seconds from Go to the last client's end.
+    pub secs: f64,
+    /// Per script, in the order given.
+    pub scripts: Vec<ScriptFigures>,
+}
+
+/// Average and standard deviation of `l`, in milliseconds (HDR precision).
+fn avg_stddev(l: &Latency) -> (f64, f64) {
+    if l.count() == 0 {
+        return (0.0, 0.0);
+    }
+    (l.avg_ms(), l.hist.stdev() / 1_000.0)
+}
+
+/// Transactions of `l` above `limit_ms`.
+fn above(l: &Latency, limit_ms: f64) -> u64 {
+    let limit_us = (limit_ms * 1_000.0) as u64;
+    l.hist
+        .iter_recorded()
+        .filter(|v| l.hist.lowest_equivalent(v.value_iterated_to()) > limit_us)
+        .map(|v| v.count_at_value())
+        .sum()
+}
+
+/// The figures of `r` for a run of `args`.
+pub fn figures(args: &PgbenchArgs, r: &RunResult) -> Figures {
+    let txns = r.txns();
+    let lat = r.latency();
+    let (avg_ms, stddev_ms) = avg_stddev(&lat);
+    let db = r.db();
+    let code = |s| fleetbench_model::sqlstate::encode(s).unwrap_or(0);
+    let scripts = args
+        .scripts
+        .iter()
+        .map(|(b, _)| {
+            let t: &TxnFigures = &txns.0[b.index()];
+            let (avg_ms, stddev_ms) = avg_stddev(&t.latency);
+            ScriptFigures {
+                processed: t.count(),
+                failed: t.failed,
+                avg_ms,
+                stddev_ms,
+            }
+        })
+        .collect();
+    let lag_ms = r.open().map(|o| (avg_ms - o.service.avg_ms()).max(0.0));
+    Figures {
+        processed: r.events(),
+        failed: txns.0.iter().map(|t| t.failed).sum(),
+        serialization: db.errors_by_code.get(&code("40001")).copied().unwrap_or(0),
+        deadlocks: db.errors_by_code.get(&code("40P01")).copied().unwrap_or(0),
+        retries: txns.0.iter().map(|t| t.retried).sum(),
+        avg_ms,
+        stddev_ms,
+        lag_ms,
+        late: args.latency_limit_ms.map(|l| above(&lat, l)),
+        secs: r.total_time().as_secs_f64(),
+        scripts,
+    }
+}
+
+fn pct(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / of as f64
+    }
+}
+
+/// How pgbench names a script ("<builtin: TPC-B (sort of)>").
+fn script_name(b: Builtin) -> String {
+    format!("<builtin: {}>", b.title())
+}
+
+/// The end-of-run report in pgbench's layout.
+pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "pgbench (fleetbench {}, {})",
+        env!("CARGO_PKG_VERSION"),
+        if facts.server_version.is_empty() {
+            "PostgreSQL"
+        } else {
+            &facts.server_version
+        }
+    );
+    let kind = match &args.scripts[..] {
+        [(b, _)] => script_name(*b),
+        _ => "multiple scripts".into(),
+    };
+    let _ = writeln!(s, "transaction type: {kind}");
+    let _ = writeln!(s, "scaling factor: {}", facts.scale);
+    let _ = writeln!(s, "query mode: {}", args.mode.name());
+    let _ = writeln!(s, "number of clients: {}", args.clients);
+    let _ = writeln!(s, "number of threads: {}", args.jobs);
+    let _ = writeln!(s, "maximum number of tries: {}", args.max_tries);
+    let all = f.processed + f.failed;
+    match (args.duration, args.transactions) {
+        (Some(t), _) => {
+            let _ = writeln!(s, "duration: {t} s");
+            let _ = writeln!(
+                s,
+                "number of transactions actually processed: {}",
+                f.processed
+            );
+        }
+        (None, Some(t)) => {
+            let _ = writeln!(s, "number of transactions per client: {t}");
+            let _ = writeln!(
+                s,
+                "number of transactions actually processed: {}/{}",
+                f.processed,
+                t * u64::from(args.clients)
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(
+                s,
+                "number of transactions actually processed: {}",
+                f.processed
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "number of failed transactions: {} ({:.3}%)",
+        f.failed,
+        pct(f.failed, all)
+    );
+    if args.failures_detailed {
+        let _ = writeln!(
+            s,
+            "number of serialization failures: {} ({:.3}%)",
+            f.serialization,
+            pct(f.serialization, all)
+        );
+        let _ = writeln!(
+            s,
+            "number of deadlock failures: {} ({:.3}%)",
+            f.deadlocks,
+            pct(f.deadlocks, all)
+        );
+    }
+    if args.max_tries != 1 {
+        let _ = writeln!(s, "total number of retries: {}", f.retries);
+    }
+    if let (Some(limit), Some(late)) = (args.latency_limit_ms, f.late) {
+        let _ = writeln!(
+            s,
+            "number of transactions above the {limit:.1} ms latency limit: {late}/{} ({:.3}%)",
+            f.processed,
+            pct(late, f.processed)
+        );
+    }
+    let _ = writeln!(s, "latency average = {:.3} ms", f.avg_ms);
+    let _ = writeln!(s, "latency stddev = {:.3} ms", f.stddev_ms);
+    if let Some(lag) = f.lag_ms {
+        let _ = writeln!(s, "rate limit schedule lag: avg {lag:.3} ms");
+    }
+    let _ = writeln!(
+        s,
+        "initial connection time = {:.3} ms",
+        facts.conn_time.as_secs_f64() * 1_000.0
+    );
+    let tps = if f.secs > 0.0 {
+        f.processed as f64 / f.secs
+    } else {
+        0.0
+    };
+    let _ = writeln!(s, "tps = {tps:.6} (without initial connection time)");
+    if args.scripts.len() > 1 {
+        s.push_str(&script_blocks(args, f));
+    }
+    s
+}
+
+/// pgbench's block per script, when there are several.
+fn script_blocks(args: &PgbenchArgs, f: &Figures) -> String {
+    let mut s = String::new();
+    let weights: u64 = args.scripts.iter().map(|(_, w)| u64::from(*w)).sum();
+    for (i, ((b, w), sf)) in args.scripts.iter().zip(&f.scripts).enumerate() {
+        let _ = writeln!(s, "SQL script {}: {}", i + 1, script_name(*b));
+        let _ = writeln!(
+            s,
+            " - weight: {w} (targets {:.1}% of total)",
+            pct(u64::from(*w), weights)
+        );
+        let tps = if f.secs > 0.0 {
+            sf.processed as f64 / f.secs
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            s,
+            " - {} transactions ({:.1}% of total, tps = {tps:.6})",
+            sf.processed,
+            pct(sf.processed, f.processed)
+        );
+        let _ = writeln!(
+            s,
+            " - number of failed transactions: {} ({:.3}%)",
+            sf.failed,
+            pct(sf.failed, sf.processed + sf.failed)
+        );
+        let _ = writeln!(s, " - latency average = {:.3} ms", sf.avg_ms);
+        let _ = writeln!(s, " - latency stddev = {:.3} ms", sf.stddev_ms);
+    }
+    s
+}
+
+/// fleetbench's line after pgbench's report: the latency percentiles, exact to HDR
+/// precision over every agent's transactions.
+pub fn percentiles_line(lat: &Latency) -> String {
+    let mut s = String::from("latency percentiles (ms):");
+    for p in [50.0, 90.0, 95.0, 99.0, 99.9] {
+        let _ = write!(s, " p{p} {:.3},", lat.percentile_ms(p));
+    }
+    let _ = writeln!(s, " max {:.3}", lat.max_ms());
+    s
+}
+
+/// A `-P` line: "progress: 1.0 s, 4500.1 tps, lat 0.886 ms stddev 0.204, 0 failed"
+/// (and ", lag 0.123 ms" with `-R`).
+pub fn progress_line(iv: &MergedInterval) -> String {
+    let (avg, sd) = avg_stddev(&iv.latency);
+    let failed: u64 = iv.txns.0.iter().map(|t| t.failed).sum();
+    let mut s = format!(
+        "progress: {:.1} s, {:.1} tps, lat {avg:.3} ms stddev {sd:.3}, {failed} failed",
+        iv.end.as_secs_f64(),
+        iv.events_per_sec()
+    );
+    if let Some(o) = &iv.open {
+        let _ = write!(s, ", lag {:.3} ms", (avg - o.service.avg_ms()).max(0.0));
+    }
+    s
+}
+
+/// A load's progress line: "100000 of 200000 tuples (50%) done (elapsed 0.04 s,
+/// remaining 0.04 s)".
+pub fn tuples_line(done: u64, total: u64, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    let remaining = if done > 0 {
+        secs * (total.saturating_sub(done)) as f64 / done as f64
+    } else {
+        0.0
+    };
+    format!(
+        "{done} of {total} tuples ({}%) done (elapsed {secs:.2} s, remaining {remaining:.2} s)",
+        (pct(done, total) as u64).min(100)
+    )
+}
+
+/// `-i`'s last line: "done in 0.40 s (drop tables 0.00 s, create tables 0.02 s, ...)."
+pub fn done_line(total: Duration, steps: &[(Step, Duration)]) -> String {
+    let parts: Vec<String> = steps
+        .iter()
+        .map(|(st, d)| format!("{} {:.2} s", st.label(), d.as_secs_f64()))
+        .collect();
+    format!(
+        "done in {:.2} s ({}).",
+        total.as_secs_f64(),
+        parts.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::pgbench::parse;
+
+    fn args(line: &str) -> PgbenchArgs {
+        let v: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&v, &|k| (k == "USER").then(|| "me".to_string())).unwrap()
+    }
+
+    fn facts() -> RunFacts {
+        RunFacts {
+            server_version: "PostgreSQL 15.8".into(),
+            scale: 2,
+            conn_time: Duration::from_micros(19_364),
+        }
+    }
+
+    #[test]
+    fn the_report_has_pgbench_s_lines() {
+        let f = Figures {
+            processed: 953,
+            avg_ms: 4.16,
+            stddev_ms: 2.248,
+            secs: 2.0,
+            scripts: vec![ScriptFigures::default()],
+            ..Figures::default()
+        };
+        let text = run_report(&args("-c 2 -T 2"), &facts(), &f);
+        let expected = "\
+pgbench (fleetbench VERSION, PostgreSQL 15.8)
+transaction type: <builtin: TPC-B (sort of)>
+scaling factor: 2
+query mode: simple
+number of clients: 2
+number of threads: 1
+maximum number of tries: 1
+duration: 2 s
+number of transactions actually processed: 953
+number of failed transactions: 0 (0.000%)
+latency average = 4.160 ms
+latency stddev = 2.248 ms
+initial connection time = 19.364 ms
+tps = 476.500000 (without initial connection time)
+"
+        .replace("VERSION", env!("CARGO_PKG_VERSION"));
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn options_add_their_lines() {
+        let f = Figures {
+            processed: 100,
+            failed: 2,
+            serialization: 2,
+            retries: 5,
+            avg_ms: 1.0,
+            lag_ms: Some(0.25),
+            late: Some(10),
+            secs: 1.0,
+            scripts: vec![
+                ScriptFigures {
+                    processed: 60,
+                    ..ScriptFigures::default()
+                },
+                ScriptFigures {
+                    processed: 40,
+                    failed: 2,
+                    ..ScriptFigures::default()
+                },
+            ],
+            ..Figures::default()
+        };
+        let a =
+            args("-t 50 -c 2 -b select-only@2 -N -R 100 -L 5 --max-tries 3 --failures-detailed");
+        let text = run_report(&a, &facts(), &f);
+        for line in [
+            "transaction type: multiple scripts",
+            "number of transactions per client: 50",
+            "number of transactions actually processed: 100/100",
+            "number of failed transactions: 2 (1.961%)",
+            "number of serialization failures: 2 (1.961%)",
+            "number of deadlock failures: 0 (0.000%)",
+            "total number of retries: 5",
+            "number of transactions above the 5.0 ms latency limit: 10/100 (10.000%)",
+            "rate limit schedule lag: avg 0.250 ms",
+            "SQL script 1: <builtin: select only>",
+            " - weight: 2 (targets 66.7% of total)",
+            " - 60 transactions (60.0% of total, tps = 60.000000)",
+            "SQL script 2: <builtin: simple update>",
+            " - number of failed transactions: 2 (4.762%)",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn progress_and_init_lines() {
+        assert_eq!(
+            tuples_line(100_000, 200_000, Duration::from_millis(40)),
+            "100000 of 200000 tuples (50%) done (elapsed 0.04 s, remaining 0.04 s)"
+        );
+        assert_eq!(
+            done_line(
+                Duration::from_millis(400),
+                &[
+                    (Step::Drop, Duration::ZERO),
+                    (Step::Create, Duration::from_millis(20)),
+                    (Step::Generate, Duration::from_millis(200)),
+                ]
+            ),
+            "done in 0.40 s (drop tables 0.00 s, create tables 0.02 s, client-side generate 0.20 s)."
+        );
+    }
+}
