@@ -65,6 +65,15 @@ const TEXTS: &[(&str, &str)] = &[
     ("mysql-ssl-cert", "/client.pem"),
     ("mysql-ssl-key", "/client.key"),
     ("mysql-server-public-key", "/server.pub"),
+    ("pgsql-host", "pg1,pg2"),
+    ("pgsql-user", "bench"),
+    ("pgsql-password", "secret"),
+    ("pgsql-db", "bench"),
+    ("pgsql-sslmode", "require"),
+    ("pgsql-sslrootcert", "/ca.pem"),
+    ("pgsql-sslcert", "/client.pem"),
+    ("pgsql-sslkey", "/client.key"),
+    ("pgsql-ignore-errors", "40P01,57014"),
     // TPC-C
     ("warehouse-split", "partition"),
     ("keying-think", "spec"),
@@ -72,13 +81,23 @@ const TEXTS: &[(&str, &str)] = &[
 
 /// Options declared for sysbench's command lines that take their default only: the value
 /// derived for them must be refused.
-const DEFAULT_ONLY: &[&str] = &["db-driver", "mysql-compression", "file-merged-requests"];
+const DEFAULT_ONLY: &[&str] = &["mysql-compression", "file-merged-requests"];
 
 /// Options whose value counts only with another's (a distribution's parameter): given
 /// together.
 const GIVEN_WITH: &[(&str, (&str, &str))] = &[
     ("rand-pareto-h", ("rand-type", "pareto")),
     ("rand-zipfian-exp", ("rand-type", "zipfian")),
+    // The --pgsql-* connection options are read with --db-driver=pgsql only.
+    ("pgsql-host", ("db-driver", "pgsql")),
+    ("pgsql-port", ("db-driver", "pgsql")),
+    ("pgsql-user", ("db-driver", "pgsql")),
+    ("pgsql-password", ("db-driver", "pgsql")),
+    ("pgsql-db", ("db-driver", "pgsql")),
+    ("pgsql-sslmode", ("db-driver", "pgsql")),
+    ("pgsql-sslrootcert", ("db-driver", "pgsql")),
+    ("pgsql-sslcert", ("db-driver", "pgsql")),
+    ("pgsql-sslkey", ("db-driver", "pgsql")),
 ];
 
 /// Options written back as another option (what they mean, resolved): (option, (written
