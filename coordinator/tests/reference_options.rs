@@ -546,6 +546,48 @@ fn every_option_survives_the_wire() {
             (a, Ok(b)) => wrong.push(format!("{args:?}:\n  sent {a:?}\n  got  {b:?}")),
         }
     }
+    // pgbench's command line has a parser of its own (fleetbench pgbench ...).
+    for line in [
+        &[
+            "-U",
+            "bench",
+            "-c",
+            "4",
+            "-T",
+            "10",
+            "-M",
+            "prepared",
+            "-b",
+            "select-only@2",
+            "-N",
+        ][..],
+        &[
+            "-U",
+            "bench",
+            "-i",
+            "-s",
+            "3",
+            "-F",
+            "90",
+            "--partitions=2",
+            "--unlogged-tables",
+        ],
+    ] {
+        let args: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+        let a = fleetbench::plan::pgbench::parse(&args, &|_| None)
+            .unwrap_or_else(|e| panic!("pgbench {line:?}: {e}"));
+        for step in [
+            fleetbench_model::workloads::pgbench::Step::Check,
+            fleetbench_model::workloads::pgbench::Step::Generate,
+        ] {
+            let w = Workload::Pgbench(Box::new(a.config(3, step)));
+            seen.insert(w.capability());
+            match round_trip(&w) {
+                Ok(b) if b == w => {}
+                other => wrong.push(format!("pgbench {line:?}:\n  sent {w:?}\n  got  {other:?}")),
+            }
+        }
+    }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     let all: std::collections::BTreeSet<&str> = fleetbench_agent::workloads::AVAILABLE
         .iter()
