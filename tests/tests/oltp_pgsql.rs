@@ -468,3 +468,56 @@ fn lua_scripts_run_on_postgresql_over_two_agents() {
     assert_eq!(server_mix(&db), (500, 0, 0));
     ok(&run(&on(&["cleanup"])));
 }
+
+#[test]
+fn one_scenario_file_compares_a_mariadb_and_a_postgresql_target() {
+    let my = fleetbench_tests::mariadb::MariaDb::start();
+    let pg = Postgres::start();
+    let dir = Scratch::new("pg-scenario");
+    let toml = format!(
+        r#"
+test = "oltp_point_select"
+threads = [2]
+time = 2
+
+[options]
+tables = 1
+table-size = 500
+
+[targets]
+maria = "{}"
+pg = "{}"
+
+[[scenario]]
+name = "on-mariadb"
+targets = ["maria"]
+
+[[scenario]]
+name = "on-postgresql"
+targets = ["pg"]
+"#,
+        my.url(),
+        pg.url()
+    );
+    pg.sql("SELECT pg_stat_statements_reset()");
+    let (stdout, doc) = dir.run_scenarios("mixed", &toml, &[]);
+    let sc = doc["scenarios"].as_array().unwrap();
+    assert_eq!(sc.len(), 2, "{stdout}");
+    let reads = |i: usize| -> u64 {
+        sc[i]["steps"][0]["result"]["totals"]["sql"]["reads"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(reads(0) > 0 && reads(1) > 0, "{stdout}");
+    // Each server saw its own scenario's statements only.
+    assert_eq!(pg.statement_calls("SELECT c FROM sbtest1%"), reads(1));
+    assert!(
+        stdout.contains("on-mariadb") && stdout.contains("on-postgresql"),
+        "{stdout}"
+    );
+    // Both prepared their tables and dropped them again.
+    assert_eq!(
+        pg.sql("SELECT count(*) FROM pg_tables WHERE tablename = 'sbtest1'"),
+        "0"
+    );
+}
