@@ -235,6 +235,7 @@ pub fn pgbench_to_proto(c: &PgbenchConfig) -> pb::PgbenchSpec {
         first_aid: c.first_aid,
         last_aid: c.last_aid,
         load_small: c.load_small,
+        jobs: c.jobs,
     }
 }
 
@@ -274,6 +275,7 @@ pub fn pgbench_from_proto(p: &pb::PgbenchSpec) -> Result<PgbenchConfig, WireErro
         first_aid: p.first_aid,
         last_aid: p.last_aid,
         load_small: p.load_small,
+        jobs: p.jobs,
     };
     cfg.validate().map_err(WireError)?;
     Ok(cfg)

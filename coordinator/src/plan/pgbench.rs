@@ -57,6 +57,14 @@ pub struct PgbenchArgs {
 }
 
 impl PgbenchArgs {
+    /// The threads of each agent (`-j` shared out over the agents, at least one each, and
+    /// no more than its clients need), as pgbench's `-j` threads run its clients.
+    pub fn agent_jobs(&self) -> u32 {
+        let agents = self.agents.as_ref().map_or(1, |l| l.len().max(1)) as u32;
+        let clients = self.clients.div_ceil(agents);
+        self.jobs.div_ceil(agents).clamp(1, clients.max(1))
+    }
+
     /// The workload of a step or a run at `scale`.
     pub fn config(&self, scale: u32, step: Step) -> PgbenchConfig {
         PgbenchConfig {
@@ -73,6 +81,7 @@ impl PgbenchArgs {
             first_aid: 0,
             last_aid: 0,
             load_small: false,
+            jobs: self.agent_jobs(),
         }
     }
 }
@@ -528,7 +537,7 @@ Benchmarking options:
   -N, --skip-some-updates  same as \"-b simple-update\"
   -S, --select-only        same as \"-b select-only\"
   -c, --client=NUM         number of concurrent database clients (default: 1)
-  -j, --jobs=NUM           accepted; each client is a thread of an agent
+  -j, --jobs=NUM           number of threads (shared out over the agents)
   -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
   -M, --protocol=simple|extended|prepared
   -n, --no-vacuum          do not run VACUUM before tests
@@ -590,6 +599,17 @@ mod tests {
         assert_eq!(a.target.port, 5432);
         assert_eq!(a.target.user, "me");
         assert_eq!(a.target.database, "me");
+    }
+
+    #[test]
+    fn jobs_are_shared_out_over_the_agents() {
+        assert_eq!(ok("-c 4").agent_jobs(), 1);
+        assert_eq!(ok("-c 64 -j 8").agent_jobs(), 8);
+        // No more threads than clients, at least one per agent.
+        assert_eq!(ok("-c 2 -j 8").agent_jobs(), 2);
+        assert_eq!(ok("-c 8 -j 4 --agents a:1,b:1").agent_jobs(), 2);
+        assert_eq!(ok("-c 8 -j 1 --agents a:1,b:1,c:1").agent_jobs(), 1);
+        assert_eq!(ok("-c 8 -j 4").config(1, Step::Check).jobs, 4);
     }
 
     #[test]

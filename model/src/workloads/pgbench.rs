@@ -276,6 +276,10 @@ pub struct PgbenchConfig {
     pub last_aid: u64,
     /// This agent loads pgbench_branches and pgbench_tellers too.
     pub load_small: bool,
+    /// A run: the threads this agent runs its clients on (its share of `-j`), each client
+    /// a cooperative worker of one thread's epoll loop, as pgbench's threads multiplex
+    /// their clients' connections; 0: one thread per client.
+    pub jobs: u32,
 }
 
 impl Default for PgbenchConfig {
@@ -297,6 +301,7 @@ impl Default for PgbenchConfig {
             first_aid: 0,
             last_aid: 0,
             load_small: false,
+            jobs: 0,
         }
     }
 }

@@ -1,6 +1,6 @@
-//! pgbench on an agent: its built-in scripts as a native workload (one OS thread and one
-//! lean PostgreSQL connection per client, transactions recorded by script) and its
-//! initialisation steps (`init`). What a run asks for is the model's
+//! pgbench on an agent: its built-in scripts as a native workload (one lean PostgreSQL
+//! connection per client, the clients cooperative workers sharing the agent's `-j`
+//! threads, transactions recorded by script) and its initialisation steps (`init`). What a run asks for is the model's
 //! (`fleetbench_model::workloads::pgbench`); the statements are in `sql`.
 
 pub mod init;
@@ -32,7 +32,8 @@ pub struct PgbenchThreads {
 }
 
 /// Opens `config.threads` clients, each connecting (and preparing, with `-M prepared`)
-/// on its own OS thread, parked at the start gate. Fails, every connection closed again,
+/// as a cooperative worker of one of `cfg.jobs` threads (or on an OS thread of its own
+/// with `jobs` 0), parked at the start gate. Fails, every connection closed again,
 /// if one cannot open.
 pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
     let PgbenchThreads {
@@ -55,6 +56,11 @@ pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<Prepare
     // How the first client got in, and the server's version, for Ready.
     let info: Arc<Mutex<Option<ConnInfo>>> = Arc::default();
     let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
+    // The clients share `jobs` threads, each one epoll loop of cooperative workers (see
+    // `crate::coop`), as pgbench's threads multiplex their connections: replies that come
+    // together cost one wake-up, not one a client. 0 (an older coordinator): a thread each.
+    let loops = (cfg.jobs as usize).min(threads as usize);
+    let mut tasks: Vec<crate::coop::Task> = Vec::new();
     for t in 0..threads {
         let (own, progress, gate, info) =
             (cfg.clone(), progress.clone(), gate.clone(), info.clone());
@@ -76,6 +82,16 @@ pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<Prepare
             progress.done.fetch_add(1, Ordering::Relaxed);
             Ok(w)
         };
+        if loops > 0 {
+            tasks.push(Box::new(run.worker_task(
+                t,
+                open,
+                |w: PgbenchWorker, _| w.close(),
+                Some(tx.clone()),
+                None,
+            )));
+            continue;
+        }
         let spawned = run.spawn_worker(
             t,
             format!("fb-pgbench-{t}"),
@@ -94,6 +110,16 @@ pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<Prepare
                 message: format!("cannot start client threads: {e}"),
             });
         }
+    }
+    let stack = <crate::sql::pgsql::PgConn as Client>::STACK_SIZE;
+    if loops > 0
+        && let Err(e) = run.spawn_loops(tasks, loops, stack, tx.clone())
+    {
+        run.release_workers().await;
+        return Err(OpenError::Connect {
+            target: cfg.target.describe(),
+            message: format!("cannot start client threads: {e}"),
+        });
     }
     drop(tx);
     let mut failure = None;

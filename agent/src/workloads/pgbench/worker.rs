@@ -1,5 +1,5 @@
-//! One pgbench client on an OS thread of its own with one blocking connection (the lean
-//! PostgreSQL client): each event draws a script by weight and its values, and runs its
+//! One pgbench client with one connection (the lean PostgreSQL client), as a cooperative
+//! worker of one of the agent's `-j` threads (blocking code either way, see `crate::coop`): each event draws a script by weight and its values, and runs its
 //! statements one round trip each, as pgbench does, in the query mode asked for.
 //! Serialization failures and deadlocks are tried again up to `--max-tries`; a
 //! transaction that still fails is counted as failed under its script, by its SQLSTATE.

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Side-by-side pgbench benchmark: `fleetbench pgbench` against PostgreSQL's own pgbench (the
+# reference) on the same private PostgreSQL server, which this script starts in a temporary
+# directory on a free loopback port (never the system's clusters or port 5432) and removes
+# again on exit.
+#
+#  1. run: initialises once (`pgbench -i -s SCALE`), then for each built-in script in
+#     SCRIPTS and client count in CLIENTS runs pgbench and fleetbench pgbench alternately
+#     (ROUNDS rounds of SECONDS seconds, `-n -M MODE -c N`, -j left at its default 1 on
+#     both sides) and prints TPS, the ratio fb/pg, and the client CPU (user+sys of the
+#     whole client process) in µs per transaction; then per (script, clients) the medians
+#     of the rounds' ratios and their spread (lowest..highest).
+#  2. init: `-i -s INIT_SCALE` with each tool in turn (INIT_ROUNDS rounds), wall seconds.
+#  3. checks the targets: TPS ratio >= 1.0 and CPU per transaction fb/pg <= 1.0 (medians of
+#     the rounds) for each script and client count; prints PASS/MISS for each. The init
+#     wall times are reported beside them (fb/pg <= 1.0 as a PASS/MISS too).
+#
+# pgbench is the server version's binary itself ($bindir/pgbench), not Debian's wrapper
+# script in /usr/bin, whose Perl start-up would be counted as client CPU.
+#
+# Usage: scripts/bench-pgbench.sh
+# Environment (defaults in brackets):
+#   FLEETBENCH_BIN   directory holding fleetbench [target/release; built with
+#                    `cargo build --release --locked --bins -q` if absent]
+#   SCALE [10]  SCRIPTS ["tpcb-like select-only"]  CLIENTS ["4 64"]  MODE [prepared]
+#   ROUNDS [3]  SECONDS (or RUN_SECONDS) [10]  INIT_SCALE [50]  INIT_ROUNDS [1]
+#   SECTIONS ["run init"]
+#   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
+# Needs: postgresql (installed if missing), with its pgbench.
+# Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
+# failed (its command and error are printed), 2 for a setup problem.
+
+BENCH_NAME=bench-pgbench BENCH_SECONDS=10
+# shellcheck source=bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+# shellcheck source=private-postgres.sh
+source "$(dirname "$0")/private-postgres.sh"
+
+scale=${SCALE:-10}
+scripts=${SCRIPTS:-tpcb-like select-only}
+clients_list=${CLIENTS:-4 64}
+mode=${MODE:-prepared}
+rounds=${ROUNDS:-3}
+init_scale=${INIT_SCALE:-50}
+init_rounds=${INIT_ROUNDS:-1}
+sections=" ${SECTIONS:-run init} "
+section() { [[ $sections == *" $1 "* ]]; }
+
+command -v awk >/dev/null || die "awk is missing"
+find_fleetbench
+
+dir=$(mktemp -d "${BENCH_DIR_PARENT:-${TMPDIR:-/tmp}}/fb-pgbench.XXXXXX")
+# shellcheck disable=SC2317  # called by the EXIT trap
+on_exit() {
+  private_postgres_stop
+  rm -rf "$dir"
+}
+trap on_exit EXIT
+max_conns=0
+for c in $clients_list; do [[ $c -gt $max_conns ]] && max_conns=$c; done
+PRIVATE_PG_MAX_CONNECTIONS=$((max_conns + 100)) private_postgres_start "$dir/pg" \
+  || die "could not start a private PostgreSQL"
+port=$PRIVATE_PG_PORT
+pgbench=$PRIVATE_PG_BIN/pgbench
+[[ -x $pgbench ]] || die "no pgbench beside $PRIVATE_PG_BIN/postgres"
+export PGPASSWORD=sbpass
+conn=(-h 127.0.0.1 -p "$port" -U sbtest)
+
+txns() { awk -F'[:/ ]+' '/^number of transactions actually processed:/ {print $6}' "$1.out"; }
+tps() { awk '/^tps = / {print $3}' "$1.out"; }
+bench_run() {
+  measure "$@" || return 1
+  [[ -n $(tps "$1") && -n $(txns "$1") ]] && return
+  failed=1
+  echo "bench-pgbench: no 'tps =' or 'transactions actually processed' line in the report of: ${*:2}" >&2
+  return 1
+}
+# µs of client CPU per transaction
+cpu_per_txn() { calc "1000000 * $1 / $2" 1; }
+# median and spread (lowest..highest) of the numbers given
+stats() {
+  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.3f %.3f..%.3f", m, v[1], v[NR] }'
+}
+
+echo "fleetbench: $fleetbench ($("$fleetbench" --version))  pgbench: $("$pgbench" --version)"
+echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+
+verdicts=()
+if section run; then
+  "$pgbench" -i -q -s "$scale" "${conn[@]}" sbtest >"$dir/init.out" 2>&1 \
+    || die "pgbench -i failed: $(tail -3 "$dir/init.out")"
+  echo "== run: -s $scale -n -M $mode, ${run_secs} s per run, $rounds rounds; CPU = client user+sys µs per transaction"
+  row() { printf '%-12s %7s %5s %10s %10s %9s %9s %9s %9s\n' "$@"; }
+  row script clients round "pg TPS" "fb TPS" "TPS fb/pg" "pg CPU" "fb CPU" "CPU fb/pg"
+  for script in $scripts; do
+    for clients in $clients_list; do
+      tps_ratios=() cpu_ratios=()
+      for r in $(seq "$rounds"); do
+        opts=(-n -M "$mode" -b "$script" -c "$clients" -T "$run_secs" "${conn[@]}" sbtest)
+        p=$dir/run-pg-$script-$clients-$r f=$dir/run-fb-$script-$clients-$r
+        p_ok=0 f_ok=0
+        bench_run "$p" "$pgbench" "${opts[@]}" && p_ok=1
+        bench_run "$f" "$fleetbench" pgbench "${opts[@]}" && f_ok=1
+        pg_tps=ERR fb_tps=ERR t_ratio=- pg_cpu=- fb_cpu=- c_ratio=-
+        if [[ $p_ok == 1 ]]; then pg_tps=$(calc "$(tps "$p")" 0); pg_cpu=$(cpu_per_txn "$(cpu "$p")" "$(txns "$p")"); fi
+        if [[ $f_ok == 1 ]]; then fb_tps=$(calc "$(tps "$f")" 0); fb_cpu=$(cpu_per_txn "$(cpu "$f")" "$(txns "$f")"); fi
+        if [[ $p_ok == 1 && $f_ok == 1 ]]; then
+          t_ratio=$(calc "$fb_tps / $pg_tps") c_ratio=$(calc "$fb_cpu / $pg_cpu")
+          tps_ratios+=("$t_ratio") cpu_ratios+=("$c_ratio")
+        fi
+        row "$script" "$clients" "$r" "$pg_tps" "$fb_tps" "$t_ratio" "$pg_cpu" "$fb_cpu" "$c_ratio"
+      done
+      if [[ ${#tps_ratios[@]} -gt 0 ]]; then
+        read -r t_med t_spread <<<"$(stats "${tps_ratios[@]}")"
+        read -r c_med c_spread <<<"$(stats "${cpu_ratios[@]}")"
+        echo "  median TPS fb/pg $t_med ($t_spread), CPU/txn fb/pg $c_med ($c_spread)"
+        v_tps=MISS v_cpu=MISS
+        [[ $(calc "$t_med >= 1.0" 0) == 1 ]] && v_tps=PASS
+        [[ $(calc "$c_med <= 1.0" 0) == 1 ]] && v_cpu=PASS
+        verdicts+=("$(printf '%-12s %3s clients: TPS fb/pg %s >= 1.0: %s; CPU/txn fb/pg %s <= 1.0: %s' \
+          "$script" "$clients" "$t_med" "$v_tps" "$c_med" "$v_cpu")")
+      else
+        verdicts+=("$(printf '%-12s %3s clients: no round where both worked' "$script" "$clients")")
+      fi
+    done
+  done
+  echo
+fi
+
+if section init; then
+  echo "== init: -i -s $init_scale, $init_rounds round(s); wall seconds"
+  printf '%5s %9s %9s %9s\n' round "pg wall" "fb wall" "fb/pg"
+  ratios=()
+  for r in $(seq "$init_rounds"); do
+    p=$dir/init-pg-$r f=$dir/init-fb-$r
+    p_ok=0 f_ok=0
+    measure "$p" "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest && p_ok=1
+    measure "$f" "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest && f_ok=1
+    pw=ERR fw=ERR ratio=-
+    [[ $p_ok == 1 ]] && pw=$(wall "$p")
+    [[ $f_ok == 1 ]] && fw=$(wall "$f")
+    if [[ $p_ok == 1 && $f_ok == 1 ]]; then ratio=$(calc "$fw / $pw"); ratios+=("$ratio"); fi
+    printf '%5s %9s %9s %9s\n' "$r" "$pw" "$fw" "$ratio"
+  done
+  if [[ ${#ratios[@]} -gt 0 ]]; then
+    read -r i_med i_spread <<<"$(stats "${ratios[@]}")"
+    v=MISS
+    [[ $(calc "$i_med <= 1.0" 0) == 1 ]] && v=PASS
+    verdicts+=("$(printf 'init -i -s %s: wall fb/pg %s (%s) <= 1.0: %s' "$init_scale" "$i_med" "$i_spread" "$v")")
+  fi
+  echo
+fi
+
+echo "== targets"
+for v in "${verdicts[@]}"; do echo "$v"; done
+exit "$failed"
