@@ -6,6 +6,27 @@ use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{Scratch, run_json};
 use serde_json::Value;
 
+/// The host's CPU time so far, busy and all (/proc/stat's first line, in ticks).
+fn host_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
+    let v: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let total: u64 = v.iter().sum();
+    // idle and iowait
+    (total - v[3] - v.get(4).copied().unwrap_or(0), total)
+}
+
+/// The share of the host's CPU time that was busy between two readings.
+fn busy_pct(a: (u64, u64), b: (u64, u64)) -> f64 {
+    100.0 * (b.0 - a.0) as f64 / (b.1 - a.1).max(1) as f64
+}
+
 fn host_load(doc: &Value) -> &Value {
     let load = &doc["agents"][0]["host_load"];
     assert!(load.is_object(), "no host_load: {doc}");
@@ -20,6 +41,7 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
     // Light: 20 point selects a second on one thread.
     let common = ["oltp_point_select", "--tables=1", "--table-size=200"];
     let db = MariaDb::prepared(&common);
+    let before = host_ticks();
     let (out, doc) = db.run_json(
         &[
             &common,
@@ -32,12 +54,22 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
         ],
         &dir.path("light.json"),
     );
+    let busy = busy_pct(before, host_ticks());
     let load = host_load(&doc);
-    assert!(
-        !out.contains("saturated") && load["saturated_intervals"] == Value::Array(vec![]),
-        "{out}"
-    );
-    assert!(load["cpu_busy_pct_peak"].as_f64().unwrap() < 90.0, "{load}");
+    // The run itself is light whatever else the machine does.
+    assert!(load["agent_cpu_pct_avg"].as_f64().unwrap() < 25.0, "{load}");
+    if busy < 60.0 {
+        // A quiet machine: nothing to flag.
+        assert!(
+            !out.contains("saturated") && load["saturated_intervals"] == Value::Array(vec![]),
+            "{out}"
+        );
+        assert!(load["cpu_busy_pct_peak"].as_f64().unwrap() < 90.0, "{load}");
+    } else {
+        // Other work kept the host busy (another build on a shared machine): the report
+        // says what the host went through, which this test cannot call wrong.
+        eprintln!("the host was {busy:.0} % busy during the light run: its flag not checked");
+    }
     assert_eq!(load["cores"].as_u64(), Some(cores as u64));
     assert!(load["mem_total_bytes"].as_u64().unwrap() > 0, "{load}");
     assert!(out.contains("Client hosts (avg/peak"), "{out}");
