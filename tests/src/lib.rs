@@ -17,6 +17,7 @@ use fleetbench_proto::v1::agent_client::AgentClient;
 
 pub mod mariadb;
 pub mod postgres;
+mod servers;
 
 pub use postgres::{PgOpts, Postgres};
 

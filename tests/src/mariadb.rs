@@ -21,14 +21,13 @@
 //! process dies without dropping them (killed, or an instance kept in a `static`); the
 //! datadirs such processes leave behind are removed by the next [`MariaDb::start`].
 
+use crate::servers::{read_from, spawn_tied, tail};
 use std::fs;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::process::CommandExt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Database created in every instance.
@@ -326,7 +325,7 @@ impl MariaDb {
             cmd.arg("--user=root");
         }
         self.child = Some(
-            spawn_tied(cmd)
+            spawn_tied(cmd, libc::SIGTERM)
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.mariadbd.display())),
         );
 
@@ -528,62 +527,4 @@ fn kill_orphan(dir: &Path) {
             libc::kill(pid, libc::SIGKILL);
         }
     }
-}
-
-/// Spawns `cmd` so that it gets SIGTERM when this process dies.
-///
-/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, and every test runs
-/// on its own short-lived thread, so the fork happens on one thread that lives as long as the
-/// process.
-fn spawn_tied(cmd: Command) -> std::io::Result<Child> {
-    type Request = (Command, mpsc::Sender<std::io::Result<Child>>);
-    static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
-    let spawner = SPAWNER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Request>();
-        std::thread::Builder::new()
-            .name("mariadb-spawner".into())
-            .spawn(move || {
-                for (mut cmd, reply) in rx {
-                    // SAFETY: the closure only calls prctl, which is async-signal-safe.
-                    unsafe {
-                        cmd.pre_exec(|| {
-                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                                return Err(std::io::Error::last_os_error());
-                            }
-                            Ok(())
-                        });
-                    }
-                    let _ = reply.send(cmd.spawn());
-                }
-            })
-            .expect("spawn the mariadb-spawner thread");
-        tx
-    });
-    let (reply_tx, reply_rx) = mpsc::channel();
-    spawner
-        .send((cmd, reply_tx))
-        .expect("mariadb-spawner thread is gone");
-    reply_rx.recv().expect("mariadb-spawner thread is gone")
-}
-
-/// The part of `path` after byte `from` (the log of the current launch only).
-fn read_from(path: &Path, from: u64) -> String {
-    let mut s = String::new();
-    if let Ok(mut f) = fs::File::open(path) {
-        let _ = f.seek(SeekFrom::Start(from));
-        let mut buf = Vec::new();
-        let _ = f.read_to_end(&mut buf);
-        s = String::from_utf8_lossy(&buf).into_owned();
-    }
-    s
-}
-
-/// Last `n` lines of `s`, each ending in a newline.
-fn tail(s: &str, n: usize) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    let mut out = lines[lines.len().saturating_sub(n)..].join("\n");
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out
 }

@@ -28,16 +28,16 @@
 //! also go when the test process dies without dropping them; the directories such processes
 //! leave behind are removed by the next [`Postgres::start`].
 
+use crate::servers::{read_from, spawn_tied, tail};
 use std::ffi::CString;
 use std::fs;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Database created in every instance, owned by [`USER`].
@@ -404,7 +404,7 @@ impl Postgres {
             .stdout(out.try_clone().expect("dup postgres.log"))
             .stderr(out);
         self.child = Some(
-            spawn_tied(cmd)
+            spawn_tied(cmd, libc::SIGQUIT)
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bins.postgres.display())),
         );
 
@@ -819,62 +819,4 @@ fn children_of(parent: libc::pid_t) -> Vec<libc::pid_t> {
         .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
         .filter(|&pid| matches!(proc_stat(pid), Some((_, ppid)) if ppid == parent))
         .collect()
-}
-
-/// Spawns `cmd` so that the server shuts down immediately (SIGQUIT) when this process dies.
-///
-/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, and every test runs
-/// on its own short-lived thread, so the fork happens on one thread that lives as long as the
-/// process. It is set after std has changed the child's uid, which would clear it.
-fn spawn_tied(cmd: Command) -> std::io::Result<Child> {
-    type Request = (Command, mpsc::Sender<std::io::Result<Child>>);
-    static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
-    let spawner = SPAWNER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Request>();
-        std::thread::Builder::new()
-            .name("postgres-spawner".into())
-            .spawn(move || {
-                for (mut cmd, reply) in rx {
-                    // SAFETY: the closure only calls prctl, which is async-signal-safe.
-                    unsafe {
-                        cmd.pre_exec(|| {
-                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
-                                return Err(std::io::Error::last_os_error());
-                            }
-                            Ok(())
-                        });
-                    }
-                    let _ = reply.send(cmd.spawn());
-                }
-            })
-            .expect("spawn the postgres-spawner thread");
-        tx
-    });
-    let (reply_tx, reply_rx) = mpsc::channel();
-    spawner
-        .send((cmd, reply_tx))
-        .expect("postgres-spawner thread is gone");
-    reply_rx.recv().expect("postgres-spawner thread is gone")
-}
-
-/// The part of `path` after byte `from` (the log of the current launch only).
-fn read_from(path: &Path, from: u64) -> String {
-    let mut s = String::new();
-    if let Ok(mut f) = fs::File::open(path) {
-        let _ = f.seek(SeekFrom::Start(from));
-        let mut buf = Vec::new();
-        let _ = f.read_to_end(&mut buf);
-        s = String::from_utf8_lossy(&buf).into_owned();
-    }
-    s
-}
-
-/// Last `n` lines of `s`, each ending in a newline.
-fn tail(s: &str, n: usize) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    let mut out = lines[lines.len().saturating_sub(n)..].join("\n");
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out
 }

@@ -295,6 +295,34 @@ impl Stream {
         }
     }
 
+    /// Moves the plain socket under TLS to `host` (the handshake runs now). A failed
+    /// handshake leaves the socket plain and this connection's (it is registered for
+    /// cancelling): InvalidData errors are TLS's, others the socket's.
+    pub(super) fn start_tls(
+        &mut self,
+        cfg: std::sync::Arc<rustls::ClientConfig>,
+        host: &str,
+    ) -> Result<(), super::SqlError> {
+        use super::SqlError;
+        let name = super::tls::server_name(host).map_err(SqlError::Tls)?;
+        let Stream::Plain(plain) = std::mem::replace(self, Stream::Moving) else {
+            return Err(SqlError::Protocol("TLS started twice".into()));
+        };
+        match TlsStream::connect(cfg, name, plain) {
+            Ok(tls) => {
+                *self = Stream::Tls(Box::new(tls));
+                Ok(())
+            }
+            Err((e, plain)) => {
+                *self = Stream::Plain(plain);
+                Err(match e.kind() {
+                    io::ErrorKind::InvalidData => SqlError::Tls(e.to_string()),
+                    _ => SqlError::Io(e),
+                })
+            }
+        }
+    }
+
     pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
         self.plain().map_or(-1, Plain::fd)
     }
@@ -327,4 +355,45 @@ impl Stream {
             Stream::Moving => Err(io::ErrorKind::NotConnected.into()),
         }
     }
+}
+
+/// Makes sure `need` unread bytes are in `buf[*pos..*end]` (a client's read buffer),
+/// reading from `stream` as needed: the buffer starts over at the front once all is
+/// consumed, moves what is unread to the front when `need` would run past its end, and
+/// grows for a message longer than itself. Both clients' reads come here when a reply is
+/// not all in their buffer yet.
+pub(super) fn fill(
+    stream: &mut Stream,
+    buf: &mut Vec<u8>,
+    pos: &mut usize,
+    end: &mut usize,
+    need: usize,
+) -> io::Result<()> {
+    if *end - *pos >= need {
+        return Ok(());
+    }
+    if *pos == *end {
+        // All consumed (the usual case between replies): start over at the front.
+        *pos = 0;
+        *end = 0;
+    }
+    if *pos + need > buf.len() {
+        buf.copy_within(*pos..*end, 0);
+        *end -= *pos;
+        *pos = 0;
+        if need > buf.len() {
+            buf.resize(need, 0);
+        }
+    }
+    while *end - *pos < need {
+        let n = stream.read(&mut buf[*end..])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "server closed the connection",
+            ));
+        }
+        *end += n;
+    }
+    Ok(())
 }

@@ -1,7 +1,6 @@
 //! Connecting and logging in: the TCP or socket connect within the deadline, the server's
 //! greeting, TLS, and the authentication exchange (the plugins themselves are `auth.rs`).
 
-use std::io;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +11,7 @@ use fleetbench_model::workloads::server::Target;
 use super::{COLLATION, Conn, MAX_PACKET, SqlError, auth, parse_err, put_lenenc};
 use crate::sql::Sockets;
 use crate::sql::stream::{Plain, Sock, Stream};
-use crate::sql::tls::{self, TlsStream};
+use crate::sql::tls;
 
 // Capability flags (protocol documentation, "Capabilities Flags").
 const CLIENT_LONG_PASSWORD: u32 = 0x1;
@@ -224,24 +223,7 @@ impl Conn {
         } else {
             opts.host
         };
-        let name = tls::server_name(host).map_err(SqlError::Tls)?;
-        let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
-            return Err(SqlError::Protocol("TLS started twice".into()));
-        };
-        // The socket stays this connection's either way (it is registered for cancelling).
-        match TlsStream::connect(cfg, name, plain) {
-            Ok(tls) => {
-                self.stream = Stream::Tls(Box::new(tls));
-                Ok(())
-            }
-            Err((e, plain)) => {
-                self.stream = Stream::Plain(plain);
-                Err(match e.kind() {
-                    io::ErrorKind::InvalidData => SqlError::Tls(e.to_string()),
-                    _ => SqlError::Io(e),
-                })
-            }
-        }
+        self.stream.start_tls(cfg, host)
     }
 
     /// The first answer of `plugin` to the server's `nonce`.

@@ -14,7 +14,6 @@
 //! plugin is reported as [`SqlError::UnsupportedAuth`] so the caller can fall back to
 //! mysql_async.
 
-use std::io;
 use std::sync::Arc;
 
 pub mod auth;
@@ -325,34 +324,13 @@ impl Conn {
 
     /// Makes sure `need` unread bytes are in `rbuf`, reading from the socket as needed.
     fn fill(&mut self, need: usize) -> Result<(), SqlError> {
-        if self.rend - self.rpos >= need {
-            return Ok(());
-        }
-        if self.rpos == self.rend {
-            // All consumed (the usual case between replies): start over at the front.
-            self.rpos = 0;
-            self.rend = 0;
-        }
-        if self.rpos + need > self.rbuf.len() {
-            // Move what is unread to the front (and grow for a big packet).
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if need > self.rbuf.len() {
-                self.rbuf.resize(need, 0);
-            }
-        }
-        while self.rend - self.rpos < need {
-            let n = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "server closed the connection",
-                )
-                .into());
-            }
-            self.rend += n;
-        }
+        crate::sql::stream::fill(
+            &mut self.stream,
+            &mut self.rbuf,
+            &mut self.rpos,
+            &mut self.rend,
+            need,
+        )?;
         Ok(())
     }
 }
@@ -771,7 +749,7 @@ mod tests {
             Reply::Ok { affected_rows: 1 }
         );
         match c.query("x") {
-            Err(SqlError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
+            Err(SqlError::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof),
             other => panic!("{other:?}"),
         }
         drop(c);

@@ -16,7 +16,6 @@ use postgres_protocol::message::frontend;
 
 use super::PgConn;
 use crate::sql::stream::{Plain, Sock, Stream};
-use crate::sql::tls::{self, TlsStream};
 use crate::sql::{Sockets, SqlError};
 use fallible_iterator::FallibleIterator;
 
@@ -91,23 +90,7 @@ impl PgConn {
         let cfg = target.loaded.tls.clone().ok_or_else(|| {
             SqlError::Tls("no TLS configuration was loaded for this target".into())
         })?;
-        let name = tls::server_name(host).map_err(SqlError::Tls)?;
-        let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Moving) else {
-            return Err(SqlError::Protocol("TLS started twice".into()));
-        };
-        match TlsStream::connect(cfg, name, plain) {
-            Ok(t) => {
-                self.stream = Stream::Tls(Box::new(t));
-                Ok(())
-            }
-            Err((e, plain)) => {
-                self.stream = Stream::Plain(plain);
-                Err(match e.kind() {
-                    io::ErrorKind::InvalidData => SqlError::Tls(e.to_string()),
-                    _ => SqlError::Io(e),
-                })
-            }
-        }
+        self.stream.start_tls(cfg, host)
     }
 
     /// The startup message and the authentication exchange, up to ReadyForQuery.

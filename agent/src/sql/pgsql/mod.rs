@@ -16,7 +16,6 @@
 
 mod auth;
 
-use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -380,32 +379,13 @@ impl PgConn {
 
     /// Makes sure `need` unread bytes are in `rbuf`, reading from the socket as needed.
     fn fill(&mut self, need: usize) -> Result<(), SqlError> {
-        if self.rend - self.rpos >= need {
-            return Ok(());
-        }
-        if self.rpos == self.rend {
-            self.rpos = 0;
-            self.rend = 0;
-        }
-        if self.rpos + need > self.rbuf.len() {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if need > self.rbuf.len() {
-                self.rbuf.resize(need, 0);
-            }
-        }
-        while self.rend - self.rpos < need {
-            let n = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "server closed the connection",
-                )
-                .into());
-            }
-            self.rend += n;
-        }
+        crate::sql::stream::fill(
+            &mut self.stream,
+            &mut self.rbuf,
+            &mut self.rpos,
+            &mut self.rend,
+            need,
+        )?;
         Ok(())
     }
 
