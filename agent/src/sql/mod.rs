@@ -70,6 +70,17 @@ pub fn show_variables_sql(vars: &[String]) -> String {
     )
 }
 
+/// Rows of (name, value) text columns as pairs, rows without a name left out: the server
+/// settings `Client::server_facts` reads.
+pub(crate) fn name_value_pairs(rows: Vec<Vec<Option<String>>>) -> Vec<(String, String)> {
+    rows.into_iter()
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            Some((r.next()??, r.next()?.unwrap_or_default()))
+        })
+        .collect()
+}
+
 /// How a worker's connection to a target was made: which client, which authentication
 /// plugin logged it in ("" when the client does not say), which TLS version ("" for none).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -515,14 +515,7 @@ impl Client for Conn {
             return Ok((version, Vec::new()));
         }
         let rows = self.query_rows(&show_variables_sql(vars))?;
-        let values = rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut r = r.into_iter();
-                Some((r.next()??, r.next()?.unwrap_or_default()))
-            })
-            .collect();
-        Ok((version, values))
+        Ok((version, crate::sql::name_value_pairs(rows)))
     }
 }
 

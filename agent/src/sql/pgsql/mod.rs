@@ -32,9 +32,10 @@ use fallible_iterator::FallibleIterator;
 /// Most rows [`PgConn::query_rows`] keeps (a check's few rows, a script's result set).
 const MAX_FACT_ROWS: usize = 1024;
 
-/// Messages longer than this are refused rather than buffered: nothing the benchmark
-/// reads comes near it.
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+/// Messages longer than this are refused rather than buffered (the read buffer grows to
+/// hold a whole message): nothing the benchmark reads comes near it, and it is the MySQL
+/// client's packet bound too.
+const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// A statement prepared on one connection: its name there and its parameter count.
 #[derive(Debug, Clone, PartialEq)]
@@ -594,14 +595,7 @@ impl Client for PgConn {
             "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({})",
             list.join(", ")
         ))?;
-        let values = rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut r = r.into_iter();
-                Some((r.next()??, r.next()?.unwrap_or_default()))
-            })
-            .collect();
-        Ok((version, values))
+        Ok((version, crate::sql::name_value_pairs(rows)))
     }
 }
 
