@@ -348,7 +348,16 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Pg
                 a.transactions = Some(int("number of transactions", &v, 1, 1_000_000_000_000)?)
             }
             "progress" => a.progress = Some(int("thread progress delay", &v, 1, 86_400)?),
-            "rate" => a.rate = Some(number("rate", &v)?),
+            "rate" => {
+                let r = number("rate", &v)?;
+                // The bound of every other test's --rate (and of the agents' check).
+                if r > super::MAX_RATE {
+                    return Err(format!(
+                        "invalid rate: \"{v}\" (at most 100000000 transactions per second)"
+                    ));
+                }
+                a.rate = Some(r);
+            }
             "latency-limit" => a.latency_limit_ms = Some(number("latency limit", &v)?),
             "protocol" => {
                 a.mode = QueryMode::parse(&v).ok_or_else(|| {
@@ -637,6 +646,12 @@ mod tests {
             vec![(Builtin::SelectOnly, 1), (Builtin::SimpleUpdate, 2)]
         );
         assert_eq!(b.rate, Some(100.0));
+        let e = parse(
+            &["-U".into(), "u".into(), "-R".into(), "1e300".into()],
+            &|_| None,
+        )
+        .unwrap_err();
+        assert!(e.contains("at most 100000000"), "{e}");
         assert_eq!(b.latency_limit_ms, Some(5.0));
     }
 
