@@ -5,6 +5,7 @@ use fleetbench_model::options::{Declared, OptionDef};
 use fleetbench_model::rand::Distribution;
 use fleetbench_model::workloads::oltp::OltpDb;
 use fleetbench_model::workloads::script::{self, OptKind, OptValue, ScriptConfig, options};
+use fleetbench_model::workloads::server::Driver;
 use fleetbench_model::workloads::server::{ServerOptions, TargetOptions};
 
 use super::model::{Command, Plan, PlanError, Workload};
@@ -92,6 +93,26 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         .rev()
         .find(|(n, _)| n == "mysql-ignore-errors")
         .map_or("1213,1020,1205".to_string(), |(_, v)| v.clone());
+    // The connection options of the target's own driver carry its values; the other
+    // driver's keep their defaults, as sysbench.opt shows them in sysbench.
+    let (my, pg) = {
+        let mut d = fleetbench_model::workloads::server::Target {
+            host: "localhost".into(),
+            user: "sbtest".into(),
+            database: "sbtest".into(),
+            ..Default::default()
+        };
+        match t.driver {
+            Driver::Mysql => {
+                d.port = 5432;
+                (t.clone(), d)
+            }
+            Driver::Pgsql => {
+                d.port = 3306;
+                (d, t.clone())
+            }
+        }
+    };
     let int = |n: &str, v: String| (n.to_string(), OptKind::Int, Some(v));
     let text = |n: &str, v: String| (n.to_string(), OptKind::String, Some(v));
     let built_in = [
@@ -111,19 +132,19 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         int("warmup_time", secs(Some(plan.warmup))),
         text("db_driver", t.driver.name().into()),
         text("db_ps_mode", ps.into()),
-        text("mysql_host", t.host.clone()),
-        int("mysql_port", t.port.to_string()),
-        text("mysql_socket", t.socket.clone().unwrap_or_default()),
-        text("mysql_user", t.user.clone()),
-        text("mysql_password", t.password.clone()),
-        text("mysql_db", t.database.clone()),
+        text("mysql_host", my.host.clone()),
+        int("mysql_port", my.port.to_string()),
+        text("mysql_socket", my.socket.clone().unwrap_or_default()),
+        text("mysql_user", my.user.clone()),
+        text("mysql_password", my.password.clone()),
+        text("mysql_db", my.database.clone()),
         text("mysql_ignore_errors", ignore),
         text("mysql_storage_engine", s.server.engine.clone()),
-        text("pgsql_host", t.host.clone()),
-        int("pgsql_port", t.port.to_string()),
-        text("pgsql_user", t.user.clone()),
-        text("pgsql_password", t.password.clone()),
-        text("pgsql_db", t.database.clone()),
+        text("pgsql_host", pg.host.clone()),
+        int("pgsql_port", pg.port.to_string()),
+        text("pgsql_user", pg.user.clone()),
+        text("pgsql_password", pg.password.clone()),
+        text("pgsql_db", pg.database.clone()),
         (
             "histogram".to_string(),
             OptKind::Bool,
