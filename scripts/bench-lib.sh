@@ -44,6 +44,13 @@ cpu_busy() {
 }
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
+# median and spread (lowest..highest) of the numbers given: paired rounds' ratios are judged
+# by their median, so that one round disturbed by the shared machine does not decide
+stats() {
+  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.3f %.3f..%.3f", m, v[1], v[NR] }'
+}
 failed=0
 
 if [[ -x /usr/bin/time ]]; then

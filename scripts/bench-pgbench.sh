@@ -77,13 +77,6 @@ bench_run() {
 }
 # µs of client CPU per transaction
 cpu_per_txn() { calc "1000000 * $1 / $2" 1; }
-# median and spread (lowest..highest) of the numbers given
-stats() {
-  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "%.3f %.3f..%.3f", m, v[1], v[NR] }'
-}
-
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  pgbench: $("$pgbench" --version)"
 echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
 echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -5,13 +5,14 @@
 # again on exit.
 #
 #  1. run: prepares once (sysbench), then for each script in SCRIPTS and thread count in
-#     THREADS runs sysbench and fleetbench alternately (ROUNDS rounds of SECONDS seconds)
-#     and prints QPS, the ratio fb/sb, and the client CPU seconds (user+sys) per 1000
-#     queries, with a mean line per (script, threads) from the summed queries, time and CPU.
+#     THREADS runs sysbench and fleetbench in pairs (ROUNDS rounds of SECONDS seconds, odd
+#     rounds sysbench first, even rounds fleetbench first) and prints QPS, the client CPU
+#     seconds (user+sys) per 1000 queries and both ratios fb/sb per round; then per (script,
+#     threads) the medians of the rounds' ratios and their spread (lowest..highest).
 #  2. memory: a separate fleetbench-agent process holding MEM_THREADS connections (one
 #     worker thread each, oltp_point_select for MEM_SECONDS s); prints its peak resident
 #     memory (VmHWM).
-#  3. checks the targets: QPS ratio >= 1.0, fleetbench CPU/1k queries <= 0.8 x sysbench's,
+#  3. checks the targets on the medians: QPS ratio >= 1.0, CPU per query fb/sb <= 0.8,
 #     agent memory at MEM_THREADS connections < 128 MiB; prints PASS/MISS for each.
 #
 # Usage: scripts/bench-pgsql.sh
@@ -19,7 +20,7 @@
 #   FLEETBENCH_BIN   directory holding fleetbench and fleetbench-agent [target/release;
 #                    built with `cargo build --release --locked --bins -q` if absent]
 #   TABLES [10]  TABLE_SIZE [100000]  SCRIPTS ["oltp_read_write oltp_point_select"]
-#   THREADS ["4 64"]  ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]
+#   THREADS ["4 64"]  ROUNDS [5]  SECONDS (or RUN_SECONDS) [10]
 #   MEM_THREADS [1000]  MEM_SECONDS [5]  SECTIONS ["run memory"]
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
 # Needs: sysbench (apt-get install sysbench) and postgresql (installed if missing).
@@ -36,7 +37,7 @@ tables=${TABLES:-10}
 table_size=${TABLE_SIZE:-100000}
 scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
 threads_list=${THREADS:-4 64}
-rounds=${ROUNDS:-2}
+rounds=${ROUNDS:-5}
 mem_threads=${MEM_THREADS:-1000}
 mem_seconds=${MEM_SECONDS:-5}
 sections=" ${SECTIONS:-run memory} "
@@ -89,43 +90,44 @@ sysbench oltp_read_write --tables="$tables" --table-size="$table_size" --threads
 verdicts=()
 if section run; then
   echo "== run: ${run_secs} s per run, $rounds rounds; CPU = client user+sys s per 1000 queries"
-  row() { printf '%-18s %7s %5s %12s %12s %9s %11s %11s\n' "$@"; }
-  row script threads round "sb QPS" "fb QPS" "QPS fb/sb" "sb CPU/1kq" "fb CPU/1kq"
+  row() { printf '%-18s %7s %5s %10s %10s %9s %10s %10s %9s\n' "$@"; }
+  row script threads round "sb QPS" "fb QPS" "QPS fb/sb" "sb CPU/1kq" "fb CPU/1kq" "CPU fb/sb"
   for script in $scripts; do
     for threads in $threads_list; do
-      sq=0 st=0 sc=0 fq=0 ft=0 fc=0 ok=0
+      q_ratios=() c_ratios=()
       for r in $(seq "$rounds"); do
         opts=(--threads="$threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
           "${conn[@]}")
         s=$dir/run-sb-$script-$threads-$r f=$dir/run-fb-$script-$threads-$r
         s_ok=0 f_ok=0
-        bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
-        bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
-        sb_qps=ERR fb_qps=ERR ratio=- sb_cpu=- fb_cpu=-
+        # odd rounds start with sysbench, even ones with fleetbench: a drift of the shared
+        # machine's speed over a pair then favours neither tool
+        if ((r % 2)); then
+          bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
+          bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
+        else
+          bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
+          bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
+        fi
+        sb_qps=ERR fb_qps=ERR q_ratio=- sb_cpu=- fb_cpu=- c_ratio=-
         if [[ $s_ok == 1 ]]; then sb_qps=$(qps "$s"); sb_cpu=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")"); fi
         if [[ $f_ok == 1 ]]; then fb_qps=$(qps "$f"); fb_cpu=$(cpu_per_k "$(cpu "$f")" "$(queries "$f")"); fi
         if [[ $s_ok == 1 && $f_ok == 1 ]]; then
-          ratio=$(calc "$fb_qps / $sb_qps")
-          ok=$((ok + 1))
-          sq=$(calc "$sq + $(queries "$s")" 0) st=$(calc "$st + $(total_time "$s")" 4)
-          sc=$(calc "$sc + $(cpu "$s")" 2)
-          fq=$(calc "$fq + $(queries "$f")" 0) ft=$(calc "$ft + $(total_time "$f")" 4)
-          fc=$(calc "$fc + $(cpu "$f")" 2)
+          q_ratio=$(calc "$fb_qps / $sb_qps") c_ratio=$(calc "$fb_cpu / $sb_cpu")
+          q_ratios+=("$q_ratio") c_ratios+=("$c_ratio")
         fi
-        row "$script" "$threads" "$r" "$sb_qps" "$fb_qps" "$ratio" "$sb_cpu" "$fb_cpu"
+        row "$script" "$threads" "$r" "$sb_qps" "$fb_qps" "$q_ratio" "$sb_cpu" "$fb_cpu" "$c_ratio"
       done
-      if [[ $ok -gt 0 ]]; then
-        m_sb=$(calc "$sq / $st" 2) m_fb=$(calc "$fq / $ft" 2)
-        m_ratio=$(calc "$m_fb / $m_sb") m_sc=$(cpu_per_k "$sc" "$sq") m_fc=$(cpu_per_k "$fc" "$fq")
-        cpu_ratio=$(calc "$m_fc / $m_sc")
-        row "$script" "$threads" mean "$m_sb" "$m_fb" "$m_ratio" "$m_sc" "$m_fc"
+      if [[ ${#q_ratios[@]} -gt 0 ]]; then
+        read -r q_med q_spread <<<"$(stats "${q_ratios[@]}")"
+        read -r c_med c_spread <<<"$(stats "${c_ratios[@]}")"
+        echo "  median QPS fb/sb $q_med ($q_spread), CPU/query fb/sb $c_med ($c_spread)"
         v_qps=MISS v_cpu=MISS
-        [[ $(calc "$m_ratio >= 1.0" 0) == 1 ]] && v_qps=PASS
-        [[ $(calc "$cpu_ratio <= 0.8" 0) == 1 ]] && v_cpu=PASS
-        verdicts+=("$(printf '%-18s %3s thr: QPS ratio %s >= 1.0: %s; CPU/query fb/sb %s <= 0.8: %s' \
-          "$script" "$threads" "$m_ratio" "$v_qps" "$cpu_ratio" "$v_cpu")")
+        [[ $(calc "$q_med >= 1.0" 0) == 1 ]] && v_qps=PASS
+        [[ $(calc "$c_med <= 0.8" 0) == 1 ]] && v_cpu=PASS
+        verdicts+=("$(printf '%-18s %3s thr: QPS fb/sb %s >= 1.0: %s; CPU/query fb/sb %s <= 0.8: %s' \
+          "$script" "$threads" "$q_med" "$v_qps" "$c_med" "$v_cpu")")
       else
-        row "$script" "$threads" mean - - - - -
         verdicts+=("$(printf '%-18s %3s thr: no round where both worked' "$script" "$threads")")
       fi
     done
