@@ -8,18 +8,20 @@
 #     THREADS, ROUNDS rounds of sysbench FILE, fleetbench FILE and fleetbench NAME
 #     (built-in), SECONDS each; QPS and client CPU (user+sys) per 1000 queries, and the
 #     ratios the targets name: Lua QPS / sysbench QPS (>= 1.0), Lua CPU / sysbench CPU
-#     (<= 0.9), Lua CPU / built-in CPU (<= 1.3), each over the rounds' sums.
+#     (<= 0.9), Lua CPU / built-in CPU (<= 1.3), per round and as medians over the rounds
+#     (the three start in turn, so that a drift of the machine's speed favours none).
 #  2. memory: MEM_THREADS threads running oltp_point_select.lua: the peak resident memory
 #     of sysbench and of one fleetbench agent process (--allow-scripts) (target: agent <=
 #     sysbench).
 #  3. tpcc: when TPCC_LUA_DIR names a checkout of Percona-Lab/sysbench-tpcc (kept outside
 #     the repository), tpcc.lua at scale TPCC_SCALE with 1 table set, TPCC_THREADS
-#     threads: sysbench's TPS and fleetbench's (target: >= 0.95x).
+#     threads, ROUNDS rounds in alternating order: sysbench's TPS and fleetbench's and the
+#     median of the rounds' ratios (target: >= 0.95x).
 #
 # Usage: scripts/bench-lua.sh
 # Environment (defaults in brackets):
 #   FLEETBENCH_BIN [target/release]  SCRIPTS ["oltp_read_write oltp_point_select"]
-#   THREADS ["4 64"]  ROUNDS [2]  SECONDS (or RUN_SECONDS) [10]  TABLES [4]
+#   THREADS ["4 64"]  ROUNDS [5]  SECONDS (or RUN_SECONDS) [10]  TABLES [4]
 #   TABLE_SIZE [10000]  MEM_THREADS [1000]  SECTIONS ["run memory tpcc"]
 #   TPCC_LUA_DIR []  TPCC_SCALE [2]  TPCC_THREADS [8]
 # Needs: sysbench, mariadb-server and mariadb-client.
@@ -32,7 +34,7 @@ source "$(dirname "$0")/bench-lib.sh"
 
 scripts=${SCRIPTS:-oltp_read_write oltp_point_select}
 threads_list=${THREADS:-4 64}
-rounds=${ROUNDS:-2}
+rounds=${ROUNDS:-5}
 tables=${TABLES:-4}
 table_size=${TABLE_SIZE:-10000}
 mem_threads=${MEM_THREADS:-1000}
@@ -88,36 +90,43 @@ verdict() { # NAME VALUE OP LIMIT
 # --- 1. runs ---------------------------------------------------------------------------------
 if section run; then
   echo "== run: ${run_secs} s per run, $rounds rounds; CPU = client user+sys s per 1000 queries"
-  row() { printf '%-18s %7s %5s %11s %11s %11s %10s %10s %10s\n' "$@"; }
-  row script threads round "sb QPS" "lua QPS" "native QPS" "sb CPU" "lua CPU" "nat CPU"
+  row() { printf '%-18s %7s %5s %10s %10s %10s %9s %9s %9s %8s %8s %8s\n' "$@"; }
+  row script threads round "sb QPS" "lua QPS" "nat QPS" "sb CPU" "lua CPU" "nat CPU" \
+    "QPS l/s" "CPU l/s" "CPU l/n"
   for script in $scripts; do
     for threads in $threads_list; do
-      sq=0 sc=0 st=0 lq=0 lc=0 lt=0 nq=0 nc=0 nt=0 ok=0
+      q_ls=() c_ls=() c_ln=()
       for r in $(seq "$rounds"); do
         opts=(--threads="$threads" --time="$run_secs" "${data[@]}" "${conn[@]}")
         s=$dir/sb-$script-$threads-$r l=$dir/lua-$script-$threads-$r n=$dir/nat-$script-$threads-$r
+        # the three start in turn (round 1: sysbench first, 2: Lua, 3: built-in, ...): a
+        # drift of the shared machine's speed then favours none of them
+        order=("sysbench $s" "lua $l" "native $n")
         all=1
-        measure "$s" sysbench "$lua_dir/$script.lua" "${opts[@]}" run || all=0
-        measure "$l" "$fleetbench" "$lua_dir/$script.lua" "${opts[@]}" run || all=0
-        measure "$n" "$fleetbench" "$script" "${opts[@]}" run || all=0
+        for i in 0 1 2; do
+          read -r which out <<<"${order[$(((r - 1 + i) % 3))]}"
+          case $which in
+            sysbench) measure "$out" sysbench "$lua_dir/$script.lua" "${opts[@]}" run || all=0 ;;
+            lua) measure "$out" "$fleetbench" "$lua_dir/$script.lua" "${opts[@]}" run || all=0 ;;
+            native) measure "$out" "$fleetbench" "$script" "${opts[@]}" run || all=0 ;;
+          esac
+        done
         if [[ $all == 1 ]]; then
-          row "$script" "$threads" "$r" "$(qps "$s")" "$(qps "$l")" "$(qps "$n")" \
-            "$(cpu_per_k "$(cpu "$s")" "$(queries "$s")")" \
-            "$(cpu_per_k "$(cpu "$l")" "$(queries "$l")")" \
-            "$(cpu_per_k "$(cpu "$n")" "$(queries "$n")")"
-          sq=$(calc "$sq + $(queries "$s")") sc=$(calc "$sc + $(cpu "$s")") st=$(calc "$st + $(wall "$s")")
-          lq=$(calc "$lq + $(queries "$l")") lc=$(calc "$lc + $(cpu "$l")") lt=$(calc "$lt + $(wall "$l")")
-          nq=$(calc "$nq + $(queries "$n")") nc=$(calc "$nc + $(cpu "$n")") nt=$(calc "$nt + $(wall "$n")")
-          ok=$((ok + 1))
+          sc=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")") lc=$(cpu_per_k "$(cpu "$l")" "$(queries "$l")")
+          nc=$(cpu_per_k "$(cpu "$n")" "$(queries "$n")")
+          q=$(calc "$(qps "$l") / $(qps "$s")") c1=$(calc "$lc / $sc") c2=$(calc "$lc / $nc")
+          q_ls+=("$q") c_ls+=("$c1") c_ln+=("$c2")
+          row "$script" "$threads" "$r" "$(qps "$s")" "$(qps "$l")" "$(qps "$n")" "$sc" "$lc" "$nc" "$q" "$c1" "$c2"
         fi
       done
-      if [[ $ok -gt 0 ]]; then
-        sb_qps=$(calc "$sq / $st" 2) lua_qps=$(calc "$lq / $lt" 2)
-        sb_cpu=$(cpu_per_k "$sc" "$sq") lua_cpu=$(cpu_per_k "$lc" "$lq") nat_cpu=$(cpu_per_k "$nc" "$nq")
-        row "$script" "$threads" mean "$sb_qps" "$lua_qps" "$(calc "$nq / $nt" 2)" "$sb_cpu" "$lua_cpu" "$nat_cpu"
-        verdict "$script.lua $threads thr QPS lua/sysbench" "$(calc "$lua_qps / $sb_qps")" '>=' 1.0
-        verdict "$script.lua $threads thr CPU/q lua/sysbench" "$(calc "$lua_cpu / $sb_cpu")" '<=' 0.9
-        verdict "$script.lua $threads thr CPU/q lua/built-in" "$(calc "$lua_cpu / $nat_cpu")" '<=' 1.3
+      if [[ ${#q_ls[@]} -gt 0 ]]; then
+        read -r m1 sp1 <<<"$(stats "${q_ls[@]}")"
+        read -r m2 sp2 <<<"$(stats "${c_ls[@]}")"
+        read -r m3 sp3 <<<"$(stats "${c_ln[@]}")"
+        echo "  medians: QPS lua/sysbench $m1 ($sp1), CPU/q lua/sysbench $m2 ($sp2), CPU/q lua/built-in $m3 ($sp3)"
+        verdict "$script.lua $threads thr QPS lua/sysbench" "$m1" '>=' 1.0
+        verdict "$script.lua $threads thr CPU/q lua/sysbench" "$m2" '<=' 0.9
+        verdict "$script.lua $threads thr CPU/q lua/built-in" "$m3" '<=' 1.3
       fi
     done
   done
@@ -172,19 +181,28 @@ if section tpcc && [[ -n ${TPCC_LUA_DIR:-} ]]; then
   tpcc_sb() { env -C "$TPCC_LUA_DIR" sysbench ./tpcc.lua "$@"; }
   tpcc_sb "${topts[@]}" --threads="$tthreads" prepare >"$dir/tpcc-prepare.out" 2>&1 ||
     { tail -5 "$dir/tpcc-prepare.out" >&2; die "sysbench tpcc.lua prepare failed"; }
-  printf '%-6s %12s %12s\n' round "sb TPS" "fb TPS"
-  ss=0 fs=0 ok=0
+  printf '%-6s %12s %12s %9s\n' round "sb TPS" "fb TPS" "fb/sb"
+  ratios=()
   for r in $(seq "$rounds"); do
     s=$dir/tpcc-sb-$r f=$dir/tpcc-fb-$r all=1
-    measure "$s" env -C "$TPCC_LUA_DIR" sysbench ./tpcc.lua "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
-    measure "$f" "$fleetbench" "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
+    # alternating order: the tables grow with every run, so each tool goes first in turn
+    for which in $( ((r % 2)) && echo "sb fb" || echo "fb sb"); do
+      if [[ $which == sb ]]; then
+        measure "$s" env -C "$TPCC_LUA_DIR" sysbench ./tpcc.lua "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
+      else
+        measure "$f" "$fleetbench" "$TPCC_LUA_DIR/tpcc.lua" "${topts[@]}" --threads="$tthreads" --time="$run_secs" run || all=0
+      fi
+    done
     if [[ $all == 1 ]]; then
-      printf '%-6s %12s %12s\n' "$r" "$(tps "$s")" "$(tps "$f")"
-      ss=$(calc "$ss + $(tps "$s")") fs=$(calc "$fs + $(tps "$f")") ok=$((ok + 1))
+      ratio=$(calc "$(tps "$f") / $(tps "$s")")
+      ratios+=("$ratio")
+      printf '%-6s %12s %12s %9s\n' "$r" "$(tps "$s")" "$(tps "$f")" "$ratio"
     fi
   done
-  if [[ $ok -gt 0 ]]; then
-    verdict "tpcc.lua TPS fleetbench/sysbench" "$(calc "$fs / $ss")" '>=' 0.95
+  if [[ ${#ratios[@]} -gt 0 ]]; then
+    read -r med spread <<<"$(stats "${ratios[@]}")"
+    echo "  median TPS fb/sb $med ($spread)"
+    verdict "tpcc.lua TPS fleetbench/sysbench" "$med" '>=' 0.95
   fi
   echo
 elif section tpcc; then
