@@ -325,12 +325,14 @@ impl Hooks {
         true
     }
 
-    /// Calls `report_cumulative` with the whole run's merged figures.
-    pub fn cumulative(&self, r: &crate::merge::RunResult, percentile: f64) {
+    /// Calls `report_cumulative` with the whole run's merged figures; false when the
+    /// script sets no such hook. As in sysbench, the hook's output is the end report: the
+    /// usual one is printed only when this is false.
+    pub fn cumulative(&self, r: &crate::merge::RunResult, percentile: f64) -> bool {
         use fleetbench_script::hooks::{Stat, Which};
         let host = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if !host.cumulative {
-            return;
+            return false;
         }
         let (lat, db) = (r.latency(), r.db());
         let stat = Stat {
@@ -356,6 +358,7 @@ impl Hooks {
                 e.message
             );
         }
+        true
     }
 }
 

@@ -107,18 +107,37 @@ function require(name)
 end
 module = nil
 
+-- A script's own event loop (`thread_run`) runs as a coroutine that hands control back to
+-- fleetbench's runner after each event, so that the runner times, counts and paces those
+-- events as it does calls of `event`: `co` is that coroutine, `pending` says an event
+-- ended (sb_event_stop) since it was last resumed, `more` is what the runner answered.
+local tr = { co = nil, pending = false, more = true }
+
 -- ffi: the declarations sysbench makes for scripts, and only them. ffi.C has sysbench's
--- counter function and enum, and usleep; nothing else of C is reachable.
+-- counter function and enum, its event loop's three functions, and usleep; nothing else
+-- of C is reachable.
 do
    local C = {
       SB_CNT_OTHER = 0, SB_CNT_READ = 1, SB_CNT_WRITE = 2, SB_CNT_TRX = 3,
       SB_CNT_ERROR = 4, SB_CNT_RECONNECT = 5,
    }
+   function C.sb_event_start(_) end
+   function C.sb_event_stop(_) tr.pending = true end
+   -- Whether to run another event: after one ended, the runner is asked (the coroutine
+   -- yields); a loop that never ends an event still stops with the run.
+   function C.sb_more_events(_)
+      if tr.pending and tr.co ~= nil and coroutine.running() == tr.co then
+         tr.pending = false
+         tr.more = coroutine.yield()
+      end
+      return tr.more and not (raw.stopped and raw.stopped())
+   end
    function C.sb_counter_inc(_, kind) raw.counter(tonumber(kind)) end
    function C.usleep(us) raw.usleep(tonumber(us)) return 0 end
    setmetatable(C, { __index = function(_, k)
       error("ffi.C." .. tostring(k) .. " is not available to scripts under fleetbench " ..
-            "(only sb_counter_inc, usleep and sysbench's SB_CNT_* values)", 2)
+            "(only sb_counter_inc, sb_event_start, sb_event_stop, sb_more_events, usleep " ..
+            "and sysbench's SB_CNT_* values)", 2)
    end })
    local function refused(what)
       return function() error("ffi." .. what .. " is not available to scripts under fleetbench", 2) end
@@ -126,6 +145,8 @@ do
    ffi_proxy = setmetatable({ C = C, cdef = function() end, os = "Linux", arch = "x64",
                               abi = function() return false end },
                             { __index = function(_, k) return refused(tostring(k)) end })
+   -- sysbench 1.0 loads ffi as a global before the script runs; scripts use it unrequired.
+   ffi = ffi_proxy
 end
 
 -- sysbench
@@ -458,6 +479,38 @@ function __fb_runner(fn, tid)
       end
       if type(r) == "table" then r = tostring(r.sql_errmsg or r.message or r) end
       error(r, 0)
+   end
+end
+-- The runner of a script's `thread_run` for thread `tid`: each call resumes it up to the
+-- end of its next event (0), or to its end (1: the thread stops; an event it ended just
+-- before returning counts first). Called with false (the run is over), the loop's next
+-- sb_more_events says no, so that the script's own code after its loop runs.
+function __fb_thread_runner(fn, tid)
+   local finished = false
+   local co = coroutine.create(function()
+      local ok, e = xpcall(fn, handler, tid)
+      if not ok then
+         if type(e) == "table" then e = tostring(e.sql_errmsg or e.message or e) end
+         error(e, 0)
+      end
+   end)
+   tr.co = co
+   return function(go_on)
+      if finished then return 1 end
+      local ok, e = coroutine.resume(co, go_on ~= false)
+      if not ok then
+         finished = true
+         error(e, 0)
+      end
+      if coroutine.status(co) == "dead" then
+         finished = true
+         if tr.pending then
+            tr.pending = false
+            return 0
+         end
+         return 1
+      end
+      return 0
    end
 end
 -- Calls a hook or command function, with a traceback on error.

@@ -384,3 +384,52 @@ fn scripts_are_refused_where_they_must_be() {
     }
     assert!(!marker.exists(), "os.execute ran");
 }
+
+#[test]
+fn a_script_with_its_own_loop_runs_its_events_and_its_hook_replaces_the_report() {
+    let db = MariaDb::start();
+    let script = fixture("own_loop/own_loop.lua");
+    fleetbench_ok(&args(&[&script, "prepare"], &db));
+    let out = fleetbench_ok(&args(
+        &[
+            &script,
+            "--threads=3",
+            "--local-agents=2",
+            "--events=60",
+            "--time=0",
+            "run",
+        ],
+        &db,
+    ));
+    // The hook's line is the end report, merged over both agents; sysbench's usual
+    // blocks are not printed then.
+    assert!(out.contains("own loop: events=60 writes=60"), "{out}");
+    assert!(!out.contains("SQL statistics:"), "{out}");
+    // Every event of thread_run's loop ran once (event() was never called: it fails).
+    assert_eq!(
+        db.sql("SELECT COUNT(*) FROM sbtest.fb_loop_events").trim(),
+        "60"
+    );
+    // Each thread's code after its loop ran at the end, with its own count, and read
+    // the whole 3,000-row result set.
+    let threads = db.sql(
+        "SELECT COUNT(*), SUM(events), MIN(rows_seen), MAX(rows_seen), MIN(last_n) \
+         FROM sbtest.fb_loop_threads",
+    );
+    assert_eq!(threads.trim(), "3\t60\t3000\t3000\t3000", "{out}");
+    let per_tid = db.sql(
+        "SELECT COUNT(*) FROM sbtest.fb_loop_events e JOIN sbtest.fb_loop_threads t \
+         USING (tid) GROUP BY tid HAVING COUNT(*) <> MAX(t.events)",
+    );
+    assert_eq!(
+        per_tid.trim(),
+        "",
+        "events per thread differ from the loop's counts"
+    );
+    fleetbench_ok(&args(&[&script, "cleanup"], &db));
+    assert_eq!(
+        db.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'fb_loop%'")
+            .trim(),
+        "0"
+    );
+}

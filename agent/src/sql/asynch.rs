@@ -171,7 +171,11 @@ impl Client for AsyncClient {
         })
     }
 
-    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+    fn query_rows_upto(
+        &mut self,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         let conn = &mut self.conn;
         let rows: Vec<mysql_async::Row> =
             block(
@@ -181,6 +185,7 @@ impl Client for AsyncClient {
             )?;
         Ok(rows
             .into_iter()
+            .take(max_rows)
             .map(|r| {
                 r.unwrap()
                     .into_iter()

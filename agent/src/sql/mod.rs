@@ -44,8 +44,18 @@ pub trait Client: Sized {
     fn query(&mut self, sql: &str) -> Result<Reply, SqlError>;
 
     /// Runs a text query and returns its rows, each column as text (None for NULL): for
-    /// checks and set-up, not the hot path.
-    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError>;
+    /// checks and set-up, not the hot path. At most [`FACT_ROWS`] rows are kept.
+    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        self.query_rows_upto(sql, FACT_ROWS)
+    }
+
+    /// [`Client::query_rows`] keeping the first `max_rows` rows (the rest are read and
+    /// dropped): a script's `con:query` keeps them all, as sysbench does.
+    fn query_rows_upto(
+        &mut self,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError>;
 
     /// Says goodbye and closes; errors no longer matter.
     fn quit(self);
@@ -60,6 +70,9 @@ pub trait Client: Sized {
         vars: &[String],
     ) -> Result<(String, Vec<(String, String)>), SqlError>;
 }
+
+/// The rows a check or set-up query keeps: it asks for a few.
+pub const FACT_ROWS: usize = 1024;
 
 /// `SHOW GLOBAL VARIABLES` for `vars` (names already checked: letters, digits and `_`).
 pub fn show_variables_sql(vars: &[String]) -> String {

@@ -98,13 +98,17 @@ async fn run_plan(
         hooks: hooks.clone(),
     };
     let result = measure(plan, conns, live).await?;
-    if let Some(h) = &hooks {
-        h.cumulative(&result, plan.percentiles[0]);
-    }
+    // A script's report_cumulative hook prints the end report in place of the usual one,
+    // as in sysbench (the result files still have every figure).
+    let replaced = hooks
+        .as_ref()
+        .is_some_and(|h| h.cumulative(&result, plan.percentiles[0]));
     if extras.histogram {
         stdout::print(&report::histogram::text(&result.latency()));
     }
-    stdout::print(&report::text::final_report_in(plan, &result, extras.style));
+    if !replaced {
+        stdout::print(&report::text::final_report_in(plan, &result, extras.style));
+    }
     // A target that could not be reached: said in every layout, and it decides the exit.
     let (warnings, down) = crate::downtime::check(plan, &result);
     for w in warnings {

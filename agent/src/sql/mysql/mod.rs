@@ -91,6 +91,15 @@ impl Conn {
     /// Runs `sql` with the text protocol and returns its rows (NULL as None). For the few
     /// facts read once per target (server variables), never on the benchmark's path.
     pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        self.query_rows_upto(sql, crate::sql::FACT_ROWS)
+    }
+
+    /// [`Self::query_rows`] keeping the first `max_rows` rows; the rest are read past.
+    pub fn query_rows_upto(
+        &mut self,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         self.command(COM_QUERY);
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send()?;
@@ -116,8 +125,7 @@ impl Conn {
             if pkt.first() == Some(&0xff) {
                 return Err(parse_err(pkt));
             }
-            // A few rows are asked for; a server sending more is read past, not kept.
-            if rows.len() < MAX_FACT_ROWS {
+            if rows.len() < max_rows {
                 rows.push(parse_text_row(pkt, columns)?);
             }
         }
@@ -335,9 +343,6 @@ impl Conn {
     }
 }
 
-/// Most rows [`Conn::query_rows`] keeps.
-const MAX_FACT_ROWS: usize = 1024;
-
 /// A text-protocol row of `columns` length-encoded strings (0xfb: NULL).
 fn parse_text_row(p: &[u8], columns: u64) -> Result<Vec<Option<String>>, SqlError> {
     let bad = || SqlError::Protocol("bad result row".into());
@@ -489,8 +494,12 @@ impl Client for Conn {
         Conn::query(self, sql)
     }
 
-    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
-        Conn::query_rows(self, sql)
+    fn query_rows_upto(
+        &mut self,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        Conn::query_rows_upto(self, sql, max_rows)
     }
 
     fn quit(self) {

@@ -29,9 +29,6 @@ use crate::sql::stream::Stream;
 use crate::sql::{Client, ConnInfo, Param, Reply, Sockets, SqlError};
 use fallible_iterator::FallibleIterator;
 
-/// Most rows [`PgConn::query_rows`] keeps (a check's few rows, a script's result set).
-const MAX_FACT_ROWS: usize = 1024;
-
 /// Messages longer than this are refused rather than buffered (the read buffer grows to
 /// hold a whole message): nothing the benchmark reads comes near it, and it is the MySQL
 /// client's packet bound too.
@@ -241,14 +238,23 @@ impl PgConn {
     }
 
     /// Runs `sql` as a simple query and returns its rows, each column as text (None for
-    /// NULL), at most [`MAX_FACT_ROWS`]: for checks and set-up, never the hot path.
+    /// NULL), at most [`crate::sql::FACT_ROWS`]: for checks and set-up, never the hot path.
     pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        self.query_rows_upto(sql, crate::sql::FACT_ROWS)
+    }
+
+    /// [`Self::query_rows`] keeping the first `max_rows` rows; the rest are read past.
+    pub fn query_rows_upto(
+        &mut self,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
         self.wbuf.clear();
         frontend::query(sql, &mut self.wbuf)?;
         self.flush()?;
         let mut rows = Vec::new();
         let out = self.read_until_ready(|body| {
-            if rows.len() < MAX_FACT_ROWS {
+            if rows.len() < max_rows {
                 rows.push(parse_data_row(body)?);
             }
             Ok(())
@@ -557,8 +563,12 @@ impl Client for PgConn {
         PgConn::query(self, sql)
     }
 
-    fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
-        PgConn::query_rows(self, sql)
+    fn query_rows_upto(
+        &mut self,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        PgConn::query_rows_upto(self, sql, max_rows)
     }
 
     fn quit(self) {

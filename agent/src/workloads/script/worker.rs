@@ -763,7 +763,7 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
             };
             // Rows only for statements that return them: the rest skip building tables.
             let r = if class == Class::Read {
-                conn.query_rows(&sql).map(Some)
+                conn.query_rows_upto(&sql, usize::MAX).map(Some)
             } else {
                 conn.query(&sql).map(|reply| match reply {
                     Reply::Rows(_) => Some(Vec::new()),
@@ -907,6 +907,11 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
     )?;
     let c = ctx.clone();
     raw.set(
+        "stopped",
+        lua.create_function(move |_, ()| Ok(c.borrow().control.is_stopped()))?,
+    )?;
+    let c = ctx.clone();
+    raw.set(
         "usleep",
         lua.create_function(move |_, us: f64| {
             let control = c.borrow().control.clone();
@@ -987,9 +992,11 @@ fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -
 
 use mlua::IntoLuaMulti;
 
-/// What a worker runs per event: the script's `event`, or a command's function once.
+/// What a worker runs per event: the script's `event`, its own loop `thread_run` up to
+/// the end of its next event, or a command's function once.
 enum Body {
     Event(Function),
+    ThreadRun(Function),
     Once(Option<Function>),
 }
 
@@ -1104,7 +1111,11 @@ impl<C: Client + 'static> ScriptWorker<C> {
                     });
                 }
             }
-            Body::Event(event)
+            // sysbench wants `event` even then, and so does this.
+            match state::function(&lua, "thread_run") {
+                Some(own_loop) => Body::ThreadRun(own_loop),
+                None => Body::Event(event),
+            }
         } else {
             Body::Once(Some(
                 state::command_function(&lua, &cfg.command).ok_or_else(|| {
@@ -1122,18 +1133,19 @@ impl<C: Client + 'static> ScriptWorker<C> {
         let _ = lua.gc_collect();
         // Each call of the body is one event, through the prelude's runner (its error
         // handling) bound to the function and the thread's id.
-        let bind = |f: Function| -> Result<Function, LeanOpenError> {
+        let bind = |f: Function, runner: &str| -> Result<Function, LeanOpenError> {
             let runner: Function = lua
                 .globals()
-                .get("__fb_runner")
+                .get(runner)
                 .map_err(|e| script_failed(fleetbench_script::ScriptError::from_lua(&e)))?;
             runner
                 .call::<Function>((f, o.tid))
                 .map_err(|e| script_failed(fleetbench_script::ScriptError::from_lua(&e)))
         };
         let body = match body {
-            Body::Event(f) => Body::Event(bind(f)?),
-            Body::Once(Some(f)) => Body::Once(Some(bind(f)?)),
+            Body::Event(f) => Body::Event(bind(f, "__fb_runner")?),
+            Body::ThreadRun(f) => Body::ThreadRun(bind(f, "__fb_thread_runner")?),
+            Body::Once(Some(f)) => Body::Once(Some(bind(f, "__fb_runner")?)),
             Body::Once(None) => Body::Once(None),
         };
         let targets = vec![DbCounters::default(); cfg.targets.len()];
@@ -1149,9 +1161,21 @@ impl<C: Client + 'static> ScriptWorker<C> {
         })
     }
 
-    /// Calls `thread_done` (a run) and closes the script's connections.
+    /// Lets a script's own loop end (its `sb_more_events` says no now), calls
+    /// `thread_done` (a run) and closes the script's connections.
     pub fn close(self) {
-        if matches!(self.body, Body::Event(_))
+        if let Body::ThreadRun(run) = &self.body {
+            let r: Result<i64, _> = run.call(false);
+            if let Err(e) = r {
+                let e = fleetbench_script::ScriptError::from_lua(&e);
+                tracing::warn!(
+                    "thread_run of thread {} at its end: {}",
+                    self.tid,
+                    e.message
+                );
+            }
+        }
+        if matches!(self.body, Body::Event(_) | Body::ThreadRun(_))
             && let Some(done) = state::function(&self.lua, "thread_done")
         {
             let r: Result<(), _> = state::call(&self.lua, &done, self.tid);
@@ -1202,7 +1226,7 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
             return Step::Stopped;
         }
         let r = match &mut self.body {
-            Body::Event(run) => run.call::<i64>(()),
+            Body::Event(run) | Body::ThreadRun(run) => run.call::<i64>(()),
             Body::Once(slot) => match slot.take() {
                 Some(run) => {
                     let r = run.call::<i64>(());
