@@ -320,24 +320,37 @@ function Stmt:bind_param(...)
    self.n = n
 end
 local exec = raw.execute
+-- What stmt:execute() returns for a statement with rows, as sysbench's drivers do for
+-- server-side prepared statements: the row count, no columns to fetch. One per statement,
+-- reused, so that the hot path allocates nothing.
+local function stmt_result(stmt, nrows)
+   local rs = stmt.rs
+   if not rs then
+      rs = setmetatable({ rows = {}, nfields = 0, pos = 0 }, Result)
+      stmt.rs = rs
+   end
+   rs.nrows, rs.pos = nrows, 0
+   return rs
+end
 function Stmt:execute()
-   local b, n, errno, state, msg, class = self.binds, self.n
+   local b, n, errno, state, msg, class, nrows = self.binds, self.n
    if n == 0 then
-      errno, state, msg, class = exec(self.h, 0)
+      errno, state, msg, class, nrows = exec(self.h, 0)
    elseif n == 1 then
-      errno, state, msg, class = exec(self.h, 1, b[1].v)
+      errno, state, msg, class, nrows = exec(self.h, 1, b[1].v)
    elseif n == 2 then
-      errno, state, msg, class = exec(self.h, 2, b[1].v, b[2].v)
+      errno, state, msg, class, nrows = exec(self.h, 2, b[1].v, b[2].v)
    elseif n == 3 then
-      errno, state, msg, class = exec(self.h, 3, b[1].v, b[2].v, b[3].v)
+      errno, state, msg, class, nrows = exec(self.h, 3, b[1].v, b[2].v, b[3].v)
    elseif n == 4 then
-      errno, state, msg, class = exec(self.h, 4, b[1].v, b[2].v, b[3].v, b[4].v)
+      errno, state, msg, class, nrows = exec(self.h, 4, b[1].v, b[2].v, b[3].v, b[4].v)
    else
       local v = {}
       for i = 1, n do v[i] = b[i].v end
-      errno, state, msg, class = raw.execute_list(self.h, v, n)
+      errno, state, msg, class, nrows = raw.execute_list(self.h, v, n)
    end
    if errno then failed(self.con, self.sql, errno, state, msg, class) end
+   if nrows then return stmt_result(self, nrows) end
 end
 function Stmt:close() raw.close(self.h) end
 function Bind:set(v) self.v = v end
@@ -380,11 +393,11 @@ if ffi_lib and raw.ffi then
          end
       end
       local r = f_exec(ctx, h)
-      if r ~= 0 then
-         if r < 0 then error("the statement could not be run (closed, or a fleetbench fault)", 2) end
-         local errno, state, msg, class = raw.last_error()
-         failed(self.con, self.sql, errno, state, msg, class)
-      end
+      if r == 0 then return nil end
+      if r >= 2 then return stmt_result(self, r - 2) end
+      if r < 0 then error("the statement could not be run (closed, or a fleetbench fault)", 2) end
+      local errno, state, msg, class = raw.last_error()
+      failed(self.con, self.sql, errno, state, msg, class)
    end
    local r = sysbench.rand
    r.uniform = function(a, b) return f_rand(ctx, 0, a, b) end

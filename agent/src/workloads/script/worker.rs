@@ -250,6 +250,9 @@ pub struct Ctx<C: Client> {
     rand_text: RandText,
     /// The last failed statement of the FFI path, for `raw.last_error`.
     last_failure: Failed,
+    /// The rows the last executed prepared statement returned (None: it returns none),
+    /// for the result set `stmt:execute()` gives.
+    last_rows: Option<u64>,
 }
 
 /// A failed statement's `sql_errno` and `sql_state` as sysbench's drivers give them:
@@ -502,7 +505,13 @@ impl<C: Client> Ctx<C> {
         };
         self.count(class);
         match r {
-            Ok(_) => Ok(None),
+            Ok(reply) => {
+                self.last_rows = match reply {
+                    Reply::Rows(n) => Some(n),
+                    Reply::Ok { .. } => None,
+                };
+                Ok(None)
+            }
             Err(e) => Ok(Some(self.failure(conn_h, e))),
         }
     }
@@ -635,7 +644,11 @@ mod ffi_calls {
     /// -1 the call itself failed.
     pub extern "C" fn execute<C: Client>(ctx: *const c_void, h: u32) -> i32 {
         with::<C, _>(ctx, -1, |c| match c.run_bound(h as usize) {
-            Ok(None) => 0,
+            // 2 + the rows of a statement that returned rows (a result set for the script).
+            Ok(None) => match c.last_rows {
+                Some(n) => 2 + n.min(i32::MAX as u64 - 2) as i32,
+                None => 0,
+            },
             Ok(Some(f)) => {
                 c.last_failure = Some(f);
                 1
@@ -839,7 +852,14 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 let wanted = n.min(4);
                 let vals = [a, b, d, e];
                 match execute(&c, h, &vals[..wanted])? {
-                    None => Value::Nil.into_lua_multi(lua),
+                    None => (
+                        Value::Nil,
+                        Value::Nil,
+                        Value::Nil,
+                        Value::Nil,
+                        c.borrow().last_rows,
+                    )
+                        .into_lua_multi(lua),
                     Some((errno, state, msg, class)) => {
                         (errno, state, msg, class).into_lua_multi(lua)
                     }
@@ -855,7 +875,14 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 .map(|i| t.raw_get(i).unwrap_or(Value::Nil))
                 .collect();
             match execute(&c, h, &vals)? {
-                None => Value::Nil.into_lua_multi(lua),
+                None => (
+                    Value::Nil,
+                    Value::Nil,
+                    Value::Nil,
+                    Value::Nil,
+                    c.borrow().last_rows,
+                )
+                    .into_lua_multi(lua),
                 Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
             }
         })?,
@@ -1061,6 +1088,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             dists: distributions(&cfg.distribution),
             rand_text: RandText::default(),
             last_failure: None,
+            last_rows: None,
         }));
         let output = o.output;
         let env = StateEnv {
