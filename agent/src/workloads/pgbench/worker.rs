@@ -291,14 +291,14 @@ impl WorkerLoop for PgbenchWorker {
             match self.attempt(i, &v) {
                 Ok(()) => break,
                 Err((k, e)) => {
-                    if stop.load(Ordering::Relaxed) {
-                        return Step::Stopped;
-                    }
+                    let stopped = stop.load(Ordering::Relaxed);
                     let at = self.cfg.scripts[i].0.sets() + k;
                     match e.code() {
                         Some(code) if retriable(code) => {
                             // The client rolled the failed transaction back already.
-                            if tries < self.cfg.max_tries {
+                            // Once the run is over it is not tried again but fails, as
+                            // in pgbench.
+                            if tries < self.cfg.max_tries && !stopped {
                                 tries += 1;
                                 end.retried += 1;
                                 if let Some(c) = self.commands.get_mut(i) {
@@ -313,6 +313,8 @@ impl WorkerLoop for PgbenchWorker {
                             }
                             break;
                         }
+                        // The run's end cut it short (an abort shuts the sockets).
+                        _ if stopped => return Step::Stopped,
                         // As pgbench: this client ends, the others go on.
                         _ => return Step::Quit(self.abort_message(i, k, &e)),
                     }
