@@ -2,7 +2,12 @@
 //! pgbench's tables over two agents; a TPC-B-like run over them keeps the balances
 //! consistent; the report reads with the regexes one would use on pgbench's own output,
 //! and its count of transactions is the server's; custom scripts and bad options are
-//! refused with one line and exit code 2.
+//! refused with one line and exit code 2. `-r` lists every command of the scripts with
+//! latencies that add up to the transaction's; `-t` is exact per client (history rows per
+//! backend); `-R` with `-L` skips late transactions and says how many; serialization
+//! failures under REPEATABLE READ are retried and counted per transaction and per
+//! statement; a non-retriable error aborts its client alone, and the run ends with
+//! pgbench's line and exit code 2.
 //!
 //! They need PostgreSQL (scripts/test.sh installs it) and fail, rather than skip, without it.
 
