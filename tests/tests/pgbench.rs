@@ -420,11 +420,12 @@ fn a_rate_with_a_latency_limit_skips_late_transactions() {
         (share - 100.0 * skipped / (processed + skipped)).abs() < 0.001,
         "{out}"
     );
-    // Every arrival was run or skipped but the few left at the end (Poisson: 40,000
-    // within a few hundred).
+    // Every arrival was run or skipped but those still waiting when the time was up
+    // (Poisson: 40,000 within a few hundred; a client held off the CPU at the end leaves
+    // more).
     let arrivals = processed + skipped;
     assert!(
-        (arrivals - 40_000.0).abs() < 2_000.0,
+        (arrivals - 40_000.0).abs() < 4_000.0,
         "{arrivals} arrivals\n{out}"
     );
     let late = Regex::new(&format!(
