@@ -31,6 +31,8 @@ pub fn txns_to_proto(s: &Sample) -> Vec<pb::TxnStats> {
                 retried: c.retried,
                 failed: c.failed,
                 rolled_back: c.rolled_back,
+                retried_transactions: c.retried_txns,
+                skipped: c.skipped,
             }
         })
         .collect()
@@ -72,6 +74,10 @@ pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
                 statements: None,
             })
             .collect(),
+        skipped: iv.sample.skipped,
+        late: iv.sample.late,
+        clients_aborted: iv.sample.clients_aborted,
+        client_errors: iv.sample.client_errors.clone(),
     }
 }
 
@@ -89,6 +95,7 @@ pub fn open_to_proto(s: &Sample, q: Option<QueueState>) -> Option<pb::OpenLoop> 
         queue_length: q.queue_length,
         concurrency: q.concurrency,
         arrivals: q.arrivals,
+        lag_max_ns: svc.lag_max_ns,
     })
 }
 
@@ -129,5 +136,28 @@ pub fn final_to_proto(f: &FinalReport) -> pb::Final {
                 statements: Some(latency_to_proto(&t.statements)),
             })
             .collect(),
+        skipped: f.sample.skipped,
+        late: f.sample.late,
+        clients_aborted: f.sample.clients_aborted,
+        commands: commands_to_proto(&f.tail.commands),
     }
+}
+
+/// pgbench's -r figures, per script and command.
+fn commands_to_proto(c: &[Vec<crate::stats::CommandTally>]) -> Vec<pb::CommandStats> {
+    c.iter()
+        .enumerate()
+        .flat_map(|(script, cmds)| {
+            cmds.iter()
+                .enumerate()
+                .map(move |(command, t)| pb::CommandStats {
+                    script: script as u32,
+                    command: command as u32,
+                    count: t.count,
+                    sum_ns: t.sum_ns,
+                    failures: t.failures,
+                    retries: t.retries,
+                })
+        })
+        .collect()
 }

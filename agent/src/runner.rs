@@ -39,6 +39,14 @@ pub struct RunConfig {
     /// Load run first on the same threads and connections with statistics off (sysbench
     /// 1.0's --warmup-time); the time limit and the event limit count after it.
     pub warmup: Duration,
+    /// Events each thread (worker) runs at most, besides `event_limit` (pgbench's `-t`,
+    /// per client); None = no such limit.
+    pub events_per_thread: Option<u64>,
+    /// Typed events (transactions) that take longer are counted as late (pgbench's `-L`).
+    pub latency_limit: Option<Duration>,
+    /// Open loop with a latency limit: an event already later than the limit when a
+    /// worker could start it is skipped and counted, not run (pgbench's `-R` with `-L`).
+    pub skip_late: bool,
 }
 
 /// A run's clock, set at Go.
@@ -84,6 +92,11 @@ pub struct Control {
     pub(crate) sockets: Arc<Sockets>,
     /// Open loop: when each event is due. None in a closed loop.
     pace: Option<Schedule>,
+    /// See [`RunConfig::events_per_thread`], [`RunConfig::latency_limit`] (here in
+    /// nanoseconds) and [`RunConfig::skip_late`].
+    events_per_thread: Option<u64>,
+    latency_limit_ns: Option<u64>,
+    skip_late: bool,
 }
 
 impl Control {
@@ -100,6 +113,9 @@ impl Control {
             last_finish_ns: AtomicU64::new(0),
             cancelled: AtomicBool::new(false),
             sockets: Arc::new(Sockets::default()),
+            events_per_thread: config.events_per_thread,
+            latency_limit_ns: config.latency_limit.map(|l| l.as_nanos() as u64),
+            skip_late: config.skip_late,
         }
     }
 
@@ -329,6 +345,9 @@ pub struct PreparedRun {
     /// per-interval figures are the interval's (workers count per target only when their
     /// load goes to several).
     pub(crate) single_target: Option<usize>,
+    /// pgbench's -r: where the clients leave their per-command figures as they end,
+    /// for the final report.
+    pub(crate) commands: Option<Arc<Mutex<Vec<Vec<crate::stats::CommandTally>>>>>,
     /// OLTP: connects tried again while opening, by target and reason (for Ready).
     pub(crate) connect_retries: Vec<(usize, Reason, u64)>,
     /// A script's output (print), sent to the coordinator as it gathers.
@@ -377,6 +396,7 @@ impl PreparedRun {
             handles: Vec::new(),
             oltp_tail: None,
             single_target: None,
+            commands: None,
             connect_retries: Vec::new(),
             output: None,
         }
@@ -754,6 +774,9 @@ impl PreparedRun {
             None => WorkerTail::default(),
         };
         tail.finish();
+        if let Some(c) = self.commands.take() {
+            tail.commands = std::mem::take(&mut *c.lock().unwrap_or_else(|p| p.into_inner()));
+        }
         // From the end of the warm-up (none when the run stopped during it).
         let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire))
             .saturating_sub(self.config.warmup);
@@ -869,7 +892,14 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
     let mut io = IoCounters::default();
     let mut now = Instant::now();
     let mut warming = false;
+    // This thread's events still to run under a per-thread limit (warm-up ones aside).
+    let mut left = control.events_per_thread;
+    let limit = control.latency_limit_ns;
+    let skip_after = limit.filter(|_| open && control.skip_late);
     loop {
+        if left == Some(0) {
+            break;
+        }
         let claim = control.claim_event_at(now);
         if claim == Claim::Stop {
             break;
@@ -877,6 +907,11 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
         if warming != (claim == Claim::Warmup) {
             warming = !warming;
             w.set_warmup(warming);
+        }
+        if claim == Claim::Measured
+            && let Some(n) = left.as_mut()
+        {
+            *n -= 1;
         }
         let Some(arrival) = control.arrival(now) else {
             break;
@@ -887,6 +922,17 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
             Some(_) if !open => now,
             _ => Instant::now(),
         };
+        // Already later than the limit before it starts: skipped, as pgbench does.
+        if let Some(l) = skip_after
+            && t0.saturating_duration_since(arrival).as_nanos() as u64 > l
+        {
+            let kind = w.skip();
+            if !warming {
+                slot.skip(kind);
+            }
+            now = t0;
+            continue;
+        }
         if open {
             slot.set_busy(true);
         }
@@ -929,15 +975,20 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
             }
             Step::Txn(end) => {
                 if !warming {
-                    if open {
+                    let (ns, svc) = if open {
                         let from_arrival = now.duration_since(arrival).as_nanos() as u64;
-                        slot.record_txn(from_arrival, Some(service), &end);
+                        (from_arrival, Some(service))
                     } else {
-                        slot.record_txn(service, None, &end);
-                    }
+                        (service, None)
+                    };
+                    slot.record_txn(ns, svc, &end, limit.is_some_and(|l| ns > l));
                 }
             }
             Step::Stopped => break,
+            Step::Quit(msg) => {
+                slot.quit(msg);
+                break;
+            }
             Step::Fatal(msg) => {
                 control.abort(msg);
                 break;
@@ -1008,6 +1059,9 @@ mod tests {
             rate: None,
             seed: 1,
             warmup: Duration::ZERO,
+            events_per_thread: None,
+            latency_limit: None,
+            skip_late: false,
         }
     }
 
@@ -1022,6 +1076,46 @@ mod tests {
         assert_eq!(fin.threads.iter().map(|t| t.0).sum::<u64>(), 500);
         assert_eq!(fin.sample.hist.len(), 500);
         assert!(fin.aborted.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_limit_per_thread_runs_exactly_that_many_on_each() {
+        let mut c = config(3, None, None);
+        c.events_per_thread = Some(7);
+        let run = cpu_run(2_000, c);
+        let (tx, _rx) = mpsc::channel(1024);
+        let fin = run.go(tx).await;
+        assert_eq!(fin.sample.events, 21);
+        assert!(fin.threads.iter().all(|t| t.0 == 7), "{:?}", fin.threads);
+        assert!(fin.aborted.is_none());
+    }
+
+    #[tokio::test]
+    async fn late_arrivals_are_skipped_with_a_latency_limit() {
+        // One thread, far more arrivals than it can serve: most are late by more than
+        // 1 ms when it gets to them and are skipped, not run.
+        let mut c = config(1, Some(300), None);
+        c.rate = Some(50_000.0);
+        c.latency_limit = Some(Duration::from_millis(1));
+        c.skip_late = true;
+        let run = cpu_run(20_000, c);
+        let (tx, _rx) = mpsc::channel(1024);
+        let fin = run.go(tx).await;
+        assert!(fin.sample.skipped > 0, "nothing skipped");
+        let arrivals = fin.open.map_or(0, |q| q.arrivals);
+        assert!(
+            fin.sample.events + fin.sample.skipped <= arrivals,
+            "{} run + {} skipped of {arrivals} arrivals",
+            fin.sample.events,
+            fin.sample.skipped
+        );
+        // The ones that ran started within the limit of their schedule.
+        assert!(fin.sample.events > 0);
+        assert!(
+            fin.sample.service.lag_max_ns <= 1_000_000,
+            "{}",
+            fin.sample.service.lag_max_ns
+        );
     }
 
     #[tokio::test]

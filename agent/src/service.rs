@@ -872,6 +872,9 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
         rate: (start.rate > 0.0).then_some(start.rate),
         seed: start.seed,
         warmup: Duration::from_millis(start.warmup_ms),
+        events_per_thread: None,
+        latency_limit: None,
+        skip_late: false,
     };
     let mut workload = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
         .map_err(|e| Status::invalid_argument(e.0))?;

@@ -27,6 +27,10 @@ pub struct TxnCounts {
     pub retried: u64,
     pub failed: u64,
     pub rolled_back: u64,
+    /// Transactions tried more than once, successful or failed in the end.
+    pub retried_txns: u64,
+    /// Transactions skipped for being late already when a thread could take them.
+    pub skipped: u64,
 }
 
 impl Default for TxnCounts {
@@ -39,6 +43,8 @@ impl Default for TxnCounts {
             retried: 0,
             failed: 0,
             rolled_back: 0,
+            retried_txns: 0,
+            skipped: 0,
         }
     }
 }
@@ -47,11 +53,21 @@ impl TxnCounts {
     fn add(&mut self, o: &TxnCounts) {
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
-        add_counters!(self, o, count, sum_ns, retried, failed, rolled_back);
+        add_counters!(
+            self,
+            o,
+            count,
+            sum_ns,
+            retried,
+            failed,
+            rolled_back,
+            retried_txns,
+            skipped
+        );
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count == 0 && self.retried == 0 && self.failed == 0
+        self.count == 0 && self.retried == 0 && self.failed == 0 && self.skipped == 0
     }
 }
 
@@ -134,6 +150,23 @@ pub struct Sample {
     /// Per database target (by target index) when a worker's load goes to several;
     /// empty otherwise, where `db` is the one target's.
     pub targets: Vec<DbCounters>,
+    /// Events skipped for being late already (a latency limit in an open loop), and
+    /// events above the latency limit.
+    pub skipped: u64,
+    pub late: u64,
+    /// Workers that left the run on an error of their own (a pgbench client aborted),
+    /// and their messages (at most [`MAX_CLIENT_ERRORS`] kept per interval).
+    pub clients_aborted: u32,
+    pub client_errors: Vec<String>,
+}
+
+/// Messages of aborted workers an interval keeps; the count stays exact.
+pub const MAX_CLIENT_ERRORS: usize = 100;
+
+/// Adds `from`'s messages to `into`, up to [`MAX_CLIENT_ERRORS`].
+fn add_errors(into: &mut Vec<String>, from: &[String]) {
+    let room = MAX_CLIENT_ERRORS.saturating_sub(into.len());
+    into.extend(from.iter().take(room).cloned());
 }
 
 /// Adds per-target counters `from` into `into`, growing it to as many targets.
@@ -148,6 +181,8 @@ pub struct Service {
     pub min_ns: u64,
     pub max_ns: u64,
     pub sum_ns: u64,
+    /// The longest schedule lag (arrival to start) of the events.
+    pub lag_max_ns: u64,
 }
 
 impl Default for Service {
@@ -157,6 +192,7 @@ impl Default for Service {
             min_ns: u64::MAX,
             max_ns: 0,
             sum_ns: 0,
+            lag_max_ns: 0,
         }
     }
 }
@@ -167,12 +203,14 @@ impl Service {
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
         self.sum_ns = self.sum_ns.saturating_add(o.sum_ns);
+        self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
     }
 
     fn add_extremes(&mut self, c: &Counts) {
         self.min_ns = self.min_ns.min(c.svc_min_ns);
         self.max_ns = self.max_ns.max(c.svc_max_ns);
         self.sum_ns = self.sum_ns.saturating_add(c.svc_sum_ns);
+        self.lag_max_ns = self.lag_max_ns.max(c.lag_max_ns);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -193,6 +231,10 @@ impl Default for Sample {
             service: Service::default(),
             txns: Vec::new(),
             targets: Vec::new(),
+            skipped: 0,
+            late: 0,
+            clients_aborted: 0,
+            client_errors: Vec::new(),
         }
     }
 }
@@ -204,6 +246,8 @@ impl Sample {
             && self.db.is_zero()
             && self.io.is_zero()
             && self.txns.iter().all(TxnSample::is_empty)
+            && self.skipped == 0
+            && self.clients_aborted == 0
     }
 
     /// Records one finished event that took `ns` nanoseconds.
@@ -228,6 +272,10 @@ impl Sample {
         self.service.merge(&other.service);
         merge_txns(&mut self.txns, &other.txns);
         merge_targets(&mut self.targets, &other.targets);
+        self.skipped += other.skipped;
+        self.late += other.late;
+        self.clients_aborted += other.clients_aborted;
+        add_errors(&mut self.client_errors, &other.client_errors);
     }
 
     /// Empties the sample, keeping the histogram's allocation.
@@ -242,6 +290,10 @@ impl Sample {
         self.service = Service::default();
         self.txns.clear();
         self.targets.clear();
+        self.skipped = 0;
+        self.late = 0;
+        self.clients_aborted = 0;
+        self.client_errors.clear();
     }
 }
 
@@ -325,6 +377,12 @@ struct Counts {
     txns: Vec<TxnCounts>,
     /// Per database target, when the worker's load goes to several.
     targets: Vec<DbCounters>,
+    /// The longest schedule lag (open loop only).
+    lag_max_ns: u64,
+    skipped: u64,
+    late: u64,
+    clients_aborted: u32,
+    client_errors: Vec<String>,
 }
 
 impl Default for Counts {
@@ -341,6 +399,11 @@ impl Default for Counts {
             svc_sum_ns: 0,
             txns: Vec::new(),
             targets: Vec::new(),
+            lag_max_ns: 0,
+            skipped: 0,
+            late: 0,
+            clients_aborted: 0,
+            client_errors: Vec::new(),
         }
     }
 }
@@ -441,10 +504,12 @@ impl WorkerSlot {
     /// Records one transaction of a typed workload (TPC-C): as an event that took `ns`
     /// unless it failed, and under its type in any case. In an open loop `svc_ns` is its
     /// service time and `ns` counts from its arrival.
-    pub fn record_txn(&self, ns: u64, svc_ns: Option<u64>, end: &TxnEnd) {
+    /// `late`: it took longer than the run's latency limit.
+    pub fn record_txn(&self, ns: u64, svc_ns: Option<u64>, end: &TxnEnd, late: bool) {
         let mut s = self.lock();
         if !end.failed {
             self.record_locked(&mut s, ns, svc_ns);
+            s.interval.late += u64::from(late);
         }
         s.interval.db.merge(&end.db);
         let txns = &mut s.interval.txns;
@@ -453,6 +518,7 @@ impl WorkerSlot {
         }
         let t = &mut txns[end.kind];
         t.retried += u64::from(end.retried);
+        t.retried_txns += u64::from(end.retried > 0);
         if end.failed {
             t.failed += 1;
             return;
@@ -485,6 +551,7 @@ impl WorkerSlot {
             c.svc_min_ns = c.svc_min_ns.min(svc);
             c.svc_max_ns = c.svc_max_ns.max(svc);
             c.svc_sum_ns += svc;
+            c.lag_max_ns = c.lag_max_ns.max(ns.saturating_sub(svc));
             s.svc_pending.push(micros(svc));
         }
         if s.pending.len() >= BATCH {
@@ -499,6 +566,29 @@ impl WorkerSlot {
                 let _ = h.service.record(u64::from(us));
             }
             s.svc_pending.clear();
+        }
+    }
+
+    /// Counts an event skipped for being late already when the worker could take it,
+    /// under transaction type `kind` if the workload has types.
+    pub fn skip(&self, kind: Option<usize>) {
+        let mut s = self.lock();
+        s.interval.skipped += 1;
+        if let Some(k) = kind {
+            let txns = &mut s.interval.txns;
+            if txns.len() <= k {
+                txns.resize_with(k + 1, TxnCounts::default);
+            }
+            txns[k].skipped += 1;
+        }
+    }
+
+    /// Counts this worker as having left the run on an error of its own, saying `why`.
+    pub fn quit(&self, why: String) {
+        let mut s = self.lock();
+        s.interval.clients_aborted += 1;
+        if s.interval.client_errors.len() < MAX_CLIENT_ERRORS {
+            s.interval.client_errors.push(why);
         }
     }
 
@@ -541,6 +631,10 @@ impl WorkerSlot {
             a.counts.add(b);
         }
         merge_targets(&mut into.targets, &c.targets);
+        into.skipped += c.skipped;
+        into.late += c.late;
+        into.clients_aborted += c.clients_aborted;
+        add_errors(&mut into.client_errors, &c.client_errors);
         for &us in &s.pending {
             let _ = into.hist.record(u64::from(us));
         }
@@ -596,6 +690,36 @@ pub struct WorkerTail {
     /// Every statement of the run goes to this one target: its statement latencies are
     /// the kinds' together, added up by [`WorkerTail::finish`] instead of recorded twice.
     pub one_target: Option<usize>,
+    /// Per script and command (pgbench's -r): `commands[script][command]`.
+    pub commands: Vec<Vec<CommandTally>>,
+}
+
+/// One command of a script over a run (pgbench's -r): completed executions and their
+/// summed time, transactions that failed in it and retries it caused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandTally {
+    pub count: u64,
+    pub sum_ns: u64,
+    pub failures: u64,
+    pub retries: u64,
+}
+
+impl CommandTally {
+    /// One completed execution that took `ns`.
+    #[inline]
+    pub fn done(&mut self, ns: u64) {
+        self.count += 1;
+        self.sum_ns += ns;
+    }
+
+    pub fn merge(&mut self, o: &CommandTally) {
+        add_counters!(self, o, count, sum_ns, failures, retries);
+    }
+}
+
+/// Adds per-script command tallies `from` into `into`, growing it as needed.
+pub fn merge_commands(into: &mut Vec<Vec<CommandTally>>, from: &[Vec<CommandTally>]) {
+    merge_indexed(into, from, |a, b| merge_indexed(a, b, CommandTally::merge));
 }
 
 impl WorkerTail {
@@ -605,6 +729,7 @@ impl WorkerTail {
             kinds: (0..Kind::COUNT).map(|_| Sample::default()).collect(),
             targets: (0..targets).map(|_| TargetTally::default()).collect(),
             one_target: None,
+            commands: Vec::new(),
         }
     }
 
@@ -705,11 +830,15 @@ mod tests {
             rolled_back: kind == 0,
             db: DbCounters::default(),
         };
-        a.record_txn(2_000_000, None, &end(0, false));
-        b.record_txn(3_000_000, None, &end(2, false));
-        b.record_txn(9_000_000, None, &end(2, true));
+        a.record_txn(2_000_000, None, &end(0, false), true);
+        b.record_txn(3_000_000, None, &end(2, false), false);
+        b.record_txn(9_000_000, None, &end(2, true), true);
+        b.skip(Some(2));
         let s = tick(&shared, &[&a, &b], 1);
         assert_eq!(s.events, 2, "a failed transaction is no event");
+        assert_eq!(s.late, 1, "a failed transaction is not late");
+        assert_eq!((s.skipped, s.txns[2].counts.skipped), (1, 1));
+        assert_eq!(s.txns[2].counts.retried_txns, 2);
         assert_eq!(s.txns.len(), 3);
         assert_eq!(
             (s.txns[0].counts.count, s.txns[0].counts.rolled_back),

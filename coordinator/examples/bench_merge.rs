@@ -198,6 +198,7 @@ fn interval_bytes(o: &Options, h: &mut Histogram<u64>, a: usize, seq: u32) -> Ve
         host: None,
         txns: Vec::new(),
         targets: Vec::new(),
+        ..Default::default()
     }
     .encode_to_vec()
 }
@@ -248,6 +249,7 @@ fn final_bytes(o: &Options, h: &mut Histogram<u64>, a: usize) -> Vec<u8> {
         io: None,
         open_loop: None,
         txns: Vec::new(),
+        ..Default::default()
     }
     .encode_to_vec()
 }
@@ -363,6 +365,7 @@ fn main() {
             agent,
             kinds,
             targets,
+            ..
         } = wire::agent_final(sender, &f);
         result.add_statements(kinds, targets);
         agents.push(agent);

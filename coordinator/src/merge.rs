@@ -103,6 +103,8 @@ pub struct OpenLoop {
     pub concurrency: u32,
     /// Events that arrived (taken or not).
     pub arrivals: u64,
+    /// The longest time from an event's arrival to its start (the schedule lag).
+    pub lag_max_ns: u64,
 }
 
 impl OpenLoop {
@@ -110,6 +112,7 @@ impl OpenLoop {
     pub fn merge(&mut self, o: &OpenLoop) {
         self.service.merge(&o.service);
         add_counters!(self, o, queue_length, concurrency, arrivals);
+        self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
     }
 
     /// Merges `o` into `into`, either side possibly absent.
@@ -129,6 +132,7 @@ impl OpenLoop {
     /// service times and arrivals add up.
     fn follow(&mut self, o: &OpenLoop) {
         self.service.merge(&o.service);
+        self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
         self.arrivals = self.arrivals.saturating_add(o.arrivals);
         self.queue_length = o.queue_length;
         self.concurrency = o.concurrency;
@@ -143,12 +147,16 @@ pub struct TxnFigures {
     pub retried: u64,
     pub failed: u64,
     pub rolled_back: u64,
+    /// Transactions tried more than once (pgbench's "transactions retried").
+    pub retried_txns: u64,
+    /// Transactions skipped for being late already (pgbench's -R with -L).
+    pub skipped: u64,
 }
 
 impl TxnFigures {
     pub fn merge(&mut self, o: &TxnFigures) {
         self.latency.merge(&o.latency);
-        add_counters!(self, o, retried, failed, rolled_back);
+        add_counters!(self, o, retried, failed, rolled_back, retried_txns, skipped);
     }
 
     pub fn count(&self) -> u64 {
@@ -180,6 +188,52 @@ impl Txns {
     }
 }
 
+/// What a latency limit and clients' own ends add to a tick or a run (pgbench's `-L`,
+/// `-R` with `-L`, and clients aborted on an error).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientFigures {
+    /// Events skipped for being late already when a client could start them.
+    pub skipped: u64,
+    /// Events above the latency limit.
+    pub late: u64,
+    /// Clients that ended on an error of their own, and what they said (a tick's only).
+    pub clients_aborted: u64,
+    pub client_errors: Vec<String>,
+}
+
+impl ClientFigures {
+    pub fn merge(&mut self, o: &ClientFigures) {
+        add_counters!(self, o, skipped, late, clients_aborted);
+        // An agent keeps at most a hundred messages a tick; so does a merged tick.
+        let room = 100usize.saturating_sub(self.client_errors.len());
+        self.client_errors
+            .extend(o.client_errors.iter().take(room).cloned());
+    }
+}
+
+/// One command of a script over a run, summed over agents (pgbench's -r).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandFigures {
+    /// The script's index in the run's list, the command's in the script.
+    pub script: usize,
+    pub command: usize,
+    pub count: u64,
+    pub sum_ns: u64,
+    pub failures: u64,
+    pub retries: u64,
+}
+
+impl CommandFigures {
+    /// Its average time in milliseconds (0 when it never completed).
+    pub fn avg_ms(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64 / 1e6
+        }
+    }
+}
+
 /// One agent's report for one tick.
 #[derive(Debug, Clone, Default)]
 pub struct IntervalPart {
@@ -197,6 +251,7 @@ pub struct IntervalPart {
     pub txns: Txns,
     /// Database workloads: (target index, what it received in this interval).
     pub targets: Vec<(usize, DbCounters)>,
+    pub clients: ClientFigures,
 }
 
 /// What one agent's interval reports add up to: its share of the run when it is lost
@@ -211,11 +266,16 @@ pub struct Received {
     pub io: IoCounters,
     pub open: Option<OpenLoop>,
     pub txns: Txns,
+    pub clients: ClientFigures,
 }
 
 impl Received {
     pub fn add(&mut self, p: &IntervalPart) {
         self.intervals += 1;
+        self.clients.merge(&ClientFigures {
+            client_errors: Vec::new(),
+            ..p.clients.clone()
+        });
         self.elapsed += p.duration;
         self.events = self.events.saturating_add(p.events);
         self.latency.merge(&p.latency);
@@ -270,6 +330,7 @@ pub struct MergedInterval {
     pub txns: Txns,
     /// Database workloads: (target index, what it received in this tick), by index.
     pub targets: Vec<(usize, DbCounters)>,
+    pub clients: ClientFigures,
 }
 
 impl MergedInterval {
@@ -286,6 +347,7 @@ impl MergedInterval {
         self.add_counts(o.events, &o.latency, &o.db, &o.io);
         self.txns.merge(&o.txns);
         merge_targets(&mut self.targets, &o.targets);
+        self.clients.merge(&o.clients);
         if let Some(n) = &o.open {
             self.open.get_or_insert_with(OpenLoop::default).follow(n);
         }
@@ -376,6 +438,7 @@ impl IntervalMerger {
                 open: None,
                 txns: Txns::default(),
                 targets: Vec::new(),
+                clients: ClientFigures::default(),
             },
             missing: active_count,
         });
@@ -436,6 +499,7 @@ fn absorb(m: &mut MergedInterval, agent: usize, p: &IntervalPart) {
     m.threads = m.threads.saturating_add(p.threads_running);
     m.add_counts(p.events, &p.latency, &p.db, &p.io);
     m.txns.merge(&p.txns);
+    m.clients.merge(&p.clients);
     OpenLoop::merge_into(&mut m.open, p.open.as_ref());
     merge_targets(&mut m.targets, &p.targets);
 }
@@ -586,6 +650,11 @@ pub struct RunResult {
     pub ended: Option<std::time::SystemTime>,
     /// Per agent (address): its host's load per tick number.
     pub hosts: Vec<(String, Vec<(u32, fleetbench_model::host::HostFigures)>)>,
+    /// Skipped and late events and aborted clients, summed over agents (their Finals,
+    /// or a lost agent's intervals); no messages (the ticks carried them).
+    pub clients: ClientFigures,
+    /// pgbench's -r: per script and command, summed over agents, sorted.
+    pub commands: Vec<CommandFigures>,
 }
 
 impl RunResult {
@@ -708,6 +777,23 @@ impl RunResult {
         }
     }
 
+    /// Adds one agent's per-command figures in.
+    pub fn add_commands(&mut self, commands: &[CommandFigures]) {
+        for c in commands {
+            let key = (c.script, c.command);
+            match self
+                .commands
+                .binary_search_by_key(&key, |x| (x.script, x.command))
+            {
+                Ok(i) => {
+                    let m = &mut self.commands[i];
+                    add_counters!(m, c, count, sum_ns, failures, retries);
+                }
+                Err(i) => self.commands.insert(i, *c),
+            }
+        }
+    }
+
     /// Open-loop figures merged over the agents; None in a closed loop.
     pub fn open(&self) -> Option<OpenLoop> {
         let mut o = None;
@@ -818,6 +904,7 @@ mod tests {
 
     fn part(events: u64, threads: u32) -> IntervalPart {
         IntervalPart {
+            clients: Default::default(),
             duration: Duration::from_secs(1),
             events,
             threads_running: threads,
@@ -868,6 +955,7 @@ mod tests {
         );
         let mut merger = IntervalMerger::new(2, Duration::from_secs(1));
         let huge = IntervalPart {
+            clients: Default::default(),
             duration: Duration::from_nanos(u64::MAX),
             events: u64::MAX,
             threads_running: u32::MAX,
@@ -998,6 +1086,7 @@ mod tests {
             for k in 0..n {
                 let a = (k * 7 + seq as usize) % n;
                 let p = IntervalPart {
+                    clients: Default::default(),
                     duration: Duration::from_millis(1_000 + a as u64 % 3),
                     events: a as u64,
                     threads_running: 2,
@@ -1052,6 +1141,7 @@ mod tests {
                 // Queueing adds to some events' latency.
                 let lat_us: Vec<u64> = svc.iter().map(|v| v + next() % 3 * next()).collect();
                 let open = OpenLoop {
+                    lag_max_ns: 0,
                     service: lat(&svc),
                     queue_length: a as u64 + seq as u64,
                     concurrency: 1,
@@ -1061,6 +1151,7 @@ mod tests {
                 all_svc.merge(&open.service);
                 OpenLoop::merge_into(agent, Some(&open));
                 let p = IntervalPart {
+                    clients: Default::default(),
                     duration: Duration::from_secs(1),
                     events: 500,
                     threads_running: 1,

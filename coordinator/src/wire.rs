@@ -10,8 +10,8 @@ use tracing::warn;
 
 use crate::error::SessionError;
 use crate::merge::{
-    AgentResult, AgentStatus, Connection, DbCounters, IntervalPart, IoCounters, Latency, OpenLoop,
-    TxnFigures, Txns,
+    AgentResult, AgentStatus, ClientFigures, CommandFigures, Connection, DbCounters, IntervalPart,
+    IoCounters, Latency, OpenLoop, TxnFigures, Txns,
 };
 use fleetbench_model::host::HostFacts;
 use fleetbench_model::workloads::tpcc::TXN_NAMES;
@@ -25,6 +25,10 @@ pub struct AgentFinal {
     pub kinds: Vec<(String, Latency)>,
     /// Per database target (index into the plan's targets): counters and statement latency.
     pub targets: Vec<(usize, DbCounters, Latency)>,
+    /// Skipped and late events and aborted clients (no messages: the ticks had them).
+    pub clients: ClientFigures,
+    /// pgbench's -r: per script and command.
+    pub commands: Vec<CommandFigures>,
 }
 
 /// Who sent a final report: the agent's address, host name, what its host is (from its
@@ -198,7 +202,43 @@ pub fn interval_part(iv: &pb::Interval) -> Result<IntervalPart, CodecError> {
             .take(MAX_TARGETS)
             .map(|t| (t.target as usize, db_counters(t.db.as_ref())))
             .collect(),
+        clients: ClientFigures {
+            skipped: iv.skipped,
+            late: iv.late,
+            clients_aborted: u64::from(iv.clients_aborted),
+            // As the agent keeps them: a hundred a tick, one line each.
+            client_errors: iv
+                .client_errors
+                .iter()
+                .take(100)
+                .map(|m| printable_line(m))
+                .collect(),
+        },
     })
+}
+
+/// A message from an agent as one line of at most 2,000 characters: control characters
+/// (a server's multi-line error) become spaces.
+fn printable_line(m: &str) -> String {
+    m.chars()
+        .take(2_000)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// pgbench's -r figures of an agent; at most a few thousand commands are read.
+fn commands(list: &[pb::CommandStats]) -> Vec<CommandFigures> {
+    list.iter()
+        .take(4096)
+        .map(|c| CommandFigures {
+            script: c.script as usize,
+            command: c.command as usize,
+            count: c.count,
+            sum_ns: c.sum_ns,
+            failures: c.failures,
+            retries: c.retries,
+        })
+        .collect()
 }
 
 /// The most per-target entries read from one interval.
@@ -216,6 +256,8 @@ pub fn txns(list: &[pb::TxnStats]) -> Result<Txns, CodecError> {
             retried: s.retried,
             failed: s.failed,
             rolled_back: s.rolled_back,
+            retried_txns: s.retried_transactions,
+            skipped: s.skipped,
         });
     }
     Ok(t)
@@ -231,6 +273,7 @@ pub fn open_loop(o: Option<&pb::OpenLoop>) -> Result<Option<OpenLoop>, CodecErro
         queue_length: o.queue_length,
         concurrency: o.concurrency,
         arrivals: o.arrivals,
+        lag_max_ns: o.lag_max_ns,
     }))
 }
 
@@ -244,6 +287,8 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
                 agent: from.lost(format!("its final report was unreadable: {e}")),
                 kinds: Vec::new(),
                 targets: Vec::new(),
+                clients: ClientFigures::default(),
+                commands: Vec::new(),
             };
         }
     };
@@ -290,6 +335,13 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
         },
         kinds,
         targets,
+        clients: ClientFigures {
+            skipped: f.skipped,
+            late: f.late,
+            clients_aborted: u64::from(f.clients_aborted),
+            client_errors: Vec::new(),
+        },
+        commands: commands(&f.commands),
     }
 }
 

@@ -561,6 +561,10 @@ fn every_option_survives_the_wire() {
             "select-only@2",
             "-N",
         ][..],
+        // -t per client, -L and -r travel too.
+        &[
+            "-U", "bench", "-c", "3", "-t", "7", "-R", "100", "-L", "2.5", "-r",
+        ],
         &[
             "-U",
             "bench",

@@ -236,6 +236,9 @@ pub fn pgbench_to_proto(c: &PgbenchConfig) -> pb::PgbenchSpec {
         last_aid: c.last_aid,
         load_small: c.load_small,
         jobs: c.jobs,
+        latency_limit_us: c.latency_limit_us,
+        transactions_per_client: c.transactions_per_client,
+        per_statement: c.per_statement,
     }
 }
 
@@ -276,6 +279,9 @@ pub fn pgbench_from_proto(p: &pb::PgbenchSpec) -> Result<PgbenchConfig, WireErro
         last_aid: p.last_aid,
         load_small: p.load_small,
         jobs: p.jobs,
+        latency_limit_us: p.latency_limit_us,
+        transactions_per_client: p.transactions_per_client,
+        per_statement: p.per_statement,
     };
     cfg.validate().map_err(WireError)?;
     Ok(cfg)

@@ -2,7 +2,12 @@
 //! pgbench's tables over two agents; a TPC-B-like run over them keeps the balances
 //! consistent; the report reads with the regexes one would use on pgbench's own output,
 //! and its count of transactions is the server's; custom scripts and bad options are
-//! refused with one line and exit code 2.
+//! refused with one line and exit code 2. `-r` lists every command of the scripts with
+//! latencies that add up to the transaction's; `-t` is exact per client (history rows per
+//! backend); `-R` with `-L` skips late transactions and says how many; serialization
+//! failures under REPEATABLE READ are retried and counted per transaction and per
+//! statement; a non-retriable error aborts its client alone, and the run ends with
+//! pgbench's line and exit code 2.
 //!
 //! They need PostgreSQL (scripts/test.sh installs it) and fail, rather than skip, without it.
 
@@ -275,4 +280,289 @@ fn a_run_before_init_says_to_initialise() {
     let (code, _, err) = pgbench(Some(&pg), &["-t", "1"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("fleetbench pgbench -i"), "{err}");
+}
+
+/// (exit code, stdout, stderr) of a run that is to end with some clients aborted.
+fn aborted_run(pg: &Postgres, args: &[&str]) -> (String, String) {
+    let (code, out, err) = pgbench(Some(pg), args);
+    assert_eq!(code, Some(2), "{args:?}\nstdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(
+        err.lines().last(),
+        Some("pgbench: error: Run was aborted; the above results are incomplete."),
+        "{err}"
+    );
+    (out, err)
+}
+
+/// The `-r` lines of `text` after `heading`: (average ms, failures, retries if shown, command).
+fn command_lines(text: &str, heading: &str) -> Vec<(f64, u64, Option<u64>, String)> {
+    let re =
+        Regex::new(r"^ {3}[ 0-9]{6}[0-9]\.[0-9]{3}  [ 0-9]{10}(  [ 0-9]{10})?  (\S.*)$").unwrap();
+    text.lines()
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| re.is_match(l))
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            let avg = w.next().unwrap().parse().unwrap();
+            let failures = w.next().unwrap().parse().unwrap();
+            let retries = re
+                .captures(l)
+                .unwrap()
+                .get(1)
+                .map(|_| w.next().unwrap().parse().unwrap());
+            (
+                avg,
+                failures,
+                retries,
+                re.captures(l).unwrap()[2].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn per_statement_latencies_and_exactly_t_transactions_per_client() {
+    let pg = Postgres::start();
+    let (_a, _b, agents) = AgentProc::pair();
+    let agents = format!("--agents={agents}");
+    ok(&pg, &["-i", "-s", "1"]);
+    // Which client inserted each history row: its backend.
+    pg.sql("ALTER TABLE pgbench_history ADD COLUMN pid int DEFAULT pg_backend_pid()");
+
+    // 3 clients over two agents, one thread: each runs exactly 7, however fast it is.
+    let (out, _) = ok(
+        &pg,
+        &[&agents, "-r", "-c", "3", "-t", "7", "-M", "prepared"],
+    );
+    assert!(
+        out.lines()
+            .any(|l| l == "number of transactions actually processed: 21/21"),
+        "{out}"
+    );
+    assert_eq!(
+        pg.sql("SELECT string_agg(n::text, ',') FROM (SELECT count(*) AS n FROM pgbench_history GROUP BY pid) c"),
+        "7,7,7"
+    );
+
+    // -r: pgbench's eleven commands of tpcb-like, each statement timed, no failures.
+    let lines = command_lines(&out, "statement latencies in milliseconds and failures:");
+    let texts: Vec<&str> = lines.iter().map(|l| l.3.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "\\set aid random(1, 100000 * :scale)",
+            "\\set bid random(1, 1 * :scale)",
+            "\\set tid random(1, 10 * :scale)",
+            "\\set delta random(-5000, 5000)",
+            "BEGIN;",
+            "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+            "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+            "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;",
+            "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;",
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);",
+            "END;",
+        ],
+        "{out}"
+    );
+    assert!(lines.iter().all(|l| l.1 == 0 && l.2.is_none()), "{out}");
+    assert!(lines[4..].iter().all(|l| l.0 > 0.0), "{out}");
+    // The commands make up the transaction: their averages add up to its latency.
+    let sum: f64 = lines.iter().map(|l| l.0).sum();
+    let avg = figure(&out, r"^latency average = ([0-9.]+) ms$");
+    assert!(
+        sum <= avg * 1.05 + 0.01 && sum >= avg * 0.7,
+        "statements {sum} ms, transaction {avg} ms\n{out}"
+    );
+
+    // Several scripts: a block per script, each with its own commands.
+    let (out, _) = ok(
+        &pg,
+        &["-r", "-c", "2", "-t", "20", "-b", "select-only", "-N"],
+    );
+    let second = out
+        .split("SQL script 2: <builtin: simple update>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no second script in\n{out}"));
+    let first = command_lines(&out, " - statement latencies in milliseconds and failures:");
+    assert_eq!(first.len(), 2, "{out}");
+    let lines = command_lines(
+        second,
+        " - statement latencies in milliseconds and failures:",
+    );
+    assert_eq!(lines.len(), 9, "{out}");
+    assert_eq!(lines[8].3, "END;");
+}
+
+#[test]
+fn a_rate_with_a_latency_limit_skips_late_transactions() {
+    let pg = Postgres::start();
+    ok(&pg, &["-i", "-s", "1"]);
+    // One client cannot keep up with 20,000 a second: what is over 1 ms late when it
+    // could start is skipped.
+    let (out, err) = ok(
+        &pg,
+        &[
+            "-n", "-S", "-c", "1", "-T", "2", "-P", "1", "-R", "20000", "-L", "1",
+        ],
+    );
+    let processed = figure(&out, r"^number of transactions actually processed: (\d+)$");
+    let skipped = figure(
+        &out,
+        r"^number of transactions skipped: (\d+) \([0-9.]+%\)$",
+    );
+    let share = figure(
+        &out,
+        r"^number of transactions skipped: \d+ \(([0-9.]+)%\)$",
+    );
+    assert!(processed > 0.0 && skipped > 0.0, "{out}");
+    assert!(
+        (share - 100.0 * skipped / (processed + skipped)).abs() < 0.001,
+        "{out}"
+    );
+    // Every arrival was run or skipped but those still waiting when the time was up
+    // (Poisson: 40,000 within a few hundred; a client held off the CPU at the end leaves
+    // more).
+    let arrivals = processed + skipped;
+    assert!(
+        (arrivals - 40_000.0).abs() < 4_000.0,
+        "{arrivals} arrivals\n{out}"
+    );
+    let late = Regex::new(&format!(
+        r"^number of transactions above the 1\.0 ms latency limit: (\d+)/{processed} \([0-9.]+%\)$"
+    ))
+    .unwrap();
+    assert!(out.lines().any(|l| late.is_match(l)), "{out}");
+    // Those that ran started within the limit of their schedule.
+    let max_lag = figure(
+        &out,
+        r"^rate limit schedule lag: avg [0-9.]+ \(max ([0-9.]+)\) ms$",
+    );
+    assert!(max_lag <= 1.0, "{out}");
+    let progress = Regex::new(
+        r"^progress: [0-9.]+ s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, 0 failed, lag [0-9.]+ ms, \d+ skipped$",
+    )
+    .unwrap();
+    assert!(err.lines().any(|l| progress.is_match(l)), "{err}");
+
+    // -L without -R: late ones are counted, nothing is skipped.
+    let (out, _) = ok(&pg, &["-n", "-S", "-c", "2", "-t", "100", "-L", "0.001"]);
+    assert!(
+        out.lines()
+            .any(|l| l
+                == "number of transactions above the 0.0 ms latency limit: 200/200 (100.000%)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("skipped") && !out.contains("schedule lag"),
+        "{out}"
+    );
+}
+
+#[test]
+fn serialization_failures_are_retried_and_counted_per_transaction_and_statement() {
+    let pg = Postgres::start();
+    ok(&pg, &["-i", "-s", "1"]);
+    // Under REPEATABLE READ the clients' updates of the one branch collide.
+    pg.sql("ALTER DATABASE sbtest SET default_transaction_isolation = 'repeatable read'");
+    let (out, _) = ok(
+        &pg,
+        &[
+            "-n",
+            "-r",
+            "-c",
+            "4",
+            "-T",
+            "3",
+            "--max-tries=1000",
+            "-P",
+            "1",
+        ],
+    );
+    let processed = figure(&out, r"^number of transactions actually processed: (\d+)$") as u64;
+    let failed = figure(&out, r"^number of failed transactions: (\d+) ") as u64;
+    let retried = figure(
+        &out,
+        r"^number of transactions retried: (\d+) \([0-9.]+%\)$",
+    ) as u64;
+    let share = figure(
+        &out,
+        r"^number of transactions retried: \d+ \(([0-9.]+)%\)$",
+    );
+    let retries = figure(&out, r"^total number of retries: (\d+)$") as u64;
+    assert!(retried > 0, "no transaction was retried:\n{out}");
+    assert!(retries >= retried && retried <= processed + failed, "{out}");
+    assert!(
+        (share - 100.0 * retried as f64 / (processed + failed) as f64).abs() < 0.001,
+        "{out}"
+    );
+    // The statements that hit the failures say so; together, what the summary says.
+    let lines = command_lines(
+        &out,
+        "statement latencies in milliseconds, failures and retries:",
+    );
+    assert_eq!(lines.len(), 11, "{out}");
+    assert_eq!(
+        lines.iter().map(|l| l.2.unwrap()).sum::<u64>(),
+        retries,
+        "{out}"
+    );
+    assert_eq!(lines.iter().map(|l| l.1).sum::<u64>(), failed, "{out}");
+    assert_eq!(
+        lines[..5].iter().map(|l| l.2.unwrap()).sum::<u64>(),
+        0,
+        "{out}"
+    );
+}
+
+#[test]
+fn an_error_aborts_only_its_client_and_the_run_says_it_is_incomplete() {
+    let pg = Postgres::start();
+    let (_a, _b, agents) = AgentProc::pair();
+    let agents = format!("--agents={agents}");
+    ok(&pg, &["-i", "-s", "1"]);
+    // The 30th history row of the run fails with an error no retry can help.
+    pg.sql(
+        "CREATE SEQUENCE boom; GRANT ALL ON SEQUENCE boom TO PUBLIC; \
+         CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN IF nextval('boom') = 30 THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER boom BEFORE INSERT ON pgbench_history FOR EACH ROW EXECUTE FUNCTION boom()",
+    );
+    let (out, err) = aborted_run(&pg, &[&agents, "-c", "3", "-t", "20", "--max-tries=3"]);
+    let abort = Regex::new(
+        r"^pgbench: error: client [0-2] script 0 aborted in command 9 query 0: ERROR:  boom$",
+    )
+    .unwrap();
+    assert_eq!(
+        err.lines().filter(|l| abort.is_match(l)).count(),
+        1,
+        "{err}"
+    );
+    // The other two clients ran their 20; the aborted one's done before it count too.
+    let processed = figure(
+        &out,
+        r"^number of transactions actually processed: (\d+)/60$",
+    ) as u64;
+    assert!((40..60).contains(&processed), "{out}");
+    assert_eq!(count(&pg, "pgbench_history"), processed);
+    assert!(
+        out.contains("number of failed transactions: 0 (0.000%)"),
+        "{out}"
+    );
+
+    // Every client aborts: the run ends then, long before its time.
+    pg.sql("CREATE OR REPLACE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$");
+    let began = std::time::Instant::now();
+    let (out, err) = aborted_run(&pg, &[&agents, "-c", "3", "-T", "60"]);
+    assert!(began.elapsed().as_secs() < 50, "{out}{err}");
+    assert_eq!(
+        err.lines().filter(|l| abort.is_match(l)).count(),
+        3,
+        "{err}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l == "number of transactions actually processed: 0"),
+        "{out}"
+    );
 }

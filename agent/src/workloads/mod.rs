@@ -50,6 +50,9 @@ pub enum Step {
     Stopped,
     /// Cannot go on (an I/O error): the whole run stops with this reason.
     Fatal(String),
+    /// This worker cannot go on (a pgbench client's error that is not retried): it
+    /// leaves its loop, counted as aborted with this message, and the others go on.
+    Quit(String),
     /// The event failed and is to be tried again (OLTP: an ignored error, a lost
     /// connection): the database work it did so far is recorded now, in the interval in
     /// which it happened, with no event or latency; the loop then calls it again with the
@@ -89,6 +92,13 @@ pub trait WorkerLoop {
     /// was recorded).
     fn reset_db(&mut self) {}
 
+    /// The event this worker was to run next is skipped (it was late already when the
+    /// worker could start it): the workload draws what it would have run, as pgbench
+    /// picks the script, and says its transaction type, if it has types.
+    fn skip(&mut self) -> Option<usize> {
+        None
+    }
+
     /// The warm-up starts (true) or ends: what the workload counts itself is muted.
     fn set_warmup(&mut self, _on: bool) {}
 
@@ -120,6 +130,9 @@ impl<T: WorkerLoop + ?Sized> WorkerLoop for Box<T> {
     }
     fn reset_db(&mut self) {
         (**self).reset_db()
+    }
+    fn skip(&mut self) -> Option<usize> {
+        (**self).skip()
     }
     fn set_warmup(&mut self, on: bool) {
         (**self).set_warmup(on)

@@ -19,6 +19,12 @@ use crate::report::text::pgbench as layout;
 use crate::report::{self, stdout};
 use crate::session::{self, AgentConn, AgentTick, Link, RunObserver};
 
+/// pgbench's exit code when clients were aborted: the figures are incomplete.
+const EXIT_ABORTED: i32 = 2;
+
+/// pgbench's last line on stderr when the run was aborted.
+const ABORTED_LINE: &str = "pgbench: error: Run was aborted; the above results are incomplete.";
+
 /// How long agents may take to open their connections.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -177,6 +183,7 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         ..plan.clone()
     };
     let mut watch = Watch {
+        args: a.clone(),
         progress: a.progress.is_some(),
         started: Instant::now(),
         conn_time: Duration::ZERO,
@@ -200,8 +207,14 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
     if let Some(why) = aborted(&result) {
-        eprintln!("Run was aborted; the above results are incomplete: {why}");
-        return Ok(exit::EXIT_FAILED);
+        eprintln!("pgbench: error: {why}");
+        eprintln!("{ABORTED_LINE}");
+        return Ok(EXIT_ABORTED);
+    }
+    if result.clients.clients_aborted > 0 {
+        // Each client's own line came while the run went on.
+        eprintln!("{ABORTED_LINE}");
+        return Ok(EXIT_ABORTED);
     }
     let degraded = result
         .agents
@@ -222,6 +235,7 @@ fn aborted(r: &RunResult) -> Option<String> {
 
 /// What a run shows while it goes: `-P`'s progress lines on stderr, as pgbench.
 struct Watch {
+    args: PgbenchArgs,
     progress: bool,
     started: Instant,
     conn_time: Duration,
@@ -239,9 +253,20 @@ impl RunObserver for Watch {
     }
 
     fn interval(&mut self, iv: &MergedInterval) {
+        // Clients aborted on an error, as pgbench says it when it happens.
+        for m in &iv.clients.client_errors {
+            eprintln!("pgbench: error: {m}");
+        }
+        let unsaid = iv
+            .clients
+            .clients_aborted
+            .saturating_sub(iv.clients.client_errors.len() as u64);
+        if unsaid > 0 {
+            eprintln!("pgbench: error: {unsaid} more clients aborted");
+        }
         // The run's last, partial interval has no line, as in pgbench.
         if self.progress && !iv.last {
-            eprintln!("{}", layout::progress_line(iv));
+            eprintln!("{}", layout::progress_line(&self.args, iv));
         }
     }
 

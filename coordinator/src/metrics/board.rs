@@ -401,6 +401,8 @@ mod tests {
         });
         let mut p = part(4, &[1000, 1000, 1000, 1000]);
         p.txns.0[0] = crate::merge::TxnFigures {
+            retried_txns: 0,
+            skipped: 0,
             latency: latency(&[1000, 1000, 1000]),
             failed: 1,
             retried: 2,

@@ -82,6 +82,11 @@ impl PgbenchArgs {
             last_aid: 0,
             load_small: false,
             jobs: self.agent_jobs(),
+            latency_limit_us: self
+                .latency_limit_ms
+                .map_or(0, |ms| ((ms * 1_000.0).round() as u64).max(1)),
+            transactions_per_client: self.transactions.unwrap_or(0),
+            per_statement: self.per_statement,
         }
     }
 }
@@ -364,13 +369,7 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Pg
                     format!("invalid query mode (-M): \"{v}\" (simple, extended or prepared)")
                 })?
             }
-            "report-per-command" => {
-                a.per_statement = true;
-                a.notes.push(
-                    "-r: per-statement latencies are not reported yet; the per-script figures are"
-                        .into(),
-                );
-            }
+            "report-per-command" => a.per_statement = true,
             "max-tries" => a.max_tries = int("number of maximum tries", &v, 1, MAX_TRIES)?,
             "failures-detailed" => a.failures_detailed = true,
             "no-vacuum" => a.no_vacuum = true,

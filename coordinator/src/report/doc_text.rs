@@ -359,6 +359,7 @@ mod tests {
         .unwrap();
         // Two intervals of 10 s and one agent over 20 s; a late Delivery and a slow one.
         let interval = |seq: u32, txns| MergedInterval {
+            clients: Default::default(),
             seq,
             end: Duration::from_secs(10 * u64::from(seq)),
             last: seq == 2,

@@ -233,10 +233,14 @@ impl Collector {
                     agent,
                     kinds,
                     targets,
+                    clients,
+                    commands,
                 } = *f;
                 if self.outcome[i].is_none() {
                     self.pending -= 1;
                     self.result.add_statements(kinds, targets);
+                    self.result.clients.merge(&clients);
+                    self.result.add_commands(&commands);
                     // A script's error on one agent ends the run on every agent.
                     if let (true, crate::merge::AgentStatus::Aborted(why)) =
                         (self.stop_on_abort, &agent.status)
@@ -252,7 +256,9 @@ impl Collector {
             Delivery::Broken(why) => {
                 if self.outcome[i].is_none() {
                     self.pending -= 1;
-                    self.outcome[i] = Some(self.take_received(i).into_lost(lost(&parts[i], why)));
+                    let received = self.take_received(i);
+                    self.result.clients.merge(&received.clients);
+                    self.outcome[i] = Some(received.into_lost(lost(&parts[i], why)));
                 }
                 self.merger.finish(i)
             }

@@ -50,6 +50,58 @@ impl Builtin {
         }
     }
 
+    /// The script's commands as pgbench lists them (`-r`, and the command numbers of a
+    /// client's abort message): its `\set` lines first, then one line per statement.
+    pub fn commands(self) -> &'static [&'static str] {
+        const SET_AID: &str = "\\set aid random(1, 100000 * :scale)";
+        const SETS: [&str; 4] = [
+            SET_AID,
+            "\\set bid random(1, 1 * :scale)",
+            "\\set tid random(1, 10 * :scale)",
+            "\\set delta random(-5000, 5000)",
+        ];
+        const BEGIN: &str = "BEGIN;";
+        const UPDATE_ACCOUNT: &str =
+            "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;";
+        const SELECT_ACCOUNT: &str = "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;";
+        const INSERT_HISTORY: &str = "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);";
+        match self {
+            Builtin::TpcbLike => &[
+                SETS[0],
+                SETS[1],
+                SETS[2],
+                SETS[3],
+                BEGIN,
+                UPDATE_ACCOUNT,
+                SELECT_ACCOUNT,
+                "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;",
+                "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;",
+                INSERT_HISTORY,
+                "END;",
+            ],
+            Builtin::SimpleUpdate => &[
+                SETS[0],
+                SETS[1],
+                SETS[2],
+                SETS[3],
+                BEGIN,
+                UPDATE_ACCOUNT,
+                SELECT_ACCOUNT,
+                INSERT_HISTORY,
+                "END;",
+            ],
+            Builtin::SelectOnly => &[SET_AID, SELECT_ACCOUNT],
+        }
+    }
+
+    /// How many of [`Builtin::commands`] are `\set` lines (they come first).
+    pub fn sets(self) -> usize {
+        match self {
+            Builtin::SelectOnly => 1,
+            _ => 4,
+        }
+    }
+
     /// Its index in [`Builtin::ALL`] (the run's transaction-type slot).
     pub fn index(self) -> usize {
         Builtin::ALL.iter().position(|&b| b == self).unwrap_or(0)
@@ -280,6 +332,14 @@ pub struct PgbenchConfig {
     /// a cooperative worker of one thread's epoll loop, as pgbench's threads multiplex
     /// their clients' connections; 0: one thread per client.
     pub jobs: u32,
+    /// A run's `-L` in microseconds (0: none): transactions above it are late; with a
+    /// rate, one already that late when a client could start it is skipped.
+    pub latency_limit_us: u64,
+    /// A run's `-t`: transactions each client runs (0: the time or the agent's event
+    /// limit ends the run).
+    pub transactions_per_client: u64,
+    /// A run's `-r`: each command is timed and reported.
+    pub per_statement: bool,
 }
 
 impl Default for PgbenchConfig {
@@ -302,6 +362,9 @@ impl Default for PgbenchConfig {
             last_aid: 0,
             load_small: false,
             jobs: 0,
+            latency_limit_us: 0,
+            transactions_per_client: 0,
+            per_statement: false,
         }
     }
 }

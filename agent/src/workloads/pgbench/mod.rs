@@ -19,7 +19,7 @@ use crate::runner::{OpenProgress, PreparedRun, RunConfig};
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;
 use crate::sql::{Client, ConnInfo};
-use worker::PgbenchWorker;
+use worker::{CommandSink, PgbenchWorker};
 
 /// What the clients of one agent are opened with.
 pub struct PgbenchThreads {
@@ -34,8 +34,12 @@ pub struct PgbenchThreads {
 /// Opens `config.threads` clients, each connecting (and preparing, with `-M prepared`)
 /// as a cooperative worker of one of `cfg.jobs` threads (or on an OS thread of its own
 /// with `jobs` 0), parked at the start gate. Fails, every connection closed again,
-/// if one cannot open.
-pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
+/// if one cannot open. `-t` is a limit per client (the agent's event limit is then left
+/// to older agents), `-L` the run's latency limit, skipping late transactions with `-R`.
+pub async fn open_run(
+    open: PgbenchThreads,
+    mut config: RunConfig,
+) -> Result<PreparedRun, OpenError> {
     let PgbenchThreads {
         cfg,
         first_thread,
@@ -43,7 +47,17 @@ pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<Prepare
         progress,
         ready_timeout,
     } = open;
+    if cfg.transactions_per_client > 0 {
+        config.events_per_thread = Some(cfg.transactions_per_client);
+        config.event_limit = None;
+    }
+    if cfg.latency_limit_us > 0 {
+        config.latency_limit = Some(Duration::from_micros(cfg.latency_limit_us));
+        config.skip_late = config.rate.is_some();
+    }
+    let sink: Option<CommandSink> = cfg.per_statement.then(Arc::default);
     let mut run = PreparedRun::empty(config);
+    run.commands = sink.clone();
     progress.attach(run.control.sockets.clone());
     let threads = run.config.threads;
     let concurrency = DEFAULT_CONNECT_CONCURRENCY.parse().unwrap_or(16);
@@ -65,13 +79,14 @@ pub async fn open_run(open: PgbenchThreads, config: RunConfig) -> Result<Prepare
         let (own, progress, gate, info) =
             (cfg.clone(), progress.clone(), gate.clone(), info.clone());
         let sockets = run.control.sockets.clone();
+        let sink = sink.clone();
         let client = first_thread + u64::from(t);
         let seed = seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let open = move || {
             if progress.is_cancelled() {
                 return Err(OpenError::Cancelled.into());
             }
-            let w = PgbenchWorker::open(own, seed, sockets, &gate)?;
+            let w = PgbenchWorker::open(own, client, seed, sockets, &gate, sink)?;
             let mut first = info.lock().unwrap_or_else(|p| p.into_inner());
             if first.is_none() {
                 let mut i = w.info();

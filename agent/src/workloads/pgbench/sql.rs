@@ -293,6 +293,23 @@ mod tests {
     }
 
     #[test]
+    fn the_listed_commands_are_the_sets_then_the_statements() {
+        for b in Builtin::ALL {
+            let cmds = b.commands();
+            assert_eq!(cmds.len(), b.sets() + script(b).len(), "{}", b.name());
+            assert!(cmds[..b.sets()].iter().all(|c| c.starts_with("\\set ")));
+            for (c, s) in cmds[b.sets()..].iter().zip(script(b)) {
+                // The same statement, pgbench's :names for our $n parameters.
+                let head = |t: &str| {
+                    let h = t.split(['$', ':']).next().unwrap_or("");
+                    h.trim_end_matches(';').trim().to_string()
+                };
+                assert_eq!(head(c), head(s.text()), "{c}");
+            }
+        }
+    }
+
+    #[test]
     fn range_partitions_cover_every_account() {
         let c = PgbenchConfig {
             scale: 1,

@@ -3,9 +3,13 @@
 //! statements one round trip each, as pgbench does, in the query mode asked for.
 //! Serialization failures and deadlocks are tried again up to `--max-tries`; a
 //! transaction that still fails is counted as failed under its script, by its SQLSTATE.
+//! Any other error aborts this client alone, with pgbench's message; the others go on.
+//! With `-r` each command (the `\set` draws too) is timed, and the failures and retries
+//! counted where they happened; the figures go to the run as the client ends.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::pgbench::{
@@ -18,7 +22,7 @@ use crate::sql::open_error::{LeanOpenError, OpenError, open_error};
 use crate::sql::opening::{ConnectGate, GateError};
 use crate::sql::pgsql::{PgConn, PgStmt};
 use crate::sql::{Client, Param, Reply, Sockets, SqlError};
-use crate::stats::TxnEnd;
+use crate::stats::{CommandTally, TxnEnd};
 use crate::workloads::{Step, WorkerLoop};
 
 /// SQLSTATEs a transaction is tried again after: serialization_failure and
@@ -43,15 +47,28 @@ pub struct PgbenchWorker {
     accounts: u64,
     tellers: u64,
     branches: u64,
+    /// This client's number over the whole run (pgbench's "client N").
+    client: u64,
+    /// `-r`: per script (by its place in the run's list) and command, and where they go
+    /// when the client ends. Empty and None without `-r`.
+    commands: Vec<Vec<CommandTally>>,
+    sink: Option<Arc<Mutex<Vec<Vec<CommandTally>>>>>,
 }
+
+/// What a client leaves its per-command figures in (`-r`), shared by the run's clients.
+pub type CommandSink = Arc<Mutex<Vec<Vec<CommandTally>>>>;
 
 impl PgbenchWorker {
     /// Connects (through `gate`) and, in prepared mode, prepares the scripts' statements.
+    /// `client` is its number over the run; `sink` (with `-r`) receives its per-command
+    /// figures when it ends.
     pub fn open(
         cfg: Arc<PgbenchConfig>,
+        client: u64,
         seed: u64,
         sockets: Arc<Sockets>,
         gate: &ConnectGate,
+        sink: Option<CommandSink>,
     ) -> Result<Self, LeanOpenError> {
         let target = &cfg.target;
         let mut conn = gate
@@ -89,6 +106,16 @@ impl PgbenchWorker {
             rng: Rng::new(seed),
             sql: String::with_capacity(256),
             db: DbCounters::default(),
+            client,
+            commands: match &sink {
+                Some(_) => cfg
+                    .scripts
+                    .iter()
+                    .map(|(b, _)| vec![CommandTally::default(); b.commands().len()])
+                    .collect(),
+                None => Vec::new(),
+            },
+            sink,
             conn,
             stmts,
             sockets,
@@ -106,8 +133,13 @@ impl PgbenchWorker {
         format!("PostgreSQL {}", self.conn.server_version())
     }
 
-    /// Closes the connection (politely unless the run was aborted).
+    /// Closes the connection (politely unless the run was aborted), leaving the
+    /// per-command figures of `-r` with the run.
     pub fn close(self) {
+        if let Some(sink) = &self.sink {
+            let mut all = sink.lock().unwrap_or_else(|p| p.into_inner());
+            crate::stats::merge_commands(&mut all, &self.commands);
+        }
         if self.sockets.is_cancelled() {
             drop(self.conn);
         } else {
@@ -145,28 +177,91 @@ impl PgbenchWorker {
         Ok(())
     }
 
-    /// One try of script `i`'s statements with `v`.
-    fn attempt(&mut self, i: usize, v: &Vals) -> Result<(), SqlError> {
+    /// One try of script `i`'s statements with `v`; on an error, the failing
+    /// statement's place in the script with it.
+    fn attempt(&mut self, i: usize, v: &Vals) -> Result<(), (usize, SqlError)> {
         let (b, _) = self.cfg.scripts[i];
-        for &s in script(b) {
-            self.run(s, v)?;
+        if self.commands.is_empty() {
+            for (k, &s) in script(b).iter().enumerate() {
+                self.run(s, v).map_err(|e| (k, e))?;
+            }
+            return Ok(());
+        }
+        // -r: one clock read per statement, each end the next one's start.
+        let sets = b.sets();
+        let mut t = Instant::now();
+        for (k, &s) in script(b).iter().enumerate() {
+            self.run(s, v).map_err(|e| (k, e))?;
+            let now = Instant::now();
+            self.commands[i][sets + k].done(now.duration_since(t).as_nanos() as u64);
+            t = now;
         }
         Ok(())
     }
 
-    fn draw(&mut self) -> (usize, Vals) {
-        let i = if self.slots.len() == 1 {
+    /// The script of the next transaction, by weight.
+    fn pick(&mut self) -> usize {
+        if self.slots.len() == 1 {
             0
         } else {
             self.cfg.pick(self.rng.uniform(0, self.total_weight - 1))
-        };
+        }
+    }
+
+    /// Value `k` of pgbench's `\set` lines: aid, bid, tid, delta.
+    #[inline]
+    fn value(&mut self, k: usize) -> i64 {
+        match k {
+            0 => self.rng.uniform(1, self.accounts) as i64,
+            1 => self.rng.uniform(1, self.branches) as i64,
+            2 => self.rng.uniform(1, self.tellers) as i64,
+            _ => self.rng.uniform(0, 10_000) as i64 - 5_000,
+        }
+    }
+
+    /// The next transaction's script and values; with `-r` each of the script's `\set`
+    /// lines timed (the values it does not use are drawn all the same, untimed).
+    fn draw(&mut self) -> (usize, Vals) {
+        let i = self.pick();
+        let mut x = [0i64; 4];
+        if self.commands.is_empty() {
+            for (k, x) in x.iter_mut().enumerate() {
+                *x = self.value(k);
+            }
+        } else {
+            let sets = self.cfg.scripts[i].0.sets();
+            let mut t = Instant::now();
+            for (k, x) in x.iter_mut().enumerate() {
+                *x = self.value(k);
+                if k < sets {
+                    let now = Instant::now();
+                    self.commands[i][k].done(now.duration_since(t).as_nanos() as u64);
+                    t = now;
+                }
+            }
+        }
         let v = Vals {
-            aid: self.rng.uniform(1, self.accounts) as i64,
-            bid: self.rng.uniform(1, self.branches) as i64,
-            tid: self.rng.uniform(1, self.tellers) as i64,
-            delta: self.rng.uniform(0, 10_000) as i64 - 5_000,
+            aid: x[0],
+            bid: x[1],
+            tid: x[2],
+            delta: x[3],
         };
         (i, v)
+    }
+
+    /// pgbench's line for a client that cannot go on: "client 3 script 0 aborted in
+    /// command 9 query 0: ERROR:  ..." (commands counted from the script's first
+    /// `\set` line).
+    fn abort_message(&self, i: usize, k: usize, e: &SqlError) -> String {
+        let command = self.cfg.scripts[i].0.sets() + k;
+        let what = match e {
+            SqlError::Server { message, .. } => format!("ERROR:  {message}"),
+            other => other.to_string(),
+        };
+        format!(
+            "client {} script {i} aborted in command {command} query 0: {what}",
+            self.client
+        )
     }
 }
 
@@ -195,35 +290,44 @@ impl WorkerLoop for PgbenchWorker {
         loop {
             match self.attempt(i, &v) {
                 Ok(()) => break,
-                Err(e) => {
-                    if stop.load(Ordering::Relaxed) {
-                        return Step::Stopped;
-                    }
+                Err((k, e)) => {
+                    let stopped = stop.load(Ordering::Relaxed);
+                    let at = self.cfg.scripts[i].0.sets() + k;
                     match e.code() {
                         Some(code) if retriable(code) => {
                             // The client rolled the failed transaction back already.
-                            if tries < self.cfg.max_tries {
+                            // Once the run is over it is not tried again but fails, as
+                            // in pgbench.
+                            if tries < self.cfg.max_tries && !stopped {
                                 tries += 1;
                                 end.retried += 1;
+                                if let Some(c) = self.commands.get_mut(i) {
+                                    c[at].retries += 1;
+                                }
                                 continue;
                             }
                             self.db.count_ignored(code);
                             end.failed = true;
+                            if let Some(c) = self.commands.get_mut(i) {
+                                c[at].failures += 1;
+                            }
                             break;
                         }
-                        _ => {
-                            return Step::Fatal(format!(
-                                "target {}: client aborted in a {} transaction: {e}",
-                                self.cfg.target.name,
-                                self.cfg.scripts[i].0.name()
-                            ));
-                        }
+                        // The run's end cut it short (an abort shuts the sockets).
+                        _ if stopped => return Step::Stopped,
+                        // As pgbench: this client ends, the others go on.
+                        _ => return Step::Quit(self.abort_message(i, k, &e)),
                     }
                 }
             }
         }
         end.db = std::mem::take(&mut self.db);
         Step::Txn(end)
+    }
+
+    fn skip(&mut self) -> Option<usize> {
+        let i = self.pick();
+        Some(self.slots[i])
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use fleetbench_model::workloads::pgbench::{Builtin, Step};
 
-use crate::merge::{Latency, MergedInterval, RunResult, TxnFigures};
+use crate::merge::{CommandFigures, Latency, MergedInterval, RunResult, TxnFigures};
 use crate::plan::pgbench::PgbenchArgs;
 
 /// What a run's report says besides its figures.
@@ -26,8 +26,23 @@ pub struct RunFacts {
 pub struct ScriptFigures {
     pub processed: u64,
     pub failed: u64,
+    /// Transactions tried more than once, and the retries.
+    pub retried: u64,
+    pub retries: u64,
+    /// `-R` with `-L`: transactions skipped for being late already.
+    pub skipped: u64,
     pub avg_ms: f64,
     pub stddev_ms: f64,
+    /// `-r`: per command of the script, in its order.
+    pub commands: Vec<CommandLine>,
+}
+
+/// One command's line of `-r`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommandLine {
+    pub avg_ms: f64,
+    pub failures: u64,
+    pub retries: u64,
 }
 
 /// A run's figures, merged over agents.
@@ -37,13 +52,19 @@ pub struct Figures {
     pub failed: u64,
     pub serialization: u64,
     pub deadlocks: u64,
+    /// Transactions tried more than once, and the retries.
+    pub retried: u64,
     pub retries: u64,
+    /// `-R` with `-L`: transactions skipped for being late already.
+    pub skipped: u64,
     pub avg_ms: f64,
     pub stddev_ms: f64,
-    /// `-R`: the average time from a transaction's schedule to its start.
-    pub lag_ms: Option<f64>,
+    /// `-R`: the average and the longest time from a transaction's schedule to its start.
+    pub lag_ms: Option<(f64, f64)>,
     /// `-L`: transactions that took longer.
     pub late: Option<u64>,
+    /// Clients that ended on an error that is not retried.
+    pub aborted: u64,
     /// Seconds from Go to the last client's end.
     pub secs: f64,
     /// Per script, in the order given.
@@ -58,14 +79,33 @@ fn avg_stddev(l: &Latency) -> (f64, f64) {
     (l.avg_ms(), l.hist.stdev() / 1_000.0)
 }
 
-/// Transactions of `l` above `limit_ms`.
-fn above(l: &Latency, limit_ms: f64) -> u64 {
-    let limit_us = (limit_ms * 1_000.0) as u64;
-    l.hist
-        .iter_recorded()
-        .filter(|v| l.hist.lowest_equivalent(v.value_iterated_to()) > limit_us)
-        .map(|v| v.count_at_value())
-        .sum()
+/// The `-r` lines of script `script` of `b`, from the merged per-command figures.
+fn command_lines(b: Builtin, script: usize, all: &[CommandFigures]) -> Vec<CommandLine> {
+    (0..b.commands().len())
+        .map(|command| {
+            let c = all
+                .iter()
+                .find(|c| c.script == script && c.command == command)
+                .copied()
+                .unwrap_or_default();
+            CommandLine {
+                avg_ms: c.avg_ms(),
+                failures: c.failures,
+                retries: c.retries,
+            }
+        })
+        .collect()
+}
+
+/// The schedule lag of an open loop's events, (average, longest) in milliseconds: from
+/// the sums of their latencies (from schedule) and service times (from start), exact.
+fn lag(events: u64, latency: &Latency, o: &crate::merge::OpenLoop) -> (f64, f64) {
+    let avg = if events == 0 {
+        0.0
+    } else {
+        latency.sum_ns.saturating_sub(o.service.sum_ns) as f64 / events as f64 / 1e6
+    };
+    (avg, o.lag_max_ns as f64 / 1e6)
 }
 
 /// The figures of `r` for a run of `args`.
@@ -78,28 +118,40 @@ pub fn figures(args: &PgbenchArgs, r: &RunResult) -> Figures {
     let scripts = args
         .scripts
         .iter()
-        .map(|(b, _)| {
+        .enumerate()
+        .map(|(i, (b, _))| {
             let t: &TxnFigures = &txns.0[b.index()];
             let (avg_ms, stddev_ms) = avg_stddev(&t.latency);
             ScriptFigures {
                 processed: t.count(),
                 failed: t.failed,
+                retried: t.retried_txns,
+                retries: t.retried,
+                skipped: t.skipped,
                 avg_ms,
                 stddev_ms,
+                commands: if args.per_statement {
+                    command_lines(*b, i, &r.commands)
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
-    let lag_ms = r.open().map(|o| (avg_ms - o.service.avg_ms()).max(0.0));
+    let lag_ms = r.open().map(|o| lag(r.events(), &lat, &o));
     Figures {
         processed: r.events(),
         failed: txns.0.iter().map(|t| t.failed).sum(),
         serialization: db.errors_by_code.get(&code("40001")).copied().unwrap_or(0),
         deadlocks: db.errors_by_code.get(&code("40P01")).copied().unwrap_or(0),
+        retried: txns.0.iter().map(|t| t.retried_txns).sum(),
         retries: txns.0.iter().map(|t| t.retried).sum(),
+        skipped: r.clients.skipped,
         avg_ms,
         stddev_ms,
         lag_ms,
-        late: args.latency_limit_ms.map(|l| above(&lat, l)),
+        late: args.latency_limit_ms.map(|_| r.clients.late),
+        aborted: r.clients.clients_aborted,
         secs: r.total_time().as_secs_f64(),
         scripts,
     }
@@ -141,7 +193,8 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
     let _ = writeln!(s, "number of clients: {}", args.clients);
     let _ = writeln!(s, "number of threads: {}", args.jobs);
     let _ = writeln!(s, "maximum number of tries: {}", args.max_tries);
-    let all = f.processed + f.failed;
+    // pgbench's shares are of every transaction: processed, failed and skipped.
+    let all = f.processed + f.failed + f.skipped;
     match (args.duration, args.transactions) {
         (Some(t), _) => {
             let _ = writeln!(s, "duration: {t} s");
@@ -189,7 +242,21 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
         );
     }
     if args.max_tries != 1 {
+        let _ = writeln!(
+            s,
+            "number of transactions retried: {} ({:.3}%)",
+            f.retried,
+            pct(f.retried, all)
+        );
         let _ = writeln!(s, "total number of retries: {}", f.retries);
+    }
+    if args.rate.is_some() && args.latency_limit_ms.is_some() {
+        let _ = writeln!(
+            s,
+            "number of transactions skipped: {} ({:.3}%)",
+            f.skipped,
+            pct(f.skipped, all)
+        );
     }
     if let (Some(limit), Some(late)) = (args.latency_limit_ms, f.late) {
         let _ = writeln!(
@@ -201,8 +268,8 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
     }
     let _ = writeln!(s, "latency average = {:.3} ms", f.avg_ms);
     let _ = writeln!(s, "latency stddev = {:.3} ms", f.stddev_ms);
-    if let Some(lag) = f.lag_ms {
-        let _ = writeln!(s, "rate limit schedule lag: avg {lag:.3} ms");
+    if let Some((avg, max)) = f.lag_ms {
+        let _ = writeln!(s, "rate limit schedule lag: avg {avg:.3} (max {max:.3}) ms");
     }
     let _ = writeln!(
         s,
@@ -217,6 +284,32 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
     let _ = writeln!(s, "tps = {tps:.6} (without initial connection time)");
     if args.scripts.len() > 1 {
         s.push_str(&script_blocks(args, f));
+    } else if let (true, Some(sf)) = (args.per_statement, f.scripts.first()) {
+        s.push_str(&command_block(args, "", &args.scripts[0].0, &sf.commands));
+    }
+    s
+}
+
+/// `-r`'s block of one script: a heading (after `prefix`, " - " inside a script's
+/// block), then a line per command: average latency, failures (and retries), text.
+fn command_block(args: &PgbenchArgs, prefix: &str, b: &Builtin, lines: &[CommandLine]) -> String {
+    let retries = args.max_tries != 1;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{prefix}statement latencies in milliseconds{}:",
+        if retries {
+            ", failures and retries"
+        } else {
+            " and failures"
+        }
+    );
+    for (text, c) in b.commands().iter().zip(lines) {
+        let _ = write!(s, "   {:11.3}  {:10}", c.avg_ms, c.failures);
+        if retries {
+            let _ = write!(s, "  {:10}", c.retries);
+        }
+        let _ = writeln!(s, "  {text}");
     }
     s
 }
@@ -243,14 +336,35 @@ fn script_blocks(args: &PgbenchArgs, f: &Figures) -> String {
             sf.processed,
             pct(sf.processed, f.processed)
         );
+        let all = sf.processed + sf.failed + sf.skipped;
         let _ = writeln!(
             s,
             " - number of failed transactions: {} ({:.3}%)",
             sf.failed,
-            pct(sf.failed, sf.processed + sf.failed)
+            pct(sf.failed, all)
         );
+        if args.max_tries != 1 {
+            let _ = writeln!(
+                s,
+                " - number of transactions retried: {} ({:.3}%)",
+                sf.retried,
+                pct(sf.retried, all)
+            );
+            let _ = writeln!(s, " - total number of retries: {}", sf.retries);
+        }
+        if args.rate.is_some() && args.latency_limit_ms.is_some() {
+            let _ = writeln!(
+                s,
+                " - number of transactions skipped: {} ({:.3}%)",
+                sf.skipped,
+                pct(sf.skipped, all)
+            );
+        }
         let _ = writeln!(s, " - latency average = {:.3} ms", sf.avg_ms);
         let _ = writeln!(s, " - latency stddev = {:.3} ms", sf.stddev_ms);
+        if args.per_statement {
+            s.push_str(&command_block(args, " - ", b, &sf.commands));
+        }
     }
     s
 }
@@ -267,8 +381,9 @@ pub fn percentiles_line(lat: &Latency) -> String {
 }
 
 /// A `-P` line: "progress: 1.0 s, 4500.1 tps, lat 0.886 ms stddev 0.204, 0 failed"
-/// (and ", lag 0.123 ms" with `-R`).
-pub fn progress_line(iv: &MergedInterval) -> String {
+/// (", lag 0.123 ms" with `-R`, ", 3 skipped" with `-R` and `-L`, ", 2 retried, 2
+/// retries" with `--max-tries` other than 1).
+pub fn progress_line(args: &PgbenchArgs, iv: &MergedInterval) -> String {
     let (avg, sd) = avg_stddev(&iv.latency);
     let failed: u64 = iv.txns.0.iter().map(|t| t.failed).sum();
     let mut s = format!(
@@ -277,7 +392,15 @@ pub fn progress_line(iv: &MergedInterval) -> String {
         iv.events_per_sec()
     );
     if let Some(o) = &iv.open {
-        let _ = write!(s, ", lag {:.3} ms", (avg - o.service.avg_ms()).max(0.0));
+        let _ = write!(s, ", lag {:.3} ms", lag(iv.events, &iv.latency, o).0);
+        if args.latency_limit_ms.is_some() {
+            let _ = write!(s, ", {} skipped", iv.clients.skipped);
+        }
+    }
+    if args.max_tries != 1 {
+        let retried: u64 = iv.txns.0.iter().map(|t| t.retried_txns).sum();
+        let retries: u64 = iv.txns.0.iter().map(|t| t.retried).sum();
+        let _ = write!(s, ", {retried} retried, {retries} retries");
     }
     s
 }
@@ -365,19 +488,25 @@ tps = 476.500000 (without initial connection time)
             processed: 100,
             failed: 2,
             serialization: 2,
+            retried: 3,
             retries: 5,
+            skipped: 8,
             avg_ms: 1.0,
-            lag_ms: Some(0.25),
+            lag_ms: Some((0.25, 1.5)),
             late: Some(10),
             secs: 1.0,
             scripts: vec![
                 ScriptFigures {
                     processed: 60,
+                    skipped: 5,
                     ..ScriptFigures::default()
                 },
                 ScriptFigures {
                     processed: 40,
                     failed: 2,
+                    retried: 3,
+                    retries: 5,
+                    skipped: 3,
                     ..ScriptFigures::default()
                 },
             ],
@@ -386,24 +515,147 @@ tps = 476.500000 (without initial connection time)
         let a =
             args("-t 50 -c 2 -b select-only@2 -N -R 100 -L 5 --max-tries 3 --failures-detailed");
         let text = run_report(&a, &facts(), &f);
-        for line in [
+        // In pgbench's order; the shares are of processed, failed and skipped (110).
+        let want = [
             "transaction type: multiple scripts",
             "number of transactions per client: 50",
             "number of transactions actually processed: 100/100",
-            "number of failed transactions: 2 (1.961%)",
-            "number of serialization failures: 2 (1.961%)",
+            "number of failed transactions: 2 (1.818%)",
+            "number of serialization failures: 2 (1.818%)",
             "number of deadlock failures: 0 (0.000%)",
+            "number of transactions retried: 3 (2.727%)",
             "total number of retries: 5",
+            "number of transactions skipped: 8 (7.273%)",
             "number of transactions above the 5.0 ms latency limit: 10/100 (10.000%)",
-            "rate limit schedule lag: avg 0.250 ms",
+            "latency average = 1.000 ms",
+            "rate limit schedule lag: avg 0.250 (max 1.500) ms",
             "SQL script 1: <builtin: select only>",
             " - weight: 2 (targets 66.7% of total)",
             " - 60 transactions (60.0% of total, tps = 60.000000)",
+            " - number of transactions skipped: 5 (7.692%)",
             "SQL script 2: <builtin: simple update>",
-            " - number of failed transactions: 2 (4.762%)",
-        ] {
-            assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+            " - number of failed transactions: 2 (4.444%)",
+            " - number of transactions retried: 3 (6.667%)",
+            " - total number of retries: 5",
+            " - number of transactions skipped: 3 (6.667%)",
+        ];
+        let lines: Vec<&str> = text.lines().collect();
+        let mut at = 0;
+        for line in want {
+            let found = lines[at..].iter().position(|l| *l == line);
+            assert!(found.is_some(), "{line:?} (in order) in\n{text}");
+            at += found.unwrap_or(0) + 1;
         }
+        // No -R: neither skipped nor lag; -L alone counts late ones.
+        let closed = Figures {
+            lag_ms: None,
+            skipped: 0,
+            ..f.clone()
+        };
+        let b = run_report(&args("-T 5 -L 2"), &facts(), &closed);
+        assert!(!b.contains("skipped") && !b.contains("schedule lag"), "{b}");
+        assert!(
+            b.contains("above the 2.0 ms latency limit: 10/100 (10.000%)"),
+            "{b}"
+        );
+    }
+
+    /// `-r` lines, laid out as pgbench 15's (column widths measured on its output).
+    #[test]
+    fn statement_latencies_follow_the_summary_or_each_script() {
+        let cmd = |avg_ms, failures, retries| CommandLine {
+            avg_ms,
+            failures,
+            retries,
+        };
+        let select = vec![cmd(0.001, 0, 0), cmd(0.237, 0, 0)];
+        let f = Figures {
+            processed: 10,
+            secs: 1.0,
+            scripts: vec![ScriptFigures {
+                processed: 10,
+                commands: select.clone(),
+                ..ScriptFigures::default()
+            }],
+            ..Figures::default()
+        };
+        let text = run_report(&args("-S -r -t 5 -c 2"), &facts(), &f);
+        let tail = "\
+tps = 10.000000 (without initial connection time)
+statement latencies in milliseconds and failures:
+         0.001           0  \\set aid random(1, 100000 * :scale)
+         0.237           0  SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+";
+        assert!(text.ends_with(tail), "{text}");
+        let mut update = vec![cmd(0.001, 0, 0); 4];
+        update.extend([cmd(0.151, 0, 0), cmd(0.261, 1, 12), cmd(0.417, 0, 0)]);
+        update.extend([cmd(0.1, 0, 0), cmd(2.287, 0, 3)]);
+        let f = Figures {
+            scripts: vec![
+                ScriptFigures {
+                    commands: select,
+                    ..ScriptFigures::default()
+                },
+                ScriptFigures {
+                    commands: update,
+                    ..ScriptFigures::default()
+                },
+            ],
+            ..f
+        };
+        let text = run_report(&args("-r -b select -b simple --max-tries=2"), &facts(), &f);
+        for block in [
+            "\
+ - latency stddev = 0.000 ms
+ - statement latencies in milliseconds, failures and retries:
+         0.001           0           0  \\set aid random(1, 100000 * :scale)
+         0.237           0           0  SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+SQL script 2: <builtin: simple update>
+",
+            "\
+         0.261           1          12  UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+",
+            "\
+         2.287           0           3  END;
+",
+        ] {
+            assert!(text.contains(block), "{block:?} in\n{text}");
+        }
+        assert!(text.ends_with("  END;\n"), "{text}");
+    }
+
+    #[test]
+    fn progress_lines_add_lag_skipped_and_retries() {
+        let mut iv = MergedInterval {
+            end: Duration::from_secs(2),
+            duration: Duration::from_secs(1),
+            events: 2,
+            ..MergedInterval::default()
+        };
+        for us in [1_000, 3_000] {
+            iv.latency.hist.record(us).unwrap();
+        }
+        iv.latency.sum_ns = 4_000_000;
+        iv.txns.0[0].retried_txns = 1;
+        iv.txns.0[0].retried = 2;
+        iv.clients.skipped = 7;
+        let plain = progress_line(&args("-T 5 -P 1"), &iv);
+        assert_eq!(
+            plain,
+            "progress: 2.0 s, 2.0 tps, lat 2.000 ms stddev 1.000, 0 failed"
+        );
+        iv.open = Some(crate::merge::OpenLoop {
+            service: Latency {
+                sum_ns: 3_000_000,
+                ..Latency::default()
+            },
+            ..Default::default()
+        });
+        let a = args("-T 5 -P 1 -R 10 -L 3 --max-tries 2");
+        assert_eq!(
+            progress_line(&a, &iv),
+            "progress: 2.0 s, 2.0 tps, lat 2.000 ms stddev 1.000, 0 failed, lag 0.500 ms, 7 skipped, 1 retried, 2 retries"
+        );
     }
 
     #[test]

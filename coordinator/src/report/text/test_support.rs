@@ -92,6 +92,8 @@ pub(super) fn result() -> RunResult {
         txns: Default::default(),
     };
     RunResult {
+        clients: Default::default(),
+        commands: Vec::new(),
         agents: vec![a, b],
         intervals: Vec::new(),
         interrupted: false,

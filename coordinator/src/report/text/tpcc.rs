@@ -279,6 +279,7 @@ mod tests {
     #[test]
     fn interval_line_has_tpcc_mysqls_fields() {
         let mut iv = crate::merge::MergedInterval {
+            clients: Default::default(),
             seq: 1,
             end: Duration::from_secs(10),
             last: false,
