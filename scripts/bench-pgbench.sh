@@ -23,7 +23,10 @@
 #   FLEETBENCH_BIN   directory holding fleetbench [target/release; built with
 #                    `cargo build --release --locked --bins -q` if absent]
 #   SCALE [10]  SCRIPTS ["tpcb-like select-only"]  CLIENTS ["4 64"]  MODE [prepared]
-#   ROUNDS [3]  SECONDS (or RUN_SECONDS) [10]  INIT_SCALE [50]  INIT_ROUNDS [1]
+#   ROUNDS [5]  SECONDS (or RUN_SECONDS) [10]  INIT_SCALE [50]  INIT_ROUNDS [3]
+#   SYNC_COMMIT [off]  the server's synchronous_commit: off by default, so that a commit's
+#                      wait for the disk (the same for both tools, and the shared disk's
+#                      noise) does not drown the clients' difference; on measures with it
 #   SECTIONS ["run init"]
 #   BENCH_DIR_PARENT [${TMPDIR:-/tmp}]  where the private server's directory is made
 # Needs: postgresql (installed if missing), with its pgbench.
@@ -40,9 +43,9 @@ scale=${SCALE:-10}
 scripts=${SCRIPTS:-tpcb-like select-only}
 clients_list=${CLIENTS:-4 64}
 mode=${MODE:-prepared}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 init_scale=${INIT_SCALE:-50}
-init_rounds=${INIT_ROUNDS:-1}
+init_rounds=${INIT_ROUNDS:-3}
 sections=" ${SECTIONS:-run init} "
 section() { [[ $sections == *" $1 "* ]]; }
 
@@ -65,6 +68,10 @@ pgbench=$PRIVATE_PG_BIN/pgbench
 [[ -x $pgbench ]] || die "no pgbench beside $PRIVATE_PG_BIN/postgres"
 export PGPASSWORD=sbpass
 conn=(-h 127.0.0.1 -p "$port" -U sbtest)
+sync_commit=${SYNC_COMMIT:-off}
+"$PRIVATE_PG_BIN/psql" -X -q -h "$PRIVATE_PG_SOCKET_DIR" -p "$port" -U postgres -d postgres \
+  -c "ALTER SYSTEM SET synchronous_commit = '$sync_commit'" -c "SELECT pg_reload_conf()" >/dev/null \
+  || die "could not set synchronous_commit=$sync_commit"
 
 txns() { awk -F'[:/ ]+' '/^number of transactions actually processed:/ {print $6}' "$1.out"; }
 tps() { awk '/^tps = / {print $3}' "$1.out"; }
@@ -78,7 +85,7 @@ bench_run() {
 # µs of client CPU per transaction
 cpu_per_txn() { calc "1000000 * $1 / $2" 1; }
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  pgbench: $("$pgbench" --version)"
-echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, synchronous_commit=$sync_commit"
 echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 
@@ -96,8 +103,15 @@ if section run; then
         opts=(-n -M "$mode" -b "$script" -c "$clients" -T "$run_secs" "${conn[@]}" sbtest)
         p=$dir/run-pg-$script-$clients-$r f=$dir/run-fb-$script-$clients-$r
         p_ok=0 f_ok=0
-        bench_run "$p" "$pgbench" "${opts[@]}" && p_ok=1
-        bench_run "$f" "$fleetbench" pgbench "${opts[@]}" && f_ok=1
+        # odd rounds start with pgbench, even rounds with fleetbench: a drift of the shared
+        # machine's speed over a pair then favours neither tool
+        if ((r % 2)); then
+          bench_run "$p" "$pgbench" "${opts[@]}" && p_ok=1
+          bench_run "$f" "$fleetbench" pgbench "${opts[@]}" && f_ok=1
+        else
+          bench_run "$f" "$fleetbench" pgbench "${opts[@]}" && f_ok=1
+          bench_run "$p" "$pgbench" "${opts[@]}" && p_ok=1
+        fi
         pg_tps=ERR fb_tps=ERR t_ratio=- pg_cpu=- fb_cpu=- c_ratio=-
         if [[ $p_ok == 1 ]]; then pg_tps=$(calc "$(tps "$p")" 0); pg_cpu=$(cpu_per_txn "$(cpu "$p")" "$(txns "$p")"); fi
         if [[ $f_ok == 1 ]]; then fb_tps=$(calc "$(tps "$f")" 0); fb_cpu=$(cpu_per_txn "$(cpu "$f")" "$(txns "$f")"); fi
@@ -131,8 +145,14 @@ if section init; then
   for r in $(seq "$init_rounds"); do
     p=$dir/init-pg-$r f=$dir/init-fb-$r
     p_ok=0 f_ok=0
-    measure "$p" "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest && p_ok=1
-    measure "$f" "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest && f_ok=1
+    # each tool goes first in turn
+    if ((r % 2)); then
+      measure "$p" "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest && p_ok=1
+      measure "$f" "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest && f_ok=1
+    else
+      measure "$f" "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest && f_ok=1
+      measure "$p" "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest && p_ok=1
+    fi
     pw=ERR fw=ERR ratio=-
     [[ $p_ok == 1 ]] && pw=$(wall "$p")
     [[ $f_ok == 1 ]] && fw=$(wall "$f")

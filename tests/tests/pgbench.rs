@@ -11,7 +11,7 @@
 //!
 //! They need PostgreSQL (scripts/test.sh installs it) and fail, rather than skip, without it.
 
-use fleetbench_tests::{AgentProc, Postgres, fleetbench_env};
+use fleetbench_tests::{AgentProc, Postgres, Scratch, fleetbench_env};
 use regex::Regex;
 
 /// The server options of a `fleetbench pgbench` command line for `pg`.
@@ -565,4 +565,87 @@ fn an_error_aborts_only_its_client_and_the_run_says_it_is_incomplete() {
             .any(|l| l == "number of transactions actually processed: 0"),
         "{out}"
     );
+}
+
+/// `fleetbench pgbench ARGS...` with exactly the PG variables in `env` (the others empty).
+fn pgbench_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let mut all = vec![
+        ("PGPASSWORD", ""),
+        ("PGHOST", ""),
+        ("PGPORT", ""),
+        ("PGUSER", ""),
+        ("PGDATABASE", ""),
+        ("PGPASSFILE", ""),
+        ("PGSSLMODE", ""),
+    ];
+    for (k, v) in env {
+        all.retain(|(n, _)| n != k);
+        all.push((k, v));
+    }
+    let mut line = vec!["pgbench"];
+    line.extend_from_slice(args);
+    let out = fleetbench_env(&line, &all);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_unix_socket_the_password_file_and_pgsslmode_are_libpqs() {
+    let pg = Postgres::start();
+    let port = pg.port().to_string();
+    let dir = pg.socket_dir().to_string_lossy().into_owned();
+
+    // A host that is a directory is the server's Unix socket in it (trust there, as the
+    // server's pg_hba says): init and a run over it.
+    let sock = ["-h", dir.as_str(), "-p", port.as_str(), "-U", "sbtest"];
+    let mut init = sock.to_vec();
+    init.extend(["-i", "-s", "1", "sbtest"]);
+    let (code, _, err) = pgbench_with(&init, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(count(&pg, "pgbench_accounts"), 100_000);
+    let mut run = sock.to_vec();
+    run.extend(["-n", "-c", "2", "-t", "5", "sbtest"]);
+    let (code, out, err) = pgbench_with(&run, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("number of transactions actually processed: 10/10"),
+        "{out}"
+    );
+    assert_eq!(count(&pg, "pgbench_history"), 10);
+    let tcp = ["-h", "127.0.0.1", "-p", port.as_str(), "-U", "sbtest"];
+    let mut run = tcp.to_vec();
+    run.extend(["-n", "-t", "3", "sbtest"]);
+
+    // Over TCP the server wants SCRAM: the password comes from the file PGPASSFILE names
+    // when PGPASSWORD is empty; a wrong one there is one line and a failure.
+    let tmp = Scratch::new("pgpass");
+    let file = tmp.write(
+        "pgpass",
+        &format!("# bench\nother:{port}:*:*:nope\n127.0.0.1:{port}:sbtest:sbtest:sbpass\n"),
+    );
+    let f = file.to_string_lossy().into_owned();
+    let (code, out, err) = pgbench_with(&run, &[("PGPASSFILE", f.as_str())]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("number of transactions actually processed: 3/3"),
+        "{out}"
+    );
+    std::fs::write(&file, format!("127.0.0.1:{port}:*:*:wrong\n")).unwrap();
+    let (code, _, err) = pgbench_with(&run, &[("PGPASSFILE", f.as_str())]);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("password") || err.contains("access denied"),
+        "{err}"
+    );
+
+    // PGSSLMODE: require against a server without TLS is refused, with the mode named.
+    let (code, _, err) = pgbench_with(&run, &[("PGPASSWORD", "sbpass"), ("PGSSLMODE", "require")]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("sslmode is require"), "{err}");
+    let (code, _, err) = pgbench_with(&run, &[("PGSSLMODE", "sometimes")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_model::workloads::pgbench::{
     Builtin, MAX_PARTITIONS, MAX_SCALE, MAX_TRIES, PartitionMethod, PgbenchConfig, QueryMode, Step,
 };
@@ -479,9 +480,15 @@ fn check_modes(a: &PgbenchArgs, given: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Where libpq (as Debian builds it) looks for the server's Unix socket when no host is
+/// given.
+const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
+
 /// The server from -h, -p, -U and the database word, else PGHOST, PGPORT, PGUSER and
-/// PGDATABASE, else libpq's defaults (localhost over TCP here, 5432, the OS user, a
-/// database named as the user). PGPASSWORD is the password.
+/// PGDATABASE, else libpq's defaults (the Unix socket in /var/run/postgresql, 5432, the
+/// OS user, a database named as the user). A host that is a directory names a Unix
+/// socket, on each agent's own host. PGPASSWORD is the password; PGSSLMODE (default
+/// prefer), PGSSLROOTCERT, PGSSLCERT and PGSSLKEY are the TLS settings.
 fn target(
     host: Option<String>,
     port: Option<String>,
@@ -492,12 +499,25 @@ fn target(
     let nonempty = |v: Option<String>| v.filter(|s| !s.is_empty());
     let host = nonempty(host)
         .or_else(|| nonempty(env("PGHOST")))
-        .unwrap_or_else(|| "localhost".into());
-    if host.starts_with('/') || host.contains(',') {
+        .unwrap_or_else(|| DEFAULT_SOCKET_DIR.into());
+    if host.contains(',') {
         return Err(format!(
-            "host \"{host}\": fleetbench pgbench connects over TCP to one host (Unix-domain sockets and host lists are not supported); give -h HOST"
+            "host \"{host}\": fleetbench pgbench connects to one host (host lists are not supported); give -h HOST"
         ));
     }
+    let mut ssl = SslSettings {
+        mode: SslMode::Preferred,
+        ..SslSettings::default()
+    };
+    if let Some(m) = nonempty(env("PGSSLMODE")) {
+        ssl.mode = SslMode::parse_libpq(&m)
+            .ok_or_else(|| format!("PGSSLMODE \"{m}\": must be {}", SslMode::LIBPQ_NAMES))?;
+    }
+    ssl.ca = nonempty(env("PGSSLROOTCERT")).map(PathBuf::from);
+    ssl.cert = nonempty(env("PGSSLCERT")).map(PathBuf::from);
+    ssl.key = nonempty(env("PGSSLKEY")).map(PathBuf::from);
+    ssl.validate()?;
+    // PGPASSWORD, else the password file (PGPASSFILE or ~/.pgpass), as libpq reads it.
     let port_text = nonempty(port)
         .or_else(|| nonempty(env("PGPORT")))
         .unwrap_or_else(|| "5432".into());
@@ -509,16 +529,72 @@ fn target(
     let database = nonempty(db)
         .or_else(|| nonempty(env("PGDATABASE")))
         .unwrap_or_else(|| user.clone());
+    // (An empty PGPASSWORD is no password, as in libpq: the file is read then.)
+    let password = match nonempty(env("PGPASSWORD")) {
+        Some(p) => p,
+        None => nonempty(env("PGPASSFILE"))
+            .map(PathBuf::from)
+            .or_else(|| nonempty(env("HOME")).map(|h| PathBuf::from(h).join(".pgpass")))
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| pgpass_lookup(&text, &host, port, &database, &user))
+            .unwrap_or_default(),
+    };
     Ok(Target {
         name: "postgres".into(),
         driver: Driver::Pgsql,
         host,
         port,
         user,
-        password: env("PGPASSWORD").unwrap_or_default(),
+        password,
         database,
+        ssl,
         ..Target::default()
     })
+}
+
+/// The password a libpq password file gives for the connection: the first line
+/// `host:port:database:user:password` whose fields match (`*` matches anything, `\`
+/// escapes `:` and `\`; a socket directory matches `localhost`, as in libpq).
+fn pgpass_lookup(text: &str, host: &str, port: u16, database: &str, user: &str) -> Option<String> {
+    let host = if host.starts_with('/') {
+        "localhost"
+    } else {
+        host
+    };
+    let port = port.to_string();
+    let wanted = [host, port.as_str(), database, user];
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .find_map(|line| {
+            let fields = pgpass_fields(line);
+            if fields.len() != 5 {
+                return None;
+            }
+            let matches = fields[..4]
+                .iter()
+                .zip(wanted)
+                .all(|(f, w)| f == "*" || f == w);
+            matches.then(|| fields[4].clone())
+        })
+}
+
+/// A password file line's fields, split at unescaped `:`.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    fields.last_mut().expect("one at least").push(n);
+                }
+            }
+            // The password is the rest of the line, colons and all.
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut().expect("one at least").push(c),
+        }
+    }
+    fields
 }
 
 /// `fleetbench pgbench --help`.
@@ -557,8 +633,10 @@ Benchmarking options:
   --max-tries=NUM          max number of tries to run transaction (default: 1)
   --random-seed=SEED       set random seed (integer, \"time\" or \"rand\")
 
-Connection options (and PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE):
-  -h, --host=HOSTNAME      database server host (TCP; default: localhost)
+Connection options (and PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE,
+PGSSLROOTCERT, PGSSLCERT, PGSSLKEY):
+  -h, --host=HOSTNAME      database server host or socket directory (default:
+                           /var/run/postgresql)
   -p, --port=PORT          database server port number (default: 5432)
   -U, --username=USERNAME  connect as specified database user
 
@@ -603,7 +681,8 @@ mod tests {
         assert_eq!(a.clients, 1);
         assert_eq!(a.transactions, Some(10));
         assert_eq!(a.mode, QueryMode::Simple);
-        assert_eq!(a.target.host, "localhost");
+        assert_eq!(a.target.host, "/var/run/postgresql");
+        assert_eq!(a.target.ssl.mode, SslMode::Preferred);
         assert_eq!(a.target.port, 5432);
         assert_eq!(a.target.user, "me");
         assert_eq!(a.target.database, "me");
@@ -697,6 +776,65 @@ mod tests {
         .unwrap();
         assert_eq!(b.target.host, "h2");
         assert_eq!(b.target.database, "other");
+        // libpq's TLS variables.
+        let c = parse(
+            &args("-U u"),
+            &env(&[
+                ("PGSSLMODE", "verify-full"),
+                ("PGSSLROOTCERT", "/ca.pem"),
+                ("PGSSLCERT", "/c.pem"),
+                ("PGSSLKEY", "/k.pem"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.target.ssl.mode, SslMode::VerifyIdentity);
+        assert_eq!(c.target.ssl.ca, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(c.target.ssl.key, Some(PathBuf::from("/k.pem")));
+        let e = parse(&args("-U u"), &env(&[("PGSSLMODE", "always")])).unwrap_err();
+        assert!(e.contains("PGSSLMODE \"always\""), "{e}");
+        let e = parse(&args("-U u"), &env(&[("PGSSLMODE", "verify-ca")])).unwrap_err();
+        assert!(!e.is_empty() && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn the_password_file_gives_the_first_matching_line() {
+        let text = "# comment\n\
+                    other:5432:*:u:nope\n\
+                    db1:5433:*:u:wrongport\n\
+                    db1:5432:bench:u:p\\:w\\\\x\n\
+                    *:*:*:*:fallback\n\
+                    localhost:5432:*:*:sock\n";
+        assert_eq!(
+            pgpass_lookup(text, "db1", 5432, "bench", "u").as_deref(),
+            Some("p:w\\x")
+        );
+        assert_eq!(
+            pgpass_lookup(text, "db1", 5432, "other", "u").as_deref(),
+            Some("fallback")
+        );
+        let sock = "localhost:5432:*:*:sock\n";
+        assert_eq!(
+            pgpass_lookup(sock, "/var/run/postgresql", 5432, "d", "u").as_deref(),
+            Some("sock")
+        );
+        assert_eq!(pgpass_lookup("db1:5432:*:u\n", "db1", 5432, "d", "u"), None);
+        assert_eq!(pgpass_lookup("", "db1", 5432, "d", "u"), None);
+        // Read through PGPASSFILE when PGPASSWORD is not set.
+        let dir = std::env::temp_dir().join(format!("fb-pgpass-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("pass");
+        std::fs::write(&file, "h:5432:*:u:secret\n").unwrap();
+        let f = file.to_string_lossy().into_owned();
+        let file_only = |k: &str| (k == "PGPASSFILE").then(|| f.clone());
+        let a = parse(&args("-h h -U u"), &file_only).unwrap();
+        assert_eq!(a.target.password, "secret");
+        let both = |k: &str| match k {
+            "PGPASSWORD" => Some("given".to_string()),
+            _ => file_only(k),
+        };
+        let b = parse(&args("-h h -U u"), &both).unwrap();
+        assert_eq!(b.target.password, "given");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -713,7 +851,7 @@ mod tests {
         assert!(err("-i -c 4").contains("initialization (-i) mode"));
         assert!(err("-F 90").contains("benchmarking mode"));
         assert!(err("-i -I dx").contains("initialization step"));
-        assert!(err("-h /var/run/postgresql").contains("Unix-domain sockets"));
+        assert!(err("-h db1,db2").contains("host lists are not supported"));
         assert!(err("a b").contains("too many command-line arguments"));
         assert!(err("-c").contains("requires an argument"));
         assert!(err("-l").contains("not supported"));

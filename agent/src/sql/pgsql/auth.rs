@@ -33,8 +33,22 @@ impl PgConn {
         } else {
             target.host.as_str()
         };
-        let s = crate::sql::stream::connect_tcp(host, target.port, deadline, &cancelled)?;
-        let mut plain = Plain::new(Sock::Tcp(s));
+        // A host that is a directory names the server's Unix socket in it, as in libpq.
+        let unix = host.starts_with('/');
+        let sock = if unix {
+            let path = format!("{}/.s.PGSQL.{}", host.trim_end_matches('/'), target.port);
+            Sock::Unix(std::os::unix::net::UnixStream::connect(&path).map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot connect to socket {path}: {e}"))
+            })?)
+        } else {
+            Sock::Tcp(crate::sql::stream::connect_tcp(
+                host,
+                target.port,
+                deadline,
+                &cancelled,
+            )?)
+        };
+        let mut plain = Plain::new(sock);
         plain.cooperate()?;
         plain.set_deadline(Some(deadline))?;
         let mut conn = PgConn {
@@ -52,7 +66,8 @@ impl PgConn {
             let id = r.register(conn.stream.raw_fd());
             conn.registry = Some((r, id));
         }
-        if target.ssl.mode != fleetbench_model::workloads::oltp::tls::SslMode::Disabled {
+        // No TLS over a Unix socket (libpq does not ask for it there either).
+        if !unix && target.ssl.mode != fleetbench_model::workloads::oltp::tls::SslMode::Disabled {
             conn.start_tls(target, host)?;
         }
         conn.log_in(target)?;
