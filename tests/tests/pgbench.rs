@@ -606,6 +606,18 @@ fn a_unix_socket_the_password_file_and_pgsslmode_are_libpqs() {
     let (code, _, err) = pgbench_with(&init, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(count(&pg, "pgbench_accounts"), 100_000);
+    // One agent loads every table over one connection: in one transaction with the
+    // TRUNCATE, by COPY FREEZE as pgbench does, so every page is all-frozen.
+    pg.sql("CREATE EXTENSION IF NOT EXISTS pg_visibility");
+    let frozen = pg.sql(
+        "SELECT all_frozen || '/' || (SELECT relpages FROM pg_class WHERE relname = 'pgbench_accounts') \
+         FROM pg_visibility_map_summary('pgbench_accounts')",
+    );
+    let (f, p) = frozen.split_once('/').unwrap();
+    assert!(
+        p.parse::<u64>().unwrap() > 0 && f == p,
+        "all-frozen/pages {frozen}"
+    );
     let mut run = sock.to_vec();
     run.extend(["-n", "-c", "2", "-t", "5", "sbtest"]);
     let (code, out, err) = pgbench_with(&run, &[]);

@@ -184,6 +184,14 @@ impl PgbenchJob {
     /// over `threads` connections, each a contiguous part of the share, by COPY.
     fn copy(&self, threads: u32) -> Result<(), InitError> {
         let c = &self.cfg;
+        if c.load_small
+            && c.first_aid == 1
+            && c.last_aid == c.accounts()
+            && threads <= 1
+            && c.partitions == 0
+        {
+            return self.copy_frozen();
+        }
         if c.load_small {
             let mut conn = self.connect()?;
             let scale = u64::from(c.scale);
@@ -229,12 +237,7 @@ impl PgbenchJob {
                             "pgbench_accounts (aid, bid, abalance, filler)",
                             first,
                             last,
-                            |a, out| {
-                                push_row(out, &[a, sql::branch_of_account(a), 0]);
-                                // The filler: an empty string, as pgbench's.
-                                out.pop();
-                                out.extend_from_slice(b"\t\n");
-                            },
+                            account_row,
                         )?;
                         conn.quit();
                         Ok(())
@@ -249,6 +252,47 @@ impl PgbenchJob {
         Ok(())
     }
 
+    /// Step g when this agent loads every table over one connection, as pgbench does: the
+    /// tables emptied and loaded in one transaction, so that COPY can write the rows
+    /// frozen (`FREEZE`) and the vacuum after it has little to do. (A load spread over
+    /// several connections cannot: each COPY would need the table emptied in its own
+    /// transaction.)
+    fn copy_frozen(&self) -> Result<(), InitError> {
+        let c = &self.cfg;
+        let scale = u64::from(c.scale);
+        let mut conn = self.connect()?;
+        let sql = |conn: &mut PgConn, q: &str| conn.query(q).map(|_| ()).map_err(|e| self.sql(e));
+        sql(&mut conn, "BEGIN")?;
+        sql(&mut conn, &format!("TRUNCATE {}", sql::TABLES.join(", ")))?;
+        self.copy_rows_with(
+            &mut conn,
+            "pgbench_branches (bid, bbalance)",
+            " WITH (FREEZE ON)",
+            1,
+            scale,
+            |b, out| push_row(out, &[b, 0]),
+        )?;
+        self.copy_rows_with(
+            &mut conn,
+            "pgbench_tellers (tid, bid, tbalance)",
+            " WITH (FREEZE ON)",
+            1,
+            scale * TELLERS_PER_SCALE,
+            |t, out| push_row(out, &[t, (t - 1) / TELLERS_PER_SCALE + 1, 0]),
+        )?;
+        self.copy_rows_with(
+            &mut conn,
+            "pgbench_accounts (aid, bid, abalance, filler)",
+            " WITH (FREEZE ON)",
+            1,
+            c.last_aid,
+            account_row,
+        )?;
+        sql(&mut conn, "COMMIT")?;
+        conn.quit();
+        Ok(())
+    }
+
     /// COPYs rows `first..=last` of `table (columns)`, `row` writing each line.
     fn copy_rows(
         &self,
@@ -258,10 +302,23 @@ impl PgbenchJob {
         last: u64,
         row: impl Fn(u64, &mut Vec<u8>),
     ) -> Result<(), InitError> {
+        self.copy_rows_with(conn, table, "", first, last, row)
+    }
+
+    /// [`Self::copy_rows`] with COPY's `options` (" WITH (...)" or nothing).
+    fn copy_rows_with(
+        &self,
+        conn: &mut PgConn,
+        table: &str,
+        options: &str,
+        first: u64,
+        last: u64,
+        row: impl Fn(u64, &mut Vec<u8>),
+    ) -> Result<(), InitError> {
         let mut next = first;
         let stop = &self.stop;
         let done = &self.done;
-        conn.copy_in(&format!("COPY {table} FROM STDIN"), |out| {
+        conn.copy_in(&format!("COPY {table} FROM STDIN{options}"), |out| {
             if stop.load(Ordering::Relaxed) {
                 return false;
             }
@@ -279,6 +336,14 @@ impl PgbenchJob {
         }
         Ok(())
     }
+}
+
+/// The COPY line of account `a`: its branch, a zero balance and an empty filler, as
+/// pgbench's.
+fn account_row(a: u64, out: &mut Vec<u8>) {
+    push_row(out, &[a, sql::branch_of_account(a), 0]);
+    out.pop();
+    out.extend_from_slice(b"\t\n");
 }
 
 /// One line of COPY's text format: the values tab-separated, then a newline.
