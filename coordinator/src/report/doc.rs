@@ -1059,7 +1059,7 @@ mod tests {
         assert!(page.contains("<h1>fleetbench oltp_read_write run, 8 threads</h1>"));
         assert!(
             page.contains(
-                "<td>c1:7600</td><td>c1</td><td>not reported</td><td>8</td><td>100.00</td><td>4.0</td><td>6.0</td>"
+                "<td>c1:7600</td><td>c1</td><td class=\"text\">not reported</td><td>8</td><td>100.00</td><td>4.0</td><td>6.0</td>"
             ),
             "{page}"
         );

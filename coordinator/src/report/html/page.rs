@@ -28,6 +28,7 @@ p.nodata{max-width:1100px;padding:6px 12px;margin:6px 0;border:1px dashed #bbb;c
 nav.toc{font-size:13px;margin:8px 0 16px}nav.toc ol{margin:2px 0;padding-left:22px}\
 .picker{margin:10px 0;font-size:13px}.wide{overflow-x:auto;max-width:100%}\
 table.rows td,table.rows th{white-space:nowrap;overflow-wrap:normal}\
+table.rows td.text{white-space:normal;min-width:240px}\
 #status{font-family:monospace;padding:4px}#status.error{color:#fff;background:#c00}";
 
 /// Checks every chart once the page has loaded and records the verdict as data

@@ -453,7 +453,7 @@ mod tests {
         let page = render(&Document::Run(Box::new(with_hosts)));
         assert!(
             page.contains(
-                "<td>8 cores, AMD EPYC &lt;7B13&gt;, Linux 6.1.0-18-amd64, 32.0 GiB</td>"
+                "<td class=\"text\">8 cores, AMD EPYC &lt;7B13&gt;, Linux 6.1.0-18-amd64, 32.0 GiB</td>"
             ),
             "host facts in the per-agent table"
         );

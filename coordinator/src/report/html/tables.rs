@@ -223,7 +223,7 @@ pub(super) fn agents_table(run: &Report) -> String {
     for a in &run.agents {
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&a.addr),
             esc(&a.host),
             esc(&crate::report::hosts::facts_line(
