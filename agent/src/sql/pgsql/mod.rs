@@ -111,7 +111,8 @@ impl PgConn {
     }
 
     /// Parses `sql` (its `?` placeholders become `$1`, `$2`, ... as sysbench's pgsql
-    /// driver does) as a named statement of this connection.
+    /// driver does) as a named statement of this connection; BEGIN, COMMIT and ROLLBACK
+    /// stay simple queries (see [`transaction_command`]).
     pub fn prepare(&mut self, sql: &str) -> Result<PgStmt, SqlError> {
         if let Some(cmd) = transaction_command(sql) {
             return Ok(PgStmt {
@@ -120,6 +121,12 @@ impl PgConn {
                 simple: Some(cmd),
             });
         }
+        self.prepare_named(sql)
+    }
+
+    /// [`Self::prepare`] for every statement, transaction control too: pgbench's
+    /// `-M prepared` prepares its `BEGIN;` and `END;` as any other command.
+    pub fn prepare_named(&mut self, sql: &str) -> Result<PgStmt, SqlError> {
         let (sql, params) = numbered_placeholders(sql);
         self.next_stmt += 1;
         let name = format!("fb{}", self.next_stmt);

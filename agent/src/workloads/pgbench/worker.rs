@@ -91,7 +91,9 @@ impl PgbenchWorker {
                     if stmts[s.index()].is_some() {
                         continue;
                     }
-                    let p = conn.prepare(s.text()).map_err(|e| prepare_error(&cfg, e))?;
+                    let p = conn
+                        .prepare_named(s.text())
+                        .map_err(|e| prepare_error(&cfg, e))?;
                     stmts[s.index()] = Some(p);
                 }
             }
