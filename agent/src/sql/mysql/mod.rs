@@ -88,13 +88,9 @@ impl Conn {
         &self.server_version
     }
 
-    /// Runs `sql` with the text protocol and returns its rows (NULL as None). For the few
-    /// facts read once per target (server variables), never on the benchmark's path.
-    pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
-        self.query_rows_upto(sql, crate::sql::FACT_ROWS)
-    }
-
-    /// [`Self::query_rows`] keeping the first `max_rows` rows; the rest are read past.
+    /// Runs `sql` with the text protocol and returns its first `max_rows` rows (NULL as
+    /// None; the rest are read past). For facts read once per target and scripts' result
+    /// sets, never on the benchmark's path; `Client::query_rows` keeps a check's few.
     pub fn query_rows_upto(
         &mut self,
         sql: &str,

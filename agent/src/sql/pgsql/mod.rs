@@ -244,13 +244,9 @@ impl PgConn {
         self.finish()
     }
 
-    /// Runs `sql` as a simple query and returns its rows, each column as text (None for
-    /// NULL), at most [`crate::sql::FACT_ROWS`]: for checks and set-up, never the hot path.
-    pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
-        self.query_rows_upto(sql, crate::sql::FACT_ROWS)
-    }
-
-    /// [`Self::query_rows`] keeping the first `max_rows` rows; the rest are read past.
+    /// Runs `sql` as a simple query and returns its first `max_rows` rows, each column as
+    /// text (None for NULL; the rest are read past): for checks, set-up and scripts' result
+    /// sets, never the hot path. `Client::query_rows` keeps a check's few.
     pub fn query_rows_upto(
         &mut self,
         sql: &str,

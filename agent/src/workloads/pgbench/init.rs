@@ -10,7 +10,7 @@ use fleetbench_model::workloads::pgbench::{PgbenchConfig, Step, TELLERS_PER_SCAL
 use super::sql;
 use crate::sql::Sockets;
 use crate::sql::pgsql::PgConn;
-use crate::sql::{Reply, SqlError};
+use crate::sql::{Client, Reply, SqlError};
 
 /// Rows a COPY chunk carries before it is sent (and progress counted).
 const CHUNK_ROWS: u64 = 10_000;

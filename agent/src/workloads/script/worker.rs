@@ -697,6 +697,22 @@ mod ffi_calls {
     }
 }
 
+/// What `raw.execute` returns to the prelude: the failure's errno, state, message and
+/// class, or four nils and the rows of a statement that returned rows (None otherwise).
+fn executed<C: Client>(lua: &Lua, c: &Shared<C>, r: Failed) -> mlua::Result<mlua::MultiValue> {
+    match r {
+        None => (
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+            c.borrow().last_rows,
+        )
+            .into_lua_multi(lua),
+        Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
+    }
+}
+
 /// Puts the raw functions of a worker's state into `raw`.
 fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
     let c = ctx.clone();
@@ -851,19 +867,8 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
             move |lua, (h, n, a, b, d, e): (usize, usize, Value, Value, Value, Value)| {
                 let wanted = n.min(4);
                 let vals = [a, b, d, e];
-                match execute(&c, h, &vals[..wanted])? {
-                    None => (
-                        Value::Nil,
-                        Value::Nil,
-                        Value::Nil,
-                        Value::Nil,
-                        c.borrow().last_rows,
-                    )
-                        .into_lua_multi(lua),
-                    Some((errno, state, msg, class)) => {
-                        (errno, state, msg, class).into_lua_multi(lua)
-                    }
-                }
+                let r = execute(&c, h, &vals[..wanted])?;
+                executed(lua, &c, r)
             },
         )?,
     )?;
@@ -874,17 +879,8 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
             let vals: Vec<Value> = (1..=n)
                 .map(|i| t.raw_get(i).unwrap_or(Value::Nil))
                 .collect();
-            match execute(&c, h, &vals)? {
-                None => (
-                    Value::Nil,
-                    Value::Nil,
-                    Value::Nil,
-                    Value::Nil,
-                    c.borrow().last_rows,
-                )
-                    .into_lua_multi(lua),
-                Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
-            }
+            let r = execute(&c, h, &vals)?;
+            executed(lua, &c, r)
         })?,
     )?;
     let c = ctx.clone();
