@@ -521,3 +521,59 @@ targets = ["pg"]
         "0"
     );
 }
+
+#[test]
+fn a_socket_directory_as_the_host_in_options_and_target_urls() {
+    let db = Postgres::start();
+    let a = AgentProc::start();
+    let dir = db.socket_dir().to_string_lossy().into_owned();
+    let port = db.port().to_string();
+    // As libpq: the directory %-escaped as the URL's host, or as its `host` parameter; the
+    // server's pg_hba trusts sbtest on its socket, so no password is given.
+    let escaped = dir.replace('/', "%2F");
+    let common = [
+        "oltp_point_select",
+        "--agents",
+        a.addr.as_str(),
+        "--tables=1",
+        "--table-size=100",
+    ];
+    let with = |extra: &[String]| -> Vec<String> {
+        common
+            .iter()
+            .map(|s| s.to_string())
+            .chain(extra.iter().cloned())
+            .collect()
+    };
+    ok(&run(&with(&[
+        format!("--target=pg=postgres://sbtest@{escaped}:{port}/sbtest"),
+        "prepare".into(),
+    ])));
+    assert_eq!(db.sql("SELECT count(*) FROM sbtest1"), "100");
+
+    db.sql("SELECT pg_stat_statements_reset()");
+    let scratch = Scratch::new("pg-socket");
+    let run_args = with(&[
+        "--db-driver=pgsql".into(),
+        format!("--pgsql-host={dir}"),
+        format!("--pgsql-port={port}"),
+        "--pgsql-user=sbtest".into(),
+        "--pgsql-db=sbtest".into(),
+        "--threads=2".into(),
+        "--events=60".into(),
+    ]);
+    let refs: Vec<&str> = run_args.iter().map(String::as_str).collect();
+    let (text, j) = run_json(&refs, &scratch.path("r.json"));
+    let (reads, _, _, _) = report_mix(&j);
+    assert_eq!(reads, 60, "{text}");
+    assert_eq!(server_mix(&db).0, 60);
+
+    ok(&run(&with(&[
+        format!("--target=pg=postgres://sbtest@/sbtest?host={dir}&port={port}"),
+        "cleanup".into(),
+    ])));
+    assert_eq!(
+        db.sql("SELECT count(*) FROM pg_tables WHERE tablename = 'sbtest1'"),
+        "0"
+    );
+}

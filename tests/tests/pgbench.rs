@@ -376,9 +376,22 @@ fn per_statement_latencies_and_exactly_t_transactions_per_client() {
     );
 
     // Several scripts: a block per script, each with its own commands.
+    let tmp = Scratch::new("pgbench-json");
+    let json = tmp.path("run.json");
+    let json_opt = format!("--json={}", json.display());
     let (out, _) = ok(
         &pg,
-        &["-r", "-c", "2", "-t", "20", "-b", "select-only", "-N"],
+        &[
+            "-r",
+            "-c",
+            "2",
+            "-t",
+            "20",
+            "-b",
+            "select-only@3",
+            "-N",
+            &json_opt,
+        ],
     );
     let second = out
         .split("SQL script 2: <builtin: simple update>")
@@ -392,18 +405,59 @@ fn per_statement_latencies_and_exactly_t_transactions_per_client() {
     );
     assert_eq!(lines.len(), 9, "{out}");
     assert_eq!(lines[8].3, "END;");
+
+    // The JSON result has the same figures: per script its weight, count and commands.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON result"))
+            .expect("JSON");
+    let p = &doc["totals"]["pgbench"];
+    assert_eq!(p["processed"], 40, "{p}");
+    assert_eq!(p["failed"], 0, "{p}");
+    assert_eq!(p["clients_aborted"], 0, "{p}");
+    let scripts = p["scripts"].as_array().expect("scripts");
+    let names: Vec<&str> = scripts
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["<builtin: select only>", "<builtin: simple update>"],
+        "{p}"
+    );
+    assert_eq!(scripts[0]["weight"], 3, "{p}");
+    assert_eq!(scripts[1]["weight"], 1, "{p}");
+    let per_script: u64 = scripts
+        .iter()
+        .map(|s| s["processed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_script, 40, "{p}");
+    let commands = scripts[1]["commands"].as_array().expect("commands");
+    assert_eq!(commands.len(), 9, "{p}");
+    assert_eq!(commands[8]["command"], "END;", "{p}");
+    for (c, l) in commands.iter().zip(&lines) {
+        let ms = c["latency_avg_ms"].as_f64().unwrap();
+        // The text prints three decimals of the same figure.
+        assert!((ms - l.0).abs() <= 0.0005 + 1e-9, "{c} against {l:?}");
+    }
+    assert!(
+        (p["tps"].as_f64().unwrap() - figure(&out, r"^tps = ([0-9.]+) ")).abs() < 0.01,
+        "{p}\n{out}"
+    );
 }
 
 #[test]
 fn a_rate_with_a_latency_limit_skips_late_transactions() {
     let pg = Postgres::start();
     ok(&pg, &["-i", "-s", "1"]);
+    let tmp = Scratch::new("pgbench-late");
+    let json = tmp.path("run.json");
+    let json_opt = format!("--json={}", json.display());
     // One client cannot keep up with 20,000 a second: what is over 1 ms late when it
     // could start is skipped.
     let (out, err) = ok(
         &pg,
         &[
-            "-n", "-S", "-c", "1", "-T", "2", "-P", "1", "-R", "20000", "-L", "1",
+            "-n", "-S", "-c", "1", "-T", "2", "-P", "1", "-R", "20000", "-L", "1", &json_opt,
         ],
     );
     let processed = figure(&out, r"^number of transactions actually processed: (\d+)$");
@@ -428,11 +482,24 @@ fn a_rate_with_a_latency_limit_skips_late_transactions() {
         (arrivals - 40_000.0).abs() < 4_000.0,
         "{arrivals} arrivals\n{out}"
     );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON result"))
+            .expect("JSON");
+    let p = &doc["totals"]["pgbench"];
+    assert_eq!(p["processed"].as_f64(), Some(processed), "{p}");
+    assert_eq!(p["skipped"].as_f64(), Some(skipped), "{p}");
+    assert_eq!(p["latency_limit_ms"].as_f64(), Some(1.0), "{p}");
+    assert!(p["schedule_lag_ms"]["max"].as_f64().unwrap() <= 1.0, "{p}");
     let late = Regex::new(&format!(
         r"^number of transactions above the 1\.0 ms latency limit: (\d+)/{processed} \([0-9.]+%\)$"
     ))
     .unwrap();
     assert!(out.lines().any(|l| late.is_match(l)), "{out}");
+    let late_n = out
+        .lines()
+        .find_map(|l| late.captures(l))
+        .map(|c| c[1].parse::<u64>().unwrap());
+    assert_eq!(p["late"].as_u64(), late_n, "{p}");
     // Those that ran started within the limit of their schedule.
     let max_lag = figure(
         &out,

@@ -203,7 +203,9 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
     ));
     stdout::print(&report::text::agents_block(&plan, &result));
     if let Some(path) = &plan.json {
-        report::json::write(path, &report::json::build(&plan, &result))
+        let mut doc = report::json::build(&plan, &result);
+        doc.totals.pgbench = Some(layout::json(a, &figures));
+        report::json::write(path, &doc)
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
     if let Some(why) = aborted(&result) {

@@ -88,9 +88,26 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
     let (user, password) = credentials(auth, &bad)?;
     let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, ""));
     let (host, port) = host_and_port(hostport, default_port, &bad)?;
+    let mut host = host.to_string();
+    let mut port = port;
     let (socket, sec) = match driver {
         Driver::Mysql => url_parameters(query, &bad)?,
-        Driver::Pgsql => (None, libpq_parameters(query, &bad)?),
+        Driver::Pgsql => {
+            // libpq's ways to a Unix socket: the directory as the host, %-escaped
+            // (postgres://%2Fvar%2Frun%2Fpostgresql/db), or `?host=/dir`; `?port=` too.
+            host = decode(&host).ok_or_else(|| bad("bad %-escape"))?;
+            let (sec, h, p) = libpq_parameters(query, &bad)?;
+            if let Some(h) = h {
+                host = h;
+            }
+            if let Some(p) = p {
+                port = p;
+            }
+            if host.contains(',') {
+                return Err(bad("host lists are not supported: give one host"));
+            }
+            (None, sec)
+        }
     };
     if host.is_empty() && socket.is_none() {
         return Err(bad("no host"));
@@ -101,7 +118,7 @@ pub fn parse_target(s: &str) -> Result<Target, PlanError> {
         host: if host.is_empty() {
             "localhost".into()
         } else {
-            host.to_string()
+            host
         },
         port,
         socket,
@@ -206,9 +223,14 @@ fn url_parameters(query: &str, bad: &Bad) -> Result<(Option<String>, Target), Pl
 }
 
 /// A postgres:// URL's parameters, libpq's names: `sslmode`, `sslrootcert`, `sslcert`,
-/// `sslkey`. (A PostgreSQL target takes no Unix socket here: TCP only.)
-fn libpq_parameters(query: &str, bad: &Bad) -> Result<Target, PlanError> {
+/// `sslkey`, and `host` and `port`, which stand for the URL's own (a host that is a
+/// directory is the server's Unix socket in it, as for `--pgsql-host`).
+fn libpq_parameters(
+    query: &str,
+    bad: &Bad,
+) -> Result<(Target, Option<String>, Option<u16>), PlanError> {
     let mut sec = Target::default();
+    let (mut host, mut port) = (None, None);
     // libpq's default.
     sec.ssl.mode = SslMode::Preferred;
     for kv in query.split('&').filter(|kv| !kv.is_empty()) {
@@ -224,14 +246,23 @@ fn libpq_parameters(query: &str, bad: &Bad) -> Result<Target, PlanError> {
             "sslrootcert" => sec.ssl.ca = Some(v.into()),
             "sslcert" => sec.ssl.cert = Some(v.into()),
             "sslkey" => sec.ssl.key = Some(v.into()),
+            "host" if !v.is_empty() => host = Some(v),
+            "port" => {
+                port = Some(
+                    v.parse::<u16>()
+                        .ok()
+                        .filter(|&p| p > 0)
+                        .ok_or_else(|| bad("the port must be a number from 1 to 65535"))?,
+                )
+            }
             _ => {
                 return Err(bad(
-                    "URL parameters understood: sslmode, sslrootcert, sslcert, sslkey",
+                    "URL parameters understood: host, port, sslmode, sslrootcert, sslcert, sslkey",
                 ));
             }
         }
     }
-    Ok(sec)
+    Ok((sec, host, port))
 }
 
 /// The target text without its password, for messages.
@@ -349,6 +380,16 @@ mod tests {
         let t = parse_target("pg=postgresql://db:5433").unwrap();
         assert_eq!((t.driver, t.port), (Driver::Pgsql, 5433));
         assert!(parse_target("pg=postgres://db/x?socket=/tmp").is_err());
+        // libpq's Unix sockets: the directory as the host, %-escaped, or ?host=.
+        let t = parse_target("pg=postgres://u@%2Fvar%2Frun%2Fpostgresql:5433/x").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("/var/run/postgresql", 5433));
+        let t = parse_target("pg=postgres:///x?host=/tmp/pg&port=5434").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.database.as_str()),
+            ("/tmp/pg", 5434, "x")
+        );
+        assert!(parse_target("pg=postgres://a,b/x").is_err());
+        assert!(parse_target("pg=postgres://db/x?port=0").is_err());
         assert!(parse_target("pg=oracle://db/x").is_err());
         assert!(parse_target("a=mysql://u:p@[::1/db").is_err());
         assert!(parse_target("a=mysql://u:p@[nohost]:1/db").is_err());

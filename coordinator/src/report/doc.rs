@@ -256,6 +256,74 @@ pub struct Totals {
     /// Open loop (`--rate`) only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopTotals>,
+    /// `fleetbench pgbench` only: the figures of pgbench's own report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbench: Option<PgbenchTotals>,
+}
+
+/// `fleetbench pgbench`'s run in pgbench's terms: what its text report prints, so that a
+/// script reads the counts of failed, retried, skipped and late transactions and the
+/// per-command latencies of `-r` from the JSON rather than from the text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PgbenchTotals {
+    /// Transactions completed, and pgbench's tps (processed over the run's time).
+    pub processed: u64,
+    pub tps: f64,
+    pub failed: u64,
+    pub serialization_failures: u64,
+    pub deadlock_failures: u64,
+    /// Transactions tried more than once (`--max-tries`), and the retries.
+    pub retried: u64,
+    pub retries: u64,
+    /// `-R` with `-L`: transactions skipped for being late already.
+    pub skipped: u64,
+    /// `-L`: the limit and the transactions that took longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_limit_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
+    /// Clients that ended on an error that is not retried (the run then exits 2).
+    pub clients_aborted: u64,
+    pub latency_avg_ms: f64,
+    pub latency_stddev_ms: f64,
+    /// `-R`: from each transaction's schedule to its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_ms: Option<ScheduleLag>,
+    /// Per script (`-b NAME@WEIGHT`), in the order given.
+    pub scripts: Vec<PgbenchScript>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleLag {
+    pub avg: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PgbenchScript {
+    /// pgbench's name for it ("<builtin: TPC-B (sort of)>").
+    pub name: String,
+    pub weight: u32,
+    pub processed: u64,
+    pub tps: f64,
+    pub failed: u64,
+    pub retried: u64,
+    pub retries: u64,
+    pub skipped: u64,
+    pub latency_avg_ms: f64,
+    pub latency_stddev_ms: f64,
+    /// `-r`: one per command of the script, in its order (empty without `-r`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<PgbenchCommand>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PgbenchCommand {
+    /// The command as the script has it (`\set aid random(1, 100000 * :scale)`, `BEGIN;`).
+    pub command: String,
+    pub latency_avg_ms: f64,
+    pub failures: u64,
+    pub retries: u64,
 }
 
 /// An open loop's run: the rate asked for and reached, the queue left, and service time

@@ -292,6 +292,8 @@ fn totals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Totals {
             .collect(),
         targets: targets(plan, r),
         open_loop: open_loop_totals(plan, r, &total_latency),
+        // Set by `fleetbench pgbench`, which knows pgbench's options.
+        pgbench: None,
     }
 }
 

@@ -290,6 +290,56 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
     s
 }
 
+/// The figures of [`run_report`] for the JSON result (`totals.pgbench`).
+pub fn json(args: &PgbenchArgs, f: &Figures) -> crate::report::doc::PgbenchTotals {
+    use crate::report::doc::{PgbenchCommand, PgbenchScript, PgbenchTotals, ScheduleLag};
+    let per_sec = |n: u64| if f.secs > 0.0 { n as f64 / f.secs } else { 0.0 };
+    PgbenchTotals {
+        processed: f.processed,
+        tps: per_sec(f.processed),
+        failed: f.failed,
+        serialization_failures: f.serialization,
+        deadlock_failures: f.deadlocks,
+        retried: f.retried,
+        retries: f.retries,
+        skipped: f.skipped,
+        latency_limit_ms: args.latency_limit_ms,
+        late: f.late,
+        clients_aborted: f.aborted,
+        latency_avg_ms: f.avg_ms,
+        latency_stddev_ms: f.stddev_ms,
+        schedule_lag_ms: f.lag_ms.map(|(avg, max)| ScheduleLag { avg, max }),
+        scripts: args
+            .scripts
+            .iter()
+            .zip(&f.scripts)
+            .map(|((b, w), sf)| PgbenchScript {
+                name: script_name(*b),
+                weight: *w,
+                processed: sf.processed,
+                tps: per_sec(sf.processed),
+                failed: sf.failed,
+                retried: sf.retried,
+                retries: sf.retries,
+                skipped: sf.skipped,
+                latency_avg_ms: sf.avg_ms,
+                latency_stddev_ms: sf.stddev_ms,
+                commands: b
+                    .commands()
+                    .iter()
+                    .zip(&sf.commands)
+                    .map(|(text, c)| PgbenchCommand {
+                        command: text.to_string(),
+                        latency_avg_ms: c.avg_ms,
+                        failures: c.failures,
+                        retries: c.retries,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
 /// `-r`'s block of one script: a heading (after `prefix`, " - " inside a script's
 /// block), then a line per command: average latency, failures (and retries), text.
 fn command_block(args: &PgbenchArgs, prefix: &str, b: &Builtin, lines: &[CommandLine]) -> String {
@@ -557,6 +607,82 @@ tps = 476.500000 (without initial connection time)
         assert!(
             b.contains("above the 2.0 ms latency limit: 10/100 (10.000%)"),
             "{b}"
+        );
+    }
+
+    /// The JSON section carries the text's figures, and the schema in docs names every
+    /// field it writes (all optional ones present here) and requires those always there.
+    #[test]
+    fn the_json_section_has_the_report_s_figures_and_follows_the_schema() {
+        let f = Figures {
+            processed: 100,
+            failed: 2,
+            serialization: 2,
+            retried: 3,
+            retries: 5,
+            skipped: 8,
+            avg_ms: 1.0,
+            stddev_ms: 0.5,
+            lag_ms: Some((0.25, 1.5)),
+            late: Some(10),
+            aborted: 1,
+            secs: 2.0,
+            scripts: vec![
+                ScriptFigures {
+                    processed: 60,
+                    ..ScriptFigures::default()
+                },
+                ScriptFigures {
+                    processed: 40,
+                    commands: vec![CommandLine::default(); 9],
+                    ..ScriptFigures::default()
+                },
+            ],
+            ..Figures::default()
+        };
+        let a = args("-r -c 2 -b select-only@2 -N -R 100 -L 5");
+        let j = json(&a, &f);
+        assert_eq!(
+            (j.processed, j.tps, j.skipped, j.late),
+            (100, 50.0, 8, Some(10))
+        );
+        assert_eq!(j.latency_limit_ms, Some(5.0));
+        assert_eq!(j.clients_aborted, 1);
+        assert_eq!(j.scripts[0].name, "<builtin: select only>");
+        assert_eq!((j.scripts[0].weight, j.scripts[1].weight), (2, 1));
+        assert_eq!(j.scripts[1].tps, 20.0);
+        assert_eq!(j.scripts[1].commands.len(), 9);
+        assert_eq!(j.scripts[1].commands[8].command, "END;");
+
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../docs/result-schema.json")).unwrap();
+        let def = &schema["$defs"]["totals"]["properties"]["pgbench"];
+        let v = serde_json::to_value(&j).unwrap();
+        let check = |def: &serde_json::Value, v: &serde_json::Value, what: &str| {
+            let props = def["properties"].as_object().unwrap();
+            let obj = v.as_object().unwrap();
+            for k in obj.keys() {
+                assert!(props.contains_key(k), "{what}.{k} is not in the schema");
+            }
+            for k in def["required"].as_array().unwrap() {
+                assert!(
+                    obj.contains_key(k.as_str().unwrap()),
+                    "{what}.{k} is required"
+                );
+            }
+        };
+        check(def, &v, "pgbench");
+        let script = &def["properties"]["scripts"]["items"];
+        check(script, &v["scripts"][1], "pgbench.scripts[]");
+        check(
+            &script["properties"]["commands"]["items"],
+            &v["scripts"][1]["commands"][0],
+            "pgbench.scripts[].commands[]",
+        );
+        check(
+            &def["properties"]["schedule_lag_ms"],
+            &v["schedule_lag_ms"],
+            "pgbench.schedule_lag_ms",
         );
     }
 
