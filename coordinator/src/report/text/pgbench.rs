@@ -1,7 +1,8 @@
 //! `fleetbench pgbench`'s report in pgbench's (PostgreSQL 15) layout, so that what reads
 //! pgbench's output reads it unchanged: the run's summary, the per-script blocks, the
 //! progress lines of `-P` and the "done in" line of `-i`. The figures are computed from
-//! the merged result first ([`figures`]); the layout is pure.
+//! the merged result first ([`figures`]); the layout is pure. The same figures make the
+//! JSON result's `totals.pgbench` ([`json`]).
 
 use std::fmt::Write;
 use std::time::Duration;
