@@ -954,6 +954,10 @@ fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &Worke
             slot.set_busy(false);
         }
         let service = now.duration_since(t0).as_nanos() as u64;
+        let extra = w.extra_events();
+        if extra > 0 && !warming {
+            slot.add_events(extra);
+        }
         match step {
             Step::Done => {
                 if !warming {

@@ -598,6 +598,12 @@ impl WorkerSlot {
         self.lock().interval.io.merge(io);
     }
 
+    /// Adds events that were counted without being timed (see
+    /// `WorkerLoop::extra_events`): to the interval's count only.
+    pub fn add_events(&self, n: u64) {
+        self.lock().interval.events += n;
+    }
+
     /// Adds database work that belongs to no finished event (an event cut short).
     pub fn add_db(&self, db: &DbCounters) {
         self.lock().interval.db.merge(db);

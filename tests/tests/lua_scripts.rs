@@ -1,7 +1,8 @@
 //! sysbench Lua scripts end to end: sysbench's bundled scripts run as files over two real
 //! agents against a private MariaDB (checked against the server's own counters and
 //! sysbench's mix for the same script), fleetbench's test scripts (tests/fixtures/lua) for
-//! the interface's parts, a 0.5-style script, and the refusals.
+//! the interface's parts, a 0.5-style script, SB_CNT_TRX counted as sysbench counts it
+//! (run beside sysbench), and the refusals.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -432,5 +433,67 @@ fn a_script_with_its_own_loop_runs_its_events_and_its_hook_replaces_the_report()
         db.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'fb_loop%'")
             .trim(),
         "0"
+    );
+}
+
+/// The figures of a "General statistics"/"Threads fairness" report: total number of
+/// events, and the fairness line's average events per thread.
+fn events_and_fairness(out: &str) -> (u64, f64) {
+    let total = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("total number of events:"))
+        .unwrap_or_else(|| panic!("no total number of events in\n{out}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let avg = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("events (avg/stddev):"))
+        .and_then(|v| v.trim().split('/').next())
+        .unwrap_or_else(|| panic!("no fairness line in\n{out}"))
+        .parse()
+        .unwrap();
+    (total, avg)
+}
+
+#[test]
+fn sb_cnt_trx_counts_one_more_event_as_in_sysbench() {
+    let script = fixture("trx_counter/trx_counter.lua");
+    let tmp = Scratch::new("trx-counter");
+    let path = tmp.path("r.json");
+    let json_opt = format!("--json={}", path.display());
+    let run = [
+        script.as_str(),
+        "--threads=2",
+        "--events=100",
+        "--time=0",
+        "--local-agents=2",
+    ];
+    let mut with_json = run.to_vec();
+    with_json.extend([json_opt.as_str(), "run"]);
+    let out = fleetbench_ok(&with_json);
+    // sysbench with the same script and options (one process, no agents).
+    let sb = std::process::Command::new("sysbench")
+        .args([
+            script.as_str(),
+            "--threads=2",
+            "--events=100",
+            "--time=0",
+            "run",
+        ])
+        .output()
+        .expect("sysbench is installed (scripts/test.sh installs it): apt-get install sysbench");
+    let sb = String::from_utf8_lossy(&sb.stdout).into_owned();
+    // 100 events run, each counting one more: 200 in the totals, 50 per thread in the
+    // fairness line, in both tools.
+    assert_eq!(events_and_fairness(&sb), (200, 50.0), "sysbench:\n{sb}");
+    assert_eq!(events_and_fairness(&out), (200, 50.0), "fleetbench:\n{out}");
+    let j = json(&path);
+    assert_eq!(j["totals"]["events"].as_u64(), Some(200), "{j}");
+    // Only the events run are timed.
+    assert_eq!(
+        j["totals"]["latency_ms"]["count"].as_u64(),
+        Some(100),
+        "{j}"
     );
 }

@@ -99,6 +99,14 @@ pub trait WorkerLoop {
         None
     }
 
+    /// Events the workload counted since the last call beyond the ones it ran: a script's
+    /// `ffi.C.sb_counter_inc(tid, SB_CNT_TRX)`. sysbench adds those to its events and
+    /// transactions (their count and rate), not to the latency or the threads' fairness;
+    /// so does the loop.
+    fn extra_events(&mut self) -> u64 {
+        0
+    }
+
     /// The warm-up starts (true) or ends: what the workload counts itself is muted.
     fn set_warmup(&mut self, _on: bool) {}
 

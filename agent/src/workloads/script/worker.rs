@@ -235,6 +235,8 @@ pub struct Ctx<C: Client> {
     stmts: Vec<Option<StmtSlot<C>>>,
     /// The event's counts.
     pub tally: DbCounters,
+    /// The event's `sb_counter_inc(tid, SB_CNT_TRX)` calls: events beyond the one run.
+    trx: u64,
     rng: Rng,
     pickers: Pickers,
     /// `sysbench.rand.unique()`: this thread's next, unique over the run's threads.
@@ -919,8 +921,8 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 0 => g.tally.others += 1,
                 1 => g.tally.reads += 1,
                 2 => g.tally.writes += 1,
-                // SB_CNT_TRX: events are the calls of `event` (docs/lua-scripts.md).
-                3 => {}
+                // SB_CNT_TRX: one more event, as sysbench counts it (not timed).
+                3 => g.trx += 1,
                 4 => g.tally.ignored_errors += 1,
                 5 => g.tally.reconnects += 1,
                 _ => {}
@@ -1031,6 +1033,8 @@ pub struct ScriptWorker<C: Client + 'static> {
     tid: u64,
     /// The event's counts as the runner reads them ([`WorkerLoop::db`]).
     tally: DbCounters,
+    /// SB_CNT_TRX counts not yet handed to the runner ([`WorkerLoop::extra_events`]).
+    extra: u64,
     targets: Vec<DbCounters>,
     several_targets: bool,
     muted: bool,
@@ -1074,6 +1078,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             conns: Vec::new(),
             stmts: Vec::new(),
             tally: DbCounters::default(),
+            trx: 0,
             rng: Rng::new(o.seed ^ o.tid.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             pickers: Pickers { cached: Vec::new() },
             unique: 0,
@@ -1180,6 +1185,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             body,
             tid: o.tid,
             tally: DbCounters::default(),
+            extra: 0,
             targets,
             muted: false,
         })
@@ -1223,10 +1229,12 @@ impl<C: Client + 'static> ScriptWorker<C> {
 
     fn take_tally(&mut self) {
         let mut g = self.ctx.borrow_mut();
+        let trx = std::mem::take(&mut g.trx);
         if self.muted {
             g.tally.reset();
             return;
         }
+        self.extra += trx;
         let t = g.target_index;
         if self.several_targets
             && let Some(tt) = self.targets.get_mut(t)
@@ -1299,6 +1307,10 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
         for t in &mut self.targets {
             t.reset();
         }
+    }
+
+    fn extra_events(&mut self) -> u64 {
+        std::mem::take(&mut self.extra)
     }
 
     fn set_warmup(&mut self, on: bool) {
