@@ -142,6 +142,10 @@ impl<T: WorkerLoop + ?Sized> WorkerLoop for Box<T> {
     fn skip(&mut self) -> Option<usize> {
         (**self).skip()
     }
+    fn extra_events(&mut self) -> u64 {
+        (**self).extra_events()
+    }
+
     fn set_warmup(&mut self, on: bool) {
         (**self).set_warmup(on)
     }

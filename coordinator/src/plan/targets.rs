@@ -246,7 +246,8 @@ fn libpq_parameters(
             "sslrootcert" => sec.ssl.ca = Some(v.into()),
             "sslcert" => sec.ssl.cert = Some(v.into()),
             "sslkey" => sec.ssl.key = Some(v.into()),
-            "host" if !v.is_empty() => host = Some(v),
+            // An empty one means the default, as in libpq: the URL's own host.
+            "host" => host = Some(v).filter(|h| !h.is_empty()),
             "port" => {
                 port = Some(
                     v.parse::<u16>()
@@ -390,6 +391,7 @@ mod tests {
         );
         assert!(parse_target("pg=postgres://a,b/x").is_err());
         assert!(parse_target("pg=postgres://db/x?port=0").is_err());
+        assert_eq!(parse_target("pg=postgres://db/x?host=").unwrap().host, "db");
         assert!(parse_target("pg=oracle://db/x").is_err());
         assert!(parse_target("a=mysql://u:p@[::1/db").is_err());
         assert!(parse_target("a=mysql://u:p@[nohost]:1/db").is_err());

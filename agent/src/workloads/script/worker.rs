@@ -235,7 +235,8 @@ pub struct Ctx<C: Client> {
     stmts: Vec<Option<StmtSlot<C>>>,
     /// The event's counts.
     pub tally: DbCounters,
-    /// The event's `sb_counter_inc(tid, SB_CNT_TRX)` calls: events beyond the one run.
+    /// `sb_counter_inc(tid, SB_CNT_TRX)` calls not yet handed to the runner
+    /// ([`WorkerLoop::extra_events`]): events beyond the ones run.
     trx: u64,
     rng: Rng,
     pickers: Pickers,
@@ -1033,8 +1034,6 @@ pub struct ScriptWorker<C: Client + 'static> {
     tid: u64,
     /// The event's counts as the runner reads them ([`WorkerLoop::db`]).
     tally: DbCounters,
-    /// SB_CNT_TRX counts not yet handed to the runner ([`WorkerLoop::extra_events`]).
-    extra: u64,
     targets: Vec<DbCounters>,
     several_targets: bool,
     muted: bool,
@@ -1185,7 +1184,6 @@ impl<C: Client + 'static> ScriptWorker<C> {
             body,
             tid: o.tid,
             tally: DbCounters::default(),
-            extra: 0,
             targets,
             muted: false,
         })
@@ -1229,12 +1227,10 @@ impl<C: Client + 'static> ScriptWorker<C> {
 
     fn take_tally(&mut self) {
         let mut g = self.ctx.borrow_mut();
-        let trx = std::mem::take(&mut g.trx);
         if self.muted {
             g.tally.reset();
             return;
         }
-        self.extra += trx;
         let t = g.target_index;
         if self.several_targets
             && let Some(tt) = self.targets.get_mut(t)
@@ -1310,7 +1306,9 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
     }
 
     fn extra_events(&mut self) -> u64 {
-        std::mem::take(&mut self.extra)
+        let n = std::mem::take(&mut self.ctx.borrow_mut().trx);
+        // The warm-up's count nothing, as the rest of what a muted worker counts.
+        if self.muted { 0 } else { n }
     }
 
     fn set_warmup(&mut self, on: bool) {

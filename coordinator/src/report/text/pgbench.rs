@@ -533,9 +533,9 @@ tps = 476.500000 (without initial connection time)
         assert_eq!(text, expected);
     }
 
-    #[test]
-    fn options_add_their_lines() {
-        let f = Figures {
+    /// Two scripts' figures with every option's counts: failures, retries, skipped, late.
+    fn two_scripts() -> Figures {
+        Figures {
             processed: 100,
             failed: 2,
             serialization: 2,
@@ -562,7 +562,12 @@ tps = 476.500000 (without initial connection time)
                 },
             ],
             ..Figures::default()
-        };
+        }
+    }
+
+    #[test]
+    fn options_add_their_lines() {
+        let f = two_scripts();
         let a =
             args("-t 50 -c 2 -b select-only@2 -N -R 100 -L 5 --max-tries 3 --failures-detailed");
         let text = run_report(&a, &facts(), &f);
@@ -615,32 +620,13 @@ tps = 476.500000 (without initial connection time)
     /// field it writes (all optional ones present here) and requires those always there.
     #[test]
     fn the_json_section_has_the_report_s_figures_and_follows_the_schema() {
-        let f = Figures {
-            processed: 100,
-            failed: 2,
-            serialization: 2,
-            retried: 3,
-            retries: 5,
-            skipped: 8,
-            avg_ms: 1.0,
+        let mut f = Figures {
             stddev_ms: 0.5,
-            lag_ms: Some((0.25, 1.5)),
-            late: Some(10),
             aborted: 1,
             secs: 2.0,
-            scripts: vec![
-                ScriptFigures {
-                    processed: 60,
-                    ..ScriptFigures::default()
-                },
-                ScriptFigures {
-                    processed: 40,
-                    commands: vec![CommandLine::default(); 9],
-                    ..ScriptFigures::default()
-                },
-            ],
-            ..Figures::default()
+            ..two_scripts()
         };
+        f.scripts[1].commands = vec![CommandLine::default(); 9];
         let a = args("-r -c 2 -b select-only@2 -N -R 100 -L 5");
         let j = json(&a, &f);
         assert_eq!(
