@@ -186,8 +186,9 @@ pub fn spectrum(l: &Latency) -> Vec<SpectrumPoint> {
         .collect()
 }
 
-/// Microsecond precision is all a millisecond figure can honestly carry.
-fn round(ms: f64) -> f64 {
+/// Microsecond precision is all a millisecond figure can honestly carry. Reports printed
+/// live round through this too, so that `report FILE` reprints them digit for digit.
+pub fn round(ms: f64) -> f64 {
     (ms * 1e3).round() / 1e3
 }
 

@@ -11,6 +11,7 @@ use fleetbench_model::workloads::tpcc::TXN_NAMES;
 
 use crate::merge::{Latency, MergedInterval, TxnFigures, Txns};
 use crate::report::doc::{Tpcc, TxnJson};
+use crate::report::json::round;
 use crate::report::tpcc::{MIN_MIX, tpmc, within_limit};
 
 /// The types as tpcc-mysql's report names them.
@@ -50,12 +51,14 @@ impl TypeFigures {
             retried: t.retried,
             failed: t.failed,
             rolled_back: t.rolled_back,
-            avg: l.avg_ms(),
-            p50: pct(l, 50.0),
-            p90: pct(l, 90.0),
-            p95: pct(l, 95.0),
-            p99: pct(l, 99.0),
-            max: l.max_ms(),
+            // Rounded to the microsecond as the result document stores them: a max of
+            // 41.5415 ms prints 41.542 both live and from the file.
+            avg: round(l.avg_ms()),
+            p50: round(pct(l, 50.0)),
+            p90: round(pct(l, 90.0)),
+            p95: round(pct(l, 95.0)),
+            p99: round(pct(l, 99.0)),
+            max: round(l.max_ms()),
         }
     }
 
@@ -303,5 +306,10 @@ mod tests {
             "{line}"
         );
         assert_eq!(line.matches('|').count(), 4);
+        // A max half-way between two microseconds prints as the result document keeps it
+        // (rounded half away from zero), so `report FILE` reprints the same line.
+        iv.txns.0[0].latency.max_ns = 41_541_500;
+        let line = interval_line(&iv);
+        assert!(line.contains("max_rt: 41.542,"), "{line}");
     }
 }
