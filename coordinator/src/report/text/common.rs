@@ -21,6 +21,8 @@ pub(super) fn row(s: &mut String, label: &str, width: usize, value: &str) {
 
 /// A latency row: label then the value right-aligned so the line ends at column 53.
 pub(super) fn lat_row(s: &mut String, label: &str, ms: f64) {
+    // Rounded as the result document stores it: `report FILE` prints the same digits.
+    let ms = crate::report::json::round(ms);
     let label = format!("         {label}:");
     let width = 53usize.saturating_sub(label.len());
     let _ = writeln!(s, "{label}{ms:>width$.2}");

@@ -608,7 +608,8 @@ impl AgentTable {
         let _ = writeln!(
             s,
             "{:>13.2}  {status}",
-            a.latency.requested_ms(self.percentile)
+            // As the result document stores it, for `report FILE`'s reprint.
+            crate::report::json::round(a.latency.requested_ms(self.percentile))
         );
         s
     }

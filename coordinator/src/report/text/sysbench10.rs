@@ -7,6 +7,7 @@ use std::fmt::Write;
 use super::common::{DbRates, MIB, fairness_rows, general_rows, lat_row, row, with_queue_line};
 use crate::merge::{AgentResult, AgentStatus, MergedInterval, RunResult};
 use crate::plan::{Plan, Workload};
+use crate::report::json::round;
 use crate::report::pct_label;
 
 /// One live interval line, sysbench's layout: for OLTP
@@ -45,7 +46,9 @@ pub(in crate::report) enum LineKind {
 
 /// sysbench 1.0's interval line of `f`.
 pub(in crate::report) fn sysbench_line(f: &LineFigures) -> String {
-    let (label, p, lat) = (f.label, pct_label(f.percentile), f.latency_ms);
+    // Rounded as the result document stores it, so that `report FILE` reprints the line
+    // digit for digit (a raw 1.2349996 would print 1.23 live and 1.24 from the document).
+    let (label, p, lat) = (f.label, pct_label(f.percentile), round(f.latency_ms));
     match &f.kind {
         LineKind::Sql(r) => {
             let mut line = format!(
@@ -287,6 +290,27 @@ mod tests {
             interval_line(&iv, 95.0, &plan_of(&["oltp_read_write", "run"]).workload),
             "[ 3s ] thds: 8 tps: 500.00 qps: 10000.00 (r/w/o: 7000.00/2000.00/1000.00) lat (ms,95%): 1.67 err/s: 2.00 reconn/s: 0.00"
         );
+    }
+
+    #[test]
+    fn a_latency_prints_as_the_document_reprints_it() {
+        // 1.2349996 ms is stored as 1.235; live and reprinted lines must agree.
+        let line = |ms: f64| {
+            sysbench_line(&LineFigures {
+                label: 1,
+                threads: 2,
+                events_per_sec: 10.0,
+                percentile: 95.0,
+                latency_ms: ms,
+                kind: LineKind::Plain,
+            })
+        };
+        let raw = 1.2349996;
+        assert_eq!(line(raw), line(round(raw)));
+        assert!(line(raw).ends_with("lat (ms,95%): 1.24"), "{}", line(raw));
+        let mut s = String::new();
+        lat_row(&mut s, "max", raw);
+        assert!(s.trim_end().ends_with("1.24"), "{s}");
     }
 
     #[test]
