@@ -34,8 +34,9 @@ pub enum Class {
     Other,
 }
 
-/// sysbench's counting: SELECT (and SHOW) read, INSERT, UPDATE, DELETE and REPLACE
-/// write, the rest (BEGIN, COMMIT, SET, DDL) other.
+/// What a statement's text says it is: SELECT (and SHOW, WITH) read, INSERT, UPDATE,
+/// DELETE and REPLACE write, the rest (BEGIN, COMMIT, SET, DDL) other. Only decides whether
+/// `con:query` fetches rows; a statement is counted by its reply ([`counted_as`]).
 pub fn classify(sql: &str) -> Class {
     let word = sql
         .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
@@ -49,6 +50,17 @@ pub fn classify(sql: &str) -> Class {
         Class::Write
     } else {
         Class::Other
+    }
+}
+
+/// sysbench's counting of a statement that succeeded, by its reply: a result set is a
+/// read, an OK that changed rows a write, the rest other (BEGIN, COMMIT, SET, and an UPDATE
+/// or DELETE that matched nothing). A failed statement is an error, not one of these.
+pub fn counted_as(reply: &Reply) -> Class {
+    match reply {
+        Reply::Rows(_) => Class::Read,
+        Reply::Ok { affected_rows } if *affected_rows > 0 => Class::Write,
+        Reply::Ok { .. } => Class::Other,
     }
 }
 
@@ -93,7 +105,6 @@ struct ConnSlot<C> {
 struct StmtSlot<C: Client> {
     conn: usize,
     sql: String,
-    class: Class,
     /// The server's statement, prepared on connection generation `generation`; None when
     /// it runs as text (`--db-ps-mode=disable`, or a server that cannot prepare it).
     stmt: Option<C::Stmt>,
@@ -481,7 +492,7 @@ impl<C: Client> Ctx<C> {
             .get_mut(h)
             .and_then(Option::as_mut)
             .ok_or_else(|| mlua::Error::runtime("the statement was closed"))?;
-        let (conn_h, class) = (slot.conn, slot.class);
+        let conn_h = slot.conn;
         let generation = self.conns.get(conn_h).map_or(0, |s| s.generation);
         if self.live(conn_h)?.is_none() {
             return Ok(Some(gone()));
@@ -506,9 +517,9 @@ impl<C: Client> Ctx<C> {
                 conn.query(&self.sql)
             }
         };
-        self.count(class);
         match r {
             Ok(reply) => {
+                self.count(counted_as(&reply));
                 self.last_rows = match reply {
                     Reply::Rows(n) => Some(n),
                     Reply::Ok { .. } => None,
@@ -794,15 +805,20 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
                 return (false, errno, state, msg, class).into_lua_multi(lua);
             };
             // Rows only for statements that return them: the rest skip building tables.
+            // Counted as sysbench counts it: by the reply, and only when it succeeded.
             let r = if class == Class::Read {
-                conn.query_rows_upto(&sql, usize::MAX).map(Some)
+                conn.query_rows_upto(&sql, usize::MAX)
+                    .map(|rows| (Class::Read, Some(rows)))
             } else {
                 conn.query(&sql).map(|reply| match reply {
-                    Reply::Rows(_) => Some(Vec::new()),
-                    Reply::Ok { .. } => None,
+                    Reply::Rows(_) => (Class::Read, Some(Vec::new())),
+                    Reply::Ok { .. } => (counted_as(&reply), None),
                 })
             };
-            g.count(class);
+            let r = r.map(|(counted, rows)| {
+                g.count(counted);
+                rows
+            });
             match r {
                 Ok(None) => true.into_lua_multi(lua),
                 Ok(Some(rows)) => {
@@ -853,7 +869,6 @@ fn register<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlu
             }
             g.stmts.push(Some(StmtSlot {
                 conn: h,
-                class: classify(&sql),
                 sql,
                 stmt,
                 generation,
@@ -1321,7 +1336,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statements_count_as_sysbench_counts_them() {
+    fn statements_count_by_their_reply_as_sysbench_counts_them() {
+        assert_eq!(counted_as(&Reply::Rows(0)), Class::Read);
+        assert_eq!(counted_as(&Reply::Rows(3)), Class::Read);
+        assert_eq!(counted_as(&Reply::Ok { affected_rows: 1 }), Class::Write);
+        // An UPDATE or DELETE that matched nothing, BEGIN, SET: other.
+        assert_eq!(counted_as(&Reply::Ok { affected_rows: 0 }), Class::Other);
+    }
+
+    #[test]
+    fn a_statements_text_says_whether_it_returns_rows() {
         assert_eq!(classify("SELECT c FROM t"), Class::Read);
         assert_eq!(classify("  (select 1)"), Class::Read);
         assert_eq!(classify("show tables"), Class::Read);
