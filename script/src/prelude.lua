@@ -229,7 +229,12 @@ local function failed(con, sql, errno, state, msg, class)
       if class ~= "reconnect" then raw.ignored(errno, class, state) end
       error(e, 0)
    end
-   error(format("SQL error, errno = %d, state = '%s': %s (%s)", errno, state, msg, sql), 0)
+   -- The statement as far as it reads on one line: a bulk insert's is up to 512 KiB.
+   local shown = sql
+   if #shown > 200 then
+      shown = shown:sub(1, 200) .. format("... (%d bytes)", #sql)
+   end
+   error(format("SQL error, errno = %d, state = '%s': %s (%s)", errno, state, msg, shown), 0)
 end
 
 function sysbench.sql.driver(name)
@@ -429,6 +434,9 @@ for _, o in ipairs(env.opt) do
    if rawget(_G, o[1]) == nil then _G[o[1]] = opt_value(o[2], o[3]) end
 end
 test = env.script_path
+-- sysbench 1.0 sets the global thread_id (sysbench.tid) in every state too; its bundled
+-- bulk_insert.lua reads it.
+thread_id = env.tid
 sb_rand = function(a, b) return sysbench.rand.default(a, b) end
 sb_rand_uniform = function(a, b) return sysbench.rand.uniform(a, b) end
 sb_rand_gaussian = function(a, b) return sysbench.rand.gaussian(a, b) end

@@ -388,13 +388,13 @@ mod tests {
     #[test]
     fn a_script_sees_sysbench_and_its_modules_and_prints_to_the_sink() {
         let f = files(
-            "local c = require('common')\nprint('tid', sysbench.tid, sysbench.opt.threads, c.x, sysbench.cmdline.command)\nio.write('a', 1, '\\n')",
+            "local c = require('common')\nprint('tid', sysbench.tid, thread_id, sysbench.opt.threads, c.x, sysbench.cmdline.command)\nio.write('a', 1, '\\n')",
             &[("common.lua", "return { x = 'mod' }")],
         );
         let out = Rc::new(RefCell::new(String::new()));
         let lua = state(&f, out.clone()).unwrap();
         run_script(&lua, &f).unwrap();
-        assert_eq!(*out.borrow(), "tid\t3\t8\tmod\trun\na1\n");
+        assert_eq!(*out.borrow(), "tid\t3\t3\t8\tmod\trun\na1\n");
     }
 
     #[test]

@@ -215,6 +215,41 @@ fn sysbench_bundled_scripts_run_as_files_over_two_agents() {
     ));
     assert!(out.contains("Dropping table 'sbtest4'..."), "{out}");
     assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
+    // bulk_insert.lua: its prepare runs once yet makes a table per thread of --threads
+    // (sysbench.opt.threads as given); in the run each thread appends its events to its own
+    // table (the global thread_id, unique over the agents), flushed in thread_done.
+    let bulk = bundled("bulk_insert.lua");
+    let base = |rest: &[&str]| {
+        let mut v = vec![bulk.as_str(), "--threads=4", "--agents", agents.as_str()];
+        v.extend_from_slice(rest);
+        args(&v, &db)
+    };
+    let out = fleetbench_ok(&base(&["prepare"]));
+    for t in 1..=4 {
+        assert!(
+            out.contains(&format!("Creating table 'sbtest{t}'...")),
+            "{out}"
+        );
+    }
+    fleetbench_ok(&base(&["--events=4000", "--time=0", "run"]));
+    let per_table: Vec<(u64, u64)> = (1..=4)
+        .map(|t| {
+            let r = db.sql(&format!(
+                "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM sbtest.sbtest{t}"
+            ));
+            let mut f = r.split_whitespace().map(|v| v.parse::<u64>().unwrap());
+            (f.next().unwrap(), f.next().unwrap())
+        })
+        .collect();
+    // Every event's row is there, each thread's numbered 1..n in its own table.
+    assert_eq!(
+        per_table.iter().map(|(n, _)| n).sum::<u64>(),
+        4000,
+        "{per_table:?}"
+    );
+    assert!(per_table.iter().all(|(n, max)| n == max), "{per_table:?}");
+    fleetbench_ok(&base(&["cleanup"]));
+    assert_eq!(db.sql("SHOW TABLES FROM sbtest").trim(), "");
 }
 
 #[test]

@@ -116,7 +116,14 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
     let int = |n: &str, v: String| (n.to_string(), OptKind::Int, Some(v));
     let text = |n: &str, v: String| (n.to_string(), OptKind::String, Some(v));
     let built_in = [
-        int("threads", plan.threads.to_string()),
+        // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
+        // prepare makes one table per thread of the run to come, as in sysbench).
+        int(
+            "threads",
+            super::values::num(&raw.threads, "threads", plan.threads)
+                .unwrap_or(plan.threads)
+                .to_string(),
+        ),
         int("time", secs(plan.time)),
         int("events", plan.events.unwrap_or(0).to_string()),
         int("rate", (plan.rate as u64).to_string()),
