@@ -173,7 +173,7 @@ sysbench = {
       options = {},
       ARG_NULL = 0, ARG_BOOL = 1, ARG_INT = 2, ARG_SIZE = 3, ARG_DOUBLE = 4,
       ARG_STRING = 5, ARG_LIST = 6, ARG_FILE = 7,
-      PARALLEL_COMMAND = true,
+      PARALLEL_COMMAND = true, ARG_MAX = 8,
       command = env.command,
       script_path = env.script_path,
    },
@@ -182,9 +182,21 @@ sysbench = {
       type = { NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5,
                DOUBLE = 6, TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11,
                VARCHAR = 12 },
-      error = { NONE = 0, RESTART_EVENT = 1, FATAL = 2 },
+      -- sysbench's driver-level codes (IGNORABLE); RESTART_EVENT kept for scripts that
+      -- compare with it here rather than in sysbench.error.
+      error = { NONE = 0, IGNORABLE = 1, RESTART_EVENT = 1, FATAL = 2 },
    },
 }
+-- Whether the script defines a command, and whether it runs in every thread.
+function sysbench.cmdline.command_defined(name)
+   local c = sysbench.cmdline.commands
+   return type(c) == "table" and c[name] ~= nil
+end
+function sysbench.cmdline.command_parallel(name)
+   local c = sysbench.cmdline.commands
+   return type(c) == "table" and type(c[name]) == "table"
+      and c[name][2] == sysbench.cmdline.PARALLEL_COMMAND
+end
 for _, o in ipairs(env.opt) do
    sysbench.opt[o[1]] = opt_value(o[2], o[3])
 end

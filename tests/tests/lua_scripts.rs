@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::{
-    AgentProc, Scratch, expect_usage_error, fleetbench, fleetbench_ok, json, worker_threads,
+    AgentProc, Scratch, expect_usage_error, fleetbench, fleetbench_ok, json, run_tool,
+    worker_threads,
 };
 
 /// A script of sysbench's own, as Debian's package installs it (scripts/test.sh installs
@@ -575,4 +576,54 @@ fn sb_cnt_trx_counts_one_more_event_as_in_sysbench() {
         Some(100),
         "{j}"
     );
+}
+
+#[test]
+fn sysbench_opt_and_cmdline_hold_what_sysbench_shows() {
+    // The same command line through sysbench and through fleetbench over two agents: the
+    // built-in options' values and types (lists as tables, 0.5's names beside 1.0's), the
+    // script's own, sysbench.sql.error, ARG_MAX, command_defined/_parallel and thread_id.
+    let script = fixture("opts/opts.lua");
+    let (_a, _b, agents) = script_agents();
+    let common = [
+        "--threads=2",
+        "--events=2",
+        "--time=0",
+        "--mysql-host=127.0.0.1,localhost",
+        "--mysql-port=3307",
+        "--mine=7",
+        "--rand-spec-pct=3",
+    ];
+    let line = |out: &str| {
+        out.lines()
+            .find(|l| l.starts_with("opts: "))
+            .unwrap_or_else(|| panic!("no opts line:\n{out}"))
+            .to_string()
+    };
+    let sb = run_tool(
+        std::process::Command::new("sysbench")
+            .arg(&script)
+            .args(common)
+            .arg("run"),
+        "sysbench is installed (scripts/test.sh installs it): apt-get install sysbench",
+    );
+    let mut args: Vec<&str> = vec![&script];
+    args.extend(common);
+    args.extend(["--agents", &agents, "run"]);
+    let fb = fleetbench_ok(&args);
+    assert_eq!(line(&fb), line(&sb));
+    // And the line says what it should, not only what both say.
+    let l = line(&fb);
+    for part in [
+        "mine=number:7",
+        "threads=number:2 num_threads=number:1",
+        "rand_spec_pct=number:3",
+        "mysql_host={string:127.0.0.1,string:localhost} mysql_port={string:3307}",
+        "mysql_ignore_errors={string:1213,string:1020,string:1205}",
+        "sql.error={number:0,number:1,number:2}",
+        "defined={boolean:true,boolean:false,boolean:true}",
+        "thread_id=number:0",
+    ] {
+        assert!(l.contains(part), "{part} in {l}");
+    }
 }

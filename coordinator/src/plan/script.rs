@@ -115,18 +115,52 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
     };
     let int = |n: &str, v: String| (n.to_string(), OptKind::Int, Some(v));
     let text = |n: &str, v: String| (n.to_string(), OptKind::String, Some(v));
-    let built_in = [
-        // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
-        // prepare makes one table per thread of the run to come, as in sysbench).
-        int(
-            "threads",
-            super::values::num(&raw.threads, "threads", plan.threads)
-                .unwrap_or(plan.threads)
-                .to_string(),
-        ),
-        int("time", secs(plan.time)),
-        int("events", plan.events.unwrap_or(0).to_string()),
-        int("rate", (plan.rate as u64).to_string()),
+    let off = |n: &str| (n.to_string(), OptKind::Bool, Some("off".to_string()));
+    let list = |n: &str, v: String| (n.to_string(), OptKind::List, Some(v));
+    // A MySQL list option over the run's MySQL targets (the default's one when there are none).
+    let my_list = |f: &dyn Fn(&fleetbench_model::workloads::server::Target) -> Option<String>,
+                   none: &str| {
+        let items: Vec<String> = s
+            .targets
+            .iter()
+            .filter(|t| t.driver == Driver::Mysql)
+            .filter_map(f)
+            .collect();
+        if items.is_empty() {
+            none.to_string()
+        } else {
+            items.join(",")
+        }
+    };
+    // The last value given of a fleetbench option (by its name or an alias), else its default.
+    let given = |def: &OptionDef| {
+        raw.options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == def.name || def.aliases.contains(&n.as_str()))
+            .map_or(def.default.to_string(), |(_, v)| v.clone())
+    };
+    // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
+    // prepare makes one table per thread of the run to come, as in sysbench).
+    let threads = super::values::num(&raw.threads, "threads", plan.threads)
+        .unwrap_or(plan.threads)
+        .to_string();
+    let (time, events, rate) = (
+        secs(plan.time),
+        plan.events.unwrap_or(0).to_string(),
+        (plan.rate as u64).to_string(),
+    );
+    let mut built_in = vec![
+        int("threads", threads.clone()),
+        int("time", time.clone()),
+        int("events", events.clone()),
+        int("rate", rate.clone()),
+        // sysbench 1.0 keeps 0.5's names beside them: their values when the command line
+        // spells them so, their defaults otherwise.
+        int("num_threads", if raw.legacy { threads } else { "1".into() }),
+        int("max_time", if raw.legacy { time } else { "0".into() }),
+        int("max_requests", if raw.legacy { events } else { "0".into() }),
+        int("tx_rate", if raw.legacy { rate } else { "0".into() }),
         int("report_interval", secs(plan.report_interval)),
         int(
             "percentile",
@@ -139,13 +173,17 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         int("warmup_time", secs(Some(plan.warmup))),
         text("db_driver", t.driver.name().into()),
         text("db_ps_mode", ps.into()),
-        text("mysql_host", my.host.clone()),
-        int("mysql_port", my.port.to_string()),
-        text("mysql_socket", my.socket.clone().unwrap_or_default()),
+        // Lists in sysbench (--mysql-host=a,b): the MySQL targets' hosts, ports, sockets.
+        list("mysql_host", my_list(&|t| Some(t.host.clone()), &my.host)),
+        list(
+            "mysql_port",
+            my_list(&|t| Some(t.port.to_string()), &my.port.to_string()),
+        ),
+        list("mysql_socket", my_list(&|t| t.socket.clone(), "")),
         text("mysql_user", my.user.clone()),
         text("mysql_password", my.password.clone()),
         text("mysql_db", my.database.clone()),
-        text("mysql_ignore_errors", ignore),
+        list("mysql_ignore_errors", ignore),
         text("mysql_storage_engine", s.server.engine.clone()),
         text("pgsql_host", pg.host.clone()),
         int("pgsql_port", pg.port.to_string()),
@@ -158,7 +196,47 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
             Some(if raw.histogram.is_some() { "on" } else { "off" }.to_string()),
         ),
         int("verbosity", raw.verbosity.unwrap_or(3).to_string()),
+        // What sysbench shows for options fleetbench has no use for.
+        off("debug"),
+        off("validate"),
+        text("forced_shutdown", "off".into()),
+        off("help"),
+        int("thread_stack_size", "65536".into()),
+        (
+            "report_checkpoints".to_string(),
+            OptKind::List,
+            Some(String::new()),
+        ),
+        off("mysql_compression"),
+        off("mysql_dry_run"),
+        text("mysql_ssl_cipher", String::new()),
+        off("db_debug"),
+        off("mysql_debug"),
+        off("version"),
     ];
+    // --mysql-ssl: on or off as sysbench 1.0 shows it.
+    let ssl = raw
+        .options
+        .iter()
+        .rev()
+        .find(|(n, _)| n == "mysql-ssl")
+        .map_or("off".to_string(), |(_, v)| v.clone());
+    let ssl_on = matches!(ssl.as_str(), "on" | "true" | "yes" | "1");
+    built_in.push((
+        "mysql_ssl".to_string(),
+        OptKind::Bool,
+        Some(if ssl_on { "on" } else { "off" }.to_string()),
+    ));
+    for def in Distribution::OPTIONS
+        .iter()
+        .filter(|d| d.name != "rand-type")
+    {
+        let kind = match def.kind {
+            fleetbench_model::options::Kind::Count => OptKind::Int,
+            _ => OptKind::Double,
+        };
+        built_in.push((def.name.replace('-', "_"), kind, Some(given(def))));
+    }
     debug_assert!(
         built_in
             .iter()

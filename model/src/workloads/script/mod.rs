@@ -40,6 +40,30 @@ pub const BUILT_IN: &[&str] = &[
     "pgsql_db",
     "histogram",
     "verbosity",
+    // The random numbers' parameters, and sysbench 1.0's options fleetbench takes under
+    // other names or not at all, with the values sysbench shows for them.
+    "rand_spec_iter",
+    "rand_spec_pct",
+    "rand_spec_res",
+    "rand_pareto_h",
+    "rand_zipfian_exp",
+    "num_threads",
+    "max_requests",
+    "max_time",
+    "tx_rate",
+    "debug",
+    "validate",
+    "forced_shutdown",
+    "help",
+    "thread_stack_size",
+    "report_checkpoints",
+    "mysql_compression",
+    "mysql_dry_run",
+    "mysql_ssl",
+    "mysql_ssl_cipher",
+    "db_debug",
+    "mysql_debug",
+    "version",
 ];
 
 /// A script run as the plan validated it and an agent runs it.
