@@ -285,6 +285,11 @@ pub fn hooks(plan: &crate::plan::Plan) -> Result<Option<Hooks>, UsageError> {
 pub struct Hooks(std::sync::Mutex<fleetbench_script::hooks::Host>);
 
 impl Hooks {
+    /// The run is over: what `sysbench.report_json` left open is closed.
+    pub fn finish(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).finish();
+    }
+
     /// Whether the script replaces the interval lines.
     pub fn intermediate(&self) -> bool {
         self.0
@@ -336,7 +341,8 @@ impl Hooks {
         }
         let (lat, db) = (r.latency(), r.db());
         let stat = Stat {
-            threads_running: r.threads(),
+            // Every thread has stopped by the end report (sysbench shows 0 too).
+            threads_running: 0,
             time_interval: r.total_time().as_secs_f64(),
             time_total: r.total_time().as_secs_f64(),
             latency_pct: lat.requested_ms(percentile) / 1000.0,

@@ -3,6 +3,7 @@
 //! their own on a thread of their own (a Lua state stays on one thread), and sysbench's
 //! ready-made hooks (`sysbench.report_default`, `report_csv`, `report_json`).
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::mpsc;
 
@@ -127,11 +128,14 @@ impl Rates {
     }
 }
 
-/// sysbench's default interval line.
+/// sysbench.report_default's line: sysbench's interval line as its Lua hook prints it,
+/// which differs from the line sysbench prints without hooks in one place: `err/s` has no
+/// colon (sysbench 1.0.20 prints `err/s 0.00`, and scripts such as sysbench-tpcc's parse
+/// that).
 pub fn default_line(s: &Stat, percentile: f64) -> String {
     let r = Rates::of(s);
     format!(
-        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s {:.2} reconn/s: {:.2}",
         s.time_total,
         s.threads_running,
         r.tps,
@@ -166,11 +170,12 @@ pub fn csv_line(s: &Stat) -> String {
     line
 }
 
-/// sysbench.report_json's object.
-pub fn json_line(s: &Stat) -> String {
+/// sysbench.report_json's object, laid out as sysbench lays it out (no newline after it:
+/// the calls of one hook make one JSON array, see [`JsonArrays`]).
+pub fn json_object(s: &Stat) -> String {
     let r = Rates::of(s);
     format!(
-        "{{ \"time\": {:.0}, \"threads\": {}, \"tps\": {:.2}, \"qps\": {{ \"total\": {:.2}, \"reads\": {:.2}, \"writes\": {:.2}, \"other\": {:.2} }}, \"latency\": {:.2}, \"errors\": {:.2}, \"reconnects\": {:.2} }},",
+        "  {{\n    \"time\": {:4.0},\n    \"threads\": {},\n    \"tps\": {:.2},\n    \"qps\": {{\n      \"total\": {:.2},\n      \"reads\": {:.2},\n      \"writes\": {:.2},\n      \"other\": {:.2}\n    }},\n    \"latency\": {:.2},\n    \"errors\": {:.2},\n    \"reconnects\": {:.2}\n  }}",
         s.time_total,
         s.threads_running,
         r.tps,
@@ -184,8 +189,48 @@ pub fn json_line(s: &Stat) -> String {
     )
 }
 
+/// sysbench.report_json's output over a run, as sysbench writes it: each hook's calls make
+/// one JSON array (`[` before the first object, `,` between objects); the intermediate
+/// hook's array closes when the run ends (before the cumulative report), the cumulative
+/// hook's right after it. A parser reads each array whole.
+#[derive(Debug, Default)]
+pub struct JsonArrays {
+    /// Whether the array of Intermediate (0) and Cumulative (1) is open.
+    open: [bool; 2],
+}
+
+impl JsonArrays {
+    fn slot(which: Which) -> usize {
+        match which {
+            Which::Intermediate => 0,
+            Which::Cumulative => 1,
+        }
+    }
+
+    /// What goes before an object that `which`'s hook writes.
+    pub fn before_object(&mut self, which: Which) -> &'static str {
+        let open = &mut self.open[Self::slot(which)];
+        if std::mem::replace(open, true) {
+            ",\n"
+        } else {
+            "[\n"
+        }
+    }
+
+    /// What closes `which`'s array ("" when it is not open).
+    pub fn close(&mut self, which: Which) -> &'static str {
+        if std::mem::take(&mut self.open[Self::slot(which)]) {
+            "\n]\n"
+        } else {
+            ""
+        }
+    }
+}
+
 enum Ask {
     Call(Which, Stat, mpsc::Sender<Result<(), ScriptError>>),
+    /// The run is over: close what is open.
+    Finish(mpsc::Sender<()>),
 }
 
 /// The coordinator's state for a script's report hooks, on a thread of its own.
@@ -212,6 +257,9 @@ impl Host {
             .name("fb-script-hooks".into())
             .spawn(move || {
                 let output: Rc<dyn Fn(&str)> = Rc::new(output);
+                let arrays = Rc::new(RefCell::new(JsonArrays::default()));
+                // The hook running now: report_json's objects go to its array.
+                let running = Rc::new(Cell::new(Which::Intermediate));
                 let made = (|| {
                     let env = StateEnv {
                         files: &files,
@@ -222,18 +270,22 @@ impl Host {
                         driver: "mysql",
                         fast_calls: false,
                     };
+                    let (arrays, running) = (arrays.clone(), running.clone());
                     let lua = state::new_state(&env, |lua, raw| {
                         let out = output.clone();
                         raw.set(
                             "report",
                             lua.create_function(move |_, (kind, t): (String, Table)| {
                                 let s = Stat::from_table(&t);
-                                let line = match kind.as_str() {
-                                    "csv" => csv_line(&s),
-                                    "json" => json_line(&s),
-                                    _ => default_line(&s, percentile),
-                                };
-                                out(&format!("{line}\n"));
+                                match kind.as_str() {
+                                    "csv" => out(&format!("{}\n", csv_line(&s))),
+                                    "json" => {
+                                        let before =
+                                            arrays.borrow_mut().before_object(running.get());
+                                        out(&format!("{before}{}", json_object(&s)));
+                                    }
+                                    _ => out(&format!("{}\n", default_line(&s, percentile))),
+                                }
                                 Ok(())
                             })?,
                         )
@@ -262,12 +314,35 @@ impl Host {
                     hook(Which::Cumulative).is_some(),
                 );
                 let _ = ready_tx.send(Ok(set));
-                while let Ok(Ask::Call(which, stat, reply)) = rx.recv() {
+                let close = |which: Which| {
+                    let end = arrays.borrow_mut().close(which);
+                    if !end.is_empty() {
+                        output(end);
+                    }
+                };
+                while let Ok(ask) = rx.recv() {
+                    let (which, stat, reply) = match ask {
+                        Ask::Call(which, stat, reply) => (which, stat, reply),
+                        Ask::Finish(done) => {
+                            close(Which::Intermediate);
+                            close(Which::Cumulative);
+                            let _ = done.send(());
+                            continue;
+                        }
+                    };
+                    // The intervals' array ends before the end report, as in sysbench.
+                    if which == Which::Cumulative {
+                        close(Which::Intermediate);
+                    }
+                    running.set(which);
                     let r = match (hook(which), stat.to_table(&lua, which)) {
                         (Some(f), Ok(t)) => state::call::<_, ()>(&lua, &f, t),
                         (None, _) => Ok(()),
                         (_, Err(e)) => Err(ScriptError::from_lua(&e)),
                     };
+                    if which == Which::Cumulative {
+                        close(Which::Cumulative);
+                    }
                     let _ = reply.send(r);
                 }
             })
@@ -283,6 +358,14 @@ impl Host {
             intermediate,
             cumulative,
         }))
+    }
+
+    /// The run is over: closes the JSON arrays the hooks left open, and waits for it.
+    pub fn finish(&self) {
+        let (tx, rx) = mpsc::channel();
+        if self.tx.send(Ask::Finish(tx)).is_ok() {
+            let _ = rx.recv();
+        }
     }
 
     /// Calls a hook with `stat` and waits until it returned.
@@ -361,7 +444,58 @@ end
         };
         assert_eq!(
             default_line(&s, 95.0),
-            "[ 3s ] thds: 4 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 12.34 err/s: 0.00 reconn/s: 0.00"
+            "[ 3s ] thds: 4 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 12.34 err/s 0.00 reconn/s: 0.00"
         );
+    }
+
+    #[test]
+    fn report_json_writes_one_array_per_hook_as_sysbench() {
+        let files = Files {
+            path: "j.lua".into(),
+            main: "j.lua".into(),
+            files: vec![(
+                "j.lua".into(),
+                "sysbench.hooks.report_intermediate = sysbench.report_json\n\
+                 sysbench.hooks.report_cumulative = sysbench.report_json\n"
+                    .into(),
+            )],
+        };
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = out.clone();
+        let host = Host::start(files, "run".into(), Vec::new(), 95.0, move |s| {
+            sink.lock().unwrap().push_str(s)
+        })
+        .unwrap()
+        .expect("the script sets both hooks");
+        let stat = |t: f64| Stat {
+            threads_running: 2,
+            time_interval: 1.0,
+            time_total: t,
+            events: 10,
+            reads: 40,
+            latency_pct: 0.0015,
+            ..Stat::default()
+        };
+        host.call(Which::Intermediate, stat(1.0)).unwrap();
+        host.call(Which::Intermediate, stat(2.0)).unwrap();
+        host.call(Which::Cumulative, stat(2.0)).unwrap();
+        host.finish();
+        let text = out.lock().unwrap().clone();
+        // sysbench's layout, to the space.
+        assert!(
+            text.starts_with(
+                "[\n  {\n    \"time\":    1,\n    \"threads\": 2,\n    \"tps\": 10.00,\n    \"qps\": {\n      \"total\": 40.00,\n      \"reads\": 40.00,\n      \"writes\": 0.00,\n      \"other\": 0.00\n    },\n    \"latency\": 1.50,\n    \"errors\": 0.00,\n    \"reconnects\": 0.00\n  },\n  {\n    \"time\":    2,"
+            ),
+            "{text}"
+        );
+        // Two whole arrays: the intervals' (closed before the end report) and the end's.
+        let mut arrays = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
+        let first = arrays.next().unwrap().unwrap();
+        let second = arrays.next().unwrap().unwrap();
+        assert!(arrays.next().is_none(), "{text}");
+        assert_eq!(first.as_array().unwrap().len(), 2);
+        assert_eq!(first[1]["time"], 2);
+        assert_eq!(second.as_array().unwrap().len(), 1);
+        assert_eq!(second[0]["qps"]["reads"], 40.0);
     }
 }

@@ -103,6 +103,9 @@ async fn run_plan(
     let replaced = hooks
         .as_ref()
         .is_some_and(|h| h.cumulative(&result, plan.percentiles[0]));
+    if let Some(h) = &hooks {
+        h.finish();
+    }
     if extras.histogram {
         stdout::print(&report::histogram::text(&result.latency()));
     }
