@@ -353,6 +353,12 @@ fn a_sysbench_0_5_script_runs_with_its_globals_and_db_functions() {
     let db = MariaDb::start();
     let script = fixture("legacy/legacy_test.lua");
     fleetbench_ok(&args(&[&script, "--legacy-rows=20", "prepare"], &db));
+    // 0.5's MySQL option globals (mysql_table_engine, myisam_max_rows) made the table.
+    let ddl = db.sql("SHOW CREATE TABLE sbtest.fb_legacy");
+    assert!(
+        ddl.contains("ENGINE=InnoDB") && ddl.contains("MAX_ROWS=1000000"),
+        "{ddl}"
+    );
     assert_eq!(db.sql("SELECT COUNT(*) FROM sbtest.fb_legacy").trim(), "20");
     let out = fleetbench_ok(&args(
         &[

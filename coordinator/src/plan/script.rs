@@ -185,6 +185,10 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         text("mysql_db", my.database.clone()),
         list("mysql_ignore_errors", ignore),
         text("mysql_storage_engine", s.server.engine.clone()),
+        // sysbench 0.5's MySQL options, globals its tests/db scripts read.
+        text("mysql_table_engine", s.server.engine.clone()),
+        int("myisam_max_rows", "1000000".into()),
+        text("mysql_engine_trx", "auto".into()),
         text("pgsql_host", pg.host.clone()),
         int("pgsql_port", pg.port.to_string()),
         text("pgsql_user", pg.user.clone()),
