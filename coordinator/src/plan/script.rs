@@ -87,12 +87,15 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
     };
     let t = s.targets.first().cloned().unwrap_or_default();
     let ps = if s.db.prepared { "auto" } else { "disable" };
-    let ignore = raw
-        .options
-        .iter()
-        .rev()
-        .find(|(n, _)| n == "mysql-ignore-errors")
-        .map_or("1213,1020,1205".to_string(), |(_, v)| v.clone());
+    // The last value given of one of fleetbench's own options (any of `names`), else `or`.
+    let last = |names: &[&str], or: &str| {
+        raw.options
+            .iter()
+            .rev()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .map_or(or.to_string(), |(_, v)| v.clone())
+    };
+    let ignore = last(&["mysql-ignore-errors"], "1213,1020,1205");
     // The connection options of the target's own driver carry its values; the other
     // driver's keep their defaults, as sysbench.opt shows them in sysbench.
     let (my, pg) = {
@@ -131,14 +134,6 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         } else {
             items.join(",")
         }
-    };
-    // The last value given of a fleetbench option (by its name or an alias), else its default.
-    let given = |def: &OptionDef| {
-        raw.options
-            .iter()
-            .rev()
-            .find(|(n, _)| n == def.name || def.aliases.contains(&n.as_str()))
-            .map_or(def.default.to_string(), |(_, v)| v.clone())
     };
     // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
     // prepare makes one table per thread of the run to come, as in sysbench).
@@ -219,13 +214,10 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         off("version"),
     ];
     // --mysql-ssl: on or off as sysbench 1.0 shows it.
-    let ssl = raw
-        .options
-        .iter()
-        .rev()
-        .find(|(n, _)| n == "mysql-ssl")
-        .map_or("off".to_string(), |(_, v)| v.clone());
-    let ssl_on = matches!(ssl.as_str(), "on" | "true" | "yes" | "1");
+    let ssl_on = matches!(
+        last(&["mysql-ssl"], "off").as_str(),
+        "on" | "true" | "yes" | "1"
+    );
     built_in.push((
         "mysql_ssl".to_string(),
         OptKind::Bool,
@@ -239,7 +231,14 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
             fleetbench_model::options::Kind::Count => OptKind::Int,
             _ => OptKind::Double,
         };
-        built_in.push((def.name.replace('-', "_"), kind, Some(given(def))));
+        let names: Vec<&str> = std::iter::once(def.name)
+            .chain(def.aliases.iter().copied())
+            .collect();
+        built_in.push((
+            def.name.replace('-', "_"),
+            kind,
+            Some(last(&names, def.default)),
+        ));
     }
     debug_assert!(
         built_in
