@@ -442,8 +442,16 @@ sysbench.report_json = function(stat) raw.report("json", stat) end
 -- sysbench 0.5's interface: option globals, db_* and sb_rand*.
 db_driver = raw.driver_name
 DB_ERROR_NONE, DB_ERROR_RESTART_TRANSACTION, DB_ERROR_FAILED = 0, 1, 2
-for _, o in ipairs(env.opt) do
-   if rawget(_G, o[1]) == nil then _G[o[1]] = opt_value(o[2], o[3]) end
+-- Every option reads as a global too, as sysbench does for a script that declares no
+-- options of its own (0.5's); a script that declares some (1.0's) finds none, as in
+-- sysbench. Looked up in sysbench.opt rather than copied into every state's globals.
+do
+   local opt, cmdline = sysbench.opt, sysbench.cmdline
+   setmetatable(_G, { __index = function(_, k)
+      local declared = cmdline.options
+      if type(declared) == "table" and next(declared) ~= nil then return nil end
+      return opt[k]
+   end })
 end
 test = env.script_path
 -- sysbench 1.0 sets the global thread_id (sysbench.tid) in every state too; its bundled
