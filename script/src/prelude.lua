@@ -445,13 +445,21 @@ DB_ERROR_NONE, DB_ERROR_RESTART_TRANSACTION, DB_ERROR_FAILED = 0, 1, 2
 -- Every option reads as a global too, as sysbench does for a script that declares no
 -- options of its own (0.5's); a script that declares some (1.0's) finds none, as in
 -- sysbench. Looked up in sysbench.opt rather than copied into every state's globals.
+local function declares_options()
+   local declared = sysbench.cmdline.options
+   return type(declared) == "table" and next(declared) ~= nil
+end
 do
-   local opt, cmdline = sysbench.opt, sysbench.cmdline
+   local opt = sysbench.opt
    setmetatable(_G, { __index = function(_, k)
-      local declared = cmdline.options
-      if type(declared) == "table" and next(declared) ~= nil then return nil end
+      if declares_options() then return nil end
       return opt[k]
    end })
+end
+-- Called once the script's body has run: a script with options of its own reads its
+-- undefined globals as plain nils from then on (no lookup on its hot path).
+function __fb_loaded()
+   if declares_options() then setmetatable(_G, nil) end
 end
 test = env.script_path
 -- sysbench 1.0 sets the global thread_id (sysbench.tid) in every state too; its bundled

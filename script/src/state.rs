@@ -178,7 +178,13 @@ pub fn run_script(lua: &Lua, files: &Files) -> Result<(), ScriptError> {
     lua.load(files.main_text())
         .set_name(format!("@{}", files.main))
         .exec()
-        .map_err(|e| ScriptError::from_lua(&e))
+        .map_err(|e| ScriptError::from_lua(&e))?;
+    // The script has declared its options (or not): the prelude settles its globals.
+    let loaded: Function = lua
+        .globals()
+        .get("__fb_loaded")
+        .map_err(|e| ScriptError::from_lua(&e))?;
+    loaded.call(()).map_err(|e| ScriptError::from_lua(&e))
 }
 
 /// A global function of the script, if it defines one.
