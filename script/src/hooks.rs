@@ -385,23 +385,12 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn hooks_run_in_their_own_state_with_the_figures() {
+    /// A hooks state of the one-file script `text`, and what it printed.
+    fn host_of(text: &str) -> (Host, Arc<Mutex<String>>) {
         let files = Files {
             path: "h.lua".into(),
             main: "h.lua".into(),
-            files: vec![(
-                "h.lua".into(),
-                r#"
-calls = 0
-function sysbench.hooks.report_intermediate(stat)
-  calls = calls + 1
-  print(string.format("n=%d events=%d reads=%d", calls, stat.events, stat.reads))
-  sysbench.report_csv(stat)
-end
-"#
-                .into(),
-            )],
+            files: vec![("h.lua".into(), text.into())],
         };
         let out = Arc::new(Mutex::new(String::new()));
         let sink = out.clone();
@@ -410,6 +399,21 @@ end
         })
         .unwrap()
         .expect("the script sets a hook");
+        (host, out)
+    }
+
+    #[test]
+    fn hooks_run_in_their_own_state_with_the_figures() {
+        let (host, out) = host_of(
+            r#"
+calls = 0
+function sysbench.hooks.report_intermediate(stat)
+  calls = calls + 1
+  print(string.format("n=%d events=%d reads=%d", calls, stat.events, stat.reads))
+  sysbench.report_csv(stat)
+end
+"#,
+        );
         assert!(host.intermediate && !host.cumulative);
         let stat = Stat {
             threads_running: 2,
@@ -450,23 +454,11 @@ end
 
     #[test]
     fn report_json_writes_one_array_per_hook_as_sysbench() {
-        let files = Files {
-            path: "j.lua".into(),
-            main: "j.lua".into(),
-            files: vec![(
-                "j.lua".into(),
-                "sysbench.hooks.report_intermediate = sysbench.report_json\n\
-                 sysbench.hooks.report_cumulative = sysbench.report_json\n"
-                    .into(),
-            )],
-        };
-        let out = Arc::new(Mutex::new(String::new()));
-        let sink = out.clone();
-        let host = Host::start(files, "run".into(), Vec::new(), 95.0, move |s| {
-            sink.lock().unwrap().push_str(s)
-        })
-        .unwrap()
-        .expect("the script sets both hooks");
+        let (host, out) = host_of(
+            "sysbench.hooks.report_intermediate = sysbench.report_json\n\
+             sysbench.hooks.report_cumulative = sysbench.report_json\n",
+        );
+        assert!(host.intermediate && host.cumulative);
         let stat = |t: f64| Stat {
             threads_running: 2,
             time_interval: 1.0,
