@@ -37,6 +37,7 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
 async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     // For the result's meta: as typed, secrets masked.
     let command_line = report::meta::masked_command_line(&args);
+    let argv = report::meta::masked_args(&args);
     if commands::pgbench::asked(&args) {
         return commands::pgbench::run(args, command_line).await;
     }
@@ -73,6 +74,7 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
                 raw,
                 extras,
                 command_line,
+                argv,
             };
             if matches!(Which::of(&inv.raw), Which::Scenario) {
                 commands::scenario::run(&inv, &link).await

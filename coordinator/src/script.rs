@@ -114,6 +114,7 @@ fn discover(files: &Files, command: &str) -> Result<(Vec<ScriptOption>, Commands
         output: Rc::new(move |s: &str| out.borrow_mut().push_str(s)),
         driver: "mysql",
         fast_calls: false,
+        argv: &[],
     };
     let failed =
         |e: fleetbench_script::ScriptError| UsageError(format!("{}: {}", files.path, e.message));
@@ -273,6 +274,7 @@ pub fn hooks(plan: &crate::plan::Plan) -> Result<Option<Hooks>, UsageError> {
         s.files.clone(),
         s.command.clone(),
         s.opt.clone(),
+        s.argv.clone(),
         plan.percentiles.first().copied().unwrap_or(95.0),
         crate::report::stdout::script_output,
     )

@@ -449,6 +449,7 @@ pub fn script_to_proto(c: &ScriptConfig) -> pb::ScriptSpec {
             bag.0.extend(c.distribution.to_options().0);
             bag.into_bag()
         },
+        argv: c.argv.clone(),
     }
 }
 
@@ -516,6 +517,7 @@ pub fn script_from_proto(s: &pb::ScriptSpec) -> Result<ScriptConfig, WireError> 
         server,
         db: group(&s.options, "script")?,
         distribution: group(&s.options, "script")?,
+        argv: s.argv.clone(),
     })
 }
 

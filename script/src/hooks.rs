@@ -248,6 +248,7 @@ impl Host {
         files: Files,
         command: String,
         opt: Vec<OptValue>,
+        argv: Vec<String>,
         percentile: f64,
         output: impl Fn(&str) + Send + 'static,
     ) -> Result<Option<Host>, ScriptError> {
@@ -269,6 +270,7 @@ impl Host {
                         output: output.clone(),
                         driver: "mysql",
                         fast_calls: false,
+                        argv: &argv,
                     };
                     let (arrays, running) = (arrays.clone(), running.clone());
                     let lua = state::new_state(&env, |lua, raw| {
@@ -394,9 +396,14 @@ mod tests {
         };
         let out = Arc::new(Mutex::new(String::new()));
         let sink = out.clone();
-        let host = Host::start(files, "run".into(), Vec::new(), 95.0, move |s| {
-            sink.lock().unwrap().push_str(s)
-        })
+        let host = Host::start(
+            files,
+            "run".into(),
+            Vec::new(),
+            Vec::new(),
+            95.0,
+            move |s| sink.lock().unwrap().push_str(s),
+        )
         .unwrap()
         .expect("the script sets a hook");
         (host, out)

@@ -176,6 +176,7 @@ sysbench = {
       PARALLEL_COMMAND = true, ARG_MAX = 8,
       command = env.command,
       script_path = env.script_path,
+      argv = env.argv,
    },
    rand = {},
    sql = {

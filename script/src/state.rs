@@ -74,6 +74,8 @@ pub struct StateEnv<'a> {
     /// The state gets LuaJIT's FFI for the prelude's hot path (the caller's raw table
     /// then has `ffi`: the addresses of its functions); scripts never see it.
     pub fast_calls: bool,
+    /// `sysbench.cmdline.argv`: the command line word by word, the program at index 0.
+    pub argv: &'a [String],
 }
 
 /// Makes a state for `env`: the sandboxed libraries, the raw functions (`register` adds
@@ -164,6 +166,11 @@ pub fn new_state(
             opts.raw_set(i + 1, t)?;
         }
         e.set("opt", opts)?;
+        let argv = lua.create_table()?;
+        for (i, a) in env.argv.iter().enumerate() {
+            argv.raw_set(i, a.as_str())?;
+        }
+        e.set("argv", argv)?;
         lua.load(PRELUDE)
             .set_name("@fleetbench-prelude.lua")
             .call::<()>((raw, e))?;
@@ -387,6 +394,7 @@ mod tests {
             output: Rc::new(move |s| sink.borrow_mut().push_str(s)),
             driver: "mysql",
             fast_calls: true,
+            argv: &[],
         };
         new_state(&env, |_, _| Ok(()))
     }
@@ -503,6 +511,7 @@ sysbench.cmdline.commands = { a = {cmd_a, sysbench.cmdline.PARALLEL_COMMAND}, b 
             }),
             driver: "mysql",
             fast_calls: false,
+            argv: &[],
         };
         let lua = new_state(&env, |_, _| Ok(())).unwrap();
         run_script(&lua, &f).unwrap();

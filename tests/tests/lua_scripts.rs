@@ -461,8 +461,14 @@ fn scripts_are_refused_where_they_must_be() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_ne!(out.status.code(), Some(0), "{all}");
-        assert!(all.contains(needle), "{needle}: {all}");
+        // A failure after the start: exit 1, and the error on stderr in one line.
+        assert_eq!(out.status.code(), Some(1), "{all}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error: run on agent "))
+            .unwrap_or_else(|| panic!("no error line: {all}"));
+        assert!(line.contains(needle), "{needle}: {all}");
         assert!(
             started.elapsed() < std::time::Duration::from_secs(20),
             "the run ended at once, not at its time: {all}"
@@ -618,6 +624,22 @@ fn sysbench_opt_and_cmdline_hold_what_sysbench_shows() {
     args.extend(["--agents", &agents, "run"]);
     let fb = fleetbench_ok(&args);
     assert_eq!(line(&fb), line(&sb));
+    // sysbench.cmdline.argv: the command line as typed, word by word.
+    let argv = |out: &str| {
+        out.lines()
+            .find(|l| l.starts_with("argv: "))
+            .unwrap_or_else(|| panic!("no argv line:\n{out}"))
+            .to_string()
+    };
+    let typed = |extra: &[&str]| {
+        let mut w = vec!["argv: string", script.as_str()];
+        w.extend(common);
+        w.extend(extra);
+        w.push("run");
+        w.join(" ")
+    };
+    assert_eq!(argv(&sb), typed(&[]));
+    assert_eq!(argv(&fb), typed(&["--agents", &agents]));
     // And the line says what it should, not only what both say.
     let l = line(&fb);
     for part in [

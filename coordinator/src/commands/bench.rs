@@ -15,10 +15,13 @@ use crate::sweep::Extras;
 /// Plans the command line and runs it on its agents.
 pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
     let (raw, extras) = (&inv.raw, &inv.extras);
-    let plan = Plan {
+    let mut plan = Plan {
         command_line: inv.command_line.clone(),
         ..plan::build(raw)?
     };
+    if let plan::Workload::Script(s) = &mut plan.workload {
+        s.argv = inv.argv.clone();
+    }
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
@@ -97,7 +100,16 @@ async fn run_plan(
         metrics: extras.metrics.clone(),
         hooks: hooks.clone(),
     };
-    let result = measure(plan, conns, live).await?;
+    let result = match measure(plan, conns, live).await {
+        Ok(r) => r,
+        Err(e) => {
+            // What `sysbench.report_json` opened is closed, so that its output still parses.
+            if let Some(h) = &hooks {
+                h.finish();
+            }
+            return Err(e);
+        }
+    };
     // A script's report_cumulative hook prints the end report in place of the usual one,
     // as in sysbench (the result files still have every figure).
     let replaced = hooks
@@ -131,6 +143,12 @@ async fn run_plan(
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
     super::single_outputs(plan, &result, extras)?;
+    // A script's own error failed the run (sysbench's FATAL): one line on stderr and exit 1,
+    // after the report of what ran before it.
+    if let Some(why) = script_failed(plan, &result) {
+        eprintln!("error: {why}");
+        return Ok(exit::EXIT_FAILED);
+    }
     let degraded = result
         .agents
         .iter()
@@ -139,4 +157,18 @@ async fn run_plan(
         exit::EXIT_OK if down => Ok(exit::EXIT_TARGET_DOWN),
         code => Ok(code),
     }
+}
+
+/// The first agent that stopped the run for a runtime error of the plan's script, with
+/// the error (the agent words its reason "script error: FILE:LINE: ...").
+fn script_failed(plan: &Plan, result: &merge::RunResult) -> Option<String> {
+    if !matches!(plan.workload, plan::Workload::Script(_)) {
+        return None;
+    }
+    result.agents.iter().find_map(|a| match &a.status {
+        merge::AgentStatus::Aborted(why) if why.starts_with("script error") => {
+            Some(format!("run on agent {}: {why}", a.addr))
+        }
+        _ => None,
+    })
 }

@@ -34,6 +34,8 @@ pub struct Invocation {
     pub raw: Box<RawArgs>,
     pub extras: Extras,
     pub command_line: String,
+    /// The same words one by one, for a script's `sysbench.cmdline.argv`.
+    pub argv: Vec<String>,
 }
 
 /// A command line after clap: the arguments to run, or text it asked for (help, version).

@@ -78,6 +78,7 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
         raw,
         extras,
         command_line,
+        ..
     } = inv;
     let (cmd, path) = scenario_path(raw, extras)?;
     let file = topology::load(&path, &cli_agent_args(raw))?;

@@ -73,6 +73,7 @@ pub(super) fn workload(raw: &RawArgs, sa: &ScriptArgs) -> Result<(Workload, Comm
             server,
             db,
             distribution,
+            argv: Vec::new(),
         })),
         command,
     ))

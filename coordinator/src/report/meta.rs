@@ -61,6 +61,16 @@ fn is_secret_option(name: &str) -> bool {
 /// options and the passwords in `scheme://user:password@host` URLs become `***`. Words are
 /// quoted for a shell when they need it.
 pub fn masked_command_line(args: &[std::ffi::OsString]) -> String {
+    masked_args(args)
+        .iter()
+        .map(|a| shell_word(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The words of the command line, the values of secrets masked as in
+/// [`masked_command_line`] (a script's `sysbench.cmdline.argv`).
+pub fn masked_args(args: &[std::ffi::OsString]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut mask_next = false;
     // tpcc-mysql's letters: `-p PASSWORD` or `-pPASSWORD`.
@@ -88,9 +98,9 @@ pub fn masked_command_line(args: &[std::ffi::OsString]) -> String {
         } else {
             mask_url_passwords(&a)
         };
-        out.push(shell_word(&shown));
+        out.push(shown);
     }
-    out.join(" ")
+    out
 }
 
 /// Replaces the password of every `scheme://user:password@` in `s` by `***`.
@@ -169,6 +179,22 @@ mod tests {
     fn line(words: &[&str]) -> String {
         let v: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
         masked_command_line(&v)
+    }
+
+    #[test]
+    fn a_scripts_argv_has_the_words_unquoted_and_the_secrets_masked() {
+        let v: Vec<std::ffi::OsString> = ["fleetbench", "my test.lua", "--token", "t0k", "run"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        assert_eq!(
+            masked_args(&v),
+            ["fleetbench", "my test.lua", "--token", "***", "run"]
+        );
+        assert_eq!(
+            masked_command_line(&v),
+            "fleetbench 'my test.lua' --token *** run"
+        );
     }
 
     #[test]

@@ -64,6 +64,7 @@ impl MainState {
                     output: Rc::new(move |s: &str| output.push(s)),
                     driver: cfg.targets.first().map_or("mysql", |t| t.driver.name()),
                     fast_calls: false,
+                    argv: &cfg.argv,
                 };
                 let made = state::new_state(&env, |_, _| Ok(())).and_then(|lua| {
                     state::run_script(&lua, &cfg.files)?;

@@ -1114,6 +1114,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
             output: Rc::new(move |s: &str| output.push(s)),
             driver: cfg.targets.first().map_or("mysql", |t| t.driver.name()),
             fast_calls: true,
+            argv: &cfg.argv,
         };
         let lua =
             state::new_state(&env, |lua, raw| register(lua, raw, &ctx)).map_err(script_failed)?;
@@ -1299,7 +1300,8 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
             }
             Err(e) => {
                 let e = fleetbench_script::ScriptError::from_lua(&e);
-                tracing::warn!("script error: {}", e.message);
+                // The coordinator reports it; the agent's log keeps it too.
+                tracing::info!("script error: {}", e.message);
                 tracing::debug!("{}", e.traceback);
                 Step::Fatal(format!("script error: {}", e.message))
             }

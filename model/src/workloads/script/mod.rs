@@ -88,4 +88,7 @@ pub struct ScriptConfig {
     /// --db-ps-mode and --mysql-ignore-errors.
     pub db: OltpDb,
     pub distribution: Distribution,
+    /// `sysbench.cmdline.argv`: the coordinator's command line word by word (the program
+    /// first, secrets masked); empty for a run from a scenario file.
+    pub argv: Vec<String>,
 }
