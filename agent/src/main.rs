@@ -141,12 +141,14 @@ async fn run() -> anyhow::Result<()> {
         }),
         _ => None,
     };
+    let stuck = std::sync::Arc::new(tokio::sync::Notify::new());
     let options = fleetbench_agent::AgentOptions {
         token,
         tls,
         work_dir,
         name: args.name.clone(),
         allow_scripts: args.allow_scripts,
+        stuck: Some(stuck.clone()),
     };
     let (signalled, mut exit_soon) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {
@@ -157,6 +159,12 @@ async fn run() -> anyhow::Result<()> {
     tokio::pin!(serve);
     tokio::select! {
         r = &mut serve => r?,
+        // Worker threads that never return (a script's endless loop) end only with the
+        // process: exit, so that the service manager starts a clean agent.
+        _ = stuck.notified() => {
+            tracing::error!("a run left worker threads that never return: exiting so that the agent starts again clean");
+            std::process::exit(EXIT_STUCK);
+        }
         // The work is stopped at once; a coordinator that does not hang up afterwards
         // must not keep the agent alive.
         _ = async {
@@ -166,6 +174,10 @@ async fn run() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The exit code when a run left worker threads behind that never return (`Restart=` of
+/// the systemd unit starts the agent again).
+const EXIT_STUCK: i32 = 75;
 
 /// How long after SIGTERM or SIGINT the agent waits for its calls to end before exiting.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);

@@ -21,6 +21,12 @@ use fleetbench_model::counters::IoCounters;
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
 pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
 
+/// How long workers may take to leave once the run is cancelled (their sockets shut).
+/// One still busy then is in code that does not return (a script's endless loop, which
+/// no hook reaches in LuaJIT's compiled code): the run ends without it, and only the
+/// process's end stops it.
+pub const STUCK_GRACE: Duration = Duration::from_secs(3);
+
 /// Limits and cadence of one run on this agent.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -278,6 +284,8 @@ pub struct FinalReport {
     pub tail: WorkerTail,
     /// Open loop: the queue when the run ended, and all its arrivals.
     pub open: Option<QueueState>,
+    /// Workers still busy [`STUCK_GRACE`] after the cancel, left behind on their threads.
+    pub stuck: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -638,16 +646,34 @@ impl PreparedRun {
             warmup_arrivals: 0,
             last_running: self.slots.len() as u32,
         };
+        // When the loop first saw the run cancelled: workers get STUCK_GRACE from then.
+        let mut cancelled_at: Option<tokio::time::Instant> = None;
+        let mut stuck = 0;
         loop {
             // Ticks that would end at or after the deadline are never sent (as in sysbench):
             // what runs past the last full tick is in the final report only.
             let ticking = deadline.is_none_or(|d| ticks.next_tick < d);
-            let (wake, hard) = self.next_wake(warming, &ticks, ticking, deadline);
+            let (mut wake, hard) = self.next_wake(warming, &ticks, ticking, deadline);
+            if self.control.is_cancelled() {
+                let give_up =
+                    *cancelled_at.get_or_insert_with(tokio::time::Instant::now) + STUCK_GRACE;
+                wake = Some(wake.map_or(give_up, |w| w.min(give_up)));
+            }
             tokio::select! {
                 _ = self.all_done.notified() => break,
                 _ = sleep_until_some(wake) => {}
             }
             let now = tokio::time::Instant::now();
+            if cancelled_at.is_some_and(|c| now >= c + STUCK_GRACE) {
+                stuck = self.running.load(Ordering::Acquire) as u32;
+                if stuck > 0 {
+                    tracing::error!(
+                        "{stuck} worker(s) still busy {}s after the run was cancelled: left behind (code that does not return, such as a script's endless loop)",
+                        STUCK_GRACE.as_secs()
+                    );
+                    break;
+                }
+            }
             if warming && now >= start {
                 // Nothing of the warm-up was recorded; only its arrivals are left to skip.
                 warming = false;
@@ -673,10 +699,24 @@ impl PreparedRun {
                     .await;
             }
         }
-        for h in self.handles.drain(..) {
-            let _ = h.join();
+        if stuck == 0 {
+            for h in self.handles.drain(..) {
+                let _ = h.join();
+            }
+        } else {
+            // Joining would wait forever: the threads are left to the process's end.
+            self.handles.clear();
         }
-        self.final_report(ticks, &intervals).await
+        let mut fin = self.final_report(ticks, &intervals).await;
+        if stuck > 0 {
+            fin.stuck = stuck;
+            fin.aborted = Some(format!(
+                "{}; {stuck} worker thread(s) did not return within {}s (code that never returns, such as an endless loop in a script) and were left running",
+                fin.aborted.as_deref().unwrap_or("stopped"),
+                STUCK_GRACE.as_secs()
+            ));
+        }
+        fin
     }
 
     /// When the ticker wakes next: the end of the warm-up, the next tick, the deadline;
@@ -824,6 +864,7 @@ impl PreparedRun {
             sample: cumulative,
             threads: self.slots.iter().map(|s| s.totals()).collect(),
             aborted: self.control.abort_reason(),
+            stuck: 0,
             tail,
             open: open.map(|q| QueueState {
                 arrivals: q.arrivals.saturating_sub(warmup_arrivals),

@@ -58,6 +58,11 @@ pub struct AgentOptions {
     /// Runs sysbench Lua scripts its coordinators send (`--allow-scripts`): a script is
     /// code, so an agent refuses them unless its operator says otherwise.
     pub allow_scripts: bool,
+    /// Told when a run leaves worker threads behind that never return (a script's endless
+    /// loop: LuaJIT's compiled code cannot be interrupted). Only the process's end stops
+    /// them, so the agent binary exits on it and its service manager starts it again; the
+    /// coordinator's embedded agents end with the coordinator anyway.
+    pub stuck: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Default for AgentOptions {
@@ -68,6 +73,7 @@ impl Default for AgentOptions {
             work_dir: std::env::current_dir().unwrap_or_else(|_| "/".into()),
             name: None,
             allow_scripts: false,
+            stuck: None,
         }
     }
 }
@@ -103,12 +109,23 @@ impl Default for AgentService {
 }
 
 /// Marks the agent busy for as long as it lives.
-struct BusyGuard(Arc<Mutex<Option<BusyInfo>>>, Arc<Mutex<Option<Stopper>>>);
+struct BusyGuard(
+    Arc<Mutex<Option<BusyInfo>>>,
+    Arc<Mutex<Option<Stopper>>>,
+    Option<Arc<tokio::sync::Notify>>,
+);
 
 impl BusyGuard {
     /// Lets the Stop RPC stop this work.
     fn set_stopper(&self, stop: Stopper) {
         *self.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(stop);
+    }
+
+    /// The work left worker threads behind that never return ([`AgentOptions::stuck`]).
+    fn left_stuck_workers(&self) {
+        if let Some(n) = &self.2 {
+            n.notify_one();
+        }
     }
 }
 
@@ -187,7 +204,11 @@ impl AgentService {
             )));
         }
         *busy = Some(info);
-        Ok(BusyGuard(self.busy.clone(), self.stopper.clone()))
+        Ok(BusyGuard(
+            self.busy.clone(),
+            self.stopper.clone(),
+            self.options.stuck.clone(),
+        ))
     }
 }
 
@@ -1059,6 +1080,20 @@ async fn drive(
         }
     };
     info!(run = %run_id, events = fin.sample.events, aborted = ?fin.aborted, "run finished");
+    if fin.stuck > 0 {
+        // The coordinator hears it first; the agent's end comes after.
+        send_output(&tx).await;
+        let _ = tx
+            .send(Ok(event(run_event::Msg::Final(report::final_to_proto(
+                &fin,
+            )))))
+            .await;
+        watcher.abort();
+        // Until the coordinator has read it (it hangs up), for at most a few seconds.
+        let _ = tokio::time::timeout(Duration::from_secs(3), tx.closed()).await;
+        busy.left_stuck_workers();
+        return;
+    }
     // The workers are gone: the agent is free before the coordinator learns the run is
     // over, so a next coordinator started right after it is never turned away as busy.
     drop(busy);

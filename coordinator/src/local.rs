@@ -66,6 +66,8 @@ pub async fn start_for(plan: &crate::plan::Plan) -> anyhow::Result<Option<LocalA
         name: None,
         // An embedded agent runs scripts, as sysbench itself would on this host.
         allow_scripts: true,
+        // Threads a run leaves behind end with this process.
+        stuck: None,
     };
     let own_dirs = *k > 1 && matches!(plan.workload, crate::plan::Workload::Fileio(_));
     start(*k, options, own_dirs)

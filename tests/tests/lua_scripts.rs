@@ -478,6 +478,56 @@ fn scripts_are_refused_where_they_must_be() {
 }
 
 #[test]
+fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
+    // An endless loop in `event`: no hook reaches LuaJIT's compiled loop, so the run gives
+    // its workers up a few seconds after the cancel, the coordinator hears why, and the
+    // agent binary exits (75) for its service manager to start it again.
+    let db = MariaDb::start();
+    let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);
+    let script = fixture("refused/endless.lua");
+    let argv = args(
+        &[
+            &script,
+            "--threads=2",
+            "--time=1",
+            "--agents",
+            &agent.addr,
+            "run",
+        ],
+        &db,
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let started = std::time::Instant::now();
+    let out = fleetbench(&argv);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert!(
+        all.contains("2 worker thread(s) did not return"),
+        "the report says why: {all}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "the run ended: {all}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let status = loop {
+        if let Some(s) = agent.child.try_wait().expect("agent status") {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent with threads left behind did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(75), "{status:?}");
+}
+
+#[test]
 fn a_script_with_its_own_loop_runs_its_events_and_its_hook_replaces_the_report() {
     let db = MariaDb::start();
     let script = fixture("own_loop/own_loop.lua");
