@@ -15,7 +15,7 @@ use fleetbench_proto::v1::{
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::report;
 use crate::runner::{IntervalReport, OpenProgress, PreparedRun, RunConfig};
@@ -493,9 +493,15 @@ impl<F: std::future::Future<Output = Result<PreparedRun, OpenError>>> Opening<F>
                     let msg = event(run_event::Msg::Output(pb::ScriptOutput { text }));
                     let _ = tx.send(Ok(msg)).await;
                 }
+                let stuck = matches!(e, OpenError::Stuck(_));
                 let _ = tx
                     .send(Err(Status::failed_precondition(e.to_string())))
                     .await;
+                if stuck {
+                    error!("{e}");
+                    let _ = tokio::time::timeout(Duration::from_secs(3), tx.closed()).await;
+                    guard.left_stuck_workers();
+                }
             }
         }
     }

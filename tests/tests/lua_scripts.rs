@@ -513,6 +513,33 @@ fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
         started.elapsed() < std::time::Duration::from_secs(40),
         "the run ended: {all}"
     );
+    exits_for_a_restart(&mut agent);
+    // The same in thread_init: the coordinator gives up on the agent's readiness, and the
+    // agent on the threads.
+    let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);
+    let script = fixture("refused/endless_init.lua");
+    let argv = args(
+        &[
+            &script,
+            "--threads=2",
+            "--time=1",
+            "--ready-timeout=2",
+            "--agents",
+            &agent.addr,
+            "run",
+        ],
+        &db,
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let out = fleetbench(&argv);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("was not ready within 2s"), "{err}");
+    exits_for_a_restart(&mut agent);
+}
+
+/// Waits (15 s at most) for `agent` to exit with the code that asks for a restart.
+fn exits_for_a_restart(agent: &mut AgentProc) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     let status = loop {
         if let Some(s) = agent.child.try_wait().expect("agent status") {

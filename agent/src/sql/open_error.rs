@@ -32,6 +32,10 @@ pub enum OpenError {
     Prepare { target: String, message: String },
     #[error("the run was cancelled while its connections were opening")]
     Cancelled,
+    /// Workers that never return from the opening (a script's endless loop in
+    /// `thread_init`): they are left behind, and a standalone agent ends to stop them.
+    #[error("{0}")]
+    Stuck(String),
     /// A setting of the agent's environment is not valid.
     #[error("{0}")]
     Setting(String),

@@ -15,7 +15,7 @@ use fleetbench_model::workloads::script::ScriptConfig;
 use fleetbench_script::state::{self, StateEnv};
 use tokio::sync::mpsc;
 
-use crate::runner::{OpenProgress, PreparedRun, RunConfig};
+use crate::runner::{OpenProgress, PreparedRun, RunConfig, STUCK_GRACE};
 use crate::sql::Client;
 use crate::sql::asynch::AsyncClient;
 use crate::sql::mysql;
@@ -49,9 +49,16 @@ struct MainState {
 }
 
 impl MainState {
-    /// Starts the state on a thread of its own and runs the script's body and `init`.
-    fn start(cfg: Arc<ScriptConfig>, tid: u32, output: Arc<Output>) -> Result<MainState, String> {
-        let (ready_tx, ready_rx) = std_mpsc::channel::<Result<(), String>>();
+    /// Starts the state on a thread of its own and runs the script's body and `init`;
+    /// gives up on an `init` that has not returned [`STUCK_GRACE`] after `progress` was
+    /// cancelled (the thread is left behind).
+    async fn start(
+        cfg: Arc<ScriptConfig>,
+        tid: u32,
+        output: Arc<Output>,
+        progress: &OpenProgress,
+    ) -> Result<MainState, OpenError> {
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         let (done_tx, done_rx) = std_mpsc::channel::<std_mpsc::Sender<Result<(), String>>>();
         std::thread::Builder::new()
             .name("fb-script-main".into())
@@ -95,10 +102,14 @@ impl MainState {
                     let _ = reply.send(r);
                 }
             })
-            .map_err(|e| format!("cannot start the script's thread: {e}"))?;
-        ready_rx
-            .recv()
-            .map_err(|_| "the script's thread ended".to_string())??;
+            .map_err(|e| OpenError::Setting(format!("cannot start the script's thread: {e}")))?;
+        let ready = until_stuck(ready_rx, progress, || {
+            "the script's init() did not return".to_string()
+        })
+        .await?;
+        ready
+            .map_err(|_| OpenError::Setting("the script's thread ended".into()))?
+            .map_err(OpenError::Setting)?;
         Ok(MainState { done: done_tx })
     }
 }
@@ -129,14 +140,13 @@ impl ThreadWorkload for Done {
 /// database; for MySQL, mysql_async when the server wants a login the lean client does
 /// not speak.
 pub async fn open_run(open: ScriptThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
-    let main = {
-        let (cfg, output) = (open.cfg.clone(), open.output.clone());
-        let tid = open.first_thread as u32;
-        tokio::task::spawn_blocking(move || MainState::start(cfg, tid, output))
-            .await
-            .map_err(|e| OpenError::Setting(format!("script error: {e}")))?
-            .map_err(OpenError::Setting)?
-    };
+    let main = MainState::start(
+        open.cfg.clone(),
+        open.first_thread as u32,
+        open.output.clone(),
+        &open.progress,
+    )
+    .await?;
     let done = Arc::new(Done(Mutex::new(Some(main))));
     if open.cfg.targets.first().map(|t| t.driver) == Some(Driver::Pgsql) {
         return open_workers::<PgConn>(open, config, done)
@@ -246,7 +256,16 @@ async fn open_workers<C: Client + 'static>(
     let mut failure: Option<LeanOpenError> = None;
     let mut reports = 0;
     while reports < threads {
-        let Some(r) = rx.recv().await else { break };
+        let next = until_stuck(rx.recv(), &open.progress, || {
+            format!(
+                "{} worker thread(s) did not return from the script's thread_init()",
+                threads - reports
+            )
+        });
+        // Left behind: joining them (release_workers) would wait forever.
+        let Some(r) = next.await.map_err(LeanOpenError::Open)? else {
+            break;
+        };
         reports += 1;
         if let Err(e) = r {
             if matches!(e, LeanOpenError::Open(_)) {
@@ -268,4 +287,33 @@ async fn open_workers<C: Client + 'static>(
     }
     run.connect_retries = gate.retries();
     Ok(run)
+}
+
+/// Awaits `f`, unless `progress` is cancelled and `f` is still not done [`STUCK_GRACE`]
+/// later: then script code that never returns holds it (LuaJIT's compiled loops reach no
+/// hook), and the error says what did not return (`what`) and that only the agent's end
+/// stops it.
+async fn until_stuck<T>(
+    f: impl std::future::Future<Output = T>,
+    progress: &OpenProgress,
+    what: impl FnOnce() -> String,
+) -> Result<T, OpenError> {
+    tokio::pin!(f);
+    let mut cancelled_at: Option<tokio::time::Instant> = None;
+    loop {
+        tokio::select! {
+            v = &mut f => return Ok(v),
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        if progress.is_cancelled() {
+            let at = *cancelled_at.get_or_insert_with(tokio::time::Instant::now);
+            if at.elapsed() >= STUCK_GRACE {
+                return Err(OpenError::Stuck(format!(
+                    "{} within {}s of the cancel (code that never returns, such as an endless loop): left behind",
+                    what(),
+                    STUCK_GRACE.as_secs()
+                )));
+            }
+        }
+    }
 }
