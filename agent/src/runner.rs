@@ -1,7 +1,7 @@
 //! Runs one benchmark on this agent: worker OS threads held at a start gate until Go, an
 //! interval ticker that drains every worker's recorder once per tick, and a final summary.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -93,6 +93,9 @@ pub struct Control {
     last_finish_ns: AtomicU64,
     /// Raised with an abort (not when time is up): the hard deadline need not fire again.
     cancelled: AtomicBool,
+    /// Threads of the workload's own given up as stuck (a script's `done()` that never
+    /// returns), beside workers the run leaves behind.
+    left_behind: AtomicU32,
     /// Sockets of the OLTP workers' connections, shut down by an abort so that a
     /// blocking read (a statement waiting on a lock) returns at once.
     pub(crate) sockets: Arc<Sockets>,
@@ -118,6 +121,7 @@ impl Control {
             clock: std::sync::OnceLock::new(),
             last_finish_ns: AtomicU64::new(0),
             cancelled: AtomicBool::new(false),
+            left_behind: AtomicU32::new(0),
             sockets: Arc::new(Sockets::default()),
             events_per_thread: config.events_per_thread,
             latency_limit_ns: config.latency_limit.map(|l| l.as_nanos() as u64),
@@ -168,8 +172,13 @@ impl Control {
         self.sockets.cancel();
     }
 
-    fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Notes `n` threads of the workload's own given up as stuck (see [`FinalReport::stuck`]).
+    pub(crate) fn left_behind(&self, n: u32) {
+        self.left_behind.fetch_add(n, Ordering::AcqRel);
     }
 
     /// Open loop: waits for the next event's arrival and returns it, or None when the run
@@ -708,10 +717,11 @@ impl PreparedRun {
             self.handles.clear();
         }
         let mut fin = self.final_report(ticks, &intervals).await;
+        let stuck = stuck + self.control.left_behind.load(Ordering::Acquire);
         if stuck > 0 {
             fin.stuck = stuck;
             fin.aborted = Some(format!(
-                "{}; {stuck} worker thread(s) did not return within {}s (code that never returns, such as an endless loop in a script) and were left running",
+                "{}; {stuck} thread(s) of the run did not return within {}s (code that never returns, such as an endless loop in a script) and were left running",
                 fin.aborted.as_deref().unwrap_or("stopped"),
                 STUCK_GRACE.as_secs()
             ));

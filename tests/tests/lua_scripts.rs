@@ -482,38 +482,41 @@ fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
     // An endless loop in `event`: no hook reaches LuaJIT's compiled loop, so the run gives
     // its workers up a few seconds after the cancel, the coordinator hears why, and the
     // agent binary exits (75) for its service manager to start it again.
+    // The same for `done()` after a run that went well: one thread left behind.
     let db = MariaDb::start();
-    let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);
-    let script = fixture("refused/endless.lua");
-    let argv = args(
-        &[
-            &script,
-            "--threads=2",
-            "--time=1",
-            "--agents",
-            &agent.addr,
-            "run",
-        ],
-        &db,
-    );
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let started = std::time::Instant::now();
-    let out = fleetbench(&argv);
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(3), "{all}");
-    assert!(
-        all.contains("2 worker thread(s) did not return"),
-        "the report says why: {all}"
-    );
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(40),
-        "the run ended: {all}"
-    );
-    exits_for_a_restart(&mut agent);
+    for (file, left) in [("endless.lua", 2), ("endless_done.lua", 1)] {
+        let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);
+        let script = fixture(&format!("refused/{file}"));
+        let argv = args(
+            &[
+                &script,
+                "--threads=2",
+                "--time=1",
+                "--agents",
+                &agent.addr,
+                "run",
+            ],
+            &db,
+        );
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
+        let out = fleetbench(&argv);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(3), "{file}: {all}");
+        assert!(
+            all.contains(&format!("{left} thread(s) of the run did not return")),
+            "{file}: the report says why: {all}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(40),
+            "{file}: the run ended: {all}"
+        );
+        exits_for_a_restart(&mut agent);
+    }
     // The same in thread_init: the coordinator gives up on the agent's readiness, and the
     // agent on the threads.
     let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);

@@ -15,7 +15,7 @@ use fleetbench_model::workloads::script::ScriptConfig;
 use fleetbench_script::state::{self, StateEnv};
 use tokio::sync::mpsc;
 
-use crate::runner::{OpenProgress, PreparedRun, RunConfig, STUCK_GRACE};
+use crate::runner::{Control, OpenProgress, PreparedRun, RunConfig, STUCK_GRACE};
 use crate::sql::Client;
 use crate::sql::asynch::AsyncClient;
 use crate::sql::mysql;
@@ -114,8 +114,10 @@ impl MainState {
     }
 }
 
-/// Runs `done()` when the last worker leaves (the runner's end step of a workload).
-struct Done(Mutex<Option<MainState>>);
+/// Runs `done()` when the last worker leaves (the runner's end step of a workload); the
+/// run's control, once the run exists, tells it when to give up on a `done()` that never
+/// returns.
+struct Done(Mutex<Option<MainState>>, Mutex<Option<Arc<Control>>>);
 
 impl ThreadWorkload for Done {
     fn worker(&self, _thread: u32) -> Box<dyn crate::workloads::WorkerLoop + Send> {
@@ -130,7 +132,28 @@ impl ThreadWorkload for Done {
         if main.done.send(tx).is_err() {
             return Ok(());
         }
-        rx.recv().unwrap_or(Ok(()))
+        let mut cancelled_at: Option<std::time::Instant> = None;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(r) => return r,
+                Err(std_mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(std_mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            let control = self.1.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let Some(control) = control.filter(|c| c.is_cancelled()) else {
+                continue;
+            };
+            let at = *cancelled_at.get_or_insert_with(std::time::Instant::now);
+            if at.elapsed() >= STUCK_GRACE {
+                control.left_behind(1);
+                let msg = format!(
+                    "the script's done() did not return within {}s of the cancel (code that never returns, such as an endless loop): left behind",
+                    STUCK_GRACE.as_secs()
+                );
+                tracing::error!("{msg}");
+                return Err(msg);
+            }
+        }
     }
 }
 
@@ -147,7 +170,7 @@ pub async fn open_run(open: ScriptThreads, config: RunConfig) -> Result<Prepared
         &open.progress,
     )
     .await?;
-    let done = Arc::new(Done(Mutex::new(Some(main))));
+    let done = Arc::new(Done(Mutex::new(Some(main)), Mutex::new(None)));
     if open.cfg.targets.first().map(|t| t.driver) == Some(Driver::Pgsql) {
         return open_workers::<PgConn>(open, config, done)
             .await
@@ -178,6 +201,7 @@ async fn open_workers<C: Client + 'static>(
     done: Arc<Done>,
 ) -> Result<PreparedRun, LeanOpenError> {
     let mut run = PreparedRun::empty(config);
+    *done.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.control.clone());
     open.progress.attach(run.control.sockets.clone());
     let cfg = open.cfg.clone();
     let mut tail = WorkerTail::new(cfg.targets.len());
