@@ -513,27 +513,28 @@ local function handler(e)
    return raw.traceback(tostring(e))
 end
 -- The runner of `fn` (event, or a command's function) for thread `tid`: each call is one
--- event: 0 done, 1 the thread stops (fn returned true), 2 restarted (an ignorable error;
--- before_restart_event ran). Other errors propagate with their traceback.
+-- event: nil done, true the thread stops (fn returned true), false restarted (an
+-- ignorable error; before_restart_event ran). Other errors propagate with their
+-- traceback. (nil and booleans: the cheapest answers to read from Rust per event.)
 function __fb_runner(fn, tid)
    return function()
       local ok, r = xpcall(fn, handler, tid)
       if ok then
-         if r then return 1 end
-         return 0
+         if r then return true end
+         return
       end
       if type(r) == "table" and r.errcode == RESTART then
          local hook = sysbench.hooks.before_restart_event
          if hook then hook(r) end
-         return 2
+         return false
       end
       if type(r) == "table" then r = tostring(r.sql_errmsg or r.message or r) end
       error(r, 0)
    end
 end
 -- The runner of a script's `thread_run` for thread `tid`: each call resumes it up to the
--- end of its next event (0), or to its end (1: the thread stops; an event it ended just
--- before returning counts first). Called with false (the run is over), the loop's next
+-- end of its next event (nil), or to its end (true: the thread stops; an event it ended
+-- just before returning counts first). Called with false (the run is over), the loop's next
 -- sb_more_events says no, so that the script's own code after its loop runs.
 function __fb_thread_runner(fn, tid)
    local finished = false
@@ -546,7 +547,7 @@ function __fb_thread_runner(fn, tid)
    end)
    tr.co = co
    return function(go_on)
-      if finished then return 1 end
+      if finished then return true end
       local ok, e = coroutine.resume(co, go_on ~= false)
       if not ok then
          finished = true
@@ -556,11 +557,10 @@ function __fb_thread_runner(fn, tid)
          finished = true
          if tr.pending then
             tr.pending = false
-            return 0
+            return
          end
-         return 1
+         return true
       end
-      return 0
    end
 end
 -- Calls a hook or command function, with a traceback on error.

@@ -1209,7 +1209,7 @@ impl<C: Client + 'static> ScriptWorker<C> {
     /// `thread_done` (a run) and closes the script's connections.
     pub fn close(self) {
         if let Body::ThreadRun(run) = &self.body {
-            let r: Result<i64, _> = run.call(false);
+            let r: Result<Option<bool>, _> = run.call(false);
             if let Err(e) = r {
                 let e = fleetbench_script::ScriptError::from_lua(&e);
                 tracing::warn!(
@@ -1270,12 +1270,12 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
             return Step::Stopped;
         }
         let r = match &mut self.body {
-            Body::Event(run) | Body::ThreadRun(run) => run.call::<i64>(()),
+            Body::Event(run) | Body::ThreadRun(run) => run.call::<Option<bool>>(()),
             Body::Once(slot) => match slot.take() {
                 Some(run) => {
-                    let r = run.call::<i64>(());
+                    let r = run.call::<Option<bool>>(());
                     // Restarted: the command's function runs again.
-                    if matches!(r, Ok(2)) {
+                    if matches!(r, Ok(Some(false))) {
                         *slot = Some(run);
                     }
                     r
@@ -1285,9 +1285,9 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
         };
         self.take_tally();
         match r {
-            Ok(0) => Step::Done,
-            Ok(1) => Step::Stopped,
-            Ok(_) => {
+            Ok(None) => Step::Done,
+            Ok(Some(true)) => Step::Stopped,
+            Ok(Some(false)) => {
                 if stop.load(Ordering::Relaxed) {
                     Step::Stopped
                 } else {
