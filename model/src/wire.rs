@@ -466,6 +466,13 @@ pub fn script_from_proto(s: &pb::ScriptSpec) -> Result<ScriptConfig, WireError> 
     if total > crate::workloads::script::files::MAX_TOTAL_BYTES {
         return Err(bad("the script's files are larger than accepted".into()));
     }
+    if s.argv.iter().map(String::len).sum::<usize>()
+        > crate::workloads::script::files::MAX_ARGV_BYTES
+    {
+        return Err(bad(
+            "the script's command line (argv) is longer than accepted".into(),
+        ));
+    }
     let mut targets = s
         .targets
         .iter()
@@ -596,6 +603,32 @@ pub fn io_to_proto(d: &IoCounters) -> Option<pb::IoCounters> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scripts_argv_round_trips_and_an_oversized_one_is_refused() {
+        let mut spec = pb::ScriptSpec {
+            path: "t.lua".into(),
+            main: "t.lua".into(),
+            files: [("t.lua".to_string(), "function event() end".to_string())].into(),
+            command: "run".into(),
+            parallel: true,
+            targets: vec![pb::Target {
+                name: "default".into(),
+                host: "127.0.0.1".into(),
+                port: 3306,
+                ..Default::default()
+            }],
+            argv: vec!["fleetbench".into(), "t.lua".into(), "run".into()],
+            ..Default::default()
+        };
+        let cfg = script_from_proto(&spec).expect("a valid script");
+        assert_eq!(cfg.argv, ["fleetbench", "t.lua", "run"]);
+        assert_eq!(script_to_proto(&cfg).argv, spec.argv);
+        spec.argv
+            .push("x".repeat(crate::workloads::script::files::MAX_ARGV_BYTES));
+        let err = script_from_proto(&spec).expect_err("over the cap");
+        assert!(err.0.contains("argv"), "{}", err.0);
+    }
 
     #[test]
     fn counters_and_host_figures_round_trip() {

@@ -20,6 +20,15 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
         ..plan::build(raw)?
     };
     if let plan::Workload::Script(s) = &mut plan.workload {
+        use fleetbench_model::workloads::script::files::MAX_ARGV_BYTES;
+        // Every Lua state of the run holds a copy.
+        if inv.argv.iter().map(String::len).sum::<usize>() > MAX_ARGV_BYTES {
+            return Err(crate::UsageError::new(format!(
+                "the command line is longer than {} KiB, the most a script's sysbench.cmdline.argv holds",
+                MAX_ARGV_BYTES >> 10
+            ))
+            .into());
+        }
         s.argv = inv.argv.clone();
     }
     for n in &plan.notes {

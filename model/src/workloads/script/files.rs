@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 pub const MAX_TOTAL_BYTES: usize = 2 << 20;
 // Room for the rest of the Start under gRPC's 4 MiB, checked when this compiles.
 const _: () = assert!(MAX_TOTAL_BYTES <= 3 << 20);
+/// At most this many bytes of command line in `sysbench.cmdline.argv`: every Lua state of a
+/// run holds a copy.
+pub const MAX_ARGV_BYTES: usize = 64 << 10;
 /// At most this many files beside the script.
 pub const MAX_FILES: usize = 256;
 
