@@ -1086,23 +1086,10 @@ async fn drive(
         }
     };
     info!(run = %run_id, events = fin.sample.events, aborted = ?fin.aborted, "run finished");
-    if fin.stuck > 0 {
-        // The coordinator hears it first; the agent's end comes after.
-        send_output(&tx).await;
-        let _ = tx
-            .send(Ok(event(run_event::Msg::Final(report::final_to_proto(
-                &fin,
-            )))))
-            .await;
-        watcher.abort();
-        // Until the coordinator has read it (it hangs up), for at most a few seconds.
-        let _ = tokio::time::timeout(Duration::from_secs(3), tx.closed()).await;
-        busy.left_stuck_workers();
-        return;
-    }
     // The workers are gone: the agent is free before the coordinator learns the run is
     // over, so a next coordinator started right after it is never turned away as busy.
-    drop(busy);
+    // Unless some were left behind: then it stays busy until it ends, after the report.
+    let left_behind = (fin.stuck > 0).then_some(busy);
     send_output(&tx).await;
     let _ = tx
         .send(Ok(event(run_event::Msg::Final(report::final_to_proto(
@@ -1110,6 +1097,11 @@ async fn drive(
         )))))
         .await;
     watcher.abort();
+    if let Some(busy) = left_behind {
+        // Until the coordinator has read it (it hangs up), for at most a few seconds.
+        let _ = tokio::time::timeout(Duration::from_secs(3), tx.closed()).await;
+        busy.left_stuck_workers();
+    }
 }
 
 fn describe<T, E: std::fmt::Display>(

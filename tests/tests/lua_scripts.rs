@@ -442,25 +442,7 @@ fn scripts_are_refused_where_they_must_be() {
             "runtime_error.lua:10:",
         ),
     ] {
-        let argv = args(
-            &[
-                &script,
-                "--threads=4",
-                "--time=30",
-                "--agents",
-                &agents,
-                "run",
-            ],
-            &db,
-        );
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let started = std::time::Instant::now();
-        let out = fleetbench(&argv);
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (out, all, took) = run_over(&script, &["--threads=4", "--time=30"], &agents, &db);
         // A failure after the start: exit 1, and the error on stderr in one line.
         assert_eq!(out.status.code(), Some(1), "{all}");
         let err = String::from_utf8_lossy(&out.stderr);
@@ -470,7 +452,7 @@ fn scripts_are_refused_where_they_must_be() {
             .unwrap_or_else(|| panic!("no error line: {all}"));
         assert!(line.contains(needle), "{needle}: {all}");
         assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
+            took < std::time::Duration::from_secs(20),
             "the run ended at once, not at its time: {all}"
         );
     }
@@ -487,32 +469,14 @@ fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
     for (file, left) in [("endless.lua", 2), ("endless_done.lua", 1)] {
         let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);
         let script = fixture(&format!("refused/{file}"));
-        let argv = args(
-            &[
-                &script,
-                "--threads=2",
-                "--time=1",
-                "--agents",
-                &agent.addr,
-                "run",
-            ],
-            &db,
-        );
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let started = std::time::Instant::now();
-        let out = fleetbench(&argv);
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (out, all, took) = run_over(&script, &["--threads=2", "--time=1"], &agent.addr, &db);
         assert_eq!(out.status.code(), Some(3), "{file}: {all}");
         assert!(
             all.contains(&format!("{left} thread(s) of the run did not return")),
             "{file}: the report says why: {all}"
         );
         assert!(
-            started.elapsed() < std::time::Duration::from_secs(40),
+            took < std::time::Duration::from_secs(40),
             "{file}: the run ended: {all}"
         );
         exits_for_a_restart(&mut agent);
@@ -521,24 +485,35 @@ fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
     // agent on the threads.
     let mut agent = AgentProc::start_with(&["--allow-scripts"], &[]);
     let script = fixture("refused/endless_init.lua");
-    let argv = args(
-        &[
-            &script,
-            "--threads=2",
-            "--time=1",
-            "--ready-timeout=2",
-            "--agents",
-            &agent.addr,
-            "run",
-        ],
-        &db,
-    );
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let out = fleetbench(&argv);
+    let extra = ["--threads=2", "--time=1", "--ready-timeout=2"];
+    let (out, _, _) = run_over(&script, &extra, &agent.addr, &db);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("was not ready within 2s"), "{err}");
     exits_for_a_restart(&mut agent);
+}
+
+/// Runs `script` with `extra` options over `agents` against `db`: its output, stdout and
+/// stderr together, and how long it took.
+fn run_over(
+    script: &str,
+    extra: &[&str],
+    agents: &str,
+    db: &MariaDb,
+) -> (std::process::Output, String, std::time::Duration) {
+    let mut parts = vec![script];
+    parts.extend(extra);
+    parts.extend(["--agents", agents, "run"]);
+    let argv = args(&parts, db);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let started = std::time::Instant::now();
+    let out = fleetbench(&argv);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, all, started.elapsed())
 }
 
 /// Waits (15 s at most) for `agent` to exit with the code that asks for a restart.
