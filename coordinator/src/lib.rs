@@ -36,8 +36,8 @@ pub async fn run(args: Vec<OsString>) -> anyhow::Result<i32> {
 
 async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     // For the result's meta: as typed, secrets masked.
-    let command_line = report::meta::masked_command_line(&args);
     let argv = report::meta::masked_args(&args);
+    let command_line = report::meta::shell_line(&argv);
     if commands::pgbench::asked(&args) {
         return commands::pgbench::run(args, command_line).await;
     }

@@ -57,19 +57,19 @@ fn is_secret_option(name: &str) -> bool {
     n.contains("password") || n.contains("passwd") || n.contains("token") || n.contains("secret")
 }
 
-/// The command line as it can be shown and stored: the values of password, token and secret
-/// options and the passwords in `scheme://user:password@host` URLs become `***`. Words are
-/// quoted for a shell when they need it.
-pub fn masked_command_line(args: &[std::ffi::OsString]) -> String {
-    masked_args(args)
+/// The command line as it can be shown and stored: `words` (from [`masked_args`]) as one
+/// line, each quoted for a shell when it needs it.
+pub fn shell_line(words: &[String]) -> String {
+    words
         .iter()
         .map(|a| shell_word(a))
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-/// The words of the command line, the values of secrets masked as in
-/// [`masked_command_line`] (a script's `sysbench.cmdline.argv`).
+/// The words of the command line, the values of password, token and secret options and
+/// the passwords in `scheme://user:password@host` URLs replaced by `***`: for the result's
+/// metadata ([`shell_line`]) and a script's `sysbench.cmdline.argv`.
 pub fn masked_args(args: &[std::ffi::OsString]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut mask_next = false;
@@ -178,7 +178,7 @@ mod tests {
 
     fn line(words: &[&str]) -> String {
         let v: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
-        masked_command_line(&v)
+        shell_line(&masked_args(&v))
     }
 
     #[test]
@@ -192,7 +192,7 @@ mod tests {
             ["fleetbench", "my test.lua", "--token", "***", "run"]
         );
         assert_eq!(
-            masked_command_line(&v),
+            shell_line(&masked_args(&v)),
             "fleetbench 'my test.lua' --token *** run"
         );
     }
