@@ -4,6 +4,7 @@
 //! once ([`opening`]) and what a failed opening says ([`open_error`]) are the layer's too.
 
 pub mod asynch;
+pub mod choose;
 pub mod mysql;
 pub mod open_error;
 pub mod opening;

@@ -13,6 +13,13 @@ pub struct Cpu {
     pub max_prime: u64,
 }
 
+/// A cpu run: its threads need no opening.
+pub fn plan(spec: &fleetbench_model::spec::CpuSpec) -> Box<dyn super::Workload> {
+    super::Threads::boxed(Cpu {
+        max_prime: spec.max_prime,
+    })
+}
+
 impl ThreadWorkload for Cpu {
     fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop + Send> {
         Box::new(*self)

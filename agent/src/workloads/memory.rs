@@ -110,6 +110,19 @@ impl Memory {
     }
 }
 
+/// A memory run: the global block (with `--memory-scope=global`) allocated now, within
+/// what the host has.
+pub fn plan(
+    spec: &fleetbench_model::spec::MemorySpec,
+    share: &super::Share,
+) -> Result<Box<dyn super::Workload>, super::PlanError> {
+    let failed = |e: MemoryError| super::PlanError::Failed(e.to_string());
+    let cfg = spec.config(share.seed).map_err(failed)?;
+    Ok(super::Threads::boxed(
+        Memory::new(cfg, share.threads).map_err(failed)?,
+    ))
+}
+
 impl ThreadWorkload for Memory {
     fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
         let block = match &self.global {

@@ -10,157 +10,186 @@ pub mod script;
 pub mod threads;
 pub mod tpcc;
 
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
-use fleetbench_model::counters::{DbCounters, IoCounters};
+pub use crate::runner::worker::{EventDb, Step, ThreadWorkload, WorkerLoop};
+use crate::runner::{OpenProgress, PreparedRun, RunConfig};
+use crate::sql::open_error::OpenError;
+use crate::sql::opening::Reason;
 
 /// Names of the workloads this agent offers (sent in Hello).
 pub const AVAILABLE: &[&str] = &[
     "cpu", "oltp", "fileio", "memory", "threads", "mutex", "tpcc", "script", "pgbench",
 ];
 
-/// A workload run on dedicated OS threads (CPU-bound work never runs on the async runtime).
-pub trait ThreadWorkload: Send + Sync + 'static {
-    /// Creates the per-thread state of worker `thread` (0-based within this agent).
-    fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send>;
+/// A future a workload hands back from a trait method.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-    /// Runs once after every worker has stopped (fileio's fsync at the end of the test).
-    fn finish(&self) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// The sockets of the workers' database connections, which an abort shuts so that a
-    /// statement waiting on a lock returns at once (TPC-C); None without connections.
-    fn sockets(&self) -> Option<std::sync::Arc<crate::sql::Sockets>> {
-        None
-    }
+/// Why a Start (or a Prepare) cannot be run here; the service tells the coordinator so,
+/// each with its own status code.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The request itself is not valid.
+    #[error("{0}")]
+    Invalid(String),
+    /// This host cannot give what it asks for (threads, open files, memory, disk).
+    #[error("{0}")]
+    Exhausted(String),
+    /// It cannot run here as things stand (a file that cannot be opened).
+    #[error("{0}")]
+    Failed(String),
 }
 
-/// How one event ended.
-#[derive(Debug, PartialEq)]
-pub enum Step {
-    /// Finished; it is counted.
-    Done,
-    /// A transaction of a typed workload (TPC-C) ended: counted under its type, and as an
-    /// event unless it failed.
-    Txn(crate::stats::TxnEnd),
-    /// Cut short by `stop`, or the worker has no more events to run (mutex runs one per
-    /// thread); not counted, and the worker leaves its loop.
-    Stopped,
-    /// Cannot go on (an I/O error): the whole run stops with this reason.
-    Fatal(String),
-    /// This worker cannot go on (a pgbench client's error that is not retried): it
-    /// leaves its loop, counted as aborted with this message, and the others go on.
-    Quit(String),
-    /// The event failed and is to be tried again (OLTP: an ignored error, a lost
-    /// connection): the database work it did so far is recorded now, in the interval in
-    /// which it happened, with no event or latency; the loop then calls it again with the
-    /// same start.
-    Again,
+/// What a Start message says about this agent's part of the run, beside its limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Share {
+    /// This agent's first thread among all agents' (ids, `sysbench.tid`).
+    pub first_thread: u64,
+    /// Threads of the whole run, over every agent.
+    pub total_threads: u64,
+    /// This agent's threads.
+    pub threads: u32,
+    pub seed: u64,
+    /// The coordinator's ready timeout: failed connects are retried within it, and an
+    /// opening that never ends is given up after it.
+    pub ready_timeout: Duration,
 }
 
-/// One worker thread's event loop body: what the runner's one event loop
-/// (crate::runner) calls per event. The provided methods are the hooks a database
-/// workload (OLTP) needs; the others leave them be. Not `Send` itself: an OLTP worker is
-/// opened on its thread and never leaves it; the boxed workers of [`ThreadWorkload`] are.
-pub trait WorkerLoop {
-    /// Runs one event, adding the file operations it completed to `io`.
-    fn event(&mut self, stop: &AtomicBool, io: &mut IoCounters) -> Step;
-
-    /// Runs one event that the loop starts at `t0` (a workload that times its own
-    /// statements starts its clock there).
-    fn event_at(&mut self, stop: &AtomicBool, io: &mut IoCounters, _t0: Instant) -> Step {
-        self.event(stop, io)
-    }
-
-    /// When the event just run ended, if the workload read the clock itself then (OLTP's
-    /// last statement): the loop takes it as the event's end and, in a closed loop, as
-    /// the next event's start, so no clock read is added per event. None: the loop
-    /// reads the clock around each event itself.
-    fn ended_at(&self) -> Option<Instant> {
-        None
-    }
-
-    /// The database work of the event just run (or cut short), which the loop records
-    /// with it; None for a workload without a database.
-    fn db(&self) -> Option<EventDb<'_>> {
-        None
-    }
-
-    /// Starts the next event's database counters from zero (after [`WorkerLoop::db`]
-    /// was recorded).
-    fn reset_db(&mut self) {}
-
-    /// The event this worker was to run next is skipped (it was late already when the
-    /// worker could start it): the workload draws what it would have run, as pgbench
-    /// picks the script, and says its transaction type, if it has types.
-    fn skip(&mut self) -> Option<usize> {
-        None
-    }
-
-    /// Events the workload counted since the last call beyond the ones it ran: a script's
-    /// `ffi.C.sb_counter_inc(tid, SB_CNT_TRX)`. sysbench adds those to its events and
-    /// transactions (their count and rate), not to the latency or the threads' fairness;
-    /// so does the loop.
-    fn extra_events(&mut self) -> u64 {
+/// A run as its workload planned it from a Start message, ready to open. The service
+/// dispatches once, at the edge, into the workload's own type; from there on only this
+/// trait is called.
+pub trait Workload: Send {
+    /// Connections the opening makes, for its progress messages (0: it makes none).
+    fn connections(&self) -> u64 {
         0
     }
 
-    /// The warm-up starts (true) or ends: what the workload counts itself is muted.
-    fn set_warmup(&mut self, _on: bool) {}
-
-    /// Think time after an event, outside its latency; false when there is none.
-    fn think(&mut self, _stop: &AtomicBool) -> bool {
-        false
+    /// Where the output of the run's code (a script's `print`) gathers until it is sent.
+    fn output(&self) -> Option<Arc<dyn Output>> {
+        None
     }
 
-    /// Called once when the worker leaves its loop: waits for operations still in flight
-    /// (async I/O) and counts them in `io`.
-    fn finish(&mut self, _io: &mut IoCounters) -> Result<(), String> {
-        Ok(())
+    /// Opens the run: its workers exist (connections, files, states) and wait for Go.
+    /// `progress` counts the connections open; its cancel calls the opening off.
+    fn open(
+        self: Box<Self>,
+        config: RunConfig,
+        progress: Arc<OpenProgress>,
+    ) -> BoxFuture<Result<Opened, OpenError>>;
+}
+
+/// Text a run's own code printed, taken as it is sent.
+pub trait Output: Send + Sync {
+    /// What was printed since the last call.
+    fn take(&self) -> String;
+}
+
+/// A run opened by its workload: the runner's part, and what the workload adds to the
+/// run's messages.
+pub struct Opened {
+    pub run: PreparedRun,
+    /// Connects tried again while the run opened, by target and reason (for Ready).
+    pub retries: Vec<(usize, Reason, u64)>,
+    /// The directory whose disk each interval's host load describes (fileio's files).
+    pub disk_dir: Option<PathBuf>,
+}
+
+impl Opened {
+    /// A run with nothing more to say.
+    pub fn run(run: PreparedRun) -> Opened {
+        Opened {
+            run,
+            retries: Vec::new(),
+            disk_dir: None,
+        }
     }
 }
 
-/// A boxed worker ([`ThreadWorkload::worker`]) runs as the worker in it.
-impl<T: WorkerLoop + ?Sized> WorkerLoop for Box<T> {
-    fn event(&mut self, stop: &AtomicBool, io: &mut IoCounters) -> Step {
-        (**self).event(stop, io)
-    }
-    fn event_at(&mut self, stop: &AtomicBool, io: &mut IoCounters, t0: Instant) -> Step {
-        (**self).event_at(stop, io, t0)
-    }
-    fn ended_at(&self) -> Option<Instant> {
-        (**self).ended_at()
-    }
-    fn db(&self) -> Option<EventDb<'_>> {
-        (**self).db()
-    }
-    fn reset_db(&mut self) {
-        (**self).reset_db()
-    }
-    fn skip(&mut self) -> Option<usize> {
-        (**self).skip()
-    }
-    fn extra_events(&mut self) -> u64 {
-        (**self).extra_events()
-    }
+/// A workload whose threads need no opening of their own (cpu, memory, threads, mutex,
+/// fileio): they start at once, each with its worker, and wait at the gate.
+pub struct Threads {
+    pub workload: Arc<dyn ThreadWorkload>,
+    /// fileio: the directory its files are in.
+    pub disk_dir: Option<PathBuf>,
+}
 
-    fn set_warmup(&mut self, on: bool) {
-        (**self).set_warmup(on)
-    }
-    fn think(&mut self, stop: &AtomicBool) -> bool {
-        (**self).think(stop)
-    }
-    fn finish(&mut self, io: &mut IoCounters) -> Result<(), String> {
-        (**self).finish(io)
+impl Threads {
+    /// `workload`'s run, boxed for the service.
+    pub fn boxed(workload: impl ThreadWorkload) -> Box<dyn Workload> {
+        Box::new(Threads {
+            workload: Arc::new(workload),
+            disk_dir: None,
+        })
     }
 }
 
-/// An event's database work: its statements, and the same per target when the worker's
-/// load goes to several (the run's own counters are the one target's otherwise).
-#[derive(Debug, Clone, Copy)]
-pub struct EventDb<'a> {
-    pub all: &'a DbCounters,
-    pub targets: Option<&'a [DbCounters]>,
+impl Workload for Threads {
+    fn open(
+        self: Box<Self>,
+        config: RunConfig,
+        _progress: Arc<OpenProgress>,
+    ) -> BoxFuture<Result<Opened, OpenError>> {
+        Box::pin(async move {
+            let run = PreparedRun::new(self.workload, config)
+                .map_err(|e| OpenError::Setting(format!("cannot start worker threads: {e}")))?;
+            Ok(Opened {
+                disk_dir: self.disk_dir,
+                ..Opened::run(run)
+            })
+        })
+    }
+}
+
+/// What a Prepare or Cleanup call does to the tables (or files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableOp {
+    Prepare,
+    Cleanup,
+    /// Reads the OLTP tables into the server's buffer pool (Prepare with `prewarm`).
+    Prewarm,
+}
+
+/// A prepare, prewarm or cleanup of a workload's tables (or files), as its workload runs
+/// it; the service streams its progress and says how it ended.
+pub trait TableJob: Send + Sync {
+    /// Stops the job; statements in flight end with their connections.
+    fn halt(&self);
+    /// Steps (rows, bytes, tables) done so far.
+    fn done(&self) -> u64;
+    /// Steps of the whole job.
+    fn total(&self, op: TableOp) -> u64;
+    /// Lines noted since the last call (OLTP's "Creating table ..."), sent as they come.
+    fn take_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The line that says what the job did.
+    fn summary(&self) -> String;
+    /// A consistency check's violations in all, and the first ones named (TPC-C).
+    fn violations(&self) -> (u64, Vec<String>) {
+        (0, Vec::new())
+    }
+    /// Refuses what this host cannot give `threads` of the job before anything starts.
+    fn check_host(&self, _op: TableOp, threads: u32) -> Result<(), PlanError> {
+        fleetbench_model::limits::check_threads(u64::from(threads)).map_err(PlanError::Exhausted)
+    }
+    /// The dry run: what the real job needs is there, and nothing is in the way.
+    fn check(self: Arc<Self>, op: TableOp) -> BoxFuture<Result<(), String>>;
+    /// The job itself, with `threads` loaders (rows seeded with `seed`).
+    fn work(self: Arc<Self>, op: TableOp, threads: u32, seed: u64)
+    -> BoxFuture<Result<(), String>>;
+}
+
+/// Runs a blocking job step off the runtime; `what` names it if its thread fails.
+pub async fn blocking<E: std::fmt::Display + Send + 'static>(
+    what: &str,
+    f: impl FnOnce() -> Result<(), E> + Send + 'static,
+) -> Result<(), String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("{what} failed: {e}"))?
+        .map_err(|e| e.to_string())
 }

@@ -44,6 +44,16 @@ impl MutexTest {
     }
 }
 
+/// A mutex run, its mutexes within what the host has.
+pub fn plan(spec: MutexSpec, seed: u64) -> Result<Box<dyn super::Workload>, super::PlanError> {
+    fleetbench_model::limits::check_memory(
+        MutexTest::bytes_for(spec.num),
+        &format!("{} mutexes (--mutex-num)", spec.num),
+    )
+    .map_err(super::PlanError::Exhausted)?;
+    Ok(super::Threads::boxed(MutexTest::new(spec, seed)))
+}
+
 impl ThreadWorkload for MutexTest {
     fn worker(&self, thread: u32) -> Box<dyn WorkerLoop + Send> {
         Box::new(MutexWorker {

@@ -35,6 +35,16 @@ impl Threads {
     }
 }
 
+/// A threads run, its locks within what the host has.
+pub fn plan(spec: ThreadsSpec) -> Result<Box<dyn super::Workload>, super::PlanError> {
+    fleetbench_model::limits::check_memory(
+        Threads::bytes_for(spec.locks),
+        &format!("{} thread locks (--thread-locks)", spec.locks),
+    )
+    .map_err(super::PlanError::Exhausted)?;
+    Ok(super::Threads::boxed(Threads::new(spec)))
+}
+
 impl ThreadWorkload for Threads {
     fn worker(&self, _thread: u32) -> Box<dyn WorkerLoop + Send> {
         Box::new(ThreadsWorker(self.0.clone()))

@@ -23,6 +23,9 @@ pub use fleetbench_model::workloads::fileio::{
 
 mod aio;
 mod buffer;
+mod plan;
+
+pub use plan::plan;
 
 use buffer::AlignedBuf;
 

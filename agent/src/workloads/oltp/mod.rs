@@ -5,3 +5,60 @@
 pub mod open;
 pub mod prepare;
 pub mod worker;
+
+pub use open::plan;
+
+use std::sync::Arc;
+
+use crate::workloads::{BoxFuture, TableJob, TableOp};
+use prepare::Job;
+
+impl TableJob for Job {
+    fn halt(&self) {
+        Job::halt(self)
+    }
+
+    fn done(&self) -> u64 {
+        self.done.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn total(&self, op: TableOp) -> u64 {
+        match op {
+            TableOp::Prepare => self.prepare_total(),
+            // One step per table.
+            _ => self.cleanup_total(),
+        }
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        Job::take_notes(self)
+    }
+
+    fn summary(&self) -> String {
+        Job::summary(self)
+    }
+
+    fn check(self: Arc<Self>, op: TableOp) -> BoxFuture<Result<(), String>> {
+        Box::pin(async move {
+            prepare::check(self.config(), op == TableOp::Prepare)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn work(
+        self: Arc<Self>,
+        op: TableOp,
+        threads: u32,
+        seed: u64,
+    ) -> BoxFuture<Result<(), String>> {
+        Box::pin(async move {
+            match op {
+                TableOp::Prepare => prepare::prepare(self, threads, seed).await,
+                TableOp::Cleanup => prepare::cleanup(self).await,
+                TableOp::Prewarm => prepare::prewarm(self, threads).await,
+            }
+            .map_err(|e| e.to_string())
+        })
+    }
+}

@@ -7,28 +7,47 @@ pub mod init;
 pub mod sql;
 pub mod worker;
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fleetbench_model::workloads::pgbench::PgbenchConfig;
 use fleetbench_model::workloads::server::DEFAULT_CONNECT_CONCURRENCY;
-use tokio::sync::mpsc;
 
-use crate::runner::{OpenProgress, PreparedRun, RunConfig};
-use crate::sql::open_error::{LeanOpenError, OpenError};
+use crate::runner::{Control, OpenProgress, PreparedRun, RunConfig, Workers};
+use crate::sql::open_error::OpenError;
 use crate::sql::opening::ConnectGate;
+use crate::sql::pgsql::PgConn;
 use crate::sql::{Client, ConnInfo};
-use worker::{CommandSink, PgbenchWorker};
+use crate::workloads::{BoxFuture, Opened, Share, TableJob, TableOp, Workload, blocking};
+use init::PgbenchJob;
+use worker::PgbenchWorker;
 
-/// What the clients of one agent are opened with.
-pub struct PgbenchThreads {
-    pub cfg: Arc<PgbenchConfig>,
-    /// This agent's first client among all agents' (seeds).
-    pub first_thread: u64,
-    pub seed: u64,
-    pub progress: Arc<OpenProgress>,
-    pub ready_timeout: Duration,
+/// pgbench's clients on this agent.
+pub struct PgbenchRun {
+    cfg: Arc<PgbenchConfig>,
+    share: Share,
+}
+
+/// A pgbench run of its built-in scripts; its clients connect when it opens.
+pub fn plan(cfg: Box<PgbenchConfig>, share: &Share) -> Box<dyn Workload> {
+    Box::new(PgbenchRun {
+        cfg: Arc::new(*cfg),
+        share: *share,
+    })
+}
+
+impl Workload for PgbenchRun {
+    fn connections(&self) -> u64 {
+        u64::from(self.share.threads)
+    }
+
+    fn open(
+        self: Box<Self>,
+        config: RunConfig,
+        progress: Arc<OpenProgress>,
+    ) -> BoxFuture<Result<Opened, OpenError>> {
+        Box::pin(open_run(*self, config, progress))
+    }
 }
 
 /// Opens `config.threads` clients, each connecting (and preparing, with `-M prepared`)
@@ -36,17 +55,12 @@ pub struct PgbenchThreads {
 /// with `jobs` 0), parked at the start gate. Fails, every connection closed again,
 /// if one cannot open. `-t` is a limit per client (the agent's event limit is then left
 /// to older agents), `-L` the run's latency limit, skipping late transactions with `-R`.
-pub async fn open_run(
-    open: PgbenchThreads,
+async fn open_run(
+    open: PgbenchRun,
     mut config: RunConfig,
-) -> Result<PreparedRun, OpenError> {
-    let PgbenchThreads {
-        cfg,
-        first_thread,
-        seed,
-        progress,
-        ready_timeout,
-    } = open;
+    progress: Arc<OpenProgress>,
+) -> Result<Opened, OpenError> {
+    let PgbenchRun { cfg, share } = open;
     if cfg.transactions_per_client > 0 {
         config.events_per_thread = Some(cfg.transactions_per_client);
         config.event_limit = None;
@@ -55,102 +69,95 @@ pub async fn open_run(
         config.latency_limit = Some(Duration::from_micros(cfg.latency_limit_us));
         config.skip_late = config.rate.is_some();
     }
-    let sink: Option<CommandSink> = cfg.per_statement.then(Arc::default);
     let mut run = PreparedRun::empty(config);
-    run.commands = sink.clone();
-    progress.attach(run.control.sockets.clone());
+    // How the first client got in, and the server's version, are set once all are in.
+    let tail = run.set_target(None);
+    let sink = cfg.per_statement.then(|| tail.clone());
     let threads = run.config.threads;
     let concurrency = DEFAULT_CONNECT_CONCURRENCY.parse().unwrap_or(16);
     let gate = Arc::new(ConnectGate::new(
         concurrency,
         u64::from(threads),
         1,
-        ready_timeout,
+        share.ready_timeout,
     ));
-    // How the first client got in, and the server's version, for Ready.
     let info: Arc<Mutex<Option<ConnInfo>>> = Arc::default();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
     // The clients share `jobs` threads, each one epoll loop of cooperative workers (see
     // `crate::coop`), as pgbench's threads multiplex their connections: replies that come
     // together cost one wake-up, not one a client. 0 (an older coordinator): a thread each.
-    let loops = (cfg.jobs as usize).min(threads as usize);
-    let mut tasks: Vec<crate::coop::Task> = Vec::new();
-    for t in 0..threads {
-        let (own, progress, gate, info) =
-            (cfg.clone(), progress.clone(), gate.clone(), info.clone());
-        let sockets = run.control.sockets.clone();
-        let sink = sink.clone();
-        let client = first_thread + u64::from(t);
-        let seed = seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let open = move || {
-            if progress.is_cancelled() {
-                return Err(OpenError::Cancelled.into());
-            }
-            let w = PgbenchWorker::open(own, client, seed, sockets, &gate, sink)?;
-            let mut first = info.lock().unwrap_or_else(|p| p.into_inner());
-            if first.is_none() {
-                let mut i = w.info();
-                i.server_version = w.server_version();
-                *first = Some(i);
-            }
-            drop(first);
-            progress.done.fetch_add(1, Ordering::Relaxed);
-            Ok(w)
-        };
-        if loops > 0 {
-            tasks.push(Box::new(run.worker_task(
-                t,
-                open,
-                |w: PgbenchWorker, _| w.close(),
-                Some(tx.clone()),
-                None,
-            )));
-            continue;
-        }
-        let spawned = run.spawn_worker(
-            t,
-            format!("fb-pgbench-{t}"),
-            Some(<crate::sql::pgsql::PgConn as Client>::STACK_SIZE),
-            open,
-            |w: PgbenchWorker, _| w.close(),
-            Some(tx.clone()),
-            None,
-        );
-        if let Err(e) = spawned {
-            run.running
-                .fetch_sub((threads - t) as usize, Ordering::AcqRel);
-            run.release_workers().await;
-            return Err(OpenError::Connect {
-                target: cfg.target.describe(),
-                message: format!("cannot start client threads: {e}"),
-            });
-        }
-    }
-    let stack = <crate::sql::pgsql::PgConn as Client>::STACK_SIZE;
-    if loops > 0
-        && let Err(e) = run.spawn_loops(tasks, loops, stack, tx.clone())
-    {
-        run.release_workers().await;
-        return Err(OpenError::Connect {
-            target: cfg.target.describe(),
-            message: format!("cannot start client threads: {e}"),
-        });
-    }
-    drop(tx);
-    let mut failure = None;
-    for _ in 0..threads {
-        let Some(r) = rx.recv().await else { break };
-        if let Err(e) = r {
-            progress.cancel();
-            failure.get_or_insert(e);
-        }
-    }
-    if let Some(e) = failure {
-        run.release_workers().await;
-        return Err(e.into_open(&cfg.target));
-    }
+    let how = Workers {
+        name: "fb-pgbench",
+        stack: <PgConn as Client>::STACK_SIZE,
+        loops: (cfg.jobs as usize).min(threads as usize),
+        connections_each: 1,
+        last: None,
+        stuck_in: None,
+    };
+    let sockets = run.control.sockets.clone();
+    let run = run
+        .open_workers(how, &progress, |t| {
+            let (own, gate, info) = (cfg.clone(), gate.clone(), info.clone());
+            let (sockets, sink) = (sockets.clone(), sink.clone());
+            let client = share.first_thread + u64::from(t);
+            let seed = share.seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let open = move || {
+                let w = PgbenchWorker::open(own, client, seed, sockets, &gate, sink)?;
+                let mut first = info.lock().unwrap_or_else(|p| p.into_inner());
+                if first.is_none() {
+                    let mut i = w.info();
+                    i.server_version = w.server_version();
+                    *first = Some(i);
+                }
+                Ok(w)
+            };
+            (open, |w: PgbenchWorker, _: &Control| w.close())
+        })
+        .await
+        .map_err(|e| e.into_open(&cfg.target))?;
     let first = info.lock().unwrap_or_else(|p| p.into_inner()).take();
-    run.set_target(first.unwrap_or_default());
-    run.connect_retries = gate.retries();
-    Ok(run)
+    tail.lock().unwrap_or_else(|p| p.into_inner()).targets[0].conn =
+        Some(first.unwrap_or_default());
+    Ok(Opened {
+        retries: gate.retries(),
+        ..Opened::run(run)
+    })
+}
+
+impl TableJob for PgbenchJob {
+    fn halt(&self) {
+        PgbenchJob::halt(self)
+    }
+
+    fn done(&self) -> u64 {
+        self.done.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn total(&self, _op: TableOp) -> u64 {
+        PgbenchJob::total(self)
+    }
+
+    fn summary(&self) -> String {
+        PgbenchJob::summary(self)
+    }
+
+    fn check(self: Arc<Self>, _op: TableOp) -> BoxFuture<Result<(), String>> {
+        Box::pin(blocking("check", move || PgbenchJob::check(&self)))
+    }
+
+    fn work(
+        self: Arc<Self>,
+        op: TableOp,
+        threads: u32,
+        _seed: u64,
+    ) -> BoxFuture<Result<(), String>> {
+        Box::pin(async move {
+            match op {
+                TableOp::Prewarm => Err("prewarm is for OLTP tables".into()),
+                TableOp::Cleanup => Err("pgbench's tables are dropped by its init step d".into()),
+                TableOp::Prepare => {
+                    blocking("pgbench step", move || PgbenchJob::work(&self, threads)).await
+                }
+            }
+        })
+    }
 }

@@ -52,11 +52,12 @@ pub struct PgbenchWorker {
     /// `-r`: per script (by its place in the run's list) and command, and where they go
     /// when the client ends. Empty and None without `-r`.
     commands: Vec<Vec<CommandTally>>,
-    sink: Option<Arc<Mutex<Vec<Vec<CommandTally>>>>>,
+    sink: Option<CommandSink>,
 }
 
-/// What a client leaves its per-command figures in (`-r`), shared by the run's clients.
-pub type CommandSink = Arc<Mutex<Vec<Vec<CommandTally>>>>;
+/// What a client leaves its per-command figures in (`-r`): the run's figures that its
+/// workers hand back as they end.
+pub type CommandSink = Arc<Mutex<crate::stats::WorkerTail>>;
 
 impl PgbenchWorker {
     /// Connects (through `gate`) and, in prepared mode, prepares the scripts' statements.
@@ -140,7 +141,7 @@ impl PgbenchWorker {
     pub fn close(self) {
         if let Some(sink) = &self.sink {
             let mut all = sink.lock().unwrap_or_else(|p| p.into_inner());
-            crate::stats::merge_commands(&mut all, &self.commands);
+            crate::stats::merge_commands(&mut all.commands, &self.commands);
         }
         if self.sockets.is_cancelled() {
             drop(self.conn);

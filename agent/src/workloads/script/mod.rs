@@ -4,6 +4,7 @@
 //! nothing is read from this host's disk. Agents run scripts only when their operator
 //! allows it (`--allow-scripts`).
 
+mod output;
 pub mod worker;
 
 use std::rc::Rc;
@@ -12,34 +13,54 @@ use std::sync::{Arc, Mutex, mpsc as std_mpsc};
 use std::time::Duration;
 
 use fleetbench_model::workloads::script::ScriptConfig;
+use fleetbench_model::workloads::server::Driver;
 use fleetbench_script::state::{self, StateEnv};
-use tokio::sync::mpsc;
 
-use crate::runner::{Control, OpenProgress, PreparedRun, RunConfig, STUCK_GRACE};
+use crate::runner::{
+    Control, OpenProgress, PreparedRun, RunConfig, STUCK_GRACE, Workers, until_stuck,
+};
 use crate::sql::Client;
-use crate::sql::asynch::AsyncClient;
-use crate::sql::mysql;
+use crate::sql::choose::{ForClient, open_with};
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;
-use crate::sql::pgsql::PgConn;
 use crate::stats::WorkerTail;
-use crate::workloads::ThreadWorkload;
-use fleetbench_model::workloads::server::Driver;
-use worker::{Opening, Output, ScriptWorker};
+use crate::workloads::{BoxFuture, Opened, Share, ThreadWorkload, Workload};
+pub use output::Output;
+use worker::{Opening, ScriptWorker};
 
-/// What the script workers of one agent are opened with.
-#[derive(Clone)]
-pub struct ScriptThreads {
-    pub cfg: Arc<ScriptConfig>,
-    /// This agent's first thread among all agents' (`sysbench.tid` counts over the whole
-    /// run), and the count of all.
-    pub first_thread: u64,
-    pub total_threads: u64,
-    pub seed: u64,
-    pub progress: Arc<OpenProgress>,
-    pub ready_timeout: Duration,
+/// A script run on this agent, as a Start message plans it.
+pub struct ScriptRun {
+    cfg: Arc<ScriptConfig>,
+    share: Share,
     /// Where the states' output gathers until it is sent.
-    pub output: Arc<Output>,
+    output: Arc<Output>,
+}
+
+/// A script run: its states and connections are made when it opens.
+pub fn plan(cfg: Box<ScriptConfig>, share: &Share) -> Box<dyn Workload> {
+    Box::new(ScriptRun {
+        cfg: Arc::new(*cfg),
+        share: *share,
+        output: Arc::default(),
+    })
+}
+
+impl Workload for ScriptRun {
+    fn connections(&self) -> u64 {
+        u64::from(self.share.threads)
+    }
+
+    fn output(&self) -> Option<Arc<dyn crate::workloads::Output>> {
+        Some(self.output.clone())
+    }
+
+    fn open(
+        self: Box<Self>,
+        config: RunConfig,
+        progress: Arc<OpenProgress>,
+    ) -> BoxFuture<Result<Opened, OpenError>> {
+        Box::pin(open_run(*self, config, progress))
+    }
 }
 
 /// The agent's own state: `init()` ran in it; `done()` runs in it at the end (in
@@ -157,187 +178,114 @@ impl ThreadWorkload for Done {
     }
 }
 
+/// One attempt at opening the workers, in one client.
+struct Attempt {
+    run: ScriptRun,
+    config: RunConfig,
+    progress: Arc<OpenProgress>,
+    done: Arc<Done>,
+}
+
 /// Opens a script run: the agent's state with `init()`, then `config.threads` workers,
 /// each on an OS thread of its own with its state and the connections its
-/// `thread_init` opens, waiting at the start gate. The lean client of the target's
-/// database; for MySQL, mysql_async when the server wants a login the lean client does
-/// not speak.
-pub async fn open_run(open: ScriptThreads, config: RunConfig) -> Result<PreparedRun, OpenError> {
+/// `thread_init` opens, waiting at the start gate.
+async fn open_run(
+    run: ScriptRun,
+    config: RunConfig,
+    progress: Arc<OpenProgress>,
+) -> Result<Opened, OpenError> {
     let main = MainState::start(
-        open.cfg.clone(),
-        open.first_thread as u32,
-        open.output.clone(),
-        &open.progress,
+        run.cfg.clone(),
+        run.share.first_thread as u32,
+        run.output.clone(),
+        &progress,
     )
     .await?;
     let done = Arc::new(Done(Mutex::new(Some(main)), Mutex::new(None)));
-    if open.cfg.targets.first().map(|t| t.driver) == Some(Driver::Pgsql) {
-        return open_workers::<PgConn>(open, config, done)
-            .await
-            .map_err(|e| match e {
-                LeanOpenError::Open(e) => e,
-                LeanOpenError::Unsupported(m) => OpenError::Setting(m),
-            });
-    }
-    match open_workers::<mysql::Conn>(open.clone(), config.clone(), done.clone()).await {
-        Ok(run) => return Ok(run),
-        Err(LeanOpenError::Open(e)) => return Err(e),
-        Err(LeanOpenError::Unsupported(msg)) => {
-            tracing::warn!("script workers fall back to mysql_async (slower per query): {msg}");
-        }
-    }
-    open.progress.done.store(0, Ordering::Relaxed);
-    open_workers::<AsyncClient>(open, config, done)
-        .await
-        .map_err(|e| match e {
-            LeanOpenError::Open(e) => e,
-            LeanOpenError::Unsupported(m) => OpenError::Setting(m),
-        })
+    let driver = run.cfg.targets.first().map_or(Driver::Mysql, |t| t.driver);
+    let p = progress.clone();
+    let attempt = Attempt {
+        run,
+        config,
+        progress,
+        done,
+    };
+    open_with(driver, "script", &attempt, || {
+        p.done.store(0, Ordering::Relaxed)
+    })
+    .await
 }
 
-async fn open_workers<C: Client + 'static>(
-    open: ScriptThreads,
-    config: RunConfig,
-    done: Arc<Done>,
-) -> Result<PreparedRun, LeanOpenError> {
-    let mut run = PreparedRun::empty(config);
-    *done.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.control.clone());
-    open.progress.attach(run.control.sockets.clone());
-    let cfg = open.cfg.clone();
-    let mut tail = WorkerTail::new(cfg.targets.len());
-    // A script's statements have no kinds; its figures are per target.
-    tail.kinds.clear();
-    if cfg.targets.len() == 1 {
-        run.single_target = Some(0);
-        tail.one_target = Some(0);
-    }
-    let tail = Arc::new(Mutex::new(tail));
-    run.oltp_tail = Some(tail.clone());
-    let threads = run.config.threads;
-    let gate = Arc::new(ConnectGate::new(
-        cfg.server.connect_concurrency,
-        u64::from(threads),
-        cfg.targets.len(),
-        open.ready_timeout,
-    ));
-    let (tx, mut rx) = mpsc::unbounded_channel::<Result<(), LeanOpenError>>();
-    // A Lua state's C calls nest deeper than the lean client's own.
-    let stack = C::STACK_SIZE.max(512 * 1024);
-    for t in 0..threads {
-        let o = (
-            cfg.clone(),
-            tail.clone(),
-            run.control.clone(),
-            gate.clone(),
-            open.output.clone(),
-            open.progress.clone(),
+impl ForClient for Attempt {
+    type Out = Opened;
+
+    fn open<C: Client + 'static>(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Opened, LeanOpenError>> + Send {
+        let (cfg, share, output) = (
+            self.run.cfg.clone(),
+            self.run.share,
+            self.run.output.clone(),
         );
-        let tid = open.first_thread + u64::from(t);
-        let (total_threads, seed) = (open.total_threads, open.seed);
-        let opener = move || {
-            let (cfg, tail, control, gate, output, progress) = o;
-            if progress.is_cancelled() {
-                return Err(OpenError::Cancelled.into());
-            }
-            let w = ScriptWorker::<C>::open(Opening {
-                cfg,
-                tid,
-                total_threads,
-                seed,
-                sockets: control.sockets.clone(),
-                tail,
-                control,
-                gate,
-                output,
-            })?;
-            progress.done.fetch_add(1, Ordering::Relaxed);
-            Ok(w)
-        };
-        let end = |w: ScriptWorker<C>, control: &crate::runner::Control| {
-            if control.sockets.is_cancelled() {
-                w.abandon()
-            } else {
-                w.close()
-            }
-        };
-        let spawned = run.spawn_worker(
-            t,
-            format!("fb-script-{t}"),
-            Some(stack),
-            opener,
-            end,
-            Some(tx.clone()),
-            Some(done.clone() as Arc<dyn ThreadWorkload>),
+        let (config, progress, done) = (
+            self.config.clone(),
+            self.progress.clone(),
+            self.done.clone(),
         );
-        if let Err(e) = spawned {
-            let missing = (threads - t) as usize;
-            run.running.fetch_sub(missing, Ordering::AcqRel);
-            run.release_workers().await;
-            return Err(OpenError::Setting(format!("cannot start worker threads: {e}")).into());
-        }
-    }
-    drop(tx);
-    let mut failure: Option<LeanOpenError> = None;
-    let mut reports = 0;
-    while reports < threads {
-        let next = until_stuck(rx.recv(), &open.progress, || {
-            format!(
-                "{} worker thread(s) did not return from the script's thread_init()",
-                threads - reports
-            )
-        });
-        // Left behind: joining them (release_workers) would wait forever.
-        let Some(r) = next.await.map_err(LeanOpenError::Open)? else {
-            break;
-        };
-        reports += 1;
-        if let Err(e) = r {
-            if matches!(e, LeanOpenError::Open(_)) {
-                open.progress.cancel();
-            }
-            let keep = match &failure {
-                None => true,
-                Some(LeanOpenError::Unsupported(_)) => false,
-                Some(_) => matches!(e, LeanOpenError::Unsupported(_)),
+        async move {
+            let mut run = PreparedRun::empty(config);
+            *done.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.control.clone());
+            let mut tail = WorkerTail::new(cfg.targets.len());
+            // A script's statements have no kinds; its figures are per target.
+            tail.kinds.clear();
+            tail.one_target = (cfg.targets.len() == 1).then_some(0);
+            let tail = run.set_tail(tail);
+            let threads = run.config.threads;
+            let gate = Arc::new(ConnectGate::new(
+                cfg.server.connect_concurrency,
+                u64::from(threads),
+                cfg.targets.len(),
+                share.ready_timeout,
+            ));
+            let how = Workers {
+                name: "fb-script",
+                // A Lua state's C calls nest deeper than the lean client's own.
+                stack: C::STACK_SIZE.max(512 * 1024),
+                loops: 0,
+                connections_each: 1,
+                last: Some(done as Arc<dyn ThreadWorkload>),
+                stuck_in: Some("the script's thread_init()"),
             };
-            if keep {
-                failure = Some(e);
-            }
+            let control = run.control.clone();
+            let run = run
+                .open_workers(how, &progress, |t| {
+                    let opening = Opening {
+                        cfg: cfg.clone(),
+                        tid: share.first_thread + u64::from(t),
+                        total_threads: share.total_threads,
+                        seed: share.seed,
+                        sockets: control.sockets.clone(),
+                        tail: tail.clone(),
+                        control: control.clone(),
+                        gate: gate.clone(),
+                        output: output.clone(),
+                    };
+                    (move || ScriptWorker::<C>::open(opening), end::<C>)
+                })
+                .await?;
+            Ok(Opened {
+                retries: gate.retries(),
+                ..Opened::run(run)
+            })
         }
     }
-    if let Some(e) = failure {
-        run.release_workers().await;
-        return Err(e);
-    }
-    run.connect_retries = gate.retries();
-    Ok(run)
 }
 
-/// Awaits `f`, unless `progress` is cancelled and `f` is still not done [`STUCK_GRACE`]
-/// later: then script code that never returns holds it (LuaJIT's compiled loops reach no
-/// hook), and the error says what did not return (`what`) and that only the agent's end
-/// stops it.
-async fn until_stuck<T>(
-    f: impl std::future::Future<Output = T>,
-    progress: &OpenProgress,
-    what: impl FnOnce() -> String,
-) -> Result<T, OpenError> {
-    tokio::pin!(f);
-    let mut cancelled_at: Option<tokio::time::Instant> = None;
-    loop {
-        tokio::select! {
-            v = &mut f => return Ok(v),
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
-        }
-        if progress.is_cancelled() {
-            let at = *cancelled_at.get_or_insert_with(tokio::time::Instant::now);
-            if at.elapsed() >= STUCK_GRACE {
-                return Err(OpenError::Stuck(format!(
-                    "{} within {}s of the cancel (code that never returns, such as an endless loop): left behind",
-                    what(),
-                    STUCK_GRACE.as_secs()
-                )));
-            }
-        }
+/// A worker's end: after an abort the sockets are shut, and there is nothing left to say.
+fn end<C: Client + 'static>(w: ScriptWorker<C>, control: &Control) {
+    if control.sockets.is_cancelled() {
+        w.abandon()
+    } else {
+        w.close()
     }
 }

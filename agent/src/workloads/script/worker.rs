@@ -18,6 +18,7 @@ use fleetbench_model::workloads::server::Target;
 use fleetbench_script::state::{self, StateEnv};
 use mlua::{Function, Lua, Table, Value};
 
+pub use super::output::Output;
 use crate::rand::{Picker, Rng};
 use crate::runner::Control;
 use crate::sql::open_error::{LeanOpenError, OpenError};
@@ -61,36 +62,6 @@ pub fn counted_as(reply: &Reply) -> Class {
         Reply::Rows(_) => Class::Read,
         Reply::Ok { affected_rows } if *affected_rows > 0 => Class::Write,
         Reply::Ok { .. } => Class::Other,
-    }
-}
-
-/// Script output not yet sent to the coordinator, shared by an agent's workers.
-#[derive(Default)]
-pub struct Output {
-    text: Mutex<String>,
-    dropped: AtomicBool,
-}
-
-/// Output kept at most while the coordinator has not taken it.
-const OUTPUT_CAP: usize = 1 << 20;
-
-impl Output {
-    pub fn push(&self, s: &str) {
-        let mut t = self.text.lock().unwrap_or_else(|p| p.into_inner());
-        if t.len() + s.len() > OUTPUT_CAP {
-            self.dropped.store(true, Ordering::Relaxed);
-            return;
-        }
-        t.push_str(s);
-    }
-
-    /// What came since the last call ("" for nothing).
-    pub fn take(&self) -> String {
-        let mut t = std::mem::take(&mut *self.text.lock().unwrap_or_else(|p| p.into_inner()));
-        if self.dropped.swap(false, Ordering::Relaxed) {
-            t.push_str("[fleetbench: script output beyond 1 MiB per interval was left out]\n");
-        }
-        t
     }
 }
 
@@ -1402,23 +1373,6 @@ mod tests {
         assert!(
             counts.iter().all(|&n| (9_500..=10_500).contains(&n)),
             "{counts:?}"
-        );
-    }
-
-    #[test]
-    fn output_is_capped_and_says_so() {
-        let o = Output::default();
-        o.push("a\n");
-        assert_eq!(o.take(), "a\n");
-        assert_eq!(o.take(), "");
-        let big = "x".repeat(OUTPUT_CAP);
-        o.push("b\n");
-        o.push(&big);
-        let t = o.take();
-        assert!(
-            t.starts_with("b\n") && t.contains("left out"),
-            "{}",
-            &t[..40]
         );
     }
 }

@@ -6,5 +6,6 @@ pub mod check;
 pub mod r#gen;
 pub mod job;
 pub mod load;
+pub mod run;
 pub mod schema;
 pub mod txn;

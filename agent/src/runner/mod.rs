@@ -1,22 +1,26 @@
 //! Runs one benchmark on this agent: worker OS threads held at a start gate until Go, an
 //! interval ticker that drains every worker's recorder once per tick, and a final summary.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+mod control;
+mod event_loop;
+mod open;
+pub mod worker;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 use tokio::time::sleep_until;
 
-use crate::coop::panic_text;
-use crate::rate::{QueueState, Schedule};
-use crate::sql::Sockets;
-use crate::sql::open_error::{LeanOpenError, OpenError};
-use crate::sql::opening::Reason;
+use crate::rate::QueueState;
 use crate::stats::{IntervalHists, Sample, WorkerSlot, WorkerTail};
-use crate::workloads::{EventDb, Step, ThreadWorkload, WorkerLoop};
-use fleetbench_model::counters::IoCounters;
+
+pub use control::{Claim, Control, OpenProgress};
+use control::{Clock, Gate, GateState};
+pub use open::{Workers, until_stuck};
+use worker::ThreadWorkload;
 
 /// How long past its time a run may take to wind down before in-flight work is cancelled.
 pub const HARD_DEADLINE_GRACE: Duration = Duration::from_secs(10);
@@ -55,217 +59,6 @@ pub struct RunConfig {
     pub skip_late: bool,
 }
 
-/// A run's clock, set at Go.
-#[derive(Debug, Clone, Copy)]
-struct Clock {
-    go: Instant,
-    /// End of the warm-up: events claimed before it are not counted.
-    measure_from: Instant,
-    /// When the run's time is up (None: only the event limit ends it).
-    deadline: Option<Instant>,
-}
-
-/// What a worker may do with its next event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    /// Run it and count it.
-    Measured,
-    /// Run it, count nothing of it: the run is warming up.
-    Warmup,
-    /// The run is over.
-    Stop,
-}
-
-/// Shared by the workers and whoever may stop them.
-#[derive(Debug)]
-pub struct Control {
-    /// Raised to stop every worker; workers check it between (and inside long) events.
-    pub stop: AtomicBool,
-    /// Events still to hand out when the run has an event limit.
-    events_left: Option<AtomicU64>,
-    /// Why the run was stopped early, if it was.
-    abort_reason: Mutex<Option<String>>,
-    /// Set at Go: when the run started and when its time is up. Workers check the deadline
-    /// themselves after each event (as sysbench does) rather than wait for the ticker to be
-    /// scheduled on a busy machine.
-    clock: std::sync::OnceLock<Clock>,
-    /// Latest moment, in nanoseconds after Go, at which a worker stopped.
-    last_finish_ns: AtomicU64,
-    /// Raised with an abort (not when time is up): the hard deadline need not fire again.
-    cancelled: AtomicBool,
-    /// Threads of the workload's own given up as stuck (a script's `done()` that never
-    /// returns), beside workers the run leaves behind.
-    left_behind: AtomicU32,
-    /// Sockets of the OLTP workers' connections, shut down by an abort so that a
-    /// blocking read (a statement waiting on a lock) returns at once.
-    pub(crate) sockets: Arc<Sockets>,
-    /// Open loop: when each event is due. None in a closed loop.
-    pace: Option<Schedule>,
-    /// See [`RunConfig::events_per_thread`], [`RunConfig::latency_limit`] (here in
-    /// nanoseconds) and [`RunConfig::skip_late`].
-    events_per_thread: Option<u64>,
-    latency_limit_ns: Option<u64>,
-    skip_late: bool,
-}
-
-impl Control {
-    fn new(config: &RunConfig) -> Self {
-        Control {
-            stop: AtomicBool::new(false),
-            pace: config
-                .rate
-                .filter(|r| *r > 0.0)
-                .map(|r| Schedule::new(r, config.seed ^ 0x5bd1_e995_a7c3_1f27)),
-            events_left: config.event_limit.map(AtomicU64::new),
-            abort_reason: Mutex::new(None),
-            clock: std::sync::OnceLock::new(),
-            last_finish_ns: AtomicU64::new(0),
-            cancelled: AtomicBool::new(false),
-            left_behind: AtomicU32::new(0),
-            sockets: Arc::new(Sockets::default()),
-            events_per_thread: config.events_per_thread,
-            latency_limit_ns: config.latency_limit.map(|l| l.as_nanos() as u64),
-            skip_late: config.skip_late,
-        }
-    }
-
-    /// Takes the right to run one more event; `now` is the current time, already read.
-    /// Warm-up events do not count against the event limit.
-    fn claim_event_at(&self, now: Instant) -> Claim {
-        if self.stop.load(Ordering::Relaxed) {
-            return Claim::Stop;
-        }
-        if let Some(c) = self.clock.get() {
-            if c.deadline.is_some_and(|d| now >= d) {
-                self.finish();
-                return Claim::Stop;
-            }
-            if now < c.measure_from {
-                return Claim::Warmup;
-            }
-        }
-        match &self.events_left {
-            None => Claim::Measured,
-            Some(left) => {
-                match left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                {
-                    Ok(_) => Claim::Measured,
-                    Err(_) => Claim::Stop,
-                }
-            }
-        }
-    }
-
-    /// Stops the run because its time is up.
-    pub fn finish(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    /// Stops the run early; the first reason given is kept for the final report.
-    pub fn abort(&self, reason: impl Into<String>) {
-        let mut r = self.abort_reason.lock().unwrap_or_else(|p| p.into_inner());
-        if r.is_none() {
-            *r = Some(reason.into());
-        }
-        self.stop.store(true, Ordering::Relaxed);
-        self.cancelled.store(true, Ordering::Relaxed);
-        self.sockets.cancel();
-    }
-
-    pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed)
-    }
-
-    /// Notes `n` threads of the workload's own given up as stuck (see [`FinalReport::stuck`]).
-    pub(crate) fn left_behind(&self, n: u32) {
-        self.left_behind.fetch_add(n, Ordering::AcqRel);
-    }
-
-    /// Open loop: waits for the next event's arrival and returns it, or None when the run
-    /// ended meanwhile. Closed loop: `now`, at once.
-    fn arrival(&self, now: Instant) -> Option<Instant> {
-        let Some(pace) = &self.pace else {
-            return Some(now);
-        };
-        let Clock { go, deadline, .. } = *self.clock.get()?;
-        let at = pace.next(go, deadline, &self.stop);
-        if at.is_none() && deadline.is_some_and(|d| Instant::now() >= d) {
-            self.finish();
-        }
-        at
-    }
-
-    /// The queue at `now` (open loop only).
-    fn queue_at(&self, now: Instant) -> Option<QueueState> {
-        let pace = self.pace.as_ref()?;
-        let go = self.clock.get()?.go;
-        Some(pace.state_at(now.saturating_duration_since(go).as_nanos() as u64))
-    }
-
-    /// Notes that a worker stopped now.
-    fn worker_finished(&self) {
-        if let Some(c) = self.clock.get() {
-            let ns = c.go.elapsed().as_nanos() as u64;
-            self.last_finish_ns.fetch_max(ns, Ordering::AcqRel);
-        }
-    }
-
-    pub fn is_stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    fn abort_reason(&self) -> Option<String> {
-        self.abort_reason
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
-/// How far the opening of a run's connections has got, read by whoever reports it, and
-/// how to call it off (the coordinator went away).
-#[derive(Debug, Default)]
-pub struct OpenProgress {
-    /// Connections open (with their statements prepared).
-    pub(crate) done: AtomicU64,
-    cancelled: AtomicBool,
-    /// The sockets of the connections being opened: a cancel shuts them down, so that
-    /// workers waiting for a greeting that never comes give up at once.
-    sockets: Mutex<Option<Arc<Sockets>>>,
-}
-
-impl OpenProgress {
-    pub fn done(&self) -> u64 {
-        self.done.load(Ordering::Relaxed)
-    }
-
-    /// Workers not yet connected give up instead of connecting, and those connecting
-    /// have their sockets shut down.
-    pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::Relaxed);
-        let sockets = self
-            .sockets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        if let Some(s) = sockets {
-            s.cancel();
-        }
-    }
-
-    /// Hands over the sockets a cancel shuts down (cancelled at once if it came first).
-    pub(crate) fn attach(&self, sockets: Arc<Sockets>) {
-        *self.sockets.lock().unwrap_or_else(|p| p.into_inner()) = Some(sockets.clone());
-        if self.is_cancelled() {
-            sockets.cancel();
-        }
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed)
-    }
-}
-
 /// One tick's worth of results.
 #[derive(Debug)]
 pub struct IntervalReport {
@@ -297,54 +90,6 @@ pub struct FinalReport {
     pub stuck: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum GateState {
-    Closed,
-    Open,
-    Abandoned,
-}
-
-/// Start gate the workers wait at; abandoned (workers exit) if the run never starts.
-/// Worker threads block on the condvar.
-#[derive(Debug)]
-struct Gate {
-    state: Mutex<GateState>,
-    cond: Condvar,
-}
-
-impl Gate {
-    fn new() -> Self {
-        Gate {
-            state: Mutex::new(GateState::Closed),
-            cond: Condvar::new(),
-        }
-    }
-
-    fn set(&self, to: GateState) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if *s == GateState::Closed {
-            *s = to;
-        }
-        self.cond.notify_all();
-    }
-
-    fn wait(&self) -> bool {
-        // A cooperative worker waits in its loop, which blocks here once for all of them.
-        if crate::coop::in_worker() {
-            return crate::coop::wait(crate::coop::Wait::Barrier);
-        }
-        self.block()
-    }
-
-    fn block(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while *s == GateState::Closed {
-            s = self.cond.wait(s).unwrap_or_else(|p| p.into_inner());
-        }
-        *s == GateState::Open
-    }
-}
-
 /// A run whose workers exist and wait for Go. Dropping it without `go` releases them.
 pub struct PreparedRun {
     pub(crate) config: RunConfig,
@@ -356,19 +101,12 @@ pub struct PreparedRun {
     pub(crate) running: Arc<AtomicUsize>,
     all_done: Arc<Notify>,
     handles: Vec<JoinHandle<()>>,
-    /// Per-kind/per-target figures the OLTP worker threads hand back as they end.
-    pub(crate) oltp_tail: Option<Arc<Mutex<WorkerTail>>>,
+    /// Per-kind and per-target figures the database workers hand back as they end.
+    pub(crate) tail: Option<Arc<Mutex<WorkerTail>>>,
     /// The one database target all of this run's load goes to, if there is one: its
     /// per-interval figures are the interval's (workers count per target only when their
     /// load goes to several).
     pub(crate) single_target: Option<usize>,
-    /// pgbench's -r: where the clients leave their per-command figures as they end,
-    /// for the final report.
-    pub(crate) commands: Option<Arc<Mutex<Vec<Vec<crate::stats::CommandTally>>>>>,
-    /// OLTP: connects tried again while opening, by target and reason (for Ready).
-    pub(crate) connect_retries: Vec<(usize, Reason, u64)>,
-    /// A script's output (print), sent to the coordinator as it gathers.
-    pub(crate) output: Option<Arc<crate::workloads::script::worker::Output>>,
 }
 
 impl PreparedRun {
@@ -411,191 +149,31 @@ impl PreparedRun {
             slots: Vec::new(),
             intervals: Arc::new(IntervalHists::default()),
             handles: Vec::new(),
-            oltp_tail: None,
+            tail: None,
             single_target: None,
-            commands: None,
-            connect_retries: Vec::new(),
-            output: None,
         }
     }
 
-    /// Marks a thread workload's run as going to one database target, connected as
-    /// `conn` says: the run's counters become that target's, and Ready says how it was
-    /// reached (TPC-C).
-    pub fn set_target(&mut self, conn: crate::sql::ConnInfo) {
+    /// Marks the run as going to one database target, connected as `conn` says: the run's
+    /// counters become that target's, and Ready says how it was reached (TPC-C, pgbench).
+    /// Returns the figures its workers hand back as they end (pgbench's per command).
+    pub fn set_target(&mut self, conn: Option<crate::sql::ConnInfo>) -> Arc<Mutex<WorkerTail>> {
         let mut tail = WorkerTail::new(1);
         tail.kinds.clear();
-        tail.targets[0].conn = Some(conn);
-        self.oltp_tail = Some(Arc::new(Mutex::new(tail)));
+        tail.targets[0].conn = conn;
+        let tail = Arc::new(Mutex::new(tail));
+        self.tail = Some(tail.clone());
         self.single_target = Some(0);
+        tail
     }
 
-    /// OLTP: connects tried again while the run opened, by target and reason.
-    pub fn connect_retries(&self) -> &[(usize, Reason, u64)] {
-        &self.connect_retries
-    }
-
-    /// Spawns worker thread `t` (named `name`, with `stack_size` bytes of stack if given),
-    /// the one way every thread workload's threads start; its body is [`Self::worker_task`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn spawn_worker<W, Open, End>(
-        &mut self,
-        t: u32,
-        name: String,
-        stack_size: Option<usize>,
-        open: Open,
-        end: End,
-        opened: Option<mpsc::UnboundedSender<Result<(), LeanOpenError>>>,
-        last: Option<Arc<dyn ThreadWorkload>>,
-    ) -> std::io::Result<()>
-    where
-        W: WorkerLoop,
-        Open: FnOnce() -> Result<W, LeanOpenError> + Send + 'static,
-        End: FnOnce(W, &Control) + Send + 'static,
-    {
-        let body = self.worker_task(t, open, end, opened, last);
-        let mut builder = std::thread::Builder::new().name(name);
-        if let Some(bytes) = stack_size {
-            builder = builder.stack_size(bytes);
-        }
-        self.handles.push(builder.spawn(body)?);
-        Ok(())
-    }
-
-    /// Worker `t`'s whole life, on an OS thread of its own or as a cooperative worker
-    /// (`crate::coop`). It opens its worker itself (`open`: an OLTP worker's connections are
-    /// made where they are used) and says how that went on `opened`; then it waits at the
-    /// start gate, runs [`event_loop`] after Go and hands its worker to `end` (closing
-    /// connections). The last worker out runs `last`'s end step (fileio's fsync) before the
-    /// run is over.
-    pub(crate) fn worker_task<W, Open, End>(
-        &mut self,
-        t: u32,
-        open: Open,
-        end: End,
-        opened: Option<mpsc::UnboundedSender<Result<(), LeanOpenError>>>,
-        last: Option<Arc<dyn ThreadWorkload>>,
-    ) -> impl FnOnce() + Send + 'static
-    where
-        W: WorkerLoop,
-        Open: FnOnce() -> Result<W, LeanOpenError> + Send + 'static,
-        End: FnOnce(W, &Control) + Send + 'static,
-    {
-        let slot = Arc::new(WorkerSlot::new(self.intervals.clone()));
-        self.slots.push(slot.clone());
-        let (control, gate) = (self.control.clone(), self.gate.clone());
-        let (running, all_done) = (self.running.clone(), self.all_done.clone());
-        move || {
-            let made =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).unwrap_or_else(|p| {
-                    let msg = panic_text(&*p);
-                    tracing::error!("worker {t} panicked while opening: {msg}");
-                    Err(OpenError::Connect {
-                        target: "(worker)".into(),
-                        message: format!("worker thread {t} failed: {msg}"),
-                    }
-                    .into())
-                });
-            let mut ran = false;
-            match made {
-                Ok(mut w) => {
-                    if let Some(tx) = opened {
-                        let _ = tx.send(Ok(()));
-                    }
-                    guarded(&control, t, || {
-                        ran = gate.wait();
-                        if ran {
-                            event_loop(&mut w, &control, &slot);
-                            control.worker_finished();
-                        }
-                        end(w, &control);
-                    });
-                }
-                Err(e) => {
-                    if let Some(tx) = opened {
-                        let _ = tx.send(Err(e));
-                    }
-                }
-            }
-            if running.fetch_sub(1, Ordering::AcqRel) == 1 {
-                if let (true, Some(workload)) = (ran, last) {
-                    guarded(&control, t, || {
-                        if let Err(msg) = workload.finish() {
-                            control.abort(msg);
-                        }
-                    });
-                }
-                all_done.notify_one();
-            }
-        }
-    }
-
-    /// Runs `tasks` as cooperative workers on `loops` threads (worker t on thread t % loops),
-    /// each worker on a stack of `stack_size` bytes. A thread that cannot start accounts
-    /// for its workers, as if they had ended; one whose loop fails reports a failed
-    /// opening on `opened` for each worker it leaves unfinished (the run may still be
-    /// opening) and aborts the run.
-    pub(crate) fn spawn_loops(
-        &mut self,
-        tasks: Vec<crate::coop::Task>,
-        loops: usize,
-        stack_size: usize,
-        opened: mpsc::UnboundedSender<Result<(), LeanOpenError>>,
-    ) -> std::io::Result<()> {
-        let mut groups: Vec<Vec<crate::coop::Task>> = (0..loops).map(|_| Vec::new()).collect();
-        for (t, task) in tasks.into_iter().enumerate() {
-            groups[t % loops].push(task);
-        }
-        let mut groups = groups.into_iter().enumerate();
-        while let Some((i, group)) = groups.next() {
-            let gate = self.gate.clone();
-            let (control, n) = (self.control.clone(), group.len());
-            let (running, all_done) = (self.running.clone(), self.all_done.clone());
-            let opened = opened.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("fb-loop-{i}"))
-                .spawn(move || {
-                    if let Err(e) = crate::coop::run(group, stack_size, || gate.block()) {
-                        let message = format!("worker loop {i} failed: {e}");
-                        tracing::error!("{message}");
-                        for _ in 0..e.unfinished {
-                            let _ = opened.send(Err(OpenError::Connect {
-                                target: "(none)".into(),
-                                message: message.clone(),
-                            }
-                            .into()));
-                        }
-                        control.abort(message);
-                        // Its unfinished workers will not count themselves out.
-                        let left = running.fetch_sub(e.unfinished, Ordering::AcqRel);
-                        if e.unfinished > 0 && left == e.unfinished {
-                            all_done.notify_one();
-                        }
-                    }
-                });
-            match spawned {
-                Ok(h) => self.handles.push(h),
-                Err(e) => {
-                    let missing = n + groups.map(|(_, g)| g.len()).sum::<usize>();
-                    self.running.fetch_sub(missing, Ordering::AcqRel);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Sends OLTP workers that never started home (closing their connections politely)
-    /// and waits until they are gone.
-    pub(crate) async fn release_workers(&mut self) {
-        self.gate.set(GateState::Abandoned);
-        let handles: Vec<_> = self.handles.drain(..).collect();
-        let _ = tokio::task::spawn_blocking(move || {
-            for h in handles {
-                let _ = h.join();
-            }
-        })
-        .await;
+    /// Takes the figures the database workers hand back as they end, with their statement
+    /// kinds and targets (`targets` of them; `one` when all load goes to one).
+    pub fn set_tail(&mut self, tail: WorkerTail) -> Arc<Mutex<WorkerTail>> {
+        self.single_target = tail.one_target;
+        let tail = Arc::new(Mutex::new(tail));
+        self.tail = Some(tail.clone());
+        tail
     }
 
     pub fn threads(&self) -> u32 {
@@ -608,7 +186,7 @@ impl PreparedRun {
 
     /// How the OLTP workers' connections to each target were made (target index, info).
     pub fn connections(&self) -> Vec<(usize, crate::sql::ConnInfo)> {
-        let Some(tail) = &self.oltp_tail else {
+        let Some(tail) = &self.tail else {
             return Vec::new();
         };
         let tail = tail.lock().unwrap_or_else(|p| p.into_inner());
@@ -819,14 +397,11 @@ impl PreparedRun {
             last_running,
             ..
         } = ticks;
-        let mut tail = match self.oltp_tail.take() {
+        let mut tail = match self.tail.take() {
             Some(t) => std::mem::take(&mut *t.lock().unwrap_or_else(|p| p.into_inner())),
             None => WorkerTail::default(),
         };
         tail.finish();
-        if let Some(c) = self.commands.take() {
-            tail.commands = std::mem::take(&mut *c.lock().unwrap_or_else(|p| p.into_inner()));
-        }
         // From the end of the warm-up (none when the run stopped during it).
         let elapsed = Duration::from_nanos(self.control.last_finish_ns.load(Ordering::Acquire))
             .saturating_sub(self.config.warmup);
@@ -902,17 +477,6 @@ struct Ticks {
     last_running: u32,
 }
 
-/// Runs a worker's part of the run; a panic in it ends the run on this agent with its
-/// message (in the final report, so the coordinator and the JSON say it too) instead of
-/// leaving the run waiting for a worker that is gone.
-fn guarded(control: &Control, thread: u32, f: impl FnOnce()) {
-    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        let msg = panic_text(&*p);
-        tracing::error!("worker thread {thread} panicked: {msg}");
-        control.abort(format!("worker thread {thread} failed: {msg}"));
-    }
-}
-
 /// Sleeps until `at`, or forever when there is nothing to wake for.
 async fn sleep_until_some(at: Option<tokio::time::Instant>) {
     match at {
@@ -929,176 +493,13 @@ impl Drop for PreparedRun {
     }
 }
 
-/// A worker's event loop, for every workload: claim an event (or stop), wait for its
-/// arrival in an open loop, run it, record it. Latency counts from the arrival in an open
-/// loop, beside the service time from the moment the thread took the event. A workload
-/// that reads the clock itself ([`WorkerLoop::ended_at`], OLTP's statements) lends the
-/// loop its end-of-event instant: in a closed loop that is the next event's start too,
-/// one clock read per statement and none extra per event.
-fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, slot: &WorkerSlot) {
-    let open = control.pace.is_some();
-    if open {
-        crate::rate::tighten_timer_slack();
-    }
-    let mut io = IoCounters::default();
-    let mut now = Instant::now();
-    let mut warming = false;
-    // This thread's events still to run under a per-thread limit (warm-up ones aside).
-    let mut left = control.events_per_thread;
-    let limit = control.latency_limit_ns;
-    let skip_after = limit.filter(|_| open && control.skip_late);
-    loop {
-        if left == Some(0) {
-            break;
-        }
-        let claim = control.claim_event_at(now);
-        if claim == Claim::Stop {
-            break;
-        }
-        if warming != (claim == Claim::Warmup) {
-            warming = !warming;
-            w.set_warmup(warming);
-        }
-        if claim == Claim::Measured
-            && let Some(n) = left.as_mut()
-        {
-            *n -= 1;
-        }
-        let Some(arrival) = control.arrival(now) else {
-            break;
-        };
-        // After a wait the clock has moved on; in a closed loop of a self-timed workload
-        // `now` is the start.
-        let t0 = match w.ended_at() {
-            Some(_) if !open => now,
-            _ => Instant::now(),
-        };
-        // Already later than the limit before it starts: skipped, as pgbench does.
-        if let Some(l) = skip_after
-            && t0.saturating_duration_since(arrival).as_nanos() as u64 > l
-        {
-            let kind = w.skip();
-            if !warming {
-                slot.skip(kind);
-            }
-            now = t0;
-            continue;
-        }
-        if open {
-            slot.set_busy(true);
-        }
-        let step = loop {
-            let step = w.event_at(&control.stop, &mut io, t0);
-            if step != Step::Again {
-                break step;
-            }
-            if !warming && let Some(db) = w.db() {
-                slot.add_db(db.all);
-                if let Some(targets) = db.targets {
-                    slot.add_targets(targets);
-                }
-            }
-            w.reset_db();
-        };
-        now = w.ended_at().unwrap_or_else(Instant::now);
-        if open {
-            slot.set_busy(false);
-        }
-        let service = now.duration_since(t0).as_nanos() as u64;
-        let extra = w.extra_events();
-        if extra > 0 && !warming {
-            slot.add_events(extra);
-        }
-        match step {
-            Step::Done => {
-                if !warming {
-                    record(
-                        slot,
-                        &io,
-                        w.db(),
-                        open.then(|| now.duration_since(arrival)),
-                        service,
-                    );
-                }
-                if !io.is_zero() {
-                    io = IoCounters::default();
-                }
-                w.reset_db();
-                if w.think(&control.stop) {
-                    now = Instant::now();
-                }
-            }
-            Step::Txn(end) => {
-                if !warming {
-                    let (ns, svc) = if open {
-                        let from_arrival = now.duration_since(arrival).as_nanos() as u64;
-                        (from_arrival, Some(service))
-                    } else {
-                        (service, None)
-                    };
-                    slot.record_txn(ns, svc, &end, limit.is_some_and(|l| ns > l));
-                }
-            }
-            Step::Stopped => break,
-            Step::Quit(msg) => {
-                slot.quit(msg);
-                break;
-            }
-            Step::Fatal(msg) => {
-                control.abort(msg);
-                break;
-            }
-            Step::Again => unreachable!("tried again above"),
-        }
-    }
-    // Operations of an event cut short, and completions still in flight, happened too;
-    // so did the queries of an event cut short.
-    if let Err(msg) = w.finish(&mut io) {
-        control.abort(msg);
-    }
-    if !io.is_zero() {
-        slot.add_io(&io);
-    }
-    if let Some(db) = w.db() {
-        slot.add_db(db.all);
-        if let Some(targets) = db.targets {
-            slot.add_targets(targets);
-        }
-    }
-}
-
-/// Records one finished event: `service` nanoseconds from its start, and in an open loop
-/// `from_arrival` as its latency; with the file operations or database work it did.
-fn record(
-    slot: &WorkerSlot,
-    io: &IoCounters,
-    db: Option<EventDb<'_>>,
-    from_arrival: Option<Duration>,
-    service: u64,
-) {
-    let io_done = (!io.is_zero()).then_some(io);
-    match (from_arrival, db) {
-        (Some(latency), db) => slot.record_open(
-            latency.as_nanos() as u64,
-            service,
-            db.map(|d| d.all),
-            io_done,
-        ),
-        (None, Some(db)) => slot.record_db(service, db.all),
-        (None, None) => match io_done {
-            Some(io) => slot.record_io(service, io),
-            None => slot.record(service),
-        },
-    }
-    if let Some(targets) = db.and_then(|d| d.targets) {
-        slot.add_targets(targets);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::workloads::cpu::Cpu;
+    use fleetbench_model::counters::IoCounters;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
 
     /// A cpu run of `max_prime` per event, its workers waiting for Go.
     fn cpu_run(max_prime: u64, config: RunConfig) -> PreparedRun {

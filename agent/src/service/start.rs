@@ -1,0 +1,149 @@
+//! A Start message checked and planned: the run's limits ([`RunConfig`]) and the workload's
+//! own type ([`Workload`]), dispatched once, here, one line per workload.
+
+use std::path::Path;
+use std::time::Duration;
+
+use fleetbench_model::limits;
+use fleetbench_model::spec::Workload as Spec;
+use fleetbench_model::wire;
+use fleetbench_model::workloads::server::Target;
+use fleetbench_proto::v1 as pb;
+use tonic::Status;
+
+use super::AgentOptions;
+use crate::runner::RunConfig;
+use crate::workloads::{self, PlanError, Share, Workload};
+
+/// The coordinator's ready timeout when its Start does not say (`--ready-timeout`'s default).
+const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What an agent without `--allow-scripts` answers a script run.
+pub const SCRIPTS_REFUSED: &str = "this agent does not run Lua scripts: start fleetbench-agent with --allow-scripts to let coordinators run scripts on it";
+
+/// A Start message as this agent will run it.
+pub(super) struct Planned {
+    pub(super) workload: Box<dyn Workload>,
+    pub(super) config: RunConfig,
+}
+
+/// Plans `start` on an agent with `options`, or says what is wrong with it.
+pub(super) fn plan(start: &pb::Start, options: &AgentOptions) -> Result<Planned, Status> {
+    let planned = plan_from_start(start, &options.work_dir)?;
+    let script = matches!(
+        start.workload.as_ref().and_then(|w| w.kind.as_ref()),
+        Some(pb::workload_spec::Kind::Script(_))
+    );
+    if script && !options.allow_scripts {
+        return Err(Status::permission_denied(SCRIPTS_REFUSED));
+    }
+    Ok(planned)
+}
+
+/// Checks a Start message exactly as Run does, without running it: the workload is built
+/// (fileio's files opened, a global memory block allocated, each within the host's
+/// limits) and dropped. For tests that feed the agent random and mutated messages.
+pub fn validate_start(start: &pb::Start, work_dir: &Path) -> Result<(), Status> {
+    plan_from_start(start, work_dir).map(drop)
+}
+
+/// Turns a Start message into a workload and run limits, or says what is wrong with it.
+fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status> {
+    let config = run_config(start)?;
+    let mut spec = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
+        .map_err(|e| Status::invalid_argument(e.0))?;
+    load_files(spec.targets_mut())?;
+    let share = Share {
+        first_thread: u64::from(start.first_thread),
+        total_threads: u64::from(start.total_threads)
+            .max(u64::from(start.first_thread) + u64::from(start.threads)),
+        threads: start.threads,
+        seed: start.seed,
+        ready_timeout: match start.ready_timeout_ms {
+            0 => DEFAULT_READY_TIMEOUT,
+            ms => Duration::from_millis(ms),
+        },
+    };
+    let workload = dispatch(spec, &share).map_err(status)?;
+    Ok(Planned { workload, config })
+}
+
+/// The one place that names every workload: each plans its own run.
+fn dispatch(spec: Spec, share: &Share) -> Result<Box<dyn Workload>, PlanError> {
+    match spec {
+        Spec::Cpu(c) => Ok(workloads::cpu::plan(&c)),
+        Spec::Oltp(o) => workloads::oltp::plan(o.config, share),
+        Spec::Fileio(f) => workloads::fileio::plan(f, share.threads),
+        Spec::Memory(m) => workloads::memory::plan(&m, share),
+        Spec::Threads(t) => workloads::threads::plan(t),
+        Spec::Mutex(m) => workloads::mutex::plan(m, share.seed),
+        Spec::Tpcc(t) => Ok(workloads::tpcc::run::plan(t, share)),
+        Spec::Pgbench(p) => Ok(workloads::pgbench::plan(p, share)),
+        Spec::Script(s) => Ok(workloads::script::plan(s, share)),
+    }
+}
+
+/// A workload's planning error as the coordinator hears it.
+pub(super) fn status(e: PlanError) -> Status {
+    match e {
+        PlanError::Invalid(m) => Status::invalid_argument(m),
+        PlanError::Exhausted(m) => Status::resource_exhausted(m),
+        PlanError::Failed(m) => Status::failed_precondition(m),
+    }
+}
+
+/// The run's limits and cadence, each checked before any thread is spawned or clock
+/// deadline computed.
+fn run_config(start: &pb::Start) -> Result<RunConfig, Status> {
+    if start.threads == 0 {
+        return Err(Status::invalid_argument("threads must be at least 1"));
+    }
+    // A script's command (prepare, cleanup, its own) runs to its end instead.
+    let command = matches!(
+        start.workload.as_ref().and_then(|w| w.kind.as_ref()),
+        Some(pb::workload_spec::Kind::Script(s)) if s.command != "run"
+    );
+    if start.time_limit_ms == 0 && start.event_limit == 0 && !command {
+        return Err(Status::invalid_argument(
+            "a run needs a time limit or an event limit",
+        ));
+    }
+    limits::check_seconds("the time limit", start.time_limit_ms / 1000)
+        .and_then(|_| limits::check_seconds("the warm-up", start.warmup_ms / 1000))
+        .and_then(|_| limits::check_seconds("the report interval", start.tick_ms / 1000))
+        .map_err(Status::invalid_argument)?;
+    limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
+    if start.first_thread.checked_add(start.threads).is_none() {
+        return Err(Status::invalid_argument(
+            "first thread and threads overflow the thread numbering",
+        ));
+    }
+    if !(start.rate.is_finite() && (0.0..=limits::MAX_RATE).contains(&start.rate)) {
+        return Err(Status::invalid_argument(format!(
+            "an agent paces at most {} events per second, not {} (spread the rate over more agents)",
+            limits::MAX_RATE,
+            start.rate
+        )));
+    }
+    Ok(RunConfig {
+        threads: start.threads,
+        time_limit: (start.time_limit_ms > 0).then(|| Duration::from_millis(start.time_limit_ms)),
+        event_limit: (start.event_limit > 0).then_some(start.event_limit),
+        tick: Duration::from_millis(start.tick_ms.max(10)),
+        rate: (start.rate > 0.0).then_some(start.rate),
+        seed: start.seed,
+        warmup: Duration::from_millis(start.warmup_ms),
+        events_per_thread: None,
+        latency_limit: None,
+        skip_late: false,
+    })
+}
+
+/// Reads the TLS and key files the targets name, on this host, once for every connection
+/// to them; the error names the target and the file.
+pub(super) fn load_files(targets: &mut [Target]) -> Result<(), Status> {
+    for t in targets {
+        crate::sql::mysql::load_files(t).map_err(Status::invalid_argument)?;
+    }
+    Ok(())
+}
