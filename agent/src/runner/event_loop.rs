@@ -79,19 +79,7 @@ pub(super) fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, s
         if open {
             slot.set_busy(true);
         }
-        let step = loop {
-            let step = w.event_at(&control.stop, &mut io, t0);
-            if step != Step::Again {
-                break step;
-            }
-            if !warming && let Some(db) = w.db() {
-                slot.add_db(db.all);
-                if let Some(targets) = db.targets {
-                    slot.add_targets(targets);
-                }
-            }
-            w.reset_db();
-        };
+        let step = run_event(w, control, slot, &mut io, t0, warming);
         now = w.ended_at().unwrap_or_else(Instant::now);
         if open {
             slot.set_busy(false);
@@ -143,19 +131,58 @@ pub(super) fn event_loop<W: WorkerLoop + ?Sized>(w: &mut W, control: &Control, s
             Step::Again => unreachable!("tried again above"),
         }
     }
-    // Operations of an event cut short, and completions still in flight, happened too;
-    // so did the queries of an event cut short.
-    if let Err(msg) = w.finish(&mut io) {
+    leave(w, control, slot, &mut io);
+}
+
+/// Runs one event that starts at `t0`, again as long as the workload asks (an ignored
+/// error, a lost connection): the database work of each failed try is recorded at once,
+/// in the interval in which it happened, with no event or latency.
+#[inline(always)]
+fn run_event<W: WorkerLoop + ?Sized>(
+    w: &mut W,
+    control: &Control,
+    slot: &WorkerSlot,
+    io: &mut IoCounters,
+    t0: Instant,
+    warming: bool,
+) -> Step {
+    loop {
+        let step = w.event_at(&control.stop, io, t0);
+        if step != Step::Again {
+            return step;
+        }
+        if !warming && let Some(db) = w.db() {
+            add_db(slot, db);
+        }
+        w.reset_db();
+    }
+}
+
+/// The worker leaves its loop: operations of an event cut short, and completions still in
+/// flight, happened too; so did the queries of an event cut short.
+fn leave<W: WorkerLoop + ?Sized>(
+    w: &mut W,
+    control: &Control,
+    slot: &WorkerSlot,
+    io: &mut IoCounters,
+) {
+    if let Err(msg) = w.finish(io) {
         control.abort(msg);
     }
     if !io.is_zero() {
-        slot.add_io(&io);
+        slot.add_io(io);
     }
     if let Some(db) = w.db() {
-        slot.add_db(db.all);
-        if let Some(targets) = db.targets {
-            slot.add_targets(targets);
-        }
+        add_db(slot, db);
+    }
+}
+
+/// Adds database work done outside a recorded event to the worker's counters.
+#[inline(always)]
+fn add_db(slot: &WorkerSlot, db: EventDb<'_>) {
+    slot.add_db(db.all);
+    if let Some(targets) = db.targets {
+        slot.add_targets(targets);
     }
 }
 

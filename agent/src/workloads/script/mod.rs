@@ -4,7 +4,9 @@
 //! nothing is read from this host's disk. Agents run scripts only when their operator
 //! allows it (`--allow-scripts`).
 
+mod ctx;
 mod output;
+mod raw;
 pub mod worker;
 
 use std::rc::Rc;
