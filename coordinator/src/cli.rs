@@ -213,7 +213,7 @@ pub struct RawArgs {
     /// A sysbench Lua script named in the TEST position, loaded, with its own options
     /// (taken out of the command line by `crate::script::take` before clap sees it).
     #[arg(skip)]
-    pub script: Option<Box<crate::script::ScriptArgs>>,
+    pub script: Option<Box<crate::script::args::ScriptArgs>>,
 
     // --- Database ---
     /// A named database target, NAME=mysql://USER:PASSWORD@HOST:PORT/DB (repeatable);

@@ -112,11 +112,6 @@ pub fn check_all(raw: &RawArgs) -> Result<(), UsageError> {
     }
     for (flag, path) in &given {
         check(path).map_err(|why| UsageError(format!("{flag} {}: {why}", path.display())))?;
-        // A CSV file collects runs: one of another layout is refused now, not after the run.
-        if *flag == "--csv" {
-            crate::report::csv::check_existing(path)
-                .map_err(|why| UsageError(format!("--csv {}: {why}", path.display())))?;
-        }
     }
     if !on_stdout.is_empty() {
         stdout::divert_text();

@@ -72,6 +72,15 @@ async fn run_plan(
     if plan.command != Command::Run {
         return super::tables::run(plan, conns).await;
     }
+    measure_one(plan, conns, extras).await
+}
+
+/// One measurement of `plan` over the agents of `conns`: the header, the run, its report.
+async fn measure_one(
+    plan: &Plan,
+    conns: Vec<session::AgentConn>,
+    extras: &Extras,
+) -> anyhow::Result<i32> {
     // A run's warm-up is its own first seconds, on the same threads and connections.
     let plan = &Plan {
         warmup: extras.warmup,
@@ -133,28 +142,33 @@ async fn run_plan(
     if !replaced {
         stdout::print(&report::text::final_report_in(plan, &result, extras.style));
     }
+    conclude(plan, &result, extras)
+}
+
+/// After a run's report: its warnings, its files, and the exit code it decides.
+fn conclude(plan: &Plan, result: &merge::RunResult, extras: &Extras) -> anyhow::Result<i32> {
     // A target that could not be reached: said in every layout, and it decides the exit.
-    let (warnings, down) = crate::downtime::check(plan, &result);
+    let (warnings, down) = crate::downtime::check(plan, result);
     for w in warnings {
         eprintln!("{w}");
     }
     if extras.style.is_sysbench() {
         eprint!("{}", report::text::agent_warnings(&result.agents));
-        for w in report::hosts::run_warnings(plan, &result) {
+        for w in report::hosts::run_warnings(plan, result) {
             eprintln!("{w}");
         }
-        if let Some(why) = report::text::rate_shortfall(plan, &result) {
+        if let Some(why) = report::text::rate_shortfall(plan, result) {
             eprintln!("warning: {why}");
         }
     }
     if let Some(path) = &plan.json {
-        report::json::write(path, &report::json::build(plan, &result))
+        report::json::write(path, &report::json::build(plan, result))
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
-    super::single_outputs(plan, &result, extras)?;
+    super::single_outputs(plan, result, extras)?;
     // A script's own error failed the run (sysbench's FATAL): one line on stderr and exit 1,
     // after the report of what ran before it.
-    if let Some(why) = script_failed(plan, &result) {
+    if let Some(why) = script_failed(plan, result) {
         eprintln!("error: {why}");
         return Ok(exit::EXIT_FAILED);
     }

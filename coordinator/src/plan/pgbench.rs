@@ -281,10 +281,67 @@ fn builtin(v: &str) -> Result<(Builtin, u32), String> {
     Ok((Builtin::find(name)?, weight))
 }
 
+/// Options read loose from the command line and settled once all are read.
+#[derive(Default)]
+struct Loose {
+    host: Option<String>,
+    port: Option<String>,
+    user: Option<String>,
+    foreign_keys: bool,
+    method_given: bool,
+}
+
 /// Reads pgbench's command line; `env` gives the PG environment variables (and USER).
 pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<PgbenchArgs, String> {
     let (opts, words) = tokens(args)?;
-    let mut a = PgbenchArgs {
+    let mut a = defaults()?;
+    let mut loose = Loose::default();
+    let mut given: Vec<&'static str> = Vec::new();
+    for (name, value) in opts {
+        given.push(name);
+        apply(&mut a, &mut loose, name, value.unwrap_or_default())?;
+    }
+    if a.shown.is_some() {
+        return Ok(a);
+    }
+    if words.len() > 1 {
+        return Err(format!(
+            "too many command-line arguments (first is \"{}\")",
+            words[1]
+        ));
+    }
+    check_modes(&a, &given)?;
+    if loose.foreign_keys && !a.steps.contains(&Step::ForeignKeys) {
+        a.steps.push(Step::ForeignKeys);
+    }
+    if loose.method_given && a.partitions == 0 {
+        return Err("--partition-method requires greater than zero --partitions".into());
+    }
+    if a.duration.is_some() && a.transactions.is_some() {
+        return Err(
+            "specify either a number of transactions (-t) or a duration (-T), not both".into(),
+        );
+    }
+    if !a.init && a.duration.is_none() && a.transactions.is_none() {
+        a.transactions = Some(DEFAULT_TRANSACTIONS);
+    }
+    if a.scripts.is_empty() {
+        a.scripts.push((Builtin::TpcbLike, 1));
+    }
+    a.scripts = merge_scripts(std::mem::take(&mut a.scripts));
+    if a.scripts.iter().all(|(_, w)| *w == 0) {
+        return Err("total script weight must not be zero".into());
+    }
+    let Loose {
+        host, port, user, ..
+    } = loose;
+    a.target = target(host, port, user, words.first().cloned(), env)?;
+    Ok(a)
+}
+
+/// pgbench's defaults, before the command line.
+fn defaults() -> Result<PgbenchArgs, String> {
+    Ok(PgbenchArgs {
         init: false,
         steps: Step::parse_letters(DEFAULT_STEPS)?,
         scale: None,
@@ -316,144 +373,112 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Pg
         token_file: None,
         notes: Vec::new(),
         shown: None,
-    };
-    let (mut host, mut port, mut user) = (None, None, None);
-    let mut foreign_keys = false;
-    let mut method_given = false;
-    let mut given: Vec<&'static str> = Vec::new();
-    for (name, value) in opts {
-        given.push(name);
-        let v = value.unwrap_or_default();
-        match name {
-            "initialize" => a.init = true,
-            "init-steps" => a.steps = Step::parse_letters(&v)?,
-            "scale" => a.scale = Some(int("scaling factor", &v, 1, MAX_SCALE)?),
-            "fillfactor" => a.fillfactor = int("fillfactor", &v, 10, 100)?,
-            "foreign-keys" => foreign_keys = true,
-            "unlogged-tables" => a.unlogged = true,
-            "partitions" => a.partitions = int("number of partitions", &v, 0, MAX_PARTITIONS)?,
-            "partition-method" => {
-                method_given = true;
-                a.partition_method = PartitionMethod::parse(&v).ok_or_else(|| {
-                    format!("invalid partition method, expecting \"range\" or \"hash\", got: \"{v}\"")
-                })?
-            }
-            "quiet" | "debug" => {}
-            "builtin" => a.scripts.push(builtin(&v)?),
-            "skip-some-updates" => a.scripts.push((Builtin::SimpleUpdate, 1)),
-            "select-only" => a.scripts.push((Builtin::SelectOnly, 1)),
-            "file" => {
-                return Err(
-                    "custom scripts (-f/--file) are not supported by fleetbench pgbench: use the built-in scripts (-b tpcb-like|simple-update|select-only, -N, -S)".into(),
-                );
-            }
-            "client" => a.clients = int("number of clients", &v, 1, 1_000_000)?,
-            "jobs" => a.jobs = int("number of threads", &v, 1, 1_000_000)?,
-            "time" => a.duration = Some(int("duration", &v, 1, 31_536_000)?),
-            "transactions" => {
-                a.transactions = Some(int("number of transactions", &v, 1, 1_000_000_000_000)?)
-            }
-            "progress" => a.progress = Some(int("thread progress delay", &v, 1, 86_400)?),
-            "rate" => {
-                let r = number("rate", &v)?;
-                // The bound of every other test's --rate (and of the agents' check).
-                if r > super::MAX_RATE {
-                    return Err(format!(
-                        "invalid rate: \"{v}\" (at most 100000000 transactions per second)"
-                    ));
-                }
-                a.rate = Some(r);
-            }
-            "latency-limit" => a.latency_limit_ms = Some(number("latency limit", &v)?),
-            "protocol" => {
-                a.mode = QueryMode::parse(&v).ok_or_else(|| {
-                    format!("invalid query mode (-M): \"{v}\" (simple, extended or prepared)")
-                })?
-            }
-            "report-per-command" => a.per_statement = true,
-            "max-tries" => a.max_tries = int("number of maximum tries", &v, 1, MAX_TRIES)?,
-            "failures-detailed" => a.failures_detailed = true,
-            "no-vacuum" => a.no_vacuum = true,
-            "random-seed" => {
-                a.seed = match v.as_str() {
-                    "time" | "rand" => None,
-                    s => Some(s.parse::<u64>().map_err(|_| {
-                        format!("unrecognized random seed option \"{v}\": expecting an unsigned integer, \"time\" or \"rand\"")
-                    })?),
-                }
-            }
-            "host" => host = Some(v),
-            "port" => port = Some(v),
-            "username" => user = Some(v),
-            "agents" => {
-                let list: Vec<String> = v
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect();
-                if list.is_empty() {
-                    return Err("--agents needs host:port[,host:port...]".into());
-                }
-                a.agents = Some(list);
-            }
-            "json" => a.json = Some(PathBuf::from(v)),
-            "token-file" => a.token_file = Some(PathBuf::from(v)),
-            "version" => {
-                a.shown = Some(format!(
-                    "fleetbench pgbench (fleetbench {})",
-                    env!("CARGO_PKG_VERSION")
-                ))
-            }
-            "help" => a.shown = Some(HELP.to_string()),
-            other => {
+    })
+}
+
+/// Applies option `name` (its long name) with value `v` ("" for a flag).
+fn apply(a: &mut PgbenchArgs, loose: &mut Loose, name: &str, v: String) -> Result<(), String> {
+    match name {
+        "initialize" => a.init = true,
+        "init-steps" => a.steps = Step::parse_letters(&v)?,
+        "scale" => a.scale = Some(int("scaling factor", &v, 1, MAX_SCALE)?),
+        "fillfactor" => a.fillfactor = int("fillfactor", &v, 10, 100)?,
+        "foreign-keys" => loose.foreign_keys = true,
+        "unlogged-tables" => a.unlogged = true,
+        "partitions" => a.partitions = int("number of partitions", &v, 0, MAX_PARTITIONS)?,
+        "partition-method" => {
+            loose.method_given = true;
+            a.partition_method = PartitionMethod::parse(&v).ok_or_else(|| {
+                format!("invalid partition method, expecting \"range\" or \"hash\", got: \"{v}\"")
+            })?
+        }
+        "quiet" | "debug" => {}
+        "builtin" => a.scripts.push(builtin(&v)?),
+        "skip-some-updates" => a.scripts.push((Builtin::SimpleUpdate, 1)),
+        "select-only" => a.scripts.push((Builtin::SelectOnly, 1)),
+        "file" => {
+            return Err(
+                "custom scripts (-f/--file) are not supported by fleetbench pgbench: use the built-in scripts (-b tpcb-like|simple-update|select-only, -N, -S)".into(),
+            );
+        }
+        "client" => a.clients = int("number of clients", &v, 1, 1_000_000)?,
+        "jobs" => a.jobs = int("number of threads", &v, 1, 1_000_000)?,
+        "time" => a.duration = Some(int("duration", &v, 1, 31_536_000)?),
+        "transactions" => {
+            a.transactions = Some(int("number of transactions", &v, 1, 1_000_000_000_000)?)
+        }
+        "progress" => a.progress = Some(int("thread progress delay", &v, 1, 86_400)?),
+        "rate" => {
+            let r = number("rate", &v)?;
+            // The bound of every other test's --rate (and of the agents' check).
+            if r > super::MAX_RATE {
                 return Err(format!(
-                    "--{other} is not supported by fleetbench pgbench (see docs/pgbench.md)"
+                    "invalid rate: \"{v}\" (at most 100000000 transactions per second)"
                 ));
             }
+            a.rate = Some(r);
+        }
+        "latency-limit" => a.latency_limit_ms = Some(number("latency limit", &v)?),
+        "protocol" => {
+            a.mode = QueryMode::parse(&v).ok_or_else(|| {
+                format!("invalid query mode (-M): \"{v}\" (simple, extended or prepared)")
+            })?
+        }
+        "report-per-command" => a.per_statement = true,
+        "max-tries" => a.max_tries = int("number of maximum tries", &v, 1, MAX_TRIES)?,
+        "failures-detailed" => a.failures_detailed = true,
+        "no-vacuum" => a.no_vacuum = true,
+        "random-seed" => {
+            a.seed = match v.as_str() {
+                "time" | "rand" => None,
+                s => Some(s.parse::<u64>().map_err(|_| {
+                    format!("unrecognized random seed option \"{v}\": expecting an unsigned integer, \"time\" or \"rand\"")
+                })?),
+            }
+        }
+        "host" => loose.host = Some(v),
+        "port" => loose.port = Some(v),
+        "username" => loose.user = Some(v),
+        "agents" => {
+            let list: Vec<String> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+            if list.is_empty() {
+                return Err("--agents needs host:port[,host:port...]".into());
+            }
+            a.agents = Some(list);
+        }
+        "json" => a.json = Some(PathBuf::from(v)),
+        "token-file" => a.token_file = Some(PathBuf::from(v)),
+        "version" => {
+            a.shown = Some(format!(
+                "fleetbench pgbench (fleetbench {})",
+                env!("CARGO_PKG_VERSION")
+            ))
+        }
+        "help" => a.shown = Some(HELP.to_string()),
+        other => {
+            return Err(format!(
+                "--{other} is not supported by fleetbench pgbench (see docs/pgbench.md)"
+            ));
         }
     }
-    if a.shown.is_some() {
-        return Ok(a);
-    }
-    if words.len() > 1 {
-        return Err(format!(
-            "too many command-line arguments (first is \"{}\")",
-            words[1]
-        ));
-    }
-    check_modes(&a, &given)?;
-    if foreign_keys && !a.steps.contains(&Step::ForeignKeys) {
-        a.steps.push(Step::ForeignKeys);
-    }
-    if method_given && a.partitions == 0 {
-        return Err("--partition-method requires greater than zero --partitions".into());
-    }
-    if a.duration.is_some() && a.transactions.is_some() {
-        return Err(
-            "specify either a number of transactions (-t) or a duration (-T), not both".into(),
-        );
-    }
-    if !a.init && a.duration.is_none() && a.transactions.is_none() {
-        a.transactions = Some(DEFAULT_TRANSACTIONS);
-    }
-    if a.scripts.is_empty() {
-        a.scripts.push((Builtin::TpcbLike, 1));
-    }
-    // One slot per script: the same script named twice has its weights added.
+    Ok(())
+}
+
+/// One slot per script: the same script named twice has its weights added.
+fn merge_scripts(scripts: Vec<(Builtin, u32)>) -> Vec<(Builtin, u32)> {
     let mut merged: Vec<(Builtin, u32)> = Vec::new();
-    for (b, w) in a.scripts.drain(..) {
+    for (b, w) in scripts {
         match merged.iter_mut().find(|(m, _)| *m == b) {
             Some(m) => m.1 = m.1.saturating_add(w),
             None => merged.push((b, w)),
         }
     }
-    a.scripts = merged;
-    if a.scripts.iter().all(|(_, w)| *w == 0) {
-        return Err("total script weight must not be zero".into());
-    }
-    a.target = target(host, port, user, words.first().cloned(), env)?;
-    Ok(a)
+    merged
 }
 
 /// pgbench's rule: initialisation options with `-i` only, run options without it.

@@ -79,62 +79,64 @@ pub(super) fn workload(raw: &RawArgs, sa: &ScriptArgs) -> Result<(Workload, Comm
     ))
 }
 
+/// A built-in option as `sysbench.opt` shows it: name, kind, value.
+type Opt = (String, OptKind, Option<String>);
+
+fn int(n: &str, v: String) -> Opt {
+    (n.to_string(), OptKind::Int, Some(v))
+}
+
+fn text(n: &str, v: String) -> Opt {
+    (n.to_string(), OptKind::String, Some(v))
+}
+
+fn flag(n: &str, on: bool) -> Opt {
+    let v = if on { "on" } else { "off" };
+    (n.to_string(), OptKind::Bool, Some(v.to_string()))
+}
+
+fn list(n: &str, v: String) -> Opt {
+    (n.to_string(), OptKind::List, Some(v))
+}
+
+/// The last value given of one of fleetbench's own options (any of `names`), else `or`.
+fn last(raw: &RawArgs, names: &[&str], or: &str) -> String {
+    raw.options
+        .iter()
+        .rev()
+        .find(|(n, _)| names.contains(&n.as_str()))
+        .map_or(or.to_string(), |(_, v)| v.clone())
+}
+
 /// Adds the built-in options' values to `sysbench.opt` once the plan knows them (the
 /// script's own options of the same name stay).
 pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
-    let secs = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_secs()).to_string();
+    let run = run_opts(plan, raw);
     let Workload::Script(s) = &mut plan.workload else {
         return;
     };
-    let t = s.targets.first().cloned().unwrap_or_default();
-    let ps = if s.db.prepared { "auto" } else { "disable" };
-    // The last value given of one of fleetbench's own options (any of `names`), else `or`.
-    let last = |names: &[&str], or: &str| {
-        raw.options
+    let mut built_in = run;
+    built_in.extend(connection_opts(s, raw));
+    built_in.extend(fixed_opts(raw));
+    built_in.extend(distribution_opts(raw));
+    debug_assert!(
+        built_in
             .iter()
-            .rev()
-            .find(|(n, _)| names.contains(&n.as_str()))
-            .map_or(or.to_string(), |(_, v)| v.clone())
-    };
-    let ignore = last(&["mysql-ignore-errors"], "1213,1020,1205");
-    // The connection options of the target's own driver carry its values; the other
-    // driver's keep their defaults, as sysbench.opt shows them in sysbench.
-    let (my, pg) = {
-        let mut d = fleetbench_model::workloads::server::Target {
-            host: "localhost".into(),
-            user: "sbtest".into(),
-            database: "sbtest".into(),
-            ..Default::default()
-        };
-        match t.driver {
-            Driver::Mysql => {
-                d.port = 5432;
-                (t.clone(), d)
-            }
-            Driver::Pgsql => {
-                d.port = 3306;
-                (d, t.clone())
-            }
+            .all(|(n, _, _)| script::BUILT_IN.contains(&n.as_str()))
+    );
+    for (name, kind, text) in built_in {
+        if s.opt.iter().any(|o| o.name == name) {
+            continue;
         }
-    };
-    let int = |n: &str, v: String| (n.to_string(), OptKind::Int, Some(v));
-    let text = |n: &str, v: String| (n.to_string(), OptKind::String, Some(v));
-    let off = |n: &str| (n.to_string(), OptKind::Bool, Some("off".to_string()));
-    let list = |n: &str, v: String| (n.to_string(), OptKind::List, Some(v));
-    // A MySQL list option over the run's MySQL targets (the default's one when there are none).
-    let my_list = |f: &dyn Fn(&fleetbench_model::workloads::server::Target) -> Option<String>,
-                   none: &str| {
-        let items: Vec<String> = s
-            .targets
-            .iter()
-            .filter(|t| t.driver == Driver::Mysql)
-            .filter_map(f)
-            .collect();
-        if items.is_empty() {
-            none.to_string()
-        } else {
-            items.join(",")
-        }
+        s.opt.push(OptValue { name, kind, text });
+    }
+}
+
+/// The run's own options: threads, limits, rate, reports, random numbers, warm-up.
+fn run_opts(plan: &Plan, raw: &RawArgs) -> Vec<Opt> {
+    let secs = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_secs()).to_string();
+    let Workload::Script(s) = &plan.workload else {
+        return Vec::new();
     };
     // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
     // prepare makes one table per thread of the run to come, as in sysbench).
@@ -146,7 +148,7 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         plan.events.unwrap_or(0).to_string(),
         (plan.rate as u64).to_string(),
     );
-    let mut built_in = vec![
+    vec![
         int("threads", threads.clone()),
         int("time", time.clone()),
         int("events", events.clone()),
@@ -167,6 +169,49 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         text("rand_type", s.distribution.name().into()),
         int("rand_seed", plan.seed.to_string()),
         int("warmup_time", secs(Some(plan.warmup))),
+    ]
+}
+
+/// How the script reaches its database: the driver, and each driver's connection options.
+fn connection_opts(s: &ScriptConfig, raw: &RawArgs) -> Vec<Opt> {
+    use fleetbench_model::workloads::server::Target;
+    let t = s.targets.first().cloned().unwrap_or_default();
+    let ps = if s.db.prepared { "auto" } else { "disable" };
+    // The connection options of the target's own driver carry its values; the other
+    // driver's keep their defaults, as sysbench.opt shows them in sysbench.
+    let (my, pg) = {
+        let mut d = Target {
+            host: "localhost".into(),
+            user: "sbtest".into(),
+            database: "sbtest".into(),
+            ..Default::default()
+        };
+        match t.driver {
+            Driver::Mysql => {
+                d.port = 5432;
+                (t.clone(), d)
+            }
+            Driver::Pgsql => {
+                d.port = 3306;
+                (d, t.clone())
+            }
+        }
+    };
+    // A MySQL list option over the run's MySQL targets (the default's one when there are none).
+    let my_list = |f: &dyn Fn(&Target) -> Option<String>, none: &str| {
+        let items: Vec<String> = s
+            .targets
+            .iter()
+            .filter(|t| t.driver == Driver::Mysql)
+            .filter_map(f)
+            .collect();
+        if items.is_empty() {
+            none.to_string()
+        } else {
+            items.join(",")
+        }
+    };
+    vec![
         text("db_driver", t.driver.name().into()),
         text("db_ps_mode", ps.into()),
         // Lists in sysbench (--mysql-host=a,b): the MySQL targets' hosts, ports, sockets.
@@ -179,7 +224,10 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         text("mysql_user", my.user.clone()),
         text("mysql_password", my.password.clone()),
         text("mysql_db", my.database.clone()),
-        list("mysql_ignore_errors", ignore),
+        list(
+            "mysql_ignore_errors",
+            last(raw, &["mysql-ignore-errors"], "1213,1020,1205"),
+        ),
         text("mysql_storage_engine", s.server.engine.clone()),
         // sysbench 0.5's MySQL options, globals its tests/db scripts read.
         text("mysql_table_engine", s.server.engine.clone()),
@@ -190,66 +238,53 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
         text("pgsql_user", pg.user.clone()),
         text("pgsql_password", pg.password.clone()),
         text("pgsql_db", pg.database.clone()),
-        (
-            "histogram".to_string(),
-            OptKind::Bool,
-            Some(if raw.histogram.is_some() { "on" } else { "off" }.to_string()),
-        ),
-        int("verbosity", raw.verbosity.unwrap_or(3).to_string()),
-        // What sysbench shows for options fleetbench has no use for.
-        off("debug"),
-        off("validate"),
-        text("forced_shutdown", "off".into()),
-        off("help"),
-        int("thread_stack_size", "65536".into()),
-        (
-            "report_checkpoints".to_string(),
-            OptKind::List,
-            Some(String::new()),
-        ),
-        off("mysql_compression"),
-        off("mysql_dry_run"),
-        text("mysql_ssl_cipher", String::new()),
-        off("db_debug"),
-        off("mysql_debug"),
-        off("version"),
-    ];
+    ]
+}
+
+/// What sysbench shows for options fleetbench has no use for, and the switches.
+fn fixed_opts(raw: &RawArgs) -> Vec<Opt> {
     // --mysql-ssl: on or off as sysbench 1.0 shows it.
     let ssl_on = matches!(
-        last(&["mysql-ssl"], "off").as_str(),
+        last(raw, &["mysql-ssl"], "off").as_str(),
         "on" | "true" | "yes" | "1"
     );
-    built_in.push((
-        "mysql_ssl".to_string(),
-        OptKind::Bool,
-        Some(if ssl_on { "on" } else { "off" }.to_string()),
-    ));
-    for def in Distribution::OPTIONS
+    vec![
+        flag("histogram", raw.histogram.is_some()),
+        int("verbosity", raw.verbosity.unwrap_or(3).to_string()),
+        flag("debug", false),
+        flag("validate", false),
+        text("forced_shutdown", "off".into()),
+        flag("help", false),
+        int("thread_stack_size", "65536".into()),
+        list("report_checkpoints", String::new()),
+        flag("mysql_compression", false),
+        flag("mysql_dry_run", false),
+        text("mysql_ssl_cipher", String::new()),
+        flag("db_debug", false),
+        flag("mysql_debug", false),
+        flag("version", false),
+        flag("mysql_ssl", ssl_on),
+    ]
+}
+
+/// The random numbers' parameters (--rand-zipf-exp and the rest), as last given.
+fn distribution_opts(raw: &RawArgs) -> Vec<Opt> {
+    Distribution::OPTIONS
         .iter()
         .filter(|d| d.name != "rand-type")
-    {
-        let kind = match def.kind {
-            fleetbench_model::options::Kind::Count => OptKind::Int,
-            _ => OptKind::Double,
-        };
-        let names: Vec<&str> = std::iter::once(def.name)
-            .chain(def.aliases.iter().copied())
-            .collect();
-        built_in.push((
-            def.name.replace('-', "_"),
-            kind,
-            Some(last(&names, def.default)),
-        ));
-    }
-    debug_assert!(
-        built_in
-            .iter()
-            .all(|(n, _, _)| script::BUILT_IN.contains(&n.as_str()))
-    );
-    for (name, kind, text) in built_in {
-        if s.opt.iter().any(|o| o.name == name) {
-            continue;
-        }
-        s.opt.push(OptValue { name, kind, text });
-    }
+        .map(|def| {
+            let kind = match def.kind {
+                fleetbench_model::options::Kind::Count => OptKind::Int,
+                _ => OptKind::Double,
+            };
+            let names: Vec<&str> = std::iter::once(def.name)
+                .chain(def.aliases.iter().copied())
+                .collect();
+            (
+                def.name.replace('-', "_"),
+                kind,
+                Some(last(raw, &names, def.default)),
+            )
+        })
+        .collect()
 }

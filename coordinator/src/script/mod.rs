@@ -13,17 +13,9 @@ use fleetbench_model::workloads::script::options::{self as sopts, OptKind, Scrip
 use fleetbench_script::state::{self, Commands, StateEnv};
 
 use crate::error::UsageError;
+pub use args::ScriptArgs;
 
-/// A script as the command line names it, loaded.
-#[derive(Debug, Clone)]
-pub struct ScriptArgs {
-    pub files: Files,
-    pub declared: Vec<ScriptOption>,
-    /// The script's options as given (canonical names), in order.
-    pub given: Vec<(String, String)>,
-    pub command: String,
-    pub commands: Commands,
-}
+pub mod args;
 
 /// What the command line turned out to be.
 pub enum Taken {
