@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fleetbench's test entry point (the README's test command; .ci/run calls exactly this).
-# Checks formatting and lints, builds the binaries the end-to-end tests start as real
+# Checks formatting, lints and the source tree's shape, builds the binaries the end-to-end tests start as real
 # processes, then runs every test of the workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +53,8 @@ export FLEETBENCH_HDR_PYTHON="$PWD/$pyenv/bin/python3"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The tree's shape (docs/architecture.md): functions within 120 lines, files within 1,000,
+# the agent's runner free of workload modules. First, so that it fails fast.
+cargo test --locked -p fleetbench-tests --test shape
 cargo build --workspace --bins --locked
 cargo test --workspace --locked

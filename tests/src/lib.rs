@@ -18,6 +18,7 @@ use fleetbench_proto::v1::agent_client::AgentClient;
 pub mod mariadb;
 pub mod postgres;
 mod servers;
+pub mod shape;
 
 pub use postgres::{PgOpts, Postgres};
 
