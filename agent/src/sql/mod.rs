@@ -5,6 +5,7 @@
 
 pub mod asynch;
 pub mod choose;
+pub mod dialect;
 pub mod mysql;
 pub mod open_error;
 pub mod opening;

@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::rand::{Rng, fill_c, fill_pad};
+use crate::sql::dialect::{Dialect, SbtestTable};
 use crate::sql::open_error::OpenError;
 use crate::sql::setup::SetupConn;
 use crate::sql::{Sockets, SqlError};
-use fleetbench_model::workloads::oltp::{
-    OltpConfig, Script, create_bulk_table_sql, create_index_sql, create_table_sql, pg,
-};
-use fleetbench_model::workloads::server::{Driver, Target};
+use fleetbench_model::workloads::oltp::{OltpConfig, Script, create_index_sql};
+use fleetbench_model::workloads::server::Target;
 
 /// Largest INSERT statement built while loading (sysbench uses about 512 KiB too).
 const MAX_INSERT_BYTES: usize = 512 * 1024;
@@ -266,24 +265,16 @@ fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareE
     let name = cfg.table(n);
     job.note(format!("Creating table '{name}'..."));
     let bulk = cfg.script == Script::BulkInsert;
-    let pg = target.driver == Driver::Pgsql;
-    let create = match (bulk, pg) {
-        (true, false) => create_bulk_table_sql(&name, &cfg.server.engine),
-        (true, true) => pg::create_bulk_table_sql(&name),
-        (false, false) => create_table_sql(
-            &name,
-            cfg.options.auto_inc,
-            cfg.options.secondary,
-            &cfg.server.engine,
-            &cfg.create_options,
-        ),
-        (false, true) => pg::create_table_sql(
-            &name,
-            cfg.options.auto_inc,
-            cfg.options.secondary,
-            &cfg.create_options,
-        ),
-    };
+    let create = Dialect::of(target.driver).sbtest_table(
+        &name,
+        bulk,
+        &SbtestTable {
+            auto_inc: cfg.options.auto_inc,
+            secondary: cfg.options.secondary,
+            engine: &cfg.server.engine,
+            options: &cfg.create_options,
+        },
+    );
     conn.query(&create)
         .map_err(|e| failed(format!("CREATE TABLE {name}"), e))?;
     job.created
@@ -345,9 +336,9 @@ fn load_table(job: &Job, n: u32, t: usize, rng: &mut Rng) -> Result<(), PrepareE
             }
         }
     }
-    if pg && cfg.options.secondary {
-        // PostgreSQL has no secondary key in CREATE TABLE: the id index comes after.
-        conn.query(&format!("CREATE INDEX xid_{n} ON {name}(id)"))
+    if let Some(index) = Dialect::of(target.driver).sbtest_id_index(n, &name, cfg.options.secondary)
+    {
+        conn.query(&index)
             .map_err(|e| failed(format!("CREATE INDEX xid_{n}"), e))?;
     }
     if cfg.options.create_secondary {
@@ -400,22 +391,7 @@ fn prewarm_table(job: &Job, n: u32, t: usize) -> Result<(), PrepareError> {
     let name = job.cfg.table(n);
     job.note(format!("Prewarming table '{name}'..."));
     let limit = job.cfg.options.table_size;
-    let reads = match target.driver {
-        Driver::Mysql => [
-            format!(
-                "SELECT AVG(id) FROM (SELECT * FROM {name} FORCE KEY (PRIMARY) LIMIT {limit}) t"
-            ),
-            format!(
-                "SELECT COUNT(*) FROM (SELECT * FROM {name} WHERE k LIKE '%0%' LIMIT {limit}) t"
-            ),
-        ],
-        // No index hints: the rows in key order read the primary key's index and the
-        // heap, the k values in order the secondary index.
-        Driver::Pgsql => [
-            format!("SELECT AVG(id) FROM (SELECT * FROM {name} ORDER BY id LIMIT {limit}) t"),
-            format!("SELECT COUNT(*) FROM (SELECT k FROM {name} ORDER BY k LIMIT {limit}) t"),
-        ],
-    };
+    let reads = Dialect::of(target.driver).prewarm_reads(&name, limit);
     for sql in reads {
         conn.query(&sql)
             .map_err(|e| failed(format!("prewarm of {name}"), target, &e))?;

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
 use crate::sql::Client;
+use crate::sql::dialect::Dialect;
 use crate::sql::open_error::{LeanOpenError, OpenError, open_error};
 use crate::sql::opening::{ConnectGate, GateError};
 use crate::sql::{ErrorClass, Sockets};
@@ -25,7 +26,6 @@ use crate::stats::{BATCH, WorkerTail};
 use crate::workloads::{EventDb, Step, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::oltp::{Kind, OltpConfig, Script};
-use fleetbench_model::workloads::server::Driver;
 use fleetbench_model::workloads::server::Target;
 
 /// A worker's statement latencies not yet folded into the shared [`WorkerTail`]: a
@@ -266,13 +266,7 @@ impl<C: Client> OltpWorker<C> {
             }
             if !self.cfg.db.prepared {
                 // Text protocol: check the table exists without touching Com_select.
-                let exists = match target.driver {
-                    Driver::Mysql => format!("SHOW TABLES LIKE '{}'", self.cfg.table(n)),
-                    Driver::Pgsql => format!(
-                        "SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{}'",
-                        self.cfg.table(n)
-                    ),
-                };
+                let exists = Dialect::of(target.driver).table_exists(&self.cfg.table(n));
                 match conn.query(&exists) {
                     Ok(Reply::Rows(r)) if r > 0 => continue,
                     Ok(_) => {
@@ -648,7 +642,7 @@ impl<C: Client> OltpWorker<C> {
         fill_pad(&mut self.rng, &mut self.pad);
         let (c, pad) = (std::mem::take(&mut self.c), std::mem::take(&mut self.pad));
         let (n, t) = self.cfg.tables[slot];
-        if id == 0 && self.cfg.targets[t].driver == Driver::Pgsql {
+        if id == 0 && Dialect::of(self.cfg.targets[t].driver).omits_serial_id() {
             // A SERIAL id takes its default only when the column is left out (NULL is
             // refused): the text INSERT sysbench's pgsql driver sends.
             let r = self.insert_default_id(t, n, k, &c, &pad);

@@ -83,10 +83,7 @@ fn columns(condition: u8) -> Option<&'static [&'static str]> {
 
 /// `a` and `b` differ, NULL being a value like any other, in the database's words.
 fn differ(driver: Driver, a: &str, b: &str) -> String {
-    match driver {
-        Driver::Mysql => format!("NOT ({a} <=> {b})"),
-        Driver::Pgsql => format!("{a} IS DISTINCT FROM {b}"),
-    }
+    crate::sql::dialect::Dialect::of(driver).differ(a, b)
 }
 
 /// The SELECT of the violations of `condition` in warehouses `first_w..=last_w`, without

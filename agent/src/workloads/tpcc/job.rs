@@ -13,12 +13,11 @@ use std::sync::{Arc, Mutex};
 use super::check::{condition_sql, count_sql, violation};
 use super::r#gen::NuRandC;
 use super::load::{ITEMS, Part, part_batches, warehouse_parts};
-use super::schema::{after_load_for, create_table_for, drop_all_pg};
+use super::schema::{after_load_for, create_table_for};
 use super::txn::retried;
-use crate::sql::mysql::Conn;
-use crate::sql::pgsql::PgConn;
+use crate::sql::dialect::Dialect;
 use crate::sql::{Client, ConnInfo, Sockets};
-use fleetbench_model::workloads::server::{Driver, Target};
+use fleetbench_model::workloads::server::Target;
 use fleetbench_model::workloads::tpcc::TABLES;
 use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 
@@ -36,10 +35,7 @@ fn is_retried(e: &crate::sql::SqlError) -> bool {
 /// Calls `self.$method::<C>(args)` with the lean client of the target's database as `C`.
 macro_rules! on_driver {
     ($self:ident . $method:ident ( $($arg:expr),* )) => {
-        match $self.target().driver {
-            Driver::Mysql => $self.$method::<Conn>($($arg),*),
-            Driver::Pgsql => $self.$method::<PgConn>($($arg),*),
-        }
+        $crate::with_lean_client!($self.target().driver, C => $self.$method::<C>($($arg),*))
     };
 }
 
@@ -122,6 +118,11 @@ impl TpccJob {
         &self.cfg.target
     }
 
+    /// The SQL of the target's database.
+    fn dialect(&self) -> Dialect {
+        Dialect::of(self.target().driver)
+    }
+
     /// A connection for prepare, check and cleanup: the lean client of the target's
     /// database (`C`, as [`on_driver`] picks it), used through the driver interface.
     fn connect<C: Client>(&self) -> Result<C, TpccError> {
@@ -201,12 +202,8 @@ impl TpccJob {
     /// The TPC-C tables that exist on the target (PostgreSQL: in the connection's current
     /// schema, where CREATE TABLE puts them).
     fn existing(&self, conn: &mut impl Client) -> Result<Vec<&'static str>, TpccError> {
-        let sql = match self.target().driver {
-            Driver::Mysql => "SHOW TABLES",
-            Driver::Pgsql => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
-        };
         let names = conn
-            .query_rows(sql)
+            .query_rows(self.dialect().list_tables())
             .map_err(|e| self.failed("listing the tables", e))?;
         Ok(TABLES
             .into_iter()
@@ -314,12 +311,8 @@ impl TpccJob {
         let mut probe = self.connect::<C>()?;
         // The server's clock, as a datetime literal for c_since, h_date and the dates of
         // the delivered orders.
-        let clock = match self.target().driver {
-            Driver::Mysql => "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')",
-            Driver::Pgsql => "SELECT to_char(LOCALTIMESTAMP, 'YYYY-MM-DD HH24:MI:SS')",
-        };
         let now = probe
-            .query_rows(clock)
+            .query_rows(self.dialect().now_text())
             .ok()
             .and_then(|r| r.first().and_then(|r| r.first().cloned().flatten()))
             .unwrap_or_else(|| "2000-01-01 00:00:00".into());
@@ -376,18 +369,9 @@ impl TpccJob {
         now: &str,
     ) -> Result<(), TpccError> {
         let mut conn = self.connect::<C>()?;
-        match self.target().driver {
-            // The data is consistent by construction; the server need not check it row by
-            // row.
-            Driver::Mysql => {
-                let _ = conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0");
-            }
-            // Nothing to switch off (the keys come after the load); each statement's commit
-            // need not wait for its WAL flush: a load cut short is redone from cleanup.
-            Driver::Pgsql => {
-                let _ = conn.query("SET synchronous_commit = off");
-            }
-        }
+        // The data is consistent by construction: the server need not check it row by row,
+        // nor wait for each commit's log flush (a load cut short is redone from cleanup).
+        let _ = conn.query(self.dialect().bulk_load_session());
         loop {
             let next = work.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
             let Some((w, part)) = next else { break };
@@ -415,13 +399,10 @@ impl TpccJob {
     fn index<C: Client>(&self) -> Result<(), TpccError> {
         let mut conn = self.connect::<C>()?;
         let driver = self.target().driver;
-        if driver == Driver::Mysql {
-            // As tpcc-mysql's add_fkey_idx.sql: without the checks InnoDB adds the foreign
-            // keys in place instead of copying each table (the data is consistent by
-            // construction; `check` verifies it). PostgreSQL validates each key with one
-            // query over the tables, without a copy.
-            conn.query("SET SESSION foreign_key_checks = 0, unique_checks = 0")
-                .map_err(|e| self.failed("SET foreign_key_checks", e))?;
+        // As tpcc-mysql's add_fkey_idx.sql: the data is consistent by construction (`check`
+        // verifies it), so the keys go in without the server's checks where it has them.
+        if let Some(set) = self.dialect().before_keys() {
+            conn.query(set).map_err(|e| self.failed(set, e))?;
         }
         for sql in after_load_for(driver, self.cfg.options.foreign_keys) {
             if self.stop.load(Ordering::Relaxed) {
@@ -439,7 +420,7 @@ impl TpccJob {
                 ""
             },
             self.target().name,
-            if driver == Driver::Pgsql {
+            if self.dialect().after_load("t").is_some() {
                 ", tables vacuumed and analysed"
             } else {
                 ""
@@ -494,24 +475,10 @@ impl TpccJob {
     fn cleanup<C: Client>(&self) -> Result<(), TpccError> {
         let mut conn = self.connect::<C>()?;
         let there = self.existing(&mut conn)?;
-        match self.target().driver {
-            Driver::Mysql => {
-                // Foreign keys between the tables would otherwise dictate the order.
-                conn.query("SET SESSION foreign_key_checks = 0")
-                    .map_err(|e| self.failed("SET foreign_key_checks", e))?;
-                for t in TABLES {
-                    conn.query(&format!("DROP TABLE IF EXISTS {t}"))
-                        .map_err(|e| self.failed(format!("DROP TABLE {t}"), e))?;
-                    self.done.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            Driver::Pgsql => {
-                // One statement: the keys between the nine need no order, and without
-                // CASCADE nothing outside them is touched.
-                conn.query(&drop_all_pg())
-                    .map_err(|e| self.failed("DROP TABLE", e))?;
-                self.done.fetch_add(TABLES.len() as u64, Ordering::Relaxed);
-            }
+        // The keys between the nine tables dictate no order, and nothing else is touched.
+        for (sql, tables) in self.dialect().drop_tables(&TABLES) {
+            conn.query(&sql).map_err(|e| self.failed(sql.clone(), e))?;
+            self.done.fetch_add(tables, Ordering::Relaxed);
         }
         conn.quit();
         self.say(format!(

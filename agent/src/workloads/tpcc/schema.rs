@@ -13,6 +13,8 @@
 //! with statistics and a visibility map.
 
 use fleetbench_model::workloads::server::Driver;
+
+use crate::sql::dialect::Dialect;
 use fleetbench_model::workloads::tpcc::TABLES;
 
 /// One column: its name and SQL type.
@@ -211,43 +213,13 @@ pub fn column_list(table: &str) -> String {
 /// # Panics
 /// If `table` is not one of `TABLES`.
 pub fn create_table(table: &str, engine: &str) -> String {
-    let def = known(table);
-    let mut lines: Vec<String> = def
-        .columns
-        .iter()
-        .map(|c| {
-            let null = if def.primary_key.contains(&c.name) {
-                " NOT NULL"
-            } else {
-                ""
-            };
-            format!("  {} {}{null}", c.name, c.sql_type)
-        })
-        .collect();
-    if !def.primary_key.is_empty() {
-        lines.push(format!("  PRIMARY KEY ({})", def.primary_key.join(",")));
-    }
-    format!(
-        "CREATE TABLE {} (\n{}\n) ENGINE={engine}",
-        def.name,
-        lines.join(",\n")
-    )
+    create_table_for(Driver::Mysql, table, engine)
 }
 
-/// The PostgreSQL type standing for the MySQL type `sql_type` of [`DEFS`]: smallint for
-/// tinyint (PostgreSQL has no one-byte integer), timestamp (without time zone, as MySQL's
-/// datetime) for datetime, numeric for decimal, integer for int; the others (smallint,
-/// bigint, char, varchar, text) are spelled alike.
+/// The PostgreSQL type standing for the MySQL type `sql_type` of [`DEFS`]
+/// ([`Dialect::column_type`]).
 pub fn pg_type(sql_type: &str) -> String {
-    if let Some(rest) = sql_type.strip_prefix("decimal") {
-        return format!("numeric{rest}");
-    }
-    match sql_type {
-        "tinyint" => "smallint".into(),
-        "datetime" => "timestamp".into(),
-        "int" => "integer".into(),
-        other => other.into(),
-    }
+    Dialect::Pgsql.column_type(sql_type)
 }
 
 /// The CREATE TABLE statement of `table` for PostgreSQL: the columns of [`create_table`]
@@ -256,6 +228,17 @@ pub fn pg_type(sql_type: &str) -> String {
 /// # Panics
 /// If `table` is not one of `TABLES`.
 pub fn create_table_pg(table: &str) -> String {
+    create_table_for(Driver::Pgsql, table, "")
+}
+
+/// The CREATE TABLE statement of `table` for the target's database (`engine` is MySQL's):
+/// the key columns NOT NULL, the others nullable, the primary key, the database's types
+/// and table options.
+///
+/// # Panics
+/// If `table` is not one of `TABLES`.
+pub fn create_table_for(driver: Driver, table: &str, engine: &str) -> String {
+    let dialect = Dialect::of(driver);
     let def = known(table);
     let mut lines: Vec<String> = def
         .columns
@@ -266,21 +249,18 @@ pub fn create_table_pg(table: &str) -> String {
             } else {
                 ""
             };
-            format!("  {} {}{null}", c.name, pg_type(c.sql_type))
+            format!("  {} {}{null}", c.name, dialect.column_type(c.sql_type))
         })
         .collect();
     if !def.primary_key.is_empty() {
         lines.push(format!("  PRIMARY KEY ({})", def.primary_key.join(",")));
     }
-    format!("CREATE TABLE {} (\n{}\n)", def.name, lines.join(",\n"))
-}
-
-/// The CREATE TABLE statement of `table` for the target's database (`engine` is MySQL's).
-pub fn create_table_for(driver: Driver, table: &str, engine: &str) -> String {
-    match driver {
-        Driver::Mysql => create_table(table, engine),
-        Driver::Pgsql => create_table_pg(table),
-    }
+    format!(
+        "CREATE TABLE {} (\n{}\n){}",
+        def.name,
+        lines.join(",\n"),
+        dialect.table_options(engine)
+    )
 }
 
 /// Secondary indexes: (name, table, columns). The two named `fkey_*` are the ones the foreign
@@ -358,17 +338,12 @@ pub fn after_load(foreign_keys: bool) -> Vec<String> {
 /// visibility map set once rather than by the run's first readers).
 pub fn after_load_for(driver: Driver, foreign_keys: bool) -> Vec<String> {
     let mut out = after_load(foreign_keys);
-    if driver == Driver::Pgsql {
-        out.extend(TABLES.iter().map(|t| format!("VACUUM ANALYZE {t}")));
-    }
+    out.extend(
+        TABLES
+            .iter()
+            .filter_map(|t| Dialect::of(driver).after_load(t)),
+    );
     out
-}
-
-/// The statement dropping the nine tables (those there; the others are skipped). MySQL's
-/// goes table by table with the foreign-key checks off; PostgreSQL drops them all in one
-/// statement, so the keys between them need no order and no CASCADE reaches other tables.
-pub fn drop_all_pg() -> String {
-    format!("DROP TABLE IF EXISTS {}", TABLES.join(", "))
 }
 
 /// Initial rows of `table` for `warehouses` warehouses. Exact for every table but order_line,
@@ -563,7 +538,7 @@ mod tests {
         assert_eq!(pg.last().unwrap(), "VACUUM ANALYZE stock");
         assert_eq!(after_load_for(Driver::Pgsql, true).len(), 4 + 7 + 9);
         assert_eq!(
-            drop_all_pg(),
+            Dialect::Pgsql.drop_tables(&TABLES)[0].0,
             "DROP TABLE IF EXISTS warehouse, district, customer, history, new_orders, \
              orders, order_line, item, stock"
         );

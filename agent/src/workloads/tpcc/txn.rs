@@ -17,15 +17,13 @@ use std::time::{Duration, Instant};
 use super::r#gen::{NuRandC, last_name, nurand};
 use crate::rand::Rng;
 use crate::sql::Sockets;
-use crate::sql::mysql::Conn;
-use crate::sql::pgsql::PgConn;
+use crate::sql::dialect::Dialect;
 use crate::sql::{Client, ErrorClass};
 use crate::sql::{Reply, SqlError};
 use crate::stats::TxnEnd;
 use crate::workloads::{Step, ThreadWorkload, WorkerLoop};
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::sqlstate;
-use fleetbench_model::workloads::server::Driver;
 use fleetbench_model::workloads::tpcc::{TXN_NAMES, TpccConfig};
 
 /// MySQL's errors after which a transaction is rolled back and tried again, as tpcc-mysql
@@ -140,7 +138,7 @@ impl Tpcc {
             c: self.c,
             sql: String::with_capacity(1024),
             db: DbCounters::default(),
-            pg: self.cfg.target.driver == Driver::Pgsql,
+            dialect: Dialect::of(self.cfg.target.driver),
         }
     }
 }
@@ -151,10 +149,7 @@ impl ThreadWorkload for Tpcc {
             self.seed ^ (self.first_thread + u64::from(thread)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let rng = Rng::new(seed);
         // The lean client of the target's database: TPC-C runs over the driver interface.
-        match self.cfg.target.driver {
-            Driver::Mysql => Box::new(self.terminal::<Conn>(rng)),
-            Driver::Pgsql => Box::new(self.terminal::<PgConn>(rng)),
-        }
+        crate::with_lean_client!(self.cfg.target.driver, C => Box::new(self.terminal::<C>(rng)))
     }
 
     fn sockets(&self) -> Option<Arc<Sockets>> {
@@ -172,8 +167,8 @@ struct Terminal<C: Client> {
     c: NuRandC,
     sql: String,
     db: DbCounters,
-    /// PostgreSQL: string literals are quoted its way.
-    pg: bool,
+    /// How string literals are quoted.
+    dialect: Dialect,
 }
 
 /// Why an attempt did not commit.
@@ -411,43 +406,10 @@ fn money(cents: i64) -> String {
     format!("{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100)
 }
 
-/// `s` as a quoted MySQL literal (backslash and quote escaped).
-fn quoted(out: &mut String, s: &str) {
-    out.push('\'');
-    for ch in s.chars() {
-        if ch == '\'' || ch == '\\' {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out.push('\'');
-}
-
-/// `s` as a quoted PostgreSQL literal: quotes doubled; with a backslash, an escape string
-/// (`E'...'`, backslashes doubled), so the value is the same whatever the server's
-/// standard_conforming_strings.
-fn quoted_pg(out: &mut String, s: &str) {
-    if s.contains('\\') {
-        out.push('E');
-    }
-    out.push('\'');
-    for ch in s.chars() {
-        if ch == '\'' || ch == '\\' {
-            out.push(ch);
-        }
-        out.push(ch);
-    }
-    out.push('\'');
-}
-
 impl<C: Client> Terminal<C> {
     /// Appends `s` to the statement as a string literal of the target's database.
     fn push_quoted(&mut self, s: &str) {
-        if self.pg {
-            quoted_pg(&mut self.sql, s);
-        } else {
-            quoted(&mut self.sql, s);
-        }
+        self.dialect.push_literal(&mut self.sql, s);
     }
 
     /// Sleeps `secs` in slices, returning false when the run stops meanwhile.
@@ -864,26 +826,6 @@ mod tests {
         assert_eq!(parse_cents("7"), Some(700));
         assert_eq!(parse_cents("3.5"), Some(350));
         assert_eq!(parse_cents("x"), None);
-    }
-
-    #[test]
-    fn quoting_escapes_quotes_and_backslashes() {
-        let mut s = String::new();
-        quoted(&mut s, r"O'Brien\x");
-        assert_eq!(s, r"'O\'Brien\\x'");
-    }
-
-    #[test]
-    fn postgresql_quoting_doubles_quotes_and_escapes_backslashes_only_when_there() {
-        let mut s = String::new();
-        quoted_pg(&mut s, "O'Brien");
-        assert_eq!(s, "'O''Brien'");
-        s.clear();
-        quoted_pg(&mut s, r"a\b'c");
-        assert_eq!(s, r"E'a\\b''c'");
-        s.clear();
-        quoted_pg(&mut s, "BARBARBAR");
-        assert_eq!(s, "'BARBARBAR'");
     }
 
     #[test]
