@@ -579,6 +579,38 @@ fn normalize(arg: OsString) -> OsString {
 mod tests {
     use super::*;
 
+    /// The run's options (fleetbench_model::run) are the command line's: the same names
+    /// and the same old spellings, so the declaration the script planner and the agents
+    /// follow is the one the user types.
+    #[test]
+    fn the_run_options_declared_are_the_command_lines() {
+        use clap::CommandFactory;
+        let cmd = RawArgs::command();
+        for def in fleetbench_model::run::RUN_OPTIONS {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(def.name))
+                .unwrap_or_else(|| {
+                    panic!("--{} is declared but not on the command line", def.name)
+                });
+            let aliases: Vec<&str> = arg.get_all_aliases().unwrap_or_default();
+            for old in def.aliases {
+                assert!(
+                    aliases.contains(old),
+                    "--{old} is not an alias of --{}",
+                    def.name
+                );
+            }
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            assert!(
+                help.contains(&format!("[default: {}]", def.default)),
+                "--{}'s help does not say its declared default {}: {help}",
+                def.name,
+                def.default
+            );
+        }
+    }
+
     #[test]
     fn report_style_help_names_every_layout() {
         use clap::CommandFactory;

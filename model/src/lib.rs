@@ -5,6 +5,8 @@
 //!   line or a scenario, validated, and written back for reports.
 //! - [`workloads`]: each workload's validated configuration (OLTP, TPC-C, fileio, memory,
 //!   the database servers).
+//! - [`run`]: the run's own options (threads, time, events, rate, ...) and the limits a
+//!   Start carries.
 //! - [`wire`]: the conversions between these and the contract (`fleetbench-proto`).
 //! - [`host`], [`limits`], [`counters`]: the facts and figures of a host and a run.
 //! - [`auth`] and [`capped`]: the token both sides share, and bounded reads of the files a
@@ -21,6 +23,7 @@ pub mod host;
 pub mod limits;
 pub mod options;
 pub mod rand;
+pub mod run;
 pub mod spec;
 pub mod sqlstate;
 pub mod wire;

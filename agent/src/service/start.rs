@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use fleetbench_model::limits;
+use fleetbench_model::run::RunLimits;
 use fleetbench_model::spec::Workload as Spec;
 use fleetbench_model::wire;
 use fleetbench_model::workloads::server::Target;
@@ -108,31 +109,21 @@ fn run_config(start: &pb::Start) -> Result<RunConfig, Status> {
             "a run needs a time limit or an event limit",
         ));
     }
-    limits::check_seconds("the time limit", start.time_limit_ms / 1000)
-        .and_then(|_| limits::check_seconds("the warm-up", start.warmup_ms / 1000))
-        .and_then(|_| limits::check_seconds("the report interval", start.tick_ms / 1000))
-        .map_err(Status::invalid_argument)?;
+    let run = RunLimits::from_start(start).map_err(Status::invalid_argument)?;
     limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
     if start.first_thread.checked_add(start.threads).is_none() {
         return Err(Status::invalid_argument(
             "first thread and threads overflow the thread numbering",
         ));
     }
-    if !(start.rate.is_finite() && (0.0..=limits::MAX_RATE).contains(&start.rate)) {
-        return Err(Status::invalid_argument(format!(
-            "an agent paces at most {} events per second, not {} (spread the rate over more agents)",
-            limits::MAX_RATE,
-            start.rate
-        )));
-    }
     Ok(RunConfig {
         threads: start.threads,
-        time_limit: (start.time_limit_ms > 0).then(|| Duration::from_millis(start.time_limit_ms)),
-        event_limit: (start.event_limit > 0).then_some(start.event_limit),
-        tick: Duration::from_millis(start.tick_ms.max(10)),
-        rate: (start.rate > 0.0).then_some(start.rate),
+        time_limit: run.time,
+        event_limit: run.events,
+        tick: run.tick,
+        rate: run.rate,
         seed: start.seed,
-        warmup: Duration::from_millis(start.warmup_ms),
+        warmup: run.warmup,
         events_per_thread: None,
         latency_limit: None,
         skip_late: false,

@@ -1,6 +1,7 @@
 //! The plan of a command line: its test and command, workload, threads, limits, seed,
 //! rate and agents, each checked in the order the user meets them.
 
+use fleetbench_model::run;
 use std::time::Duration;
 
 use super::agents::{agents_of, check_threads};
@@ -24,8 +25,16 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     };
     let threads = threads_of(raw, &workload, command)?;
     let (time, events) = limits(raw, &workload, command)?;
-    let report_interval: u64 = seconds(&raw.report_interval, "report-interval", 0)?;
-    let percentiles = parse_percentiles(raw.percentile.as_deref().unwrap_or("95"))?;
+    let report_interval: u64 = seconds(
+        &raw.report_interval,
+        "report-interval",
+        run::default_number("report-interval"),
+    )?;
+    let percentiles = parse_percentiles(
+        raw.percentile
+            .as_deref()
+            .unwrap_or(run::default_of("percentile")),
+    )?;
     let seed = seed_of(raw)?;
     let rate = rate_of(raw, &workload)?;
     let notes = notes_of(raw);
@@ -118,7 +127,7 @@ fn threads_of(raw: &RawArgs, workload: &Workload, command: Command) -> Result<u3
     // without --threads it loads over 4 connections, spread over the agents.
     let default_threads = match (workload, command) {
         (Workload::Tpcc(_), Command::Prepare) => TPCC_LOAD_THREADS,
-        _ => 1,
+        _ => run::default_number("threads") as u32,
     };
     let threads: u32 = num(&raw.threads, "threads", default_threads)?;
     if threads == 0 {
@@ -142,7 +151,7 @@ fn limits(raw: &RawArgs, workload: &Workload, command: Command) -> Result<(u64, 
     let (time_default, events_default) = match (old_limits, &raw.time, &raw.events) {
         (true, None, None) => (0, LEGACY_EVENTS),
         (true, None, Some(_)) => (0, 0),
-        _ => (10, 0),
+        _ => (run::default_number("time"), run::default_number("events")),
     };
     let time: u64 = seconds(&raw.time, "time", time_default)?;
     let mut events: u64 = num(&raw.events, "events", events_default)?;
@@ -173,7 +182,11 @@ fn limits(raw: &RawArgs, workload: &Workload, command: Command) -> Result<(u64, 
 
 /// `--rand-seed`, and 0.4/0.5's switch between a clock seed and a fixed one.
 fn seed_of(raw: &RawArgs) -> Result<u64, PlanError> {
-    let mut seed = num(&raw.rand_seed, "rand-seed", 0)?;
+    let mut seed = num(
+        &raw.rand_seed,
+        "rand-seed",
+        run::default_number("rand-seed"),
+    )?;
     match (
         raw.rand_init.is_some(),
         flag(&raw.rand_init, "rand-init", false)?,

@@ -3,6 +3,7 @@
 
 use fleetbench_model::options::{Declared, OptionDef};
 use fleetbench_model::rand::Distribution;
+use fleetbench_model::run;
 use fleetbench_model::workloads::oltp::OltpDb;
 use fleetbench_model::workloads::script::{self, OptKind, OptValue, ScriptConfig, options};
 use fleetbench_model::workloads::server::Driver;
@@ -132,44 +133,50 @@ pub(super) fn add_built_ins(plan: &mut Plan, raw: &RawArgs) {
     }
 }
 
-/// The run's own options: threads, limits, rate, reports, random numbers, warm-up.
+/// The run's own options as their declarations name them ([`run::RUN_OPTIONS`]), then
+/// sysbench 0.5's names of those that had one, and the random numbers' type.
 fn run_opts(plan: &Plan, raw: &RawArgs) -> Vec<Opt> {
     let secs = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_secs()).to_string();
     let Workload::Script(s) = &plan.workload else {
         return Vec::new();
     };
-    // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
-    // prepare makes one table per thread of the run to come, as in sysbench).
-    let threads = super::values::num(&raw.threads, "threads", plan.threads)
-        .unwrap_or(plan.threads)
-        .to_string();
-    let (time, events, rate) = (
-        secs(plan.time),
-        plan.events.unwrap_or(0).to_string(),
-        (plan.rate as u64).to_string(),
-    );
-    vec![
-        int("threads", threads.clone()),
-        int("time", time.clone()),
-        int("events", events.clone()),
-        int("rate", rate.clone()),
-        // sysbench 1.0 keeps 0.5's names beside them: their values when the command line
-        // spells them so, their defaults otherwise.
-        int("num_threads", if raw.legacy { threads } else { "1".into() }),
-        int("max_time", if raw.legacy { time } else { "0".into() }),
-        int("max_requests", if raw.legacy { events } else { "0".into() }),
-        int("tx_rate", if raw.legacy { rate } else { "0".into() }),
-        int("report_interval", secs(plan.report_interval)),
-        int(
-            "percentile",
-            plan.percentiles
-                .first()
-                .map_or("95".into(), |p| p.to_string()),
-        ),
-        text("rand_type", s.distribution.name().into()),
-        int("rand_seed", plan.seed.to_string()),
-        int("warmup_time", secs(Some(plan.warmup))),
-    ]
+    // The plan's value of each run option, as sysbench.opt shows it.
+    let value = |name: &str| match name {
+        // --threads as given, also for a command that runs in one thread (bulk_insert.lua's
+        // prepare makes one table per thread of the run to come, as in sysbench).
+        "threads" => super::values::num(&raw.threads, "threads", plan.threads)
+            .unwrap_or(plan.threads)
+            .to_string(),
+        "time" => secs(plan.time),
+        "events" => plan.events.unwrap_or(0).to_string(),
+        "rate" => (plan.rate as u64).to_string(),
+        "report-interval" => secs(plan.report_interval),
+        "percentile" => plan
+            .percentiles
+            .first()
+            .map_or(run::default_of("percentile").into(), |p| p.to_string()),
+        "rand-seed" => plan.seed.to_string(),
+        "warmup-time" => secs(Some(plan.warmup)),
+        other => run::default_of(other).to_string(),
+    };
+    let mut out: Vec<Opt> = run::RUN_OPTIONS
+        .iter()
+        .map(|def| int(&run::script_name(def.name), value(def.name)))
+        .collect();
+    // sysbench 1.0 keeps 0.5's names beside them: their values when the command line
+    // spells them so, 0.5's defaults otherwise (no time limit: max_time 0).
+    for def in run::RUN_OPTIONS {
+        for old in def.aliases {
+            let v = match (raw.legacy, def.name) {
+                (true, _) => value(def.name),
+                (false, "time") => "0".into(),
+                (false, _) => def.default.into(),
+            };
+            out.push(int(&run::script_name(old), v));
+        }
+    }
+    out.push(text("rand_type", s.distribution.name().into()));
+    out
 }
 
 /// How the script reaches its database: the driver, and each driver's connection options.

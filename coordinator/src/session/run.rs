@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use fleetbench_model::run::RunLimits;
 use fleetbench_proto::v1::{self as pb, RunEvent, RunRequest, run_event, run_request};
 use futures::future::join_all;
 use tokio::sync::mpsc;
@@ -101,7 +102,7 @@ fn start_messages(plan: &Plan, run_id: &str, agents: usize) -> Vec<Option<pb::St
             continue;
         }
         let workload = agent_workload(&plan.workload, &warehouse_shares, slot);
-        starts.push(Some(pb::Start {
+        let mut start = pb::Start {
             run_id: run_id.to_string(),
             workload: Some(fleetbench_model::wire::workload_to_proto(
                 &workload,
@@ -109,15 +110,20 @@ fn start_messages(plan: &Plan, run_id: &str, agents: usize) -> Vec<Option<pb::St
             )),
             threads,
             first_thread,
-            time_limit_ms: plan.time.map_or(0, |t| t.as_millis() as u64),
-            event_limit: events.as_ref().map_or(0, |e| e[i]),
-            tick_ms: plan.tick().as_millis() as u64,
             seed: seed.wrapping_add(u64::from(first_thread)),
             total_threads: plan.threads,
-            rate: rates[i],
-            warmup_ms: plan.warmup.as_millis() as u64,
             ready_timeout_ms: plan.ready_timeout.as_millis() as u64,
-        }));
+            ..Default::default()
+        };
+        RunLimits {
+            time: plan.time,
+            events: events.as_ref().map(|e| e[i]).filter(|&e| e > 0),
+            tick: plan.tick(),
+            rate: Some(rates[i]).filter(|&r| r > 0.0),
+            warmup: plan.warmup,
+        }
+        .to_start(&mut start);
+        starts.push(Some(start));
         first_thread += threads;
         slot += 1;
     }
