@@ -21,12 +21,13 @@
 //! process dies without dropping them (killed, or an instance kept in a `static`); the
 //! datadirs such processes leave behind are removed by the next [`MariaDb::start`].
 
-use crate::servers::{read_from, spawn_tied, tail};
+use crate::servers::{
+    Launch, LaunchError, launch_on_free_port, read_from, reap_stale_dirs, spawn_tied, tail,
+};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -42,7 +43,6 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stop waits after SIGTERM before SIGKILL.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Fresh ports tried when another process takes ours between probing and binding.
-const PORT_ATTEMPTS: usize = 5;
 /// Prefix of every datadir; the owning test process's pid follows it.
 const DIR_PREFIX: &str = "fleetbench-mariadb-";
 
@@ -81,7 +81,7 @@ impl MariaDb {
         let mariadbd = find_binary(&["mariadbd", "mysqld"]);
         let install_db = find_binary(&["mariadb-install-db", "mysql_install_db"]);
         let client = find_binary(&["mariadb", "mysql"]);
-        reap_stale_dirs();
+        reap_stale_dirs(DIR_PREFIX, kill_orphan);
 
         let dir = new_dir();
         let data = dir.join("data");
@@ -129,16 +129,7 @@ impl MariaDb {
             client,
             extra: extra.iter().map(|s| s.to_string()).collect(),
         };
-        // The probed port is free only until released: another process may take it before
-        // mariadbd binds, so a bind failure is retried on a fresh port.
-        for attempt in 1..=PORT_ATTEMPTS {
-            db.port = crate::free_port();
-            match db.launch() {
-                Ok(()) => break,
-                Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => continue,
-                Err(e) => db.fail(&e.message),
-            }
-        }
+        launch_on_free_port(&mut db);
         db.sql(&format!(
             "CREATE DATABASE IF NOT EXISTS {DATABASE};
              CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{PASSWORD}';
@@ -276,18 +267,7 @@ impl MariaDb {
             "restart after stop: the datadir {} is gone",
             self.dir.display()
         );
-        self.shutdown();
-        // Callers rely on the port staying the same, so no other port is tried; an outgoing
-        // connection may briefly hold it as its ephemeral port, so retry a few times.
-        for attempt in 1..=PORT_ATTEMPTS {
-            match self.launch() {
-                Ok(()) => return,
-                Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => {
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(e) => self.fail(&e.message),
-            }
-        }
+        crate::servers::restart(self);
     }
 
     /// Starts mariadbd on `self.port` and waits until it answers over the socket.
@@ -429,15 +409,28 @@ impl MariaDb {
     }
 }
 
+impl Launch for MariaDb {
+    fn set_port(&mut self, port: u16) {
+        self.port = port;
+    }
+
+    fn launch(&mut self) -> Result<(), LaunchError> {
+        MariaDb::launch(self)
+    }
+
+    fn shutdown(&mut self) {
+        MariaDb::shutdown(self)
+    }
+
+    fn fail(&mut self, what: &str) -> ! {
+        MariaDb::fail(self, what)
+    }
+}
+
 impl Drop for MariaDb {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-struct LaunchError {
-    port_taken: bool,
-    message: String,
 }
 
 /// First of `names` found on PATH, /usr/sbin or /usr/bin (Debian puts mariadbd in /usr/sbin,
@@ -478,37 +471,6 @@ fn new_dir() -> PathBuf {
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
     dir
-}
-
-/// Removes datadirs left by test processes that no longer exist, stopping their server if it
-/// somehow still runs. Done once per process.
-fn reap_stale_dirs() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let mut tmps = vec![std::env::temp_dir(), PathBuf::from("/tmp")];
-        tmps.dedup();
-        for tmp in tmps {
-            let Ok(entries) = fs::read_dir(&tmp) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let Some(owner) = name
-                    .strip_prefix(DIR_PREFIX)
-                    .and_then(|r| r.split('-').next())
-                    .and_then(|p| p.parse::<u32>().ok())
-                else {
-                    continue;
-                };
-                if Path::new(&format!("/proc/{owner}")).exists() {
-                    continue;
-                }
-                let dir = e.path();
-                kill_orphan(&dir);
-                let _ = fs::remove_dir_all(&dir);
-            }
-        }
-    });
 }
 
 /// SIGKILLs the server of an abandoned datadir, if its pid file names a live mariadbd that

@@ -28,7 +28,10 @@
 //! also go when the test process dies without dropping them; the directories such processes
 //! leave behind are removed by the next [`Postgres::start`].
 
-use crate::servers::{read_from, spawn_tied, tail};
+use crate::servers::{
+    Launch, LaunchError, launch_on_free_port, proc_stat, read_from, reap_stale_dirs, spawn_tied,
+    tail,
+};
 use std::ffi::CString;
 use std::fs;
 use std::io::Write;
@@ -56,7 +59,6 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stop waits after the fast-shutdown signal before killing the server.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Fresh ports tried when another process takes ours between probing and binding.
-const PORT_ATTEMPTS: usize = 5;
 /// Prefix of every instance directory; the owning test process's pid follows it.
 const DIR_PREFIX: &str = "fleetbench-pg-";
 
@@ -123,7 +125,7 @@ impl Postgres {
             opts.auth
         );
         let bins = find_bins();
-        reap_stale_dirs();
+        reap_stale_dirs(DIR_PREFIX, kill_orphan);
         let owner = server_account();
         let dir = new_dir(owner);
 
@@ -169,16 +171,7 @@ impl Postgres {
             owner,
             opts,
         };
-        // The probed port is free only until released: another process may take it before
-        // postgres binds, so a bind failure is retried on a fresh port.
-        for attempt in 1..=PORT_ATTEMPTS {
-            pg.port = crate::free_port();
-            match pg.launch() {
-                Ok(()) => break,
-                Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => continue,
-                Err(e) => pg.fail(&e.message),
-            }
-        }
+        launch_on_free_port(&mut pg);
         let encryption = if pg.opts.auth == "md5" {
             "md5"
         } else {
@@ -338,18 +331,7 @@ impl Postgres {
             "restart after stop: the directory {} is gone",
             self.dir.display()
         );
-        self.shutdown();
-        // Callers rely on the port staying the same, so no other port is tried; an outgoing
-        // connection may briefly hold it as its ephemeral port, so retry a few times.
-        for attempt in 1..=PORT_ATTEMPTS {
-            match self.launch() {
-                Ok(()) => return,
-                Err(e) if e.port_taken && attempt < PORT_ATTEMPTS => {
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(e) => self.fail(&e.message),
-            }
-        }
+        crate::servers::restart(self);
     }
 
     /// Starts postgres on `self.port` and waits until it answers over the socket.
@@ -516,15 +498,28 @@ impl Postgres {
     }
 }
 
+impl Launch for Postgres {
+    fn set_port(&mut self, port: u16) {
+        self.port = port;
+    }
+
+    fn launch(&mut self) -> Result<(), LaunchError> {
+        Postgres::launch(self)
+    }
+
+    fn shutdown(&mut self) {
+        Postgres::shutdown(self)
+    }
+
+    fn fail(&mut self, what: &str) -> ! {
+        Postgres::fail(self, what)
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-struct LaunchError {
-    port_taken: bool,
-    message: String,
 }
 
 /// The PostgreSQL programs the harness runs, all of one installation.
@@ -747,38 +742,6 @@ fn searchable_by_others(dir: &Path) -> bool {
     fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
 }
 
-/// Removes directories left by test processes that no longer exist, stopping their server
-/// if it somehow still runs. Done once per process.
-fn reap_stale_dirs() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let mut tmps = vec![std::env::temp_dir(), PathBuf::from("/tmp")];
-        tmps.dedup();
-        for tmp in tmps {
-            let Ok(entries) = fs::read_dir(&tmp) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let Some(owner) = name
-                    .strip_prefix(DIR_PREFIX)
-                    .and_then(|r| r.split('-').next())
-                    .and_then(|p| p.parse::<libc::pid_t>().ok())
-                else {
-                    continue;
-                };
-                // A zombie owner is dead too (its parent has not reaped it yet).
-                if matches!(proc_stat(owner), Some((state, _)) if state != b'Z') {
-                    continue;
-                }
-                let dir = e.path();
-                kill_orphan(&dir);
-                let _ = fs::remove_dir_all(&dir);
-            }
-        }
-    });
-}
-
 /// Shuts down (immediately) the server of an abandoned directory, if its pid file names a
 /// live postgres that really uses this directory (the pid may have been reused).
 fn kill_orphan(dir: &Path) {
@@ -797,17 +760,6 @@ fn kill_orphan(dir: &Path) {
             libc::kill(pid, libc::SIGQUIT);
         }
     }
-}
-
-/// State letter and parent pid of process `pid` from /proc, if it exists.
-fn proc_stat(pid: libc::pid_t) -> Option<(u8, libc::pid_t)> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name in parentheses may itself contain spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut fields = rest.split(' ');
-    let state = *fields.next()?.as_bytes().first()?;
-    let ppid = fields.next()?.parse().ok()?;
-    Some((state, ppid))
 }
 
 /// Live processes whose parent is `parent`.
