@@ -19,6 +19,7 @@ pub mod mariadb;
 pub mod postgres;
 mod servers;
 pub mod shape;
+pub mod tpcc;
 
 pub use postgres::{PgOpts, Postgres};
 
