@@ -3,6 +3,7 @@
 //! client does not speak (or `FLEETBENCH_OLTP_CLIENT=mysql_async` asks for it).
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use fleetbench_model::workloads::server::Driver;
 
@@ -23,13 +24,13 @@ pub trait ForClient {
 }
 
 /// Opens `what` with the client for `driver`, saying which in the agent's log under
-/// `who` ("OLTP workers use the lean protocol client"). Before a fallback opens anew,
-/// `restart` is called (its progress counts from zero again).
+/// `who` ("OLTP workers use the lean protocol client"). Before a fallback opens anew, the
+/// count of connections `opened` starts from zero again.
 pub async fn open_with<F: ForClient + Sync>(
     driver: Driver,
     who: &str,
     what: &F,
-    restart: impl FnOnce(),
+    opened: &AtomicU64,
 ) -> Result<F::Out, OpenError> {
     if driver == Driver::Pgsql {
         tracing::info!("{who} workers use the lean PostgreSQL client");
@@ -49,7 +50,7 @@ pub async fn open_with<F: ForClient + Sync>(
         }
     }
     tracing::info!("{who} workers use mysql_async");
-    restart();
+    opened.store(0, Ordering::Relaxed);
     what.open::<AsyncClient>().await.map_err(setting)
 }
 

@@ -3,7 +3,6 @@
 //! in an open loop; in the client `crate::sql::choose` picks.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use fleetbench_model::workloads::oltp::OltpConfig;
 use fleetbench_model::workloads::server::Driver;
@@ -77,16 +76,12 @@ async fn open_run(
         ));
     }
     let driver = drivers.first().copied().unwrap_or(Driver::Mysql);
-    let p = progress.clone();
     let attempt = Attempt {
         run,
         config,
         progress,
     };
-    open_with(driver, "OLTP", &attempt, || {
-        p.done.store(0, Ordering::Relaxed)
-    })
-    .await
+    open_with(driver, "OLTP", &attempt, &attempt.progress.done).await
 }
 
 impl ForClient for Attempt {

@@ -10,7 +10,6 @@ mod raw;
 pub mod worker;
 
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
 use std::time::Duration;
 
@@ -205,17 +204,13 @@ async fn open_run(
     .await?;
     let done = Arc::new(Done(Mutex::new(Some(main)), Mutex::new(None)));
     let driver = run.cfg.targets.first().map_or(Driver::Mysql, |t| t.driver);
-    let p = progress.clone();
     let attempt = Attempt {
         run,
         config,
         progress,
         done,
     };
-    open_with(driver, "script", &attempt, || {
-        p.done.store(0, Ordering::Relaxed)
-    })
-    .await
+    open_with(driver, "script", &attempt, &attempt.progress.done).await
 }
 
 impl ForClient for Attempt {

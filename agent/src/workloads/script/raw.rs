@@ -323,300 +323,288 @@ fn executed<C: Client>(lua: &Lua, c: &Shared<C>, r: Failed) -> mlua::Result<mlua
     }
 }
 
+/// Where a state's raw functions go: the state, its `raw` table and the context they share.
+struct Raw<'a, C: Client> {
+    lua: &'a Lua,
+    table: &'a Table,
+    ctx: &'a Shared<C>,
+}
+
+impl<C: Client> Raw<'_, C> {
+    /// Sets `raw[name]` to the Lua function `f`.
+    fn set<A, R>(
+        &self,
+        name: &str,
+        f: impl Fn(&Lua, A) -> mlua::Result<R> + 'static,
+    ) -> mlua::Result<()>
+    where
+        A: mlua::FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        self.table.set(name, self.lua.create_function(f)?)
+    }
+}
+
 /// Puts the raw functions of a worker's state into `raw`.
 pub(super) fn register<C: Client + 'static>(
     lua: &Lua,
     raw: &Table,
     ctx: &Shared<C>,
 ) -> mlua::Result<()> {
-    register_conns(lua, raw, ctx)?;
-    register_text(lua, raw, ctx)?;
-    register_stmts(lua, raw, ctx)?;
-    register_counts(lua, raw, ctx)?;
-    register_ffi(lua, raw, ctx)?;
-    register_rand(lua, raw, ctx)
+    let r = Raw {
+        lua,
+        table: raw,
+        ctx,
+    };
+    register_conns(&r)?;
+    register_text(&r)?;
+    register_stmts(&r)?;
+    register_counts(&r)?;
+    register_ffi(&r)?;
+    register_rand(&r)
 }
 
 /// The raw functions of connections: connect, disconnect, reconnect.
-fn register_conns<C: Client + 'static>(
-    lua: &Lua,
-    raw: &Table,
-    ctx: &Shared<C>,
-) -> mlua::Result<()> {
+fn register_conns<C: Client + 'static>(r: &Raw<'_, C>) -> mlua::Result<()> {
+    let ctx = r.ctx;
     let c = ctx.clone();
-    raw.set(
-        "connect",
-        lua.create_function(move |_, ()| {
-            let mut g = c.borrow_mut();
-            match g.connect_now() {
-                Ok(mut conn) => {
-                    g.record_facts(&mut conn);
-                    g.conns.push(ConnSlot {
-                        conn: Some(conn),
-                        generation: 0,
-                    });
-                    Ok((Some(g.conns.len() - 1), 0, String::new(), String::new()))
-                }
-                Err(e) => {
-                    if let SqlError::UnsupportedAuth(p) = &e {
-                        g.unsupported =
-                            Some(format!("the server wants the authentication plugin '{p}'"));
-                    }
-                    let (errno, state) = lost_error(&e);
-                    Ok((None, errno, state, e.to_string()))
-                }
+    r.set("connect", move |_, ()| {
+        let mut g = c.borrow_mut();
+        match g.connect_now() {
+            Ok(mut conn) => {
+                g.record_facts(&mut conn);
+                g.conns.push(ConnSlot {
+                    conn: Some(conn),
+                    generation: 0,
+                });
+                Ok((Some(g.conns.len() - 1), 0, String::new(), String::new()))
             }
-        })?,
-    )?;
+            Err(e) => {
+                if let SqlError::UnsupportedAuth(p) = &e {
+                    g.unsupported =
+                        Some(format!("the server wants the authentication plugin '{p}'"));
+                }
+                let (errno, state) = lost_error(&e);
+                Ok((None, errno, state, e.to_string()))
+            }
+        }
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "disconnect",
-        lua.create_function(move |_, h: usize| {
-            let mut g = c.borrow_mut();
-            if let Some(slot) = g.conns.get_mut(h)
-                && let Some(conn) = slot.conn.take()
-            {
-                conn.quit();
-            }
-            Ok(())
-        })?,
-    )?;
+    r.set("disconnect", move |_, h: usize| {
+        let mut g = c.borrow_mut();
+        if let Some(slot) = g.conns.get_mut(h)
+            && let Some(conn) = slot.conn.take()
+        {
+            conn.quit();
+        }
+        Ok(())
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "reconnect",
-        lua.create_function(move |_, h: usize| {
-            let mut g = c.borrow_mut();
-            if let Some(slot) = g.conns.get_mut(h)
-                && let Some(conn) = slot.conn.take()
-            {
-                conn.quit();
+    r.set("reconnect", move |_, h: usize| {
+        let mut g = c.borrow_mut();
+        if let Some(slot) = g.conns.get_mut(h)
+            && let Some(conn) = slot.conn.take()
+        {
+            conn.quit();
+        }
+        match g.connect_now() {
+            Ok(conn) => {
+                g.tally.reconnects += 1;
+                let slot = g.conn(h)?;
+                slot.conn = Some(conn);
+                slot.generation += 1;
+                Ok((true, 0, String::new(), String::new()))
             }
-            match g.connect_now() {
-                Ok(conn) => {
-                    g.tally.reconnects += 1;
-                    let slot = g.conn(h)?;
-                    slot.conn = Some(conn);
-                    slot.generation += 1;
-                    Ok((true, 0, String::new(), String::new()))
-                }
-                Err(e) => {
-                    let (errno, state) = lost_error(&e);
-                    Ok((false, errno, state, e.to_string()))
-                }
+            Err(e) => {
+                let (errno, state) = lost_error(&e);
+                Ok((false, errno, state, e.to_string()))
             }
-        })?,
-    )?;
+        }
+    })?;
     Ok(())
 }
 
 /// The raw functions of text statements and preparing: query, prepare.
-fn register_text<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
+fn register_text<C: Client + 'static>(r: &Raw<'_, C>) -> mlua::Result<()> {
+    let ctx = r.ctx;
     let c = ctx.clone();
-    raw.set(
-        "query",
-        lua.create_function(move |lua, (h, sql): (usize, mlua::LuaString)| {
-            let sql = sql.to_str()?.to_string();
-            let mut guard = c.borrow_mut();
-            let g = &mut *guard;
-            let class = classify(&sql);
+    r.set("query", move |lua, (h, sql): (usize, mlua::LuaString)| {
+        let sql = sql.to_str()?.to_string();
+        let mut guard = c.borrow_mut();
+        let g = &mut *guard;
+        let class = classify(&sql);
+        let Some(conn) = g.live(h)? else {
+            let (errno, state, msg, class) = gone();
+            return (false, errno, state, msg, class).into_lua_multi(lua);
+        };
+        // Rows only for statements that return them: the rest skip building tables.
+        // Counted as sysbench counts it: by the reply, and only when it succeeded.
+        let r = if class == Class::Read {
+            conn.query_rows_upto(&sql, usize::MAX)
+                .map(|rows| (Class::Read, Some(rows)))
+        } else {
+            conn.query(&sql).map(|reply| match reply {
+                Reply::Rows(_) => (Class::Read, Some(Vec::new())),
+                Reply::Ok { .. } => (counted_as(&reply), None),
+            })
+        };
+        let r = r.map(|(counted, rows)| {
+            g.count(counted);
+            rows
+        });
+        match r {
+            Ok(None) => true.into_lua_multi(lua),
+            Ok(Some(rows)) => {
+                let nfields = rows.first().map_or(0, Vec::len);
+                let t = lua.create_table_with_capacity(rows.len(), 0)?;
+                for (i, row) in rows.into_iter().enumerate() {
+                    let r = lua.create_table_with_capacity(row.len(), 0)?;
+                    for (j, col) in row.into_iter().enumerate() {
+                        if let Some(v) = col {
+                            r.raw_set(j + 1, v)?;
+                        }
+                    }
+                    t.raw_set(i + 1, r)?;
+                }
+                (t, nfields).into_lua_multi(lua)
+            }
+            Err(e) => {
+                let (errno, state, msg, class) = g.failure(h, e);
+                (false, errno, state, msg, class).into_lua_multi(lua)
+            }
+        }
+    })?;
+    let c = ctx.clone();
+    r.set("prepare", move |lua, (h, sql): (usize, String)| {
+        let mut guard = c.borrow_mut();
+        let g = &mut *guard;
+        let text = !g.cfg.db.prepared;
+        let generation = g.conn(h)?.generation;
+        let mut stmt = None;
+        let mut as_text = text;
+        if !text {
             let Some(conn) = g.live(h)? else {
                 let (errno, state, msg, class) = gone();
-                return (false, errno, state, msg, class).into_lua_multi(lua);
+                return (Value::Nil, errno, state, msg, class).into_lua_multi(lua);
             };
-            // Rows only for statements that return them: the rest skip building tables.
-            // Counted as sysbench counts it: by the reply, and only when it succeeded.
-            let r = if class == Class::Read {
-                conn.query_rows_upto(&sql, usize::MAX)
-                    .map(|rows| (Class::Read, Some(rows)))
-            } else {
-                conn.query(&sql).map(|reply| match reply {
-                    Reply::Rows(_) => (Class::Read, Some(Vec::new())),
-                    Reply::Ok { .. } => (counted_as(&reply), None),
-                })
-            };
-            let r = r.map(|(counted, rows)| {
-                g.count(counted);
-                rows
-            });
-            match r {
-                Ok(None) => true.into_lua_multi(lua),
-                Ok(Some(rows)) => {
-                    let nfields = rows.first().map_or(0, Vec::len);
-                    let t = lua.create_table_with_capacity(rows.len(), 0)?;
-                    for (i, row) in rows.into_iter().enumerate() {
-                        let r = lua.create_table_with_capacity(row.len(), 0)?;
-                        for (j, col) in row.into_iter().enumerate() {
-                            if let Some(v) = col {
-                                r.raw_set(j + 1, v)?;
-                            }
-                        }
-                        t.raw_set(i + 1, r)?;
-                    }
-                    (t, nfields).into_lua_multi(lua)
-                }
+            match conn.prepare(&sql) {
+                Ok(s) => stmt = Some(s),
+                // This server (or proxy) cannot prepare it: sysbench emulates.
+                Err(e) if e.code() == Some(1295) => as_text = true,
                 Err(e) => {
                     let (errno, state, msg, class) = g.failure(h, e);
-                    (false, errno, state, msg, class).into_lua_multi(lua)
-                }
-            }
-        })?,
-    )?;
-    let c = ctx.clone();
-    raw.set(
-        "prepare",
-        lua.create_function(move |lua, (h, sql): (usize, String)| {
-            let mut guard = c.borrow_mut();
-            let g = &mut *guard;
-            let text = !g.cfg.db.prepared;
-            let generation = g.conn(h)?.generation;
-            let mut stmt = None;
-            let mut as_text = text;
-            if !text {
-                let Some(conn) = g.live(h)? else {
-                    let (errno, state, msg, class) = gone();
                     return (Value::Nil, errno, state, msg, class).into_lua_multi(lua);
-                };
-                match conn.prepare(&sql) {
-                    Ok(s) => stmt = Some(s),
-                    // This server (or proxy) cannot prepare it: sysbench emulates.
-                    Err(e) if e.code() == Some(1295) => as_text = true,
-                    Err(e) => {
-                        let (errno, state, msg, class) = g.failure(h, e);
-                        return (Value::Nil, errno, state, msg, class).into_lua_multi(lua);
-                    }
                 }
             }
-            g.stmts.push(Some(StmtSlot {
-                conn: h,
-                sql,
-                stmt,
-                generation,
-                text: as_text,
-                binds: Vec::new(),
-            }));
-            (g.stmts.len() - 1).into_lua_multi(lua)
-        })?,
-    )?;
+        }
+        g.stmts.push(Some(StmtSlot {
+            conn: h,
+            sql,
+            stmt,
+            generation,
+            text: as_text,
+            binds: Vec::new(),
+        }));
+        (g.stmts.len() - 1).into_lua_multi(lua)
+    })?;
     Ok(())
 }
 
 /// The raw functions of prepared statements: execute, execute_list, close.
-fn register_stmts<C: Client + 'static>(
-    lua: &Lua,
-    raw: &Table,
-    ctx: &Shared<C>,
-) -> mlua::Result<()> {
+fn register_stmts<C: Client + 'static>(r: &Raw<'_, C>) -> mlua::Result<()> {
+    let ctx = r.ctx;
     let c = ctx.clone();
-    raw.set(
+    r.set(
         "execute",
-        lua.create_function(
-            move |lua, (h, n, a, b, d, e): (usize, usize, Value, Value, Value, Value)| {
-                let wanted = n.min(4);
-                let vals = [a, b, d, e];
-                let r = execute(&c, h, &vals[..wanted])?;
-                executed(lua, &c, r)
-            },
-        )?,
+        move |lua, (h, n, a, b, d, e): (usize, usize, Value, Value, Value, Value)| {
+            let wanted = n.min(4);
+            let vals = [a, b, d, e];
+            let r = execute(&c, h, &vals[..wanted])?;
+            executed(lua, &c, r)
+        },
     )?;
     let c = ctx.clone();
-    raw.set(
+    r.set(
         "execute_list",
-        lua.create_function(move |lua, (h, t, n): (usize, Table, usize)| {
+        move |lua, (h, t, n): (usize, Table, usize)| {
             let vals: Vec<Value> = (1..=n)
                 .map(|i| t.raw_get(i).unwrap_or(Value::Nil))
                 .collect();
             let r = execute(&c, h, &vals)?;
             executed(lua, &c, r)
-        })?,
+        },
     )?;
     let c = ctx.clone();
-    raw.set(
-        "close",
-        lua.create_function(move |_, h: usize| {
-            if let Some(s) = c.borrow_mut().stmts.get_mut(h) {
-                *s = None;
-            }
-            Ok(())
-        })?,
-    )?;
+    r.set("close", move |_, h: usize| {
+        if let Some(s) = c.borrow_mut().stmts.get_mut(h) {
+            *s = None;
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 
 /// The raw functions of counters, the run's state and sleeping: ignored, counter, stopped, usleep, last_error.
-fn register_counts<C: Client + 'static>(
-    lua: &Lua,
-    raw: &Table,
-    ctx: &Shared<C>,
-) -> mlua::Result<()> {
+fn register_counts<C: Client + 'static>(r: &Raw<'_, C>) -> mlua::Result<()> {
+    let ctx = r.ctx;
     let c = ctx.clone();
-    raw.set(
+    r.set(
         "ignored",
-        lua.create_function(
-            move |_, (errno, _class, state): (u32, String, Option<String>)| {
-                let mut g = c.borrow_mut();
-                g.tally.ignored_errors += 1;
-                // PostgreSQL's errors come with errno 0: count them by their SQLSTATE.
-                let code = match (errno, state.as_deref()) {
-                    (0, Some(s)) => fleetbench_model::sqlstate::encode(s).unwrap_or(0),
-                    _ => errno,
-                };
-                *g.tally.errors_by_code.entry(code).or_default() += 1;
-                Ok(())
-            },
-        )?,
-    )?;
-    let c = ctx.clone();
-    raw.set(
-        "counter",
-        lua.create_function(move |_, kind: i64| {
+        move |_, (errno, _class, state): (u32, String, Option<String>)| {
             let mut g = c.borrow_mut();
-            match kind {
-                0 => g.tally.others += 1,
-                1 => g.tally.reads += 1,
-                2 => g.tally.writes += 1,
-                // SB_CNT_TRX: one more event, as sysbench counts it (not timed).
-                3 => g.trx += 1,
-                4 => g.tally.ignored_errors += 1,
-                5 => g.tally.reconnects += 1,
-                _ => {}
-            }
+            g.tally.ignored_errors += 1;
+            // PostgreSQL's errors come with errno 0: count them by their SQLSTATE.
+            let code = match (errno, state.as_deref()) {
+                (0, Some(s)) => fleetbench_model::sqlstate::encode(s).unwrap_or(0),
+                _ => errno,
+            };
+            *g.tally.errors_by_code.entry(code).or_default() += 1;
             Ok(())
-        })?,
+        },
     )?;
     let c = ctx.clone();
-    raw.set(
-        "stopped",
-        lua.create_function(move |_, ()| Ok(c.borrow().control.is_stopped()))?,
-    )?;
+    r.set("counter", move |_, kind: i64| {
+        let mut g = c.borrow_mut();
+        match kind {
+            0 => g.tally.others += 1,
+            1 => g.tally.reads += 1,
+            2 => g.tally.writes += 1,
+            // SB_CNT_TRX: one more event, as sysbench counts it (not timed).
+            3 => g.trx += 1,
+            4 => g.tally.ignored_errors += 1,
+            5 => g.tally.reconnects += 1,
+            _ => {}
+        }
+        Ok(())
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "usleep",
-        lua.create_function(move |_, us: f64| {
-            let control = c.borrow().control.clone();
-            let until = Instant::now() + Duration::from_micros(us.max(0.0) as u64);
-            // In slices, so that the run's end does not wait for a long sleep.
-            loop {
-                let now = Instant::now();
-                if now >= until || control.is_stopped() {
-                    return Ok(());
-                }
-                std::thread::sleep((until - now).min(Duration::from_millis(10)));
+    r.set("stopped", move |_, ()| Ok(c.borrow().control.is_stopped()))?;
+    let c = ctx.clone();
+    r.set("usleep", move |_, us: f64| {
+        let control = c.borrow().control.clone();
+        let until = Instant::now() + Duration::from_micros(us.max(0.0) as u64);
+        // In slices, so that the run's end does not wait for a long sleep.
+        loop {
+            let now = Instant::now();
+            if now >= until || control.is_stopped() {
+                return Ok(());
             }
-        })?,
-    )?;
+            std::thread::sleep((until - now).min(Duration::from_millis(10)));
+        }
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "last_error",
-        lua.create_function(move |lua, ()| match c.borrow_mut().last_failure.take() {
+    r.set("last_error", move |lua, ()| {
+        match c.borrow_mut().last_failure.take() {
             Some((errno, state, msg, class)) => (errno, state, msg, class).into_lua_multi(lua),
             None => (2013, "HY000", "unknown error", "fatal").into_lua_multi(lua),
-        })?,
-    )?;
+        }
+    })?;
     Ok(())
 }
 
 /// The hot path's functions for LuaJIT's FFI, as addresses.
-fn register_ffi<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
+fn register_ffi<C: Client + 'static>(r: &Raw<'_, C>) -> mlua::Result<()> {
+    let (lua, raw, ctx) = (r.lua, r.table, r.ctx);
     // The hot path's functions for LuaJIT's FFI: addresses as numbers (exact below 2^53).
     let addrs = lua.create_table()?;
     addrs.set("ctx", Rc::as_ptr(ctx) as usize as f64)?;
@@ -628,7 +616,8 @@ fn register_ffi<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) ->
 }
 
 /// sysbench.rand's functions on this thread's generator.
-fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -> mlua::Result<()> {
+fn register_rand<C: Client + 'static>(r: &Raw<'_, C>) -> mlua::Result<()> {
+    let (lua, raw, ctx) = (r.lua, r.table, r.ctx);
     for (kind, name) in RAND_NAMES.iter().enumerate() {
         let c = ctx.clone();
         raw.set(
@@ -639,36 +628,28 @@ fn register_rand<C: Client + 'static>(lua: &Lua, raw: &Table, ctx: &Shared<C>) -
         )?;
     }
     let c = ctx.clone();
-    raw.set(
-        "rand_unique",
-        lua.create_function(move |_, ()| {
-            let mut g = c.borrow_mut();
-            let v = g.unique.wrapping_mul(g.total_threads).wrapping_add(g.tid);
-            g.unique += 1;
-            Ok(v & 0xffff_ffff)
-        })?,
-    )?;
+    r.set("rand_unique", move |_, ()| {
+        let mut g = c.borrow_mut();
+        let v = g.unique.wrapping_mul(g.total_threads).wrapping_add(g.tid);
+        g.unique += 1;
+        Ok(v & 0xffff_ffff)
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "rand_uint64",
-        lua.create_function(move |_, ()| Ok(c.borrow_mut().rng.next_u64() as f64))?,
-    )?;
+    r.set("rand_uint64", move |_, ()| {
+        Ok(c.borrow_mut().rng.next_u64() as f64)
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "rand_double",
-        lua.create_function(move |_, ()| Ok(c.borrow_mut().rng.unit_f64()))?,
-    )?;
+    r.set("rand_double", move |_, ()| {
+        Ok(c.borrow_mut().rng.unit_f64())
+    })?;
     let c = ctx.clone();
-    raw.set(
-        "rand_string",
-        lua.create_function(move |lua, fmt: mlua::LuaString| {
-            let fmt = fmt.as_bytes();
-            let mut out = vec![0u8; fmt.len()];
-            let mut guard = c.borrow_mut();
-            let g = &mut *guard;
-            g.rand_text.fill(&mut g.rng, &fmt, &mut out);
-            lua.create_string(&out)
-        })?,
-    )?;
+    r.set("rand_string", move |lua, fmt: mlua::LuaString| {
+        let fmt = fmt.as_bytes();
+        let mut out = vec![0u8; fmt.len()];
+        let mut guard = c.borrow_mut();
+        let g = &mut *guard;
+        g.rand_text.fill(&mut g.rng, &fmt, &mut out);
+        lua.create_string(&out)
+    })?;
     Ok(())
 }
