@@ -18,6 +18,12 @@
 #                         returns 1
 #   wall OUT, cpu OUT     the wall seconds, and user+system seconds, of a measured command
 #   switches OUT          its context switches (empty when measured without /usr/bin/time)
+#   raise_files N [HINT]  lifts this shell's open-files limit to its hard limit, which must
+#                         allow N files (else dies, with HINT as another way out)
+#   bench_mariadb PREFIX MAXCONN
+#                         a private MariaDB (private-mariadb.sh, MARIADB_PORT) allowing
+#                         MAXCONN connections, in a new directory $dir (mktemp PREFIX.XXXXXX)
+#                         that goes on exit with the server and the agent of $agent_pid
 
 # SECONDS is bash's own clock; take a value given in the environment before it moves on.
 run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo "${BENCH_SECONDS:-10}")}
@@ -88,3 +94,28 @@ report_failure() {
 wall() { awk 'END {printf "%.2f", $1}' "$1.time"; }
 cpu() { awk 'END {printf "%.2f", $2 + $3}' "$1.time"; }
 switches() { awk 'END {if (NF >= 5) printf "%d", $4 + $5}' "$1.time"; }
+
+raise_files() {
+  local need=$1 hint=${2:-}
+  if [[ $(ulimit -Hn) != unlimited && $(ulimit -Hn) -lt $need ]]; then
+    die "the open-files hard limit $(ulimit -Hn) is below $need: raise it (ulimit -Hn as root)${hint:+, or $hint}"
+  fi
+  ulimit -n "$(ulimit -Hn)"
+}
+
+bench_mariadb() {
+  # shellcheck source=private-mariadb.sh
+  source scripts/private-mariadb.sh
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+  agent_pid=
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+  PRIVATE_MARIADB_MAX_CONNECTIONS=$2 private_mariadb_start "$dir/db" >/dev/null ||
+    die "could not start a private MariaDB"
+}
+
+bench_cleanup() {
+  [[ -n ${agent_pid:-} ]] && kill "$agent_pid" 2>/dev/null
+  private_mariadb_stop
+  rm -rf "$dir"
+}

@@ -47,25 +47,8 @@ command -v sysbench >/dev/null || die "sysbench is missing (apt-get install sysb
 find_fleetbench
 agent_bin=$(dirname "$fleetbench")/fleetbench-agent
 
-need_files=$((mem_threads + 1024))
-if [[ $(ulimit -Hn) != unlimited && $(ulimit -Hn) -lt $need_files ]]; then
-  die "the open-files hard limit $(ulimit -Hn) is below $need_files: raise it, or lower MEM_THREADS"
-fi
-ulimit -n "$(ulimit -Hn)"
-
-# shellcheck source=private-mariadb.sh
-source scripts/private-mariadb.sh
-dir=$(mktemp -d "${TMPDIR:-/tmp}/fb-lua.XXXXXX")
-agent_pid=
-cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null
-  private_mariadb_stop
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-PRIVATE_MARIADB_MAX_CONNECTIONS=$((mem_threads + 500)) private_mariadb_start "$dir/db" >/dev/null ||
-  die "could not start a private MariaDB"
+raise_files $((mem_threads + 1024)) "lower MEM_THREADS"
+bench_mariadb fb-lua $((mem_threads + 500))
 
 conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
   --mysql-password=sbtest-pw --mysql-db=sbtest)

@@ -28,9 +28,9 @@
 # Exit status: 0 when every run worked (whether or not the targets are met), 1 when a run
 # failed, 2 for a setup problem.
 
-run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo 10)}
-set -euo pipefail
-cd "$(dirname "$0")/.."
+BENCH_NAME=bench-scale BENCH_SECONDS=10
+# shellcheck source=bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
 
 scripts=${SCRIPTS:-oltp_point_select oltp_read_write}
 conns_list=${CONNS:-1000 4000}
@@ -44,7 +44,6 @@ open_rounds=${OPEN_ROUNDS:-5}
 sections=" ${SECTIONS:-memory big opening merge} "
 want() { [[ $sections == *" $1 "* ]]; }
 
-die() { echo "bench-scale: $*" >&2; exit 2; }
 command -v sysbench >/dev/null || die "sysbench is missing (apt-get install sysbench)"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
 
@@ -57,25 +56,8 @@ fleetbench=$PWD/$bin_dir/fleetbench
 agent_bin=$PWD/$bin_dir/fleetbench-agent
 
 # Room for BIG connections and the agent's own files in this shell and its children.
-need_files=$((big + 1024))
-if [[ $(ulimit -Hn) != unlimited && $(ulimit -Hn) -lt $need_files ]]; then
-  die "the open-files hard limit $(ulimit -Hn) is below $need_files: raise it (ulimit -Hn as root)"
-fi
-ulimit -n "$(ulimit -Hn)"
-
-# shellcheck source=private-mariadb.sh
-source scripts/private-mariadb.sh
-dir=$(mktemp -d "${TMPDIR:-/tmp}/fb-scale.XXXXXX")
-agent_pid=
-cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null
-  private_mariadb_stop
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-PRIVATE_MARIADB_MAX_CONNECTIONS=$((big + 500)) private_mariadb_start "$dir/db" >/dev/null ||
-  die "could not start a private MariaDB"
+raise_files $((big + 1024))
+bench_mariadb fb-scale $((big + 500))
 
 conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
   --mysql-password=sbtest-pw --mysql-db=sbtest --tables="$tables" --table-size="$table_size")
