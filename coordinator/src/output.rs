@@ -113,6 +113,7 @@ pub fn check_all(raw: &RawArgs) -> Result<(), UsageError> {
     for (flag, path) in &given {
         check(path).map_err(|why| UsageError(format!("{flag} {}: {why}", path.display())))?;
     }
+    same_file(&given)?;
     if !on_stdout.is_empty() {
         stdout::divert_text();
     }
@@ -120,6 +121,45 @@ pub fn check_all(raw: &RawArgs) -> Result<(), UsageError> {
         stdout::files_pending();
     }
     Ok(())
+}
+
+/// Refuses two outputs that name one file, by whatever path or link: one result would
+/// overwrite the other. A character device (`/dev/null`) may take several.
+fn same_file(given: &[(&str, &PathBuf)]) -> Result<(), UsageError> {
+    let files: Vec<(&str, &PathBuf, PathBuf)> = given
+        .iter()
+        .filter(|(_, p)| !is_stdout(p))
+        .filter(|(_, p)| !std::fs::metadata(p).is_ok_and(|m| m.file_type().is_char_device()))
+        .filter_map(|(flag, p)| Some((*flag, *p, resolved(p)?)))
+        .collect();
+    for (i, (flag, path, at)) in files.iter().enumerate() {
+        if let Some((other, other_path, _)) = files[..i].iter().find(|(_, _, a)| a == at) {
+            let shown = if other_path == path {
+                path.display().to_string()
+            } else {
+                format!("{} and {}", other_path.display(), path.display())
+            };
+            return Err(UsageError(format!(
+                "{other} and {flag} both name {shown} ({}): give each output a file of its own",
+                at.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The file `path` names once links are followed, whether or not it exists yet (a link to
+/// a file not yet there names that file); None where the directory cannot be resolved.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let target = match std::fs::read_link(path) {
+        Ok(t) => dir_of(path).join(t),
+        Err(_) => path.to_path_buf(),
+    };
+    let name = target.file_name()?;
+    Some(std::fs::canonicalize(dir_of(&target)).ok()?.join(name))
 }
 
 /// Whether `path` can be written: the reason when not, as the end of one line.

@@ -361,3 +361,40 @@ fn csv_collects_runs_under_one_header_and_refuses_another_layout() {
     assert!(started.elapsed() < Duration::from_secs(4), "the run ran");
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "a,b\n1,2\n");
 }
+
+/// Two outputs on one file (issue 57): `--json F --hlog F`, or `--html` a link to the JSON
+/// file, would leave one result where both were asked for. Refused before the run with one
+/// line that names both options, and nothing is written.
+#[test]
+fn two_outputs_naming_one_file_are_refused_before_the_run() {
+    let dir = Scratch::new("out-same-file");
+    let same = dir.path("result.json");
+    let hlog = format!("--hlog={}", same.display());
+    let out = cpu_json(&same, &[&hlog]);
+    expect_usage_error(
+        &out,
+        "--json and --hlog on one file",
+        &["--json and --hlog", "result.json"],
+    );
+    assert!(!same.exists(), "a file was written");
+    // A link to the JSON file is the same file.
+    let link = dir.path("report.html");
+    std::os::unix::fs::symlink("result.json", &link).unwrap();
+    let html = format!("--html={}", link.display());
+    let out = cpu_json(&same, &[&html]);
+    expect_usage_error(
+        &out,
+        "--html a link to the JSON",
+        &["--json and --html", "report.html"],
+    );
+    assert!(!same.exists(), "a file was written");
+    // Two outputs to /dev/null discard both, as asked.
+    let out = fleetbench(&[
+        "cpu",
+        "--time=1",
+        "--json=/dev/null",
+        "--csv=/dev/null",
+        "run",
+    ]);
+    expect_ok(&out, "two outputs to /dev/null");
+}
