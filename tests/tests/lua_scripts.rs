@@ -710,3 +710,21 @@ fn sysbench_opt_and_cmdline_hold_what_sysbench_shows() {
         assert!(l.contains(part), "{part} in {l}");
     }
 }
+
+/// A script whose directory holds more `.lua` files than are shipped to the agents (issue
+/// 57): refused in one line before anything starts, not run with a silent subset whose
+/// `require` would fail on the agents.
+#[test]
+fn more_modules_than_are_shipped_are_refused_in_one_line() {
+    let dir = fleetbench_tests::Scratch::new("lua-many-modules");
+    let script = dir.write("main.lua", "function event() end\n");
+    for i in 0..=fleetbench_model::workloads::script::files::MAX_FILES {
+        dir.write(&format!("m{i:03}.lua"), "return {}\n");
+    }
+    let out = fleetbench_tests::fleetbench(&[script.to_str().unwrap(), "--time=1", "run"]);
+    fleetbench_tests::expect_usage_error(
+        &out,
+        "257 modules beside a script",
+        &["257 .lua files", "256 shipped", "main.lua"],
+    );
+}

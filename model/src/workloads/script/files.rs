@@ -36,6 +36,15 @@ pub enum FilesError {
         "the script {path} and the .lua files beside it come to more than {cap} bytes; move the script into a directory of its own"
     )]
     TooBig { path: String, cap: usize },
+    #[error(
+        "{dir} holds {count} .lua files beside the script {path}, more than the {cap} shipped to the agents with it; move the script and the modules it needs into a directory of their own"
+    )]
+    TooMany {
+        path: String,
+        dir: String,
+        count: usize,
+        cap: usize,
+    },
 }
 
 impl Files {
@@ -64,11 +73,23 @@ impl Files {
     /// not valid UTF-8 are left out.
     pub fn read(path: &Path) -> Result<Files, FilesError> {
         let shown = path.display().to_string();
-        let read_err = |e: std::io::Error| FilesError::Read {
-            path: shown.clone(),
-            why: e.to_string(),
+        // A device or a huge file is refused at the cap, not read whole.
+        let capped = |p: &Path| {
+            crate::capped::read(p, "", MAX_TOTAL_BYTES as u64).map_err(|e| match e {
+                crate::capped::CappedError::Io { error, .. } => FilesError::Read {
+                    path: p.display().to_string(),
+                    why: error.to_string(),
+                },
+                _ => FilesError::TooBig {
+                    path: shown.clone(),
+                    cap: MAX_TOTAL_BYTES,
+                },
+            })
         };
-        let text = std::fs::read_to_string(path).map_err(read_err)?;
+        let text = String::from_utf8(capped(path)?).map_err(|_| FilesError::Read {
+            path: shown.clone(),
+            why: "it is not UTF-8 text".into(),
+        })?;
         let main = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -94,7 +115,20 @@ impl Files {
             })
             .unwrap_or_default();
         beside.sort();
-        for p in beside.into_iter().take(MAX_FILES) {
+        // No silent subset: a module left behind would fail only on the agents.
+        let others = beside
+            .iter()
+            .filter(|p| p.file_name() != Some(main.as_ref()))
+            .count();
+        if others > MAX_FILES {
+            return Err(FilesError::TooMany {
+                path: shown.clone(),
+                dir: dir.display().to_string(),
+                count: others,
+                cap: MAX_FILES,
+            });
+        }
+        for p in beside {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -102,7 +136,8 @@ impl Files {
             if name == main {
                 continue;
             }
-            let Ok(t) = std::fs::read_to_string(&p) else {
+            // Files that are not text are not Lua modules either.
+            let Ok(t) = String::from_utf8(capped(&p)?) else {
                 continue;
             };
             total += t.len();
@@ -135,6 +170,31 @@ pub fn resolve(arg: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_modules_than_are_shipped_are_refused_not_cut() {
+        let dir = std::env::temp_dir().join(format!("fb-files-many-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("main.lua"), "function event() end").unwrap();
+        for i in 0..MAX_FILES {
+            std::fs::write(dir.join(format!("m{i:03}.lua")), "return {}").unwrap();
+        }
+        // Exactly the cap beside the script: all of them go.
+        let f = Files::read(&dir.join("main.lua")).unwrap();
+        assert_eq!(f.files.len(), MAX_FILES + 1);
+        std::fs::write(dir.join("zzz.lua"), "return {}").unwrap();
+        let e = Files::read(&dir.join("main.lua")).unwrap_err();
+        assert!(
+            matches!(e, FilesError::TooMany { count, .. } if count == MAX_FILES + 1),
+            "{e}"
+        );
+        assert!(e.to_string().contains("257 .lua files"), "{e}");
+        // A device is refused at the cap, not read whole.
+        let e = Files::read(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(e, FilesError::TooBig { .. }), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn reads_the_script_and_the_modules_beside_it() {
