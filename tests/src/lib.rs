@@ -273,9 +273,14 @@ fn set_limit(cmd: &mut Command, resource: libc::__rlimit_resource_t, value: u64)
 
 /// Runs the coordinator with its address space capped at `bytes`; waits at most 120 s.
 pub fn fleetbench_capped(args: &[&str], bytes: u64) -> Output {
+    fleetbench_capped_env(args, bytes, &[])
+}
+
+/// [`fleetbench_capped`] with extra environment variables.
+pub fn fleetbench_capped_env(args: &[&str], bytes: u64, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(bin("fleetbench"));
     cap_memory(&mut cmd, bytes);
-    run_to_end(cmd, args, &[])
+    run_to_end(cmd, args, env)
 }
 
 /// Runs the coordinator to completion with a time limit.

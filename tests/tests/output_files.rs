@@ -13,9 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fleetbench_tests::{
-    AgentProc, Scratch, bin, expect_usage_error, fleetbench, fleetbench_capped, json,
-};
+use fleetbench_tests::{AgentProc, Scratch, bin, expect_usage_error, fleetbench, json};
 
 /// The address-space cap of the processes given `/dev/zero` to read.
 const CAP: u64 = 2 << 30;
@@ -212,8 +210,13 @@ fn a_full_standard_output_fails_without_panic_and_keeps_the_json() {
 /// Checks a refusal of `/dev/zero` by the coordinator: exit 2, one line naming the file and
 /// the cap, within a few seconds.
 fn zero_refused(args: &[&str], needles: &[&str]) {
+    zero_refused_env(args, &[], needles)
+}
+
+/// [`zero_refused`] with extra environment variables.
+fn zero_refused_env(args: &[&str], env: &[(&str, &str)], needles: &[&str]) {
     let t0 = Instant::now();
-    let out = fleetbench_capped(args, CAP);
+    let out = fleetbench_tests::fleetbench_capped_env(args, CAP, env);
     let mut all = vec!["/dev/zero", "MiB"];
     all.extend_from_slice(needles);
     let line = expect_usage_error(&out, &format!("{args:?}"), &all);
@@ -397,4 +400,95 @@ fn two_outputs_naming_one_file_are_refused_before_the_run() {
         "run",
     ]);
     expect_ok(&out, "two outputs to /dev/null");
+}
+
+/// Every other option or variable that names a file the coordinator reads, pointed at a
+/// device (issue 57): the agents' TLS files, a result to `report` or `compare`, pgbench's
+/// password file (PGPASSFILE, and ~/.pgpass as a directory), and the PostgreSQL
+/// certificates. Each is refused with one line naming the file, under an address-space cap
+/// that a whole read of /dev/zero would break. (The token, scenario and MySQL certificate
+/// files have tests of their own above; a script must be a regular file to be one.)
+#[test]
+fn every_other_file_option_refuses_a_device_with_one_line() {
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let tls = |file: &str| format!("--{file}=/dev/zero");
+    let (ca, cert, key) = (tls("tls-ca"), tls("tls-cert"), tls("tls-key"));
+    let others = [
+        format!("--tls-ca={readme}"),
+        format!("--tls-cert={readme}"),
+        format!("--tls-key={readme}"),
+    ];
+    for (given, rest) in [
+        (&ca, [&others[1], &others[2]]),
+        (&cert, [&others[0], &others[2]]),
+        (&key, [&others[0], &others[1]]),
+    ] {
+        zero_refused(
+            &[
+                "cpu",
+                "--time=1",
+                "--agents=127.0.0.1:1",
+                given,
+                rest[0],
+                rest[1],
+                "run",
+            ],
+            &["TLS file"],
+        );
+    }
+    zero_refused(&["report", "/dev/zero"], &[]);
+    zero_refused(&["compare", "/dev/zero", "/dev/zero"], &[]);
+    let pgbench = [
+        "pgbench",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        "1",
+        "-U",
+        "u",
+        "-T",
+        "1",
+    ];
+    zero_refused_env(&pgbench, &[("PGPASSFILE", "/dev/zero")], &["password file"]);
+    let home = Scratch::new("out-pgpass-home");
+    std::fs::create_dir(home.path(".pgpass")).unwrap();
+    let home_dir = home.0.display().to_string();
+    let out = fleetbench_tests::fleetbench_capped_env(
+        &pgbench,
+        CAP,
+        &[("HOME", home_dir.as_str()), ("PGPASSFILE", "")],
+    );
+    expect_usage_error(&out, "~/.pgpass a directory", &["password file", ".pgpass"]);
+    let certs = Scratch::new("out-pg-certs");
+    fleetbench_tests::make_certs(&certs.0);
+    let file = |name: &str| certs.path(name).display().to_string();
+    let pg_cases = [
+        [
+            "--pgsql-sslmode=verify-ca".to_string(),
+            "--pgsql-sslrootcert=/dev/zero".into(),
+        ],
+        [
+            "--pgsql-sslcert=/dev/zero".into(),
+            format!("--pgsql-sslkey={}", file("client.key")),
+        ],
+        [
+            format!("--pgsql-sslcert={}", file("client.pem")),
+            "--pgsql-sslkey=/dev/zero".into(),
+        ],
+    ];
+    for [a, b] in &pg_cases {
+        zero_refused(
+            &[
+                "oltp_point_select",
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+                "--pgsql-port=1",
+                a,
+                b,
+                "--time=1",
+                "run",
+            ],
+            &[],
+        );
+    }
 }

@@ -557,12 +557,15 @@ fn target(
     // (An empty PGPASSWORD is no password, as in libpq: the file is read then.)
     let password = match nonempty(env("PGPASSWORD")) {
         Some(p) => p,
-        None => nonempty(env("PGPASSFILE"))
+        None => match nonempty(env("PGPASSFILE"))
             .map(PathBuf::from)
             .or_else(|| nonempty(env("HOME")).map(|h| PathBuf::from(h).join(".pgpass")))
-            .and_then(|path| std::fs::read_to_string(path).ok())
-            .and_then(|text| pgpass_lookup(&text, &host, port, &database, &user))
-            .unwrap_or_default(),
+        {
+            Some(path) => password_file(&path)?
+                .and_then(|text| pgpass_lookup(&text, &host, port, &database, &user))
+                .unwrap_or_default(),
+            None => String::new(),
+        },
     };
     Ok(Target {
         name: "postgres".into(),
@@ -575,6 +578,23 @@ fn target(
         ssl,
         ..Target::default()
     })
+}
+
+/// The most of a password file fleetbench reads: a libpq password file is a few lines.
+const MAX_PASSWORD_FILE: u64 = 1 << 20;
+
+/// The text of the password file at `path`; None where there is none (as libpq, which
+/// then connects without a password). Larger than [`MAX_PASSWORD_FILE`] (a device, a
+/// wrong path) or unreadable for another reason: refused with one line.
+fn password_file(path: &std::path::Path) -> Result<Option<String>, String> {
+    use fleetbench_model::capped::{CappedError, read_to_string};
+    match read_to_string(path, "the password file", MAX_PASSWORD_FILE) {
+        Ok(text) => Ok(Some(text)),
+        Err(CappedError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The password a libpq password file gives for the connection: the first line
