@@ -838,6 +838,16 @@ impl Workload {
         }
     }
 
+    /// The OS threads an agent starts for `threads` of this workload's threads (its
+    /// clients), and the option that sets their number: pgbench's clients share its `-j`
+    /// threads; every other workload runs a thread each.
+    pub fn os_threads(&self, threads: u64) -> (u64, &'static str) {
+        match self {
+            Workload::Pgbench(p) if p.jobs > 0 => (threads.min(u64::from(p.jobs)), "-j"),
+            _ => (threads, "--threads"),
+        }
+    }
+
     /// Whether each thread runs one event only (nothing for `--rate` to pace).
     pub fn one_event_per_thread(&self) -> bool {
         match self {

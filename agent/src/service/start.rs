@@ -54,6 +54,11 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
     let mut spec = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
         .map_err(|e| Status::invalid_argument(e.0))?;
     load_files(spec.targets_mut())?;
+    // What the host must give is OS threads (pgbench's clients share its -j threads), checked
+    // before any is spawned; the error names the option that set their number.
+    let (os_threads, option) = spec.os_threads(u64::from(start.threads));
+    limits::check_threads(os_threads)
+        .map_err(|e| Status::resource_exhausted(format!("{option}: {e}")))?;
     let share = Share {
         first_thread: u64::from(start.first_thread),
         total_threads: u64::from(start.total_threads)
@@ -110,7 +115,6 @@ fn run_config(start: &pb::Start) -> Result<RunConfig, Status> {
         ));
     }
     let run = RunLimits::from_start(start).map_err(Status::invalid_argument)?;
-    limits::check_threads(u64::from(start.threads)).map_err(Status::resource_exhausted)?;
     if start.first_thread.checked_add(start.threads).is_none() {
         return Err(Status::invalid_argument(
             "first thread and threads overflow the thread numbering",
@@ -137,4 +141,38 @@ pub(super) fn load_files(targets: &mut [Target]) -> Result<(), Status> {
         crate::sql::mysql::load_files(t).map_err(Status::invalid_argument)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetbench_model::workloads::pgbench::PgbenchConfig;
+
+    /// A Start of `clients` pgbench clients on `jobs` threads, as a coordinator sends it.
+    fn pgbench_start(clients: u32, jobs: u32) -> pb::Start {
+        let spec = Spec::Pgbench(Box::new(PgbenchConfig {
+            jobs,
+            ..Default::default()
+        }));
+        pb::Start {
+            workload: Some(wire::workload_to_proto(&spec, &[])),
+            threads: clients,
+            time_limit_ms: 1000,
+            ..Default::default()
+        }
+    }
+
+    /// The host's ceiling counts OS threads: pgbench's clients share its -j threads, so
+    /// more clients than the host has threads are planned on one thread; as many -j
+    /// threads are refused, naming -j.
+    #[test]
+    fn pgbench_clients_are_not_counted_as_threads() {
+        let ceiling = fleetbench_model::limits::thread_ceiling().threads;
+        let many = u32::try_from(ceiling + 1).unwrap_or(u32::MAX);
+        let dir = std::env::temp_dir();
+        assert!(validate_start(&pgbench_start(many, 1), &dir).is_ok());
+        let e = validate_start(&pgbench_start(many, many), &dir).unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
+        assert!(e.message().starts_with("-j: "), "{e}");
+    }
 }

@@ -120,6 +120,13 @@ async fn step(
     let plan = Plan {
         workload: Workload::Pgbench(Box::new(a.config(scale, step))),
         command: Command::Prepare,
+        // A step other than a load is one connection's statements on each agent, however
+        // many clients the run to come has.
+        threads: if step.spread() {
+            plan.threads
+        } else {
+            conns.len() as u32
+        },
         ..plan.clone()
     };
     let t0 = Instant::now();

@@ -177,7 +177,9 @@ pub fn check_ceilings(
     } else {
         split_evenly(u64::from(threads), conns.len())
     };
-    for (c, &threads) in conns.iter().zip(&shares) {
+    for (c, &share) in conns.iter().zip(&shares) {
+        // What the host must give is OS threads: pgbench's clients share its -j threads.
+        let (threads, option) = workload.os_threads(share);
         let limit = |reason: String| SessionError::Limit {
             agent: c.addr.clone(),
             threads,
@@ -186,14 +188,19 @@ pub fn check_ceilings(
         if let Some((max, why)) = wire::thread_ceiling(&c.hello)
             && threads > max
         {
+            // The option to lower, where it is not --threads itself.
+            let lower = match option {
+                "--threads" => String::new(),
+                other => format!(", lower {other}"),
+            };
             return Err(limit(format!(
-                "its host allows at most {} ({why}): raise that limit, or spread the threads over more agents",
+                "its host allows at most {} ({why}): raise that limit{lower}, or spread the threads over more agents",
                 fleetbench_model::limits::grouped(max)
             )));
         }
         let files = c.hello.max_open_files;
         if files > 0 && matches!(workload, Workload::Oltp(_)) {
-            fleetbench_model::limits::check_files(threads, files, files).map_err(limit)?;
+            fleetbench_model::limits::check_files(share, files, files).map_err(limit)?;
         }
     }
     Ok(())
@@ -399,5 +406,24 @@ mod tests {
                 .starts_with("agent 127.0.0.1:1 cannot run 12862 threads"),
             "{e}"
         );
+    }
+
+    /// pgbench's clients are cooperative workers of its -j threads (issue 57): 13,000
+    /// clients on one thread are one thread to the host; -j beyond the ceiling is refused
+    /// naming -j.
+    #[tokio::test]
+    async fn pgbench_clients_count_as_their_jobs_threads() {
+        use fleetbench_model::workloads::pgbench::PgbenchConfig;
+        let pgbench = |jobs| {
+            Workload::Pgbench(Box::new(PgbenchConfig {
+                jobs,
+                ..Default::default()
+            }))
+        };
+        let conns = [agent("a:1", 12_861)];
+        assert!(check_ceilings(&conns, 13_000, &pgbench(1), false).is_ok());
+        let e = check_ceilings(&conns, 13_000, &pgbench(13_000), false).unwrap_err();
+        assert!(e.to_string().contains("cannot run 13000 threads"), "{e}");
+        assert!(e.to_string().contains("lower -j"), "{e}");
     }
 }

@@ -242,7 +242,7 @@ impl Job {
             r = join_all(checks) => r,
             signal = next_interrupt(signals) => {
                 return Err(SessionError::Interrupted(Box::new(Interrupted {
-                    what: plan.command.name(),
+                    what: job_name(plan),
                     signal,
                     begun: false,
                     agents: Vec::new(),
@@ -258,7 +258,7 @@ impl Job {
         let exists = matches!(plan.workload, Workload::Oltp(_))
             && refusals.iter().any(|r| r.contains("tables already exist"));
         Err(SessionError::CheckRefused {
-            what: plan.command.name(),
+            what: job_name(plan),
             reasons: format!(
                 "{}{}",
                 refusals.join("; "),
@@ -486,7 +486,7 @@ impl JobState {
     fn outcome(self, plan: &Plan, conns: &[AgentConn]) -> Result<Vec<JobSummary>, SessionError> {
         if let Some((signal, _)) = self.stopping {
             return Err(SessionError::Interrupted(Box::new(Interrupted {
-                what: plan.command.name(),
+                what: job_name(plan),
                 signal,
                 begun: true,
                 agents: conns
@@ -500,7 +500,7 @@ impl JobState {
         }
         if !self.failures.is_empty() {
             return Err(SessionError::TableJob {
-                what: plan.command.name(),
+                what: job_name(plan),
                 reason: self.failures.join("; "),
             });
         }
@@ -572,4 +572,18 @@ async fn stream_progress(stream: &mut Streaming<pb::Progress>) -> Result<String,
         summary = p.summary;
     }
     Ok(summary)
+}
+
+/// What the job is called in its errors: the command's name, or for pgbench the step's
+/// (a run's check of its tables is not a prepare).
+fn job_name(plan: &Plan) -> &'static str {
+    use fleetbench_model::workloads::pgbench::Step;
+    match &plan.workload {
+        Workload::Pgbench(p) => match p.step {
+            Step::Check => "pgbench's check of its tables",
+            Step::RunVacuum => "pgbench's vacuum before the run",
+            _ => "pgbench's initialisation",
+        },
+        _ => plan.command.name(),
+    }
 }
