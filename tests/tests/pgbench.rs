@@ -728,3 +728,70 @@ fn a_unix_socket_the_password_file_and_pgsslmode_are_libpqs() {
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A server that takes fewer connections than the run has clients (issue 57): the opening
+/// gives up by `--ready-timeout`, as an OLTP run's does and with the same message, instead
+/// of retrying for twice as long; the tables it checked are left as they were.
+#[test]
+fn a_full_server_is_given_up_by_the_ready_timeout() {
+    let pg =
+        Postgres::start_with(fleetbench_tests::PgOpts::default().setting("max_connections", 8));
+    ok(&pg, &["-i", "-s", "1"]);
+    let t0 = std::time::Instant::now();
+    let (code, _, err) = pgbench(
+        Some(&pg),
+        &["-c", "20", "-j", "2", "-T", "2", "--ready-timeout=6"],
+    );
+    let took = t0.elapsed();
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "gave up only after {took:?}: {err}"
+    );
+    assert!(
+        took >= std::time::Duration::from_secs(4),
+        "gave up before retrying: {took:?}: {err}"
+    );
+    // The same words as an OLTP run against a full server.
+    let (oltp_err, oltp_took) = {
+        let port = format!("--pgsql-port={}", pg.port());
+        let oltp = |more: &[&str]| {
+            let mut args = vec![
+                "oltp_point_select",
+                "--db-driver=pgsql",
+                "--pgsql-host=127.0.0.1",
+                &port,
+                "--pgsql-user=sbtest",
+                "--pgsql-password=sbpass",
+                "--pgsql-db=sbtest",
+                "--tables=1",
+                "--table-size=100",
+            ];
+            args.extend_from_slice(more);
+            fleetbench_tests::fleetbench_env(&args, &[])
+        };
+        let prepared = oltp(&["prepare"]);
+        assert!(prepared.status.success(), "{prepared:?}");
+        let t0 = std::time::Instant::now();
+        let out = oltp(&["--threads=20", "--time=2", "--ready-timeout=6", "run"]);
+        (
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            t0.elapsed(),
+        )
+    };
+    let words = |e: &str| {
+        e.lines()
+            .last()
+            .unwrap_or_default()
+            .split(": ")
+            .last()
+            .unwrap_or_default()
+            .to_string()
+    };
+    eprintln!("pgbench: {took:?}: {err}\noltp: {oltp_took:?}: {oltp_err}");
+    assert_eq!(
+        words(&err),
+        words(&oltp_err),
+        "pgbench: {err}\noltp: {oltp_err}"
+    );
+}

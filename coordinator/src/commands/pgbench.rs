@@ -25,9 +25,6 @@ const EXIT_ABORTED: i32 = 2;
 /// pgbench's last line on stderr when the run was aborted.
 const ABORTED_LINE: &str = "pgbench: error: Run was aborted; the above results are incomplete.";
 
-/// How long agents may take to open their connections.
-const READY_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// Whether a command line (program name first) is `fleetbench pgbench ...`.
 pub fn asked(args: &[OsString]) -> bool {
     args.get(1).is_some_and(|a| a == "pgbench")
@@ -96,7 +93,7 @@ fn base_plan(a: &PgbenchArgs, command_line: String) -> Plan {
         seed: a.seed.unwrap_or(0),
         json: a.json.clone(),
         agents,
-        ready_timeout: READY_TIMEOUT,
+        ready_timeout: Duration::from_secs(a.ready_timeout),
         max_downtime_pct: None,
         notes: Vec::new(),
         forced_shutdown: None,

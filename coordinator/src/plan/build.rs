@@ -1,6 +1,7 @@
 //! The plan of a command line: its test and command, workload, threads, limits, seed,
 //! rate and agents, each checked in the order the user meets them.
 
+use super::READY_TIMEOUT_SECS;
 use fleetbench_model::run;
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let seed = seed_of(raw)?;
     let rate = rate_of(raw, &workload)?;
     let notes = notes_of(raw);
-    let ready_timeout: u64 = seconds(&raw.ready_timeout, "ready-timeout", 30)?;
+    let ready_timeout: u64 = seconds(&raw.ready_timeout, "ready-timeout", READY_TIMEOUT_SECS)?;
     if ready_timeout == 0 {
         return Err(invalid("ready-timeout", 0, "must be at least 1"));
     }

@@ -17,6 +17,9 @@ pub mod values;
 pub mod workloads;
 
 pub use agents::{MAX_LOCAL_AGENTS, check_threads, parse_agents};
+
+/// `--ready-timeout`'s default: how long agents may take to open a run, every command alike.
+pub const READY_TIMEOUT_SECS: u64 = 30;
 pub use build::{FIXED_SEED, LEGACY_EVENTS, TPCC_LOAD_THREADS, build};
 pub use model::{
     AgentSource, Command, CpuSpec, MemorySpec, MutexSpec, OltpSpec, Plan, PlanError, SpecError,

@@ -51,6 +51,9 @@ pub struct PgbenchArgs {
     pub agents: Option<Vec<String>>,
     pub json: Option<PathBuf>,
     pub token_file: Option<PathBuf>,
+    /// `--ready-timeout` seconds: how long opening the clients may take (fleetbench's own
+    /// option, with its default).
+    pub ready_timeout: u64,
     /// Options accepted without an effect here, said on stderr.
     pub notes: Vec<String>,
     /// `--help` or `--version`: print and stop.
@@ -152,6 +155,7 @@ const OPTS: &[Opt] = &[
     o(None, "agents", true),
     o(None, "json", true),
     o(None, "token-file", true),
+    o(None, "ready-timeout", true),
 ];
 
 /// Options that only initialisation takes, and only a run.
@@ -371,6 +375,7 @@ fn defaults() -> Result<PgbenchArgs, String> {
         agents: None,
         json: None,
         token_file: None,
+        ready_timeout: super::READY_TIMEOUT_SECS,
         notes: Vec::new(),
         shown: None,
     })
@@ -453,6 +458,9 @@ fn apply(a: &mut PgbenchArgs, loose: &mut Loose, name: &str, v: String) -> Resul
         }
         "json" => a.json = Some(PathBuf::from(v)),
         "token-file" => a.token_file = Some(PathBuf::from(v)),
+        "ready-timeout" => {
+            a.ready_timeout = int("ready timeout", &v, 1, fleetbench_model::limits::MAX_SECONDS)?
+        }
         "version" => {
             a.shown = Some(format!(
                 "fleetbench pgbench (fleetbench {})",
@@ -690,6 +698,7 @@ fleetbench options:
                            (default: one agent inside this process)
   --json=FILE              write the result document to FILE
   --token-file=FILE        the agents' bearer token
+  --ready-timeout=SECS     give up opening the clients after this long (default: 30)
 
 Custom scripts (-f) are not supported. See docs/pgbench.md.
 ";
