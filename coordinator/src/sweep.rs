@@ -344,6 +344,10 @@ fn latency_columns(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> Vec<
 /// Said at the end of a table row whose offered rate was not reached.
 pub const NOT_REACHED: &str = "rate not reached";
 
+/// Said at the end of a table row, and of its step's line, whose run was interrupted: its
+/// figures cover the time until the interrupt.
+pub const INTERRUPTED: &str = "interrupted";
+
 /// The sweep or scenario table: one row per (scenario, threads or rate). Scenario names
 /// appear in a first column when any row has one. With an open loop (`--rate`) the first
 /// figures are the offered rate and the achieved one (events or transactions per second),
@@ -426,6 +430,9 @@ pub fn table(rows: &[(Option<&str>, &Summary)], requested: &[f64]) -> String {
         }
         if r.rate_reached == Some(false) {
             let _ = write!(s, "  {NOT_REACHED}");
+        }
+        if r.interrupted {
+            let _ = write!(s, "  {INTERRUPTED}");
         }
         s.push('\n');
     }

@@ -266,3 +266,45 @@ fn an_interrupted_tpcc_load_says_the_tables_are_partial() {
     );
     fleetbench_ok(&args("cleanup"));
 }
+
+/// An interrupted sweep (issue 57): the step that was running says so in its line and in
+/// its row of the table, as its JSON does, and the steps after it are not run.
+#[test]
+fn an_interrupted_sweep_step_is_marked_in_its_line_and_its_row() {
+    let scratch = Scratch::new("signals-sweep");
+    let path = scratch.path("sweep.json");
+    let run = Running::until_first_interval(&[
+        "cpu",
+        "--threads=1,2",
+        "--time=60",
+        "--report-interval=1",
+        "--json",
+        path.to_str().unwrap(),
+        "run",
+    ]);
+    signal(run.child.id(), libc::SIGINT);
+    let (code, out) = run.finish();
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains(
+            "step 1/2: 1 thread: interrupted: the figures above cover the time until the interrupt"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("step 2/2"),
+        "a step after the interrupt ran: {out}"
+    );
+    let row = out
+        .lines()
+        .skip_while(|l| !l.starts_with("threads"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table row: {out}"));
+    assert!(
+        row.trim_start().starts_with("1 ") && row.ends_with("  interrupted"),
+        "{row}"
+    );
+    let doc = json(&path);
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["steps"][0]["summary"]["interrupted"], true, "{doc}");
+}

@@ -94,6 +94,12 @@ pub async fn run_steps(
                 .map(|why| format!("\n{step}: warning: {why}"))
                 .unwrap_or_default(),
         ));
+        if r.interrupted {
+            stdout::line(format!(
+                "{step}: {}: the figures above cover the time until the interrupt; the steps after it were not run",
+                sweep::INTERRUPTED
+            ));
+        }
         // A target down fails the step as a lost agent does (exit 3 for the sweep).
         let (warnings, down) = crate::downtime::check(&p, &r);
         for w in warnings {

@@ -728,6 +728,9 @@ pub struct Summary {
     /// Which measurement of its step this is (`--repeat`), from 1.
     #[serde(default = "one")]
     pub repeat: u32,
+    /// The run was interrupted: its figures cover the time until the interrupt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// The run's figures per interval, for `compare`'s noise estimate from one run.
     #[serde(skip)]
     pub series: IntervalSeries,
@@ -795,6 +798,7 @@ impl Summary {
             errors_per_sec: per_s(sql.map_or(0.0, |s| s.ignored_errors as f64)),
             reconnects_per_sec: per_s(sql.map_or(0.0, |s| s.reconnects as f64)),
             repeat: 1,
+            interrupted: doc.interrupted,
             series: IntervalSeries::from_run(doc),
         }
     }
