@@ -48,10 +48,35 @@ impl ScriptError {
         let text = text.strip_prefix("runtime error: ").unwrap_or(&text);
         let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
         ScriptError {
-            message: first.trim().to_string(),
-            traceback: rest.trim().to_string(),
+            message: truncated(first.trim(), MAX_ERROR_BYTES),
+            traceback: truncated(rest.trim(), MAX_TRACEBACK_BYTES),
         }
     }
+}
+
+/// The most of a script error's message that is kept (logged, sent to the coordinator,
+/// printed): `error(string.rep("E", 2^28))` is one line, not 256 MiB on every hop.
+pub const MAX_ERROR_BYTES: usize = 4 << 10;
+/// The most of an error's traceback that is kept, for logs.
+pub const MAX_TRACEBACK_BYTES: usize = 16 << 10;
+/// The most of one `print` or `io.write` that is kept (each thread's output is capped per
+/// interval besides).
+pub const MAX_PRINT_BYTES: usize = 64 << 10;
+
+/// `text` cut to at most `max` bytes (on a character boundary), saying how long it was.
+pub fn truncated(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}... [{} bytes in all; cut at {max}]",
+        &text[..end],
+        text.len()
+    )
 }
 
 /// The raw functions a state's prelude builds on, as the caller (the agent, or the
@@ -101,7 +126,16 @@ pub fn new_state(
         raw.set(
             "output",
             lua.create_function(move |_, s: mlua::LuaString| {
-                output(&s.to_string_lossy());
+                let bytes = s.as_bytes();
+                if bytes.len() <= MAX_PRINT_BYTES {
+                    output(&String::from_utf8_lossy(&bytes));
+                } else {
+                    let text = String::from_utf8_lossy(&bytes[..MAX_PRINT_BYTES]);
+                    output(&format!(
+                        "{text}... [{} bytes in all; cut at {MAX_PRINT_BYTES}]\n",
+                        bytes.len()
+                    ));
+                }
                 Ok(())
             })?,
         )?;
@@ -115,7 +149,13 @@ pub fn new_state(
         )?;
         raw.set(
             "traceback",
-            lua.create_function(|lua, msg: Option<String>| {
+            lua.create_function(|lua, msg: Option<mlua::LuaString>| {
+                // A huge message is cut before the traceback copies it again.
+                let msg = msg.map(|m| {
+                    let bytes = m.as_bytes();
+                    let cut = bytes.len().min(MAX_ERROR_BYTES + 4);
+                    truncated(&String::from_utf8_lossy(&bytes[..cut]), MAX_ERROR_BYTES)
+                });
                 Ok(lua.traceback(msg.as_deref(), 2)?.to_string_lossy())
             })?,
         )?;
@@ -397,6 +437,33 @@ mod tests {
             argv: &[],
         };
         new_state(&env, |_, _| Ok(()))
+    }
+
+    #[test]
+    fn huge_errors_and_prints_are_cut_to_their_caps() {
+        let e = ScriptError::from_lua(&mlua::Error::RuntimeError(format!(
+            "x.lua:1: {}\n{}",
+            "E".repeat(1 << 20),
+            "T".repeat(1 << 20)
+        )));
+        assert!(
+            e.message.len() < MAX_ERROR_BYTES + 64,
+            "{}",
+            e.message.len()
+        );
+        assert!(
+            e.message.starts_with("x.lua:1: EEE"),
+            "{}",
+            &e.message[..20]
+        );
+        assert!(
+            e.message.ends_with("cut at 4096]"),
+            "{}",
+            &e.message[e.message.len() - 40..]
+        );
+        assert!(e.traceback.len() < MAX_TRACEBACK_BYTES + 64);
+        assert_eq!(truncated("short", 10), "short");
+        assert_eq!(truncated("ééé", 3), "é... [6 bytes in all; cut at 3]");
     }
 
     #[test]

@@ -728,3 +728,48 @@ fn more_modules_than_are_shipped_are_refused_in_one_line() {
         &["257 .lua files", "256 shipped", "main.lua"],
     );
 }
+
+/// A script error of many megabytes (issue 57), past the time limit on two agents: the run
+/// ends with exit 1 and one error line cut to its documented size, not as a success and
+/// not as a lost agent; both agents stay up and take the next run.
+#[test]
+fn a_huge_script_error_is_an_error_of_bounded_size() {
+    let scratch = Scratch::new("lua-huge-error");
+    let script = scratch.write(
+        "huge_error.lua",
+        "function event()\n  error(string.rep(\"E\", 20 * 2^20))\nend\n",
+    );
+    let (mut a, mut b, agents) = script_agents();
+    let agents = format!("--agents={agents}");
+    let script = script.to_string_lossy().into_owned();
+    let out = fleetbench(&[&script, "--threads=2", "--time=1", &agents, "run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error: run on agent"))
+        .unwrap_or_else(|| panic!("no error line: {}", &err[..err.len().min(2000)]));
+    assert!(line.contains("huge_error.lua:2: EEEE"), "{}", &line[..200]);
+    let max = fleetbench_script::state::MAX_ERROR_BYTES + 200;
+    assert!(line.len() < max, "the error line is {} bytes", line.len());
+    assert!(
+        line.contains("bytes in all; cut at"),
+        "{}",
+        &line[line.len() - 80..]
+    );
+    assert!(err.len() < 64 << 10, "stderr holds {} bytes", err.len());
+    for agent in [&mut a, &mut b] {
+        assert!(agent.child.try_wait().unwrap().is_none(), "an agent died");
+    }
+    let out = fleetbench(&["cpu", "--time=1", &agents, "run"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

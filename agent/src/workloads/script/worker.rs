@@ -302,10 +302,9 @@ impl<C: Client + 'static> WorkerLoop for ScriptWorker<C> {
                     Step::Again
                 }
             }
-            // The run was stopped under a statement: not the script's error.
-            Err(_) if stop.load(Ordering::Relaxed) || self.ctx.borrow().sockets.is_cancelled() => {
-                Step::Stopped
-            }
+            // The run was cancelled under a statement (its socket shut): not the script's
+            // error. One that ends after the run's time is the script's all the same.
+            Err(_) if self.ctx.borrow().sockets.is_cancelled() => Step::Stopped,
             Err(e) => {
                 let e = fleetbench_script::ScriptError::from_lua(&e);
                 // The coordinator reports it; the agent's log keeps it too.
