@@ -57,6 +57,21 @@ struct Args {
     /// Off by default.
     #[arg(long)]
     allow_scripts: bool,
+
+    /// How much a script run may grow this agent's memory (bytes, with K, M or G), beyond
+    /// which the run is stopped with an error; default: a quarter of the memory the host
+    /// has available when the run starts.
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    script_memory: Option<u64>,
+}
+
+/// `--script-memory`: a size as sysbench writes them (16M, 2G), at least 1 MiB.
+fn size(s: &str) -> Result<u64, String> {
+    match fleetbench_model::options::parse_size(s) {
+        Some(n) if n >= 1 << 20 => Ok(n),
+        Some(_) => Err("at least 1M".into()),
+        None => Err("expected a size such as 512M or 2G".into()),
+    }
 }
 
 /// `--name`: 1 to 64 printable characters without spaces, so report columns stay columns.
@@ -113,9 +128,15 @@ async fn run() -> anyhow::Result<()> {
     }
     let token =
         fleetbench_model::auth::load(args.token_file.as_deref()).map_err(anyhow::Error::msg)?;
-    let listener = TcpListener::bind(&args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let inherited = inherited_listener()?;
+    let again = inherited.is_some();
+    let listener = match inherited {
+        Some(l) => l,
+        None => TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?,
+    };
+    let listen_fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() && token.is_none() && !args.insecure {
         anyhow::bail!(
@@ -125,10 +146,14 @@ async fn run() -> anyhow::Result<()> {
         );
     }
     tracing::info!(%addr, version = env!("CARGO_PKG_VERSION"), work_dir = %work_dir.display(), "fleetbench-agent listening");
-    // A stable first line on stdout so scripts and tests learn the port chosen for port 0.
-    let mut out = std::io::stdout();
-    writeln!(out, "listening on {addr}")?;
-    out.flush()?;
+    // A stable first line on stdout so scripts and tests learn the port chosen for port 0
+    // (once: started again in place, the agent keeps its port, and whoever read the line
+    // may have closed the pipe since).
+    if !again {
+        let mut out = std::io::stdout();
+        writeln!(out, "listening on {addr}")?;
+        out.flush()?;
+    }
     notify_systemd_ready();
     let read = |p: &std::path::Path| {
         fleetbench_model::capped::read(p, "the TLS file", fleetbench_model::capped::SECRET_CAP)
@@ -148,6 +173,7 @@ async fn run() -> anyhow::Result<()> {
         work_dir,
         name: args.name.clone(),
         allow_scripts: args.allow_scripts,
+        script_memory: args.script_memory,
         stuck: Some(stuck.clone()),
     };
     let (signalled, mut exit_soon) = tokio::sync::oneshot::channel::<()>();
@@ -160,9 +186,12 @@ async fn run() -> anyhow::Result<()> {
     tokio::select! {
         r = &mut serve => r?,
         // Worker threads that never return (a script's endless loop) end only with the
-        // process: exit, so that the service manager starts a clean agent.
+        // process: the agent starts itself again in place, on the same socket, so that it
+        // stays available; where that fails, it exits for its service manager.
         _ = stuck.notified() => {
-            tracing::error!("a run left worker threads that never return: exiting so that the agent starts again clean");
+            tracing::error!("a run left worker threads that never return: the agent starts itself again in place");
+            let e = restart_in_place(listen_fd);
+            tracing::error!("cannot start the agent again in place ({e}): exiting so that its service manager does");
             std::process::exit(EXIT_STUCK);
         }
         // The work is stopped at once; a coordinator that does not hang up afterwards
@@ -175,9 +204,80 @@ async fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The exit code when a run left worker threads behind that never return (`Restart=` of
-/// the systemd unit starts the agent again).
+/// The exit code when a run left worker threads behind that never return and the agent
+/// could not start itself again in place (`Restart=` of the systemd unit does it then).
 const EXIT_STUCK: i32 = 75;
+
+/// The environment variable that hands the listening socket to the agent started again in
+/// place: the number of its file descriptor.
+const LISTEN_FD: &str = "FLEETBENCH_LISTEN_FD";
+
+/// Replaces this process by a fresh agent with the same command line and the same
+/// listening socket (the threads left behind end with the old image; the process id, and
+/// so systemd's view of the service, stays). Returns only on failure, with the reason.
+fn restart_in_place(listen_fd: i32) -> std::io::Error {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |b: &[u8]| CString::new(b).map_err(std::io::Error::other);
+    let built = (|| -> std::io::Result<(Vec<CString>, Vec<CString>)> {
+        let argv = std::env::args_os()
+            .map(|a| c(a.as_bytes()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut envp = std::env::vars_os()
+            .filter(|(k, _)| k != LISTEN_FD)
+            .map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat()))
+            .collect::<Result<Vec<_>, _>>()?;
+        envp.push(c(format!("{LISTEN_FD}={listen_fd}").as_bytes())?);
+        Ok((argv, envp))
+    })();
+    let (argv, envp) = match built {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
+    let ptrs = |v: &[CString]| -> Vec<*const libc::c_char> {
+        v.iter()
+            .map(|s| s.as_ptr())
+            .chain([std::ptr::null()])
+            .collect()
+    };
+    let (argv_p, envp_p) = (ptrs(&argv), ptrs(&envp));
+    // SAFETY: the socket stays open across exec once FD_CLOEXEC is cleared; argv and envp
+    // are NUL-terminated arrays of C strings that live until the call.
+    unsafe {
+        let flags = libc::fcntl(listen_fd, libc::F_GETFD);
+        if flags < 0 || libc::fcntl(listen_fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+            return std::io::Error::last_os_error();
+        }
+        libc::execve(c"/proc/self/exe".as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
+    }
+    std::io::Error::last_os_error()
+}
+
+/// The listening socket handed over by [`restart_in_place`], if this agent was started so.
+fn inherited_listener() -> anyhow::Result<Option<TcpListener>> {
+    use std::os::fd::FromRawFd;
+    let Some(fd) = std::env::var_os(LISTEN_FD) else {
+        return Ok(None);
+    };
+    let fd: i32 = fd
+        .to_str()
+        .and_then(|s| s.parse().ok())
+        .filter(|&fd| fd > 2)
+        .with_context(|| format!("{LISTEN_FD} is not a file descriptor number"))?;
+    // SAFETY: the agent that started this one in place left its listening socket open
+    // under this number for it, and nothing else in this process owns it.
+    let std_listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    // SAFETY: fcntl on a descriptor this process owns; closed again on a later exec.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+    }
+    std_listener.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(std_listener)
+        .with_context(|| format!("the socket of {LISTEN_FD}={fd} is not a TCP listener"))?;
+    tracing::info!("started again in place: the run before left threads that never return");
+    Ok(Some(listener))
+}
 
 /// How long after SIGTERM or SIGINT the agent waits for its calls to end before exiting.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);

@@ -66,6 +66,8 @@ pub async fn start_for(plan: &crate::plan::Plan) -> anyhow::Result<Option<LocalA
         name: None,
         // An embedded agent runs scripts, as sysbench itself would on this host.
         allow_scripts: true,
+        // The same default bound on a script's memory as a standalone agent's.
+        script_memory: None,
         // Threads a run leaves behind end with this process.
         stuck: None,
     };

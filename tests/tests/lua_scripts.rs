@@ -463,7 +463,7 @@ fn scripts_are_refused_where_they_must_be() {
 fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
     // An endless loop in `event`: no hook reaches LuaJIT's compiled loop, so the run gives
     // its workers up a few seconds after the cancel, the coordinator hears why, and the
-    // agent binary exits (75) for its service manager to start it again.
+    // agent binary starts itself again in place (the threads end with the old image).
     // The same for `done()` after a run that went well: one thread left behind.
     let db = MariaDb::start();
     for (file, left) in [("endless.lua", 2), ("endless_done.lua", 1)] {
@@ -479,7 +479,7 @@ fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
             took < std::time::Duration::from_secs(40),
             "{file}: the run ended: {all}"
         );
-        exits_for_a_restart(&mut agent);
+        restarts_in_place(&mut agent);
     }
     // The same in thread_init: the coordinator gives up on the agent's readiness, and the
     // agent on the threads.
@@ -490,7 +490,7 @@ fn a_script_that_never_returns_cannot_keep_an_agent_busy() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("was not ready within 2s"), "{err}");
-    exits_for_a_restart(&mut agent);
+    restarts_in_place(&mut agent);
 }
 
 /// Runs `script` with `extra` options over `agents` against `db`: its output, stdout and
@@ -516,20 +516,35 @@ fn run_over(
     (out, all, started.elapsed())
 }
 
-/// Waits (15 s at most) for `agent` to exit with the code that asks for a restart.
-fn exits_for_a_restart(agent: &mut AgentProc) {
+/// Waits (15 s at most) for `agent` to start itself again in place (issue 57): the same
+/// process (its pid) on the same address, the stuck threads gone with the old image, free
+/// for the next run, which works.
+fn restarts_in_place(agent: &mut AgentProc) {
+    let pid = agent.pid();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    let status = loop {
-        if let Some(s) = agent.child.try_wait().expect("agent status") {
-            break s;
-        }
+    while worker_threads(pid) > 0 {
         assert!(
             std::time::Instant::now() < deadline,
-            "the agent with threads left behind did not exit"
+            "the script threads left behind still run"
+        );
+        assert!(
+            agent.child.try_wait().expect("agent status").is_none(),
+            "the agent exited instead of starting again in place"
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
-    };
-    assert_eq!(status.code(), Some(75), "{status:?}");
+    }
+    assert!(
+        agent.child.try_wait().expect("agent status").is_none(),
+        "the agent exited"
+    );
+    let agents = format!("--agents={}", agent.addr);
+    let out = fleetbench(&["cpu", "--time=1", &agents, "run"]);
+    assert!(
+        out.status.success(),
+        "the next run on the agent: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(agent.pid(), pid);
 }
 
 #[test]
@@ -766,6 +781,52 @@ fn a_huge_script_error_is_an_error_of_bounded_size() {
     for agent in [&mut a, &mut b] {
         assert!(agent.child.try_wait().unwrap().is_none(), "an agent died");
     }
+    let out = fleetbench(&["cpu", "--time=1", &agents, "run"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A script that keeps allocating (issue 57: distinct 16 MiB strings per event, some
+/// 350 MB/s) is stopped at the agent's `--script-memory`: exit 1 with one error line
+/// naming the script and the limit, the agent's peak within 1 GiB of the limit, and the
+/// agent up, idle and taking the next run.
+#[test]
+fn a_script_past_the_agents_memory_bound_is_stopped_and_the_agent_stays_up() {
+    let scratch = Scratch::new("lua-memory-hog");
+    let script = scratch.write(
+        "hog.lua",
+        "local t = {}\nfunction event()\n  t[#t + 1] = string.rep(tostring(#t), 16 * 2^20)\nend\n",
+    );
+    let mut agent = AgentProc::start_with(&["--allow-scripts", "--script-memory=256M"], &[]);
+    let agents = format!("--agents={}", agent.addr);
+    let script = script.to_string_lossy().into_owned();
+    let out = fleetbench(&[&script, "--threads=2", "--time=60", &agents, "run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(
+        line.contains("hog.lua") && line.contains("--script-memory of 256 MiB"),
+        "{line}"
+    );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", agent.pid())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    assert!(
+        peak_kib < (256 + 1024) << 10,
+        "the agent peaked at {} MiB",
+        peak_kib >> 10
+    );
+    assert!(agent.child.try_wait().unwrap().is_none(), "the agent died");
+    assert_eq!(worker_threads(agent.pid()), 0, "workers left after the run");
     let out = fleetbench(&["cpu", "--time=1", &agents, "run"]);
     assert!(
         out.status.success(),

@@ -43,6 +43,9 @@ pub struct AgentOptions {
     /// Runs sysbench Lua scripts its coordinators send (`--allow-scripts`): a script is
     /// code, so an agent refuses them unless its operator says otherwise.
     pub allow_scripts: bool,
+    /// How much a script run may grow this process's memory (`--script-memory`); None: a
+    /// quarter of the host's available memory when the run starts.
+    pub script_memory: Option<u64>,
     /// Told when a run leaves worker threads behind that never return (a script's endless
     /// loop: LuaJIT's compiled code cannot be interrupted). Only the process's end stops
     /// them, so the agent binary exits on it and its service manager starts it again; the
@@ -58,6 +61,7 @@ impl Default for AgentOptions {
             work_dir: std::env::current_dir().unwrap_or_else(|_| "/".into()),
             name: None,
             allow_scripts: false,
+            script_memory: None,
             stuck: None,
         }
     }

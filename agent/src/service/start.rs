@@ -30,7 +30,7 @@ pub(super) struct Planned {
 
 /// Plans `start` on an agent with `options`, or says what is wrong with it.
 pub(super) fn plan(start: &pb::Start, options: &AgentOptions) -> Result<Planned, Status> {
-    let planned = plan_from_start(start, &options.work_dir)?;
+    let planned = plan_from_start(start, options)?;
     let script = matches!(
         start.workload.as_ref().and_then(|w| w.kind.as_ref()),
         Some(pb::workload_spec::Kind::Script(_))
@@ -45,14 +45,19 @@ pub(super) fn plan(start: &pb::Start, options: &AgentOptions) -> Result<Planned,
 /// (fileio's files opened, a global memory block allocated, each within the host's
 /// limits) and dropped. For tests that feed the agent random and mutated messages.
 pub fn validate_start(start: &pb::Start, work_dir: &Path) -> Result<(), Status> {
-    plan_from_start(start, work_dir).map(drop)
+    let options = AgentOptions {
+        work_dir: work_dir.to_path_buf(),
+        ..AgentOptions::default()
+    };
+    plan_from_start(start, &options).map(drop)
 }
 
 /// Turns a Start message into a workload and run limits, or says what is wrong with it.
-fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status> {
+fn plan_from_start(start: &pb::Start, options: &AgentOptions) -> Result<Planned, Status> {
     let config = run_config(start)?;
-    let mut spec = wire::workload_from_proto(start.workload.as_ref(), work_dir, start.seed)
-        .map_err(|e| Status::invalid_argument(e.0))?;
+    let mut spec =
+        wire::workload_from_proto(start.workload.as_ref(), &options.work_dir, start.seed)
+            .map_err(|e| Status::invalid_argument(e.0))?;
     load_files(spec.targets_mut())?;
     // What the host must give is OS threads (pgbench's clients share its -j threads), checked
     // before any is spawned; the error names the option that set their number.
@@ -69,6 +74,7 @@ fn plan_from_start(start: &pb::Start, work_dir: &Path) -> Result<Planned, Status
             0 => DEFAULT_READY_TIMEOUT,
             ms => Duration::from_millis(ms),
         },
+        script_memory: options.script_memory,
     };
     let workload = dispatch(spec, &share).map_err(status)?;
     Ok(Planned { workload, config })

@@ -57,6 +57,9 @@ pub struct Share {
     /// The coordinator's ready timeout: failed connects are retried within it, and an
     /// opening that never ends is given up after it.
     pub ready_timeout: Duration,
+    /// The agent's operator's bound on a script run's memory (`--script-memory`); None:
+    /// the default share of the host's available memory.
+    pub script_memory: Option<u64>,
 }
 
 /// A run as its workload planned it from a Start message, ready to open. The service

@@ -5,6 +5,7 @@
 //! allows it (`--allow-scripts`).
 
 mod ctx;
+pub mod memory;
 mod output;
 mod raw;
 pub mod worker;
@@ -139,7 +140,12 @@ impl MainState {
 /// Runs `done()` when the last worker leaves (the runner's end step of a workload); the
 /// run's control, once the run exists, tells it when to give up on a `done()` that never
 /// returns.
-struct Done(Mutex<Option<MainState>>, Mutex<Option<Arc<Control>>>);
+struct Done(
+    Mutex<Option<MainState>>,
+    Mutex<Option<Arc<Control>>>,
+    /// The run's memory watchdog, which lives as long as the run.
+    Arc<memory::Watch>,
+);
 
 impl ThreadWorkload for Done {
     fn worker(&self, _thread: u32) -> Box<dyn crate::workloads::WorkerLoop + Send> {
@@ -195,14 +201,23 @@ async fn open_run(
     config: RunConfig,
     progress: Arc<OpenProgress>,
 ) -> Result<Opened, OpenError> {
+    let limit = memory::limit(run.share.script_memory);
+    let watch = memory::Watch::start(&run.cfg.files.main, limit, progress.clone());
+    // Past the memory limit while opening: that is the error, whatever the opening says.
+    let overrun = |e: OpenError| watch.reason().map_or(e, OpenError::Setting);
     let main = MainState::start(
         run.cfg.clone(),
         run.share.first_thread as u32,
         run.output.clone(),
         &progress,
     )
-    .await?;
-    let done = Arc::new(Done(Mutex::new(Some(main)), Mutex::new(None)));
+    .await
+    .map_err(overrun)?;
+    let done = Arc::new(Done(
+        Mutex::new(Some(main)),
+        Mutex::new(None),
+        watch.clone(),
+    ));
     let driver = run.cfg.targets.first().map_or(Driver::Mysql, |t| t.driver);
     let attempt = Attempt {
         run,
@@ -210,7 +225,9 @@ async fn open_run(
         progress,
         done,
     };
-    open_with(driver, "script", &attempt, &attempt.progress.done).await
+    open_with(driver, "script", &attempt, &attempt.progress.done)
+        .await
+        .map_err(overrun)
 }
 
 impl ForClient for Attempt {
@@ -232,6 +249,7 @@ impl ForClient for Attempt {
         async move {
             let mut run = PreparedRun::empty(config);
             *done.1.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.control.clone());
+            done.2.attach(&run.control);
             let mut tail = WorkerTail::new(cfg.targets.len());
             // A script's statements have no kinds; its figures are per target.
             tail.kinds.clear();
