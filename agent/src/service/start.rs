@@ -62,8 +62,10 @@ fn plan_from_start(start: &pb::Start, options: &AgentOptions) -> Result<Planned,
     // What the host must give is OS threads (pgbench's clients share its -j threads), checked
     // before any is spawned; the error names the option that set their number.
     let (os_threads, option) = spec.os_threads(u64::from(start.threads));
-    limits::check_threads(os_threads)
-        .map_err(|e| Status::resource_exhausted(format!("{option}: {e}")))?;
+    limits::check_threads(os_threads).map_err(|e| match option {
+        "--threads" => Status::resource_exhausted(e),
+        other => Status::resource_exhausted(format!("{other}: {e}")),
+    })?;
     let share = Share {
         first_thread: u64::from(start.first_thread),
         total_threads: u64::from(start.total_threads)
