@@ -66,3 +66,36 @@ pub fn assert_run_text(text: &str) {
     );
     assert!(text.contains("   2, trx: "), "{text}");
 }
+
+/// Checks the initial rows of 2 warehouses, as tpcc-mysql loads them: each table's exact
+/// count, the order lines matching the orders' counts (some 300,000 a warehouse), and 10 %
+/// of the customers with bad credit (6,000 of 60,000, give or take a few standard
+/// deviations). `count` runs a `SELECT COUNT(*)`; `schema` prefixes the table names.
+pub fn assert_initial_rows_w2(count: impl Fn(&str) -> u64, schema: &str) {
+    for (table, rows) in [
+        ("warehouse", 2),
+        ("district", 20),
+        ("customer", 60_000),
+        ("history", 60_000),
+        ("orders", 60_000),
+        ("new_orders", 18_000),
+        ("item", 100_000),
+        ("stock", 200_000),
+    ] {
+        assert_eq!(
+            count(&format!("SELECT COUNT(*) FROM {schema}{table}")),
+            rows,
+            "{table}"
+        );
+    }
+    let lines = count(&format!("SELECT COUNT(*) FROM {schema}order_line"));
+    assert_eq!(
+        lines,
+        count(&format!("SELECT SUM(o_ol_cnt) FROM {schema}orders"))
+    );
+    assert!((594_000..=606_000).contains(&lines), "{lines}");
+    let bc = count(&format!(
+        "SELECT COUNT(*) FROM {schema}customer WHERE c_credit = 'BC'"
+    ));
+    assert!((5_600..=6_400).contains(&bc), "{bc} BC customers");
+}

@@ -87,31 +87,7 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
     assert_eq!(fks, 10, "tpcc-mysql's foreign keys");
 
     // Exact row counts for W = 2.
-    for (table, rows) in [
-        ("warehouse", 2),
-        ("district", 20),
-        ("customer", 60_000),
-        ("history", 60_000),
-        ("orders", 60_000),
-        ("new_orders", 18_000),
-        ("item", 100_000),
-        ("stock", 200_000),
-    ] {
-        assert_eq!(
-            count(&db, &format!("SELECT COUNT(*) FROM tpcc.{table}")),
-            rows,
-            "{table}"
-        );
-    }
-    let lines = count(&db, "SELECT COUNT(*) FROM tpcc.order_line");
-    assert_eq!(lines, count(&db, "SELECT SUM(o_ol_cnt) FROM tpcc.orders"));
-    assert!((594_000..=606_000).contains(&lines), "{lines}");
-    // 10 % bad credit: 6,000 of 60,000 give or take a few standard deviations (73).
-    let bc = count(
-        &db,
-        "SELECT COUNT(*) FROM tpcc.customer WHERE c_credit = 'BC'",
-    );
-    assert!((5_600..=6_400).contains(&bc), "{bc} BC customers");
+    tpcc::assert_initial_rows_w2(|sql| count(&db, sql), "tpcc.");
     // The database holds a consistent initial state.
     fleetbench_ok(&cmd(&["-w2", "check"], &db, &agents));
 

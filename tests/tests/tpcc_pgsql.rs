@@ -156,28 +156,7 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
     assert_eq!(analysed, 9);
 
     // Exact row counts for W = 2.
-    for (table, rows) in [
-        ("warehouse", 2),
-        ("district", 20),
-        ("customer", 60_000),
-        ("history", 60_000),
-        ("orders", 60_000),
-        ("new_orders", 18_000),
-        ("item", 100_000),
-        ("stock", 200_000),
-    ] {
-        assert_eq!(
-            count(&pg, &format!("SELECT count(*) FROM {table}")),
-            rows,
-            "{table}"
-        );
-    }
-    let lines = count(&pg, "SELECT count(*) FROM order_line");
-    assert_eq!(lines, count(&pg, "SELECT sum(o_ol_cnt) FROM orders"));
-    assert!((594_000..=606_000).contains(&lines), "{lines}");
-    // 10 % bad credit: 6,000 of 60,000 give or take a few standard deviations (73).
-    let bc = count(&pg, "SELECT count(*) FROM customer WHERE c_credit = 'BC'");
-    assert!((5_600..=6_400).contains(&bc), "{bc} BC customers");
+    tpcc::assert_initial_rows_w2(|sql| count(&pg, sql), "");
     // Undelivered orders have no carrier and their lines no date, the others have both.
     assert_eq!(
         count(
