@@ -54,6 +54,21 @@ impl LeanOpenError {
     }
 }
 
+/// Why opening a connection through the gate (`crate::sql::opening`) gave up, as the user
+/// is told.
+pub fn gate_error(target: &Target, e: super::opening::GateError) -> LeanOpenError {
+    use super::opening::GateError;
+    match e {
+        GateError::Failed(e) => open_error(target, e),
+        GateError::Cancelled => OpenError::Cancelled.into(),
+        GateError::GaveUp(message) => OpenError::Connect {
+            target: target.describe(),
+            message,
+        }
+        .into(),
+    }
+}
+
 /// A readable error for a failed connect (the codes mysql_async's path maps too; a
 /// PostgreSQL server's SQLSTATEs as `fleetbench_model::sqlstate` numbers them).
 pub fn open_error(target: &Target, e: SqlError) -> LeanOpenError {

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use crate::rand::{Picker, Rng, fill_c, fill_pad};
 use crate::sql::Client;
 use crate::sql::dialect::Dialect;
-use crate::sql::open_error::{LeanOpenError, OpenError, open_error};
-use crate::sql::opening::{ConnectGate, GateError};
+use crate::sql::open_error::{LeanOpenError, OpenError, gate_error, open_error};
+use crate::sql::opening::ConnectGate;
 use crate::sql::{ErrorClass, Sockets};
 use crate::sql::{Param, Reply, SqlError};
 use crate::stats::{BATCH, WorkerTail};
@@ -146,19 +146,6 @@ const REOPEN_WAIT_MAX: Duration = Duration::from_millis(500);
 
 fn kind_index(k: Kind) -> usize {
     Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
-}
-
-/// Why opening through the gate gave up, as the user is told.
-fn gate_error(target: &Target, e: GateError) -> LeanOpenError {
-    match e {
-        GateError::Failed(e) => open_error(target, e),
-        GateError::Cancelled => OpenError::Cancelled.into(),
-        GateError::GaveUp(message) => OpenError::Connect {
-            target: target.describe(),
-            message,
-        }
-        .into(),
-    }
 }
 
 impl<C: Client> OltpWorker<C> {

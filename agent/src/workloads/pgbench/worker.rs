@@ -18,8 +18,8 @@ use fleetbench_model::workloads::pgbench::{
 
 use super::sql::{Stmt, Vals, script};
 use crate::rand::Rng;
-use crate::sql::open_error::{LeanOpenError, OpenError, open_error};
-use crate::sql::opening::{ConnectGate, GateError};
+use crate::sql::open_error::{LeanOpenError, OpenError, gate_error};
+use crate::sql::opening::ConnectGate;
 use crate::sql::pgsql::{PgConn, PgStmt};
 use crate::sql::{Client, Param, Reply, Sockets, SqlError};
 use crate::stats::{CommandTally, TxnEnd};
@@ -76,15 +76,7 @@ impl PgbenchWorker {
             .open(0, &sockets, || {
                 PgConn::connect(target, Some(sockets.clone()))
             })
-            .map_err(|e| match e {
-                GateError::Failed(e) => open_error(target, e),
-                GateError::Cancelled => OpenError::Cancelled.into(),
-                GateError::GaveUp(message) => OpenError::Connect {
-                    target: target.describe(),
-                    message,
-                }
-                .into(),
-            })?;
+            .map_err(|e| gate_error(target, e))?;
         let mut stmts: Vec<Option<PgStmt>> = vec![None; Stmt::ALL.len()];
         if cfg.mode == QueryMode::Prepared {
             for &(b, _) in &cfg.scripts {
