@@ -14,6 +14,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use crate::runner::worker::{EventDb, Step, ThreadWorkload, WorkerLoop};
@@ -28,6 +29,10 @@ pub const AVAILABLE: &[&str] = &[
 
 /// A future a workload hands back from a trait method.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// A run's opening ([`Workload::open`]).
+pub type OpenFuture = BoxFuture<Result<Opened, OpenError>>;
+/// A table job's check or work ([`TableJob`]), with the reason it failed.
+pub type JobFuture = BoxFuture<Result<(), String>>;
 
 /// Why a Start (or a Prepare) cannot be run here; the service tells the coordinator so,
 /// each with its own status code.
@@ -78,11 +83,7 @@ pub trait Workload: Send {
 
     /// Opens the run: its workers exist (connections, files, states) and wait for Go.
     /// `progress` counts the connections open; its cancel calls the opening off.
-    fn open(
-        self: Box<Self>,
-        config: RunConfig,
-        progress: Arc<OpenProgress>,
-    ) -> BoxFuture<Result<Opened, OpenError>>;
+    fn open(self: Box<Self>, config: RunConfig, progress: Arc<OpenProgress>) -> OpenFuture;
 }
 
 /// Text a run's own code printed, taken as it is sent.
@@ -131,11 +132,7 @@ impl Threads {
 }
 
 impl Workload for Threads {
-    fn open(
-        self: Box<Self>,
-        config: RunConfig,
-        _progress: Arc<OpenProgress>,
-    ) -> BoxFuture<Result<Opened, OpenError>> {
+    fn open(self: Box<Self>, config: RunConfig, _progress: Arc<OpenProgress>) -> OpenFuture {
         Box::pin(async move {
             let run = PreparedRun::new(self.workload, config)
                 .map_err(|e| OpenError::Setting(format!("cannot start worker threads: {e}")))?;
@@ -159,10 +156,17 @@ pub enum TableOp {
 /// A prepare, prewarm or cleanup of a workload's tables (or files), as its workload runs
 /// it; the service streams its progress and says how it ended.
 pub trait TableJob: Send + Sync {
-    /// Stops the job; statements in flight end with their connections.
-    fn halt(&self);
-    /// Steps (rows, bytes, tables) done so far.
-    fn done(&self) -> u64;
+    /// The job's stop switch and its count of steps (rows, bytes, tables) done.
+    fn progress(&self) -> (&AtomicBool, &AtomicU64);
+    /// Stops the job (a job with connections also shuts them, so that statements in
+    /// flight end).
+    fn halt(&self) {
+        self.progress().0.store(true, Ordering::Relaxed);
+    }
+    /// Steps done so far.
+    fn done(&self) -> u64 {
+        self.progress().1.load(Ordering::Relaxed)
+    }
     /// Steps of the whole job.
     fn total(&self, op: TableOp) -> u64;
     /// Lines noted since the last call (OLTP's "Creating table ..."), sent as they come.
@@ -180,10 +184,9 @@ pub trait TableJob: Send + Sync {
         fleetbench_model::limits::check_threads(u64::from(threads)).map_err(PlanError::Exhausted)
     }
     /// The dry run: what the real job needs is there, and nothing is in the way.
-    fn check(self: Arc<Self>, op: TableOp) -> BoxFuture<Result<(), String>>;
+    fn check(self: Arc<Self>, op: TableOp) -> JobFuture;
     /// The job itself, with `threads` loaders (rows seeded with `seed`).
-    fn work(self: Arc<Self>, op: TableOp, threads: u32, seed: u64)
-    -> BoxFuture<Result<(), String>>;
+    fn work(self: Arc<Self>, op: TableOp, threads: u32, seed: u64) -> JobFuture;
 }
 
 /// Runs a blocking job step off the runtime; `what` names it if its thread fails.

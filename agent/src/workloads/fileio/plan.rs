@@ -2,10 +2,10 @@
 //! now, within what the host has) and the prepare and cleanup of the files as a table job.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use super::{FileJob, FileSet, Fileio, FileioConfig, check_host, resolve_dir};
-use crate::workloads::{BoxFuture, PlanError, TableJob, TableOp, Threads, Workload, blocking};
+use crate::workloads::{JobFuture, PlanError, TableJob, TableOp, Threads, Workload, blocking};
 
 /// A fileio run: the host's limits checked and the files opened before Ready; each
 /// interval's host load then describes the disk of the files' directory.
@@ -27,12 +27,8 @@ pub fn plan(cfg: Box<FileioConfig>, threads: u32) -> Result<Box<dyn Workload>, P
 }
 
 impl TableJob for FileJob {
-    fn halt(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    fn done(&self) -> u64 {
-        self.done.load(Ordering::Relaxed)
+    fn progress(&self) -> (&AtomicBool, &AtomicU64) {
+        (&self.stop, &self.done)
     }
 
     fn total(&self, op: TableOp) -> u64 {
@@ -51,16 +47,11 @@ impl TableJob for FileJob {
             .map_err(|e| PlanError::Exhausted(e.to_string()))
     }
 
-    fn check(self: Arc<Self>, _op: TableOp) -> BoxFuture<Result<(), String>> {
+    fn check(self: Arc<Self>, _op: TableOp) -> JobFuture {
         Box::pin(async move { FileJob::check(&self).map_err(|e| e.to_string()) })
     }
 
-    fn work(
-        self: Arc<Self>,
-        op: TableOp,
-        threads: u32,
-        _seed: u64,
-    ) -> BoxFuture<Result<(), String>> {
+    fn work(self: Arc<Self>, op: TableOp, threads: u32, _seed: u64) -> JobFuture {
         Box::pin(blocking("file job", move || {
             if op == TableOp::Prepare {
                 self.prepare(threads)

@@ -9,17 +9,18 @@ pub mod worker;
 pub use open::plan;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use crate::workloads::{BoxFuture, TableJob, TableOp};
+use crate::workloads::{JobFuture, TableJob, TableOp};
 use prepare::Job;
 
 impl TableJob for Job {
-    fn halt(&self) {
-        Job::halt(self)
+    fn progress(&self) -> (&AtomicBool, &AtomicU64) {
+        (&self.stop, &self.done)
     }
 
-    fn done(&self) -> u64 {
-        self.done.load(std::sync::atomic::Ordering::Relaxed)
+    fn halt(&self) {
+        Job::halt(self)
     }
 
     fn total(&self, op: TableOp) -> u64 {
@@ -38,7 +39,7 @@ impl TableJob for Job {
         Job::summary(self)
     }
 
-    fn check(self: Arc<Self>, op: TableOp) -> BoxFuture<Result<(), String>> {
+    fn check(self: Arc<Self>, op: TableOp) -> JobFuture {
         Box::pin(async move {
             prepare::check(self.config(), op == TableOp::Prepare)
                 .await
@@ -46,12 +47,7 @@ impl TableJob for Job {
         })
     }
 
-    fn work(
-        self: Arc<Self>,
-        op: TableOp,
-        threads: u32,
-        seed: u64,
-    ) -> BoxFuture<Result<(), String>> {
+    fn work(self: Arc<Self>, op: TableOp, threads: u32, seed: u64) -> JobFuture {
         Box::pin(async move {
             match op {
                 TableOp::Prepare => prepare::prepare(self, threads, seed).await,

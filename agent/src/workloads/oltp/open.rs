@@ -14,7 +14,7 @@ use crate::sql::choose::{ForClient, open_with};
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;
 use crate::stats::WorkerTail;
-use crate::workloads::{BoxFuture, Opened, PlanError, Share, Workload};
+use crate::workloads::{OpenFuture, Opened, PlanError, Share, Workload};
 
 /// The OLTP workers of one agent, as a Start message plans them.
 pub struct OltpRun {
@@ -41,11 +41,7 @@ impl Workload for OltpRun {
         u64::from(self.share.threads) * self.cfg.targets_in_use().len() as u64
     }
 
-    fn open(
-        self: Box<Self>,
-        config: RunConfig,
-        progress: Arc<OpenProgress>,
-    ) -> BoxFuture<Result<Opened, OpenError>> {
+    fn open(self: Box<Self>, config: RunConfig, progress: Arc<OpenProgress>) -> OpenFuture {
         Box::pin(open_run(*self, config, progress))
     }
 }

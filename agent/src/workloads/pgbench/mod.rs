@@ -7,6 +7,7 @@ pub mod init;
 pub mod sql;
 pub mod worker;
 
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,7 +19,9 @@ use crate::sql::open_error::OpenError;
 use crate::sql::opening::ConnectGate;
 use crate::sql::pgsql::PgConn;
 use crate::sql::{Client, ConnInfo};
-use crate::workloads::{BoxFuture, Opened, Share, TableJob, TableOp, Workload, blocking};
+use crate::workloads::{
+    JobFuture, OpenFuture, Opened, Share, TableJob, TableOp, Workload, blocking,
+};
 use init::PgbenchJob;
 use worker::PgbenchWorker;
 
@@ -41,11 +44,7 @@ impl Workload for PgbenchRun {
         u64::from(self.share.threads)
     }
 
-    fn open(
-        self: Box<Self>,
-        config: RunConfig,
-        progress: Arc<OpenProgress>,
-    ) -> BoxFuture<Result<Opened, OpenError>> {
+    fn open(self: Box<Self>, config: RunConfig, progress: Arc<OpenProgress>) -> OpenFuture {
         Box::pin(open_run(*self, config, progress))
     }
 }
@@ -124,12 +123,12 @@ async fn open_run(
 }
 
 impl TableJob for PgbenchJob {
-    fn halt(&self) {
-        PgbenchJob::halt(self)
+    fn progress(&self) -> (&AtomicBool, &AtomicU64) {
+        (&self.stop, &self.done)
     }
 
-    fn done(&self) -> u64 {
-        self.done.load(std::sync::atomic::Ordering::Relaxed)
+    fn halt(&self) {
+        PgbenchJob::halt(self)
     }
 
     fn total(&self, _op: TableOp) -> u64 {
@@ -140,16 +139,11 @@ impl TableJob for PgbenchJob {
         PgbenchJob::summary(self)
     }
 
-    fn check(self: Arc<Self>, _op: TableOp) -> BoxFuture<Result<(), String>> {
+    fn check(self: Arc<Self>, _op: TableOp) -> JobFuture {
         Box::pin(blocking("check", move || PgbenchJob::check(&self)))
     }
 
-    fn work(
-        self: Arc<Self>,
-        op: TableOp,
-        threads: u32,
-        _seed: u64,
-    ) -> BoxFuture<Result<(), String>> {
+    fn work(self: Arc<Self>, op: TableOp, threads: u32, _seed: u64) -> JobFuture {
         Box::pin(async move {
             match op {
                 TableOp::Prewarm => Err("prewarm is for OLTP tables".into()),

@@ -26,7 +26,7 @@ use crate::sql::choose::{ForClient, open_with};
 use crate::sql::open_error::{LeanOpenError, OpenError};
 use crate::sql::opening::ConnectGate;
 use crate::stats::WorkerTail;
-use crate::workloads::{BoxFuture, Opened, Share, ThreadWorkload, Workload};
+use crate::workloads::{OpenFuture, Opened, Share, ThreadWorkload, Workload};
 pub use output::Output;
 use worker::{Opening, ScriptWorker};
 
@@ -56,11 +56,7 @@ impl Workload for ScriptRun {
         Some(self.output.clone())
     }
 
-    fn open(
-        self: Box<Self>,
-        config: RunConfig,
-        progress: Arc<OpenProgress>,
-    ) -> BoxFuture<Result<Opened, OpenError>> {
+    fn open(self: Box<Self>, config: RunConfig, progress: Arc<OpenProgress>) -> OpenFuture {
         Box::pin(open_run(*self, config, progress))
     }
 }

@@ -2,7 +2,7 @@
 //! starts, and the table jobs (create, load, index, check, cleanup) with their progress.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use fleetbench_model::workloads::tpcc::TpccConfig;
 
@@ -10,7 +10,9 @@ use super::job::TpccJob;
 use super::txn::Tpcc;
 use crate::runner::{OpenProgress, PreparedRun, RunConfig};
 use crate::sql::open_error::OpenError;
-use crate::workloads::{BoxFuture, Opened, Share, TableJob, TableOp, Workload, blocking};
+use crate::workloads::{
+    JobFuture, OpenFuture, Opened, Share, TableJob, TableOp, Workload, blocking,
+};
 
 /// A TPC-C run on this agent's share of the warehouses.
 pub struct TpccRun {
@@ -27,11 +29,7 @@ pub fn plan(cfg: Box<TpccConfig>, share: &Share) -> Box<dyn Workload> {
 }
 
 impl Workload for TpccRun {
-    fn open(
-        self: Box<Self>,
-        config: RunConfig,
-        _progress: Arc<OpenProgress>,
-    ) -> BoxFuture<Result<Opened, OpenError>> {
+    fn open(self: Box<Self>, config: RunConfig, _progress: Arc<OpenProgress>) -> OpenFuture {
         Box::pin(async move {
             let TpccRun { cfg, share } = *self;
             // A run on tables that are not there (or hold fewer warehouses) is refused with
@@ -51,12 +49,8 @@ impl Workload for TpccRun {
 }
 
 impl TableJob for TpccJob {
-    fn halt(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    fn done(&self) -> u64 {
-        self.done.load(Ordering::Relaxed)
+    fn progress(&self) -> (&AtomicBool, &AtomicU64) {
+        (&self.stop, &self.done)
     }
 
     fn total(&self, op: TableOp) -> u64 {
@@ -74,18 +68,13 @@ impl TableJob for TpccJob {
             .clone()
     }
 
-    fn check(self: Arc<Self>, op: TableOp) -> BoxFuture<Result<(), String>> {
+    fn check(self: Arc<Self>, op: TableOp) -> JobFuture {
         Box::pin(blocking("check", move || {
             TpccJob::check(&self, op == TableOp::Cleanup)
         }))
     }
 
-    fn work(
-        self: Arc<Self>,
-        op: TableOp,
-        threads: u32,
-        _seed: u64,
-    ) -> BoxFuture<Result<(), String>> {
+    fn work(self: Arc<Self>, op: TableOp, threads: u32, _seed: u64) -> JobFuture {
         Box::pin(async move {
             if op == TableOp::Prewarm {
                 return Err("prewarm is for OLTP tables".into());
