@@ -30,10 +30,18 @@ use rustls::{
 /// Reads the files and builds the client configuration (None when TLS is disabled).
 /// Errors name the file.
 pub fn client_config(s: &SslSettings) -> Result<Option<Arc<ClientConfig>>, String> {
+    client_config_for(s, fleetbench_model::workloads::server::Driver::Mysql)
+}
+
+/// [`client_config`] for a target of `driver`, whose options its errors name.
+pub fn client_config_for(
+    s: &SslSettings,
+    driver: fleetbench_model::workloads::server::Driver,
+) -> Result<Option<Arc<ClientConfig>>, String> {
     if s.mode == SslMode::Disabled {
         return Ok(None);
     }
-    s.validate()?;
+    s.validate_for(driver)?;
     let mut provider = rustls::crypto::ring::default_provider();
     // AES-128-GCM first: a statement and its reply are records of a few hundred bytes,
     // where 10 AES rounds instead of 14 show in the client CPU per query.

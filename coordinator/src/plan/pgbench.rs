@@ -549,7 +549,13 @@ fn target(
     ssl.ca = nonempty(env("PGSSLROOTCERT")).map(PathBuf::from);
     ssl.cert = nonempty(env("PGSSLCERT")).map(PathBuf::from);
     ssl.key = nonempty(env("PGSSLKEY")).map(PathBuf::from);
-    ssl.validate()?;
+    // In libpq's words: pgbench takes these from the environment.
+    ssl.validate_for(Driver::Pgsql).map_err(|e| {
+        e.replace("--pgsql-sslmode=", "PGSSLMODE=")
+            .replace("--pgsql-sslrootcert", "PGSSLROOTCERT")
+            .replace("--pgsql-sslcert", "PGSSLCERT")
+            .replace("--pgsql-sslkey", "PGSSLKEY")
+    })?;
     // PGPASSWORD, else the password file (PGPASSFILE or ~/.pgpass), as libpq reads it.
     let port_text = nonempty(port)
         .or_else(|| nonempty(env("PGPORT")))

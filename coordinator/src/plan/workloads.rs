@@ -185,7 +185,7 @@ pub(super) fn targets_of(
         // As the agent sets it from the same options (fleetbench_model::wire).
         t.connect_timeout = Some(server.connect_timeout);
         t.ssl
-            .validate()
+            .validate_for(t.driver)
             .map_err(|e| PlanError::Ssl(t.name.clone(), e))?;
     }
     Ok(targets)
@@ -217,7 +217,7 @@ pub(super) fn tpcc(raw: &RawArgs) -> Result<TpccConfig, PlanError> {
     via.fill_in(&mut target);
     target
         .ssl
-        .validate()
+        .validate_for(target.driver)
         .map_err(|e| PlanError::Ssl(target.name.clone(), e))?;
     let server = ServerOptions::resolve("tpcc", own_options(raw, ServerOptions::OPTIONS))?;
     // As the agent sets it from the same options (fleetbench_model::wire).

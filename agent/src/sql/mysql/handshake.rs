@@ -362,7 +362,7 @@ pub(super) fn parse_auth_switch(p: &[u8]) -> (&[u8], &[u8]) {
 /// name the target and the file.
 pub fn load_files(t: &mut Target) -> Result<(), String> {
     let on = |e: String| format!("target {}: {e}", t.name);
-    t.loaded.tls = tls::client_config(&t.ssl).map_err(on)?;
+    t.loaded.tls = tls::client_config_for(&t.ssl, t.driver).map_err(on)?;
     if let Some(p) = &t.server_public_key {
         let pem = fleetbench_model::capped::read_to_string(
             p,

@@ -92,15 +92,68 @@ impl SslSettings {
     /// Checks what can be checked without the files: verification needs a CA, a client
     /// certificate needs its key and the other way round.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_for(crate::workloads::server::Driver::Mysql)
+    }
+
+    /// [`SslSettings::validate`], naming the options of `driver` as the user gave them
+    /// (`--pgsql-sslmode=verify-ca needs --pgsql-sslrootcert` for PostgreSQL).
+    pub fn validate_for(&self, driver: crate::workloads::server::Driver) -> Result<(), String> {
+        use crate::workloads::server::Driver;
+        let (mode, ca, cert, key) = match driver {
+            Driver::Mysql => (
+                format!("--mysql-ssl-mode={}", self.mode.name()),
+                "--mysql-ssl-ca",
+                "--mysql-ssl-cert",
+                "--mysql-ssl-key",
+            ),
+            Driver::Pgsql => (
+                format!("--pgsql-sslmode={}", self.mode.libpq_name()),
+                "--pgsql-sslrootcert",
+                "--pgsql-sslcert",
+                "--pgsql-sslkey",
+            ),
+        };
         if matches!(self.mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && self.ca.is_none() {
             return Err(format!(
-                "--mysql-ssl-mode={} needs --mysql-ssl-ca (the CA that signed the server's certificate)",
-                self.mode.name()
+                "{mode} needs {ca} (the CA that signed the server's certificate)"
             ));
         }
         if self.cert.is_some() != self.key.is_some() {
-            return Err("--mysql-ssl-cert and --mysql-ssl-key go together".into());
+            return Err(format!("{cert} and {key} go together"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::server::Driver;
+
+    /// A refusal names the options of the target's own driver, as the user gave them.
+    #[test]
+    fn refusals_name_the_drivers_own_options() {
+        let verify = SslSettings {
+            mode: SslMode::VerifyCa,
+            ..Default::default()
+        };
+        assert_eq!(
+            verify.validate_for(Driver::Pgsql).unwrap_err(),
+            "--pgsql-sslmode=verify-ca needs --pgsql-sslrootcert (the CA that signed the server's certificate)"
+        );
+        assert!(
+            verify
+                .validate()
+                .unwrap_err()
+                .starts_with("--mysql-ssl-mode=verify_ca needs --mysql-ssl-ca")
+        );
+        let half = SslSettings {
+            cert: Some("c.pem".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            half.validate_for(Driver::Pgsql).unwrap_err(),
+            "--pgsql-sslcert and --pgsql-sslkey go together"
+        );
     }
 }
