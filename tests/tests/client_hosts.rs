@@ -86,9 +86,12 @@ fn a_saturated_client_host_is_flagged_and_a_light_run_is_not() {
     // Flagged: at least one saturated interval (on a shared VM, time stolen by its host
     // can keep one of the three under the line).
     assert!(!saturated.is_empty(), "{load}\n{out}");
+    // The agent's own share is most of the host's on a quiet box; other work on a shared
+    // one (a build, another test binary) takes part of it (37 % seen with a build running
+    // beside it), so the bound is the light run's above: clearly the agent's load.
     assert!(
         load["cpu_busy_pct_peak"].as_f64().unwrap() >= 90.0
-            && load["agent_cpu_pct_avg"].as_f64().unwrap() > 50.0,
+            && load["agent_cpu_pct_avg"].as_f64().unwrap() > 25.0,
         "{load}"
     );
     // cpu measures the client host itself: saturated on purpose, so no warning...
