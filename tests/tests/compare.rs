@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use fleetbench_tests::{expect_ok, fleetbench};
+use fleetbench_tests::{Scratch, expect_ok, fleetbench};
 
 /// The cells of the row whose first column is `metric`: cells are two or more spaces
 /// apart, and may hold single spaces ("12.00 ±0.50", "within noise").
@@ -213,6 +213,31 @@ fn compare_refuses_what_it_cannot_read() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(what), "{err:?} lacks {what:?}");
     }
+}
+
+/// A comparison asked for as a file (`--html`, `--csv`, `--json`), and `report` given
+/// several results: refused in one line that says what to run, never ignored with exit 0
+/// and no file (issue 60).
+#[test]
+fn output_files_of_a_comparison_are_refused_not_ignored() {
+    let (base, new) = (fixture("compare-base.json"), fixture("compare-new.json"));
+    let dir = Scratch::new("compare-files");
+    let out_file = dir.path("cmp.html").display().to_string();
+    for opt in ["--html", "--csv", "--json"] {
+        let out = fleetbench(&["compare", &base, &new, opt, &out_file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{opt}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("writes no {opt} file yet")), "{err}");
+        assert!(!dir.path("cmp.html").exists(), "{opt}: a file was written");
+    }
+    let out = fleetbench(&["report", &base, &new, "--html", &out_file]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("report takes one result") && err.contains("fleetbench compare"),
+        "{err}"
+    );
 }
 
 /// Runs `fleetbench compare` and returns (exit code, stdout).

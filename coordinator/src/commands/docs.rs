@@ -16,6 +16,23 @@ pub fn compare(raw: &RawArgs) -> anyhow::Result<i32> {
     if files.is_empty() {
         return Err(UsageError::new(usage).into());
     }
+    // Never a silent ignore: a comparison is written to standard output only, so far.
+    let files_asked: Vec<&str> = [
+        ("--html", raw.html.is_some()),
+        ("--csv", raw.csv.is_some()),
+        ("--json", raw.json.is_some()),
+        ("--hlog", raw.hlog.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(o, given)| given.then_some(o))
+    .collect();
+    if !files_asked.is_empty() {
+        return Err(UsageError(format!(
+            "compare prints its table on standard output and writes no {} file yet: redirect it (fleetbench compare A.json B.json > compare.txt), or give each result to `fleetbench report FILE --html OUT.html`",
+            files_asked.join(" or ")
+        ))
+        .into());
+    }
     let rules = raw
         .fail_if
         .iter()
@@ -44,6 +61,15 @@ pub fn compare(raw: &RawArgs) -> anyhow::Result<i32> {
 /// `fleetbench report FILE` (text) or `fleetbench report FILE --html OUT.html`.
 pub fn report(raw: &RawArgs) -> anyhow::Result<i32> {
     let [_, file] = &raw.words[..] else {
+        // Several results: that is a comparison, and says so.
+        if raw.words.len() > 2 {
+            return Err(UsageError(format!(
+                "report takes one result; to set {} results side by side run `fleetbench compare {}`",
+                raw.words.len() - 1,
+                raw.words[1..].join(" ")
+            ))
+            .into());
+        }
         return Err(UsageError::new(match raw.html {
             None => "usage: fleetbench report RESULT.json [--html OUT.html]",
             Some(_) => "usage: fleetbench report RESULT.json --html OUT.html",
