@@ -1034,3 +1034,42 @@ fn a_tpcc_sweep_shows_tpmc_each_types_percentiles_and_its_server() {
     );
     check_page(&dir, &html, "tpcc-sweep");
 }
+
+/// The client-saturation warning the text report and the JSON carry is on the page too
+/// (issue 60): a cpu run that asks for it (`--warn-client-saturation`) shows it in Chromium
+/// exactly when the JSON has saturated intervals, and the page of one that does not ask
+/// shows none (cpu loads the client on purpose); `report FILE --html` writes the same.
+#[test]
+fn a_saturated_client_host_is_warned_of_on_the_page() {
+    let dir = Scratch::new("html-saturated");
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = format!("--threads={}", 2 * cores);
+    let common = [threads.as_str(), "--time=3", "--report-interval=1"];
+    let asked = [&common[..], &["--warn-client-saturation"]].concat();
+    let (doc, html, dom) = cpu_page(&dir, "asked", &asked);
+    let saturated = doc["agents"].as_array().unwrap().iter().any(|a| {
+        !a["host_load"]["saturated_intervals"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    });
+    assert_eq!(
+        doc["config"]["warn_client_saturation"], true,
+        "{}",
+        doc["config"]
+    );
+    assert_eq!(
+        dom.contains("these figures may measure the client"),
+        saturated,
+        "the page warns exactly when the JSON has saturated intervals"
+    );
+    // The same page again from the JSON.
+    let again = dir.path("again.html");
+    report_html(&dir.path("asked.json"), &again);
+    assert_eq!(
+        std::fs::read_to_string(&again).unwrap(),
+        std::fs::read_to_string(&html).unwrap()
+    );
+    let (_, _, quiet) = cpu_page(&dir, "quiet", &common);
+    assert!(!quiet.contains("these figures may measure the client"));
+}

@@ -176,6 +176,10 @@ pub struct Config {
     /// connections, in none of the figures. None in files written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_time_s: Option<f64>,
+    /// `--warn-client-saturation`: a test that loads the client host on purpose (cpu,
+    /// memory, threads, mutex) still warns of a saturated one. Absent when not given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warn_client_saturation: bool,
     /// The workload's own options (cpu_max_prime, tables, file_num, ...).
     #[serde(flatten)]
     pub workload: BTreeMap<String, Value>,

@@ -251,6 +251,7 @@ fn config(plan: &Plan, r: &RunResult) -> Config {
         agents,
         rate: Some(plan.rate),
         warmup_time_s: Some(plan.warmup.as_secs_f64()),
+        warn_client_saturation: plan.warn_client_saturation,
         workload: plan
             .workload
             .fields()

@@ -238,6 +238,43 @@ fn facts_table(facts: &[Fact]) -> String {
     s
 }
 
+/// The tests that load the client host on purpose: a saturated host is what they measure,
+/// so their pages warn of nothing (as the text report, without --warn-client-saturation).
+const MEASURE_THE_CLIENT: [&str; 4] = ["cpu", "memory", "threads", "mutex"];
+
+/// One warning per agent whose host was saturated in some interval, as the text report
+/// and the JSON (`host_load.saturated_intervals`) say it: these figures may measure the
+/// client, not the server. Empty when none was, or for a test that measures the client.
+pub(super) fn saturation_warnings(run: &Report) -> String {
+    if MEASURE_THE_CLIENT.contains(&run.test.as_str()) && !run.config.warn_client_saturation {
+        return String::new();
+    }
+    let mut out = String::new();
+    for a in &run.agents {
+        let Some(h) = a
+            .host_load
+            .as_ref()
+            .filter(|h| !h.saturated_intervals.is_empty())
+        else {
+            continue;
+        };
+        let intervals: Vec<String> = h.saturated_intervals.iter().map(u32::to_string).collect();
+        let text = format!(
+            "WARNING: agent {} (host {}) was saturated (CPU busy {:.0} % at peak, run queue {} on {} cores) in {} of {} intervals ({}): these figures may measure the client, not the server",
+            a.addr,
+            a.host,
+            h.cpu_busy_pct_peak,
+            h.run_queue_peak,
+            h.cores,
+            h.saturated_intervals.len(),
+            run.intervals.len(),
+            intervals.join(", ")
+        );
+        out.push_str(&format!("<p class=\"warning\">{}</p>", esc(&text)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::grid::charts_grid;
-use super::header::{run_header, steps_header};
+use super::header::{run_header, saturation_warnings, steps_header};
 use super::markup::esc;
 use super::run_charts::{run_charts, steps_over_time};
 use super::spectrum::{step_label, steps_spectrum, threads_text};
@@ -17,6 +17,7 @@ use crate::report::compare;
 use crate::report::doc::{Document, Report, ScenarioDoc, Step};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:20px;color:#222}h1{font-size:22px}\
+p.warning{color:#a00;font-weight:bold}\
 h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:12px;align-items:start;margin:10px 0}\
 svg.chart{display:block;width:100%;height:auto;background:#fff;border:1px solid #ddd;box-sizing:border-box}\
@@ -173,6 +174,7 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
     let mut body = String::new();
     body.push_str("<h2>What ran</h2>");
     body.push_str(&run_header(run));
+    body.push_str(&saturation_warnings(run));
     let series = compare::series(doc, "this run");
     body.push_str("<h2>Summary</h2>");
     body.push_str(&wide(&rows_table(&series)));
