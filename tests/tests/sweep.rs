@@ -245,3 +245,35 @@ fn repeated_sweeps_alternate_and_keep_every_measurement() {
     assert!(cmp.contains("1 thread, compared with"), "{cmp}");
     assert!(cmp.contains("sweep.json: 2 repeats"), "{cmp}");
 }
+
+/// A step measured again (`--repeat`) on a saturated client host is named once in the
+/// warning (issue 60: "4 threads, 4 threads, 4 threads" before).
+#[test]
+fn a_repeated_saturated_step_is_named_once() {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = format!("--threads={}", 2 * cores);
+    let out = fleetbench_tests::fleetbench(&[
+        "cpu",
+        &threads,
+        "--time=1",
+        "--repeat=3",
+        "--warn-client-saturation",
+        "run",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let step = format!("{} threads", 2 * cores);
+    if let Some(line) = err.lines().find(|l| l.contains("was saturated in")) {
+        assert!(line.contains(&format!("in step: {step}:")), "{line}");
+        assert!(!line.contains(&format!("{step}, {step}")), "{line}");
+    }
+    // (A host that never saturated, on an idle many-core box, has no line to check.)
+    assert!(
+        err.matches("was saturated in").count() <= 1,
+        "one line per host: {err}"
+    );
+}

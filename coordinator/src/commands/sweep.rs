@@ -66,8 +66,10 @@ pub async fn run_steps(
         // A step measured on a saturated client host: said once, after the last step (the
         // JSON has the figures).
         for host in report::hosts::saturated_hosts(&p, &r) {
+            // A step measured again (--repeat) is named once.
             match saturated.iter_mut().find(|(h, _)| *h == host) {
-                Some((_, steps)) => steps.push(name.clone()),
+                Some((_, steps)) if !steps.contains(&name) => steps.push(name.clone()),
+                Some(_) => {}
                 None => saturated.push((host, vec![name.clone()])),
             }
         }
