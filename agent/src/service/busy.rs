@@ -123,15 +123,13 @@ fn release_free_memory() {
 
 /// Stops whatever an agent runs, from outside its gRPC service (a signal to the process).
 #[derive(Clone)]
-pub struct StopHandle(pub(super) Arc<Mutex<Option<Stopper>>>);
+pub struct StopHandle(pub(super) Busy);
 
 impl StopHandle {
     /// Stops the run, prepare or cleanup in progress, if any, giving `reason`.
     pub fn stop(&self, reason: &str) {
-        let stopper = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(stop) = stopper {
+        if self.0.stop(reason.to_string()) {
             warn!("stopping the work in progress: {reason}");
-            stop(reason.to_string());
         }
     }
 }

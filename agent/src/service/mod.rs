@@ -95,7 +95,7 @@ impl Default for AgentService {
 impl AgentService {
     /// A handle that stops this agent's work in progress.
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(self.busy.stopper.clone())
+        StopHandle(self.busy.clone())
     }
 
     pub fn new(options: AgentOptions) -> Self {

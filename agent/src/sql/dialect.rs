@@ -111,6 +111,15 @@ impl Dialect {
         }
     }
 
+    /// What [`Dialect::after_load`] did to the tables, for the line that says the keys were
+    /// added (", tables vacuumed and analysed"), or "".
+    pub fn after_load_said(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "",
+            Dialect::Pgsql => ", tables vacuumed and analysed",
+        }
+    }
+
     /// The statements that drop `tables` (those there; the others are skipped), each with
     /// the number of tables it drops. MySQL's go table by table with the foreign-key
     /// checks off, so the keys between them need no order; PostgreSQL drops them all in

@@ -420,11 +420,7 @@ impl TpccJob {
                 ""
             },
             self.target().name,
-            if self.dialect().after_load("t").is_some() {
-                ", tables vacuumed and analysed"
-            } else {
-                ""
-            }
+            self.dialect().after_load_said()
         ));
         Ok(())
     }

@@ -7,7 +7,7 @@
 //! cheaper than maintaining them row by row.
 //!
 //! On PostgreSQL the tables, keys, indexes and foreign keys are the same; the types are
-//! PostgreSQL's nearest ([`pg_type`]: tinyint becomes smallint, datetime timestamp, decimal
+//! PostgreSQL's nearest ([`Dialect::column_type`]: tinyint becomes smallint, datetime timestamp, decimal
 //! numeric, int integer), there is no storage engine, and the step after the load ends with
 //! VACUUM ANALYZE of every table, as pgbench's initialisation does, so that a run starts
 //! with statistics and a visibility map.
@@ -208,29 +208,6 @@ pub fn column_list(table: &str) -> String {
     names.join(",")
 }
 
-/// The CREATE TABLE statement of `table` with `ENGINE=<engine>` (e.g. `InnoDB`).
-///
-/// # Panics
-/// If `table` is not one of `TABLES`.
-pub fn create_table(table: &str, engine: &str) -> String {
-    create_table_for(Driver::Mysql, table, engine)
-}
-
-/// The PostgreSQL type standing for the MySQL type `sql_type` of [`DEFS`]
-/// ([`Dialect::column_type`]).
-pub fn pg_type(sql_type: &str) -> String {
-    Dialect::Pgsql.column_type(sql_type)
-}
-
-/// The CREATE TABLE statement of `table` for PostgreSQL: the columns of [`create_table`]
-/// with [`pg_type`]'s types, the same NOT NULL keys and primary key, no engine.
-///
-/// # Panics
-/// If `table` is not one of `TABLES`.
-pub fn create_table_pg(table: &str) -> String {
-    create_table_for(Driver::Pgsql, table, "")
-}
-
 /// The CREATE TABLE statement of `table` for the target's database (`engine` is MySQL's):
 /// the key columns NOT NULL, the others nullable, the primary key, the database's types
 /// and table options.
@@ -368,6 +345,18 @@ pub fn rows(table: &str, warehouses: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn create_table(table: &str, engine: &str) -> String {
+        create_table_for(Driver::Mysql, table, engine)
+    }
+
+    fn create_table_pg(table: &str) -> String {
+        create_table_for(Driver::Pgsql, table, "")
+    }
+
+    fn pg_type(sql_type: &str) -> String {
+        Dialect::Pgsql.column_type(sql_type)
+    }
 
     #[test]
     fn every_table_is_defined_once_in_order() {
