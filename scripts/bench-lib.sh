@@ -24,6 +24,25 @@
 #                         a private MariaDB (private-mariadb.sh, MARIADB_PORT) allowing
 #                         MAXCONN connections, in a new directory $dir (mktemp PREFIX.XXXXXX)
 #                         that goes on exit with the server and the agent of $agent_pid
+#   section NAME          whether $sections (" ${SECTIONS:-DEFAULT} ", set by the script)
+#                         names NAME
+#   queries OUT, qps OUT, tps OUT, total_time OUT
+#                         figures of a report in sysbench's layout (both tools print it)
+#   sysbench_run OUT CMD...
+#                         measure, then check that the report has a QPS and a total time
+#   cpu_per_k CPU COUNT   client CPU seconds per 1000 queries (4 decimals)
+#   pair_order R REF_OUT FB_OUT RUN_FN REF_CMD... -- FB_CMD...
+#                         one round of a pair, each through RUN_FN: odd rounds the reference
+#                         first, even rounds fleetbench, so that a drift of the shared
+#                         machine's speed favours neither; sets ref_ok and fb_ok (0 or 1)
+#   pair_figures REF_OUT FB_OUT RATE_FN COST_FN
+#                         after pair_order: sets ref_rate fb_rate rate_ratio ref_cost fb_cost
+#                         cost_ratio (ERR for a failed run, - for a ratio missing a side) and
+#                         appends the ratios to rate_ratios and cost_ratios
+#   pair_verdict LABEL RATE_NAME COST_NAME COST_MAX
+#                         after the rounds: prints the medians of rate_ratios and cost_ratios
+#                         and appends "LABEL: ... PASS|MISS" to verdicts (rate >= 1.0, cost
+#                         <= COST_MAX)
 
 # SECONDS is bash's own clock; take a value given in the environment before it moves on.
 run_secs=${RUN_SECONDS:-$(printenv SECONDS || echo "${BENCH_SECONDS:-10}")}
@@ -118,4 +137,61 @@ bench_cleanup() {
   [[ -n ${agent_pid:-} ]] && kill "$agent_pid" 2>/dev/null
   private_mariadb_stop
   rm -rf "$dir"
+}
+
+section() { [[ $sections == *" $1 "* ]]; }
+
+queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
+qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
+tps() { awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
+total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
+sysbench_run() {
+  measure "$@" || return 1
+  [[ -n $(qps "$1") && -n $(total_time "$1") ]] && return
+  failed=1
+  echo "${BENCH_NAME:-bench}: no 'queries:' or 'total time:' line in the report of: ${*:2}" >&2
+  return 1
+}
+cpu_per_k() { calc "1000 * $1 / $2" 4; }
+
+pair_order() {
+  local r=$1 ref_out=$2 fb_out=$3 run=$4 ref_cmd=() fb_cmd=()
+  shift 4
+  while [[ $# -gt 0 && $1 != -- ]]; do ref_cmd+=("$1"); shift; done
+  shift
+  fb_cmd=("$@")
+  ref_ok=0 fb_ok=0
+  if ((r % 2)); then
+    "$run" "$ref_out" "${ref_cmd[@]}" && ref_ok=1
+    "$run" "$fb_out" "${fb_cmd[@]}" && fb_ok=1
+  else
+    "$run" "$fb_out" "${fb_cmd[@]}" && fb_ok=1
+    "$run" "$ref_out" "${ref_cmd[@]}" && ref_ok=1
+  fi
+  return 0
+}
+
+pair_figures() {
+  local ref=$1 fb=$2 rate=$3 cost=$4
+  ref_rate=ERR fb_rate=ERR rate_ratio=- ref_cost=- fb_cost=- cost_ratio=-
+  if [[ $ref_ok == 1 ]]; then ref_rate=$("$rate" "$ref"); ref_cost=$("$cost" "$ref"); fi
+  if [[ $fb_ok == 1 ]]; then fb_rate=$("$rate" "$fb"); fb_cost=$("$cost" "$fb"); fi
+  if [[ $ref_ok == 1 && $fb_ok == 1 ]]; then
+    rate_ratio=$(calc "$fb_rate / $ref_rate") cost_ratio=$(calc "$fb_cost / $ref_cost")
+    rate_ratios+=("$rate_ratio") cost_ratios+=("$cost_ratio")
+  fi
+}
+
+pair_verdict() {
+  local label=$1 rate=$2 cost=$3 cost_max=$4 r_med r_spread c_med c_spread v_r=MISS v_c=MISS
+  if [[ ${#rate_ratios[@]} -eq 0 ]]; then
+    verdicts+=("$label: no round where both worked")
+    return
+  fi
+  read -r r_med r_spread <<<"$(stats "${rate_ratios[@]}")"
+  read -r c_med c_spread <<<"$(stats "${cost_ratios[@]}")"
+  echo "  median $rate $r_med ($r_spread), $cost $c_med ($c_spread)"
+  [[ $(calc "$r_med >= 1.0" 0) == 1 ]] && v_r=PASS
+  [[ $(calc "$c_med <= $cost_max" 0) == 1 ]] && v_c=PASS
+  verdicts+=("$label: $rate $r_med >= 1.0: $v_r; $cost $c_med <= $cost_max: $v_c")
 }

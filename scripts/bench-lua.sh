@@ -39,7 +39,6 @@ tables=${TABLES:-4}
 table_size=${TABLE_SIZE:-10000}
 mem_threads=${MEM_THREADS:-1000}
 sections=" ${SECTIONS:-run memory tpcc} "
-section() { [[ $sections == *" $1 "* ]]; }
 lua_dir=/usr/share/sysbench
 
 command -v sysbench >/dev/null || die "sysbench is missing (apt-get install sysbench)"
@@ -53,10 +52,6 @@ bench_mariadb fb-lua $((mem_threads + 500))
 conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
   --mysql-password=sbtest-pw --mysql-db=sbtest)
 data=(--tables="$tables" --table-size="$table_size")
-queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
-qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
-tps() { awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
-cpu_per_k() { calc "1000 * $1 / $2" 4; }
 
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
 echo "server: private MariaDB on 127.0.0.1:$MARIADB_PORT; machine: $(nproc) cores, CPU busy before start: $(cpu_busy)"

@@ -59,7 +59,6 @@ threads_list=${THREADS:-4 64}
 rounds=${ROUNDS:-2}
 rand_type=${RAND_TYPE:-special}
 sections=" ${SECTIONS:-prepare run tls rate} "
-section() { [[ $sections == *" $1 "* ]]; }
 password=sbtest-pw
 
 for tool in sysbench mariadb mariadb-install-db mariadb-admin /usr/sbin/mariadbd awk; do
@@ -134,19 +133,6 @@ SQL
 # --- helpers ---------------------------------------------------------------------------------
 conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=sbtest
   --mysql-password="$password" --mysql-db=sbtest)
-queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
-qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
-total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
-# bench_run OUT CMD...: measure, then check that the report has the figures used here.
-bench_run() {
-  measure "$@" || return 1
-  [[ -n $(qps "$1") && -n $(total_time "$1") ]] && return
-  failed=1
-  echo "bench-oltp: no 'queries:' or 'total time:' line in the report of: ${*:2}" >&2
-  return 1
-}
-# client CPU seconds per 1000 queries (4 decimals)
-cpu_per_k() { calc "1000 * $1 / $2" 4; }
 cleanup_tables() { sysbench oltp_read_write --tables="$tables" "${conn[@]}" cleanup >/dev/null; }
 
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
@@ -190,9 +176,9 @@ for script in $scripts; do
         --rand-type="$rand_type" "${conn[@]}")
       s=$dir/run-sb-$script-$threads-$r f=$dir/run-fb-$script-$threads-$r
       s_ok=0 f_ok=0
-      bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
+      sysbench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
       # shellcheck disable=SC2086 # FB_ARGS is a list of extra options on purpose
-      bench_run "$f" "$fleetbench" "$script" "${opts[@]}" ${FB_ARGS:-} run && f_ok=1
+      sysbench_run "$f" "$fleetbench" "$script" "${opts[@]}" ${FB_ARGS:-} run && f_ok=1
       sb_qps=ERR fb_qps=ERR ratio=- sb_cpu=- fb_cpu=-
       if [[ $s_ok == 1 ]]; then sb_qps=$(qps "$s"); sb_cpu=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")"); fi
       if [[ $f_ok == 1 ]]; then fb_qps=$(qps "$f"); fb_cpu=$(cpu_per_k "$(cpu "$f")" "$(queries "$f")"); fi
@@ -246,7 +232,7 @@ elif [[ ${#tls_opts[@]} -gt 0 ]]; then
         bin=(env -C "$dir/sbtls" sysbench); [[ $tool == fleetbench ]] && bin=("$fleetbench")
         extra=(); [[ $mode == tls ]] && extra=(--mysql-ssl=on)
         o=$dir/tls-$tool-$mode-$r
-        if bench_run "$o" "${bin[@]}" "$tls_script" --threads="$tls_threads" --time="$run_secs" \
+        if sysbench_run "$o" "${bin[@]}" "$tls_script" --threads="$tls_threads" --time="$run_secs" \
           --tables="$tables" --table-size="$table_size" --rand-type="$rand_type" "${conn[@]}" "${extra[@]}" run; then
           tq[$tool-$mode]=$(calc "${tq[$tool-$mode]:-0} + $(queries "$o")" 0)
           tc[$tool-$mode]=$(calc "${tc[$tool-$mode]:-0} + $(cpu "$o")" 2)
@@ -316,7 +302,7 @@ if section rate; then
     ropts=(--threads="$rate_threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
       --rand-type="$rand_type" "${conn[@]}")
     o=$dir/rate-closed-$r
-    bench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" run || continue
+    sysbench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" run || continue
     # One query per event for point selects; the rate is in events (transactions).
     tps=$(awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$o.out")
     [[ -n $tps ]] || tps=$(qps "$o")
@@ -327,7 +313,7 @@ if section rate; then
     # costs any client (the kernel's wake-ups of idle CPUs), apart from the scheduling.
     o=$dir/rate-sbclosed-$r
     sbrate=$rate
-    if bench_run "$o" sysbench "$rate_script" "${ropts[@]}" run; then
+    if sysbench_run "$o" sysbench "$rate_script" "${ropts[@]}" run; then
       # sysbench's open loop at the same share of its own maximum: a rate above what it
       # can reach fills its event queue, and it gives up.
       sbtps=$(awk '/^ *transactions:/ {gsub(/[(]/, "", $3); print $3}' "$o.out")
@@ -338,7 +324,7 @@ if section rate; then
     for tool in fleetbench sysbench; do
       bin=("$fleetbench") trate=$rate; [[ $tool == sysbench ]] && bin=(sysbench) trate=$sbrate
       o=$dir/rate-$tool-$r
-      if bench_run "$o" "${bin[@]}" "$rate_script" "${ropts[@]}" --rate="$trate" run; then
+      if sysbench_run "$o" "${bin[@]}" "$rate_script" "${ropts[@]}" --rate="$trate" run; then
         rate_row "$tool --rate=$trate" "$o"
         # A round whose rate the open loop could not keep (the machine slowed down after
         # the closed loop ran) measured an overloaded client, not one at RATE_PCT % of its
@@ -358,7 +344,7 @@ if section rate; then
     # fleetbench only: sysbench stops with "event queue is full" above its maximum.
     crate=$(calc "$tps * $ceiling_pct / 100" 0)
     o=$dir/rate-ceiling-$r
-    if bench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" --rate="$crate" run; then
+    if sysbench_run "$o" "$fleetbench" "$rate_script" "${ropts[@]}" --rate="$crate" run; then
       rate_row "ceiling: fb --rate=$crate" "$o"
       ceil_q=$(calc "$ceil_q + $(qps "$o")" 2) ceil_c=$(calc "$ceil_c + $(qps "${closed_out[fleetbench]}")" 2)
     fi

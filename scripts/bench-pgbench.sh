@@ -47,7 +47,6 @@ rounds=${ROUNDS:-5}
 init_scale=${INIT_SCALE:-50}
 init_rounds=${INIT_ROUNDS:-3}
 sections=" ${SECTIONS:-run init} "
-section() { [[ $sections == *" $1 "* ]]; }
 
 command -v awk >/dev/null || die "awk is missing"
 find_fleetbench
@@ -74,16 +73,16 @@ sync_commit=${SYNC_COMMIT:-off}
   || die "could not set synchronous_commit=$sync_commit"
 
 txns() { awk -F'[:/ ]+' '/^number of transactions actually processed:/ {print $6}' "$1.out"; }
-tps() { awk '/^tps = / {print $3}' "$1.out"; }
+pg_tps() { awk '/^tps = / {printf "%.0f", $3}' "$1.out"; }
 bench_run() {
   measure "$@" || return 1
-  [[ -n $(tps "$1") && -n $(txns "$1") ]] && return
+  [[ -n $(pg_tps "$1") && -n $(txns "$1") ]] && return
   failed=1
   echo "bench-pgbench: no 'tps =' or 'transactions actually processed' line in the report of: ${*:2}" >&2
   return 1
 }
 # µs of client CPU per transaction
-cpu_per_txn() { calc "1000000 * $1 / $2" 1; }
+cpu_per_txn() { calc "1000000 * $(cpu "$1") / $(txns "$1")" 1; }
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  pgbench: $("$pgbench" --version)"
 echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, synchronous_commit=$sync_commit"
 echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -98,41 +97,15 @@ if section run; then
   row script clients round "pg TPS" "fb TPS" "TPS fb/pg" "pg CPU" "fb CPU" "CPU fb/pg"
   for script in $scripts; do
     for clients in $clients_list; do
-      tps_ratios=() cpu_ratios=()
+      rate_ratios=() cost_ratios=()
       for r in $(seq "$rounds"); do
         opts=(-n -M "$mode" -b "$script" -c "$clients" -T "$run_secs" "${conn[@]}" sbtest)
         p=$dir/run-pg-$script-$clients-$r f=$dir/run-fb-$script-$clients-$r
-        p_ok=0 f_ok=0
-        # odd rounds start with pgbench, even rounds with fleetbench: a drift of the shared
-        # machine's speed over a pair then favours neither tool
-        if ((r % 2)); then
-          bench_run "$p" "$pgbench" "${opts[@]}" && p_ok=1
-          bench_run "$f" "$fleetbench" pgbench "${opts[@]}" && f_ok=1
-        else
-          bench_run "$f" "$fleetbench" pgbench "${opts[@]}" && f_ok=1
-          bench_run "$p" "$pgbench" "${opts[@]}" && p_ok=1
-        fi
-        pg_tps=ERR fb_tps=ERR t_ratio=- pg_cpu=- fb_cpu=- c_ratio=-
-        if [[ $p_ok == 1 ]]; then pg_tps=$(calc "$(tps "$p")" 0); pg_cpu=$(cpu_per_txn "$(cpu "$p")" "$(txns "$p")"); fi
-        if [[ $f_ok == 1 ]]; then fb_tps=$(calc "$(tps "$f")" 0); fb_cpu=$(cpu_per_txn "$(cpu "$f")" "$(txns "$f")"); fi
-        if [[ $p_ok == 1 && $f_ok == 1 ]]; then
-          t_ratio=$(calc "$fb_tps / $pg_tps") c_ratio=$(calc "$fb_cpu / $pg_cpu")
-          tps_ratios+=("$t_ratio") cpu_ratios+=("$c_ratio")
-        fi
-        row "$script" "$clients" "$r" "$pg_tps" "$fb_tps" "$t_ratio" "$pg_cpu" "$fb_cpu" "$c_ratio"
+        pair_order "$r" "$p" "$f" bench_run "$pgbench" "${opts[@]}" -- "$fleetbench" pgbench "${opts[@]}"
+        pair_figures "$p" "$f" pg_tps cpu_per_txn
+        row "$script" "$clients" "$r" "$ref_rate" "$fb_rate" "$rate_ratio" "$ref_cost" "$fb_cost" "$cost_ratio"
       done
-      if [[ ${#tps_ratios[@]} -gt 0 ]]; then
-        read -r t_med t_spread <<<"$(stats "${tps_ratios[@]}")"
-        read -r c_med c_spread <<<"$(stats "${cpu_ratios[@]}")"
-        echo "  median TPS fb/pg $t_med ($t_spread), CPU/txn fb/pg $c_med ($c_spread)"
-        v_tps=MISS v_cpu=MISS
-        [[ $(calc "$t_med >= 1.0" 0) == 1 ]] && v_tps=PASS
-        [[ $(calc "$c_med <= 1.0" 0) == 1 ]] && v_cpu=PASS
-        verdicts+=("$(printf '%-12s %3s clients: TPS fb/pg %s >= 1.0: %s; CPU/txn fb/pg %s <= 1.0: %s' \
-          "$script" "$clients" "$t_med" "$v_tps" "$c_med" "$v_cpu")")
-      else
-        verdicts+=("$(printf '%-12s %3s clients: no round where both worked' "$script" "$clients")")
-      fi
+      pair_verdict "$(printf '%-12s %3s clients' "$script" "$clients")" "TPS fb/pg" "CPU/txn fb/pg" 1.0
     done
   done
   echo
@@ -144,19 +117,12 @@ if section init; then
   ratios=()
   for r in $(seq "$init_rounds"); do
     p=$dir/init-pg-$r f=$dir/init-fb-$r
-    p_ok=0 f_ok=0
-    # each tool goes first in turn
-    if ((r % 2)); then
-      measure "$p" "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest && p_ok=1
-      measure "$f" "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest && f_ok=1
-    else
-      measure "$f" "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest && f_ok=1
-      measure "$p" "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest && p_ok=1
-    fi
+    pair_order "$r" "$p" "$f" measure "$pgbench" -i -q -s "$init_scale" "${conn[@]}" sbtest \
+      -- "$fleetbench" pgbench -i -q -s "$init_scale" "${conn[@]}" sbtest
     pw=ERR fw=ERR ratio=-
-    [[ $p_ok == 1 ]] && pw=$(wall "$p")
-    [[ $f_ok == 1 ]] && fw=$(wall "$f")
-    if [[ $p_ok == 1 && $f_ok == 1 ]]; then ratio=$(calc "$fw / $pw"); ratios+=("$ratio"); fi
+    [[ $ref_ok == 1 ]] && pw=$(wall "$p")
+    [[ $fb_ok == 1 ]] && fw=$(wall "$f")
+    if [[ $ref_ok == 1 && $fb_ok == 1 ]]; then ratio=$(calc "$fw / $pw"); ratios+=("$ratio"); fi
     printf '%5s %9s %9s %9s\n' "$r" "$pw" "$fw" "$ratio"
   done
   if [[ ${#ratios[@]} -gt 0 ]]; then

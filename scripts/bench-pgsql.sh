@@ -41,12 +41,11 @@ rounds=${ROUNDS:-5}
 mem_threads=${MEM_THREADS:-1000}
 mem_seconds=${MEM_SECONDS:-5}
 sections=" ${SECTIONS:-run memory} "
-section() { [[ $sections == *" $1 "* ]]; }
 
 for tool in sysbench awk; do
   command -v "$tool" >/dev/null || die "$tool is missing (apt-get install sysbench)"
 done
-sysbench --help 2>/dev/null | grep -q pgsql || die "this sysbench has no pgsql driver"
+[[ $(sysbench --help 2>/dev/null) == *"pgsql - "* ]] || die "this sysbench has no pgsql driver"
 
 find_fleetbench
 agent_bin=$(dirname "$fleetbench")/fleetbench-agent
@@ -67,17 +66,7 @@ port=$PRIVATE_PG_PORT
 
 conn=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user=sbtest
   --pgsql-password=sbpass --pgsql-db=sbtest)
-queries() { awk '/^ *queries:/ {print $2}' "$1.out"; }
-qps() { awk '/^ *queries:/ {gsub(/[(]/, "", $3); print $3}' "$1.out"; }
-total_time() { awk '/^ *total time:/ {sub(/s$/, "", $3); print $3}' "$1.out"; }
-bench_run() {
-  measure "$@" || return 1
-  [[ -n $(qps "$1") && -n $(total_time "$1") ]] && return
-  failed=1
-  echo "bench-pgsql: no 'queries:' or 'total time:' line in the report of: ${*:2}" >&2
-  return 1
-}
-cpu_per_k() { calc "1000 * $1 / $2" 4; }
+qps_cost() { cpu_per_k "$(cpu "$1")" "$(queries "$1")"; }
 
 echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
 echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
@@ -94,42 +83,17 @@ if section run; then
   row script threads round "sb QPS" "fb QPS" "QPS fb/sb" "sb CPU/1kq" "fb CPU/1kq" "CPU fb/sb"
   for script in $scripts; do
     for threads in $threads_list; do
-      q_ratios=() c_ratios=()
+      rate_ratios=() cost_ratios=()
       for r in $(seq "$rounds"); do
         opts=(--threads="$threads" --time="$run_secs" --tables="$tables" --table-size="$table_size"
           "${conn[@]}")
         s=$dir/run-sb-$script-$threads-$r f=$dir/run-fb-$script-$threads-$r
-        s_ok=0 f_ok=0
-        # odd rounds start with sysbench, even ones with fleetbench: a drift of the shared
-        # machine's speed over a pair then favours neither tool
-        if ((r % 2)); then
-          bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
-          bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
-        else
-          bench_run "$f" "$fleetbench" "$script" "${opts[@]}" run && f_ok=1
-          bench_run "$s" sysbench "$script" "${opts[@]}" run && s_ok=1
-        fi
-        sb_qps=ERR fb_qps=ERR q_ratio=- sb_cpu=- fb_cpu=- c_ratio=-
-        if [[ $s_ok == 1 ]]; then sb_qps=$(qps "$s"); sb_cpu=$(cpu_per_k "$(cpu "$s")" "$(queries "$s")"); fi
-        if [[ $f_ok == 1 ]]; then fb_qps=$(qps "$f"); fb_cpu=$(cpu_per_k "$(cpu "$f")" "$(queries "$f")"); fi
-        if [[ $s_ok == 1 && $f_ok == 1 ]]; then
-          q_ratio=$(calc "$fb_qps / $sb_qps") c_ratio=$(calc "$fb_cpu / $sb_cpu")
-          q_ratios+=("$q_ratio") c_ratios+=("$c_ratio")
-        fi
-        row "$script" "$threads" "$r" "$sb_qps" "$fb_qps" "$q_ratio" "$sb_cpu" "$fb_cpu" "$c_ratio"
+        pair_order "$r" "$s" "$f" sysbench_run sysbench "$script" "${opts[@]}" run \
+          -- "$fleetbench" "$script" "${opts[@]}" run
+        pair_figures "$s" "$f" qps qps_cost
+        row "$script" "$threads" "$r" "$ref_rate" "$fb_rate" "$rate_ratio" "$ref_cost" "$fb_cost" "$cost_ratio"
       done
-      if [[ ${#q_ratios[@]} -gt 0 ]]; then
-        read -r q_med q_spread <<<"$(stats "${q_ratios[@]}")"
-        read -r c_med c_spread <<<"$(stats "${c_ratios[@]}")"
-        echo "  median QPS fb/sb $q_med ($q_spread), CPU/query fb/sb $c_med ($c_spread)"
-        v_qps=MISS v_cpu=MISS
-        [[ $(calc "$q_med >= 1.0" 0) == 1 ]] && v_qps=PASS
-        [[ $(calc "$c_med <= 0.8" 0) == 1 ]] && v_cpu=PASS
-        verdicts+=("$(printf '%-18s %3s thr: QPS fb/sb %s >= 1.0: %s; CPU/query fb/sb %s <= 0.8: %s' \
-          "$script" "$threads" "$q_med" "$v_qps" "$c_med" "$v_cpu")")
-      else
-        verdicts+=("$(printf '%-18s %3s thr: no round where both worked' "$script" "$threads")")
-      fi
+      pair_verdict "$(printf '%-18s %3s thr' "$script" "$threads")" "QPS fb/sb" "CPU/query fb/sb" 0.8
     done
   done
   echo
@@ -146,7 +110,7 @@ if section memory; then
     sleep 0.1
   done
   [[ -n $addr ]] || die "the agent did not say where it listens: $(cat "$dir/agent.err")"
-  if bench_run "$dir/mem" "$fleetbench" oltp_point_select --agents="$addr" --threads="$mem_threads" \
+  if sysbench_run "$dir/mem" "$fleetbench" oltp_point_select --agents="$addr" --threads="$mem_threads" \
     --time="$mem_seconds" --tables="$tables" --table-size="$table_size" "${conn[@]}" run; then
     hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$agent_pid/status")
     mib=$(calc "$hwm / 1024" 1)
