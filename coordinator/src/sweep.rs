@@ -597,6 +597,33 @@ pub(crate) mod tests {
         })
     }
 
+    /// A scenarios document (file s.toml, measured once) of these scenarios.
+    pub(crate) fn scenarios_of(scenarios: Vec<crate::report::doc::ScenarioDoc>) -> Document {
+        Document::Scenarios(crate::report::doc::ScenariosDoc {
+            format_version: 2,
+            kind: "scenarios".into(),
+            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
+            file: "s.toml".into(),
+            warmup_time_s: 0,
+            cooldown_s: 0,
+            repeat: 1,
+            interrupted: false,
+            scenarios,
+        })
+    }
+
+    /// Agents at these addresses on these hosts, as a run document lists them.
+    pub(crate) fn agents_of(agents: &[(&str, &str)]) -> Vec<crate::report::doc::Agent> {
+        agents
+            .iter()
+            .map(|(addr, host)| crate::report::doc::Agent {
+                addr: addr.to_string(),
+                host: host.to_string(),
+                ..Default::default()
+            })
+            .collect()
+    }
+
     /// A cpu sweep of closed-loop steps (threads, measurement, tps), each a [`run_doc`] with
     /// 20 queries per transaction and a p95 of 3 ms.
     pub(crate) fn cpu_sweep(points: impl IntoIterator<Item = (u32, u32, f64)>) -> Document {

@@ -100,32 +100,20 @@ fn per_sec(n: u64, secs: f64) -> f64 {
     if secs > 0.0 { n as f64 / secs } else { 0.0 }
 }
 
-/// An interval's figures as the ready-made hooks print them: per second, latency in ms.
-struct Rates {
-    tps: f64,
-    qps: f64,
-    reads: f64,
-    writes: f64,
-    other: f64,
-    latency_ms: f64,
-    errors: f64,
-    reconnects: f64,
-}
-
-impl Rates {
-    fn of(s: &Stat) -> Rates {
-        let secs = s.time_interval;
-        Rates {
-            tps: per_sec(s.events, secs),
-            qps: per_sec(s.reads + s.writes + s.other, secs),
-            reads: per_sec(s.reads, secs),
-            writes: per_sec(s.writes, secs),
-            other: per_sec(s.other, secs),
-            latency_ms: s.latency_pct * 1000.0,
-            errors: per_sec(s.errors, secs),
-            reconnects: per_sec(s.reconnects, secs),
-        }
-    }
+/// An interval's figures as the ready-made hooks print them, per second (latency in ms), in
+/// their order in every hook: tps, qps, reads, writes, other, latency, errors, reconnects.
+fn rates(s: &Stat) -> [f64; 8] {
+    let secs = s.time_interval;
+    [
+        per_sec(s.events, secs),
+        per_sec(s.reads + s.writes + s.other, secs),
+        per_sec(s.reads, secs),
+        per_sec(s.writes, secs),
+        per_sec(s.other, secs),
+        s.latency_pct * 1000.0,
+        per_sec(s.errors, secs),
+        per_sec(s.reconnects, secs),
+    ]
 }
 
 /// sysbench.report_default's line: sysbench's interval line as its Lua hook prints it,
@@ -133,38 +121,18 @@ impl Rates {
 /// colon (sysbench 1.0.20 prints `err/s 0.00`, and scripts such as sysbench-tpcc's parse
 /// that).
 pub fn default_line(s: &Stat, percentile: f64) -> String {
-    let r = Rates::of(s);
+    let [tps, qps, reads, writes, other, lat, errors, reconn] = rates(s);
+    let (time, threads) = (s.time_total, s.threads_running);
     format!(
-        "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s {:.2} reconn/s: {:.2}",
-        s.time_total,
-        s.threads_running,
-        r.tps,
-        r.qps,
-        r.reads,
-        r.writes,
-        r.other,
-        r.latency_ms,
-        r.errors,
-        r.reconnects,
+        "[ {time:.0}s ] thds: {threads} tps: {tps:.2} qps: {qps:.2} (r/w/o: {reads:.2}/{writes:.2}/{other:.2}) lat (ms,{percentile}%): {lat:.2} err/s {errors:.2} reconn/s: {reconn:.2}"
     )
 }
 
 /// sysbench.report_csv's line: time, threads, tps, qps, reads, writes, other per second,
 /// latency (ms), errors and reconnects per second.
 pub fn csv_line(s: &Stat) -> String {
-    let r = Rates::of(s);
-    let figures = [
-        r.tps,
-        r.qps,
-        r.reads,
-        r.writes,
-        r.other,
-        r.latency_ms,
-        r.errors,
-        r.reconnects,
-    ];
     let mut line = format!("{:.0},{}", s.time_total, s.threads_running);
-    for f in figures {
+    for f in rates(s) {
         line.push_str(&format!(",{f:.2}"));
     }
     line
@@ -173,19 +141,10 @@ pub fn csv_line(s: &Stat) -> String {
 /// sysbench.report_json's object, laid out as sysbench lays it out (no newline after it:
 /// the calls of one hook make one JSON array, see [`JsonArrays`]).
 pub fn json_object(s: &Stat) -> String {
-    let r = Rates::of(s);
+    let [tps, qps, reads, writes, other, lat, errors, reconn] = rates(s);
+    let (time, threads) = (s.time_total, s.threads_running);
     format!(
-        "  {{\n    \"time\": {:4.0},\n    \"threads\": {},\n    \"tps\": {:.2},\n    \"qps\": {{\n      \"total\": {:.2},\n      \"reads\": {:.2},\n      \"writes\": {:.2},\n      \"other\": {:.2}\n    }},\n    \"latency\": {:.2},\n    \"errors\": {:.2},\n    \"reconnects\": {:.2}\n  }}",
-        s.time_total,
-        s.threads_running,
-        r.tps,
-        r.qps,
-        r.reads,
-        r.writes,
-        r.other,
-        r.latency_ms,
-        r.errors,
-        r.reconnects,
+        "  {{\n    \"time\": {time:4.0},\n    \"threads\": {threads},\n    \"tps\": {tps:.2},\n    \"qps\": {{\n      \"total\": {qps:.2},\n      \"reads\": {reads:.2},\n      \"writes\": {writes:.2},\n      \"other\": {other:.2}\n    }},\n    \"latency\": {lat:.2},\n    \"errors\": {errors:.2},\n    \"reconnects\": {reconn:.2}\n  }}"
     )
 }
 

@@ -308,7 +308,9 @@ pub fn append(path: &Path, doc: &Document) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use crate::report::doc::{Meta, Tpcc, TxnJson};
-    use crate::sweep::tests::{cpu_sweep, latency, open_doc, run_doc, step, sweep_of};
+    use crate::sweep::tests::{
+        cpu_sweep, latency, open_doc, run_doc, scenarios_of, step, sweep_of,
+    };
 
     fn with_meta(mut doc: Report, id: &str) -> Report {
         doc.test = "oltp_read_write".into();
@@ -403,25 +405,15 @@ mod tests {
         let Document::Sweep(sw) = cpu_sweep([(8, 1, 100.0)]) else {
             unreachable!()
         };
-        let doc = Document::Scenarios(crate::report::doc::ScenariosDoc {
-            format_version: 2,
-            kind: "scenarios".into(),
-            fleetbench_version: "0".into(),
-            file: "s.toml".into(),
-            warmup_time_s: 0,
-            cooldown_s: 0,
-            repeat: 1,
-            interrupted: false,
-            scenarios: vec![crate::report::doc::ScenarioDoc {
-                name: "a,b".into(),
-                description: None,
-                test: "cpu".into(),
-                targets: vec![],
-                threads: vec![8],
-                steps: sw.steps,
-                rates: None,
-            }],
-        });
+        let doc = scenarios_of(vec![crate::report::doc::ScenarioDoc {
+            name: "a,b".into(),
+            description: None,
+            test: "cpu".into(),
+            targets: vec![],
+            threads: vec![8],
+            steps: sw.steps,
+            rates: None,
+        }]);
         assert!(text(&doc).lines().nth(1).unwrap().contains(",\"a,b\",,1,"));
     }
 

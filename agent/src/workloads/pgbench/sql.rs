@@ -70,15 +70,7 @@ impl Stmt {
 pub fn script(b: Builtin) -> &'static [Stmt] {
     use Stmt::*;
     match b {
-        Builtin::TpcbLike => &[
-            Begin,
-            UpdateAccount,
-            SelectAccount,
-            UpdateTeller,
-            UpdateBranch,
-            InsertHistory,
-            End,
-        ],
+        Builtin::TpcbLike => &Stmt::ALL,
         Builtin::SimpleUpdate => &[Begin, UpdateAccount, SelectAccount, InsertHistory, End],
         Builtin::SelectOnly => &[SelectAccount],
     }

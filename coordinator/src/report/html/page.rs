@@ -451,7 +451,7 @@ pub fn write(path: &Path, doc: &Document) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::tests::{run_doc, step, sweep_of};
+    use crate::sweep::tests::{agents_of, run_doc, scenarios_of, step, sweep_of};
 
     #[test]
     fn a_sweep_page_has_a_line_per_series() {
@@ -528,20 +528,14 @@ mod tests {
 
     #[test]
     fn three_scenarios_of_six_steps_read_as_a_page_not_a_pile_of_charts() {
-        use crate::report::doc::{Agent, Interval, ScenarioDoc, ScenariosDoc};
+        use crate::report::doc::{Interval, ScenarioDoc};
         let threads = [1u32, 2, 4, 8, 16, 32];
         let scenario = |name: &str, k: f64| {
             let steps = threads
                 .iter()
                 .map(|&t| {
                     let mut r = run_doc(t, k * f64::from(t), k * f64::from(t) * 20.0, 3.0);
-                    r.agents = (1..=2)
-                        .map(|i| Agent {
-                            addr: format!("10.0.0.{i}:7600"),
-                            host: format!("c{i}"),
-                            ..Default::default()
-                        })
-                        .collect();
+                    r.agents = agents_of(&[("10.0.0.1:7600", "c1"), ("10.0.0.2:7600", "c2")]);
                     r.intervals = (1..=5)
                         .map(|s| Interval {
                             t_s: f64::from(s),
@@ -566,21 +560,11 @@ mod tests {
                 rates: None,
             }
         };
-        let doc = Document::Scenarios(ScenariosDoc {
-            format_version: 2,
-            kind: "scenarios".into(),
-            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
-            file: "s.toml".into(),
-            warmup_time_s: 0,
-            cooldown_s: 0,
-            repeat: 1,
-            interrupted: false,
-            scenarios: vec![
-                scenario("direct", 100.0),
-                scenario("proxy", 80.0),
-                scenario("sharded", 150.0),
-            ],
-        });
+        let doc = scenarios_of(vec![
+            scenario("direct", 100.0),
+            scenario("proxy", 80.0),
+            scenario("sharded", 150.0),
+        ]);
         let page = render(&doc);
         // Every step's charts are there, behind the pickers...
         assert!(page.matches("<svg class=\"chart\"").count() > 50);

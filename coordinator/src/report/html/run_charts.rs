@@ -392,7 +392,7 @@ mod tests {
     use super::super::page::render;
     use super::*;
     use crate::report::doc::Document;
-    use crate::sweep::tests::{latency, run_doc};
+    use crate::sweep::tests::{agents_of, latency, run_doc};
 
     #[test]
     fn tps_and_qps_over_time_have_their_own_charts() {
@@ -571,16 +571,8 @@ mod tests {
 
     #[test]
     fn legends_name_agents_by_host_and_steps_share_a_chart_per_figure() {
-        use crate::report::doc::Agent;
         let mut run = run_doc(4, 500.0, 10000.0, 4.0);
-        run.agents = [("10.0.0.1:7600", "c1"), ("10.0.0.2:7600", "c2")]
-            .iter()
-            .map(|(a, h)| Agent {
-                addr: a.to_string(),
-                host: h.to_string(),
-                ..Default::default()
-            })
-            .collect();
+        run.agents = agents_of(&[("10.0.0.1:7600", "c1"), ("10.0.0.2:7600", "c2")]);
         run.intervals = (1..=3)
             .map(|t| Interval {
                 t_s: f64::from(t),

@@ -197,7 +197,7 @@ mod tests {
     use super::super::svg::svg;
     use super::*;
     use crate::report::doc::{Document, ScenarioDoc, Step};
-    use crate::sweep::tests::{open_doc, run_doc, step, sweep_of};
+    use crate::sweep::tests::{open_doc, run_doc, scenarios_of, step, sweep_of};
 
     #[test]
     fn repeated_measurements_get_a_line_and_a_name_each() {
@@ -310,20 +310,10 @@ mod tests {
             steps: rate_steps(points),
             rates: Some(points.iter().map(|p| p.0).collect()),
         };
-        let doc = Document::Scenarios(crate::report::doc::ScenariosDoc {
-            format_version: 2,
-            kind: "scenarios".into(),
-            fleetbench_version: env!("CARGO_PKG_VERSION").into(),
-            file: "s.toml".into(),
-            warmup_time_s: 0,
-            cooldown_s: 0,
-            repeat: 1,
-            interrupted: false,
-            scenarios: vec![
-                scenario("direct", &[(100.0, 100.0), (200.0, 200.0)]),
-                scenario("proxy", &[(100.0, 99.0), (200.0, 180.0)]),
-            ],
-        });
+        let doc = scenarios_of(vec![
+            scenario("direct", &[(100.0, 100.0), (200.0, 200.0)]),
+            scenario("proxy", &[(100.0, 99.0), (200.0, 180.0)]),
+        ]);
         let series = compare::series(&doc, "");
         let charts = rate_charts(&series.iter().collect::<Vec<_>>());
         let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();

@@ -167,6 +167,39 @@ fn pct(n: u64, of: u64) -> f64 {
 }
 
 /// How pgbench names a script ("<builtin: TPC-B (sort of)>").
+/// The counts of transactions that did not simply pass, for the run or one script.
+struct Counts {
+    failed: u64,
+    /// Serialization and deadlock failures, where they are printed (--failures-detailed).
+    detailed: Option<(u64, u64)>,
+    retried: u64,
+    retries: u64,
+    skipped: u64,
+}
+
+/// "number of WHAT: N (P%)", as pgbench words its counts.
+fn count_line(s: &mut String, prefix: &str, what: &str, n: u64, all: u64) {
+    let _ = writeln!(s, "{prefix}number of {what}: {n} ({:.3}%)", pct(n, all));
+}
+
+/// The failed, retried and skipped lines of the run or of one script (prefix " - "), each
+/// where pgbench prints it: the kinds of failure with --failures-detailed, retries with
+/// --max-tries other than 1, skipped with -R and -L.
+fn counts_lines(s: &mut String, args: &PgbenchArgs, prefix: &str, c: &Counts, all: u64) {
+    count_line(s, prefix, "failed transactions", c.failed, all);
+    if let Some((serialization, deadlocks)) = c.detailed {
+        count_line(s, prefix, "serialization failures", serialization, all);
+        count_line(s, prefix, "deadlock failures", deadlocks, all);
+    }
+    if args.max_tries != 1 {
+        count_line(s, prefix, "transactions retried", c.retried, all);
+        let _ = writeln!(s, "{prefix}total number of retries: {}", c.retries);
+    }
+    if args.rate.is_some() && args.latency_limit_ms.is_some() {
+        count_line(s, prefix, "transactions skipped", c.skipped, all);
+    }
+}
+
 fn script_name(b: Builtin) -> String {
     format!("<builtin: {}>", b.title())
 }
@@ -222,43 +255,16 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
             );
         }
     }
-    let _ = writeln!(
-        s,
-        "number of failed transactions: {} ({:.3}%)",
-        f.failed,
-        pct(f.failed, all)
-    );
-    if args.failures_detailed {
-        let _ = writeln!(
-            s,
-            "number of serialization failures: {} ({:.3}%)",
-            f.serialization,
-            pct(f.serialization, all)
-        );
-        let _ = writeln!(
-            s,
-            "number of deadlock failures: {} ({:.3}%)",
-            f.deadlocks,
-            pct(f.deadlocks, all)
-        );
-    }
-    if args.max_tries != 1 {
-        let _ = writeln!(
-            s,
-            "number of transactions retried: {} ({:.3}%)",
-            f.retried,
-            pct(f.retried, all)
-        );
-        let _ = writeln!(s, "total number of retries: {}", f.retries);
-    }
-    if args.rate.is_some() && args.latency_limit_ms.is_some() {
-        let _ = writeln!(
-            s,
-            "number of transactions skipped: {} ({:.3}%)",
-            f.skipped,
-            pct(f.skipped, all)
-        );
-    }
+    let counts = Counts {
+        failed: f.failed,
+        detailed: args
+            .failures_detailed
+            .then_some((f.serialization, f.deadlocks)),
+        retried: f.retried,
+        retries: f.retries,
+        skipped: f.skipped,
+    };
+    counts_lines(&mut s, args, "", &counts, all);
     if let (Some(limit), Some(late)) = (args.latency_limit_ms, f.late) {
         let _ = writeln!(
             s,
@@ -388,29 +394,14 @@ fn script_blocks(args: &PgbenchArgs, f: &Figures) -> String {
             pct(sf.processed, f.processed)
         );
         let all = sf.processed + sf.failed + sf.skipped;
-        let _ = writeln!(
-            s,
-            " - number of failed transactions: {} ({:.3}%)",
-            sf.failed,
-            pct(sf.failed, all)
-        );
-        if args.max_tries != 1 {
-            let _ = writeln!(
-                s,
-                " - number of transactions retried: {} ({:.3}%)",
-                sf.retried,
-                pct(sf.retried, all)
-            );
-            let _ = writeln!(s, " - total number of retries: {}", sf.retries);
-        }
-        if args.rate.is_some() && args.latency_limit_ms.is_some() {
-            let _ = writeln!(
-                s,
-                " - number of transactions skipped: {} ({:.3}%)",
-                sf.skipped,
-                pct(sf.skipped, all)
-            );
-        }
+        let counts = Counts {
+            failed: sf.failed,
+            detailed: None,
+            retried: sf.retried,
+            retries: sf.retries,
+            skipped: sf.skipped,
+        };
+        counts_lines(&mut s, args, " - ", &counts, all);
         let _ = writeln!(s, " - latency average = {:.3} ms", sf.avg_ms);
         let _ = writeln!(s, " - latency stddev = {:.3} ms", sf.stddev_ms);
         if args.per_statement {
