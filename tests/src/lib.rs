@@ -443,74 +443,65 @@ pub fn run_tool(cmd: &mut Command, install: &str) -> String {
 fn openssl(dir: &std::path::Path, args: &[&str]) {
     run_tool(
         Command::new("openssl").args(args).current_dir(dir),
-        "openssl is installed",
+        "openssl is installed (apt-get install openssl)",
     );
 }
 
-/// A CA (ca.pem, ca.key), a server certificate for 127.0.0.1 (agent.pem, agent.key) and
-/// a client certificate (client.pem, client.key), in `dir`, made with the openssl command
-/// (Debian's ca-certificates brings it).
-pub fn make_certs(dir: &std::path::Path) {
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=fleetbench test CA",
-    ]);
+/// P-256 keys: generated in milliseconds, and every client the tests use speaks ECDSA.
+const EC_KEY: [&str; 5] = [
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+];
+
+/// A CA (`ca.pem`, `ca.key`) named `subject` in `dir`, made with the openssl command
+/// (Debian's ca-certificates brings it), valid for two days.
+pub fn make_ca(dir: &std::path::Path, subject: &str) {
+    let mut ca = vec!["req", "-x509", "-keyout", "ca.key", "-out", "ca.pem"];
+    ca.extend(EC_KEY);
+    ca.extend(["-days", "2", "-subj", subject]);
+    ca.extend(["-addext", "basicConstraints=critical,CA:TRUE"]);
+    ca.extend(["-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
     openssl(dir, &ca);
-    for (name, ext) in [
-        (
-            "agent",
-            "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-        ),
-        (
-            "client",
-            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
-        ),
-    ] {
-        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
-        let mut req = vec!["req"];
-        req.extend(ec);
-        let (key, csr, subj) = (
-            format!("{name}.key"),
-            format!("{name}.csr"),
-            format!("/CN={name}"),
-        );
-        req.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
-        openssl(dir, &req);
-        let (pem, extfile) = (format!("{name}.pem"), format!("{name}.ext"));
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                &pem,
-                "-days",
-                "1",
-                "-extfile",
-                &extfile,
-            ],
-        );
-    }
+}
+
+/// A key `NAME.key` and a certificate `cert` for the subject `/CN=cn` with these X.509 v3
+/// extensions (`NAME.ext`'s text), signed by the CA that [`make_ca`] made in `dir`.
+pub fn issue_cert(dir: &std::path::Path, name: &str, cn: &str, ext: &str, cert: &str) {
+    let (key, csr, extfile) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.ext"),
+    );
+    std::fs::write(dir.join(&extfile), ext).unwrap();
+    let subj = format!("/CN={cn}");
+    let mut req = vec!["req", "-keyout", &key, "-out", &csr, "-subj", &subj];
+    req.extend(EC_KEY);
+    openssl(dir, &req);
+    let mut sign = vec!["x509", "-req", "-in", &csr, "-out", cert, "-days", "2"];
+    sign.extend(["-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial"]);
+    sign.extend(["-extfile", &extfile]);
+    openssl(dir, &sign);
+}
+
+/// A CA (ca.pem, ca.key), a server certificate for 127.0.0.1 (agent.pem, agent.key) and
+/// a client certificate (client.pem, client.key), in `dir`.
+pub fn make_certs(dir: &std::path::Path) {
+    make_ca(dir, "/CN=fleetbench test CA");
+    issue_cert(
+        dir,
+        "agent",
+        "agent",
+        "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+        "agent.pem",
+    );
+    issue_cert(
+        dir,
+        "client",
+        "client",
+        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+        "client.pem",
+    );
 }

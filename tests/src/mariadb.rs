@@ -230,6 +230,14 @@ impl MariaDb {
             ),
         }
     }
+    /// The statement counters an OLTP mix moves ([`STATEMENT_COUNTERS`]), and the prepared
+    /// statements' pair, now.
+    pub fn statement_counters(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        STATEMENT_COUNTERS
+            .into_iter()
+            .map(|n| (n, self.status(n)))
+            .collect()
+    }
 
     /// Value of `SHOW GLOBAL STATUS LIKE 'name'` as a number; panics if there is no such
     /// variable or it is not a number.
@@ -490,3 +498,16 @@ fn kill_orphan(dir: &Path) {
         }
     }
 }
+
+/// The global status counters that count an OLTP mix's statements by kind, and the two that
+/// count prepared statements (Com_stmt_prepare, Com_stmt_execute).
+pub const STATEMENT_COUNTERS: [&str; 8] = [
+    "Com_select",
+    "Com_update",
+    "Com_delete",
+    "Com_insert",
+    "Com_commit",
+    "Com_begin",
+    "Com_stmt_prepare",
+    "Com_stmt_execute",
+];

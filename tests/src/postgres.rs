@@ -653,56 +653,17 @@ fn clear_pg_env(cmd: &mut Command) {
 /// A CA (`ca.pem`, `ca.key`) and a server certificate for 127.0.0.1 and localhost
 /// (`server.crt`, `server.key`, the key readable by the server's account only) in `dir`.
 fn make_certs(dir: &Path, owner: Option<Account>) {
-    let openssl = |args: &[&str]| {
-        crate::run_tool(
-            Command::new("openssl").args(args).current_dir(dir),
-            "openssl is installed (apt-get install openssl)",
-        );
-    };
-    // P-256 keys: generated in milliseconds, and every client the tests use speaks ECDSA.
-    let key = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let subject = "/CN=fleetbench PostgreSQL test CA";
-    let mut ca = vec!["req", "-x509", "-keyout", "ca.key", "-out", "ca.pem"];
-    ca.extend(key);
-    ca.extend(["-days", "2", "-subj", subject]);
-    ca.extend(["-addext", "basicConstraints=critical,CA:TRUE"]);
-    ca.extend(["-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
-    openssl(&ca);
-    let mut req = vec!["req", "-keyout", "server.key", "-out", "server.csr"];
-    req.extend(key);
-    req.extend(["-subj", "/CN=localhost"]);
-    openssl(&req);
-    fs::write(
-        dir.join("server.ext"),
+    crate::make_ca(dir, "/CN=fleetbench PostgreSQL test CA");
+    crate::issue_cert(
+        dir,
+        "server",
+        "localhost",
         "basicConstraints=CA:FALSE\n\
          keyUsage=critical,digitalSignature,keyEncipherment\n\
          extendedKeyUsage=serverAuth\n\
          subjectAltName=IP:127.0.0.1,DNS:localhost\n",
-    )
-    .expect("write server.ext");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
         "server.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-    ]);
+    );
     // postgres refuses a key that others can read, or that belongs to someone else.
     let key = dir.join("server.key");
     fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).expect("chmod server.key");

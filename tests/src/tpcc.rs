@@ -99,3 +99,48 @@ pub fn assert_initial_rows_w2(count: impl Fn(&str) -> u64, schema: &str) {
     ));
     assert!((5_600..=6_400).contains(&bc), "{bc} BC customers");
 }
+
+/// TPC-C's transaction types as a run document names them, in the spec's order.
+pub const TYPES: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+
+/// Asserts a run document's TPC-C figures: at least `min_total` transactions, each type's
+/// share within `tolerance` points of the mix tpcc-mysql runs, none failed, each type's
+/// count the sum of the agents' and of the intervals', and the TpmC (New-Orders per minute)
+/// as `text` printed it. Returns a reader of `totals.tpcc.transactions[type][field]`.
+pub fn assert_mix<'a>(
+    v: &'a serde_json::Value,
+    text: &str,
+    min_total: u64,
+    tolerance: f64,
+) -> impl Fn(&str, &str) -> u64 + 'a {
+    let tp = &v["totals"]["tpcc"];
+    let n = move |k: &str, f: &str| tp["transactions"][k][f].as_u64().unwrap();
+    let total: u64 = TYPES.iter().map(|k| n(k, "count")).sum();
+    assert!(total > min_total, "{total} transactions");
+    for (k, want) in TYPES.iter().zip([43.48, 43.48, 4.35, 4.35, 4.35]) {
+        let share = 100.0 * n(k, "count") as f64 / total as f64;
+        assert!(
+            (share - want).abs() < tolerance,
+            "{k}: {share:.2} % of {total}"
+        );
+        assert_eq!(n(k, "failed"), 0, "{k}");
+        let count =
+            |part: &serde_json::Value| part["tpcc"]["transactions"][k]["count"].as_u64().unwrap();
+        for part in ["agents", "intervals"] {
+            let sum = crate::sum_over(&v[part], count);
+            assert_eq!(sum, n(k, "count"), "{k} over {part}");
+        }
+    }
+    let minutes = v["totals"]["time_s"].as_f64().unwrap() / 60.0;
+    let tpmc = tp["tpmc"].as_f64().unwrap();
+    let want = n("new_order", "count") as f64 / minutes;
+    assert!((tpmc - want).abs() <= 0.01 * want, "TpmC {tpmc} vs {want}");
+    assert!(text.contains(&format!("{tpmc:.3} TpmC")), "{text}");
+    n
+}

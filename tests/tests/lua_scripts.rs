@@ -46,19 +46,6 @@ fn args(parts: &[&str], db: &MariaDb) -> Vec<String> {
     db.args(parts)
 }
 
-const COUNTERS: [&str; 6] = [
-    "Com_select",
-    "Com_update",
-    "Com_delete",
-    "Com_insert",
-    "Com_commit",
-    "Com_begin",
-];
-
-fn counters(db: &MariaDb) -> BTreeMap<&'static str, u64> {
-    COUNTERS.into_iter().map(|n| (n, db.status(n))).collect()
-}
-
 /// The read, write and other statements of a sysbench report.
 fn sysbench_counts(out: &str) -> [u64; 3] {
     ["read:", "write:", "other:"].map(|label| {
@@ -110,7 +97,7 @@ fn sysbench_bundled_scripts_run_as_files_over_two_agents() {
     for script in ["oltp_read_write.lua", "oltp_point_select.lua"] {
         let path = bundled(script);
         let out_json = scratch.path(&format!("{script}.json"));
-        let before = counters(&db);
+        let before = db.statement_counters();
         let out = fleetbench_ok(&args(
             &[
                 &path,
@@ -126,7 +113,7 @@ fn sysbench_bundled_scripts_run_as_files_over_two_agents() {
             ],
             &db,
         ));
-        let after = counters(&db);
+        let after = db.statement_counters();
         assert!(out.contains(&format!("Script: {path} (run)")), "{out}");
         let j = json(&out_json);
         let sql = &j["totals"]["sql"];
@@ -194,7 +181,7 @@ fn sysbench_bundled_scripts_run_as_files_over_two_agents() {
     assert_eq!(fb, [30, 20, 50], "{sql}");
     assert_eq!(sysbench_counts(&sb), fb, "{sb}");
     // And sysbench itself on the same tables, same script: the same mix per transaction.
-    let before = counters(&db);
+    let before = db.statement_counters();
     db.sysbench(
         "sbtest",
         &[
@@ -207,7 +194,7 @@ fn sysbench_bundled_scripts_run_as_files_over_two_agents() {
             "run",
         ],
     );
-    let after = counters(&db);
+    let after = db.statement_counters();
     assert_eq!(delta(&before, &after, "Com_select"), 14 * 100);
     assert_eq!(delta(&before, &after, "Com_commit"), 100);
     let out = fleetbench_ok(&args(

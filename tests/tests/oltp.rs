@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::mariadb::{MariaDb, STATEMENT_COUNTERS};
 use fleetbench_tests::{
     AgentProc, Scratch, bin, fleetbench_ok, json, run_json, sum_over, wait_until,
 };
@@ -123,14 +123,17 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
             "--time=0",
             "--threads=1",
         ];
-        let before = counters(&db);
+        let before = db.statement_counters();
         let sb: Vec<&str> = [script].into_iter().chain(common).chain(["run"]).collect();
         db.sysbench("sbtest", &sb);
-        let mid = counters(&db);
+        let mid = db.statement_counters();
         let fb: Vec<&str> = [script].into_iter().chain(common).chain(["run"]).collect();
         fleetbench_ok(&args(&fb, &o));
-        let after = counters(&db);
-        for k in COUNTERS.into_iter().filter(|k| *k != "Com_stmt_prepare") {
+        let after = db.statement_counters();
+        for k in STATEMENT_COUNTERS
+            .into_iter()
+            .filter(|k| *k != "Com_stmt_prepare")
+        {
             assert_eq!(
                 delta(&before, &mid, k),
                 delta(&mid, &after, k),
@@ -138,23 +141,6 @@ fn schema_and_query_mix_equal_sysbench_side_by_side() {
             );
         }
     }
-}
-
-/// Global status counters of interest.
-const COUNTERS: [&str; 8] = [
-    "Com_select",
-    "Com_update",
-    "Com_delete",
-    "Com_insert",
-    "Com_commit",
-    "Com_begin",
-    "Com_stmt_prepare",
-    "Com_stmt_execute",
-];
-
-/// The [`COUNTERS`] of `db` now.
-fn counters(db: &MariaDb) -> BTreeMap<&'static str, u64> {
-    COUNTERS.into_iter().map(|n| (n, db.status(n))).collect()
 }
 
 fn delta(
@@ -178,9 +164,9 @@ fn query_counts_agree_with_the_server() {
     // Runs `test` on both tables with `extra`: the server's counters before and after, and
     // the run's stdout.
     let counted = |test: &str, extra: &[&str]| {
-        let before = counters(&db);
+        let before = db.statement_counters();
         let text = db.fleetbench_ok(&[&[test], &tables, extra, &["run"]]);
-        (before, counters(&db), text)
+        (before, db.statement_counters(), text)
     };
 
     // Defaults: 14 reads, 4 writes, 2 other per transaction; one thread so nothing conflicts.
@@ -583,7 +569,7 @@ fn lean_client_and_mysql_async_fallback_send_the_same_statements() {
     let db = MariaDb::prepared(&["oltp_read_write", "--table-size=1000"]);
     let o = db_opts(&db);
     let run = |client: &str| {
-        let before = counters(&db);
+        let before = db.statement_counters();
         let out = Command::new(bin("fleetbench"))
             .args(args(
                 &[
@@ -602,7 +588,7 @@ fn lean_client_and_mysql_async_fallback_send_the_same_statements() {
             .unwrap();
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{client}: {log}");
-        let after = counters(&db);
+        let after = db.statement_counters();
         let deltas: BTreeMap<&str, u64> = after
             .keys()
             .map(|&k| (k, delta(&before, &after, k)))

@@ -181,6 +181,7 @@ fn scenario_help_is_the_scenario_commands_own() {
         for needle in [
             "Usage: fleetbench scenario run|cleanup FILE [options]",
             "[[scenario]]",
+            "[targets]",
             "--only NAME",
             "--repeat N",
             "--json FILE",

@@ -4,8 +4,7 @@
 //! input refused with one line.
 
 use fleetbench_tests::mariadb::MariaDb;
-use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json, sum_over};
-use serde_json::Value;
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json};
 
 use fleetbench_tests::tpcc::{self, SCHEMA};
 
@@ -98,45 +97,12 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
     assert!(text.contains("Response time by transaction type"), "{text}");
     let v = json(&path);
     let tp = &v["totals"]["tpcc"];
-    let t = &tp["transactions"];
-    let n = |k: &str, f: &str| t[k][f].as_u64().unwrap();
-    let types = [
-        "new_order",
-        "payment",
-        "order_status",
-        "delivery",
-        "stock_level",
-    ];
-    let total: u64 = types.iter().map(|k| n(k, "count")).sum();
-    assert!(total > 500, "{total} transactions in 8 s");
-    for (k, want) in types.iter().zip([43.48, 43.48, 4.35, 4.35, 4.35]) {
-        let share = 100.0 * n(k, "count") as f64 / total as f64;
-        assert!((share - want).abs() < 1.0, "{k}: {share:.2} % of {total}");
-        assert_eq!(n(k, "failed"), 0, "{k}");
-        // The per-agent figures add up to the totals.
-        let count = |part: &Value| part["tpcc"]["transactions"][k]["count"].as_u64().unwrap();
-        assert_eq!(
-            sum_over(&v["agents"], count),
-            n(k, "count"),
-            "{k} over agents"
-        );
-        // And so do the intervals.
-        assert_eq!(
-            sum_over(&v["intervals"], count),
-            n(k, "count"),
-            "{k} over intervals"
-        );
-    }
+    let n = tpcc::assert_mix(&v, &text, 500, 1.0);
     let rollbacks = n("new_order", "rolled_back") as f64 / n("new_order", "count") as f64;
     assert!(
         (0.002..0.03).contains(&rollbacks),
         "rolled back: {rollbacks}"
     );
-    let minutes = v["totals"]["time_s"].as_f64().unwrap() / 60.0;
-    let tpmc = tp["tpmc"].as_f64().unwrap();
-    let want = n("new_order", "count") as f64 / minutes;
-    assert!((tpmc - want).abs() <= 0.01 * want, "TpmC {tpmc} vs {want}");
-    assert!(text.contains(&format!("{tpmc:.3} TpmC")), "{text}");
     assert_eq!(tp["constraints_ok"], true);
     // `report FILE` reprints the run as it printed: tpcc-mysql's interval lines, Raw
     // Results, Constraint Check and TpmC, then the response times by type (the average

@@ -6,10 +6,10 @@
 //! line where the tables are missing or already there.
 
 use fleetbench_tests::postgres::Postgres;
-use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json, sum_over};
+use fleetbench_tests::{AgentProc, Scratch, fleetbench, fleetbench_ok, json};
 use serde_json::Value;
 
-use fleetbench_tests::tpcc::{self, SCHEMA};
+use fleetbench_tests::tpcc::{self, SCHEMA, TYPES};
 
 /// A MySQL type of [`SCHEMA`] as PostgreSQL's `format_type` shows the type standing for it:
 /// no one-byte integer (smallint), timestamp for datetime, numeric for decimal.
@@ -73,14 +73,6 @@ fn run(args: &[String]) -> (Option<i32>, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
-
-const TYPES: [&str; 5] = [
-    "new_order",
-    "payment",
-    "order_status",
-    "delivery",
-    "stock_level",
-];
 
 #[test]
 fn prepare_run_check_and_cleanup_over_two_agents() {
@@ -182,21 +174,9 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
     tpcc::assert_run_text(&text);
     assert!(text.contains("server PostgreSQL "), "{text}");
     let v = json(&path);
-    let tp = &v["totals"]["tpcc"];
-    let t = &tp["transactions"];
-    let n = |k: &str, f: &str| t[k][f].as_u64().unwrap();
-    let total: u64 = TYPES.iter().map(|k| n(k, "count")).sum();
-    assert!(total > 300, "{total} transactions in 8 s");
-    for (k, want) in TYPES.iter().zip([43.48, 43.48, 4.35, 4.35, 4.35]) {
-        let share = 100.0 * n(k, "count") as f64 / total as f64;
-        assert!((share - want).abs() < 1.5, "{k}: {share:.2} % of {total}");
-        assert_eq!(n(k, "failed"), 0, "{k}");
+    let n = tpcc::assert_mix(&v, &text, 300, 1.5);
+    for k in TYPES {
         let count = |part: &Value| part["tpcc"]["transactions"][k]["count"].as_u64().unwrap();
-        assert_eq!(
-            sum_over(&v["agents"], count),
-            n(k, "count"),
-            "{k} over agents"
-        );
         for agent in v["agents"].as_array().unwrap() {
             assert!(count(agent) > 0, "{k} on every agent");
         }
@@ -209,11 +189,6 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
     }
     let rollbacks = n("new_order", "rolled_back") as f64 / n("new_order", "count") as f64;
     assert!((0.0..0.04).contains(&rollbacks), "rolled back: {rollbacks}");
-    let minutes = v["totals"]["time_s"].as_f64().unwrap() / 60.0;
-    let tpmc = tp["tpmc"].as_f64().unwrap();
-    let want = n("new_order", "count") as f64 / minutes;
-    assert!((tpmc - want).abs() <= 0.01 * want, "TpmC {tpmc} vs {want}");
-    assert!(text.contains(&format!("{tpmc:.3} TpmC")), "{text}");
     // The server saw what the agents counted: one order per New-Order that committed.
     let new_orders = count(&pg, "SELECT count(*) FROM orders") - 60_000;
     let committed = n("new_order", "count") - n("new_order", "rolled_back");

@@ -344,7 +344,7 @@ mod tests {
     }
 
     #[test]
-    fn scenario_help_is_asked_for_and_says_what_matters() {
+    fn scenario_help_is_asked_for_where_the_words_say_so() {
         for args in [
             &["fb", "scenario", "--help"][..],
             &["fb", "scenario", "-h"],
@@ -361,20 +361,6 @@ mod tests {
         ] {
             assert!(!asks_help(&os(args)), "{args:?}");
         }
-        for needle in [
-            "Usage: fleetbench scenario run|cleanup FILE [options]",
-            "[[scenario]]",
-            "[targets]",
-            "--only NAME",
-            "--repeat N",
-            "--json FILE",
-            "--csv FILE",
-            "--html FILE",
-            "--agents LIST",
-            "--token-file FILE",
-            "docs/sweeps-and-scenarios.md",
-        ] {
-            assert!(HELP.contains(needle), "{needle}");
-        }
+        // What the help says is checked where a user sees it (tests/tests/scenario.rs).
     }
 }
