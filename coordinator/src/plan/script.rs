@@ -100,6 +100,14 @@ fn list(n: &str, v: String) -> Opt {
     (n.to_string(), OptKind::List, Some(v))
 }
 
+/// The declared default of the option `name` of `defs` (a programming error if it has none).
+fn declared(defs: &[OptionDef], name: &str) -> String {
+    let def = defs.iter().find(|d| d.name == name);
+    def.unwrap_or_else(|| panic!("no option {name} declared"))
+        .default
+        .to_string()
+}
+
 /// The last value given of one of fleetbench's own options (any of `names`), else `or`.
 fn last(raw: &RawArgs, names: &[&str], or: &str) -> String {
     raw.options
@@ -185,24 +193,20 @@ fn connection_opts(s: &ScriptConfig, raw: &RawArgs) -> Vec<Opt> {
     let t = s.targets.first().cloned().unwrap_or_default();
     let ps = if s.db.prepared { "auto" } else { "disable" };
     // The connection options of the target's own driver carry its values; the other
-    // driver's keep their defaults, as sysbench.opt shows them in sysbench.
-    let (my, pg) = {
-        let mut d = Target {
-            host: "localhost".into(),
-            user: "sbtest".into(),
-            database: "sbtest".into(),
-            ..Default::default()
-        };
-        match t.driver {
-            Driver::Mysql => {
-                d.port = 5432;
-                (t.clone(), d)
-            }
-            Driver::Pgsql => {
-                d.port = 3306;
-                (d, t.clone())
-            }
-        }
+    // driver's keep their declared defaults, as sysbench.opt shows them in sysbench.
+    let idle = |driver: &str| Target {
+        host: declared(TargetOptions::OPTIONS, &format!("{driver}-host")),
+        port: declared(TargetOptions::OPTIONS, &format!("{driver}-port"))
+            .parse()
+            .unwrap_or_default(),
+        user: declared(TargetOptions::OPTIONS, &format!("{driver}-user")),
+        // --mysql-db's and --pgsql-db's default is the test's own: sysbench's scripts use sbtest.
+        database: "sbtest".into(),
+        ..Default::default()
+    };
+    let (my, pg) = match t.driver {
+        Driver::Mysql => (t.clone(), idle("pgsql")),
+        Driver::Pgsql => (idle("mysql"), t.clone()),
     };
     // A MySQL list option over the run's MySQL targets (the default's one when there are none).
     let my_list = |f: &dyn Fn(&Target) -> Option<String>, none: &str| {
@@ -233,7 +237,11 @@ fn connection_opts(s: &ScriptConfig, raw: &RawArgs) -> Vec<Opt> {
         text("mysql_db", my.database.clone()),
         list(
             "mysql_ignore_errors",
-            last(raw, &["mysql-ignore-errors"], "1213,1020,1205"),
+            last(
+                raw,
+                &["mysql-ignore-errors"],
+                &declared(OltpDb::OPTIONS, "mysql-ignore-errors"),
+            ),
         ),
         text("mysql_storage_engine", s.server.engine.clone()),
         // sysbench 0.5's MySQL options, globals its tests/db scripts read.
@@ -294,4 +302,58 @@ fn distribution_opts(raw: &RawArgs) -> Vec<Opt> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sysbench.opt`'s values of a script planned with these arguments.
+    fn opts(args: &[&str]) -> Vec<OptValue> {
+        let dir = std::env::temp_dir().join(format!("fb-plan-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("s.lua");
+        std::fs::write(&file, "function event() end\n").unwrap();
+        let mut argv = vec!["fleetbench", file.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        argv.push("run");
+        let argv = argv.into_iter().map(Into::into).collect();
+        let Ok(crate::commands::Parsed::Args(raw)) = crate::commands::parse(argv) else {
+            panic!("not a command line to run")
+        };
+        let plan = crate::plan::build(&raw).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let Workload::Script(s) = plan.workload else {
+            panic!("not a script plan")
+        };
+        s.opt
+    }
+
+    fn value(opts: &[OptValue], name: &str) -> String {
+        let o = opts.iter().find(|o| o.name == name);
+        o.unwrap_or_else(|| panic!("no {name}"))
+            .text
+            .clone()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_other_drivers_options_show_their_declared_defaults() {
+        let my = opts(&["--mysql-port=3307", "--mysql-user=u"]);
+        assert_eq!(value(&my, "mysql_port"), "3307");
+        assert_eq!(value(&my, "mysql_user"), "u");
+        assert_eq!(
+            (value(&my, "pgsql_host"), value(&my, "pgsql_port")),
+            ("localhost".into(), "5432".into())
+        );
+        assert_eq!(value(&my, "pgsql_user"), "sbtest");
+        assert_eq!(value(&my, "mysql_ignore_errors"), "1213,1020,1205");
+        let pg = opts(&["--db-driver=pgsql", "--pgsql-port=6543"]);
+        assert_eq!(value(&pg, "pgsql_port"), "6543");
+        assert_eq!(
+            (value(&pg, "mysql_host"), value(&pg, "mysql_port")),
+            ("localhost".into(), "3306".into())
+        );
+        assert_eq!(value(&pg, "mysql_db"), "sbtest");
+    }
 }
