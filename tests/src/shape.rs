@@ -3,7 +3,7 @@
 //! a workload module by the agent's runner or event loop.
 //!
 //! Production code is every `.rs` file of the workspace's crates outside `tests/`,
-//! `examples/` and `benches/` folders, up to its first top-level `#[cfg(test)]` line. A
+//! `examples/` and `benches/` folders, without its top-level `#[cfg(test)]` items. A
 //! function's length runs from the line of its `fn` to the line of its closing brace, both
 //! counted, blank and comment lines included; braces inside strings, characters and
 //! comments do not count.
@@ -32,16 +32,46 @@ pub const WORKLOAD_FREE: [&str; 2] = ["agent/src/runner", "agent/src/coop.rs"];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding(pub String);
 
-/// The production part of a file's text: up to its first top-level `#[cfg(test)]`.
-pub fn production(text: &str) -> &str {
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with("#[cfg(test)]") {
-            return &text[..at];
+/// The production part of a file's text: the text with every top-level `#[cfg(test)]` item
+/// (the attribute to the item's closing brace or semicolon) emptied, its line breaks kept so
+/// that line numbers stay those of the file; and how many lines those items took.
+pub fn production(text: &str) -> (String, usize) {
+    let sk: Vec<char> = skeleton(text).chars().collect();
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut test_lines) = (0, 0);
+    while i < chars.len() {
+        let line_start = i == 0 || chars[i - 1] == '\n';
+        if line_start
+            && sk[i..].starts_with(&['#', '[', 'c', 'f', 'g', '(', 't', 'e', 's', 't', ')', ']'])
+        {
+            let end = item_end(&sk, i);
+            let lines = chars[i..end].iter().filter(|&&c| c == '\n').count();
+            out.extend(std::iter::repeat_n('\n', lines));
+            test_lines += lines + 1;
+            i = end;
+            continue;
         }
-        at += line.len();
+        out.push(chars[i]);
+        i += 1;
     }
-    text
+    (out, test_lines)
+}
+
+/// Where the item whose attribute starts at `from` ends in the skeleton `sk`: after its
+/// first `;` outside braces, or after the brace that closes its first `{`.
+fn item_end(sk: &[char], from: usize) -> usize {
+    let mut depth = 0usize;
+    for (k, &c) in sk.iter().enumerate().skip(from) {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 1 => depth -= 1,
+            '}' if depth == 1 => return k + 1,
+            ';' if depth == 0 => return k + 1,
+            _ => {}
+        }
+    }
+    sk.len()
 }
 
 /// `text` with the contents of comments, strings and character literals blanked out (each
@@ -246,9 +276,10 @@ pub fn production_files(root: &Path) -> Vec<PathBuf> {
 /// What the shape does not allow in the file at `rel` (its path from the workspace root)
 /// whose text is `text`.
 pub fn check_file(rel: &str, text: &str) -> Vec<Finding> {
-    let prod = production(text);
+    let (prod, test_lines) = production(text);
+    let prod = prod.as_str();
     let mut out = Vec::new();
-    let lines = prod.lines().count();
+    let lines = prod.lines().count().saturating_sub(test_lines);
     if lines > MAX_FILE_LINES {
         out.push(Finding(format!(
             "{rel}: {lines} production lines (at most {MAX_FILE_LINES}): split it by what its parts do"
@@ -343,7 +374,25 @@ mod tests {
             long_fn("test_helper", 200)
         );
         assert!(check_file("agent/src/t.rs", &text).is_empty());
-        assert!(functions(production(&text)).is_empty());
+        assert!(functions(&production(&text).0).is_empty());
+    }
+
+    #[test]
+    fn production_code_after_a_test_module_counts_where_it_stands() {
+        let tests = format!("#[cfg(test)]\nmod tests {{\n{}}}\n", long_fn("helper", 200));
+        let text = format!("fn a() {{}}\n{tests}{}", long_fn("after", 130));
+        let found = check_file("agent/src/t.rs", &text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].0.contains(":208: fn after is 133 lines"),
+            "{found:?}"
+        );
+        // A test item that ends in a semicolon goes alone.
+        let text = format!("#[cfg(test)]\nuse x::y;\n{}", long_fn("long", 130));
+        assert_eq!(check_file("agent/src/t.rs", &text).len(), 1);
+        // The file's lines are counted without its tests.
+        let (prod, test_lines) = production(&tests);
+        assert_eq!(prod.lines().count(), test_lines);
     }
 
     #[test]
