@@ -8,6 +8,7 @@ pub mod rand;
 pub mod rate;
 pub mod report;
 pub mod runner;
+pub mod servers;
 pub mod service;
 pub mod sql;
 pub mod stats;

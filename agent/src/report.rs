@@ -78,6 +78,8 @@ pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         late: iv.sample.late,
         clients_aborted: iv.sample.clients_aborted,
         client_errors: iv.sample.client_errors.clone(),
+        // Read beside the run, by the drive loop (crate::servers).
+        servers: Vec::new(),
     }
 }
 

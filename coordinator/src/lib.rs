@@ -16,6 +16,7 @@ pub mod output;
 pub mod plan;
 pub mod report;
 pub mod script;
+pub mod servers;
 pub mod session;
 pub mod sweep;
 pub mod topology;

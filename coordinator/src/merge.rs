@@ -655,6 +655,8 @@ pub struct RunResult {
     pub clients: ClientFigures,
     /// pgbench's -r: per script and command, summed over agents, sorted.
     pub commands: Vec<CommandFigures>,
+    /// The database servers' own figures, per target and tick, as the agents read them.
+    pub servers: Vec<crate::servers::ServerTick>,
 }
 
 impl RunResult {

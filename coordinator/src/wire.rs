@@ -378,3 +378,16 @@ mod tests {
         );
     }
 }
+
+/// The servers' figures an interval carries (its agent reads them), one per target.
+pub fn server_ticks(iv: &pb::Interval) -> Vec<crate::servers::ServerTick> {
+    iv.servers
+        .iter()
+        .map(|s| crate::servers::ServerTick {
+            target: s.target as usize,
+            seq: iv.seq,
+            values: s.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            missing: (!s.missing.is_empty()).then(|| s.missing.clone()),
+        })
+        .collect()
+}

@@ -16,6 +16,7 @@ use super::busy::BusyGuard;
 use super::start::Planned;
 use crate::report;
 use crate::runner::{Control, IntervalReport, OpenProgress};
+use crate::servers::ServerWatch;
 use crate::sql::open_error::OpenError;
 use crate::workloads::{Opened, Output};
 
@@ -38,7 +39,12 @@ impl Run {
     /// Opens the planned run while streaming how far it got, then Ready and the run (or
     /// the error) on the same stream.
     pub(super) async fn open_then_drive(self, planned: Planned) {
-        let Planned { workload, config } = planned;
+        let Planned {
+            workload,
+            config,
+            servers,
+        } = planned;
+        let warmup = config.warmup;
         let (connections, output) = (workload.connections(), workload.output());
         let progress = Arc::new(OpenProgress::default());
         // A Stop (or SIGTERM) while connections open: the rest are not opened.
@@ -51,7 +57,10 @@ impl Run {
                 let stopped = Status::aborted("stopped while its connections were opening");
                 let _ = self.tx.send(Err(stopped)).await;
             }
-            Ok(opened) => self.drive(opened, output).await,
+            Ok(opened) => {
+                let servers = crate::servers::ServerWatch::start(servers);
+                self.drive(opened, output, servers, warmup).await
+            }
             Err(e) => {
                 // What a script printed before it failed (its thread_init) goes first.
                 send_output(&self.tx, output.as_deref()).await;
@@ -67,8 +76,15 @@ impl Run {
         }
     }
 
-    /// Drives one opened run: Ready, wait for Go, stream intervals, send Final.
-    async fn drive(mut self, opened: Opened, output: Option<Arc<dyn Output>>) {
+    /// Drives one opened run: Ready, wait for Go, stream intervals (with the servers'
+    /// figures when it reads any), send Final.
+    async fn drive(
+        mut self,
+        opened: Opened,
+        output: Option<Arc<dyn Output>>,
+        servers: Option<ServerWatch>,
+        warmup: Duration,
+    ) {
         let Opened {
             run: prepared,
             retries,
@@ -109,9 +125,21 @@ impl Run {
         {
             info!(dir = %dir.display(), "no disk figures: the directory's device has no block statistics");
         }
+        // The servers' baseline when the measurement begins, after any warm-up.
+        let servers = match servers {
+            Some(w) => {
+                tokio::time::sleep(warmup).await;
+                w.read().await;
+                Some(w)
+            }
+            None => None,
+        };
         while let Some(iv) = irx.recv().await {
             let mut msg = report::interval_to_proto(&iv);
             msg.host = host.sample().map(|h| wire::host_to_proto(&h));
+            if let Some(w) = &servers {
+                msg.servers = w.read().await;
+            }
             send_output(&tx, output.as_deref()).await;
             if tx
                 .send(Ok(event(run_event::Msg::Interval(msg))))

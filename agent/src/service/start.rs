@@ -26,6 +26,8 @@ pub const SCRIPTS_REFUSED: &str = "this agent does not run Lua scripts: start fl
 pub(super) struct Planned {
     pub(super) workload: Box<dyn Workload>,
     pub(super) config: RunConfig,
+    /// The servers whose status this agent reads each interval (target index, target).
+    pub(super) servers: Vec<(u32, Target)>,
 }
 
 /// Plans `start` on an agent with `options`, or says what is wrong with it.
@@ -78,8 +80,13 @@ fn plan_from_start(start: &pb::Start, options: &AgentOptions) -> Result<Planned,
         },
         script_memory: options.script_memory,
     };
+    let servers = sampled_servers(&start.sample_servers, spec.targets())?;
     let workload = dispatch(spec, &share).map_err(status)?;
-    Ok(Planned { workload, config })
+    Ok(Planned {
+        workload,
+        config,
+        servers,
+    })
 }
 
 /// The one place that names every workload: each plans its own run.
@@ -140,6 +147,24 @@ fn run_config(start: &pb::Start) -> Result<RunConfig, Status> {
         latency_limit: None,
         skip_late: false,
     })
+}
+
+/// The targets a Start asks this agent to read the status of, each once; an index past the
+/// workload's targets is refused.
+fn sampled_servers(asked: &[u32], targets: &[Target]) -> Result<Vec<(u32, Target)>, Status> {
+    let mut out: Vec<(u32, Target)> = Vec::new();
+    for &i in asked {
+        let Some(t) = targets.get(i as usize) else {
+            return Err(Status::invalid_argument(format!(
+                "sample_servers names target {i}, but the workload has {} target(s)",
+                targets.len()
+            )));
+        };
+        if !out.iter().any(|(j, _)| *j == i) {
+            out.push((i, t.clone()));
+        }
+    }
+    Ok(out)
 }
 
 /// Reads the TLS and key files the targets name, on this host, once for every connection

@@ -420,6 +420,10 @@ pub struct TargetJson {
     /// When it could not be reached during the run (absent when it always could).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub downtime: Option<DowntimeJson>,
+    /// The server's own figures over the run, read over SQL each interval (absent where
+    /// none were read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::servers::ServerJson>,
 }
 
 /// A target's failed reconnects over a run, and the whole intervals it was down.
@@ -465,6 +469,9 @@ pub struct Interval {
     pub figures: Figures,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopPart>,
+    /// The servers' own figures in this interval, one per target read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<crate::servers::IntervalServer>,
 }
 
 /// A workload's own figures, at most one of them present: OLTP's SQL statistics,
@@ -931,6 +938,44 @@ mod tests {
                 concurrency: 4,
                 service_ms: service.clone(),
             }),
+            servers: vec![
+                crate::servers::IntervalServer {
+                    target: "db".into(),
+                    transactions: 8,
+                    per_tx: crate::servers::PerTx {
+                        rows_read: Some(12.5),
+                        server_reads: Some(0.125),
+                        ..Default::default()
+                    },
+                    read_misses_per_1000: Some(0.75),
+                    threads_running: Some(3.0),
+                    missing: None,
+                },
+                crate::servers::IntervalServer {
+                    target: "replica".into(),
+                    missing: Some("the status read took over a second".into()),
+                    ..Default::default()
+                },
+            ],
+        });
+        doc.totals.targets.push(TargetJson {
+            name: "db".into(),
+            server: Some(crate::servers::ServerJson {
+                source: "SHOW GLOBAL STATUS".into(),
+                transactions: 8,
+                intervals: 1,
+                missing_intervals: 1,
+                per_tx: crate::servers::PerTx {
+                    rows_read: Some(12.5),
+                    log_bytes: Some(1536.0),
+                    ..Default::default()
+                },
+                query_cache_hit_pct: Some(40.0),
+                counters: [("Innodb_rows_read".to_string(), 100)].into(),
+                notes: vec!["the status read took over a second".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
         });
         doc.totals.open_loop = Some(OpenLoopTotals {
             target_rate: 10.0,

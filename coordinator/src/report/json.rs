@@ -17,6 +17,7 @@ pub use super::doc::{
 use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
 use crate::plan::{AgentSource, Plan, Workload};
+use fleetbench_model::workloads::server::Driver;
 
 fn meta(plan: &Plan, r: &RunResult) -> Meta {
     Meta {
@@ -343,6 +344,11 @@ fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
                     to_s: d.to.as_secs_f64(),
                     failed_run: crate::downtime::fails(d, r.total_time(), plan.max_downtime_pct),
                 }),
+            server: plan
+                .workload
+                .targets()
+                .get(*i)
+                .and_then(|t| crate::servers::over_run(r, t.driver, *i, target_names.len())),
         })
         .collect()
 }
@@ -367,6 +373,12 @@ fn open_loop_totals(plan: &Plan, r: &RunResult, total_latency: &Latency) -> Opti
 fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval> {
     let no_hosts = r.hosts.iter().all(|(_, v)| v.is_empty());
     let tick_s = plan.tick().as_secs_f64().max(f64::MIN_POSITIVE);
+    let read_targets: Vec<(String, Driver)> = plan
+        .workload
+        .targets()
+        .iter()
+        .map(|t| (t.name.clone(), t.driver))
+        .collect();
     r.intervals
         .iter()
         .map(|iv| Interval {
@@ -387,6 +399,7 @@ fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval
                 iv.duration.as_secs_f64(),
             ),
             open_loop: open_part(&iv.open, &plan.percentiles),
+            servers: crate::servers::in_interval(r, iv.seq, &read_targets),
         })
         .collect()
 }

@@ -22,6 +22,7 @@ use crate::merge::{
     AgentResult, IntervalMerger, IntervalPart, MergedInterval, Received, RunResult,
 };
 use crate::plan::Plan;
+use crate::servers::ServerTick;
 use crate::wire::{self, AgentFinal};
 
 /// How long past the configured time an agent may take to deliver its final report.
@@ -36,6 +37,7 @@ enum Delivery {
         u32,
         Result<Box<IntervalPart>, CodecError>,
         Option<HostFigures>,
+        Vec<ServerTick>,
     ),
     Final(Box<AgentFinal>),
     Broken(String),
@@ -142,7 +144,8 @@ impl Reader {
                     if let Ok(p) = &part {
                         self.sum.lock().unwrap_or_else(|p| p.into_inner()).add(p);
                     }
-                    Delivery::Interval(iv.seq, part, iv.host.as_ref().map(wire::host_load))
+                    let servers = wire::server_ticks(&iv);
+                    Delivery::Interval(iv.seq, part, iv.host.as_ref().map(wire::host_load), servers)
                 }
                 Ok(Some(RunEvent {
                     msg: Some(run_event::Msg::Final(f)),
@@ -208,10 +211,11 @@ impl Collector {
         watch: &mut impl RunObserver,
     ) -> Vec<MergedInterval> {
         match d {
-            Delivery::Interval(seq, part, host) => {
+            Delivery::Interval(seq, part, host, servers) => {
                 if let Some(h) = host {
                     self.hosts[i].push((seq, h));
                 }
+                self.result.servers.extend(servers);
                 match part {
                     Ok(part) => {
                         watch.agent_interval(AgentTick {

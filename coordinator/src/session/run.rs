@@ -123,11 +123,25 @@ fn start_messages(plan: &Plan, run_id: &str, agents: usize) -> Vec<Option<pb::St
             warmup: plan.warmup,
         }
         .to_start(&mut start);
+        start.sample_servers = servers_read_by(plan, slot, active);
         starts.push(Some(start));
         first_thread += threads;
         slot += 1;
     }
     starts
+}
+
+/// The targets whose server status the `slot`-th of `active` agents reads each interval:
+/// the targets are dealt out over the agents, so each server is read once per interval.
+/// A script's targets are left out: a script need not use the database it could reach.
+fn servers_read_by(plan: &Plan, slot: usize, active: usize) -> Vec<u32> {
+    if matches!(plan.workload, Workload::Script(_)) || active == 0 {
+        return Vec::new();
+    }
+    (0..plan.workload.targets().len())
+        .filter(|i| i % active == slot)
+        .map(|i| i as u32)
+        .collect()
 }
 
 /// The workload of the `slot`-th agent with threads: the plan's, except that TPC-C's

@@ -1,0 +1,235 @@
+//! The database servers' own figures, read once per interval over SQL (the targets a Start
+//! names in `sample_servers`): one thread per run holds a connection to each server, reads
+//! its status when the run's drive loop asks, and answers with each server's change since
+//! the last reading. The drive loop never waits for it longer than [`READ_WAIT`]: a late or
+//! failed reading is an interval without figures, said so, never zeros.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fleetbench_model::server_status::{self as status, Change, Reading};
+use fleetbench_model::workloads::server::{Driver, Target};
+use fleetbench_proto::v1 as pb;
+use tokio::sync::oneshot;
+use tracing::{info, warn};
+
+use crate::sql::sockets::Sockets;
+use crate::sql::{Client, SqlError, mysql, pgsql::PgConn};
+
+/// How long an interval waits for its readings before it goes out without them.
+pub const READ_WAIT: Duration = Duration::from_secs(1);
+
+/// What an interval without figures says when the reading is the run's first (the
+/// baseline the next one is measured from).
+pub const BASELINE: &str = "first reading (the baseline)";
+
+/// The reading thread of one run; dropping it ends the thread and closes its connections.
+pub struct ServerWatch {
+    asks: mpsc::Sender<oneshot::Sender<Vec<pb::ServerSample>>>,
+    /// Cancelled on drop: a reading blocked on a server that stopped answering ends.
+    sockets: Arc<Sockets>,
+    targets: Vec<u32>,
+}
+
+impl ServerWatch {
+    /// Starts reading these targets (index, target); None when there are none.
+    pub fn start(targets: Vec<(u32, Target)>) -> Option<ServerWatch> {
+        if targets.is_empty() {
+            return None;
+        }
+        let sockets = Arc::new(Sockets::default());
+        let (asks, rx) = mpsc::channel();
+        let indexes = targets.iter().map(|(i, _)| *i).collect();
+        let mut servers: Vec<Server> = targets.into_iter().map(Server::new).collect();
+        let s = sockets.clone();
+        let spawned = std::thread::Builder::new()
+            .name("fb-servers".into())
+            .spawn(move || serve(&mut servers, &rx, &s));
+        if let Err(e) = spawned {
+            warn!("cannot start the thread that reads the servers' status: {e}");
+            return None;
+        }
+        Some(ServerWatch {
+            asks,
+            sockets,
+            targets: indexes,
+        })
+    }
+
+    /// Each server's change since the last reading, or why there is none.
+    pub async fn read(&self) -> Vec<pb::ServerSample> {
+        let (tx, rx) = oneshot::channel();
+        if self.asks.send(tx).is_err() {
+            return self.missing("the reading thread has ended");
+        }
+        match tokio::time::timeout(READ_WAIT, rx).await {
+            Ok(Ok(samples)) => samples,
+            Ok(Err(_)) => self.missing("the reading thread has ended"),
+            Err(_) => self.missing("the status read took over a second"),
+        }
+    }
+
+    fn missing(&self, why: &str) -> Vec<pb::ServerSample> {
+        self.targets
+            .iter()
+            .map(|&target| pb::ServerSample {
+                target,
+                missing: why.to_string(),
+                ..Default::default()
+            })
+            .collect()
+    }
+}
+
+impl Drop for ServerWatch {
+    fn drop(&mut self) {
+        self.sockets.cancel();
+    }
+}
+
+/// Answers each ask with a reading of every server, until the watch is dropped.
+fn serve(
+    servers: &mut [Server],
+    asks: &mpsc::Receiver<oneshot::Sender<Vec<pb::ServerSample>>>,
+    sockets: &Arc<Sockets>,
+) {
+    while let Ok(reply) = asks.recv() {
+        let samples = servers.iter_mut().map(|s| s.sample(sockets)).collect();
+        if reply.send(samples).is_err() {
+            // The interval went out without this reading: the next one is a new baseline,
+            // so that no change is counted in an interval it does not belong to.
+            for s in servers.iter_mut() {
+                s.prev = None;
+            }
+        }
+    }
+    for s in servers {
+        if let Some(c) = s.conn.take() {
+            c.quit();
+        }
+    }
+}
+
+/// A connection with either database's lean client.
+enum Conn {
+    Mysql(mysql::Conn),
+    Pgsql(PgConn),
+}
+
+impl Conn {
+    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        match self {
+            Conn::Mysql(c) => c.query_rows_upto(sql, 1000),
+            Conn::Pgsql(c) => c.query_rows_upto(sql, 1000),
+        }
+    }
+
+    fn quit(self) {
+        match self {
+            Conn::Mysql(c) => c.quit(),
+            Conn::Pgsql(c) => c.quit(),
+        }
+    }
+}
+
+/// One server read each interval.
+struct Server {
+    index: u32,
+    target: Target,
+    conn: Option<Conn>,
+    /// The status statement for this server (PostgreSQL's depends on its version).
+    query: String,
+    gauges: &'static [&'static str],
+    prev: Option<Reading>,
+    /// The last failure said in the log, so that a server down for a minute is said once.
+    said: Option<String>,
+}
+
+impl Server {
+    fn new((index, target): (u32, Target)) -> Server {
+        let gauges: &'static [&'static str] = match target.driver {
+            Driver::Mysql => &status::MYSQL_GAUGES,
+            Driver::Pgsql => &status::PG_GAUGES,
+        };
+        Server {
+            index,
+            target,
+            conn: None,
+            query: String::new(),
+            gauges,
+            prev: None,
+            said: None,
+        }
+    }
+
+    fn sample(&mut self, sockets: &Arc<Sockets>) -> pb::ServerSample {
+        let mut out = pb::ServerSample {
+            target: self.index,
+            ..Default::default()
+        };
+        match self.read(sockets) {
+            Ok(cur) => {
+                self.said = None;
+                match self
+                    .prev
+                    .replace(cur.clone())
+                    .map(|p| status::change(&p, &cur, self.gauges))
+                {
+                    None => out.missing = BASELINE.into(),
+                    Some(Change::Values(v)) => out.values = v.into_iter().collect(),
+                    Some(Change::Restarted) => {
+                        info!(target = %self.target.name, "the server's counters went backwards (a restart): a new baseline");
+                        out.missing =
+                            "the server restarted: its counters start over from this reading"
+                                .into();
+                    }
+                }
+            }
+            Err(why) => {
+                // Reconnect for the next reading; the one after it is measured from anew.
+                if let Some(c) = self.conn.take() {
+                    c.quit();
+                }
+                self.prev = None;
+                if self.said.as_deref() != Some(why.as_str()) {
+                    warn!(target = %self.target.name, "cannot read the server's status: {why}");
+                    self.said = Some(why.clone());
+                }
+                out.missing = format!("cannot read its status: {why}");
+            }
+        }
+        out
+    }
+
+    fn read(&mut self, sockets: &Arc<Sockets>) -> Result<Reading, String> {
+        if self.conn.is_none() {
+            self.connect(sockets).map_err(|e| e.to_string())?;
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let rows = conn.rows(&self.query).map_err(|e| e.to_string())?;
+        Ok(status::reading(&rows))
+    }
+
+    fn connect(&mut self, sockets: &Arc<Sockets>) -> Result<(), SqlError> {
+        let (conn, query) = match self.target.driver {
+            Driver::Mysql => (
+                Conn::Mysql(<mysql::Conn as Client>::connect(&self.target, sockets)?),
+                status::mysql_query(),
+            ),
+            Driver::Pgsql => {
+                let mut c = <PgConn as Client>::connect(&self.target, sockets)?;
+                let version = c
+                    .query_rows_upto("SHOW server_version_num", 1)?
+                    .first()
+                    .and_then(|r| r.first().cloned().flatten())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                (Conn::Pgsql(c), status::pg_query(version))
+            }
+        };
+        self.conn = Some(conn);
+        self.query = query;
+        Ok(())
+    }
+}

@@ -1,0 +1,457 @@
+//! The database servers' own figures over a run: the status changes the agents read once
+//! per interval (`SHOW GLOBAL STATUS`, `pg_stat_database`), lined up with the load of the
+//! same intervals, and what each transaction cost the server (rows read and written, reads
+//! from storage, log bytes, statements). Pure arithmetic, beside its tests.
+//!
+//! A target's transactions in an interval are the interval's events when the run has one
+//! target; with several, each gets the events in the share of the statements it received
+//! (exact when each event's statements go to one target and the mix is fixed, as in
+//! sysbench's tests). Intervals without figures (a late or failed read, a restart) are left
+//! out of both sides of every ratio, so a gap never shows as zero.
+
+use std::collections::BTreeMap;
+
+use fleetbench_model::server_status::{MYSQL_GAUGES, PG_GAUGES};
+use fleetbench_model::workloads::server::Driver;
+use serde::{Deserialize, Serialize};
+
+use crate::merge::{MergedInterval, RunResult};
+
+/// One server's figures over one tick, as the agent that reads it sent them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTick {
+    /// Index into the plan's targets.
+    pub target: usize,
+    pub seq: u32,
+    /// Counters' changes and gauges' levels by the server's names; empty when missing.
+    pub values: BTreeMap<String, u64>,
+    /// Why the tick has no figures.
+    pub missing: Option<String>,
+}
+
+/// What one transaction cost the server, each figure where the server counts it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerTx {
+    /// Rows the server read (InnoDB rows read, MariaDB's Rows_read; PostgreSQL tuples
+    /// returned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_read: Option<f64>,
+    /// Rows inserted, updated and deleted (InnoDB's counts; MariaDB's Handler_write,
+    /// _update and _delete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_written: Option<f64>,
+    /// Pages read from storage because the cache did not hold them (InnoDB buffer-pool
+    /// misses; PostgreSQL blks_read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_reads: Option<f64>,
+    /// Bytes written to the redo log or WAL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<f64>,
+    /// Statements the server received (MySQL's Questions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements: Option<f64>,
+}
+
+/// A server's figures over the run (or one interval): its counters' changes summed over
+/// the intervals that have them, and what they make per transaction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerJson {
+    /// Where the figures come from: "SHOW GLOBAL STATUS" or "pg_stat_database".
+    pub source: String,
+    /// The target's transactions over the intervals with figures.
+    pub transactions: u64,
+    /// Intervals with figures, and without.
+    pub intervals: u32,
+    pub missing_intervals: u32,
+    pub per_tx: PerTx,
+    /// Reads that missed the cache per 1,000 logical reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_misses_per_1000: Option<f64>,
+    /// Where the server has a query cache in use: the share of SELECTs it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_cache_hit_pct: Option<f64>,
+    /// Statements running at each reading, averaged (Threads_running; active backends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_running_avg: Option<f64>,
+    /// The counters' changes, by the server's names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, u64>,
+    /// Why intervals have no figures, each reason once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One server's figures in one interval of the JSON's series.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalServer {
+    /// The target's name.
+    pub target: String,
+    pub transactions: u64,
+    pub per_tx: PerTx,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_misses_per_1000: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_running: Option<f64>,
+    /// Why this interval has no figures (the rest is then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// The status source a driver's figures come from.
+pub fn source(driver: Driver) -> &'static str {
+    match driver {
+        Driver::Mysql => "SHOW GLOBAL STATUS",
+        Driver::Pgsql => "pg_stat_database",
+    }
+}
+
+fn gauges(driver: Driver) -> &'static [&'static str] {
+    match driver {
+        Driver::Mysql => &MYSQL_GAUGES,
+        Driver::Pgsql => &PG_GAUGES,
+    }
+}
+
+/// `n` per transaction, where the server counts `n` (some name of `names` is present).
+fn per(c: &BTreeMap<String, u64>, names: &[&str], tx: u64) -> Option<f64> {
+    if tx == 0 || !names.iter().any(|n| c.contains_key(*n)) {
+        return None;
+    }
+    let n: u64 = names.iter().filter_map(|k| c.get(*k)).sum();
+    Some(n as f64 / tx as f64)
+}
+
+const INNODB_WRITES: [&str; 3] = [
+    "Innodb_rows_inserted",
+    "Innodb_rows_updated",
+    "Innodb_rows_deleted",
+];
+const HANDLER_WRITES: [&str; 3] = ["Handler_write", "Handler_update", "Handler_delete"];
+
+/// What `tx` transactions cost a server whose counters changed by `c`.
+pub fn per_tx(driver: Driver, c: &BTreeMap<String, u64>, tx: u64) -> PerTx {
+    match driver {
+        // InnoDB's row counts where the server has them (MySQL), else MariaDB's own.
+        Driver::Mysql => PerTx {
+            rows_read: per(c, &["Innodb_rows_read"], tx).or_else(|| per(c, &["Rows_read"], tx)),
+            rows_written: per(c, &INNODB_WRITES, tx).or_else(|| per(c, &HANDLER_WRITES, tx)),
+            server_reads: per(c, &["Innodb_buffer_pool_reads"], tx),
+            log_bytes: per(c, &["Innodb_os_log_written"], tx),
+            statements: per(c, &["Questions"], tx),
+        },
+        Driver::Pgsql => PerTx {
+            rows_read: per(c, &["tup_returned"], tx),
+            rows_written: per(c, &["tup_inserted", "tup_updated", "tup_deleted"], tx),
+            server_reads: per(c, &["blks_read"], tx),
+            log_bytes: per(c, &["wal_bytes"], tx),
+            statements: None,
+        },
+    }
+}
+
+/// Reads that missed the cache per 1,000 logical reads (None without reads).
+pub fn read_misses_per_1000(driver: Driver, c: &BTreeMap<String, u64>) -> Option<f64> {
+    let get = |k: &str| c.get(k).copied();
+    let (misses, all) = match driver {
+        Driver::Mysql => (
+            get("Innodb_buffer_pool_reads")?,
+            get("Innodb_buffer_pool_read_requests")?,
+        ),
+        Driver::Pgsql => {
+            let read = get("blks_read")?;
+            (read, read + get("blks_hit")?)
+        }
+    };
+    (all > 0).then(|| 1000.0 * misses as f64 / all as f64)
+}
+
+/// The share of SELECTs the query cache answered, where one is in use (MySQL/MariaDB).
+pub fn query_cache_hit_pct(c: &BTreeMap<String, u64>) -> Option<f64> {
+    let get = |k: &str| c.get(k).copied().unwrap_or(0);
+    let used = get("Qcache_hits") + get("Qcache_inserts") + get("Qcache_not_cached");
+    let all = get("Qcache_hits") + get("Com_select");
+    (used > 0 && all > 0).then(|| 100.0 * get("Qcache_hits") as f64 / all as f64)
+}
+
+/// Target `target`'s transactions in interval `iv` of a run with `targets` targets.
+pub fn target_transactions(iv: &MergedInterval, target: usize, targets: usize) -> u64 {
+    if targets <= 1 || iv.targets.is_empty() {
+        return iv.events;
+    }
+    let stmts = |d: &crate::merge::DbCounters| d.reads + d.writes + d.others;
+    let all: u64 = iv.targets.iter().map(|(_, d)| stmts(d)).sum();
+    let mine: u64 = iv
+        .targets
+        .iter()
+        .filter(|(i, _)| *i == target)
+        .map(|(_, d)| stmts(d))
+        .sum();
+    if all == 0 {
+        return 0;
+    }
+    (iv.events as f64 * mine as f64 / all as f64).round() as u64
+}
+
+/// A server's figures over these ticks (one target's, any order), each paired with the
+/// target's transactions in the same interval.
+pub fn summarize(driver: Driver, ticks: &[(&ServerTick, u64)]) -> ServerJson {
+    let gauges = gauges(driver);
+    let mut out = ServerJson {
+        source: source(driver).into(),
+        ..Default::default()
+    };
+    let (mut gauge_sum, mut gauge_n) = (0u64, 0u32);
+    for (t, tx) in ticks {
+        if let Some(why) = &t.missing {
+            out.missing_intervals += 1;
+            if !out.notes.contains(why) {
+                out.notes.push(why.clone());
+            }
+            continue;
+        }
+        out.intervals += 1;
+        out.transactions += tx;
+        for (k, v) in &t.values {
+            if gauges.contains(&k.as_str()) {
+                if k == gauges[0] {
+                    gauge_sum += v;
+                    gauge_n += 1;
+                }
+            } else {
+                *out.counters.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
+    out.per_tx = per_tx(driver, &out.counters, out.transactions);
+    out.read_misses_per_1000 = read_misses_per_1000(driver, &out.counters);
+    out.query_cache_hit_pct = query_cache_hit_pct(&out.counters);
+    out.threads_running_avg = (gauge_n > 0).then(|| gauge_sum as f64 / f64::from(gauge_n));
+    out
+}
+
+/// One tick of one server as the JSON's interval series shows it.
+pub fn interval(driver: Driver, name: &str, t: &ServerTick, tx: u64) -> IntervalServer {
+    if let Some(why) = &t.missing {
+        return IntervalServer {
+            target: name.into(),
+            missing: Some(why.clone()),
+            ..Default::default()
+        };
+    }
+    IntervalServer {
+        target: name.into(),
+        transactions: tx,
+        per_tx: per_tx(driver, &t.values, tx),
+        read_misses_per_1000: read_misses_per_1000(driver, &t.values),
+        threads_running: t.values.get(gauges(driver)[0]).map(|&v| v as f64),
+        missing: None,
+    }
+}
+
+/// Target `target`'s ticks of run `r`, each with the target's transactions in the same
+/// interval; a tick whose interval has no load figures (no agent delivered it) counts as
+/// missing.
+fn ticks_of(r: &RunResult, target: usize, targets: usize) -> Vec<(ServerTick, u64)> {
+    r.servers
+        .iter()
+        .filter(|t| t.target == target)
+        .map(|t| match r.intervals.iter().find(|iv| iv.seq == t.seq) {
+            Some(iv) => (t.clone(), target_transactions(iv, target, targets)),
+            None => {
+                let mut t = t.clone();
+                t.missing
+                    .get_or_insert_with(|| "no load figures for the interval".into());
+                t.values.clear();
+                (t, 0)
+            }
+        })
+        .collect()
+}
+
+/// The server of target `target` (of `targets`, spoken to with `driver`) over run `r`;
+/// None when no agent read it.
+pub fn over_run(
+    r: &RunResult,
+    driver: Driver,
+    target: usize,
+    targets: usize,
+) -> Option<ServerJson> {
+    let ticks = ticks_of(r, target, targets);
+    let pairs: Vec<(&ServerTick, u64)> = ticks.iter().map(|(t, tx)| (t, *tx)).collect();
+    (!pairs.is_empty()).then(|| summarize(driver, &pairs))
+}
+
+/// Every read server's figures in the interval `seq` of run `r`, named by `names`.
+pub fn in_interval(r: &RunResult, seq: u32, targets: &[(String, Driver)]) -> Vec<IntervalServer> {
+    let Some(iv) = r.intervals.iter().find(|iv| iv.seq == seq) else {
+        return Vec::new();
+    };
+    r.servers
+        .iter()
+        .filter(|t| t.seq == seq)
+        .filter_map(|t| {
+            let (name, driver) = targets.get(t.target)?;
+            let tx = target_transactions(iv, t.target, targets.len());
+            Some(interval(*driver, name, t, tx))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tick(seq: u32, pairs: &[(&str, u64)]) -> ServerTick {
+        ServerTick {
+            target: 0,
+            seq,
+            values: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            missing: None,
+        }
+    }
+
+    #[test]
+    fn mysql_figures_per_transaction_come_from_innodb_and_questions() {
+        let t = tick(
+            1,
+            &[
+                ("Innodb_rows_read", 1000),
+                ("Innodb_rows_inserted", 10),
+                ("Innodb_rows_updated", 20),
+                ("Innodb_buffer_pool_reads", 5),
+                ("Innodb_buffer_pool_read_requests", 5000),
+                ("Innodb_os_log_written", 40_000),
+                ("Questions", 1800),
+                ("Threads_running", 4),
+            ],
+        );
+        let s = summarize(Driver::Mysql, &[(&t, 100)]);
+        assert_eq!(s.transactions, 100);
+        assert_eq!(s.per_tx.rows_read, Some(10.0));
+        assert_eq!(s.per_tx.rows_written, Some(0.3));
+        assert_eq!(s.per_tx.server_reads, Some(0.05));
+        assert_eq!(s.per_tx.log_bytes, Some(400.0));
+        assert_eq!(s.per_tx.statements, Some(18.0));
+        assert_eq!(s.read_misses_per_1000, Some(1.0));
+        assert_eq!(s.threads_running_avg, Some(4.0));
+        // A gauge is not a counter.
+        assert!(!s.counters.contains_key("Threads_running"));
+        // No query cache in use: no hit ratio.
+        assert_eq!(s.query_cache_hit_pct, None);
+    }
+
+    #[test]
+    fn mariadb_rows_come_from_its_own_counters() {
+        let t = tick(
+            1,
+            &[
+                ("Rows_read", 900),
+                ("Handler_write", 30),
+                ("Handler_update", 60),
+                ("Handler_delete", 30),
+            ],
+        );
+        let s = summarize(Driver::Mysql, &[(&t, 30)]);
+        assert_eq!(s.per_tx.rows_read, Some(30.0));
+        assert_eq!(s.per_tx.rows_written, Some(4.0));
+    }
+
+    #[test]
+    fn postgresql_figures_come_from_its_statistics_views() {
+        let t = tick(
+            1,
+            &[
+                ("tup_returned", 500),
+                ("tup_updated", 50),
+                ("blks_read", 10),
+                ("blks_hit", 990),
+                ("wal_bytes", 10_000),
+                ("active_backends", 2),
+            ],
+        );
+        let s = summarize(Driver::Pgsql, &[(&t, 50)]);
+        assert_eq!(s.source, "pg_stat_database");
+        assert_eq!(s.per_tx.rows_read, Some(10.0));
+        assert_eq!(s.per_tx.rows_written, Some(1.0));
+        assert_eq!(s.per_tx.server_reads, Some(0.2));
+        assert_eq!(s.per_tx.log_bytes, Some(200.0));
+        assert_eq!(s.per_tx.statements, None);
+        assert_eq!(s.read_misses_per_1000, Some(10.0));
+        assert_eq!(s.threads_running_avg, Some(2.0));
+    }
+
+    #[test]
+    fn missing_intervals_leave_both_sides_of_the_ratio() {
+        let a = tick(1, &[("Innodb_rows_read", 100)]);
+        let mut gap = tick(2, &[]);
+        gap.missing = Some("the status read took over a second".into());
+        let mut restart = tick(3, &[]);
+        restart.missing = Some("the server restarted".into());
+        let b = tick(4, &[("Innodb_rows_read", 300)]);
+        let s = summarize(
+            Driver::Mysql,
+            &[(&a, 10), (&gap, 1000), (&restart, 1000), (&b, 30)],
+        );
+        assert_eq!((s.intervals, s.missing_intervals), (2, 2));
+        assert_eq!(s.transactions, 40);
+        assert_eq!(s.per_tx.rows_read, Some(10.0));
+        assert_eq!(s.notes.len(), 2);
+        // Without transactions there is no per-transaction figure, not an infinity.
+        assert_eq!(summarize(Driver::Mysql, &[(&a, 0)]).per_tx.rows_read, None);
+        // A counter the server does not have is absent, not zero.
+        assert_eq!(s.per_tx.log_bytes, None);
+        let iv = interval(Driver::Mysql, "db", &gap, 5);
+        assert_eq!(
+            iv.missing.as_deref(),
+            Some("the status read took over a second")
+        );
+        assert_eq!(iv.per_tx, PerTx::default());
+    }
+
+    #[test]
+    fn the_query_cache_ratio_shows_only_where_the_cache_works() {
+        let c = |pairs: &[(&str, u64)]| tick(1, pairs).values;
+        assert_eq!(
+            query_cache_hit_pct(&c(&[
+                ("Qcache_hits", 300),
+                ("Qcache_inserts", 10),
+                ("Com_select", 100)
+            ])),
+            Some(75.0)
+        );
+        let off = c(&[
+            ("Qcache_hits", 0),
+            ("Qcache_inserts", 0),
+            ("Com_select", 100),
+        ]);
+        assert_eq!(query_cache_hit_pct(&off), None);
+    }
+
+    #[test]
+    fn several_targets_share_the_events_by_their_statements() {
+        use crate::merge::DbCounters;
+        let iv = MergedInterval {
+            events: 100,
+            targets: vec![
+                (
+                    0,
+                    DbCounters {
+                        reads: 300,
+                        ..Default::default()
+                    },
+                ),
+                (
+                    1,
+                    DbCounters {
+                        reads: 100,
+                        ..Default::default()
+                    },
+                ),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(target_transactions(&iv, 0, 2), 75);
+        assert_eq!(target_transactions(&iv, 1, 2), 25);
+        assert_eq!(target_transactions(&iv, 1, 1), 100);
+    }
+}
