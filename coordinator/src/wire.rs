@@ -345,6 +345,19 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
     }
 }
 
+/// The servers' figures an interval carries (its agent reads them), one per target.
+pub fn server_ticks(iv: &pb::Interval) -> Vec<crate::servers::ServerTick> {
+    iv.servers
+        .iter()
+        .map(|s| crate::servers::ServerTick {
+            target: s.target as usize,
+            seq: iv.seq,
+            values: s.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            missing: (!s.missing.is_empty()).then(|| s.missing.clone()),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,17 +390,4 @@ mod tests {
             Some((12_861, "vm.max_map_count 65,530 forged".into()))
         );
     }
-}
-
-/// The servers' figures an interval carries (its agent reads them), one per target.
-pub fn server_ticks(iv: &pb::Interval) -> Vec<crate::servers::ServerTick> {
-    iv.servers
-        .iter()
-        .map(|s| crate::servers::ServerTick {
-            target: s.target as usize,
-            seq: iv.seq,
-            values: s.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            missing: (!s.missing.is_empty()).then(|| s.missing.clone()),
-        })
-        .collect()
 }
