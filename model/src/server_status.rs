@@ -124,7 +124,8 @@ pub fn reading(rows: &[Vec<Option<String>>]) -> Reading {
 /// What changed between two readings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// Each counter's growth, and each gauge (`gauges`) at the later reading.
+    /// Each counter's growth, and each gauge (`gauges`) at the later reading, less the
+    /// reading's own connection (which is running and connected while it reads).
     Values(Reading),
     /// A counter went backwards: the server restarted between the readings. The later
     /// reading is the new baseline; this interval has no figures.
@@ -136,7 +137,7 @@ pub fn change(prev: &Reading, cur: &Reading, gauges: &[&str]) -> Change {
     let mut out = Reading::new();
     for (name, &now) in cur {
         if gauges.contains(&name.as_str()) {
-            out.insert(name.clone(), now);
+            out.insert(name.clone(), now.saturating_sub(1));
             continue;
         }
         let Some(&before) = prev.get(name) else {
@@ -159,12 +160,12 @@ mod tests {
     }
 
     #[test]
-    fn counters_change_by_their_growth_and_gauges_give_their_level() {
+    fn counters_change_by_their_growth_and_gauges_give_their_level_without_the_reader() {
         let prev = r(&[("Questions", 100), ("Threads_running", 9), ("Gone", 1)]);
         let cur = r(&[("Questions", 160), ("Threads_running", 3), ("New", 5)]);
         assert_eq!(
             change(&prev, &cur, &MYSQL_GAUGES),
-            Change::Values(r(&[("Questions", 60), ("Threads_running", 3)]))
+            Change::Values(r(&[("Questions", 60), ("Threads_running", 2)]))
         );
     }
 

@@ -206,6 +206,9 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         layout::percentiles_line(&result.latency())
     ));
     stdout::print(&report::text::agents_block(&plan, &result));
+    stdout::print(&report::text::servers::block(&report::json::targets(
+        &plan, &result,
+    )));
     if let Some(path) = &plan.json {
         let mut doc = report::json::build(&plan, &result);
         doc.totals.pgbench = Some(layout::json(a, &figures));

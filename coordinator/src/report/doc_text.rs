@@ -103,6 +103,7 @@ fn run(doc: &Report) -> String {
     if !doc.agents.is_empty() {
         s.push_str(&agents(&doc.agents, &key));
     }
+    s.push_str(&super::text::servers::block(&totals.targets));
     s
 }
 

@@ -302,7 +302,7 @@ fn totals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Totals {
 
 /// Per database target: what it received, its statements' latency, how the agents
 /// connected to it and the time it was down.
-fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
+pub(crate) fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
     let trouble = crate::downtime::find(&r.intervals);
     let target_names: Vec<String> = plan
         .workload

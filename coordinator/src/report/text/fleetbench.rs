@@ -17,6 +17,9 @@ pub fn blocks(plan: &Plan, r: &RunResult) -> String {
     let mut s = open_loop_block(plan, r);
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
+    s.push_str(&super::servers::block(&crate::report::json::targets(
+        plan, r,
+    )));
     let mut summary = hosts::summarize(&r.hosts, plan.tick());
     hosts::name_hosts(&mut summary, &hosts::agent_names(r));
     // cpu, memory, threads and mutex saturate the client on purpose: no warning.

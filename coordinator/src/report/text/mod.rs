@@ -10,6 +10,7 @@ pub mod fleetbench;
 mod header;
 pub mod legacy;
 pub mod pgbench;
+pub mod servers;
 pub mod sysbench10;
 pub mod tpcc;
 
