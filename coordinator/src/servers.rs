@@ -192,6 +192,50 @@ pub fn target_transactions(iv: &MergedInterval, target: usize, targets: usize) -
     (iv.events as f64 * mine as f64 / all as f64).round() as u64
 }
 
+/// The per-transaction figures `compare` weighs, by the name its rows show (lower is
+/// better for each).
+pub const COMPARED: [&str; 5] = [
+    "server rows read/tx",
+    "server rows written/tx",
+    "server disk reads/tx",
+    "server log KB/tx",
+    "server stmts/tx",
+];
+
+impl PerTx {
+    /// The figures in [`COMPARED`]'s order.
+    fn compared(&self) -> [Option<f64>; 5] {
+        [
+            self.rows_read,
+            self.rows_written,
+            self.server_reads,
+            self.log_bytes.map(|b| b / 1024.0),
+            self.statements,
+        ]
+    }
+}
+
+/// The whole fleet's figures per transaction over several servers, each given with its
+/// transactions: the servers' costs added up per transaction of the run (a sharded run's
+/// transaction costs each shard its share). A figure no server counts is left out.
+pub fn fleet_per_tx(parts: &[(u64, &PerTx)]) -> BTreeMap<String, f64> {
+    let all: u64 = parts.iter().map(|(tx, _)| tx).sum();
+    let mut out = BTreeMap::new();
+    if all == 0 {
+        return out;
+    }
+    for (k, name) in COMPARED.iter().enumerate() {
+        let counted: Vec<f64> = parts
+            .iter()
+            .filter_map(|(tx, p)| p.compared()[k].map(|v| v * *tx as f64))
+            .collect();
+        if !counted.is_empty() {
+            out.insert(name.to_string(), counted.iter().sum::<f64>() / all as f64);
+        }
+    }
+    out
+}
+
 /// A server's figures over these ticks (one target's, any order), each paired with the
 /// target's transactions in the same interval.
 pub fn summarize(driver: Driver, ticks: &[(&ServerTick, u64)]) -> ServerJson {
@@ -425,6 +469,24 @@ mod tests {
             ("Com_select", 100),
         ]);
         assert_eq!(query_cache_hit_pct(&off), None);
+    }
+
+    #[test]
+    fn the_fleet_figure_adds_the_servers_costs_per_transaction() {
+        let a = PerTx {
+            rows_read: Some(10.0),
+            log_bytes: Some(2048.0),
+            ..Default::default()
+        };
+        let b = PerTx {
+            rows_read: Some(30.0),
+            ..Default::default()
+        };
+        let f = fleet_per_tx(&[(75, &a), (25, &b)]);
+        assert_eq!(f["server rows read/tx"], 15.0);
+        assert_eq!(f["server log KB/tx"], 1.5);
+        assert!(!f.contains_key("server stmts/tx"));
+        assert!(fleet_per_tx(&[(0, &a)]).is_empty());
     }
 
     #[test]

@@ -372,6 +372,17 @@ fn metrics(rows: &[&Summary]) -> Vec<Metric> {
             series: Box::new(move |s| s.series.latency_ms.get(&key2).cloned()),
         });
     }
+    for name in crate::servers::COMPARED {
+        if rows.iter().any(|r| r.server.contains_key(name)) {
+            m.push(Metric {
+                name: name.into(),
+                key: name.trim_start_matches("server ").into(),
+                better: Better::Lower,
+                get: Box::new(move |s| s.server.get(name).copied()),
+                series: Box::new(move |s| s.series.server.get(name).cloned()),
+            });
+        }
+    }
     if db {
         m.push(Metric {
             name: "err/s".into(),

@@ -736,6 +736,10 @@ pub struct Summary {
     /// Ignored errors per second (OLTP only, else 0).
     pub errors_per_sec: f64,
     pub reconnects_per_sec: f64,
+    /// The servers' own figures per transaction, where they were read
+    /// ([`crate::servers::COMPARED`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server: BTreeMap<String, f64>,
     /// Which measurement of its step this is (`--repeat`), from 1.
     #[serde(default = "one")]
     pub repeat: u32,
@@ -758,6 +762,8 @@ pub struct IntervalSeries {
     pub errors_per_sec: Vec<f64>,
     /// Latency per key ("min", "avg", "max", "p95", ...), in ms.
     pub latency_ms: BTreeMap<String, Vec<f64>>,
+    /// The servers' figures per transaction ([`crate::servers::COMPARED`]).
+    pub server: BTreeMap<String, Vec<f64>>,
 }
 
 impl IntervalSeries {
@@ -777,6 +783,15 @@ impl IntervalSeries {
             if let Some(q) = sql {
                 s.qps.push(q.qps);
                 s.errors_per_sec.push(q.ignored_errors as f64 / d);
+            }
+            let parts: Vec<(u64, &crate::servers::PerTx)> = iv
+                .servers
+                .iter()
+                .filter(|sv| sv.missing.is_none())
+                .map(|sv| (sv.transactions, &sv.per_tx))
+                .collect();
+            for (k, v) in crate::servers::fleet_per_tx(&parts) {
+                s.server.entry(k).or_default().push(v);
             }
             // An interval without events has no latency to speak of.
             if iv.events > 0 {
@@ -808,6 +823,13 @@ impl Summary {
             latency_ms: t.latency_ms.figures().collect(),
             errors_per_sec: per_s(sql.map_or(0.0, |s| s.ignored_errors as f64)),
             reconnects_per_sec: per_s(sql.map_or(0.0, |s| s.reconnects as f64)),
+            server: crate::servers::fleet_per_tx(
+                &t.targets
+                    .iter()
+                    .filter_map(|t| t.server.as_ref())
+                    .map(|sv| (sv.transactions, &sv.per_tx))
+                    .collect::<Vec<_>>(),
+            ),
             repeat: 1,
             interrupted: doc.interrupted,
             series: IntervalSeries::from_run(doc),
