@@ -709,7 +709,7 @@ pub fn parse_rule(text: &str) -> Result<Rule, String> {
     let bad = || {
         format!(
             "--fail-if '{text}': expected FIGURE<PCT% or FIGURE>PCT%, e.g. 'tps<-5%' or 'p99>+10%' \
-             (figures: tps, qps, events/s, min, avg, max, p50, p95, p99, ..., err/s)"
+             (figures: tps, qps, events/s, min, avg, max, p50, p95, p99, ..., err/s, rows read/tx, disk reads/tx, log KB/tx)"
         )
     };
     let at = text.find(['<', '>']).ok_or_else(bad)?;

@@ -1,0 +1,135 @@
+//! The servers' own figures, read over SQL each interval by the agents (issue: the servers
+//! observed): the same data on a MariaDB with a 6 MB buffer pool (its least) and one with 256 MB, read
+//! over two real agents; the small pool's server reads more from storage per transaction,
+//! the report's Servers block says so, `report FILE` reprints it digit for digit, and
+//! `compare` weighs it. And PostgreSQL's figures from its statistics views.
+
+use fleetbench_tests::mariadb::MariaDb;
+use fleetbench_tests::postgres::Postgres;
+use fleetbench_tests::{AgentProc, Scratch, fleetbench_ok, run_json};
+use serde_json::Value;
+
+/// The lines of the Servers block in `text`: its title to the blank line after it.
+fn servers_block(text: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("Servers ("))
+        .take_while(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+fn per_tx(v: &Value, figure: &str) -> f64 {
+    v["totals"]["targets"][0]["server"]["per_tx"][figure]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no per_tx.{figure} in {}", v["totals"]["targets"][0]))
+}
+
+/// Each interval names the server, with transactions and figures, or says why not.
+fn assert_series(v: &Value, target: &str) {
+    let intervals = v["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 3, "{}", v["intervals"]);
+    let mut with_figures = 0;
+    for iv in intervals {
+        let s = &iv["servers"][0];
+        assert_eq!(s["target"], target, "{iv}");
+        if s.get("missing").is_none() {
+            with_figures += 1;
+            assert!(s["transactions"].as_u64().unwrap() > 0, "{iv}");
+            assert!(s["per_tx"]["rows_read"].as_f64().unwrap() > 0.0, "{iv}");
+        }
+    }
+    // A loaded machine may make a read late; most intervals have figures.
+    assert!(with_figures * 2 > intervals.len(), "{}", v["intervals"]);
+}
+
+#[test]
+fn a_small_buffer_pool_reads_more_per_transaction_and_every_report_says_so() {
+    let small = MariaDb::start_with(&["--innodb-buffer-pool-size=6M"]);
+    let big = MariaDb::start_with(&["--innodb-buffer-pool-size=256M"]);
+    let (_a, _b, agents) = AgentProc::pair();
+    let scratch = Scratch::new("servers");
+    let data = ["oltp_read_only", "--tables=2", "--table-size=40000"];
+    let mut results = Vec::new();
+    for (name, db) in [("small", &small), ("big", &big)] {
+        db.fleetbench_ok(&[&data, &["--threads=2", "prepare"]]);
+        let path = scratch.path(&format!("{name}.json"));
+        let (text, v) = db.run_json(
+            &[
+                &data,
+                &[
+                    "--threads=4",
+                    "--time=4",
+                    "--rand-type=uniform",
+                    "--agents",
+                    &agents,
+                ],
+            ],
+            &path,
+        );
+        let server = &v["totals"]["targets"][0]["server"];
+        assert_eq!(server["source"], "SHOW GLOBAL STATUS", "{server}");
+        assert!(server["transactions"].as_u64().unwrap() > 0, "{server}");
+        // 10 point selects and 4 ranges of 100 rows: well over 100 rows per transaction.
+        assert!(per_tx(&v, "rows_read") > 100.0, "{server}");
+        assert!(per_tx(&v, "statements") >= 14.0, "{server}");
+        assert_series(&v, "default");
+        let block = servers_block(&text);
+        assert!(block.len() >= 3, "{text}");
+        assert!(block[2].starts_with("    default "), "{text}");
+        // `report FILE` prints the block from the JSON, digit for digit.
+        let again = fleetbench_ok(&["report", path.to_str().unwrap()]);
+        assert_eq!(servers_block(&again), block, "{again}");
+        results.push((path, v));
+    }
+    let (small_reads, big_reads) = (
+        per_tx(&results[0].1, "server_reads"),
+        per_tx(&results[1].1, "server_reads"),
+    );
+    assert!(
+        small_reads > 0.5 && small_reads > 10.0 * big_reads,
+        "reads from storage per transaction: 6 MB pool {small_reads}, 256 MB pool {big_reads}"
+    );
+    let misses = |v: &Value| v["totals"]["targets"][0]["server"]["read_misses_per_1000"].as_f64();
+    assert!(misses(&results[0].1) > misses(&results[1].1));
+    // compare weighs it: the big pool's reads per transaction fell.
+    let out = fleetbench_ok(&[
+        "compare",
+        results[0].0.to_str().unwrap(),
+        results[1].0.to_str().unwrap(),
+    ]);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("server disk reads/tx"))
+        .unwrap_or_else(|| panic!("no server disk reads/tx row in\n{out}"));
+    assert!(row.contains("-9") || row.contains("-100"), "{row}");
+    assert!(out.contains("server rows read/tx"), "{out}");
+}
+
+#[test]
+fn postgresql_figures_come_from_its_statistics_views() {
+    let pg = Postgres::start();
+    let (_a, _b, agents) = AgentProc::pair();
+    let scratch = Scratch::new("servers-pg");
+    let data = ["oltp_write_only", "--tables=1", "--table-size=2000"];
+    let args = |rest: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = data.iter().chain(rest).map(|s| s.to_string()).collect();
+        v.extend(pg.pgsql_args());
+        v
+    };
+    fleetbench_ok(&args(&["prepare"]));
+    let path = scratch.path("pg.json");
+    let (text, v) = run_json(
+        &args(&["--threads=2", "--time=3", "--agents", &agents]),
+        &path,
+    );
+    let server = &v["totals"]["targets"][0]["server"];
+    assert_eq!(server["source"], "pg_stat_database", "{server}");
+    // oltp_write_only: two updates, a delete and an insert per transaction.
+    let written = per_tx(&v, "rows_written");
+    assert!((3.5..=4.5).contains(&written), "{server}");
+    assert!(per_tx(&v, "log_bytes") > 100.0, "{server}");
+    assert!(server["per_tx"].get("statements").is_none(), "{server}");
+    assert!(servers_block(&text).len() >= 3, "{text}");
+    let again = fleetbench_ok(&["report", path.to_str().unwrap()]);
+    assert_eq!(servers_block(&again), servers_block(&text), "{again}");
+}
