@@ -2,7 +2,8 @@
 //! observed): the same data on a MariaDB with a 6 MB buffer pool (its least) and one with 256 MB, read
 //! over two real agents; the small pool's server reads more from storage per transaction,
 //! the report's Servers block says so, `report FILE` reprints it digit for digit, and
-//! `compare` weighs it. And PostgreSQL's figures from its statistics views.
+//! `compare` weighs it; the agents' CPU per transaction beside it. And PostgreSQL's
+//! figures from its statistics views.
 
 use fleetbench_tests::mariadb::MariaDb;
 use fleetbench_tests::postgres::Postgres;
@@ -73,6 +74,12 @@ fn a_small_buffer_pool_reads_more_per_transaction_and_every_report_says_so() {
         assert!(per_tx(&v, "rows_read") > 100.0, "{server}");
         assert!(per_tx(&v, "statements") >= 14.0, "{server}");
         assert_series(&v, "default");
+        // And the client's side of the ledger, per agent and over them.
+        assert!(text.contains("Client CPU: "), "{text}");
+        for a in v["agents"].as_array().unwrap() {
+            let us = a["host_load"]["agent_cpu_us_per_event"].as_f64();
+            assert!(us.is_some_and(|us| us > 0.0), "{a}");
+        }
         let block = servers_block(&text);
         assert!(block.len() >= 3, "{text}");
         assert!(block[2].starts_with("    default "), "{text}");

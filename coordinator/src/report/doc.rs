@@ -610,6 +610,9 @@ pub struct HostLoad {
     pub cpu_busy_pct_peak: f64,
     pub agent_cpu_pct_avg: f64,
     pub agent_cpu_pct_peak: f64,
+    /// The agent process's CPU per event (per transaction for database tests), in µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_cpu_us_per_event: Option<f64>,
     pub run_queue_peak: u32,
     pub cores: u32,
     pub mem_used_bytes_peak: u64,

@@ -28,6 +28,8 @@ pub struct HostSummary {
     pub cpu_busy_peak: f64,
     pub agent_cpu_avg: f64,
     pub agent_cpu_peak: f64,
+    /// CPU seconds the agent process used over its intervals.
+    pub agent_cpu_s: f64,
     pub run_queue_peak: u32,
     pub cores: u32,
     pub mem_used_peak_bytes: u64,
@@ -82,6 +84,10 @@ pub fn summarize(hosts: &[(String, Vec<(u32, HostFigures)>)], tick: Duration) ->
                 cpu_busy_peak: peak(|h| h.cpu_busy_pct),
                 agent_cpu_avg: avg(|h| h.agent_cpu_pct),
                 agent_cpu_peak: peak(|h| h.agent_cpu_pct),
+                agent_cpu_s: v
+                    .iter()
+                    .map(|(_, h)| h.agent_cpu_pct / 100.0 * f64::from(h.cores) * tick.as_secs_f64())
+                    .sum(),
                 run_queue_peak: v.iter().map(|(_, h)| h.run_queue).max().unwrap_or(0),
                 cores: v.iter().map(|(_, h)| h.cores).max().unwrap_or(0),
                 mem_used_peak_bytes: v.iter().map(|(_, h)| h.mem_used_bytes).max().unwrap_or(0),
@@ -99,6 +105,39 @@ pub fn summarize(hosts: &[(String, Vec<(u32, HostFigures)>)], tick: Duration) ->
             }
         })
         .collect()
+}
+
+/// The client's side of the ledger: the agents' CPU per transaction over all of them and
+/// its range per agent, and how many transactions one client CPU second drives, so that a
+/// reader sees how many client hosts a load needs. `events` is each agent's (address,
+/// transactions); empty when no agent reported its CPU or ran any.
+pub fn client_cpu_line(s: &[HostSummary], events: &[(String, u64)]) -> String {
+    let per_agent: Vec<(f64, u64)> = s
+        .iter()
+        .filter_map(|h| {
+            let (_, n) = events.iter().find(|(a, _)| *a == h.addr)?;
+            (*n > 0 && h.agent_cpu_s > 0.0).then_some((h.agent_cpu_s, *n))
+        })
+        .collect();
+    let cpu: f64 = per_agent.iter().map(|(c, _)| c).sum();
+    let n: u64 = per_agent.iter().map(|(_, n)| n).sum();
+    if n == 0 {
+        return String::new();
+    }
+    let us = |c: f64, n: u64| c * 1e6 / n as f64;
+    let mut line = format!(
+        "Client CPU: {:.1} µs per transaction over the agents ({:.0} transactions per client CPU second)",
+        us(cpu, n),
+        n as f64 / cpu
+    );
+    if per_agent.len() > 1 {
+        let each: Vec<f64> = per_agent.iter().map(|&(c, n)| us(c, n)).collect();
+        let lo = each.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = each.iter().copied().fold(0.0, f64::max);
+        line.push_str(&format!("; {lo:.1}-{hi:.1} µs per agent"));
+    }
+    line.push('\n');
+    line
 }
 
 /// What the report says once when a fileio run's agents sent no disk figures.
@@ -486,6 +525,24 @@ mod tests {
                 "WARNING: agents 10.0.0.1:7600, 10.0.0.1:7601: their host db-client was saturated (CPU busy 95 % at peak, run queue 5 on 2 cores) in 2 of 4 intervals (2-3): these figures may measure the client, not the server"
             ]
         );
+        // The client's CPU per transaction: agent CPU % of all cores, over the intervals.
+        let mut a = h.clone();
+        a.agent_cpu_s = 2.0;
+        let mut b = a.clone();
+        b.addr = "10.0.0.2:7600".into();
+        b.agent_cpu_s = 1.0;
+        let line = client_cpu_line(
+            &[a, b],
+            &[
+                ("10.0.0.1:7600".into(), 10_000),
+                ("10.0.0.2:7600".into(), 10_000),
+            ],
+        );
+        assert_eq!(
+            line,
+            "Client CPU: 150.0 µs per transaction over the agents (6667 transactions per client CPU second); 100.0-200.0 µs per agent\n"
+        );
+        assert_eq!(client_cpu_line(&two, &[]), "");
         // Past the listed number: one summary line, at most five warnings.
         let many: Vec<HostSummary> = (0..30)
             .map(|i| HostSummary {

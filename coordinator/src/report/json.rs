@@ -431,7 +431,11 @@ fn agents(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Agent> {
                 reason,
                 figures: figures.of(&a.db, &a.io, a.events, &a.txns, a.elapsed.as_secs_f64()),
                 open_loop: open_part(&a.open, &plan.percentiles),
-                host_load: hosts.iter().find(|h| h.addr == a.addr).map(host_load),
+                host_load: hosts.iter().find(|h| h.addr == a.addr).map(|h| HostLoad {
+                    agent_cpu_us_per_event: (a.events > 0 && h.agent_cpu_s > 0.0)
+                        .then(|| round(h.agent_cpu_s * 1e6 / a.events as f64)),
+                    ..host_load(h)
+                }),
             }
         })
         .collect()
@@ -444,6 +448,7 @@ fn host_load(h: &super::hosts::HostSummary) -> HostLoad {
         cpu_busy_pct_peak: round(h.cpu_busy_peak),
         agent_cpu_pct_avg: round(h.agent_cpu_avg),
         agent_cpu_pct_peak: round(h.agent_cpu_peak),
+        agent_cpu_us_per_event: None,
         run_queue_peak: h.run_queue_peak,
         cores: h.cores,
         mem_used_bytes_peak: h.mem_used_peak_bytes,

@@ -33,6 +33,15 @@ pub fn blocks(plan: &Plan, r: &RunResult) -> String {
         AGENTS_LISTED,
         matches!(plan.workload, Workload::Fileio(_)),
     ));
+    // Database tests: what a transaction costs the client, beside what it costs the server.
+    if !plan.workload.targets().is_empty() {
+        let events: Vec<(String, u64)> = r
+            .agents
+            .iter()
+            .map(|a| (a.addr.clone(), a.events))
+            .collect();
+        s.push_str(&hosts::client_cpu_line(&summary, &events));
+    }
     s.push_str(&run_line(plan, r));
     s
 }
