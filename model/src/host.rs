@@ -286,7 +286,7 @@ fn parse_cpu(stat: &str) -> Option<(u64, u64)> {
 
 /// utime + stime of /proc/self/stat (fields 14 and 15, counted after the command's
 /// closing parenthesis, which may itself hold spaces).
-fn parse_own_jiffies(stat: &str) -> Option<u64> {
+pub(crate) fn parse_own_jiffies(stat: &str) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // After ")": state is field 3, so utime (14) and stime (15) are at 11 and 12.
@@ -301,7 +301,7 @@ fn parse_running(loadavg: &str) -> Option<u32> {
 }
 
 /// (MemTotal, MemAvailable) in bytes.
-fn parse_meminfo(text: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_meminfo(text: &str) -> Option<(u64, u64)> {
     Some((
         meminfo_kib(text, "MemTotal:")?,
         meminfo_kib(text, "MemAvailable:")?,
@@ -320,7 +320,7 @@ fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
 }
 
 /// Bytes received and sent over every interface but loopback.
-fn parse_net_dev(text: &str) -> (u64, u64) {
+pub(crate) fn parse_net_dev(text: &str) -> (u64, u64) {
     let mut rx = 0u64;
     let mut tx = 0u64;
     for line in text.lines().skip(2) {

@@ -24,6 +24,7 @@ pub mod limits;
 pub mod options;
 pub mod rand;
 pub mod run;
+pub mod server_host;
 pub mod server_status;
 pub mod spec;
 pub mod sqlstate;
