@@ -4,6 +4,7 @@
 //! the same function when the user names no remote agents.
 
 pub mod coop;
+pub mod observe;
 pub mod rand;
 pub mod rate;
 pub mod report;

@@ -220,6 +220,21 @@ pub struct RawArgs {
     /// replaces the --mysql-* target called "default".
     #[arg(long, value_name = "NAME=URL", help_heading = "Database")]
     pub target: Vec<String>,
+    /// Agents on a server's host that observe it each interval instead of loading it: its
+    /// CPU split, the server process's CPU, disks, network (repeatable; docs/servers.md).
+    #[arg(
+        long,
+        value_name = "TARGET=HOST:PORT[,HOST:PORT]",
+        help_heading = "Database"
+    )]
+    pub observe: Vec<String>,
+    /// The server's processes on the observed hosts: names (repeatable) or a pid file
+    /// [default: mariadbd, mysqld, postgres, java].
+    #[arg(long, value_name = "NAME|PIDFILE", help_heading = "Database")]
+    pub observe_process: Vec<String>,
+    /// A directory on the server's data device, on the observed hosts [default: every disk].
+    #[arg(long, value_name = "DIR", help_heading = "Database")]
+    pub observe_dir: Option<String>,
     /// Which target holds which tables, e.g. 'sbtest1-5=master,sbtest6-10=slave'.
     #[arg(long, value_name = "MAP", help_heading = "OLTP")]
     pub table_map: Option<String>,

@@ -310,6 +310,66 @@ fn disk_io(prev: &[[u64; 11]], now: &[[u64; 11]], secs: f64) -> Option<DiskIo> {
     Some(io)
 }
 
+/// A sample as the wire carries it, tick `seq`.
+pub fn to_proto(seq: u32, f: &ServerHostFigures) -> fleetbench_proto::v1::HostSample {
+    let d = f.disk.unwrap_or_default();
+    fleetbench_proto::v1::HostSample {
+        seq,
+        duration_ns: (f.secs * 1e9) as u64,
+        cores: f.cores,
+        cpu_user_pct: f.cpu.user_pct,
+        cpu_system_pct: f.cpu.system_pct,
+        cpu_iowait_pct: f.cpu.iowait_pct,
+        cpu_steal_pct: f.cpu.steal_pct,
+        has_process: f.process_cpu_s.is_some(),
+        process_cpu_s: f.process_cpu_s.unwrap_or(0.0),
+        processes: f.processes,
+        has_disk: f.disk.is_some(),
+        disk_reads: d.reads,
+        disk_writes: d.writes,
+        disk_read_kb: d.read_kb,
+        disk_write_kb: d.write_kb,
+        disk_util_pct: d.util_pct,
+        disk_await_ms: d.await_ms,
+        net_rx_bytes: f.net_rx_bytes,
+        net_tx_bytes: f.net_tx_bytes,
+        mem_used_bytes: f.mem_used_bytes,
+        mem_total_bytes: f.mem_total_bytes,
+        context_switches: f.context_switches,
+    }
+}
+
+/// A sample off the wire: its tick and figures (what is not finite reads as zero).
+pub fn from_proto(p: &fleetbench_proto::v1::HostSample) -> (u32, ServerHostFigures) {
+    let fin = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+    let f = ServerHostFigures {
+        secs: p.duration_ns as f64 / 1e9,
+        cores: p.cores,
+        cpu: CpuSplit {
+            user_pct: fin(p.cpu_user_pct),
+            system_pct: fin(p.cpu_system_pct),
+            iowait_pct: fin(p.cpu_iowait_pct),
+            steal_pct: fin(p.cpu_steal_pct),
+        },
+        process_cpu_s: p.has_process.then(|| fin(p.process_cpu_s)),
+        processes: p.processes,
+        disk: p.has_disk.then(|| DiskIo {
+            reads: p.disk_reads,
+            writes: p.disk_writes,
+            read_kb: p.disk_read_kb,
+            write_kb: p.disk_write_kb,
+            util_pct: fin(p.disk_util_pct),
+            await_ms: fin(p.disk_await_ms),
+        }),
+        net_rx_bytes: p.net_rx_bytes,
+        net_tx_bytes: p.net_tx_bytes,
+        mem_used_bytes: p.mem_used_bytes,
+        mem_total_bytes: p.mem_total_bytes,
+        context_switches: p.context_switches,
+    };
+    (p.seq, f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +446,42 @@ mod tests {
             Processes::Named(DEFAULT_PROCESSES.iter().map(|s| s.to_string()).collect())
         );
         assert_eq!(parent_of("12 (my (odd) name) S 34 12 12"), Some(34));
+    }
+
+    #[test]
+    fn a_sample_crosses_the_wire_unchanged() {
+        let f = ServerHostFigures {
+            secs: 1.5,
+            cores: 8,
+            cpu: CpuSplit {
+                user_pct: 40.0,
+                system_pct: 10.0,
+                iowait_pct: 2.5,
+                steal_pct: 0.5,
+            },
+            process_cpu_s: Some(3.25),
+            processes: 12,
+            disk: Some(DiskIo {
+                reads: 5,
+                writes: 9,
+                read_kb: 80,
+                write_kb: 144,
+                util_pct: 12.5,
+                await_ms: 0.75,
+            }),
+            net_rx_bytes: 1000,
+            net_tx_bytes: 2000,
+            mem_used_bytes: 3 << 30,
+            mem_total_bytes: 8 << 30,
+            context_switches: 4000,
+        };
+        assert_eq!(from_proto(&to_proto(7, &f)), (7, f.clone()));
+        let none = ServerHostFigures {
+            process_cpu_s: None,
+            disk: None,
+            ..f
+        };
+        assert_eq!(from_proto(&to_proto(1, &none)).1, none);
     }
 
     #[test]

@@ -209,9 +209,17 @@ impl Agent for FutureAgent {
     type RunStream = tokio_stream::Empty<Result<RunEvent, Status>>;
     type PrepareStream = tokio_stream::Empty<Result<Progress, Status>>;
     type CleanupStream = tokio_stream::Empty<Result<Progress, Status>>;
+    type ObserveStream = tokio_stream::Empty<Result<fleetbench_proto::v1::HostSample, Status>>;
 
     async fn stop(&self, _: Request<StopRequest>) -> Result<Response<StopReply>, Status> {
         panic!("nothing to stop");
+    }
+
+    async fn observe(
+        &self,
+        _: Request<fleetbench_proto::v1::ObserveRequest>,
+    ) -> Result<Response<Self::ObserveStream>, Status> {
+        panic!("the coordinator must not observe with an incompatible agent");
     }
 
     async fn prepare(
@@ -291,12 +299,20 @@ impl Agent for SilentAgent {
         std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<RunEvent, Status>> + Send>>;
     type PrepareStream = tokio_stream::Empty<Result<Progress, Status>>;
     type CleanupStream = tokio_stream::Empty<Result<Progress, Status>>;
+    type ObserveStream = tokio_stream::Empty<Result<fleetbench_proto::v1::HostSample, Status>>;
 
     async fn run(
         &self,
         _: Request<Streaming<RunRequest>>,
     ) -> Result<Response<Self::RunStream>, Status> {
         Ok(Response::new(Box::pin(tokio_stream::pending())))
+    }
+
+    async fn observe(
+        &self,
+        _: Request<fleetbench_proto::v1::ObserveRequest>,
+    ) -> Result<Response<Self::ObserveStream>, Status> {
+        Err(Status::unimplemented("silent"))
     }
 
     async fn stop(&self, _: Request<StopRequest>) -> Result<Response<StopReply>, Status> {

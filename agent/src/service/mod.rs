@@ -176,6 +176,19 @@ impl Agent for AgentService {
         }
         Ok(Response::new(pb::StopReply { run_id }))
     }
+    type ObserveStream = ReceiverStream<Result<pb::HostSample, Status>>;
+
+    async fn observe(
+        &self,
+        req: Request<pb::ObserveRequest>,
+    ) -> Result<Response<Self::ObserveStream>, Status> {
+        let peer = req
+            .remote_addr()
+            .map_or_else(|| "unknown".to_string(), |a| a.to_string());
+        let rx = crate::observe::start(req.get_ref(), &peer)?;
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
     type PrepareStream = ReceiverStream<Result<pb::Progress, Status>>;
     type CleanupStream = ReceiverStream<Result<pb::Progress, Status>>;
 

@@ -103,6 +103,7 @@ fn base_plan(a: &PgbenchArgs, command_line: String) -> Plan {
         command_line,
         warmup: Duration::ZERO,
         warn_client_saturation: false,
+        observe: Default::default(),
     }
 }
 

@@ -47,6 +47,12 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let agents = agents_of(raw)?;
     check_threads(threads, &agents)?;
     check_memory(&workload, &agents, threads)?;
+    let observe = super::observe::observe_of(
+        &raw.observe,
+        &raw.observe_process,
+        raw.observe_dir.as_deref(),
+        &workload,
+    )?;
     let mut plan = Plan {
         workload,
         command,
@@ -68,6 +74,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         command_line: String::new(),
         warmup: Duration::ZERO,
         warn_client_saturation: raw.warn_client_saturation,
+        observe,
     };
     super::script::add_built_ins(&mut plan, raw);
     Ok(plan)

@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod build;
 pub mod model;
+pub mod observe;
 pub mod pgbench;
 pub mod script;
 pub mod shares;

@@ -131,6 +131,8 @@ pub struct Plan {
     /// `--warn-client-saturation`: a saturated client host is warned about for the tests
     /// that load the client on purpose (cpu, memory, threads, mutex) too.
     pub warn_client_saturation: bool,
+    /// Observer agents on the servers' hosts (`--observe`).
+    pub observe: super::observe::ObservePlan,
 }
 
 impl Plan {

@@ -27,6 +27,7 @@ pub(super) fn plan() -> Plan {
         command_line: String::new(),
         warmup: Duration::ZERO,
         warn_client_saturation: false,
+        observe: Default::default(),
     }
 }
 

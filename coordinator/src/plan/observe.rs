@@ -1,0 +1,136 @@
+//! Observer agents (`--observe TARGET=AGENT[,AGENT]`): agents on a database server's (or a
+//! proxy's) host that sample it each interval instead of loading it, with the server's
+//! processes (`--observe-process`) and its data directory (`--observe-dir`).
+
+use super::model::{PlanError, Workload};
+use super::values::invalid;
+
+/// Which hosts observe which targets, and what they look for there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ObservePlan {
+    /// (target index, agent address), in the order given.
+    pub hosts: Vec<(usize, String)>,
+    /// Process names, or one pid file; empty: the agent's defaults.
+    pub processes: Vec<String>,
+    /// A directory on the data device, on the observer's host.
+    pub dir: Option<String>,
+}
+
+/// The observers of `--observe` (each `TARGET=AGENT[,AGENT]`; the `--mysql-*` target is
+/// `default`) for `workload`'s targets.
+pub fn observe_of(
+    given: &[String],
+    processes: &[String],
+    dir: Option<&str>,
+    workload: &Workload,
+) -> Result<ObservePlan, PlanError> {
+    let names: Vec<&str> = workload.targets().iter().map(|t| t.name.as_str()).collect();
+    let mut hosts: Vec<(usize, String)> = Vec::new();
+    for g in given {
+        let Some((target, agents)) = g.split_once('=') else {
+            return Err(invalid(
+                "observe",
+                g,
+                "expected TARGET=HOST:PORT[,HOST:PORT]",
+            ));
+        };
+        let Some(i) = names.iter().position(|n| *n == target.trim()) else {
+            return Err(if names.is_empty() {
+                invalid(
+                    "observe",
+                    g,
+                    "this test reaches no database server to observe",
+                )
+            } else {
+                invalid(
+                    "observe",
+                    g,
+                    "names no target of this run (the --mysql-*/--pgsql-* one is 'default')",
+                )
+            });
+        };
+        for a in agents.split(',').map(str::trim) {
+            let port = a
+                .rsplit_once(':')
+                .and_then(|(h, p)| (!h.is_empty()).then_some(p));
+            if port
+                .and_then(|p| p.parse::<u16>().ok())
+                .is_none_or(|p| p == 0)
+            {
+                return Err(invalid(
+                    "observe",
+                    g,
+                    "an agent is HOST:PORT, e.g. db1:7600",
+                ));
+            }
+            if !hosts.iter().any(|(t, h)| *t == i && h == a) {
+                hosts.push((i, a.to_string()));
+            }
+        }
+    }
+    if hosts.is_empty() && (!processes.is_empty() || dir.is_some()) {
+        let which = if processes.is_empty() {
+            "observe-dir"
+        } else {
+            "observe-process"
+        };
+        return Err(invalid(
+            which,
+            "",
+            "has no effect without --observe TARGET=AGENT",
+        ));
+    }
+    Ok(ObservePlan {
+        hosts,
+        processes: processes.to_vec(),
+        dir: dir.map(String::from),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oltp() -> Workload {
+        crate::plan::build(&crate::cli::parse(["fb", "oltp_read_only", "run"]).unwrap())
+            .unwrap()
+            .workload
+    }
+
+    #[test]
+    fn observers_name_a_target_and_agents() {
+        let w = oltp();
+        let o = observe_of(
+            &[
+                "default=db1:7600,db1:7601".into(),
+                "default=db1:7600".into(),
+            ],
+            &["mariadbd".into()],
+            Some("/var/lib/mysql"),
+            &w,
+        )
+        .unwrap();
+        assert_eq!(
+            o.hosts,
+            [(0, "db1:7600".to_string()), (0, "db1:7601".to_string())]
+        );
+        assert_eq!(o.dir.as_deref(), Some("/var/lib/mysql"));
+        for bad in [
+            "db1:7600",
+            "nosuch=db1:7600",
+            "default=db1",
+            "default=:7600",
+            "default=db1:0",
+        ] {
+            let e = observe_of(&[bad.into()], &[], None, &w)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("--observe"), "{bad}: {e}");
+        }
+        let e = observe_of(&[], &["postgres".into()], None, &w).unwrap_err();
+        assert!(e.to_string().contains("--observe-process"), "{e}");
+        let cpu = crate::plan::build(&crate::cli::parse(["fb", "cpu", "run"]).unwrap()).unwrap();
+        let e = observe_of(&["default=db1:7600".into()], &[], None, &cpu.workload).unwrap_err();
+        assert!(e.to_string().contains("no database server"), "{e}");
+    }
+}
