@@ -657,6 +657,8 @@ pub struct RunResult {
     pub commands: Vec<CommandFigures>,
     /// The database servers' own figures, per target and tick, as the agents read them.
     pub servers: Vec<crate::servers::ServerTick>,
+    /// What the observer agents saw of the servers' hosts.
+    pub observed: Vec<crate::servers::ObservedHost>,
 }
 
 impl RunResult {

@@ -29,6 +29,18 @@ pub struct ServerTick {
     pub missing: Option<String>,
 }
 
+/// What an observer agent saw of a target's host over a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ObservedHost {
+    /// Index into the plan's targets.
+    pub target: usize,
+    pub addr: String,
+    /// (tick number, figures), in the order they came.
+    pub samples: Vec<(u32, fleetbench_model::server_host::ServerHostFigures)>,
+    /// Why it observed nothing, or stopped early.
+    pub error: Option<String>,
+}
+
 /// What one transaction cost the server, each figure where the server counts it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PerTx {
@@ -79,6 +91,49 @@ pub struct ServerJson {
     /// Why intervals have no figures, each reason once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What observer agents on the server's host saw (`--observe`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostJson>,
+}
+
+/// A server's host as an observer agent saw it over the run, per transaction where the
+/// figure is work done for the load (the target's transactions of the same intervals).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostJson {
+    /// The observer agent.
+    pub addr: String,
+    /// Intervals with a sample, and the run's intervals without one.
+    pub intervals: u32,
+    pub missing_intervals: u32,
+    /// The host's busy CPU (user and system) per transaction, in µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_tx: Option<f64>,
+    /// The server processes' own CPU per transaction, in µs (absent when none matched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_cpu_us_per_tx: Option<f64>,
+    /// Block device reads and kilobytes written per transaction (absent without block
+    /// statistics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_reads_per_tx: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_write_kb_per_tx: Option<f64>,
+    /// Averages over the samples, shares of all cores.
+    pub cpu_user_pct: f64,
+    pub cpu_system_pct: f64,
+    pub cpu_iowait_pct: f64,
+    pub cpu_steal_pct: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_util_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_await_ms: Option<f64>,
+    pub net_rx_bytes_per_sec: f64,
+    pub net_tx_bytes_per_sec: f64,
+    pub context_switches_per_tx: Option<f64>,
+    /// The server processes found at the last sample.
+    pub processes: u32,
+    /// Why it observed nothing, or stopped early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One server's figures in one interval of the JSON's series.
@@ -325,6 +380,72 @@ pub fn over_run(
     (!pairs.is_empty()).then(|| summarize(driver, &pairs))
 }
 
+/// What the observers of target `target` (of `targets`) saw over run `r`.
+pub fn observed(r: &RunResult, target: usize, targets: usize) -> Vec<HostJson> {
+    r.observed
+        .iter()
+        .filter(|h| h.target == target)
+        .map(|h| {
+            let paired: Vec<(&fleetbench_model::server_host::ServerHostFigures, u64)> = h
+                .samples
+                .iter()
+                .filter_map(|(seq, f)| {
+                    let iv = r.intervals.iter().find(|iv| iv.seq == *seq)?;
+                    Some((f, target_transactions(iv, target, targets)))
+                })
+                .collect();
+            let mut j = host_json(&paired);
+            j.addr = h.addr.clone();
+            j.missing_intervals = (r.intervals.len() as u32).saturating_sub(j.intervals);
+            j.error = h.error.clone();
+            j
+        })
+        .collect()
+}
+
+/// A host's figures over these samples, each with the target's transactions in its interval.
+pub fn host_json(samples: &[(&fleetbench_model::server_host::ServerHostFigures, u64)]) -> HostJson {
+    let n = samples.len();
+    let mut j = HostJson {
+        intervals: n as u32,
+        ..Default::default()
+    };
+    if n == 0 {
+        return j;
+    }
+    let tx: u64 = samples.iter().map(|(_, t)| t).sum();
+    let sum = |f: &dyn Fn(&fleetbench_model::server_host::ServerHostFigures) -> f64| -> f64 {
+        samples.iter().map(|(s, _)| f(s)).sum()
+    };
+    let avg =
+        |f: &dyn Fn(&fleetbench_model::server_host::ServerHostFigures) -> f64| sum(f) / n as f64;
+    let per_tx = |v: f64| (tx > 0).then(|| v / tx as f64);
+    let busy_s = sum(&|s| s.cpu.busy_pct() / 100.0 * f64::from(s.cores) * s.secs);
+    j.cpu_us_per_tx = per_tx(busy_s * 1e6);
+    if samples.iter().any(|(s, _)| s.process_cpu_s.is_some()) {
+        j.process_cpu_us_per_tx = per_tx(sum(&|s| s.process_cpu_s.unwrap_or(0.0)) * 1e6);
+    }
+    if samples.iter().all(|(s, _)| s.disk.is_some()) {
+        let d = |f: fn(&fleetbench_model::server_host::DiskIo) -> f64| {
+            sum(&|s| s.disk.as_ref().map_or(0.0, f))
+        };
+        j.disk_reads_per_tx = per_tx(d(|d| d.reads as f64));
+        j.disk_write_kb_per_tx = per_tx(d(|d| d.write_kb as f64));
+        j.disk_util_pct = Some(d(|d| d.util_pct) / n as f64);
+        j.disk_await_ms = Some(d(|d| d.await_ms) / n as f64);
+    }
+    j.cpu_user_pct = avg(&|s| s.cpu.user_pct);
+    j.cpu_system_pct = avg(&|s| s.cpu.system_pct);
+    j.cpu_iowait_pct = avg(&|s| s.cpu.iowait_pct);
+    j.cpu_steal_pct = avg(&|s| s.cpu.steal_pct);
+    let secs = sum(&|s| s.secs).max(f64::MIN_POSITIVE);
+    j.net_rx_bytes_per_sec = sum(&|s| s.net_rx_bytes as f64) / secs;
+    j.net_tx_bytes_per_sec = sum(&|s| s.net_tx_bytes as f64) / secs;
+    j.context_switches_per_tx = per_tx(sum(&|s| s.context_switches as f64));
+    j.processes = samples.last().map_or(0, |(s, _)| s.processes);
+    j
+}
+
 /// Every read server's figures in the interval `seq` of run `r`, named by `names`.
 pub fn in_interval(r: &RunResult, seq: u32, targets: &[(String, Driver)]) -> Vec<IntervalServer> {
     let Some(iv) = r.intervals.iter().find(|iv| iv.seq == seq) else {
@@ -469,6 +590,50 @@ mod tests {
             ("Com_select", 100),
         ]);
         assert_eq!(query_cache_hit_pct(&off), None);
+    }
+
+    #[test]
+    fn an_observed_host_costs_cpu_and_disk_per_transaction() {
+        use fleetbench_model::server_host::{CpuSplit, DiskIo, ServerHostFigures};
+        let f = |busy: f64, proc_s: f64| ServerHostFigures {
+            secs: 1.0,
+            cores: 4,
+            cpu: CpuSplit {
+                user_pct: busy * 0.75,
+                system_pct: busy * 0.25,
+                iowait_pct: 2.0,
+                steal_pct: 0.0,
+            },
+            process_cpu_s: Some(proc_s),
+            processes: 3,
+            disk: Some(DiskIo {
+                reads: 10,
+                write_kb: 100,
+                util_pct: 20.0,
+                await_ms: 1.0,
+                ..Default::default()
+            }),
+            context_switches: 500,
+            ..Default::default()
+        };
+        let (a, b) = (f(50.0, 1.5), f(25.0, 0.5));
+        let j = host_json(&[(&a, 1000), (&b, 1000)]);
+        // Busy: 2 and 1 core-seconds over 2000 transactions.
+        assert_eq!(j.cpu_us_per_tx, Some(1500.0));
+        assert_eq!(j.process_cpu_us_per_tx, Some(1000.0));
+        assert_eq!(j.disk_reads_per_tx, Some(0.01));
+        assert_eq!(j.disk_write_kb_per_tx, Some(0.1));
+        assert_eq!((j.disk_util_pct, j.cpu_iowait_pct), (Some(20.0), 2.0));
+        assert_eq!(j.context_switches_per_tx, Some(0.5));
+        // Without block statistics or a matching process: absent, not zero.
+        let bare = ServerHostFigures {
+            disk: None,
+            process_cpu_s: None,
+            ..a
+        };
+        let j = host_json(&[(&bare, 10)]);
+        assert_eq!((j.disk_reads_per_tx, j.process_cpu_us_per_tx), (None, None));
+        assert_eq!(host_json(&[]).intervals, 0);
     }
 
     #[test]

@@ -300,6 +300,19 @@ fn totals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Totals {
     }
 }
 
+/// Target `i`'s server: its own counters and what observers saw of its host; None when
+/// neither was read.
+fn server_of(plan: &Plan, r: &RunResult, i: usize) -> Option<crate::servers::ServerJson> {
+    let targets = plan.workload.targets();
+    let t = targets.get(i)?;
+    let mut server = crate::servers::over_run(r, t.driver, i, targets.len());
+    let hosts = crate::servers::observed(r, i, targets.len());
+    if !hosts.is_empty() {
+        server.get_or_insert_with(Default::default).hosts = hosts;
+    }
+    server
+}
+
 /// Per database target: what it received, its statements' latency, how the agents
 /// connected to it and the time it was down.
 pub(crate) fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
@@ -344,11 +357,7 @@ pub(crate) fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
                     to_s: d.to.as_secs_f64(),
                     failed_run: crate::downtime::fails(d, r.total_time(), plan.max_downtime_pct),
                 }),
-            server: plan
-                .workload
-                .targets()
-                .get(*i)
-                .and_then(|t| crate::servers::over_run(r, t.driver, *i, target_names.len())),
+            server: server_of(plan, r, *i),
         })
         .collect()
 }

@@ -27,6 +27,8 @@ pub struct AgentConn {
     pub addr: String,
     pub hello: HelloReply,
     pub(super) client: AgentClient<InterceptedService<Channel, Attach>>,
+    /// How it was reached: observers of the run are reached the same way.
+    pub(super) link: Link,
 }
 
 /// How to reach agents: the token to attach and, when they serve TLS, how to check them.
@@ -34,6 +36,15 @@ pub struct AgentConn {
 pub struct Link {
     pub auth: Attach,
     pub tls: Option<ClientTlsConfig>,
+}
+
+/// Says whether TLS is used, never the token.
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Greets every agent (concurrently) and times a second Hello on the open connection.
@@ -238,7 +249,7 @@ fn greeting_of(b: &[u8]) -> Option<String> {
     None
 }
 
-async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError> {
+pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError> {
     let plain = link.tls.is_none();
     let unreachable = |reason: String| {
         // A plain-text client meeting a TLS agent gets past TCP and fails in the handshake.
@@ -272,7 +283,7 @@ async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError
         .await
         .map_err(|_| unreachable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs())))?
         .map_err(|e| unreachable(chain(&e)))?;
-    let mut client = AgentClient::with_interceptor(channel, link.auth);
+    let mut client = AgentClient::with_interceptor(channel, link.auth.clone());
     let req = HelloRequest {
         protocol_version: PROTOCOL_VERSION,
         coordinator_version: env!("CARGO_PKG_VERSION").into(),
@@ -323,6 +334,7 @@ async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError
         addr,
         hello,
         client,
+        link,
     })
 }
 
@@ -378,6 +390,10 @@ mod tests {
                 ..Default::default()
             },
             client: AgentClient::with_interceptor(channel, Attach::new(None).unwrap()),
+            link: Link {
+                auth: Attach::new(None).unwrap(),
+                tls: None,
+            },
         }
     }
 

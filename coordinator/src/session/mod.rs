@@ -10,6 +10,7 @@
 mod collect;
 mod connect;
 mod ids;
+mod observe;
 mod observer;
 mod participant;
 mod run;

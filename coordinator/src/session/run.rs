@@ -36,6 +36,7 @@ pub async fn run(
     let one_process = matches!(plan.agents, crate::plan::AgentSource::Local(_));
     check_ceilings(&conns, plan.threads, &plan.workload, one_process)?;
     let run_id = run_id();
+    let conns_link = conns.first().map(|c| c.link.clone());
     let starts = start_messages(plan, &run_id, conns.len());
     let tally: OpeningTally = std::sync::Mutex::new(vec![(0, 0); starts.iter().flatten().count()]);
     let mut pending = Vec::new();
@@ -46,6 +47,7 @@ pub async fn run(
         let slot = pending.len();
         pending.push(start_one(conn, start, plan.ready_timeout, (&tally, slot)));
     }
+    let link = conns_link.as_ref();
     let mut parts = all_ready(pending, &tally, watch).await?;
     let seen = ready_result(&parts);
     watch.go(&run_id, &seen);
@@ -57,7 +59,9 @@ pub async fn run(
         // A failed send shows up as a broken stream below and marks the agent lost.
         let _ = p.requests.send(go).await;
     }
+    let observing = super::observe::start(plan, link, &run_id);
     let mut collected = collect(&mut parts, plan, watch).await;
+    collected.observed = observing.finish().await;
     // How the agents connected, as their Ready said: once, for the header and the report.
     collected.connections = seen.connections;
     collected.connect_retries = seen.connect_retries;

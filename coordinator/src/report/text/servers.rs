@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::report::doc::TargetJson;
-use crate::servers::ServerJson;
+use crate::servers::{HostJson, ServerJson};
 
 /// The block, empty when no server was read.
 pub fn block(targets: &[TargetJson]) -> String {
@@ -52,6 +52,41 @@ pub fn block(targets: &[TargetJson]) -> String {
     s
 }
 
+/// What an observer saw of the server's host, on one line.
+fn host_line(h: &HostJson) -> String {
+    if h.intervals == 0 {
+        let why = h.error.as_deref().unwrap_or("no samples");
+        return format!("host {}: not observed ({why})", h.addr);
+    }
+    let mut s = format!("host {}: CPU {} µs/tx", h.addr, fig(h.cpu_us_per_tx, 1));
+    if let Some(p) = h.process_cpu_us_per_tx {
+        let _ = write!(s, " (server processes {p:.1})");
+    }
+    let _ = write!(
+        s,
+        ", user {:.1} % sys {:.1} % iowait {:.1} % steal {:.1} %",
+        h.cpu_user_pct, h.cpu_system_pct, h.cpu_iowait_pct, h.cpu_steal_pct
+    );
+    match (h.disk_reads_per_tx, h.disk_write_kb_per_tx) {
+        (Some(r), Some(w)) => {
+            let _ = write!(
+                s,
+                "; disk {r:.3} reads and {w:.2} KB written/tx (util {} %, await {} ms)",
+                fig(h.disk_util_pct, 1),
+                fig(h.disk_await_ms, 2)
+            );
+        }
+        _ => s.push_str("; disk: no block statistics"),
+    }
+    if h.missing_intervals > 0 {
+        let _ = write!(s, "; no sample in {} intervals", h.missing_intervals);
+    }
+    if let Some(e) = &h.error {
+        let _ = write!(s, "; lost: {e}");
+    }
+    s
+}
+
 /// A figure with `decimals`, or "-" where the server does not count it.
 fn fig(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
@@ -66,6 +101,9 @@ fn notes(name: &str, w: usize, sv: &ServerJson) -> String {
             s,
             "    {name:<w$}  query cache: {pct:.1} % of SELECTs answered from it"
         );
+    }
+    for h in &sv.hosts {
+        let _ = writeln!(s, "    {name:<w$}  {}", host_line(h));
     }
     if sv.missing_intervals > 0 {
         let all = sv.intervals + sv.missing_intervals;
@@ -156,5 +194,39 @@ mod tests {
             "{b}"
         );
         assert_eq!(block(&[target("x", None)]), "");
+        // An observer's line under its server; one that could not be reached says why.
+        let seen = ServerJson {
+            hosts: vec![
+                HostJson {
+                    addr: "db1:7600".into(),
+                    intervals: 10,
+                    cpu_us_per_tx: Some(412.25),
+                    process_cpu_us_per_tx: Some(380.0),
+                    cpu_user_pct: 35.0,
+                    cpu_system_pct: 10.0,
+                    cpu_iowait_pct: 2.0,
+                    disk_reads_per_tx: Some(0.02),
+                    disk_write_kb_per_tx: Some(1.25),
+                    disk_util_pct: Some(12.0),
+                    disk_await_ms: Some(0.5),
+                    ..Default::default()
+                },
+                HostJson {
+                    addr: "db2:7600".into(),
+                    error: Some("connection refused".into()),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let b = block(&[target("db", Some(seen))]);
+        assert!(
+            b.contains("    db      host db1:7600: CPU 412.2 µs/tx (server processes 380.0), user 35.0 % sys 10.0 % iowait 2.0 % steal 0.0 %; disk 0.020 reads and 1.25 KB written/tx (util 12.0 %, await 0.50 ms)"),
+            "{b}"
+        );
+        assert!(
+            b.contains("host db2:7600: not observed (connection refused)"),
+            "{b}"
+        );
     }
 }

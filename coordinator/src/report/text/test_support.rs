@@ -104,6 +104,7 @@ pub(super) fn result() -> RunResult {
         connect_retries: Vec::new(),
         hosts: Vec::new(),
         servers: Vec::new(),
+        observed: Vec::new(),
         run_id: "r1".into(),
         started: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_245)),
         ended: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_796_166_255)),
