@@ -140,3 +140,60 @@ fn postgresql_figures_come_from_its_statistics_views() {
     let again = fleetbench_ok(&["report", path.to_str().unwrap()]);
     assert_eq!(servers_block(&again), servers_block(&text), "{again}");
 }
+
+#[test]
+fn an_observer_agent_says_what_a_transaction_cost_the_servers_host() {
+    let db = MariaDb::start();
+    let (_a, _b, agents) = AgentProc::pair();
+    let observer = AgentProc::start();
+    let scratch = Scratch::new("servers-observed");
+    let data = ["oltp_read_write", "--tables=1", "--table-size=2000"];
+    db.fleetbench_ok(&[&data, &["prepare"]]);
+    let path = scratch.path("observed.json");
+    let observe = format!("--observe=default={}", observer.addr);
+    let (text, v) = db.run_json(
+        &[
+            &data,
+            &[
+                "--threads=2",
+                "--time=3",
+                "--agents",
+                &agents,
+                &observe,
+                "--observe-process=mariadbd",
+            ],
+        ],
+        &path,
+    );
+    let host = &v["totals"]["targets"][0]["server"]["hosts"][0];
+    assert_eq!(host["addr"], observer.addr.as_str(), "{host}");
+    assert!(host["intervals"].as_u64().unwrap() >= 2, "{host}");
+    let cpu = host["cpu_us_per_tx"].as_f64().unwrap();
+    let process = host["process_cpu_us_per_tx"].as_f64().unwrap();
+    // The server's processes did part of the host's work for each transaction.
+    assert!(cpu > 0.0 && process > 0.0, "{host}");
+    assert!(host["processes"].as_u64().unwrap() >= 1, "{host}");
+    assert!(host.get("error").is_none(), "{host}");
+    let line = format!("host {}: CPU ", observer.addr);
+    assert!(text.contains(&line), "{text}");
+    let again = fleetbench_ok(&["report", path.to_str().unwrap()]);
+    assert_eq!(servers_block(&again), servers_block(&text), "{again}");
+    // An observer that cannot be reached is said, and the run goes on.
+    let (text, v) = db.run_json(
+        &[
+            &data,
+            &[
+                "--threads=1",
+                "--time=1",
+                "--agents",
+                &agents,
+                "--observe=default=127.0.0.1:1",
+            ],
+        ],
+        &scratch.path("unreached.json"),
+    );
+    assert!(text.contains("host 127.0.0.1:1: not observed ("), "{text}");
+    let host = &v["totals"]["targets"][0]["server"]["hosts"][0];
+    assert!(host["error"].as_str().is_some(), "{host}");
+    assert!(v["totals"]["events"].as_u64().unwrap() > 0);
+}
