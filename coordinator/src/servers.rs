@@ -150,6 +150,23 @@ pub struct IntervalServer {
     /// Why this interval has no figures (the rest is then empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+    /// What the observers of the server's host saw in this interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<IntervalHost>,
+}
+
+/// An observed host in one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalHost {
+    pub addr: String,
+    pub cpu_busy_pct: f64,
+    pub cpu_iowait_pct: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_tx: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_cpu_us_per_tx: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_util_pct: Option<f64>,
 }
 
 /// The status source a driver's figures come from.
@@ -344,6 +361,7 @@ pub fn interval(driver: Driver, name: &str, t: &ServerTick, tx: u64) -> Interval
         read_misses_per_1000: read_misses_per_1000(driver, &t.values),
         threads_running: t.values.get(gauges(driver)[0]).map(|&v| v as f64),
         missing: None,
+        hosts: Vec::new(),
     }
 }
 
@@ -451,15 +469,50 @@ pub fn in_interval(r: &RunResult, seq: u32, targets: &[(String, Driver)]) -> Vec
     let Some(iv) = r.intervals.iter().find(|iv| iv.seq == seq) else {
         return Vec::new();
     };
-    r.servers
-        .iter()
-        .filter(|t| t.seq == seq)
-        .filter_map(|t| {
-            let (name, driver) = targets.get(t.target)?;
-            let tx = target_transactions(iv, t.target, targets.len());
-            Some(interval(*driver, name, t, tx))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (i, (name, driver)) in targets.iter().enumerate() {
+        let tx = target_transactions(iv, i, targets.len());
+        let tick = r.servers.iter().find(|t| t.seq == seq && t.target == i);
+        let hosts: Vec<IntervalHost> = r
+            .observed
+            .iter()
+            .filter(|h| h.target == i)
+            .filter_map(|h| {
+                let (_, f) = h.samples.iter().find(|(s, _)| *s == seq)?;
+                Some(interval_host(&h.addr, f, tx))
+            })
+            .collect();
+        let mut sv = match tick {
+            Some(t) => interval(*driver, name, t, tx),
+            None if hosts.is_empty() => continue,
+            None => IntervalServer {
+                target: name.clone(),
+                transactions: tx,
+                missing: Some("not read over SQL".into()),
+                ..Default::default()
+            },
+        };
+        sv.hosts = hosts;
+        out.push(sv);
+    }
+    out
+}
+
+/// One observed host's figures in one interval of `tx` transactions.
+fn interval_host(
+    addr: &str,
+    f: &fleetbench_model::server_host::ServerHostFigures,
+    tx: u64,
+) -> IntervalHost {
+    let per_tx = |v: f64| (tx > 0).then(|| v / tx as f64);
+    IntervalHost {
+        addr: addr.into(),
+        cpu_busy_pct: f.cpu.busy_pct(),
+        cpu_iowait_pct: f.cpu.iowait_pct,
+        cpu_us_per_tx: per_tx(f.cpu.busy_pct() / 100.0 * f64::from(f.cores) * f.secs * 1e6),
+        process_cpu_us_per_tx: f.process_cpu_s.and_then(|c| per_tx(c * 1e6)),
+        disk_util_pct: f.disk.map(|d| d.util_pct),
+    }
 }
 
 #[cfg(test)]

@@ -174,6 +174,15 @@ fn an_observer_agent_says_what_a_transaction_cost_the_servers_host() {
     assert!(cpu > 0.0 && process > 0.0, "{host}");
     assert!(host["processes"].as_u64().unwrap() >= 1, "{host}");
     assert!(host.get("error").is_none(), "{host}");
+    // And interval by interval.
+    let per_interval: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|iv| iv["servers"][0]["hosts"][0]["cpu_us_per_tx"].as_f64())
+        .collect();
+    assert!(per_interval.len() >= 2, "{}", v["intervals"]);
+    assert!(per_interval.iter().all(|&us| us > 0.0), "{per_interval:?}");
     let line = format!("host {}: CPU ", observer.addr);
     assert!(text.contains(&line), "{text}");
     let again = fleetbench_ok(&["report", path.to_str().unwrap()]);

@@ -975,6 +975,14 @@ mod tests {
                     read_misses_per_1000: Some(0.75),
                     threads_running: Some(3.0),
                     missing: None,
+                    hosts: vec![crate::servers::IntervalHost {
+                        addr: "db1:7600".into(),
+                        cpu_busy_pct: 45.5,
+                        cpu_iowait_pct: 1.5,
+                        cpu_us_per_tx: Some(820.25),
+                        process_cpu_us_per_tx: Some(700.0),
+                        disk_util_pct: None,
+                    }],
                 },
                 crate::servers::IntervalServer {
                     target: "replica".into(),
@@ -998,6 +1006,17 @@ mod tests {
                 query_cache_hit_pct: Some(40.0),
                 counters: [("Innodb_rows_read".to_string(), 100)].into(),
                 notes: vec!["the status read took over a second".into()],
+                hosts: vec![crate::servers::HostJson {
+                    addr: "db1:7600".into(),
+                    intervals: 1,
+                    cpu_us_per_tx: Some(820.25),
+                    disk_reads_per_tx: Some(0.5),
+                    cpu_user_pct: 30.0,
+                    context_switches_per_tx: Some(12.0),
+                    processes: 1,
+                    error: Some("it ended its observation".into()),
+                    ..Default::default()
+                }],
                 ..Default::default()
             }),
             ..Default::default()
