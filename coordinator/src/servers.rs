@@ -105,6 +105,9 @@ pub struct HostJson {
     /// Intervals with a sample, and the run's intervals without one.
     pub intervals: u32,
     pub missing_intervals: u32,
+    /// The target's transactions over the intervals with a sample.
+    #[serde(default)]
+    pub transactions: u64,
     /// The host's busy CPU (user and system) per transaction, in µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_tx: Option<f64>,
@@ -287,6 +290,34 @@ impl PerTx {
     }
 }
 
+/// What `compare` weighs of the observed hosts, by the name its rows show.
+pub const HOSTS_COMPARED: [&str; 2] = ["server host CPU µs/tx", "server process CPU µs/tx"];
+
+/// The observed hosts' CPU per transaction of the run: their costs added up per
+/// transaction, as [`fleet_per_tx`] does for the servers' counters; each host given with
+/// its transactions and its (host, process) figures.
+pub fn fleet_host_per_tx(parts: &[(u64, Option<f64>, Option<f64>)]) -> BTreeMap<String, f64> {
+    let all: u64 = parts.iter().map(|(tx, _, _)| tx).sum();
+    let mut out = BTreeMap::new();
+    if all == 0 {
+        return out;
+    }
+    let pick = [
+        |p: &(u64, Option<f64>, Option<f64>)| p.1,
+        |p: &(u64, Option<f64>, Option<f64>)| p.2,
+    ];
+    for (name, get) in HOSTS_COMPARED.iter().zip(pick) {
+        let v: Vec<f64> = parts
+            .iter()
+            .filter_map(|p| get(p).map(|v| v * p.0 as f64))
+            .collect();
+        if !v.is_empty() {
+            out.insert(name.to_string(), v.iter().sum::<f64>() / all as f64);
+        }
+    }
+    out
+}
+
 /// The whole fleet's figures per transaction over several servers, each given with its
 /// transactions: the servers' costs added up per transaction of the run (a sharded run's
 /// transaction costs each shard its share). A figure no server counts is left out.
@@ -432,6 +463,7 @@ pub fn host_json(samples: &[(&fleetbench_model::server_host::ServerHostFigures, 
         return j;
     }
     let tx: u64 = samples.iter().map(|(_, t)| t).sum();
+    j.transactions = tx;
     let sum = |f: &dyn Fn(&fleetbench_model::server_host::ServerHostFigures) -> f64| -> f64 {
         samples.iter().map(|(s, _)| f(s)).sum()
     };
@@ -705,6 +737,10 @@ mod tests {
         assert_eq!(f["server log KB/tx"], 1.5);
         assert!(!f.contains_key("server stmts/tx"));
         assert!(fleet_per_tx(&[(0, &a)]).is_empty());
+        // Observed hosts: a proxy's and a shard's CPU add up per transaction of the run.
+        let h = fleet_host_per_tx(&[(100, Some(300.0), Some(200.0)), (100, Some(100.0), None)]);
+        assert_eq!(h["server host CPU µs/tx"], 200.0);
+        assert_eq!(h["server process CPU µs/tx"], 100.0);
     }
 
     #[test]

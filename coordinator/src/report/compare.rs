@@ -372,7 +372,10 @@ fn metrics(rows: &[&Summary]) -> Vec<Metric> {
             series: Box::new(move |s| s.series.latency_ms.get(&key2).cloned()),
         });
     }
-    for name in crate::servers::COMPARED {
+    for name in crate::servers::COMPARED
+        .into_iter()
+        .chain(crate::servers::HOSTS_COMPARED)
+    {
         if rows.iter().any(|r| r.server.contains_key(name)) {
             m.push(Metric {
                 name: name.into(),

@@ -796,6 +796,15 @@ impl IntervalSeries {
             for (k, v) in crate::servers::fleet_per_tx(&parts) {
                 s.server.entry(k).or_default().push(v);
             }
+            let hosts: Vec<(u64, Option<f64>, Option<f64>)> = iv
+                .servers
+                .iter()
+                .flat_map(|sv| sv.hosts.iter().map(|h| (sv.transactions, h)))
+                .map(|(tx, h)| (tx, h.cpu_us_per_tx, h.process_cpu_us_per_tx))
+                .collect();
+            for (k, v) in crate::servers::fleet_host_per_tx(&hosts) {
+                s.server.entry(k).or_default().push(v);
+            }
             // An interval without events has no latency to speak of.
             if iv.events > 0 {
                 for (k, v) in iv.latency_ms.figures() {
@@ -805,6 +814,25 @@ impl IntervalSeries {
         }
         s
     }
+}
+
+/// The servers' and their observed hosts' figures per transaction that `compare` weighs.
+fn server_figures(targets: &[TargetJson]) -> BTreeMap<String, f64> {
+    let servers: Vec<&crate::servers::ServerJson> =
+        targets.iter().filter_map(|t| t.server.as_ref()).collect();
+    let counters: Vec<(u64, &crate::servers::PerTx)> = servers
+        .iter()
+        .filter(|sv| sv.intervals > 0)
+        .map(|sv| (sv.transactions, &sv.per_tx))
+        .collect();
+    let hosts: Vec<(u64, Option<f64>, Option<f64>)> = servers
+        .iter()
+        .flat_map(|sv| &sv.hosts)
+        .map(|h| (h.transactions, h.cpu_us_per_tx, h.process_cpu_us_per_tx))
+        .collect();
+    let mut out = crate::servers::fleet_per_tx(&counters);
+    out.extend(crate::servers::fleet_host_per_tx(&hosts));
+    out
 }
 
 impl Summary {
@@ -826,13 +854,7 @@ impl Summary {
             latency_ms: t.latency_ms.figures().collect(),
             errors_per_sec: per_s(sql.map_or(0.0, |s| s.ignored_errors as f64)),
             reconnects_per_sec: per_s(sql.map_or(0.0, |s| s.reconnects as f64)),
-            server: crate::servers::fleet_per_tx(
-                &t.targets
-                    .iter()
-                    .filter_map(|t| t.server.as_ref())
-                    .map(|sv| (sv.transactions, &sv.per_tx))
-                    .collect::<Vec<_>>(),
-            ),
+            server: server_figures(&t.targets),
             repeat: 1,
             interrupted: doc.interrupted,
             series: IntervalSeries::from_run(doc),

@@ -59,8 +59,11 @@ fn host_line(h: &HostJson) -> String {
         return format!("host {}: not observed ({why})", h.addr);
     }
     let mut s = format!("host {}: CPU {} µs/tx", h.addr, fig(h.cpu_us_per_tx, 1));
-    if let Some(p) = h.process_cpu_us_per_tx {
-        let _ = write!(s, " (server processes {p:.1})");
+    match h.process_cpu_us_per_tx {
+        Some(p) => {
+            let _ = write!(s, " (server processes {p:.1})");
+        }
+        None => s.push_str(" (no server process found: see --observe-process)"),
     }
     let _ = write!(
         s,
