@@ -68,9 +68,45 @@ struct FileToml {
     #[serde(default)]
     options: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     #[serde(default)]
-    targets: BTreeMap<Spanned<String>, Spanned<String>>,
+    targets: BTreeMap<Spanned<String>, Spanned<TargetToml>>,
     #[serde(default)]
     scenario: Vec<ScenarioToml>,
+}
+
+/// A target of `[targets]`: its URL, or a table with the URL and the observer agents on
+/// its host (`db = { url = "mysql://...", observers = ["db1:7600"] }`).
+#[derive(Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a URL such as \"mysql://user:password@host:3306/sbtest\", or { url = \"...\", observers = [\"host:7600\"] }"
+)]
+enum TargetToml {
+    Url(String),
+    Full(TargetTable),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetTable {
+    url: String,
+    #[serde(default)]
+    observers: Vec<String>,
+}
+
+impl TargetToml {
+    fn url(&self) -> &str {
+        match self {
+            TargetToml::Url(u) | TargetToml::Full(TargetTable { url: u, .. }) => u,
+        }
+    }
+
+    /// Agents on its host that observe it (`--observe`).
+    fn observers(&self) -> &[String] {
+        match self {
+            TargetToml::Url(_) => &[],
+            TargetToml::Full(t) => &t.observers,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -254,7 +290,7 @@ pub fn parse(path: &str, src: &str, cli_agents: &[String]) -> Result<ScenarioFil
         ));
     }
     for (k, v) in &file.targets {
-        plan::parse_target(&format!("{}={}", k.get_ref(), v.get_ref()))
+        plan::parse_target(&format!("{}={}", k.get_ref(), v.get_ref().url()))
             .map_err(|e| at.err(v.span(), &format!("targets.{}", k.get_ref()), e.to_string()))?;
     }
     let mut scenarios: Vec<Scenario> = Vec::new();
@@ -474,8 +510,12 @@ fn target_args(
                 ),
             ));
         };
-        let text = format!("--target={}={}", t.get_ref(), url.get_ref());
+        let text = format!("--target={}={}", t.get_ref(), url.get_ref().url());
         args.push(at.arg(text, "target", t, "targets"));
+        for o in url.get_ref().observers() {
+            let text = format!("--observe={}={o}", t.get_ref());
+            args.push(at.arg(text, "observe", t, "targets"));
+        }
         names.push(t.get_ref().clone());
     }
     Ok(names)
@@ -737,6 +777,41 @@ threads = [8]
 
     fn bad(src: &str) -> ScenarioError {
         parse("s.toml", src, &[]).expect_err("should be refused")
+    }
+
+    #[test]
+    fn a_target_names_the_agents_that_observe_its_host() {
+        let src = r#"
+test = "oltp_read_only"
+threads = [4]
+[targets]
+db = { url = "mysql://u:p@db1:3306/sbtest", observers = ["db1:7600", "db1:7601"] }
+plain = "mysql://u:p@db2:3306/sbtest"
+[[scenario]]
+name = "observed"
+targets = ["db"]
+[[scenario]]
+name = "not"
+targets = ["plain"]
+"#;
+        let f = parse("s.toml", src, &[]).unwrap();
+        let p = f.scenarios[0].plan("run", 4, "s.toml").unwrap();
+        assert_eq!(
+            p.observe.hosts,
+            [(0, "db1:7600".to_string()), (0, "db1:7601".to_string())]
+        );
+        assert!(
+            f.scenarios[1]
+                .plan("run", 4, "s.toml")
+                .unwrap()
+                .observe
+                .hosts
+                .is_empty()
+        );
+        let e = bad(&src.replace("\"db1:7601\"", "\"db1\""));
+        assert!(e.to_string().contains("observe"), "{e}");
+        let e = bad(&src.replace("observers", "watchers"));
+        assert!(e.to_string().contains("a URL such as"), "{e}");
     }
 
     #[test]
