@@ -144,6 +144,9 @@ struct Server {
     prev: Option<Reading>,
     /// The last failure said in the log, so that a server down for a minute is said once.
     said: Option<String>,
+    /// Replication statements this server refused (not a replica's, no GTIDs, a missing
+    /// privilege): not asked again in this run.
+    refused: Vec<&'static str>,
 }
 
 impl Server {
@@ -160,6 +163,7 @@ impl Server {
             gauges,
             prev: None,
             said: None,
+            refused: Vec::new(),
         }
     }
 
@@ -208,7 +212,54 @@ impl Server {
         }
         let conn = self.conn.as_mut().expect("connected above");
         let rows = conn.rows(&self.query).map_err(|e| e.to_string())?;
-        Ok(status::reading(&rows))
+        let mut reading = status::reading(&rows);
+        reading.extend(self.replication());
+        Ok(reading)
+    }
+
+    /// The replication levels where the server has them: a replica's lag and threads, and
+    /// the positions a primary has written and a replica has applied. A statement the
+    /// server refuses is not asked again (said once in the log: a missing privilege).
+    fn replication(&mut self) -> Reading {
+        let asks: &[&'static str] = match self.target.driver {
+            Driver::Mysql => &[
+                status::REPLICA_QUERY,
+                status::REPLICA_QUERY_NEW,
+                status::MARIADB_GTID_QUERY,
+            ],
+            Driver::Pgsql => &[status::PG_REPLICATION_QUERY],
+        };
+        let mut out = Reading::new();
+        for &q in asks {
+            // One of SHOW SLAVE STATUS and SHOW REPLICA STATUS is enough.
+            if q == status::REPLICA_QUERY_NEW && !self.refused.contains(&status::REPLICA_QUERY) {
+                continue;
+            }
+            if self.refused.contains(&q) {
+                continue;
+            }
+            let Some(conn) = self.conn.as_mut() else {
+                break;
+            };
+            match conn.rows(q) {
+                Ok(rows) => out.extend(match q {
+                    status::REPLICA_QUERY | status::REPLICA_QUERY_NEW => rows
+                        .first()
+                        .map(|r| status::replica_status(r))
+                        .unwrap_or_default(),
+                    status::MARIADB_GTID_QUERY => status::gtid_positions(&rows),
+                    _ => status::reading(&rows),
+                }),
+                Err(SqlError::Server { code, message }) => {
+                    if code == 1227 || code == 1044 || code == 1045 {
+                        warn!(target = %self.target.name, "no replication figures: {message} (GRANT REPLICATION CLIENT, or SLAVE MONITOR on MariaDB 10.5 and later, ON *.* TO the run's user)");
+                    }
+                    self.refused.push(q);
+                }
+                Err(_) => self.refused.push(q),
+            }
+        }
+        out
     }
 
     fn connect(&mut self, sockets: &Arc<Sockets>) -> Result<(), SqlError> {

@@ -220,6 +220,10 @@ pub struct RawArgs {
     /// replaces the --mysql-* target called "default".
     #[arg(long, value_name = "NAME=URL", help_heading = "Database")]
     pub target: Vec<String>,
+    /// A replica read each interval beside the run, without load: its lag and its own
+    /// counters, NAME=URL[@PRIMARY] (the first target's replica unless PRIMARY names one).
+    #[arg(long, value_name = "NAME=URL[@PRIMARY]", help_heading = "Database")]
+    pub replica: Vec<String>,
     /// Agents on a server's host that observe it each interval instead of loading it: its
     /// CPU split, the server process's CPU, disks, network (repeatable; docs/servers.md).
     #[arg(

@@ -14,6 +14,7 @@ pub mod merge;
 pub mod metrics;
 pub mod output;
 pub mod plan;
+pub mod replication;
 pub mod report;
 pub mod script;
 pub mod servers;

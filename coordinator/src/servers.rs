@@ -94,6 +94,9 @@ pub struct ServerJson {
     /// What observer agents on the server's host saw (`--observe`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostJson>,
+    /// A replica's lag over the run (`--replica`), in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_lag_s: Option<crate::replication::LagJson>,
 }
 
 /// A server's host as an observer agent saw it over the run, per transaction where the
@@ -156,6 +159,9 @@ pub struct IntervalServer {
     /// What the observers of the server's host saw in this interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<IntervalHost>,
+    /// A replica's lag at the interval's end, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_lag_s: Option<f64>,
 }
 
 /// An observed host in one interval.
@@ -393,18 +399,19 @@ pub fn interval(driver: Driver, name: &str, t: &ServerTick, tx: u64) -> Interval
         threads_running: t.values.get(gauges(driver)[0]).map(|&v| v as f64),
         missing: None,
         hosts: Vec::new(),
+        replica_lag_s: None,
     }
 }
 
 /// Target `target`'s ticks of run `r`, each with the target's transactions in the same
 /// interval; a tick whose interval has no load figures (no agent delivered it) counts as
 /// missing.
-fn ticks_of(r: &RunResult, target: usize, targets: usize) -> Vec<(ServerTick, u64)> {
+fn ticks_of(r: &RunResult, s: &Readable, loaded: usize) -> Vec<(ServerTick, u64)> {
     r.servers
         .iter()
-        .filter(|t| t.target == target)
+        .filter(|t| t.target == s.index)
         .map(|t| match r.intervals.iter().find(|iv| iv.seq == t.seq) {
-            Some(iv) => (t.clone(), target_transactions(iv, target, targets)),
+            Some(iv) => (t.clone(), target_transactions(iv, s.tx_of, loaded)),
             None => {
                 let mut t = t.clone();
                 t.missing
@@ -416,17 +423,70 @@ fn ticks_of(r: &RunResult, target: usize, targets: usize) -> Vec<(ServerTick, u6
         .collect()
 }
 
-/// The server of target `target` (of `targets`, spoken to with `driver`) over run `r`;
-/// None when no agent read it.
-pub fn over_run(
-    r: &RunResult,
-    driver: Driver,
-    target: usize,
-    targets: usize,
-) -> Option<ServerJson> {
-    let ticks = ticks_of(r, target, targets);
+/// A server read each interval: a loaded target, or a replica read beside them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Readable {
+    /// Its number among the servers read (the targets first, then the replicas).
+    pub index: usize,
+    pub name: String,
+    pub driver: Driver,
+    /// The loaded target whose transactions it serves: itself, or a replica's primary.
+    pub tx_of: usize,
+    /// A replica's primary (its index).
+    pub primary: Option<usize>,
+}
+
+/// Server `s` over run `r` of `loaded` loaded targets; None when no agent read it.
+pub fn over_run(r: &RunResult, s: &Readable, loaded: usize) -> Option<ServerJson> {
+    let ticks = ticks_of(r, s, loaded);
     let pairs: Vec<(&ServerTick, u64)> = ticks.iter().map(|(t, tx)| (t, *tx)).collect();
-    (!pairs.is_empty()).then(|| summarize(driver, &pairs))
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut out = summarize(s.driver, &pairs);
+    if let Some(p) = s.primary {
+        out.replica_lag_s = crate::replication::summarize(&lag_of(r, s.index, p));
+    }
+    Some(out)
+}
+
+/// Replica `replica`'s lag interval by interval, against primary `primary`'s readings.
+pub fn lag_of(r: &RunResult, replica: usize, primary: usize) -> Vec<(u32, Option<f64>)> {
+    use crate::replication::{PrimaryReading, ReplicaReading, lag_series};
+    use fleetbench_model::server_status::{PRIMARY_POSITION, REPLICA_LAG, REPLICA_POSITION};
+    let end = |seq: u32| {
+        r.intervals
+            .iter()
+            .find(|iv| iv.seq == seq)
+            .map(|iv| iv.end.as_secs_f64())
+    };
+    let mut prim: Vec<PrimaryReading> = r
+        .servers
+        .iter()
+        .filter(|t| t.target == primary)
+        .filter_map(|t| {
+            Some(PrimaryReading {
+                seq: t.seq,
+                end_s: end(t.seq)?,
+                position: *t.values.get(PRIMARY_POSITION)?,
+            })
+        })
+        .collect();
+    prim.sort_by_key(|p| p.seq);
+    let rep: Vec<ReplicaReading> = r
+        .servers
+        .iter()
+        .filter(|t| t.target == replica && t.missing.is_none())
+        .filter_map(|t| {
+            Some(ReplicaReading {
+                seq: t.seq,
+                end_s: end(t.seq)?,
+                lag_ms: t.values.get(REPLICA_LAG).copied(),
+                position: t.values.get(REPLICA_POSITION).copied(),
+            })
+        })
+        .collect();
+    lag_series(&rep, &prim)
 }
 
 /// What the observers of target `target` (of `targets`) saw over run `r`.
@@ -497,13 +557,19 @@ pub fn host_json(samples: &[(&fleetbench_model::server_host::ServerHostFigures, 
 }
 
 /// Every read server's figures in the interval `seq` of run `r`, named by `names`.
-pub fn in_interval(r: &RunResult, seq: u32, targets: &[(String, Driver)]) -> Vec<IntervalServer> {
+pub fn in_interval(
+    r: &RunResult,
+    seq: u32,
+    read: &[Readable],
+    loaded: usize,
+) -> Vec<IntervalServer> {
     let Some(iv) = r.intervals.iter().find(|iv| iv.seq == seq) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (i, (name, driver)) in targets.iter().enumerate() {
-        let tx = target_transactions(iv, i, targets.len());
+    for s in read {
+        let (i, name, driver) = (s.index, &s.name, &s.driver);
+        let tx = target_transactions(iv, s.tx_of, loaded);
         let tick = r.servers.iter().find(|t| t.seq == seq && t.target == i);
         let hosts: Vec<IntervalHost> = r
             .observed
@@ -525,6 +591,12 @@ pub fn in_interval(r: &RunResult, seq: u32, targets: &[(String, Driver)]) -> Vec
             },
         };
         sv.hosts = hosts;
+        if let Some(p) = s.primary {
+            sv.replica_lag_s = lag_of(r, i, p)
+                .into_iter()
+                .find(|(q, _)| *q == seq)
+                .and_then(|(_, l)| l);
+        }
         out.push(sv);
     }
     out

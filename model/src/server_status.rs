@@ -37,7 +37,97 @@ pub const MYSQL_COUNTERS: [&str; 22] = [
 ];
 
 /// MySQL/MariaDB status values that are a level, not a count: their value at the reading.
-pub const MYSQL_GAUGES: [&str; 2] = ["Threads_running", "Threads_connected"];
+/// The replication ones come from [`REPLICA_QUERY`] and [`MARIADB_GTID_QUERY`], where the
+/// server has them.
+pub const MYSQL_GAUGES: [&str; 7] = [
+    "Threads_running",
+    "Threads_connected",
+    REPLICA_LAG,
+    REPLICA_SQL_RUNNING,
+    REPLICA_IO_RUNNING,
+    PRIMARY_POSITION,
+    REPLICA_POSITION,
+];
+
+/// Levels that count the reading's own connection, which [`change`] leaves out.
+const CONNECTION_LEVELS: [&str; 3] = ["Threads_running", "Threads_connected", "active_backends"];
+
+/// A replica's lag as the server says it (Seconds_Behind_Master; PostgreSQL: seconds since
+/// the last replayed transaction's commit), in milliseconds.
+pub const REPLICA_LAG: &str = "replica_lag_ms";
+/// Whether a MySQL/MariaDB replica's SQL and I/O threads run (1) or not (0).
+pub const REPLICA_SQL_RUNNING: &str = "replica_sql_running";
+pub const REPLICA_IO_RUNNING: &str = "replica_io_running";
+/// How far a primary has written (MariaDB: gtid_binlog_pos's sequence number; PostgreSQL:
+/// the WAL position), and how far a replica has applied (gtid_slave_pos; the replayed WAL
+/// position): the coordinator times a replica's position on its primary's clock.
+pub const PRIMARY_POSITION: &str = "primary_position";
+pub const REPLICA_POSITION: &str = "replica_position";
+
+/// A replica's status (MariaDB, MySQL before 8.4): one positional row, or none on a server
+/// that is not a replica.
+pub const REPLICA_QUERY: &str = "SHOW SLAVE STATUS";
+/// The same on MySQL 8.0.22 and later (8.4 has no SHOW SLAVE STATUS).
+pub const REPLICA_QUERY_NEW: &str = "SHOW REPLICA STATUS";
+/// MariaDB's GTID positions as (name, value) rows (none elsewhere). A SHOW, not a SELECT:
+/// the server's Com_select counts the load's statements only.
+pub const MARIADB_GTID_QUERY: &str =
+    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('gtid_binlog_pos', 'gtid_slave_pos')";
+
+/// The replica's levels from a row of [`REPLICA_QUERY`], by the column order both MySQL and
+/// MariaDB document (I/O thread running 10, SQL thread running 11, seconds behind 32).
+pub fn replica_status(row: &[Option<String>]) -> Reading {
+    let mut out = Reading::new();
+    if row.len() < 33 {
+        return out;
+    }
+    let running = |i: usize| row[i].as_deref().map(|v| u64::from(v == "Yes"));
+    if let Some(v) = running(10) {
+        out.insert(REPLICA_IO_RUNNING.into(), v);
+    }
+    if let Some(v) = running(11) {
+        out.insert(REPLICA_SQL_RUNNING.into(), v);
+    }
+    // NULL while the SQL thread does not run: no figure, the positions tell.
+    if let Some(s) = row[32].as_deref().and_then(|v| v.parse::<u64>().ok()) {
+        out.insert(REPLICA_LAG.into(), s * 1000);
+    }
+    out
+}
+
+/// The highest sequence number of a MariaDB GTID list (`0-1-1234,1-2-7`), None when empty.
+pub fn gtid_seq(list: &str) -> Option<u64> {
+    list.split(',')
+        .filter_map(|g| g.trim().rsplit('-').next()?.parse::<u64>().ok())
+        .max()
+}
+
+/// The positions from the rows of [`MARIADB_GTID_QUERY`].
+pub fn gtid_positions(rows: &[Vec<Option<String>>]) -> Reading {
+    let mut out = Reading::new();
+    for r in rows {
+        let (Some(Some(name)), Some(Some(value))) = (r.first(), r.get(1)) else {
+            continue;
+        };
+        let key = match name.as_str() {
+            "gtid_binlog_pos" => PRIMARY_POSITION,
+            "gtid_slave_pos" => REPLICA_POSITION,
+            _ => continue,
+        };
+        if let Some(seq) = gtid_seq(value) {
+            out.insert(key.into(), seq);
+        }
+    }
+    out
+}
+
+/// PostgreSQL's replication, as (name, value) rows: the WAL written (on a primary) or
+/// replayed (on a standby) as a byte position, and on a standby the time since the last
+/// replayed commit.
+pub const PG_REPLICATION_QUERY: &str = "SELECT 'primary_position', pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text WHERE NOT pg_is_in_recovery() \
+     UNION ALL SELECT 'replica_position', pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::bigint::text WHERE pg_is_in_recovery() \
+     UNION ALL SELECT 'replica_lag_ms', (1000 * EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()))::bigint::text \
+     WHERE pg_is_in_recovery() AND pg_last_xact_replay_timestamp() IS NOT NULL";
 
 /// PostgreSQL's counters, as [`pg_query`] names them: pg_stat_database's for the
 /// benchmark's database, pg_stat_wal's bytes and the checkpointer's counts.
@@ -56,15 +146,20 @@ pub const PG_COUNTERS: [&str; 12] = [
     "buffers_checkpoint",
 ];
 
-/// PostgreSQL's levels: the backends running a statement at the reading.
-pub const PG_GAUGES: [&str; 1] = ["active_backends"];
+/// PostgreSQL's levels: the backends running a statement at the reading, and replication.
+pub const PG_GAUGES: [&str; 4] = [
+    "active_backends",
+    REPLICA_LAG,
+    PRIMARY_POSITION,
+    REPLICA_POSITION,
+];
 
 /// The statement that reads MySQL/MariaDB's figures: (Variable_name, Value) rows. A name
 /// the server does not have (MySQL 8 has no query cache) is simply not among them.
 pub fn mysql_query() -> String {
     let names: Vec<String> = MYSQL_COUNTERS
         .iter()
-        .chain(MYSQL_GAUGES.iter())
+        .chain(MYSQL_GAUGES[..2].iter())
         .map(|n| format!("'{n}'"))
         .collect();
     format!(
@@ -137,7 +232,8 @@ pub fn change(prev: &Reading, cur: &Reading, gauges: &[&str]) -> Change {
     let mut out = Reading::new();
     for (name, &now) in cur {
         if gauges.contains(&name.as_str()) {
-            out.insert(name.clone(), now.saturating_sub(1));
+            let own = u64::from(CONNECTION_LEVELS.contains(&name.as_str()));
+            out.insert(name.clone(), now.saturating_sub(own));
             continue;
         }
         let Some(&before) = prev.get(name) else {
@@ -170,6 +266,40 @@ mod tests {
     }
 
     #[test]
+    fn replication_levels_come_from_the_replica_row_and_the_gtid_positions() {
+        let mut row: Vec<Option<String>> = vec![Some("x".into()); 40];
+        row[10] = Some("Yes".into());
+        row[11] = Some("No".into());
+        row[32] = None;
+        let r = replica_status(&row);
+        assert_eq!(r.get(REPLICA_IO_RUNNING), Some(&1));
+        assert_eq!(r.get(REPLICA_SQL_RUNNING), Some(&0));
+        assert_eq!(r.get(REPLICA_LAG), None);
+        row[32] = Some("3".into());
+        assert_eq!(replica_status(&row).get(REPLICA_LAG), Some(&3000));
+        assert!(replica_status(&row[..20]).is_empty());
+        assert_eq!(gtid_seq("0-1-1234,1-2-7"), Some(1234));
+        assert_eq!(gtid_seq(""), None);
+        let row = |k: &str, v: &str| vec![Some(k.to_string()), Some(v.to_string())];
+        let p = gtid_positions(&[
+            row("gtid_binlog_pos", "0-1-50"),
+            row("gtid_slave_pos", "0-1-42"),
+        ]);
+        assert_eq!((p[PRIMARY_POSITION], p[REPLICA_POSITION]), (50, 42));
+        // Positions and lag are levels: the reading's connection is not taken off them.
+        let prev = r_of(&[(PRIMARY_POSITION, 10)]);
+        let cur = r_of(&[(PRIMARY_POSITION, 50), ("Threads_running", 1)]);
+        assert_eq!(
+            change(&prev, &cur, &MYSQL_GAUGES),
+            Change::Values(r_of(&[(PRIMARY_POSITION, 50), ("Threads_running", 0)]))
+        );
+    }
+
+    fn r_of(pairs: &[(&str, u64)]) -> Reading {
+        r(pairs)
+    }
+
+    #[test]
     fn a_counter_that_went_backwards_is_a_restart() {
         let prev = r(&[("Questions", 100), ("Com_commit", 10)]);
         let cur = r(&[("Questions", 5), ("Com_commit", 12)]);
@@ -191,17 +321,20 @@ mod tests {
     #[test]
     fn the_queries_name_every_figure() {
         let my = mysql_query();
-        for n in MYSQL_COUNTERS.iter().chain(&MYSQL_GAUGES) {
+        for n in MYSQL_COUNTERS.iter().chain(&MYSQL_GAUGES[..2]) {
             assert!(my.contains(&format!("'{n}'")), "{n}");
         }
         for v in [130000, 150000, 170000] {
             let pg = pg_query(v);
-            let names = PG_COUNTERS.iter().chain(&PG_GAUGES);
+            let names = PG_COUNTERS.iter().chain(&PG_GAUGES[..1]);
             let expected = names.filter(|n| v >= 140000 || **n != "wal_bytes");
             for n in expected {
                 assert!(pg.contains(&format!("'{n}'")), "{n} for {v}");
             }
             assert_eq!(pg.contains("pg_stat_checkpointer"), v >= 170000);
+        }
+        for n in &PG_GAUGES[1..] {
+            assert!(PG_REPLICATION_QUERY.contains(&format!("'{n}'")), "{n}");
         }
     }
 }

@@ -80,7 +80,13 @@ fn plan_from_start(start: &pb::Start, options: &AgentOptions) -> Result<Planned,
         },
         script_memory: options.script_memory,
     };
-    let servers = sampled_servers(&start.sample_servers, spec.targets())?;
+    let mut readable = spec.targets().to_vec();
+    for r in &start.replicas {
+        let mut t = wire::target_from_proto(r).map_err(|e| Status::invalid_argument(e.0))?;
+        crate::sql::mysql::load_files(&mut t).map_err(Status::invalid_argument)?;
+        readable.push(t);
+    }
+    let servers = sampled_servers(&start.sample_servers, &readable)?;
     let workload = dispatch(spec, &share).map_err(status)?;
     Ok(Planned {
         workload,

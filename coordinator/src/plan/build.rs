@@ -47,12 +47,13 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let agents = agents_of(raw)?;
     check_threads(threads, &agents)?;
     check_memory(&workload, &agents, threads)?;
-    let observe = super::observe::observe_of(
+    let mut observe = super::observe::observe_of(
         &raw.observe,
         &raw.observe_process,
         raw.observe_dir.as_deref(),
         &workload,
     )?;
+    observe.replicas = super::observe::replicas_of(&raw.replica, &workload)?;
     let mut plan = Plan {
         workload,
         command,

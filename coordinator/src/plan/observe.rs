@@ -5,9 +5,13 @@
 use super::model::{PlanError, Workload};
 use super::values::invalid;
 
-/// Which hosts observe which targets, and what they look for there.
+/// Which hosts observe which targets, and what they look for there; and the replicas read
+/// beside the targets.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ObservePlan {
+    /// Servers read each interval but not loaded (`--replica NAME=URL`), each with the
+    /// index of the target it replicates.
+    pub replicas: Vec<(fleetbench_model::workloads::server::Target, usize)>,
     /// (target index, agent address), in the order given.
     pub hosts: Vec<(usize, String)>,
     /// Process names, or one pid file; empty: the agent's defaults.
@@ -81,10 +85,44 @@ pub fn observe_of(
         ));
     }
     Ok(ObservePlan {
+        replicas: Vec::new(),
         hosts,
         processes: processes.to_vec(),
         dir: dir.map(String::from),
     })
+}
+
+/// The replicas of `--replica NAME=URL[@PRIMARY]` (PRIMARY: a target's name; the first
+/// target when left out), each read each interval beside the run without load.
+pub fn replicas_of(
+    given: &[String],
+    workload: &Workload,
+) -> Result<Vec<(fleetbench_model::workloads::server::Target, usize)>, PlanError> {
+    let names: Vec<&str> = workload.targets().iter().map(|t| t.name.as_str()).collect();
+    let mut out: Vec<(fleetbench_model::workloads::server::Target, usize)> = Vec::new();
+    for g in given {
+        let (spec, primary) = match g.rsplit_once('@') {
+            Some((spec, p)) if names.contains(&p) => (spec, p),
+            _ => (g.as_str(), names.first().copied().unwrap_or("")),
+        };
+        let Some(i) = names.iter().position(|n| *n == primary) else {
+            return Err(invalid(
+                "replica",
+                "",
+                "this test reaches no database server to replicate",
+            ));
+        };
+        let t = super::targets::parse_target(spec)?;
+        if names.contains(&t.name.as_str()) || out.iter().any(|(r, _)| r.name == t.name) {
+            return Err(invalid(
+                "replica",
+                t.name.clone(),
+                "names a target already: give the replica a name of its own",
+            ));
+        }
+        out.push((t, i));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -420,6 +420,10 @@ pub struct TargetJson {
     /// When it could not be reached during the run (absent when it always could).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub downtime: Option<DowntimeJson>,
+    /// A replica read beside the run (`--replica`): the target it replicates. It received
+    /// no statements from the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_of: Option<String>,
     /// The server's own figures over the run, read over SQL each interval (absent where
     /// none were read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -997,6 +1001,7 @@ mod tests {
                     read_misses_per_1000: Some(0.75),
                     threads_running: Some(3.0),
                     missing: None,
+                    replica_lag_s: Some(2.5),
                     hosts: vec![crate::servers::IntervalHost {
                         addr: "db1:7600".into(),
                         cpu_busy_pct: 45.5,
@@ -1028,6 +1033,11 @@ mod tests {
                 query_cache_hit_pct: Some(40.0),
                 counters: [("Innodb_rows_read".to_string(), 100)].into(),
                 notes: vec!["the status read took over a second".into()],
+                replica_lag_s: Some(crate::replication::LagJson {
+                    avg: 1.5,
+                    max: 3.0,
+                    intervals: 1,
+                }),
                 hosts: vec![crate::servers::HostJson {
                     addr: "db1:7600".into(),
                     intervals: 1,

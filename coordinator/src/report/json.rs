@@ -17,7 +17,6 @@ pub use super::doc::{
 use super::pct_label;
 use crate::merge::{AgentStatus, Latency, RunResult};
 use crate::plan::{AgentSource, Plan, Workload};
-use fleetbench_model::workloads::server::Driver;
 
 fn meta(plan: &Plan, r: &RunResult) -> Meta {
     Meta {
@@ -300,17 +299,62 @@ fn totals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Totals {
     }
 }
 
-/// Target `i`'s server: its own counters and what observers saw of its host; None when
+/// The servers read each interval: the loaded targets, then the replicas.
+pub(crate) fn readables(plan: &Plan) -> Vec<crate::servers::Readable> {
+    let targets = plan.workload.targets();
+    let loaded = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| crate::servers::Readable {
+            index: i,
+            name: t.name.clone(),
+            driver: t.driver,
+            tx_of: i,
+            primary: None,
+        });
+    let replicas =
+        plan.observe
+            .replicas
+            .iter()
+            .enumerate()
+            .map(|(j, (t, p))| crate::servers::Readable {
+                index: targets.len() + j,
+                name: t.name.clone(),
+                driver: t.driver,
+                tx_of: *p,
+                primary: Some(*p),
+            });
+    loaded.chain(replicas).collect()
+}
+
+/// Server `i`'s figures: its own counters and what observers saw of its host; None when
 /// neither was read.
 fn server_of(plan: &Plan, r: &RunResult, i: usize) -> Option<crate::servers::ServerJson> {
-    let targets = plan.workload.targets();
-    let t = targets.get(i)?;
-    let mut server = crate::servers::over_run(r, t.driver, i, targets.len());
-    let hosts = crate::servers::observed(r, i, targets.len());
+    let read = readables(plan);
+    let s = read.get(i)?;
+    let loaded = plan.workload.targets().len();
+    let mut server = crate::servers::over_run(r, s, loaded);
+    let hosts = crate::servers::observed(r, i, loaded);
     if !hosts.is_empty() {
         server.get_or_insert_with(Default::default).hosts = hosts;
     }
     server
+}
+
+/// The replicas read beside the run, as targets that received nothing from it.
+fn replica_targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
+    let loaded = plan.workload.targets();
+    plan.observe
+        .replicas
+        .iter()
+        .enumerate()
+        .map(|(j, (t, p))| TargetJson {
+            name: t.name.clone(),
+            replica_of: loaded.get(*p).map(|t| t.name.clone()),
+            server: server_of(plan, r, loaded.len() + j),
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// Per database target: what it received, its statements' latency, how the agents
@@ -323,7 +367,8 @@ pub(crate) fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    r.targets
+    let mut out: Vec<TargetJson> = r
+        .targets
         .iter()
         .map(|(i, d, l)| TargetJson {
             name: target_names
@@ -357,9 +402,12 @@ pub(crate) fn targets(plan: &Plan, r: &RunResult) -> Vec<TargetJson> {
                     to_s: d.to.as_secs_f64(),
                     failed_run: crate::downtime::fails(d, r.total_time(), plan.max_downtime_pct),
                 }),
+            replica_of: None,
             server: server_of(plan, r, *i),
         })
-        .collect()
+        .collect();
+    out.extend(replica_targets(plan, r));
+    out
 }
 
 /// An open loop's totals (None in a closed loop), with the merged latency's histogram.
@@ -382,12 +430,8 @@ fn open_loop_totals(plan: &Plan, r: &RunResult, total_latency: &Latency) -> Opti
 fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval> {
     let no_hosts = r.hosts.iter().all(|(_, v)| v.is_empty());
     let tick_s = plan.tick().as_secs_f64().max(f64::MIN_POSITIVE);
-    let read_targets: Vec<(String, Driver)> = plan
-        .workload
-        .targets()
-        .iter()
-        .map(|t| (t.name.clone(), t.driver))
-        .collect();
+    let read = readables(plan);
+    let loaded = plan.workload.targets().len();
     r.intervals
         .iter()
         .map(|iv| Interval {
@@ -408,7 +452,7 @@ fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval
                 iv.duration.as_secs_f64(),
             ),
             open_loop: open_part(&iv.open, &plan.percentiles),
-            servers: crate::servers::in_interval(r, iv.seq, &read_targets),
+            servers: crate::servers::in_interval(r, iv.seq, &read, loaded),
         })
         .collect()
 }

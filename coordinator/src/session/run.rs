@@ -128,6 +128,12 @@ fn start_messages(plan: &Plan, run_id: &str, agents: usize) -> Vec<Option<pb::St
         }
         .to_start(&mut start);
         start.sample_servers = servers_read_by(plan, slot, active);
+        start.replicas = plan
+            .observe
+            .replicas
+            .iter()
+            .map(|(t, _)| fleetbench_model::wire::target_to_proto(t))
+            .collect();
         starts.push(Some(start));
         first_thread += threads;
         slot += 1;
@@ -142,7 +148,7 @@ fn servers_read_by(plan: &Plan, slot: usize, active: usize) -> Vec<u32> {
     if matches!(plan.workload, Workload::Script(_)) || active == 0 {
         return Vec::new();
     }
-    (0..plan.workload.targets().len())
+    (0..plan.workload.targets().len() + plan.observe.replicas.len())
         .filter(|i| i % active == slot)
         .map(|i| i as u32)
         .collect()

@@ -105,6 +105,13 @@ fn notes(name: &str, w: usize, sv: &ServerJson) -> String {
             "    {name:<w$}  query cache: {pct:.1} % of SELECTs answered from it"
         );
     }
+    if let Some(l) = &sv.replica_lag_s {
+        let _ = writeln!(
+            s,
+            "    {name:<w$}  replica lag: {:.1} s on average, {:.1} s at most ({} intervals)",
+            l.avg, l.max, l.intervals
+        );
+    }
     for h in &sv.hosts {
         let _ = writeln!(s, "    {name:<w$}  {}", host_line(h));
     }
