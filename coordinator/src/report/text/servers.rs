@@ -238,5 +238,19 @@ mod tests {
             b.contains("host db2:7600: not observed (connection refused)"),
             "{b}"
         );
+        let replica = ServerJson {
+            intervals: 5,
+            replica_lag_s: Some(crate::replication::LagJson {
+                avg: 0.84,
+                max: 3.0,
+                intervals: 5,
+            }),
+            ..Default::default()
+        };
+        let b = block(&[target("replica", Some(replica))]);
+        assert!(
+            b.contains("    replica  replica lag: 0.8 s on average, 3.0 s at most (5 intervals)"),
+            "{b}"
+        );
     }
 }
