@@ -230,6 +230,39 @@ impl MariaDb {
             ),
         }
     }
+    /// Makes this instance a replica of `primary` (started with `--log-bin` and a
+    /// `--server-id` of its own) from the primary's current GTID position, and waits until
+    /// both replication threads run.
+    pub fn replicate_from(&self, primary: &MariaDb) {
+        primary.sql(
+            "CREATE USER IF NOT EXISTS 'repl'@'%' IDENTIFIED BY 'repl-pw'; \
+             GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%'",
+        );
+        let pos = primary.sql("SELECT @@gtid_binlog_pos").trim().to_string();
+        self.sql(&format!(
+            "SET GLOBAL gtid_slave_pos = '{pos}'; \
+             CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, \
+             MASTER_USER = 'repl', MASTER_PASSWORD = 'repl-pw', MASTER_USE_GTID = slave_pos; \
+             START SLAVE",
+            primary.port
+        ));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let status = self.sql("SHOW SLAVE STATUS");
+            let cols: Vec<&str> = status.split('\t').collect();
+            if cols.get(10) == Some(&"Yes") && cols.get(11) == Some(&"Yes") {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the replica on port {} did not start replicating from port {}: {status}",
+                self.port,
+                primary.port
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// The statement counters an OLTP mix moves ([`STATEMENT_COUNTERS`]), and the prepared
     /// statements' pair, now.
     pub fn statement_counters(&self) -> std::collections::BTreeMap<&'static str, u64> {

@@ -206,3 +206,72 @@ fn an_observer_agent_says_what_a_transaction_cost_the_servers_host() {
     assert!(host["error"].as_str().is_some(), "{host}");
     assert!(v["totals"]["events"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_replica_read_beside_the_run_shows_its_lag_while_its_sql_thread_stops() {
+    let primary =
+        MariaDb::start_with(&["--log-bin=binlog", "--server-id=1", "--binlog-format=ROW"]);
+    let replica = MariaDb::start_with(&["--server-id=2"]);
+    replica.replicate_from(&primary);
+    let (_a, _b, agents) = AgentProc::pair();
+    let scratch = Scratch::new("servers-replica");
+    let data = ["oltp_write_only", "--tables=1", "--table-size=2000"];
+    primary.fleetbench_ok(&[&data, &["prepare"]]);
+    let path = scratch.path("replica.json");
+    let replica_opt = format!("--replica=replica={}", replica.url());
+    // The replica's SQL thread stops for 3 s in the middle of the run.
+    let stopper = {
+        let sql = |q: &str| replica.sql(q);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(2500));
+                sql("STOP SLAVE SQL_THREAD");
+                std::thread::sleep(std::time::Duration::from_secs(3));
+                sql("START SLAVE SQL_THREAD");
+            });
+            let out = primary.run_json(
+                &[
+                    &data,
+                    &[
+                        "--threads=2",
+                        "--time=8",
+                        "--report-interval=1",
+                        "--agents",
+                        &agents,
+                        &replica_opt,
+                    ],
+                ],
+                &path,
+            );
+            h.join().unwrap();
+            out
+        })
+    };
+    let (text, v) = stopper;
+    let targets = v["totals"]["targets"].as_array().unwrap();
+    let r = targets
+        .iter()
+        .find(|t| t["name"] == "replica")
+        .unwrap_or_else(|| panic!("no replica in {}", v["totals"]["targets"]));
+    assert_eq!(r["replica_of"], "default", "{r}");
+    // It received nothing from the run, and applied the primary's writes.
+    assert_eq!(r["queries"], 0, "{r}");
+    let lag = &r["server"]["replica_lag_s"];
+    assert!(lag["max"].as_f64().unwrap() >= 2.0, "{lag}");
+    assert!(
+        r["server"]["per_tx"]["rows_written"].as_f64().unwrap() > 1.0,
+        "{r}"
+    );
+    let series: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|iv| {
+            let s = iv["servers"].as_array()?;
+            s.iter().find(|x| x["target"] == "replica")?["replica_lag_s"].as_f64()
+        })
+        .collect();
+    assert!(series.len() >= 5, "{series:?}");
+    assert!(series.iter().any(|&l| l >= 2.0), "{series:?}");
+    assert!(text.contains("replica lag: "), "{text}");
+}
