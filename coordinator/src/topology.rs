@@ -91,12 +91,21 @@ struct TargetTable {
     url: String,
     #[serde(default)]
     observers: Vec<String>,
+    /// The target it replicates: read beside every scenario that loads that one.
+    replica_of: Option<String>,
 }
 
 impl TargetToml {
     fn url(&self) -> &str {
         match self {
             TargetToml::Url(u) | TargetToml::Full(TargetTable { url: u, .. }) => u,
+        }
+    }
+
+    fn replica_of(&self) -> Option<&str> {
+        match self {
+            TargetToml::Url(_) => None,
+            TargetToml::Full(t) => t.replica_of.as_deref(),
         }
     }
 
@@ -518,6 +527,23 @@ fn target_args(
         }
         names.push(t.get_ref().clone());
     }
+    // The replicas of the targets it loads, read beside it (`--replica`).
+    for (k, v) in &file.targets {
+        let Some(primary) = v.get_ref().replica_of() else {
+            continue;
+        };
+        if !file.targets.keys().any(|t| t.get_ref() == primary) {
+            return Err(at.err(
+                v.span(),
+                &format!("targets.{}", k.get_ref()),
+                format!("replica_of names no target: '{primary}'"),
+            ));
+        }
+        if names.iter().any(|n| n == primary) && !names.contains(k.get_ref()) {
+            let text = format!("--replica={}={}@{primary}", k.get_ref(), v.get_ref().url());
+            args.push(at.arg(text, "replica", k, "targets"));
+        }
+    }
     Ok(names)
 }
 
@@ -812,6 +838,21 @@ targets = ["plain"]
         assert!(e.to_string().contains("observe"), "{e}");
         let e = bad(&src.replace("observers", "watchers"));
         assert!(e.to_string().contains("a URL such as"), "{e}");
+        // A replica is read beside the scenarios that load its primary.
+        let copy = "copy = { url = \"mysql://u:p@db3:3306/sbtest\", replica_of = \"db\" }\nplain =";
+        let f = parse("s.toml", &src.replace("plain =", copy), &[]).unwrap();
+        let p = f.scenarios[0].plan("run", 4, "s.toml").unwrap();
+        let names: Vec<(&str, usize)> = p
+            .observe
+            .replicas
+            .iter()
+            .map(|(t, i)| (t.name.as_str(), *i))
+            .collect();
+        assert_eq!(names, [("copy", 0)]);
+        let p = f.scenarios[1].plan("run", 4, "s.toml").unwrap();
+        assert!(p.observe.replicas.is_empty());
+        let e = bad(&src.replace("plain =", &copy.replace("\"db\" }", "\"nosuch\" }")));
+        assert!(e.to_string().contains("replica_of names no target"), "{e}");
     }
 
     #[test]
