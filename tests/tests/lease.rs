@@ -198,10 +198,11 @@ fn sigkill_of_the_coordinator_ends_an_open_loop_oltp_run_within_a_second() {
     ]);
     let idle_sockets = sockets();
     let mut coordinator = Running::until_first_interval(&args).child;
+    // One cooperative thread, and the one that reads the server's status each interval.
     assert_eq!(
         thread_count(pid),
-        idle_threads + 1,
-        "one cooperative thread"
+        idle_threads + 2,
+        "one cooperative thread and the server status reader"
     );
     let running_sockets = sockets();
     assert!(

@@ -98,6 +98,37 @@ struct Columns {
     tpmc: bool,
     /// Latency percentiles ("p50", "p95", ...), overall and per TPC-C type.
     pcts: Vec<String>,
+    /// (target, figure) of the servers' figures some row has, in first-seen order.
+    servers: Vec<(String, &'static str)>,
+}
+
+/// A server's figure in the CSV: its column's suffix and where the JSON has it.
+type ServerFigure = (&'static str, fn(&crate::servers::ServerJson) -> Option<f64>);
+
+/// The servers' figures the CSV has a column for, per target (`server_<target>_<figure>`).
+const SERVER_FIGURES: [ServerFigure; 9] = [
+    ("rows_read_per_tx", |s| s.per_tx.rows_read),
+    ("rows_written_per_tx", |s| s.per_tx.rows_written),
+    ("disk_reads_per_tx", |s| s.per_tx.server_reads),
+    ("log_bytes_per_tx", |s| s.per_tx.log_bytes),
+    ("stmts_per_tx", |s| s.per_tx.statements),
+    ("read_misses_per_1000", |s| s.read_misses_per_1000),
+    ("replica_lag_max_s", |s| {
+        s.replica_lag_s.as_ref().map(|l| l.max)
+    }),
+    ("host_cpu_us_per_tx", |s| {
+        s.hosts.first().and_then(|h| h.cpu_us_per_tx)
+    }),
+    ("process_cpu_us_per_tx", |s| {
+        s.hosts.first().and_then(|h| h.process_cpu_us_per_tx)
+    }),
+];
+
+/// Target `name`'s figure `figure` in `run`, where it has one.
+fn server_figure(run: &Report, name: &str, figure: &str) -> Option<f64> {
+    let t = run.totals.targets.iter().find(|t| t.name == name)?;
+    let (_, get) = SERVER_FIGURES.iter().find(|(f, _)| *f == figure)?;
+    get(t.server.as_ref()?)
 }
 
 impl Columns {
@@ -108,6 +139,7 @@ impl Columns {
             qps,
             tpmc: rows.iter().any(|r| r.summary.tpmc.is_some()),
             pcts: percentile_keys(rows.iter().map(|r| &r.summary)),
+            servers: server_columns(rows),
         }
     }
 
@@ -132,6 +164,11 @@ impl Columns {
         if self.qps {
             head.extend(["errors_per_sec", "reconnects_per_sec"].map(String::from));
         }
+        head.extend(
+            self.servers
+                .iter()
+                .map(|(t, f)| format!("server_{}_{f}", column_word(t))),
+        );
         head
     }
 
@@ -187,8 +224,36 @@ impl Columns {
         if self.qps {
             f.extend([r2(s.errors_per_sec), r2(s.reconnects_per_sec)]);
         }
+        f.extend(
+            self.servers
+                .iter()
+                .map(|(t, fig)| server_figure(r, t, fig).map(r3).unwrap_or_default()),
+        );
         f
     }
+}
+
+/// The (target, figure) columns the rows' servers have a value for.
+fn server_columns(rows: &[Row]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for row in rows {
+        for t in &row.run.totals.targets {
+            let Some(sv) = &t.server else { continue };
+            for (fig, get) in SERVER_FIGURES {
+                if get(sv).is_some() && !out.iter().any(|(n, f)| *n == t.name && *f == fig) {
+                    out.push((t.name.clone(), fig));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A target's name as part of a column name: letters, digits and `_`.
+fn column_word(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// The header line and the rows' lines (each without its newline).
@@ -333,6 +398,38 @@ mod tests {
     fn text(doc: &Document) -> String {
         let (head, body) = lines(&rows(doc));
         appended(None, &head, &body).unwrap()
+    }
+
+    #[test]
+    fn each_read_server_has_its_columns() {
+        let mut doc = run_doc(4, 100.0, 2000.0, 3.0);
+        doc.totals.targets.push(crate::report::doc::TargetJson {
+            name: "db-1".into(),
+            server: Some(crate::servers::ServerJson {
+                per_tx: crate::servers::PerTx {
+                    rows_read: Some(12.5),
+                    ..Default::default()
+                },
+                hosts: vec![crate::servers::HostJson {
+                    cpu_us_per_tx: Some(250.0),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let doc = Document::Run(Box::new(doc));
+        let (head, body) = lines(&rows(&doc));
+        let cols: Vec<&str> = head.split(',').collect();
+        let cells: Vec<&str> = body[0].split(',').collect();
+        let at = |name: &str| {
+            cols.iter()
+                .position(|c| *c == name)
+                .unwrap_or_else(|| panic!("{name} in {head}"))
+        };
+        assert_eq!(cells[at("server_db_1_rows_read_per_tx")], "12.500");
+        assert_eq!(cells[at("server_db_1_host_cpu_us_per_tx")], "250.000");
+        assert!(!head.contains("server_db_1_log_bytes_per_tx"), "{head}");
     }
 
     #[test]
