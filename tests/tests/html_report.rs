@@ -1073,3 +1073,58 @@ fn a_saturated_client_host_is_warned_of_on_the_page() {
     let (_, _, quiet) = cpu_page(&dir, "quiet", &common);
     assert!(!quiet.contains("these figures may measure the client"));
 }
+
+#[test]
+fn the_servers_figures_are_charted_on_the_runs_time_axis() {
+    let db = MariaDb::start();
+    let observer = fleetbench_tests::AgentProc::start();
+    let dir = Scratch::new("html-servers");
+    let data = ["oltp_read_only", "--tables=1", "--table-size=2000"];
+    db.fleetbench_ok(&[&data, &["prepare"]]);
+    let html = dir.path("run.html");
+    let (_, doc) = db.run_json(
+        &[
+            &data,
+            &[
+                "--threads=2",
+                "--time=4",
+                "--report-interval=1",
+                &format!("--observe=default={}", observer.addr),
+                &format!("--html={}", html.display()),
+            ],
+        ],
+        &dir.path("run.json"),
+    );
+    check_page(&dir, &html, "run");
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    // A point per interval with the server's figures, on the same time axis as TPS.
+    let want: Vec<(f64, f64)> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|iv| {
+            let rows = iv["servers"][0]["per_tx"]["rows_read"].as_f64()?;
+            Some((iv["t_s"].as_f64()?, rows))
+        })
+        .collect();
+    let got = points(&dom, "servers-rows-time");
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for ((gx, gy), (wx, wy)) in got.iter().zip(&want) {
+        // The page keeps three decimals.
+        assert!(
+            (gx - wx).abs() < 0.001 && (gy - wy).abs() < 0.001,
+            "{gx},{gy} vs {wx},{wy}"
+        );
+    }
+    assert!(want.iter().all(|(_, rows)| *rows > 10.0), "{want:?}");
+    let cpu = points(&dom, "servers-host-cpu-time");
+    assert!(
+        !cpu.is_empty() && cpu.iter().all(|(_, us)| *us > 0.0),
+        "{cpu:?}"
+    );
+    let legend = texts(chart(&dom, "servers-host-cpu-time"), "legend");
+    assert!(
+        legend.iter().any(|l| l.contains(&observer.addr)),
+        "{legend:?}"
+    );
+}

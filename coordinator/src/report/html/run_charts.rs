@@ -21,6 +21,7 @@ pub fn run_charts(run: &Report, prefix: &str) -> Vec<Chart> {
     charts.push(t.per_agent());
     charts.extend(t.hosts());
     charts.extend(t.disks());
+    charts.extend(t.servers());
     charts.push(steps_spectrum(
         &format!("{prefix}spectrum"),
         "Latency percentile spectrum",
@@ -258,6 +259,91 @@ impl<'a> TimeCharts<'a> {
     }
 
     /// fileio: the work directory's disk, per agent.
+    /// The servers' own figures over time (on the same axis as TPS): rows read and reads
+    /// from storage per transaction, the observed hosts' CPU per transaction, replicas'
+    /// lag; a line per server (per observed host), each chart where some interval has it.
+    fn servers(&self) -> Vec<Chart> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut hosts: Vec<(&str, &str)> = Vec::new();
+        for sv in self.run.intervals.iter().flat_map(|iv| &iv.servers) {
+            if !names.contains(&sv.target.as_str()) {
+                names.push(&sv.target);
+            }
+            for h in &sv.hosts {
+                if !hosts.contains(&(sv.target.as_str(), h.addr.as_str())) {
+                    hosts.push((&sv.target, &h.addr));
+                }
+            }
+        }
+        type Get = fn(&crate::servers::IntervalServer) -> Option<f64>;
+        let per_server: [(&str, &str, &str, Get); 3] = [
+            (
+                "servers-rows-time",
+                "Server rows read per transaction over time",
+                "rows/tx",
+                |s| s.per_tx.rows_read,
+            ),
+            (
+                "servers-reads-time",
+                "Server reads from storage per transaction over time",
+                "reads/tx",
+                |s| s.per_tx.server_reads,
+            ),
+            (
+                "servers-lag-time",
+                "Replica lag over time",
+                "seconds",
+                |s| s.replica_lag_s,
+            ),
+        ];
+        let mut charts = Vec::new();
+        for (id, title, unit, get) in per_server {
+            let lines: Vec<Line> = names
+                .iter()
+                .map(|n| self.line(n, &|iv| get(iv.servers.iter().find(|s| s.target == *n)?)))
+                .filter(|l| !l.points.is_empty())
+                .collect();
+            if !lines.is_empty() {
+                charts.push(self.chart(id, title, unit, lines));
+            }
+        }
+        let host_line = |(t, a): &(&str, &str), process: bool| {
+            let name = if process {
+                format!("{t} {a} server processes")
+            } else {
+                format!("{t} {a}")
+            };
+            self.line(&name, &|iv| {
+                let h = iv
+                    .servers
+                    .iter()
+                    .find(|s| s.target == *t)?
+                    .hosts
+                    .iter()
+                    .find(|h| h.addr == *a)?;
+                if process {
+                    h.process_cpu_us_per_tx
+                } else {
+                    h.cpu_us_per_tx
+                }
+            })
+        };
+        let lines: Vec<Line> = hosts
+            .iter()
+            .flat_map(|h| [host_line(h, false), host_line(h, true)])
+            .filter(|l| !l.points.is_empty())
+            .collect();
+        if !lines.is_empty() {
+            charts.push(self.chart(
+                "servers-host-cpu-time",
+                "Server host CPU per transaction over time (observed)",
+                "CPU µs/tx",
+                lines,
+            ));
+        }
+        charts
+    }
+
     fn disks(&self) -> Vec<Chart> {
         let has_disk = |iv: &Interval| iv.agent_hosts.iter().flatten().any(|h| h.disk.is_some());
         if !self.run.intervals.iter().any(has_disk) {
