@@ -80,7 +80,7 @@ pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
         "latency (ms)",
         line(&|r| r.latency_ms.get("p99").copied()),
     ));
-    charts
+    let mut out: Vec<Chart> = charts
         .into_iter()
         .map(|(id, title, y, lines)| Chart {
             id: id.into(),
@@ -91,7 +91,32 @@ pub fn sweep_charts(series: &[compare::Series]) -> Vec<Chart> {
             x_axis: XAxis::Integer,
             log_y: false,
         })
-        .collect()
+        .collect();
+    // What a transaction cost the servers, against threads: efficiency as load grows.
+    let names = crate::servers::COMPARED
+        .into_iter()
+        .chain(crate::servers::HOSTS_COMPARED);
+    for name in names {
+        let rows = || series.iter().flat_map(|s| &s.rows);
+        if !rows().any(|r| r.server.contains_key(name)) {
+            continue;
+        }
+        let slug: String = name
+            .trim_start_matches("server ")
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        out.push(Chart {
+            id: format!("server-{slug}-threads"),
+            title: format!("{} by thread count", name.replace("server ", "Server ")),
+            x_label: "threads".into(),
+            y_label: name.rsplit(' ').next().unwrap_or(name).into(),
+            lines: line(&|r| r.server.get(name).copied()),
+            x_axis: XAxis::Integer,
+            log_y: false,
+        });
+    }
+    out
 }
 
 /// A point (x, y) of a row for a key ("p95", ...) of a rate chart, if the row has it.
@@ -249,6 +274,39 @@ mod tests {
             .iter()
             .map(|&(rate, achieved)| step(open_doc(4, rate, achieved, achieved / 100.0), 1))
             .collect()
+    }
+
+    #[test]
+    fn the_servers_cost_per_transaction_is_charted_against_threads() {
+        let steps = [(8u32, 2.0), (16, 3.5)]
+            .iter()
+            .map(|&(t, reads)| {
+                let mut r = run_doc(t, 100.0, 2000.0, 4.0);
+                r.totals.targets.push(crate::report::doc::TargetJson {
+                    name: "db".into(),
+                    server: Some(crate::servers::ServerJson {
+                        intervals: 10,
+                        transactions: 1000,
+                        per_tx: crate::servers::PerTx {
+                            server_reads: Some(reads),
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                });
+                step(r, 1)
+            })
+            .collect();
+        let doc = sweep_of("oltp_read_only", steps, None);
+        let charts = sweep_charts(&compare::series(&doc, "ro"));
+        let c = charts
+            .iter()
+            .find(|c| c.id == "server-disk-reads-tx-threads")
+            .unwrap_or_else(|| panic!("{:?}", charts.iter().map(|c| &c.id).collect::<Vec<_>>()));
+        assert_eq!(c.title, "Server disk reads/tx by thread count");
+        assert_eq!(c.lines[0].points, [(8.0, 2.0), (16.0, 3.5)]);
+        assert!(!charts.iter().any(|c| c.id == "server-rows-read-tx-threads"));
     }
 
     #[test]
