@@ -602,6 +602,30 @@ pub fn in_interval(
     out
 }
 
+/// The servers' figures of merged interval `iv` from the ticks the agents sent for it (the
+/// live view: no observed hosts, a replica's lag as it reports it).
+pub fn of_tick(
+    iv: &MergedInterval,
+    ticks: &[ServerTick],
+    read: &[Readable],
+    loaded: usize,
+) -> Vec<IntervalServer> {
+    ticks
+        .iter()
+        .filter(|t| t.seq == iv.seq)
+        .filter_map(|t| {
+            let s = read.iter().find(|s| s.index == t.target)?;
+            let tx = target_transactions(iv, s.tx_of, loaded);
+            let mut sv = interval(s.driver, &s.name, t, tx);
+            sv.replica_lag_s = t
+                .values
+                .get(fleetbench_model::server_status::REPLICA_LAG)
+                .map(|&ms| ms as f64 / 1000.0);
+            Some(sv)
+        })
+        .collect()
+}
+
 /// One observed host's figures in one interval of `tx` transactions.
 fn interval_host(
     addr: &str,

@@ -487,6 +487,15 @@ fn tables_over_two_servers_show_each_target_live() {
         sum_of(&text, "fleetbench_target_qps{", master) > 0.0,
         "{text}"
     );
+    // Each server's own counters per transaction, live: both read rows for their share.
+    for t in [master, slave] {
+        let rows = sum_of(
+            &text,
+            "fleetbench_server_per_tx{",
+            &format!("{t},figure=\"rows_read\""),
+        );
+        assert!(rows > 0.0, "{t}:\n{text}");
+    }
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
     assert_eq!(run.wait().unwrap().code(), Some(0), "{rest}");

@@ -86,6 +86,8 @@ struct Watch<'a> {
     checkpoints: Peekable<std::iter::Copied<std::slice::Iter<'a, u64>>>,
     opening: Opening,
     hooks: Option<std::sync::Arc<crate::script::Hooks>>,
+    /// The servers' figures the agents sent for intervals not merged yet (the board's).
+    server_ticks: Vec<crate::servers::ServerTick>,
 }
 
 impl<'a> Watch<'a> {
@@ -113,6 +115,7 @@ impl<'a> Watch<'a> {
             checkpoints: plan.checkpoints.iter().copied().peekable(),
             opening: Opening::new(),
             hooks: None,
+            server_ticks: Vec::new(),
         }
     }
 
@@ -202,6 +205,15 @@ impl RunObserver for Watch<'_> {
         }
         if let Some(b) = self.board {
             b.merged(iv);
+            let read = crate::report::json::readables(self.plan);
+            let loaded = self.plan.workload.targets().len();
+            b.servers(crate::servers::of_tick(
+                iv,
+                &self.server_ticks,
+                &read,
+                loaded,
+            ));
+            self.server_ticks.retain(|t| t.seq > iv.seq);
         }
         let hooked = self.plan.report_interval.is_some()
             && self
@@ -225,6 +237,7 @@ impl RunObserver for Watch<'_> {
         }
         if let Some(b) = self.board {
             b.agent_interval(t.addr, t.part, t.load);
+            self.server_ticks.extend_from_slice(t.servers);
         }
     }
 }

@@ -102,6 +102,11 @@ impl Board {
         self.with(|s| s.merged = Some((iv.seq, iv.end.as_secs_f64(), rates)));
     }
 
+    /// The servers' own figures in the last merged interval.
+    pub fn servers(&self, figures: Vec<crate::servers::IntervalServer>) {
+        self.with(|s| s.servers = figures);
+    }
+
     /// The run ended: each target's counters become the run's totals (the agents' final
     /// reports), and its statements' latency joins.
     pub fn finish(&self, r: &RunResult) {
@@ -389,6 +394,37 @@ mod tests {
         assert!(t.contains(&format!(
             "fleetbench_target_statement_latency_seconds{{{ta},percentile=\"99\"}}"
         )));
+    }
+
+    #[test]
+    fn the_servers_figures_of_the_last_interval_are_gauges() {
+        let b = board();
+        assert!(!b.render(false).contains("fleetbench_server_"));
+        b.servers(vec![crate::servers::IntervalServer {
+            target: "db".into(),
+            transactions: 100,
+            per_tx: crate::servers::PerTx {
+                rows_read: Some(12.5),
+                ..Default::default()
+            },
+            threads_running: Some(3.0),
+            replica_lag_s: Some(1.5),
+            ..Default::default()
+        }]);
+        let t = b.render(false);
+        assert!(t.contains("# TYPE fleetbench_server_per_tx gauge"), "{t}");
+        let per_tx = t
+            .lines()
+            .find(|l| l.starts_with("fleetbench_server_per_tx{"))
+            .unwrap();
+        assert!(
+            per_tx.contains("target=\"db\"") && per_tx.contains("figure=\"rows_read\""),
+            "{t}"
+        );
+        assert_eq!(value(&t, "fleetbench_server_per_tx{"), 12.5);
+        assert_eq!(value(&t, "fleetbench_server_threads_running{"), 3.0);
+        assert_eq!(value(&t, "fleetbench_server_replica_lag_seconds{"), 1.5);
+        assert!(!t.contains("fleetbench_server_read_misses_per_1000"), "{t}");
     }
 
     #[test]

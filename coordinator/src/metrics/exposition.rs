@@ -177,6 +177,7 @@ pub(super) fn render(s: &State, openmetrics: bool) -> String {
     disk_families(&mut o, &agents);
     target_families(&mut o, s);
     target_error_families(&mut o, s);
+    server_families(&mut o, s);
     if openmetrics {
         o.text.push_str("# EOF\n");
     }
@@ -648,6 +649,70 @@ fn target_families(o: &mut Out, s: &State) {
                     ],
                     v,
                 );
+            }
+        }
+    }
+}
+
+/// The servers' own figures in the last merged interval: per transaction, cache misses,
+/// statements running, a replica's lag (docs/servers.md).
+fn server_families(o: &mut Out, s: &State) {
+    if s.servers.is_empty() {
+        return;
+    }
+    o.family(
+        "fleetbench_server_per_tx",
+        Kind::Gauge,
+        "What one transaction cost a database server in the last interval, by its own counters: rows read and written, reads from storage, log bytes, statements.",
+    );
+    for sv in &s.servers {
+        let p = &sv.per_tx;
+        let figures = [
+            ("rows_read", p.rows_read),
+            ("rows_written", p.rows_written),
+            ("server_reads", p.server_reads),
+            ("log_bytes", p.log_bytes),
+            ("statements", p.statements),
+        ];
+        for (figure, v) in figures {
+            if let Some(v) = v {
+                o.sample(
+                    "fleetbench_server_per_tx",
+                    &[("target", &sv.target), ("figure", figure)],
+                    v,
+                );
+            }
+        }
+    }
+    let levels: [(
+        &str,
+        &str,
+        fn(&crate::servers::IntervalServer) -> Option<f64>,
+    ); 3] = [
+        (
+            "fleetbench_server_read_misses_per_1000",
+            "Reads that missed the server's cache per 1,000 logical reads in the last interval.",
+            |s| s.read_misses_per_1000,
+        ),
+        (
+            "fleetbench_server_threads_running",
+            "Statements running on the server at the last interval's end (the reading left out).",
+            |s| s.threads_running,
+        ),
+        (
+            "fleetbench_server_replica_lag_seconds",
+            "A replica's lag as it reports it, at the last interval's end.",
+            |s| s.replica_lag_s,
+        ),
+    ];
+    for (name, help, get) in levels {
+        if !s.servers.iter().any(|sv| get(sv).is_some()) {
+            continue;
+        }
+        o.family(name, Kind::Gauge, help);
+        for sv in &s.servers {
+            if let Some(v) = get(sv) {
+                o.sample(name, &[("target", &sv.target)], v);
             }
         }
     }

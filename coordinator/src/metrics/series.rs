@@ -98,4 +98,6 @@ pub(super) struct State {
     pub(super) merged: Option<(u32, f64, Rates)>,
     pub(super) finished: bool,
     pub(super) targets: Vec<TargetSeries>,
+    /// The servers' own figures in the last merged interval.
+    pub(super) servers: Vec<crate::servers::IntervalServer>,
 }

@@ -215,22 +215,25 @@ impl Collector {
                 if let Some(h) = host {
                     self.hosts[i].push((seq, h));
                 }
-                self.result.servers.extend(servers);
-                match part {
+                let tick = |part| AgentTick {
+                    addr: &parts[i].conn.addr,
+                    seq,
+                    part,
+                    load: host.as_ref(),
+                    servers: &servers,
+                };
+                let merged = match part {
                     Ok(part) => {
-                        watch.agent_interval(AgentTick {
-                            addr: &parts[i].conn.addr,
-                            seq,
-                            part: &part,
-                            load: host.as_ref(),
-                        });
+                        watch.agent_interval(tick(&part));
                         self.merger.add(i, seq, *part)
                     }
                     Err(e) => {
                         warn!(agent = %parts[i].conn.addr, "dropping an interval: {e}");
                         Vec::new()
                     }
-                }
+                };
+                self.result.servers.extend(servers);
+                merged
             }
             Delivery::Final(f) => {
                 let AgentFinal {

@@ -29,4 +29,6 @@ pub struct AgentTick<'a> {
     pub part: &'a IntervalPart,
     /// The agent host's load over the tick, when the agent sends it.
     pub load: Option<&'a HostFigures>,
+    /// The servers this agent reads, over the tick.
+    pub servers: &'a [crate::servers::ServerTick],
 }
