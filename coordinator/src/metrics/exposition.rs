@@ -654,6 +654,13 @@ fn target_families(o: &mut Out, s: &State) {
     }
 }
 
+/// A server's level in the exposition: its family, help and where an interval has it.
+type Level = (
+    &'static str,
+    &'static str,
+    fn(&crate::servers::IntervalServer) -> Option<f64>,
+);
+
 /// The servers' own figures in the last merged interval: per transaction, cache misses,
 /// statements running, a replica's lag (docs/servers.md).
 fn server_families(o: &mut Out, s: &State) {
@@ -684,11 +691,7 @@ fn server_families(o: &mut Out, s: &State) {
             }
         }
     }
-    let levels: [(
-        &str,
-        &str,
-        fn(&crate::servers::IntervalServer) -> Option<f64>,
-    ); 3] = [
+    let levels: [Level; 3] = [
         (
             "fleetbench_server_read_misses_per_1000",
             "Reads that missed the server's cache per 1,000 logical reads in the last interval.",
