@@ -24,6 +24,21 @@ pub const READ_WAIT: Duration = Duration::from_secs(1);
 /// baseline the next one is measured from).
 pub const BASELINE: &str = "first reading (the baseline)";
 
+/// What a server is to replication, which decides the statements read beside its status:
+/// none for a plain target after its first reading, so that it costs one statement per
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Not known yet: the first reading asks whether it is a replica.
+    Unknown,
+    /// Neither: its status alone.
+    Plain,
+    /// A replica: its replication status and applied position.
+    Replica,
+    /// The primary of a replica read beside the run: its written position.
+    Primary,
+}
+
 /// The reading thread of one run; dropping it ends the thread and closes its connections.
 pub struct ServerWatch {
     asks: mpsc::Sender<oneshot::Sender<Vec<pb::ServerSample>>>,
@@ -33,14 +48,14 @@ pub struct ServerWatch {
 }
 
 impl ServerWatch {
-    /// Starts reading these targets (index, target); None when there are none.
-    pub fn start(targets: Vec<(u32, Target)>) -> Option<ServerWatch> {
+    /// Starts reading these targets (index, target, role); None when there are none.
+    pub fn start(targets: Vec<(u32, Target, Role)>) -> Option<ServerWatch> {
         if targets.is_empty() {
             return None;
         }
         let sockets = Arc::new(Sockets::default());
         let (asks, rx) = mpsc::channel();
-        let indexes = targets.iter().map(|(i, _)| *i).collect();
+        let indexes = targets.iter().map(|(i, _, _)| *i).collect();
         let mut servers: Vec<Server> = targets.into_iter().map(Server::new).collect();
         let s = sockets.clone();
         let spawned = std::thread::Builder::new()
@@ -147,10 +162,11 @@ struct Server {
     /// Replication statements this server refused (not a replica's, no GTIDs, a missing
     /// privilege): not asked again in this run.
     refused: Vec<&'static str>,
+    role: Role,
 }
 
 impl Server {
-    fn new((index, target): (u32, Target)) -> Server {
+    fn new((index, target, role): (u32, Target, Role)) -> Server {
         let gauges: &'static [&'static str] = match target.driver {
             Driver::Mysql => &status::MYSQL_GAUGES,
             Driver::Pgsql => &status::PG_GAUGES,
@@ -164,6 +180,7 @@ impl Server {
             prev: None,
             said: None,
             refused: Vec::new(),
+            role,
         }
     }
 
@@ -221,13 +238,16 @@ impl Server {
     /// the positions a primary has written and a replica has applied. A statement the
     /// server refuses is not asked again (said once in the log: a missing privilege).
     fn replication(&mut self) -> Reading {
-        let asks: &[&'static str] = match self.target.driver {
-            Driver::Mysql => &[
+        let asks: &[&'static str] = match (self.target.driver, self.role) {
+            (_, Role::Plain) => &[],
+            (Driver::Mysql, Role::Unknown) => &[status::REPLICA_QUERY, status::REPLICA_QUERY_NEW],
+            (Driver::Mysql, Role::Primary) => &[status::MARIADB_GTID_QUERY],
+            (Driver::Mysql, Role::Replica) => &[
                 status::REPLICA_QUERY,
                 status::REPLICA_QUERY_NEW,
                 status::MARIADB_GTID_QUERY,
             ],
-            Driver::Pgsql => &[status::PG_REPLICATION_QUERY],
+            (Driver::Pgsql, _) => &[status::PG_REPLICATION_QUERY],
         };
         let mut out = Reading::new();
         for &q in asks {
@@ -258,6 +278,12 @@ impl Server {
                 }
                 Err(_) => self.refused.push(q),
             }
+        }
+        // A server's first reading says whether it is a replica; else its status alone.
+        if self.role == Role::Unknown {
+            let replica = out.contains_key(status::REPLICA_SQL_RUNNING)
+                || out.contains_key(status::REPLICA_POSITION);
+            self.role = if replica { Role::Replica } else { Role::Plain };
         }
         out
     }

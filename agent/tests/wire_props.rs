@@ -451,6 +451,7 @@ fn start(r: &mut Rng, which: u64) -> pb::Start {
         // Targets past the workload's are refused, never read.
         sample_servers: (0..r.below(3)).map(|_| r.below(4) as u32).collect(),
         replicas: Vec::new(),
+        replication_primaries: Vec::new(),
         ready_timeout_ms: if r.chance(2) { 0 } else { r.u64() },
     }
 }

@@ -26,8 +26,9 @@ pub const SCRIPTS_REFUSED: &str = "this agent does not run Lua scripts: start fl
 pub(super) struct Planned {
     pub(super) workload: Box<dyn Workload>,
     pub(super) config: RunConfig,
-    /// The servers whose status this agent reads each interval (target index, target).
-    pub(super) servers: Vec<(u32, Target)>,
+    /// The servers whose status this agent reads each interval (target index, target,
+    /// what it is to replication).
+    pub(super) servers: Vec<(u32, Target, crate::servers::Role)>,
 }
 
 /// Plans `start` on an agent with `options`, or says what is wrong with it.
@@ -86,7 +87,21 @@ fn plan_from_start(start: &pb::Start, options: &AgentOptions) -> Result<Planned,
         crate::sql::mysql::load_files(&mut t).map_err(Status::invalid_argument)?;
         readable.push(t);
     }
-    let servers = sampled_servers(&start.sample_servers, &readable)?;
+    let loaded = spec.targets().len();
+    let servers = sampled_servers(&start.sample_servers, &readable)?
+        .into_iter()
+        .map(|(i, t)| {
+            use crate::servers::Role;
+            let role = if i as usize >= loaded {
+                Role::Replica
+            } else if start.replication_primaries.contains(&i) {
+                Role::Primary
+            } else {
+                Role::Unknown
+            };
+            (i, t, role)
+        })
+        .collect();
     let workload = dispatch(spec, &share).map_err(status)?;
     Ok(Planned {
         workload,

@@ -134,6 +134,12 @@ fn start_messages(plan: &Plan, run_id: &str, agents: usize) -> Vec<Option<pb::St
             .iter()
             .map(|(t, _)| fleetbench_model::wire::target_to_proto(t))
             .collect();
+        start.replication_primaries = plan
+            .observe
+            .replicas
+            .iter()
+            .map(|(_, p)| *p as u32)
+            .collect();
         starts.push(Some(start));
         first_thread += threads;
         slot += 1;
