@@ -220,6 +220,10 @@ pub struct RawArgs {
     /// replaces the --mysql-* target called "default".
     #[arg(long, value_name = "NAME=URL", help_heading = "Database")]
     pub target: Vec<String>,
+    /// Read each target server's own counters once per interval over SQL, on one extra
+    /// connection per target (docs/servers.md) [default: on].
+    #[arg(long, value_name = "on|off", help_heading = "Database")]
+    pub server_status: Option<String>,
     /// A replica read each interval beside the run, without load: its lag and its own
     /// counters, NAME=URL[@PRIMARY] (the first target's replica unless PRIMARY names one).
     #[arg(long, value_name = "NAME=URL[@PRIMARY]", help_heading = "Database")]

@@ -403,7 +403,12 @@ fn a_killed_connection_is_reconnected_and_counted() {
     let scratch = Scratch::new("oltp-kill");
     let out_json = scratch.path("r.json");
     let json_opt = format!("--json={}", out_json.display());
-    let mut child = start_read_write(&db, &["--threads=2", "--time=5", &json_opt], Stdio::piped());
+    // The server's status is not read: every sbtest connection is then a worker's.
+    let mut child = start_read_write(
+        &db,
+        &["--threads=2", "--time=5", "--server-status=off", &json_opt],
+        Stdio::piped(),
+    );
     let ids = || -> Vec<String> {
         db.sql("SELECT id FROM information_schema.processlist WHERE user='sbtest' AND command <> 'Daemon'")
             .lines()
@@ -428,6 +433,9 @@ fn a_killed_connection_is_reconnected_and_counted() {
         j["totals"]["sql"]
     );
     assert!(j["totals"]["time_s"].as_f64().unwrap() >= 4.9);
+    // --server-status=off: no figures of the server's own.
+    let target = &j["totals"]["targets"][0];
+    assert!(target.get("server").is_none(), "{target}");
 }
 
 #[test]
@@ -486,9 +494,16 @@ fn killing_the_coordinator_closes_every_worker_connection() {
     let db = MariaDb::prepared(&["oltp_read_write", "--table-size=1000"]);
     let o = db_opts(&db);
     let agent = AgentProc::start();
+    // The server's status is not read: the sbtest user's connections are the workers'.
     let mut child = start_read_write(
         &db,
-        &["--threads=4", "--time=60", "--agents", &agent.addr],
+        &[
+            "--threads=4",
+            "--time=60",
+            "--server-status=off",
+            "--agents",
+            &agent.addr,
+        ],
         Stdio::null(),
     );
     let workers = || {

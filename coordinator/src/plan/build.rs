@@ -54,6 +54,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
         &workload,
     )?;
     observe.replicas = super::observe::replicas_of(&raw.replica, &workload)?;
+    observe.no_status = !super::values::flag(&raw.server_status, "server-status", true)?;
     let mut plan = Plan {
         workload,
         command,

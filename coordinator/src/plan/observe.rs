@@ -9,6 +9,8 @@ use super::values::invalid;
 /// beside the targets.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ObservePlan {
+    /// `--server-status=off`: the targets' own counters are not read (replicas still are).
+    pub no_status: bool,
     /// Servers read each interval but not loaded (`--replica NAME=URL`), each with the
     /// index of the target it replicates.
     pub replicas: Vec<(fleetbench_model::workloads::server::Target, usize)>,
@@ -85,6 +87,7 @@ pub fn observe_of(
         ));
     }
     Ok(ObservePlan {
+        no_status: false,
         replicas: Vec::new(),
         hosts,
         processes: processes.to_vec(),

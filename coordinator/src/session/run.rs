@@ -154,7 +154,9 @@ fn servers_read_by(plan: &Plan, slot: usize, active: usize) -> Vec<u32> {
     if matches!(plan.workload, Workload::Script(_)) || active == 0 {
         return Vec::new();
     }
-    (0..plan.workload.targets().len() + plan.observe.replicas.len())
+    let loaded = plan.workload.targets().len();
+    let first = if plan.observe.no_status { loaded } else { 0 };
+    (first..loaded + plan.observe.replicas.len())
         .filter(|i| i % active == slot)
         .map(|i| i as u32)
         .collect()
