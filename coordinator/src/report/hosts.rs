@@ -109,7 +109,8 @@ pub fn summarize(hosts: &[(String, Vec<(u32, HostFigures)>)], tick: Duration) ->
 
 /// The client's side of the ledger: the agents' CPU per transaction over all of them and
 /// its range per agent, and how many transactions one client CPU second drives, so that a
-/// reader sees how many client hosts a load needs. `events` is each agent's (address,
+/// reader sees how many client hosts a load needs. Worded without "transactions" or
+/// "queries": scripts that parse sysbench's report match those words. `events` is each agent's (address,
 /// transactions); empty when no agent reported its CPU or ran any.
 pub fn client_cpu_line(s: &[HostSummary], events: &[(String, u64)]) -> String {
     let per_agent: Vec<(f64, u64)> = s
@@ -126,7 +127,7 @@ pub fn client_cpu_line(s: &[HostSummary], events: &[(String, u64)]) -> String {
     }
     let us = |c: f64, n: u64| c * 1e6 / n as f64;
     let mut line = format!(
-        "Client CPU: {:.1} µs per transaction over the agents ({:.0} transactions per client CPU second)",
+        "Client CPU: {:.1} µs per transaction over the agents ({:.0} of them per client CPU second)",
         us(cpu, n),
         n as f64 / cpu
     );
@@ -540,7 +541,7 @@ mod tests {
         );
         assert_eq!(
             line,
-            "Client CPU: 150.0 µs per transaction over the agents (6667 transactions per client CPU second); 100.0-200.0 µs per agent\n"
+            "Client CPU: 150.0 µs per transaction over the agents (6667 of them per client CPU second); 100.0-200.0 µs per agent\n"
         );
         assert_eq!(client_cpu_line(&two, &[]), "");
         // Past the listed number: one summary line, at most five warnings.
