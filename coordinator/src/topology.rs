@@ -664,6 +664,7 @@ impl Scenario {
                     option, ..
                 }) => Some(option.to_string()),
                 PlanError::Target(..) => Some("target".into()),
+                PlanError::Replica(..) => Some("replica".into()),
                 PlanError::TableMap(..) => Some("table-map".into()),
                 PlanError::Spec(fleetbench_model::options::SpecError::RangeTooLarge { .. }) => {
                     Some("range-size".into())

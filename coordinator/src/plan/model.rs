@@ -35,6 +35,8 @@ pub enum PlanError {
     AgentsConflict,
     #[error("invalid --target '{0}': {1}")]
     Target(String, String),
+    #[error("invalid --replica '{0}': {1}")]
+    Replica(String, String),
     #[error(
         "--target {0} is given twice (a target name stands for one server): give each name once"
     )]

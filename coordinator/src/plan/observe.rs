@@ -115,7 +115,10 @@ pub fn replicas_of(
                 "this test reaches no database server to replicate",
             ));
         };
-        let t = super::targets::parse_target(spec)?;
+        let t = super::targets::parse_target(spec).map_err(|e| match e {
+            PlanError::Target(s, why) => PlanError::Replica(s, why),
+            other => other,
+        })?;
         if names.contains(&t.name.as_str()) || out.iter().any(|(r, _)| r.name == t.name) {
             return Err(invalid(
                 "replica",
@@ -170,6 +173,17 @@ mod tests {
         }
         let e = observe_of(&[], &["postgres".into()], None, &w).unwrap_err();
         assert!(e.to_string().contains("--observe-process"), "{e}");
+        let e = replicas_of(&["r=nonsense".into()], &w)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("invalid --replica 'r=nonsense'"), "{e}");
+        let e = replicas_of(&["default=mysql://u:p@h:3306/db".into()], &w).unwrap_err();
+        assert!(e.to_string().contains("names a target already"), "{e}");
+        let r = replicas_of(&["copy=mysql://u:p@h:3306/db@default".into()], &w).unwrap();
+        assert_eq!(
+            (r[0].0.name.as_str(), r[0].0.host.as_str(), r[0].1),
+            ("copy", "h", 0)
+        );
         let cpu = crate::plan::build(&crate::cli::parse(["fb", "cpu", "run"]).unwrap()).unwrap();
         let e = observe_of(&["default=db1:7600".into()], &[], None, &cpu.workload).unwrap_err();
         assert!(e.to_string().contains("no database server"), "{e}");
