@@ -444,9 +444,10 @@ pub fn over_run(r: &RunResult, s: &Readable, loaded: usize) -> Option<ServerJson
         return None;
     }
     let mut out = summarize(s.driver, &pairs);
-    if let Some(p) = s.primary {
-        out.replica_lag_s = crate::replication::summarize(&lag_of(r, s.index, p));
-    }
+    // A replica read beside the run is timed on its primary's clock too; a target that
+    // turned out to be a replica has the lag it reports (no primary: usize::MAX).
+    let primary = s.primary.unwrap_or(usize::MAX);
+    out.replica_lag_s = crate::replication::summarize(&lag_of(r, s.index, primary));
     Some(out)
 }
 
@@ -454,12 +455,12 @@ pub fn over_run(r: &RunResult, s: &Readable, loaded: usize) -> Option<ServerJson
 pub fn lag_of(r: &RunResult, replica: usize, primary: usize) -> Vec<(u32, Option<f64>)> {
     use crate::replication::{PrimaryReading, ReplicaReading, lag_series};
     use fleetbench_model::server_status::{PRIMARY_POSITION, REPLICA_LAG, REPLICA_POSITION};
-    let end = |seq: u32| {
-        r.intervals
-            .iter()
-            .find(|iv| iv.seq == seq)
-            .map(|iv| iv.end.as_secs_f64())
-    };
+    let ends: BTreeMap<u32, f64> = r
+        .intervals
+        .iter()
+        .map(|iv| (iv.seq, iv.end.as_secs_f64()))
+        .collect();
+    let end = |seq: u32| ends.get(&seq).copied();
     let mut prim: Vec<PrimaryReading> = r
         .servers
         .iter()
@@ -556,18 +557,20 @@ pub fn host_json(samples: &[(&fleetbench_model::server_host::ServerHostFigures, 
     j
 }
 
-/// Every read server's figures in the interval `seq` of run `r`, named by `names`.
+/// Every read server's figures in the interval `seq` of run `r`; `lags` holds each read
+/// server's lag series ([`lag_of`]), in `read`'s order, computed once for all intervals.
 pub fn in_interval(
     r: &RunResult,
     seq: u32,
     read: &[Readable],
     loaded: usize,
+    lags: &[Vec<(u32, Option<f64>)>],
 ) -> Vec<IntervalServer> {
     let Some(iv) = r.intervals.iter().find(|iv| iv.seq == seq) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for s in read {
+    for (k, s) in read.iter().enumerate() {
         let (i, name, driver) = (s.index, &s.name, &s.driver);
         let tx = target_transactions(iv, s.tx_of, loaded);
         let tick = r.servers.iter().find(|t| t.seq == seq && t.target == i);
@@ -591,12 +594,10 @@ pub fn in_interval(
             },
         };
         sv.hosts = hosts;
-        if let Some(p) = s.primary {
-            sv.replica_lag_s = lag_of(r, i, p)
-                .into_iter()
-                .find(|(q, _)| *q == seq)
-                .and_then(|(_, l)| l);
-        }
+        sv.replica_lag_s = lags
+            .get(k)
+            .and_then(|l| l.iter().find(|(q, _)| *q == seq))
+            .and_then(|(_, l)| *l);
         out.push(sv);
     }
     out

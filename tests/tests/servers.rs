@@ -274,4 +274,27 @@ fn a_replica_read_beside_the_run_shows_its_lag_while_its_sql_thread_stops() {
     assert!(series.len() >= 5, "{series:?}");
     assert!(series.iter().any(|&l| l >= 2.0), "{series:?}");
     assert!(text.contains("replica lag: "), "{text}");
+    // A target that turns out to be a replica (reads against the replica itself) has the
+    // lag it reports, and a plain target none.
+    let (_, v) = replica.run_json(
+        &[&[
+            "oltp_point_select",
+            "--tables=1",
+            "--table-size=2000",
+            "--threads=1",
+            "--time=2",
+            "--agents",
+            &agents,
+        ]],
+        &scratch.path("on-replica.json"),
+    );
+    let lag = &v["totals"]["targets"][0]["server"]["replica_lag_s"];
+    assert!(lag["intervals"].as_u64().unwrap() >= 1, "{lag}");
+    let server = &results_of_primary(&scratch)["totals"]["targets"][0]["server"];
+    assert!(server.get("replica_lag_s").is_none(), "{server}");
+}
+
+/// The primary's result of the replica test.
+fn results_of_primary(scratch: &Scratch) -> Value {
+    fleetbench_tests::json(&scratch.path("replica.json"))
 }

@@ -432,6 +432,10 @@ fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval
     let tick_s = plan.tick().as_secs_f64().max(f64::MIN_POSITIVE);
     let read = readables(plan);
     let loaded = plan.workload.targets().len();
+    let lags: Vec<Vec<(u32, Option<f64>)>> = read
+        .iter()
+        .map(|s| crate::servers::lag_of(r, s.index, s.primary.unwrap_or(usize::MAX)))
+        .collect();
     r.intervals
         .iter()
         .map(|iv| Interval {
@@ -452,7 +456,7 @@ fn intervals(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Interval
                 iv.duration.as_secs_f64(),
             ),
             open_loop: open_part(&iv.open, &plan.percentiles),
-            servers: crate::servers::in_interval(r, iv.seq, &read, loaded),
+            servers: crate::servers::in_interval(r, iv.seq, &read, loaded, &lags),
         })
         .collect()
 }
