@@ -163,6 +163,8 @@ struct Server {
     /// privilege): not asked again in this run.
     refused: Vec<&'static str>,
     role: Role,
+    /// What the next sample says once (a missing privilege, with its GRANT).
+    note: Option<String>,
 }
 
 impl Server {
@@ -181,6 +183,7 @@ impl Server {
             said: None,
             refused: Vec::new(),
             role,
+            note: None,
         }
     }
 
@@ -189,6 +192,7 @@ impl Server {
             target: self.index,
             ..Default::default()
         };
+        let note = self.note.take();
         match self.read(sockets) {
             Ok(cur) => {
                 self.said = None;
@@ -220,6 +224,7 @@ impl Server {
                 out.missing = format!("cannot read its status: {why}");
             }
         }
+        out.note = self.note.take().or(note).unwrap_or_default();
         out
     }
 
@@ -272,7 +277,11 @@ impl Server {
                 }),
                 Err(SqlError::Server { code, message }) => {
                     if code == 1227 || code == 1044 || code == 1045 {
-                        warn!(target = %self.target.name, "no replication figures: {message} (GRANT REPLICATION CLIENT, or SLAVE MONITOR on MariaDB 10.5 and later, ON *.* TO the run's user)");
+                        let note = format!(
+                            "no replication figures: {message} (GRANT REPLICATION CLIENT, or SLAVE MONITOR on MariaDB 10.5 and later, ON *.* TO the run's user)"
+                        );
+                        warn!(target = %self.target.name, "{note}");
+                        self.note = Some(note);
                     }
                     self.refused.push(q);
                 }

@@ -27,6 +27,8 @@ pub struct ServerTick {
     pub values: BTreeMap<String, u64>,
     /// Why the tick has no figures.
     pub missing: Option<String>,
+    /// What the reading could not get, said once (a missing privilege and its GRANT).
+    pub note: Option<String>,
 }
 
 /// What an observer agent saw of a target's host over a run.
@@ -91,6 +93,9 @@ pub struct ServerJson {
     /// Why intervals have no figures, each reason once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What the reading could not get and how to give it (a privilege, its GRANT).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// What observer agents on the server's host saw (`--observe`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostJson>,
@@ -355,6 +360,11 @@ pub fn summarize(driver: Driver, ticks: &[(&ServerTick, u64)]) -> ServerJson {
     };
     let (mut gauge_sum, mut gauge_n) = (0u64, 0u32);
     for (t, tx) in ticks {
+        if let Some(note) = &t.note
+            && !out.warnings.contains(note)
+        {
+            out.warnings.push(note.clone());
+        }
         if let Some(why) = &t.missing {
             out.missing_intervals += 1;
             if !out.notes.contains(why) {
@@ -654,6 +664,7 @@ mod tests {
             seq,
             values: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             missing: None,
+            note: None,
         }
     }
 
@@ -743,6 +754,11 @@ mod tests {
         assert_eq!(s.transactions, 40);
         assert_eq!(s.per_tx.rows_read, Some(10.0));
         assert_eq!(s.notes.len(), 2);
+        // A note is said once, whatever the intervals.
+        let mut noted = tick(5, &[("Innodb_rows_read", 10)]);
+        noted.note = Some("no replication figures: denied (GRANT ...)".into());
+        let s = summarize(Driver::Mysql, &[(&noted, 1), (&noted, 1)]);
+        assert_eq!(s.warnings, ["no replication figures: denied (GRANT ...)"]);
         // Without transactions there is no per-transaction figure, not an infinity.
         assert_eq!(summarize(Driver::Mysql, &[(&a, 0)]).per_tx.rows_read, None);
         // A counter the server does not have is absent, not zero.

@@ -354,6 +354,7 @@ pub fn server_ticks(iv: &pb::Interval) -> Vec<crate::servers::ServerTick> {
             seq: iv.seq,
             values: s.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             missing: (!s.missing.is_empty()).then(|| s.missing.clone()),
+            note: (!s.note.is_empty()).then(|| s.note.clone()),
         })
         .collect()
 }

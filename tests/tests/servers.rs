@@ -292,6 +292,35 @@ fn a_replica_read_beside_the_run_shows_its_lag_while_its_sql_thread_stops() {
     assert!(lag["intervals"].as_u64().unwrap() >= 1, "{lag}");
     let server = &results_of_primary(&scratch)["totals"]["targets"][0]["server"];
     assert!(server.get("replica_lag_s").is_none(), "{server}");
+    // A user without the privilege replication status needs: the GRANT is named, once,
+    // and the run goes on.
+    replica.sql(
+        "CREATE USER 'weak'@'%' IDENTIFIED BY 'weak-pw'; GRANT SELECT ON sbtest.* TO 'weak'@'%'",
+    );
+    let weak = format!(
+        "--replica=weak=mysql://weak:weak-pw@127.0.0.1:{}/sbtest",
+        replica.port()
+    );
+    let (text, v) = primary.run_json(
+        &[
+            &data,
+            &["--threads=1", "--time=2", "--agents", &agents, &weak],
+        ],
+        &scratch.path("weak.json"),
+    );
+    let r = v["totals"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "weak")
+        .cloned()
+        .unwrap();
+    let warnings = r["server"]["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}\n{text}"));
+    assert_eq!(warnings.len(), 1, "{r}");
+    assert!(warnings[0].as_str().unwrap().contains("GRANT"), "{r}");
+    assert!(text.contains("no replication figures: "), "{text}");
 }
 
 /// The primary's result of the replica test.

@@ -125,20 +125,30 @@ impl Run {
         {
             info!(dir = %dir.display(), "no disk figures: the directory's device has no block statistics");
         }
-        // The servers' baseline when the measurement begins, after any warm-up.
-        let servers = match servers {
+        // The servers' baseline when the measurement begins, after any warm-up; what it
+        // noted (a missing privilege) goes out with the first interval.
+        let (servers, mut noted) = match servers {
             Some(w) => {
                 tokio::time::sleep(warmup).await;
-                w.read().await;
-                Some(w)
+                let baseline = w.read().await;
+                (Some(w), baseline)
             }
-            None => None,
+            None => (None, Vec::new()),
         };
         while let Some(iv) = irx.recv().await {
             let mut msg = report::interval_to_proto(&iv);
             msg.host = host.sample().map(|h| wire::host_to_proto(&h));
             if let Some(w) = &servers {
                 msg.servers = w.read().await;
+                for s in &mut msg.servers {
+                    if let Some(b) = noted
+                        .iter_mut()
+                        .find(|b| b.target == s.target && s.note.is_empty())
+                    {
+                        s.note = std::mem::take(&mut b.note);
+                    }
+                }
+                noted.clear();
             }
             send_output(&tx, output.as_deref()).await;
             if tx

@@ -115,6 +115,9 @@ fn notes(name: &str, w: usize, sv: &ServerJson) -> String {
     for h in &sv.hosts {
         let _ = writeln!(s, "    {name:<w$}  {}", host_line(h));
     }
+    for warning in &sv.warnings {
+        let _ = writeln!(s, "    {name:<w$}  {warning}");
+    }
     if sv.missing_intervals > 0 {
         let all = sv.intervals + sv.missing_intervals;
         let _ = writeln!(
