@@ -418,6 +418,23 @@ impl MariaDb {
         );
     }
 
+    /// Like [`MariaDb::sql`], tried again (up to `tries` times) while the server answers
+    /// that a lock wait timed out: a statement that waits for the load's locks, such as
+    /// `SET GLOBAL read_only = 1`, may time out on a loaded machine.
+    pub fn sql_past_lock_waits(&self, sql: &str, tries: u32) -> String {
+        for _ in 1..tries {
+            match self.try_sql(sql) {
+                Ok(out) => return out,
+                Err(e) if e.contains("ERROR 1205") => continue,
+                Err(e) => panic!(
+                    "SQL failed on the MariaDB at port {}: {e}\nSQL: {sql}",
+                    self.port
+                ),
+            }
+        }
+        self.sql(sql)
+    }
+
     fn try_sql(&self, sql: &str) -> Result<String, String> {
         let mut child = Command::new(&self.client)
             .arg("--no-defaults")
