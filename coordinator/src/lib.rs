@@ -17,6 +17,7 @@ pub mod plan;
 pub mod replication;
 pub mod report;
 pub mod script;
+pub mod server_ticks;
 pub mod servers;
 pub mod session;
 pub mod sweep;

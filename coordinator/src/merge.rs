@@ -656,9 +656,9 @@ pub struct RunResult {
     /// pgbench's -r: per script and command, summed over agents, sorted.
     pub commands: Vec<CommandFigures>,
     /// The database servers' own figures, per target and tick, as the agents read them.
-    pub servers: Vec<crate::servers::ServerTick>,
+    pub servers: Vec<crate::server_ticks::ServerTick>,
     /// What the observer agents saw of the servers' hosts.
-    pub observed: Vec<crate::servers::ObservedHost>,
+    pub observed: Vec<crate::server_ticks::ObservedHost>,
 }
 
 impl RunResult {

@@ -16,32 +16,7 @@ use fleetbench_model::workloads::server::Driver;
 use serde::{Deserialize, Serialize};
 
 use crate::merge::{MergedInterval, RunResult};
-
-/// One server's figures over one tick, as the agent that reads it sent them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerTick {
-    /// Index into the plan's targets.
-    pub target: usize,
-    pub seq: u32,
-    /// Counters' changes and gauges' levels by the server's names; empty when missing.
-    pub values: BTreeMap<String, u64>,
-    /// Why the tick has no figures.
-    pub missing: Option<String>,
-    /// What the reading could not get, said once (a missing privilege and its GRANT).
-    pub note: Option<String>,
-}
-
-/// What an observer agent saw of a target's host over a run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ObservedHost {
-    /// Index into the plan's targets.
-    pub target: usize,
-    pub addr: String,
-    /// (tick number, figures), in the order they came.
-    pub samples: Vec<(u32, fleetbench_model::server_host::ServerHostFigures)>,
-    /// Why it observed nothing, or stopped early.
-    pub error: Option<String>,
-}
+pub use crate::server_ticks::{ObservedHost, ServerTick};
 
 /// What one transaction cost the server, each figure where the server counts it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

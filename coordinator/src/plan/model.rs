@@ -134,7 +134,24 @@ pub struct Plan {
     /// that load the client on purpose (cpu, memory, threads, mutex) too.
     pub warn_client_saturation: bool,
     /// Observer agents on the servers' hosts (`--observe`).
-    pub observe: super::observe::ObservePlan,
+    pub observe: ObservePlan,
+}
+
+/// Which hosts observe which targets, and what they look for there; and the replicas read
+/// beside the targets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ObservePlan {
+    /// `--server-status=off`: the targets' own counters are not read (replicas still are).
+    pub no_status: bool,
+    /// Servers read each interval but not loaded (`--replica NAME=URL`), each with the
+    /// index of the target it replicates.
+    pub replicas: Vec<(fleetbench_model::workloads::server::Target, usize)>,
+    /// (target index, agent address), in the order given.
+    pub hosts: Vec<(usize, String)>,
+    /// Process names, or one pid file; empty: the agent's defaults.
+    pub processes: Vec<String>,
+    /// A directory on the data device, on the observer's host.
+    pub dir: Option<String>,
 }
 
 impl Plan {

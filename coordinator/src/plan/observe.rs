@@ -2,25 +2,9 @@
 //! proxy's) host that sample it each interval instead of loading it, with the server's
 //! processes (`--observe-process`) and its data directory (`--observe-dir`).
 
+pub use super::model::ObservePlan;
 use super::model::{PlanError, Workload};
 use super::values::invalid;
-
-/// Which hosts observe which targets, and what they look for there; and the replicas read
-/// beside the targets.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ObservePlan {
-    /// `--server-status=off`: the targets' own counters are not read (replicas still are).
-    pub no_status: bool,
-    /// Servers read each interval but not loaded (`--replica NAME=URL`), each with the
-    /// index of the target it replicates.
-    pub replicas: Vec<(fleetbench_model::workloads::server::Target, usize)>,
-    /// (target index, agent address), in the order given.
-    pub hosts: Vec<(usize, String)>,
-    /// Process names, or one pid file; empty: the agent's defaults.
-    pub processes: Vec<String>,
-    /// A directory on the data device, on the observer's host.
-    pub dir: Option<String>,
-}
 
 /// The observers of `--observe` (each `TARGET=AGENT[,AGENT]`; the `--mysql-*` target is
 /// `default`) for `workload`'s targets.

@@ -1,5 +1,6 @@
 //! Each workload's validated configuration, as the plan builds it and an agent runs it.
 
+pub mod driver;
 pub mod fileio;
 pub mod memory;
 pub mod oltp;

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+pub use super::driver::Driver;
 use crate::options::{
     Codec, Kind as OK, OptionDef, Options, Trim, Written, declare_options, parse_flag,
 };
@@ -532,34 +533,6 @@ fn host_list(o: &Options, name: &'static str) -> Result<Vec<String>, SpecError> 
         hosts.push(h.to_string());
     }
     Ok(hosts)
-}
-
-/// Which database a target is and so which client speaks to it (`--db-driver`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Driver {
-    /// MySQL and MariaDB (and proxies speaking their protocol).
-    #[default]
-    Mysql,
-    /// PostgreSQL.
-    Pgsql,
-}
-
-impl Driver {
-    pub fn parse(s: &str) -> Option<Driver> {
-        match s {
-            "mysql" => Some(Driver::Mysql),
-            "pgsql" => Some(Driver::Pgsql),
-            _ => None,
-        }
-    }
-
-    /// sysbench's name of the driver (`drv:name()`, `--db-driver`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Driver::Mysql => "mysql",
-            Driver::Pgsql => "pgsql",
-        }
-    }
 }
 
 /// A database server, as the agent connects to it.

@@ -92,13 +92,13 @@ impl SslSettings {
     /// Checks what can be checked without the files: verification needs a CA, a client
     /// certificate needs its key and the other way round.
     pub fn validate(&self) -> Result<(), String> {
-        self.validate_for(crate::workloads::server::Driver::Mysql)
+        self.validate_for(crate::workloads::driver::Driver::Mysql)
     }
 
     /// [`SslSettings::validate`], naming the options of `driver` as the user gave them
     /// (`--pgsql-sslmode=verify-ca needs --pgsql-sslrootcert` for PostgreSQL).
-    pub fn validate_for(&self, driver: crate::workloads::server::Driver) -> Result<(), String> {
-        use crate::workloads::server::Driver;
+    pub fn validate_for(&self, driver: crate::workloads::driver::Driver) -> Result<(), String> {
+        use crate::workloads::driver::Driver;
         let (mode, ca, cert, key) = match driver {
             Driver::Mysql => (
                 format!("--mysql-ssl-mode={}", self.mode.name()),
@@ -128,7 +128,7 @@ impl SslSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::server::Driver;
+    use crate::workloads::driver::Driver;
 
     /// A refusal names the options of the target's own driver, as the user gave them.
     #[test]
