@@ -24,6 +24,9 @@
 #                         a private MariaDB (private-mariadb.sh, MARIADB_PORT) allowing
 #                         MAXCONN connections, in a new directory $dir (mktemp PREFIX.XXXXXX)
 #                         that goes on exit with the server and the agent of $agent_pid
+#   bench_agent BIN OUT   starts the agent BIN on a free loopback port in the background,
+#                         its output in OUT.out/OUT.err, and sets agent_pid and agent_addr
+#                         once it says where it listens (dies if it does not)
 #   section NAME          whether $sections (" ${SECTIONS:-DEFAULT} ", set by the script)
 #                         names NAME
 #   queries OUT, qps OUT, tps OUT, total_time OUT
@@ -194,4 +197,16 @@ pair_verdict() {
   [[ $(calc "$r_med >= 1.0" 0) == 1 ]] && v_r=PASS
   [[ $(calc "$c_med <= $cost_max" 0) == 1 ]] && v_c=PASS
   verdicts+=("$label: $rate $r_med >= 1.0: $v_r; $cost $c_med <= $cost_max: $v_c")
+}
+
+bench_agent() {
+  "$1" --listen 127.0.0.1:0 >"$2.out" 2>"$2.err" &
+  agent_pid=$!
+  agent_addr=
+  for _ in $(seq 100); do
+    agent_addr=$(awk '/^listening on / {print $3; exit}' "$2.out")
+    [[ -n $agent_addr ]] && return
+    sleep 0.1
+  done
+  die "the agent did not say where it listens: $(cat "$2.err")"
 }

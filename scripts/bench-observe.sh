@@ -35,15 +35,8 @@ bench_mariadb fb-observe 200
 conn=(--mysql-host=127.0.0.1 --mysql-port="$MARIADB_PORT" --mysql-user=sbtest
   --mysql-password=sbtest-pw --mysql-db=sbtest --tables=1 --table-size="$table_size")
 "$fleetbench" oltp_point_select "${conn[@]}" prepare >/dev/null || die "prepare failed"
-"$agent_bin" --listen 127.0.0.1:0 >"$dir/agent.out" 2>"$dir/agent.err" &
-agent_pid=$!
-observer=
-for _ in $(seq 100); do
-  observer=$(awk '/^listening on / {print $3; exit}' "$dir/agent.out")
-  [[ -n $observer ]] && break
-  sleep 0.1
-done
-[[ -n $observer ]] || die "the observer agent did not say where it listens: $(cat "$dir/agent.err")"
+bench_agent "$agent_bin" "$dir/agent"
+observer=$agent_addr
 
 status_sum() {
   mariadb --no-defaults --socket="$MARIADB_SOCKET" -uroot -N -B -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_show_status', 'Com_show_slave_status', 'Com_show_variables')" |

@@ -101,15 +101,8 @@ fi
 
 if section memory; then
   echo "== memory: one agent holding $mem_threads connections (oltp_point_select, $mem_seconds s)"
-  "$agent_bin" --listen 127.0.0.1:0 >"$dir/agent.out" 2>"$dir/agent.err" &
-  agent_pid=$!
-  addr=
-  for _ in $(seq 100); do
-    addr=$(awk '/^listening on / {print $3; exit}' "$dir/agent.out")
-    [[ -n $addr ]] && break
-    sleep 0.1
-  done
-  [[ -n $addr ]] || die "the agent did not say where it listens: $(cat "$dir/agent.err")"
+  bench_agent "$agent_bin" "$dir/agent"
+  addr=$agent_addr
   if sysbench_run "$dir/mem" "$fleetbench" oltp_point_select --agents="$addr" --threads="$mem_threads" \
     --time="$mem_seconds" --tables="$tables" --table-size="$table_size" "${conn[@]}" run; then
     hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$agent_pid/status")

@@ -88,6 +88,8 @@ struct Watch<'a> {
     hooks: Option<std::sync::Arc<crate::script::Hooks>>,
     /// The servers' figures the agents sent for intervals not merged yet (the board's).
     server_ticks: Vec<crate::servers::ServerTick>,
+    /// The servers the run reads, worked out once from the plan.
+    readables: Vec<crate::servers::Readable>,
 }
 
 impl<'a> Watch<'a> {
@@ -116,6 +118,7 @@ impl<'a> Watch<'a> {
             opening: Opening::new(),
             hooks: None,
             server_ticks: Vec::new(),
+            readables: crate::report::json::readables(plan),
         }
     }
 
@@ -205,12 +208,11 @@ impl RunObserver for Watch<'_> {
         }
         if let Some(b) = self.board {
             b.merged(iv);
-            let read = crate::report::json::readables(self.plan);
             let loaded = self.plan.workload.targets().len();
             b.servers(crate::servers::of_tick(
                 iv,
                 &self.server_ticks,
-                &read,
+                &self.readables,
                 loaded,
             ));
             self.server_ticks.retain(|t| t.seq > iv.seq);
