@@ -39,6 +39,26 @@ pub struct PerTx {
     /// Statements the server received (MySQL's Questions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statements: Option<f64>,
+    /// The server host's busy CPU in microseconds, as its first observer (in `--observe`
+    /// order) with figures saw it; the other observers' are in `hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<f64>,
+    /// Reads from the block devices under the server's data, from the same observer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_reads: Option<f64>,
+    /// Kilobytes written to those devices, from the same observer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_write_kb: Option<f64>,
+}
+
+impl PerTx {
+    /// Takes the host figures from the first of `hosts` (cpu, disk reads, disk KB written
+    /// per transaction) that has them.
+    pub fn with_host(&mut self, hosts: impl IntoIterator<Item = [Option<f64>; 3]>) {
+        if let Some([cpu, reads, kb]) = hosts.into_iter().find(|h| h[0].is_some()) {
+            (self.cpu_us, self.disk_reads, self.disk_write_kb) = (cpu, reads, kb);
+        }
+    }
 }
 
 /// A server's figures over the run (or one interval): its counters' changes summed over
@@ -156,6 +176,10 @@ pub struct IntervalHost {
     pub process_cpu_us_per_tx: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_util_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_reads_per_tx: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_write_kb_per_tx: Option<f64>,
 }
 
 /// The status source a driver's figures come from.
@@ -199,13 +223,14 @@ pub fn per_tx(driver: Driver, c: &BTreeMap<String, u64>, tx: u64) -> PerTx {
             server_reads: per(c, &["Innodb_buffer_pool_reads"], tx),
             log_bytes: per(c, &["Innodb_os_log_written"], tx),
             statements: per(c, &["Questions"], tx),
+            ..PerTx::default()
         },
         Driver::Pgsql => PerTx {
             rows_read: per(c, &["tup_returned"], tx),
             rows_written: per(c, &["tup_inserted", "tup_updated", "tup_deleted"], tx),
             server_reads: per(c, &["blks_read"], tx),
             log_bytes: per(c, &["wal_bytes"], tx),
-            statements: None,
+            ..PerTx::default()
         },
     }
 }
@@ -578,6 +603,11 @@ pub fn in_interval(
                 ..Default::default()
             },
         };
+        sv.per_tx.with_host(
+            hosts
+                .iter()
+                .map(|h| [h.cpu_us_per_tx, h.disk_reads_per_tx, h.disk_write_kb_per_tx]),
+        );
         sv.hosts = hosts;
         sv.replica_lag_s = lags
             .get(k)
@@ -626,6 +656,8 @@ fn interval_host(
         cpu_us_per_tx: per_tx(f.cpu.busy_pct() / 100.0 * f64::from(f.cores) * f.secs * 1e6),
         process_cpu_us_per_tx: f.process_cpu_s.and_then(|c| per_tx(c * 1e6)),
         disk_util_pct: f.disk.map(|d| d.util_pct),
+        disk_reads_per_tx: f.disk.and_then(|d| per_tx(d.reads as f64)),
+        disk_write_kb_per_tx: f.disk.and_then(|d| per_tx(d.write_kb as f64)),
     }
 }
 

@@ -542,6 +542,10 @@ fn target_args(
         if names.iter().any(|n| n == primary) && !names.contains(k.get_ref()) {
             let text = format!("--replica={}={}@{primary}", k.get_ref(), v.get_ref().url());
             args.push(at.arg(text, "replica", k, "targets"));
+            for o in v.get_ref().observers() {
+                let text = format!("--observe={}={o}", k.get_ref());
+                args.push(at.arg(text, "observe", k, "targets"));
+            }
         }
     }
     Ok(names)
@@ -840,7 +844,7 @@ targets = ["plain"]
         let e = bad(&src.replace("observers", "watchers"));
         assert!(e.to_string().contains("a URL such as"), "{e}");
         // A replica is read beside the scenarios that load its primary.
-        let copy = "copy = { url = \"mysql://u:p@db3:3306/sbtest\", replica_of = \"db\" }\nplain =";
+        let copy = "copy = { url = \"mysql://u:p@db3:3306/sbtest\", replica_of = \"db\", observers = [\"db3:7600\"] }\nplain =";
         let f = parse("s.toml", &src.replace("plain =", copy), &[]).unwrap();
         let p = f.scenarios[0].plan("run", 4, "s.toml").unwrap();
         let names: Vec<(&str, usize)> = p
@@ -850,9 +854,14 @@ targets = ["plain"]
             .map(|(t, i)| (t.name.as_str(), *i))
             .collect();
         assert_eq!(names, [("copy", 0)]);
+        // Its observer watches the server numbered after the loaded target.
+        assert!(p.observe.hosts.contains(&(1, "db3:7600".to_string())));
         let p = f.scenarios[1].plan("run", 4, "s.toml").unwrap();
         assert!(p.observe.replicas.is_empty());
-        let e = bad(&src.replace("plain =", &copy.replace("\"db\" }", "\"nosuch\" }")));
+        let e = bad(&src.replace(
+            "plain =",
+            &copy.replace("replica_of = \"db\"", "replica_of = \"nosuch\""),
+        ));
         assert!(e.to_string().contains("replica_of names no target"), "{e}");
     }
 

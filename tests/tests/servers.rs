@@ -214,11 +214,17 @@ fn a_replica_read_beside_the_run_shows_its_lag_while_its_sql_thread_stops() {
     let replica = MariaDb::start_with(&["--server-id=2"]);
     replica.replicate_from(&primary);
     let (_a, _b, agents) = AgentProc::pair();
+    // One observer agent watches both servers' host (loopback: the same machine).
+    let observer = AgentProc::start();
     let scratch = Scratch::new("servers-replica");
     let data = ["oltp_write_only", "--tables=1", "--table-size=2000"];
     primary.fleetbench_ok(&[&data, &["prepare"]]);
     let path = scratch.path("replica.json");
     let replica_opt = format!("--replica=replica={}", replica.url());
+    let observe = [
+        format!("--observe=default={}", observer.addr),
+        format!("--observe=replica={}", observer.addr),
+    ];
     // The replica's SQL thread stops for 3 s in the middle of the run.
     let stopper = {
         let sql = |q: &str| replica.sql(q);
@@ -239,6 +245,8 @@ fn a_replica_read_beside_the_run_shows_its_lag_while_its_sql_thread_stops() {
                         "--agents",
                         &agents,
                         &replica_opt,
+                        &observe[0],
+                        &observe[1],
                     ],
                 ],
                 &path,
@@ -273,6 +281,51 @@ fn a_replica_read_beside_the_run_shows_its_lag_while_its_sql_thread_stops() {
         .collect();
     assert!(series.len() >= 5, "{series:?}");
     assert!(series.iter().any(|&l| l >= 2.0), "{series:?}");
+    // The observer's figures, per transaction of the primary, interval by interval: the
+    // host's CPU and its disks (a write-only load writes), beside the rows.
+    let primary_series: Vec<&Value> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|iv| {
+            let s = iv["servers"].as_array()?;
+            s.iter().find(|x| x["target"] == "default")
+        })
+        .collect();
+    // Every interval has the rows; the observer's figures are in each interval it sampled
+    // whole (the last, cut by the run's end, is missing: absent, never zero).
+    assert!(primary_series.len() >= 5, "{}", v["intervals"]);
+    let observed: Vec<&&Value> = primary_series
+        .iter()
+        .filter(|s| s.get("hosts").is_some())
+        .collect();
+    assert!(
+        observed.len() >= primary_series.len() - 1,
+        "{}",
+        v["intervals"]
+    );
+    for s in &primary_series {
+        let p = &s["per_tx"];
+        assert!(p["rows_written"].as_f64().is_some_and(|r| r > 1.0), "{s}");
+        assert_eq!(p.get("cpu_us").is_some(), s.get("hosts").is_some(), "{s}");
+    }
+    for s in observed {
+        let p = &s["per_tx"];
+        assert!(p["cpu_us"].as_f64().is_some_and(|c| c > 0.0), "{s}");
+        assert!(p["disk_write_kb"].as_f64().is_some(), "{s}");
+    }
+    let total = &targets[0]["server"]["per_tx"];
+    assert!(total["disk_write_kb"].as_f64().unwrap() > 0.0, "{total}");
+    // The replica's host, observed too: applying the primary's work cost it CPU.
+    assert_eq!(
+        r["server"]["hosts"][0]["addr"],
+        observer.addr.as_str(),
+        "{r}"
+    );
+    assert!(
+        r["server"]["per_tx"]["cpu_us"].as_f64().unwrap() > 0.0,
+        "{r}"
+    );
     assert!(text.contains("replica lag: "), "{text}");
     // A target that turns out to be a replica (reads against the replica itself) has the
     // lag it reports, and a plain target none.

@@ -47,13 +47,14 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
     let agents = agents_of(raw)?;
     check_threads(threads, &agents)?;
     check_memory(&workload, &agents, threads)?;
+    let replicas = super::observe::replicas_of(&raw.replica, &workload)?;
     let mut observe = super::observe::observe_of(
         &raw.observe,
         &raw.observe_process,
         raw.observe_dir.as_deref(),
         &workload,
+        &replicas,
     )?;
-    observe.replicas = super::observe::replicas_of(&raw.replica, &workload)?;
     observe.no_status = !super::values::flag(&raw.server_status, "server-status", true)?;
     let mut plan = Plan {
         workload,

@@ -7,14 +7,21 @@ use super::model::{PlanError, Workload};
 use super::values::invalid;
 
 /// The observers of `--observe` (each `TARGET=AGENT[,AGENT]`; the `--mysql-*` target is
-/// `default`) for `workload`'s targets.
+/// `default`) for `workload`'s targets and then `replicas` (numbered after the targets, as
+/// the servers read each interval are).
 pub fn observe_of(
     given: &[String],
     processes: &[String],
     dir: Option<&str>,
     workload: &Workload,
+    replicas: &[(fleetbench_model::workloads::server::Target, usize)],
 ) -> Result<ObservePlan, PlanError> {
-    let names: Vec<&str> = workload.targets().iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = workload
+        .targets()
+        .iter()
+        .map(|t| t.name.as_str())
+        .chain(replicas.iter().map(|(r, _)| r.name.as_str()))
+        .collect();
     let mut hosts: Vec<(usize, String)> = Vec::new();
     for g in given {
         let Some((target, agents)) = g.split_once('=') else {
@@ -35,7 +42,7 @@ pub fn observe_of(
                 invalid(
                     "observe",
                     g,
-                    "names no target of this run (the --mysql-*/--pgsql-* one is 'default')",
+                    "names no target or replica of this run (the --mysql-*/--pgsql-* one is 'default')",
                 )
             });
         };
@@ -72,7 +79,7 @@ pub fn observe_of(
     }
     Ok(ObservePlan {
         no_status: false,
-        replicas: Vec::new(),
+        replicas: replicas.to_vec(),
         hosts,
         processes: processes.to_vec(),
         dir: dir.map(String::from),
@@ -136,6 +143,7 @@ mod tests {
             &["mariadbd".into()],
             Some("/var/lib/mysql"),
             &w,
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -150,12 +158,12 @@ mod tests {
             "default=:7600",
             "default=db1:0",
         ] {
-            let e = observe_of(&[bad.into()], &[], None, &w)
+            let e = observe_of(&[bad.into()], &[], None, &w, &[])
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("--observe"), "{bad}: {e}");
         }
-        let e = observe_of(&[], &["postgres".into()], None, &w).unwrap_err();
+        let e = observe_of(&[], &["postgres".into()], None, &w, &[]).unwrap_err();
         assert!(e.to_string().contains("--observe-process"), "{e}");
         let e = replicas_of(&["r=nonsense".into()], &w)
             .unwrap_err()
@@ -169,7 +177,12 @@ mod tests {
             ("copy", "h", 0)
         );
         let cpu = crate::plan::build(&crate::cli::parse(["fb", "cpu", "run"]).unwrap()).unwrap();
-        let e = observe_of(&["default=db1:7600".into()], &[], None, &cpu.workload).unwrap_err();
+        let e =
+            observe_of(&["default=db1:7600".into()], &[], None, &cpu.workload, &[]).unwrap_err();
         assert!(e.to_string().contains("no database server"), "{e}");
+        // A replica's host is observed as the server after the targets.
+        let o = observe_of(&["copy=db2:7600".into()], &[], None, &w, &r).unwrap();
+        assert_eq!(o.hosts, [(1, "db2:7600".to_string())]);
+        assert_eq!(o.replicas.len(), 1);
     }
 }

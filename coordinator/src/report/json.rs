@@ -336,7 +336,13 @@ fn server_of(plan: &Plan, r: &RunResult, i: usize) -> Option<crate::servers::Ser
     let mut server = crate::servers::over_run(r, s, loaded);
     let hosts = crate::servers::observed(r, i, loaded);
     if !hosts.is_empty() {
-        server.get_or_insert_with(Default::default).hosts = hosts;
+        let server = server.get_or_insert_with(Default::default);
+        server.per_tx.with_host(
+            hosts
+                .iter()
+                .map(|h| [h.cpu_us_per_tx, h.disk_reads_per_tx, h.disk_write_kb_per_tx]),
+        );
+        server.hosts = hosts;
     }
     server
 }
