@@ -1009,6 +1009,8 @@ mod tests {
                         cpu_us_per_tx: Some(820.25),
                         process_cpu_us_per_tx: Some(700.0),
                         disk_util_pct: None,
+                        disk_reads_per_tx: None,
+                        disk_write_kb_per_tx: None,
                     }],
                 },
                 crate::servers::IntervalServer {

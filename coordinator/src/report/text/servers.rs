@@ -154,6 +154,7 @@ mod tests {
                 server_reads: Some(0.0125),
                 log_bytes: Some(2048.0),
                 statements: Some(18.0),
+                ..PerTx::default()
             },
             read_misses_per_1000: Some(0.5),
             query_cache_hit_pct: Some(42.0),
