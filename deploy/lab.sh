@@ -5,13 +5,20 @@
 # A host named mycat or proxy is the lab's proxy host: besides its own MariaDB and agent it
 # runs HAProxy (TCP mode) on port 8066, Mycat's port, routing MySQL connections to the first
 # host that is not a proxy host (the primary) and to the others only as backups, when the
-# primary fails HAProxy's MySQL health check. The lab does not replicate between its
-# servers, so a backup has none of the primary's tables; and HAProxy forwards connections
-# whole, it does not shard or split reads from writes as Mycat does.
+# primary fails HAProxy's MySQL health check. HAProxy forwards connections whole, it does
+# not shard or split reads from writes as Mycat does.
+# A host named slave or replica (or slaveN, replicaN) is a real replica of the primary:
+# MariaDB replication by GTID from the primary's binary log, set up at the primary's
+# position once both are up, so everything written to the primary from then on (tables
+# prepared, rows changed) is applied on it. Replicas stay writable, so tables can still be
+# sharded over primary and replica (sysbench's sharded topology). Every host's agent can
+# observe its host (`--observe`, `observers = [...]`): the lab's hosts share one kernel, so
+# what an observer sees of CPU and disks is the whole machine's.
 #
 #   deploy/lab.sh up [HOST...]   hosts (default: master slave mycat) on a free 10.231.X.0/24
 #   deploy/lab.sh env            prints the lab's addresses, proxy and token file as shell
-#                                variables (LAB_IP_HOST, LAB_AGENTS, LAB_PROXY=IP:8066, ...)
+#                                variables (LAB_IP_HOST, LAB_AGENTS, LAB_PROXY=IP:8066,
+#                                LAB_REPLICA_HOST=PRIMARY, ...)
 #   deploy/lab.sh down           stops what `up` started and removes what it made
 #
 # Several labs can be up at once: each has a name (FLEETBENCH_LAB_NAME, 1-8 of a-z0-9;
@@ -70,6 +77,41 @@ made() { echo "$*" >> "$lab/made"; }
 
 # A host with one of these names is a proxy host.
 is_proxy() { [ "$1" = mycat ] || [ "$1" = proxy ]; }
+
+# A host with one of these names replicates the primary.
+is_replica() { [[ $1 =~ ^(slave|replica)[0-9]*$ ]]; }
+
+# Runs SQL as root over the socket of lab host NAME's MariaDB; extra client options first.
+host_sql() {
+  local name=$1
+  shift
+  "$client" --no-defaults -S "$lab/$name/db/mysqld.sock" -uroot "$@"
+}
+
+# Makes lab host REPLICA a replica of PRIMARY (both up): a replication user on the primary
+# for the replica's address only, then the replica starts at the primary's GTID position and
+# must be running within 15 s.
+replicate() {
+  local r=$1 p=$2 pw pos state
+  pw=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+  host_sql "$p" -e "CREATE USER 'fleetbench_repl'@'${ips[$r]}' IDENTIFIED BY '$pw';
+    GRANT REPLICATION SLAVE ON *.* TO 'fleetbench_repl'@'${ips[$r]}'" ||
+    die "could not create the replication user on $p"
+  pos=$(host_sql "$p" -N -e "SELECT @@gtid_binlog_pos") || die "could not read $p's GTID position"
+  host_sql "$r" -e "SET GLOBAL gtid_slave_pos = '$pos';
+    CHANGE MASTER TO MASTER_HOST='${ips[$p]}', MASTER_PORT=3306, MASTER_USER='fleetbench_repl',
+      MASTER_PASSWORD='$pw', MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1;
+    START SLAVE" || die "could not start replication on $r"
+  made "replica $r $p"
+  for _ in $(seq 150); do
+    state=$(host_sql "$r" -e "SHOW SLAVE STATUS\G")
+    grep -q 'Slave_IO_Running: Yes' <<<"$state" && grep -q 'Slave_SQL_Running: Yes' <<<"$state" && break
+    sleep 0.1
+  done
+  grep -q 'Slave_IO_Running: Yes' <<<"$state" && grep -q 'Slave_SQL_Running: Yes' <<<"$state" ||
+    die "replication $p -> $r did not start: $(grep -E 'Last_(IO|SQL)_Error:' <<<"$state" | tr -s ' ' | tr '\n' ' ')"
+  echo "lab $(lab_name): $r replicates $p (MariaDB replication by GTID)"
+}
 
 haproxy_bin() { command -v haproxy || { [ -x /usr/sbin/haproxy ] && echo /usr/sbin/haproxy; }; }
 
@@ -143,6 +185,14 @@ up() {
   if [ ${#proxies[@]} -gt 0 ] && [ ${#backends[@]} -eq 0 ]; then
     die "the proxy host ${proxies[0]} routes to the other hosts: give at least one host not named mycat or proxy"
   fi
+  # Replicas replicate the primary, the first host that is neither proxy nor replica.
+  local replicas=() primary=""
+  for name in "${backends[@]}"; do
+    if is_replica "$name"; then replicas+=("$name"); elif [ -z "$primary" ]; then primary=$name; fi
+  done
+  if [ ${#replicas[@]} -gt 0 ] && [ -z "$primary" ]; then
+    die "the replica host ${replicas[0]} needs a primary: give a host not named slave, replica, mycat or proxy"
+  fi
   local labname bridge
   labname=$(lab_name)
   bridge=fb-$labname
@@ -193,10 +243,14 @@ up() {
   done
   client=$(command -v mariadb || echo /usr/bin/mariadb)
   i=0
+  local server_args
   for name in "${names[@]}"; do
     i=$((i + 1))
     ip=${ips[$name]}
     ns=fblab-$labname-$name
+    # The primary writes a binary log for its replicas; every server has its own id.
+    server_args="--server-id=$i"
+    [ "$name" != "$primary" ] || server_args+=" --log-bin=binlog --binlog-format=ROW"
     ip netns add "$ns"
     made "netns $ns"
     echo "$name $ip" >> "$lab/hosts"
@@ -209,7 +263,7 @@ up() {
     nsenter --net="/run/netns/$ns" ip link set lo up
     # MariaDB inside the namespace, on the host's own address.
     PRIVATE_MARIADB_BIND=$ip PRIVATE_MARIADB_PORT=3306 PRIVATE_MARIADB_EXEC="nsenter --net=/run/netns/$ns" \
-      private_mariadb_start "$lab/$name/db"
+      PRIVATE_MARIADB_ARGS=$server_args private_mariadb_start "$lab/$name/db"
     made "mariadbd $PRIVATE_MARIADB_PID $name"
     if ! is_proxy "$name"; then
       for p in "${proxies[@]}"; do
@@ -225,6 +279,7 @@ up() {
     grep -q '^listening on' "$lab/$name/agent.out" || die "the agent on $name did not start: $(cat "$lab/$name/agent.log")"
     echo "lab $labname: $name at $ip (MariaDB $ip:3306, agent $ip:7600)"
   done
+  for name in "${replicas[@]}"; do replicate "$name" "$primary"; done
   # The proxies, once their backends are up.
   local haproxy="" b targets
   [ ${#proxies[@]} -eq 0 ] || haproxy=$(haproxy_bin)
@@ -262,6 +317,10 @@ env_vars() {
     ip=$(awk -v n="$name" '$1 == n { print $2 }' "$lab/hosts")
     echo "LAB_PROXY_$name=$ip:$proxy_port"
     [ -n "$first" ] || { first=$ip:$proxy_port; echo "LAB_PROXY=$first"; }
+  done < "$lab/made"
+  local replica of
+  while read -r kind replica of; do
+    if [ "$kind" = replica ]; then echo "LAB_REPLICA_$replica=$of"; fi
   done < "$lab/made"
   echo "LAB_TOKEN_FILE=$lab/token"
   echo "LAB_NAME=$(sed -n 's/^name //p' "$lab/made")"

@@ -10,7 +10,9 @@
 # 127.0.0.1), PRIVATE_MARIADB_PORT (default: a free one), PRIVATE_MARIADB_EXEC (a command
 # prefix, e.g. "ip netns exec NS", to start the server inside a network namespace),
 # PRIVATE_MARIADB_MAX_CONNECTIONS (default 1000; above it the server uses its thread pool,
-# so that thousands of client connections do not need thousands of server threads).
+# so that thousands of client connections do not need thousands of server threads),
+# PRIVATE_MARIADB_ARGS (more mariadbd options, after the others: e.g. "--log-bin=binlog
+# --server-id=1" for a replication primary).
 # Never touches the system service, its configuration or port 3306.
 
 # make: the build of LuaJIT (the embedded Lua of scripts) runs it; installed with apt-get
@@ -76,14 +78,15 @@ private_mariadb_start() {
   # Every connection prepares its statements: room for all of them at any connection count.
   [ "${PRIVATE_MARIADB_MAX_CONNECTIONS:-1000}" -gt 1000 ] &&
     pool_opt=(--thread-handling=pool-of-threads --max-prepared-stmt-count=1048576)
-  local exec_prefix=()
+  local exec_prefix=() extra_args=()
   [ -n "${PRIVATE_MARIADB_EXEC:-}" ] && read -r -a exec_prefix <<<"$PRIVATE_MARIADB_EXEC"
+  [ -n "${PRIVATE_MARIADB_ARGS:-}" ] && read -r -a extra_args <<<"$PRIVATE_MARIADB_ARGS"
   "${exec_prefix[@]}" "$mariadbd" --no-defaults --datadir="$PRIVATE_MARIADB_DIR/data" --socket="$MARIADB_SOCKET" \
     --port="$MARIADB_PORT" --bind-address="${PRIVATE_MARIADB_BIND:-127.0.0.1}" --tmpdir="$PRIVATE_MARIADB_DIR/tmp" \
     --pid-file="$PRIVATE_MARIADB_DIR/mysqld.pid" --log-error="$PRIVATE_MARIADB_DIR/error.log" \
     --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size=256M \
     --max-connections="${PRIVATE_MARIADB_MAX_CONNECTIONS:-1000}" "${pool_opt[@]}" \
-    "${user_opt[@]}" >/dev/null 2>&1 &
+    "${user_opt[@]}" "${extra_args[@]}" >/dev/null 2>&1 &
   PRIVATE_MARIADB_PID=$!
   local i
   for i in $(seq 300); do

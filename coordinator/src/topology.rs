@@ -1019,6 +1019,16 @@ targets = ["plain"]
         assert_eq!(names, ["direct", "proxy", "sharded-2"]);
         assert_eq!(f.scenarios[0].threads, [16, 32, 48, 64, 96, 128]);
         assert_eq!((f.warmup_s, f.cooldown_s), (Some(30), Some(10)));
+        // Loading the master reads its replica beside it, both hosts observed.
+        let p = f.scenarios[0].plan("run", 16, "example.toml").unwrap();
+        assert_eq!(p.observe.replicas.len(), 1);
+        assert_eq!(
+            p.observe.hosts,
+            [
+                (0, "master:7600".to_string()),
+                (1, "slave:7600".to_string())
+            ]
+        );
         let p = f.scenarios[2].plan("run", 64, "example.toml").unwrap();
         assert_eq!(p.percentiles, [95.0, 99.0]);
         assert_eq!(

@@ -1,6 +1,8 @@
-//! deploy/lab.sh: hosts in network namespaces, each with its own MariaDB and agent;
-//! sysbench's sharded topology runs through them, and so does the proxy case: OLTP through
-//! the proxy host's HAProxy on port 8066 reaches the master's MariaDB and only it. Two labs
+//! deploy/lab.sh: hosts in network namespaces, each with its own MariaDB and agent, the
+//! slave a real replica of the master; sysbench's sharded topology runs through them, and so
+//! does the proxy case: OLTP through the proxy host's HAProxy on port 8066 reaches the
+//! master's MariaDB and only it (the slave gets its writes by replication). A scenario run
+//! loads the master with its replica read beside it and every host observed. Two labs
 //! with different names coexist, `down` removes only what its own `up` made (HAProxy
 //! included), and refuses a directory that is not a lab.
 
@@ -99,6 +101,22 @@ impl Lab {
 
     /// HAProxy's `show stat` on proxy host `host`, from its stats socket: one map of
     /// column name (pxname, svname, status, stot, ...) to value per row.
+    /// Waits up to 20 s for `sql` on `host` to print `want` (replication catching up).
+    fn eventually(&self, host: &str, sql: &str, want: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let got = self.sql(host, sql);
+            if got.trim() == want {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{host}: {sql} printed {got:?}, not {want:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     fn proxy_stats(&self, host: &str) -> Vec<std::collections::HashMap<String, String>> {
         let mut sock = UnixStream::connect(self.dir.join(host).join("haproxy.sock"))
             .expect("HAProxy's stats socket");
@@ -202,8 +220,16 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         format!("--agents={agents}"),
         format!("--token-file={token}"),
     ];
+    // The slave replicates the master.
+    assert_eq!(lab.var("LAB_REPLICA_slave"), "master");
     let run = |cmd: &[&str]| oltp_read_write(&[&targets[..], &fleet].concat(), cmd);
     run(&["--threads=2", "prepare"]);
+    // The master's tables reach the slave by replication, beside the slave's own.
+    lab.eventually(
+        "slave",
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'",
+        "4",
+    );
     let text = run(&["--threads=4", "--events=200", "--time=0", "run"]);
     assert!(
         text.contains(&format!("master ({master}:3306)"))
@@ -215,6 +241,8 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
         "{text}"
     );
     run(&["cleanup"]);
+    lab.eventually("slave", "SHOW TABLES FROM sbtest LIKE 'sbtest%'", "");
+    scenario_with_replica_and_observers(&lab, &master, &slave, &agents, &token);
 
     // The proxy case of deploy/topology-master-slave-mycat.md: --mysql-host=<proxy>
     // --mysql-port=8066 --db-ps-mode=disable, prepare, run and cleanup through HAProxy.
@@ -247,12 +275,8 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
             .trim(),
         "300"
     );
-    assert_eq!(
-        lab.sql("slave", "SHOW TABLES FROM sbtest LIKE 'sbtest%'")
-            .trim(),
-        "",
-        "tables prepared through the proxy must be on the master only"
-    );
+    // Prepared on the master only: the slave has them by replication.
+    lab.eventually("slave", "SELECT COUNT(*) FROM sbtest.sbtest2", "300");
     let selects = |host| lab.status(host, "Com_select");
     let (master_before, slave_before) = (selects("master"), selects("slave"));
     let text = run(&["--threads=3", "--events=150", "--time=0", "run"]);
@@ -270,6 +294,7 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
             .trim(),
         ""
     );
+    lab.eventually("slave", "SHOW TABLES FROM sbtest LIKE 'sbtest%'", "");
     // HAProxy's own account: its MySQL checks pass on both, every session went to master.
     // A check can time out on a loaded machine (then a server reads "UP 1/3"); the next
     // one, 2 s later, passes again, so the test waits for a round where both pass.
@@ -320,6 +345,76 @@ fn the_lab_runs_sharded_and_proxy_topologies_and_cleans_up() {
     assert!(lab.namespaces().is_empty(), "namespaces left behind");
     assert!(!lab.bridge_exists(), "bridge left behind");
     assert!(!lab.dir.exists(), "state left behind");
+}
+
+/// A scenario that writes to the master with the slave declared its replica and every
+/// host observed: each step says what a transaction cost both hosts and the slave's lag,
+/// and the JSON has the replica's lag series and both hosts' figures.
+fn scenario_with_replica_and_observers(
+    lab: &Lab,
+    master: &str,
+    slave: &str,
+    agents: &str,
+    token: &str,
+) {
+    let agents: Vec<String> = agents.split(',').map(|a| format!("\"{a}\"")).collect();
+    let toml = format!(
+        r#"test = "oltp_write_only"
+threads = [3]
+time = 4
+agents = [{}]
+[options]
+tables = 2
+table-size = 500
+report-interval = 1
+[targets]
+master = {{ url = "mysql://sbtest:sbtest-pw@{master}:3306/sbtest", observers = ["{master}:7600"] }}
+slave = {{ url = "mysql://sbtest:sbtest-pw@{slave}:3306/sbtest", replica_of = "master", observers = ["{slave}:7600"] }}
+[[scenario]]
+name = "direct"
+targets = ["master"]
+"#,
+        agents.join(", ")
+    );
+    let scratch = Scratch::new("lab-scenario");
+    let token_opt = format!("--token-file={token}");
+    let (text, v) = scratch.run_scenarios("replica", &toml, &[&token_opt]);
+    let step = "[direct] step 1/1: 3 threads: ";
+    assert!(
+        text.contains(&format!("{step}server master: CPU ")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{step}server slave: CPU ")),
+        "{text}"
+    );
+    assert!(text.contains("replica lag "), "{text}");
+    let result = &v["scenarios"][0]["steps"][0]["result"];
+    let targets = result["totals"]["targets"].as_array().unwrap();
+    let slave_t = targets.iter().find(|t| t["name"] == "slave").unwrap();
+    assert_eq!(slave_t["replica_of"], "master", "{slave_t}");
+    let server = &slave_t["server"];
+    assert!(
+        server["replica_lag_s"]["intervals"].as_u64().unwrap() >= 2,
+        "{server}"
+    );
+    // Applying the master's writes: rows written on the slave, per master transaction.
+    assert!(
+        server["per_tx"]["rows_written"].as_f64().unwrap() > 1.0,
+        "{server}"
+    );
+    assert_eq!(
+        server["hosts"][0]["addr"],
+        format!("{slave}:7600"),
+        "{server}"
+    );
+    let master_t = &targets[0];
+    assert!(
+        master_t["server"]["per_tx"]["cpu_us"].as_f64().unwrap() > 0.0,
+        "{master_t}"
+    );
+    // The scenario cleaned up: the drop reached the slave too.
+    lab.eventually("slave", "SHOW TABLES FROM sbtest LIKE 'sbtest%'", "");
 }
 
 #[test]

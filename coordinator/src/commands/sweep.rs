@@ -96,6 +96,9 @@ pub async fn run_steps(
                 .map(|why| format!("\n{step}: warning: {why}"))
                 .unwrap_or_default(),
         ));
+        for line in report::text::servers::step_lines(&measured.result.totals.targets) {
+            stdout::line(format!("{step}: {line}\n"));
+        }
         if r.interrupted {
             stdout::line(format!(
                 "{step}: {}: the figures above cover the time until the interrupt; the steps after it were not run",

@@ -52,6 +52,46 @@ pub fn block(targets: &[TargetJson]) -> String {
     s
 }
 
+/// A sweep or scenario step's servers in one line each (`None` when none was read): a
+/// server's host CPU (first observer) and its processes' per transaction, rows read and
+/// written, reads from storage, and a replica's lag.
+pub fn step_lines(targets: &[TargetJson]) -> Vec<String> {
+    targets
+        .iter()
+        .filter_map(|t| {
+            let sv = t.server.as_ref()?;
+            let p = &sv.per_tx;
+            let mut parts = Vec::new();
+            if let Some(cpu) = p.cpu_us {
+                let process = sv.hosts.iter().find_map(|h| h.process_cpu_us_per_tx);
+                parts.push(match process {
+                    Some(pr) => format!("CPU {cpu:.1} µs/tx (server processes {pr:.1})"),
+                    None => format!("CPU {cpu:.1} µs/tx"),
+                });
+            }
+            if let Some(kb) = p.disk_write_kb {
+                parts.push(format!("disk {kb:.2} KB written/tx"));
+            }
+            for (v, what) in [
+                (p.rows_read, "rows read"),
+                (p.rows_written, "rows written"),
+                (p.server_reads, "storage reads"),
+            ] {
+                if let Some(v) = v {
+                    parts.push(format!("{what} {v:.2}/tx"));
+                }
+            }
+            if let Some(l) = &sv.replica_lag_s {
+                parts.push(format!(
+                    "replica lag {:.1} s avg, {:.1} s max",
+                    l.avg, l.max
+                ));
+            }
+            (!parts.is_empty()).then(|| format!("server {}: {}", t.name, parts.join(", ")))
+        })
+        .collect()
+}
+
 /// What an observer saw of the server's host, on one line.
 fn host_line(h: &HostJson) -> String {
     if h.intervals == 0 {
@@ -141,6 +181,45 @@ mod tests {
             server,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_step_says_each_servers_cost_and_a_replicas_lag_on_one_line() {
+        let primary = ServerJson {
+            per_tx: PerTx {
+                rows_read: Some(3.0),
+                rows_written: Some(4.0),
+                cpu_us: Some(674.14),
+                disk_write_kb: Some(14.25),
+                ..PerTx::default()
+            },
+            hosts: vec![HostJson {
+                process_cpu_us_per_tx: Some(500.0),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let replica = ServerJson {
+            replica_lag_s: Some(crate::replication::LagJson {
+                avg: 0.5,
+                max: 2.25,
+                intervals: 4,
+            }),
+            ..Default::default()
+        };
+        let lines = step_lines(&[
+            target("master", Some(primary)),
+            target("unread", None),
+            target("slave", Some(replica)),
+            target("empty", Some(ServerJson::default())),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "server master: CPU 674.1 µs/tx (server processes 500.0), disk 14.25 KB written/tx, rows read 3.00/tx, rows written 4.00/tx",
+                "server slave: replica lag 0.5 s avg, 2.2 s max",
+            ]
+        );
     }
 
     #[test]
