@@ -464,7 +464,9 @@ pub fn over_run(r: &RunResult, s: &Readable, loaded: usize) -> Option<ServerJson
 /// Replica `replica`'s lag interval by interval, against primary `primary`'s readings.
 pub fn lag_of(r: &RunResult, replica: usize, primary: usize) -> Vec<(u32, Option<f64>)> {
     use crate::replication::{PrimaryReading, ReplicaReading, lag_series};
-    use fleetbench_model::server_status::{PRIMARY_POSITION, REPLICA_LAG, REPLICA_POSITION};
+    use fleetbench_model::server_status::{
+        PRIMARY_POSITION, REPLICA_LAG, REPLICA_POSITION, STANDBY_LAG,
+    };
     let ends: BTreeMap<u32, f64> = r
         .intervals
         .iter()
@@ -484,6 +486,13 @@ pub fn lag_of(r: &RunResult, replica: usize, primary: usize) -> Vec<(u32, Option
         })
         .collect();
     prim.sort_by_key(|p| p.seq);
+    // A PostgreSQL primary's view of its standbys' replay lag, by tick.
+    let standby: BTreeMap<u32, u64> = r
+        .servers
+        .iter()
+        .filter(|t| t.target == primary)
+        .filter_map(|t| Some((t.seq, *t.values.get(STANDBY_LAG)?)))
+        .collect();
     let rep: Vec<ReplicaReading> = r
         .servers
         .iter()
@@ -492,7 +501,11 @@ pub fn lag_of(r: &RunResult, replica: usize, primary: usize) -> Vec<(u32, Option
             Some(ReplicaReading {
                 seq: t.seq,
                 end_s: end(t.seq)?,
-                lag_ms: t.values.get(REPLICA_LAG).copied(),
+                lag_ms: t
+                    .values
+                    .get(REPLICA_LAG)
+                    .copied()
+                    .max(standby.get(&t.seq).copied()),
                 position: t.values.get(REPLICA_POSITION).copied(),
             })
         })

@@ -62,6 +62,9 @@ pub const REPLICA_IO_RUNNING: &str = "replica_io_running";
 /// the WAL position), and how far a replica has applied (gtid_slave_pos; the replayed WAL
 /// position): the coordinator times a replica's position on its primary's clock.
 pub const PRIMARY_POSITION: &str = "primary_position";
+/// On a PostgreSQL primary: its standbys' largest replay_lag, in milliseconds, which the
+/// coordinator weighs into its replicas' lag.
+pub const STANDBY_LAG: &str = "standby_replay_lag_ms";
 pub const REPLICA_POSITION: &str = "replica_position";
 
 /// A replica's status (MariaDB, MySQL before 8.4): one positional row, or none on a server
@@ -122,12 +125,17 @@ pub fn gtid_positions(rows: &[Vec<Option<String>>]) -> Reading {
 }
 
 /// PostgreSQL's replication, as (name, value) rows: the WAL written (on a primary) or
-/// replayed (on a standby) as a byte position, and on a standby the time since the last
-/// replayed commit.
+/// replayed (on a standby) as a byte position; on a standby the time since the last
+/// replayed commit while it has WAL received but not yet replayed (0 when it has replayed
+/// all it received: an idle primary is not a lagging standby); on a primary its standbys'
+/// largest `replay_lag` (pg_stat_replication; needs pg_monitor or pg_read_all_stats).
 pub const PG_REPLICATION_QUERY: &str = "SELECT 'primary_position', pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text WHERE NOT pg_is_in_recovery() \
      UNION ALL SELECT 'replica_position', pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::bigint::text WHERE pg_is_in_recovery() \
-     UNION ALL SELECT 'replica_lag_ms', (1000 * EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()))::bigint::text \
-     WHERE pg_is_in_recovery() AND pg_last_xact_replay_timestamp() IS NOT NULL";
+     UNION ALL SELECT 'replica_lag_ms', CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN '0' \
+     ELSE (1000 * EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()))::bigint::text END \
+     WHERE pg_is_in_recovery() AND pg_last_xact_replay_timestamp() IS NOT NULL \
+     UNION ALL SELECT 'standby_replay_lag_ms', (1000 * EXTRACT(EPOCH FROM max(replay_lag)))::bigint::text \
+     FROM pg_stat_replication WHERE NOT pg_is_in_recovery() HAVING max(replay_lag) IS NOT NULL";
 
 /// PostgreSQL's counters, as [`pg_query`] names them: pg_stat_database's for the
 /// benchmark's database, pg_stat_wal's bytes and the checkpointer's counts.
@@ -147,11 +155,12 @@ pub const PG_COUNTERS: [&str; 12] = [
 ];
 
 /// PostgreSQL's levels: the backends running a statement at the reading, and replication.
-pub const PG_GAUGES: [&str; 4] = [
+pub const PG_GAUGES: [&str; 5] = [
     "active_backends",
     REPLICA_LAG,
     PRIMARY_POSITION,
     REPLICA_POSITION,
+    STANDBY_LAG,
 ];
 
 /// The statement that reads MySQL/MariaDB's figures: (Variable_name, Value) rows. A name

@@ -153,7 +153,8 @@ impl Postgres {
         }
         // Written over initdb's file (which keeps its owner): the harness's superuser comes in
         // over the socket without a password, everyone else over TCP with `auth`.
-        let mut hba = String::from("local all all trust\n");
+        // Replication over the socket too, for a replica of this server (`start_replica_of`).
+        let mut hba = String::from("local all all trust\nlocal replication all trust\n");
         if opts.tls {
             hba += &format!("hostssl all all 127.0.0.1/32 {}\n", opts.auth);
         }
@@ -188,6 +189,45 @@ impl Postgres {
             ),
         );
         pg.setup_sql(DATABASE, "CREATE EXTENSION pg_stat_statements;");
+        pg
+    }
+
+    /// A hot standby of `primary` (streaming replication): `pg_basebackup -R` over the
+    /// primary's socket into a fresh directory, started on a free port of its own; it
+    /// answers read-only queries, with the primary's roles and databases.
+    pub fn start_replica_of(primary: &Postgres) -> Postgres {
+        let owner = primary.owner;
+        let dir = new_dir(owner);
+        let basebackup = primary.bins.postgres.with_file_name("pg_basebackup");
+        let mut cmd = Command::new(&basebackup);
+        cmd.arg("-D")
+            .arg(dir.join("data"))
+            .arg("-h")
+            .arg(&primary.dir)
+            .args(["-p", &primary.port.to_string(), "-U", SUPERUSER])
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast"]);
+        let out = as_server(&mut cmd, owner, &dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", basebackup.display()));
+        if !out.status.success() {
+            let _ = fs::remove_dir_all(&dir);
+            panic!(
+                "{} failed ({}):\n{}",
+                basebackup.display(),
+                out.status,
+                tail(&String::from_utf8_lossy(&out.stderr), 20)
+            );
+        }
+        let mut pg = Postgres {
+            child: None,
+            dir,
+            port: 0,
+            bins: primary.bins.clone(),
+            owner,
+            opts: primary.opts.clone(),
+        };
+        launch_on_free_port(&mut pg);
         pg
     }
 

@@ -142,6 +142,77 @@ fn postgresql_figures_come_from_its_statistics_views() {
 }
 
 #[test]
+fn a_postgresql_standby_shows_its_lag_while_its_replay_is_paused() {
+    let primary = Postgres::start();
+    let standby = Postgres::start_replica_of(&primary);
+    let (_a, _b, agents) = AgentProc::pair();
+    let scratch = Scratch::new("servers-pg-replica");
+    let data = ["oltp_write_only", "--tables=1", "--table-size=2000"];
+    let args = |pg: &Postgres, rest: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = data.iter().chain(rest).map(|s| s.to_string()).collect();
+        v.extend(pg.pgsql_args());
+        v
+    };
+    fleetbench_ok(&args(&primary, &["prepare"]));
+    let replica_opt = format!("--replica=standby={}", standby.url());
+    let path = scratch.path("pg-replica.json");
+    // The standby stops replaying for 3 s in the middle of the run.
+    let (text, v) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(2500));
+            standby.sql("SELECT pg_wal_replay_pause()");
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            standby.sql("SELECT pg_wal_replay_resume()");
+        });
+        let run = args(
+            &primary,
+            &[
+                "--threads=2",
+                "--time=8",
+                "--report-interval=1",
+                "--agents",
+                &agents,
+                &replica_opt,
+            ],
+        );
+        let out = run_json(&run, &path);
+        h.join().unwrap();
+        out
+    });
+    let r = v["totals"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "standby")
+        .cloned()
+        .unwrap_or_else(|| panic!("no standby in {}", v["totals"]["targets"]));
+    assert_eq!(r["replica_of"], "default", "{r}");
+    let lag = &r["server"]["replica_lag_s"];
+    assert!(lag["max"].as_f64().unwrap() >= 2.0, "{lag}\n{text}");
+    assert!(lag["intervals"].as_u64().unwrap() >= 5, "{lag}");
+    assert!(text.contains("replica lag: "), "{text}");
+    // Read on the standby itself while the primary is idle: caught up, so no lag, however
+    // long ago the last write was.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let (_, v) = run_json(
+        &[
+            &["oltp_point_select", "--tables=1", "--table-size=2000"][..],
+            &["--threads=1", "--time=2", "--agents", &agents],
+            &standby
+                .pgsql_args()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()[..],
+        ]
+        .concat(),
+        &scratch.path("on-standby.json"),
+    );
+    let lag = &v["totals"]["targets"][0]["server"]["replica_lag_s"];
+    assert!(lag["intervals"].as_u64().unwrap() >= 1, "{lag}");
+    assert!(lag["max"].as_f64().unwrap() < 1.0, "{lag}");
+}
+
+#[test]
 fn an_observer_agent_says_what_a_transaction_cost_the_servers_host() {
     let db = MariaDb::start();
     let (_a, _b, agents) = AgentProc::pair();
