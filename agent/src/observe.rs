@@ -37,6 +37,12 @@ pub fn start(
             d.display()
         )));
     }
+    // The server's own data directory, where this host has it (an observer on a proxy's
+    // host, or a server in a container, may not): else every disk.
+    let dir = dir.or_else(|| {
+        let reported = PathBuf::from(&req.server_dir);
+        (!req.server_dir.is_empty() && reported.is_dir()).then_some(reported)
+    });
     let (tx, rx) = mpsc::channel(16);
     info!(run = %req.run_id, %peer, ?processes, "observing this host");
     let run_id = req.run_id.clone();

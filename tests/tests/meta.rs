@@ -149,8 +149,11 @@ fn results_record_each_server_and_compare_names_the_settings_that_differ() {
                 db.sql("SELECT @@innodb_buffer_pool_size").trim(),
                 "{conn}"
             );
+            // The data directory first (the names in order), then the tuning settings.
+            assert_eq!(vars["datadir"], db.sql("SELECT @@datadir").trim(), "{conn}");
             assert!(
-                out.contains("server variables: innodb_buffer_pool_size="),
+                out.contains("server variables: datadir=")
+                    && out.contains(", innodb_buffer_pool_size="),
                 "{out}"
             );
         }

@@ -239,6 +239,13 @@ fn an_observer_agent_says_what_a_transaction_cost_the_servers_host() {
     let host = &v["totals"]["targets"][0]["server"]["hosts"][0];
     assert_eq!(host["addr"], observer.addr.as_str(), "{host}");
     assert!(host["intervals"].as_u64().unwrap() >= 2, "{host}");
+    // The server's data directory, which the observer is told (its disk is watched).
+    let datadir = &v["totals"]["targets"][0]["connections"][0]["server_vars"]["datadir"];
+    assert!(
+        datadir.as_str().is_some_and(|d| d.starts_with('/')),
+        "{datadir}"
+    );
+    assert!(host["disk_write_kb_per_tx"].as_f64().is_some(), "{host}");
     let cpu = host["cpu_us_per_tx"].as_f64().unwrap();
     let process = host["process_cpu_us_per_tx"].as_f64().unwrap();
     // The server's processes did part of the host's work for each transaction.

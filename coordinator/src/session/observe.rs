@@ -21,8 +21,14 @@ pub struct Observing {
     stop: watch::Sender<bool>,
 }
 
-/// Starts every observer of `plan` (none: nothing runs).
-pub fn start(plan: &Plan, link: Option<&Link>, run_id: &str) -> Observing {
+/// Starts every observer of `plan` (none: nothing runs); `connections` (the agents' Ready)
+/// say where each target keeps its data.
+pub fn start(
+    plan: &Plan,
+    link: Option<&Link>,
+    run_id: &str,
+    connections: &[(usize, crate::merge::Connection)],
+) -> Observing {
     let (stop, stopped) = watch::channel(false);
     let tasks = match link {
         Some(link) => plan
@@ -35,6 +41,7 @@ pub fn start(plan: &Plan, link: Option<&Link>, run_id: &str) -> Observing {
                     tick_ms: plan.tick().as_millis() as u64,
                     processes: plan.observe.processes.clone(),
                     dir: plan.observe.dir.clone().unwrap_or_default(),
+                    server_dir: server_dir(connections, *target).unwrap_or_default(),
                 };
                 let host = ObservedHost {
                     target: *target,
@@ -53,6 +60,19 @@ pub fn start(plan: &Plan, link: Option<&Link>, run_id: &str) -> Observing {
         None => Vec::new(),
     };
     Observing { tasks, stop }
+}
+
+/// The data directory target `target`'s server reported to the agents that connected to
+/// it (MySQL's datadir, PostgreSQL's data_directory), if one did.
+fn server_dir(connections: &[(usize, crate::merge::Connection)], target: usize) -> Option<String> {
+    connections
+        .iter()
+        .filter(|(t, _)| *t == target)
+        .find_map(|(_, c)| {
+            ["datadir", "data_directory"]
+                .iter()
+                .find_map(|k| c.server_vars.get(*k).cloned())
+        })
 }
 
 impl Observing {
@@ -119,4 +139,30 @@ async fn observe(
         }
     }
     host
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::Connection;
+
+    #[test]
+    fn the_observer_is_told_the_data_directory_its_server_reported() {
+        let with = |k: &str, v: &str| Connection {
+            server_vars: [(k.to_string(), v.to_string())].into(),
+            ..Default::default()
+        };
+        let seen = [
+            (0, Connection::default()),
+            (0, with("datadir", "/var/lib/mysql/")),
+            (1, with("data_directory", "/var/lib/postgresql/15/main")),
+        ];
+        assert_eq!(server_dir(&seen, 0).as_deref(), Some("/var/lib/mysql/"));
+        assert_eq!(
+            server_dir(&seen, 1).as_deref(),
+            Some("/var/lib/postgresql/15/main")
+        );
+        // A replica read beside the run has no connection of the load's.
+        assert_eq!(server_dir(&seen, 2), None);
+    }
 }

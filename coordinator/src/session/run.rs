@@ -59,7 +59,7 @@ pub async fn run(
         // A failed send shows up as a broken stream below and marks the agent lost.
         let _ = p.requests.send(go).await;
     }
-    let observing = super::observe::start(plan, link, &run_id);
+    let observing = super::observe::start(plan, link, &run_id, &seen.connections);
     let mut collected = collect(&mut parts, plan, watch).await;
     collected.observed = observing.finish().await;
     // How the agents connected, as their Ready said: once, for the header and the report.

@@ -22,10 +22,11 @@ pub const DEFAULT_CONNECT_CONCURRENCY: &str = "16";
 /// Most server variables one run records.
 pub const MAX_SERVER_VARS: usize = 64;
 
-/// The server variables a result records by default: what tuning studies vary.
+/// The server variables a result records by default: what tuning studies vary, and the data
+/// directory (an observer of the server's host watches the disk under it).
 pub const DEFAULT_SERVER_VARS: &str = "innodb_buffer_pool_size,innodb_log_file_size,\
 innodb_flush_log_at_trx_commit,innodb_flush_method,innodb_io_capacity,innodb_doublewrite,\
-sync_binlog,log_bin,max_connections,thread_handling,thread_cache_size,table_open_cache";
+sync_binlog,log_bin,max_connections,thread_handling,thread_cache_size,table_open_cache,datadir";
 
 declare_options! {
     /// `--mysql-storage-engine`, `--server-vars` and how connections to the server open.
@@ -635,7 +636,7 @@ mod tests {
     fn defaults_are_innodb_and_the_tuning_variables() {
         let d = ServerOptions::defaults();
         assert_eq!(d.engine, "innodb");
-        assert_eq!(d.server_vars.len(), 12);
+        assert_eq!(d.server_vars.len(), 13);
         assert_eq!(d.server_vars[0], "innodb_buffer_pool_size");
     }
 

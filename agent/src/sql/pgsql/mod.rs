@@ -530,8 +530,9 @@ pub fn numbered_placeholders(sql: &str) -> (String, u16) {
 }
 
 /// Default server settings a result records for a PostgreSQL target, when `--server-vars`
-/// keeps its (MySQL) default: what tuning studies of PostgreSQL vary.
-const DEFAULT_SETTINGS: [&str; 10] = [
+/// keeps its (MySQL) default: what tuning studies of PostgreSQL vary, and the data directory
+/// (visible to superusers and pg_read_all_settings, which pg_monitor includes).
+const DEFAULT_SETTINGS: [&str; 11] = [
     "shared_buffers",
     "max_connections",
     "synchronous_commit",
@@ -542,6 +543,7 @@ const DEFAULT_SETTINGS: [&str; 10] = [
     "work_mem",
     "effective_cache_size",
     "full_page_writes",
+    "data_directory",
 ];
 
 impl Client for PgConn {
