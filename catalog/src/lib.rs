@@ -125,6 +125,9 @@ pub struct Record {
     pub lat_max_ms: f64,
     pub errors_per_sec: f64,
     pub interrupted: bool,
+    /// The figures a regression is looked for in, by name (tps, the percentile's latency,
+    /// the servers' costs per transaction).
+    pub figures: BTreeMap<String, f64>,
     /// What makes runs comparable (test, workload options, threads, targets), and its hash.
     pub cmp_key: String,
     pub cmp_hash: String,
@@ -157,7 +160,7 @@ pub struct Catalog {
 /// The columns a list reads (all but the document).
 const COLUMNS: &str = "id, kind, group_id, label, started_ms, ended_ms, test, command_line, targets, agents, \
      threads, rate, tags, tps, qps, lat_avg_ms, lat_pct, lat_pct_ms, lat_max_ms, errors_per_sec, \
-     interrupted, cmp_hash, cmp_key, format_version";
+     interrupted, figures, cmp_hash, cmp_key, format_version";
 
 impl Catalog {
     /// Opens (and on first use creates) the catalog at `location`.
@@ -199,8 +202,8 @@ impl Catalog {
     pub async fn insert(&mut self, r: &Record) -> Result<String, CatalogError> {
         let cols = "id, kind, group_id, label, started_ms, ended_ms, test, command_line, targets, agents, \
                     threads, rate, tags, tps, qps, lat_avg_ms, lat_pct, lat_pct_ms, lat_max_ms, errors_per_sec, \
-                    interrupted, cmp_hash, cmp_key, format_version, doc";
-        let params: Vec<String> = (1..=25).map(|n| self.dialect.param(n)).collect();
+                    interrupted, figures, cmp_hash, cmp_key, format_version, doc";
+        let params: Vec<String> = (1..=26).map(|n| self.dialect.param(n)).collect();
         let sql = format!(
             "INSERT INTO fleetbench_runs ({cols}) VALUES ({})",
             params.join(", ")
@@ -231,6 +234,7 @@ impl Catalog {
                 .bind(r.lat_max_ms)
                 .bind(r.errors_per_sec)
                 .bind(i64::from(r.interrupted))
+                .bind(encode_figures(&r.figures))
                 .bind(r.cmp_hash.clone())
                 .bind(r.cmp_key.clone())
                 .bind(r.format_version)
@@ -459,6 +463,22 @@ pub fn decode_map(s: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Figures as a map's text (full precision: `{:?}` of an f64 reads back the same).
+fn encode_figures(f: &BTreeMap<String, f64>) -> String {
+    encode_map(
+        &f.iter()
+            .map(|(k, v)| (k.clone(), format!("{v:?}")))
+            .collect(),
+    )
+}
+
+fn decode_figures(s: &str) -> BTreeMap<String, f64> {
+    decode_map(s)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+        .collect()
+}
+
 fn escape(s: &str) -> String {
     s.replace('%', "%25")
         .replace(';', "%3B")
@@ -505,6 +525,7 @@ fn record_of(row: &sqlx::any::AnyRow) -> Result<Record, CatalogError> {
         lat_max_ms: num("lat_max_ms")?,
         errors_per_sec: num("errors_per_sec")?,
         interrupted: int("interrupted")? != 0,
+        figures: decode_figures(&text("figures")?),
         cmp_hash: text("cmp_hash")?,
         cmp_key: text("cmp_key")?,
         format_version: int("format_version")?,

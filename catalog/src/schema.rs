@@ -88,6 +88,7 @@ fn migration(to: u32, d: Dialect) -> Vec<String> {
                     lat_max_ms DOUBLE PRECISION NOT NULL,
                     errors_per_sec DOUBLE PRECISION NOT NULL,
                     interrupted BIGINT NOT NULL,
+                    figures TEXT NOT NULL,
                     cmp_hash VARCHAR(16) NOT NULL,
                     cmp_key TEXT NOT NULL,
                     format_version BIGINT NOT NULL,

@@ -41,6 +41,7 @@ fn record(test: &str, started_s: i64, tps: f64) -> Record {
         qps: Some(tps * 16.0),
         lat_pct: 95.0,
         lat_pct_ms: 2.5,
+        figures: [("tps".to_string(), tps), ("p95".to_string(), 2.5 + 1e-13)].into(),
         cmp_key: format!("{test} threads=8"),
         cmp_hash: "00112233aabbccdd".into(),
         format_version: 2,

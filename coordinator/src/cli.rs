@@ -165,6 +165,26 @@ pub struct RawArgs {
     /// `compare`: compare documents of different tests anyway.
     #[arg(long)]
     pub force: bool,
+    /// The catalog every run is recorded in: an SQLite file, or postgres://... or
+    /// mysql://... for a shared one [default: $XDG_DATA_HOME/fleetbench/catalog.db, i.e.
+    /// ~/.local/share/fleetbench/catalog.db; or $FLEETBENCH_CATALOG].
+    #[arg(long, value_name = "PATH|URL")]
+    pub catalog: Option<String>,
+    /// Record nothing in the catalog (also FLEETBENCH_CATALOG=off).
+    #[arg(long, conflicts_with = "catalog")]
+    pub no_catalog: bool,
+    /// Exit 1 when a figure of the run moved beyond the noise of the earlier runs of the
+    /// same test and setup in the catalog, the worse way (docs/catalog.md).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// `runs list`: runs that started on or after this date (YYYY-MM-DD, UTC) or this many
+    /// days ago (Nd).
+    #[arg(long, value_name = "DATE|Nd")]
+    pub since: Option<String>,
+    /// `runs trend`: the figure followed (tps, qps, avg, the percentile as p95, errors, or
+    /// a server figure) [default: tps].
+    #[arg(long, value_name = "FIGURE")]
+    pub metric: Option<String>,
     /// `scenario run`: run only this scenario (repeatable).
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,

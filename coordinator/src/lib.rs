@@ -4,6 +4,7 @@
 //! This file only dispatches: each command lives in crate::commands, the exit codes in
 //! crate::exit, and what reaches stdout goes through crate::report::stdout.
 
+pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod downtime;
@@ -59,6 +60,9 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
             .map_err(|why| UsageError(format!("--csv {}: {why}", path.display())))?;
     }
     let mut extras = sweep::take_extras(&mut raw)?;
+    if matches!(Which::of(&raw), Which::Bench | Which::Scenario) {
+        extras.catalog = catalog::Settings::of(&raw)?;
+    }
     if matches!(Which::of(&raw), Which::Bench | Which::Scenario)
         && (extras.metrics_listen.is_some() || extras.metrics_push.is_some())
     {
@@ -74,6 +78,7 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     match Which::of(&raw) {
         Which::Compare => commands::docs::compare(&raw),
         Which::Report => commands::docs::report(&raw),
+        Which::Runs => commands::runs::run(&raw).await,
         Which::Agents => commands::agents::list(&raw, &commands::link(&raw)?).await,
         Which::Stop => commands::agents::stop(&raw, &commands::link(&raw)?).await,
         Which::Scenario | Which::Bench => {

@@ -47,6 +47,9 @@ pub struct Extras {
     pub metrics_push: Option<crate::metrics::PushUrl>,
     /// The running exporter of either, once the command has started it.
     pub metrics: Option<crate::metrics::Exporter>,
+    /// Where the measurements are recorded (`--catalog`), and whether a regression fails
+    /// the command.
+    pub catalog: crate::catalog::Settings,
 }
 
 /// Most measurements `--repeat` takes per step.
@@ -163,6 +166,7 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         metrics_listen,
         metrics_push,
         metrics: None,
+        catalog: Default::default(),
     })
 }
 

@@ -142,11 +142,11 @@ async fn measure_one(
     if !replaced {
         stdout::print(&report::text::final_report_in(plan, &result, extras.style));
     }
-    conclude(plan, &result, extras)
+    conclude(plan, &result, extras).await
 }
 
 /// After a run's report: its warnings, its files, and the exit code it decides.
-fn conclude(plan: &Plan, result: &merge::RunResult, extras: &Extras) -> anyhow::Result<i32> {
+async fn conclude(plan: &Plan, result: &merge::RunResult, extras: &Extras) -> anyhow::Result<i32> {
     // A target that could not be reached: said in every layout, and it decides the exit.
     let (warnings, down) = crate::downtime::check(plan, result);
     for w in warnings {
@@ -166,6 +166,8 @@ fn conclude(plan: &Plan, result: &merge::RunResult, extras: &Extras) -> anyhow::
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
     super::single_outputs(plan, result, extras)?;
+    let doc = crate::report::doc::Document::Run(Box::new(report::json::build(plan, result)));
+    let regressed = crate::catalog::remember(&extras.catalog, &doc).await;
     // A script's own error failed the run (sysbench's FATAL): one line on stderr and exit 1,
     // after the report of what ran before it.
     if let Some(why) = script_failed(plan, result) {
@@ -178,7 +180,7 @@ fn conclude(plan: &Plan, result: &merge::RunResult, extras: &Extras) -> anyhow::
         .any(|a| a.status != merge::AgentStatus::Completed);
     match exit::of_run(!degraded && !result.interrupted) {
         exit::EXIT_OK if down => Ok(exit::EXIT_TARGET_DOWN),
-        code => Ok(code),
+        code => Ok(super::after_regression(code, regressed, &extras.catalog)),
     }
 }
 

@@ -33,12 +33,6 @@ pub fn compare(raw: &RawArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let rules = raw
-        .fail_if
-        .iter()
-        .map(|r| compare::parse_rule(r))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(UsageError)?;
     let all = compare::load_series(&files, raw.force)?;
     // One file compares what it holds: a scenario file's scenarios, the first the baseline.
     if all.len() < 2 {
@@ -48,12 +42,23 @@ pub fn compare(raw: &RawArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let (body, changes) = compare::text(&all);
+    print_comparison(&all, &raw.fail_if)
+}
+
+/// Prints the comparison of `all` (at least two series) and the verdicts of the
+/// `--fail-if` rules; exit 0, or 1 when a rule is broken.
+pub fn print_comparison(all: &[compare::Series], fail_if: &[String]) -> anyhow::Result<i32> {
+    let rules = fail_if
+        .iter()
+        .map(|r| compare::parse_rule(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(UsageError)?;
+    let (body, changes) = compare::text(all);
     // A rule naming a figure these files lack is refused before anything is shown.
     let (verdicts, failed) = compare::fail_if_report(&rules, &changes).map_err(UsageError)?;
     stdout::print(&format!(
         "{}{body}{verdicts}",
-        compare::differing_settings(&all)
+        compare::differing_settings(all)
     ));
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod docs;
 pub mod measure;
 pub mod pgbench;
+pub mod runs;
 pub mod scenario;
 pub mod script;
 pub mod sweep;
@@ -107,12 +108,18 @@ pub enum Which {
     Agents,
     Stop,
     Scenario,
+    /// `runs ...`: the catalog read back.
+    Runs,
     /// A test with prepare, run, cleanup or prewarm.
     Bench,
 }
 
 impl Which {
     pub fn of(raw: &RawArgs) -> Which {
+        // `runs list --test TEST` filters by test: the word comes first.
+        if raw.words.first().is_some_and(|w| w == "runs") {
+            return Which::Runs;
+        }
         if raw.test.is_some() {
             return Which::Bench;
         }
@@ -152,6 +159,19 @@ fn tls_config(raw: &RawArgs) -> anyhow::Result<Option<tonic::transport::ClientTl
         cfg = cfg.identity(tonic::transport::Identity::from_pem(read(c)?, read(k)?));
     }
     Ok(Some(cfg))
+}
+
+/// The exit code of a command whose measurements regressed (`regressed`): 1 with
+/// `--fail-on-regression` where it would have been 0, else `code`.
+pub fn after_regression(code: i32, regressed: bool, catalog: &crate::catalog::Settings) -> i32 {
+    if code == crate::exit::EXIT_OK && regressed && catalog.fail_on_regression {
+        eprintln!(
+            "error: a figure regressed (--fail-on-regression): see the regression lines above"
+        );
+        crate::exit::EXIT_FAILED
+    } else {
+        code
+    }
 }
 
 /// `--csv` and `--html` of a single run.

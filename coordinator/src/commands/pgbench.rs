@@ -210,12 +210,14 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
     stdout::print(&report::text::servers::block(&report::json::targets(
         &plan, &result,
     )));
+    let mut doc = report::json::build(&plan, &result);
+    doc.totals.pgbench = Some(layout::json(a, &figures));
     if let Some(path) = &plan.json {
-        let mut doc = report::json::build(&plan, &result);
-        doc.totals.pgbench = Some(layout::json(a, &figures));
         report::json::write(path, &doc)
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
+    let catalog = crate::catalog::Settings::from_env()?;
+    crate::catalog::remember(&catalog, &report::doc::Document::Run(Box::new(doc))).await;
     if let Some(why) = aborted(&result) {
         eprintln!("pgbench: error: {why}");
         eprintln!("{ABORTED_LINE}");

@@ -122,7 +122,12 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
         passes.interrupted,
     ));
     super::write_outputs(raw.json.as_ref(), &extras, &doc)?;
-    Ok(exit::of_run(passes.all_clean))
+    let regressed = crate::catalog::remember(&extras.catalog, &doc).await;
+    Ok(super::after_regression(
+        exit::of_run(passes.all_clean),
+        regressed,
+        &extras.catalog,
+    ))
 }
 
 /// `fleetbench scenario cleanup FILE [--only NAME]...`: drops each chosen scenario's

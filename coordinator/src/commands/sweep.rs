@@ -228,5 +228,10 @@ pub async fn run(
     stdout::print(&sweep::table(&rows, &plan.percentiles));
     let doc = Document::Sweep(sweep::sweep_doc(plan, extras, &steps, interrupted));
     super::write_outputs(plan.json.as_ref(), extras, &doc)?;
-    Ok(exit::of_run(all_clean))
+    let regressed = crate::catalog::remember(&extras.catalog, &doc).await;
+    Ok(super::after_regression(
+        exit::of_run(all_clean),
+        regressed,
+        &extras.catalog,
+    ))
 }

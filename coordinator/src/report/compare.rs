@@ -789,9 +789,18 @@ pub fn labels(paths: &[&Path]) -> Vec<String> {
 /// `force`.
 pub fn load_series(paths: &[&Path], force: bool) -> Result<Vec<Series>, DocError> {
     let labels = labels(paths);
+    let mut docs = Vec::new();
+    for (p, label) in paths.iter().zip(labels) {
+        docs.push((load(p)?, label));
+    }
+    series_of(&docs, force)
+}
+
+/// The series of `docs` (each with its label), checked to be of one test unless `force`.
+pub fn series_of(docs: &[(Document, String)], force: bool) -> Result<Vec<Series>, DocError> {
     let mut all: Vec<Series> = Vec::new();
-    for (p, label) in paths.iter().zip(&labels) {
-        all.extend(series(&load(p)?, label));
+    for (doc, label) in docs {
+        all.extend(series(doc, label));
     }
     // Every document names its test (a required field).
     if !force

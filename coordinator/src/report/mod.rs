@@ -18,5 +18,6 @@ pub mod stdout;
 pub mod style;
 pub mod text;
 pub mod tpcc;
+pub mod trend;
 
 pub use format::pct_label;
