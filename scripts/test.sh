@@ -50,6 +50,11 @@ if ! "$pyenv/bin/python3" -c 'import hdrh.log' 2>/dev/null; then
     "$pyenv/bin/pip" install -q "${cert[@]}" hdrhistogram >&2 || { echo "test.sh: could not install Python's hdrhistogram (pip install hdrhistogram)" >&2; exit 1; }
 fi
 export FLEETBENCH_HDR_PYTHON="$PWD/$pyenv/bin/python3"
+# Every run is recorded in the catalog under XDG_DATA_HOME (docs/catalog.md): the tests'
+# runs go to a throwaway one, not to the user's.
+export XDG_DATA_HOME="$PWD/target/test-data"
+rm -rf "$XDG_DATA_HOME"
+unset FLEETBENCH_CATALOG
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -287,9 +287,7 @@ impl Catalog {
             .map_err(CatalogError::sql("read the run"))?
             .ok_or_else(|| CatalogError::NoSuchRun(id, self.where_said()))?;
         let mut r = record_of(&row)?;
-        r.doc = row
-            .try_get("doc")
-            .map_err(CatalogError::sql("read the run"))?;
+        r.doc = text_of(&row, "doc").map_err(CatalogError::sql("read the run"))?;
         Ok(r)
     }
 
@@ -493,10 +491,21 @@ fn unescape(s: &str) -> String {
         .replace("%25", "%")
 }
 
+/// Column `name` of `row` as text: MySQL's TEXT columns reach the Any driver as BLOBs.
+fn text_of(row: &sqlx::any::AnyRow, name: &str) -> Result<String, sqlx::Error> {
+    match row.try_get::<String, _>(name) {
+        Ok(s) => Ok(s),
+        Err(e) => match row.try_get::<Vec<u8>, _>(name) {
+            Ok(b) => String::from_utf8(b).map_err(|u| sqlx::Error::Decode(Box::new(u))),
+            Err(_) => Err(e),
+        },
+    }
+}
+
 /// A listed row as a record (no document).
 fn record_of(row: &sqlx::any::AnyRow) -> Result<Record, CatalogError> {
     let bad = CatalogError::sql("read the runs");
-    let text = |name: &str| row.try_get::<String, _>(name).map_err(&bad);
+    let text = |name: &str| text_of(row, name).map_err(&bad);
     let int = |name: &str| row.try_get::<i64, _>(name).map_err(&bad);
     let num = |name: &str| row.try_get::<f64, _>(name).map_err(&bad);
     Ok(Record {

@@ -298,6 +298,9 @@ fn run_to_end(mut cmd: Command, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = cmd
         .args(args)
         .env_remove("FLEETBENCH_TOKEN")
+        // The tests' runs go to the catalog under XDG_DATA_HOME (scripts/test.sh sets a
+        // throwaway one), or where a test says.
+        .env_remove("FLEETBENCH_CATALOG")
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

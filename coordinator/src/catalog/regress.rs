@@ -1,8 +1,8 @@
 //! Regressions: whether a run's figures moved beyond the noise of the earlier runs of the
 //! same comparison key. The baseline is the last [`BASELINE_RUNS`] complete runs (from
 //! [`MIN_RUNS`] on); its centre is their median and its noise band three robust standard
-//! deviations (1.4826 x the median absolute deviation), at least [`FLOOR_PCT`] % of the
-//! median. Median and MAD are not moved by one odd run among the baseline, need no
+//! deviations (1.4826 x the median absolute deviation), at least a floor in percent of the
+//! median ([`floor_pct`]: latencies wobble more than rates between short runs). Median and MAD are not moved by one odd run among the baseline, need no
 //! assumption about the figures' distribution and work from three runs, where a mean and a
 //! standard deviation (or a change-point method) need more. Pure, beside its tests.
 
@@ -10,9 +10,12 @@
 pub const BASELINE_RUNS: usize = 10;
 /// Fewer earlier runs than this: no verdict.
 pub const MIN_RUNS: usize = 3;
-/// The narrowest noise band, in percent of the median: runs closer than this to each other
-/// are not told apart (a machine's own noise).
-pub const FLOOR_PCT: f64 = 2.0;
+/// The narrowest noise band of figure `name`, in percent of the median: runs closer than
+/// this to each other are not told apart (a machine's own noise). A rate or a server's
+/// cost 5 %, a latency 10 % (a percentile of a short run rests on few samples).
+pub fn floor_pct(name: &str) -> f64 {
+    if name.contains("latency") { 10.0 } else { 5.0 }
+}
 
 /// Which way a figure is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,16 +50,16 @@ pub struct Moved {
     pub runs: usize,
 }
 
-/// The median and the band's half-width (absolute) of `values`; None for fewer than
-/// [`MIN_RUNS`] values.
-pub fn band(values: &[f64]) -> Option<(f64, f64)> {
+/// The median and the band's half-width (absolute) of `values`, at least `floor_pct` % of
+/// the median; None for fewer than [`MIN_RUNS`] values.
+pub fn band(values: &[f64], floor_pct: f64) -> Option<(f64, f64)> {
     if values.len() < MIN_RUNS {
         return None;
     }
     let m = median(values);
     let deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
     let sigma = 1.4826 * median(&deviations);
-    Some((m, (3.0 * sigma).max(m.abs() * FLOOR_PCT / 100.0)))
+    Some((m, (3.0 * sigma).max(m.abs() * floor_pct / 100.0)))
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -84,7 +87,7 @@ pub fn check(
                 .iter()
                 .filter_map(|h| h.get(name).copied())
                 .collect();
-            let (m, half) = band(&past)?;
+            let (m, half) = band(&past, floor_pct(name))?;
             if (value - m).abs() <= half || m == 0.0 {
                 return None;
             }
@@ -107,13 +110,14 @@ pub fn check(
 
 /// Indexes of the change points of a series (oldest first): where a value leaves the band
 /// of the [`BASELINE_RUNS`] values before it (from [`MIN_RUNS`] on), the same test as
-/// [`check`] applied along the series; after a change the baseline starts again there.
-pub fn change_points(series: &[f64]) -> Vec<usize> {
+/// [`check`] applied along the series of figure `name`; after a change the baseline starts
+/// again there.
+pub fn change_points(name: &str, series: &[f64]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 0..series.len() {
         let from = start.max(i.saturating_sub(BASELINE_RUNS));
-        let Some((m, half)) = band(&series[from..i]) else {
+        let Some((m, half)) = band(&series[from..i], floor_pct(name)) else {
             continue;
         };
         if (series[i] - m).abs() > half {
@@ -164,9 +168,9 @@ mod tests {
             check(&[("tps".into(), 900.0, Better::Higher)], &odd).len(),
             1
         );
-        // Identical runs: the floor keeps a 1 % wobble quiet.
+        // Identical runs: the floor keeps a 4 % wobble quiet.
         let same = runs(&[1000.0; 4]);
-        assert!(check(&[("tps".into(), 990.0, Better::Higher)], &same).is_empty());
+        assert!(check(&[("tps".into(), 960.0, Better::Higher)], &same).is_empty());
         // Two runs are not a baseline; figures the history lacks are skipped.
         assert!(check(&[("tps".into(), 1.0, Better::Higher)], &runs(&[5.0, 5.0])).is_empty());
         assert!(check(&[("p95".into(), 1.0, Better::Lower)], &same).is_empty());
@@ -175,8 +179,11 @@ mod tests {
     #[test]
     fn change_points_mark_where_a_series_leaves_its_band() {
         let s = [100.0, 101.0, 99.0, 100.0, 50.0, 51.0, 49.0, 50.0, 50.0];
-        assert_eq!(change_points(&s), [4]);
-        assert!(change_points(&[1.0, 1.0, 1.0, 1.01]).is_empty());
-        assert!(change_points(&[]).is_empty());
+        assert_eq!(change_points("tps", &s), [4]);
+        assert!(change_points("tps", &[1.0, 1.0, 1.0, 1.04]).is_empty());
+        assert!(change_points("tps", &[]).is_empty());
+        // A latency's floor is wider: 8 % is its noise, 30 % is not.
+        assert!(change_points("p95 latency", &[1.0, 1.0, 1.0, 1.08]).is_empty());
+        assert_eq!(change_points("p95 latency", &[1.0, 1.0, 1.0, 1.3]), [3]);
     }
 }

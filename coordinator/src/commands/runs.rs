@@ -313,7 +313,7 @@ async fn trend(c: &mut Catalog, raw: &RawArgs, args: &[&str]) -> anyhow::Result<
         .into());
     }
     let values: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
-    let changes = regress::change_points(&values);
+    let changes = regress::change_points(&metric_name(&metric, &base), &values);
     let text = crate::report::trend::table(&metric, &base.cmp_key, &points, &changes);
     stdout::print(&text);
     if let Some(out) = &raw.html {
@@ -325,6 +325,15 @@ async fn trend(c: &mut Catalog, raw: &RawArgs, args: &[&str]) -> anyhow::Result<
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The recorded name of figure `metric` (`p95` is recorded as `p95 latency`).
+fn metric_name(metric: &str, r: &Record) -> String {
+    if !r.figures.contains_key(metric) && r.figures.contains_key(&format!("{metric} latency")) {
+        format!("{metric} latency")
+    } else {
+        metric.to_string()
+    }
 }
 
 /// Figure `name` of a listed run: a column's (tps, qps, avg, errors) or a recorded one.
