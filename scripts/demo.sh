@@ -5,7 +5,8 @@
 # prepare (4 tables x 10000 rows), a 10 s run with a report every second, kept as JSON and
 # HTML, a second run without prepared statements, cleanup, and a compare of the two runs;
 # then the same test on a throwaway PostgreSQL (installing postgresql if it is missing)
-# through the same agents, compared with the MariaDB run.
+# through the same agents, compared with the MariaDB run; last, the catalog every run was
+# recorded in: `runs list` and a `runs compare` of the first two runs by their names there.
 # Each fleetbench command line is printed before it runs, as it can be copied. The result
 # files stay in target/demo (FLEETBENCH_DEMO_OUT); everything it started is stopped at the
 # end. Extra arguments go to both runs, e.g. `scripts/demo.sh --threads=8 --time=30`.
@@ -19,6 +20,10 @@ cargo build --release --locked --bins
 bin=$(realpath "${CARGO_TARGET_DIR:-target}/release")
 out=$(realpath -m "${FLEETBENCH_DEMO_OUT:-target/demo}")
 mkdir -p "$out"
+# Every run is recorded in a catalog (by default ~/.local/share/fleetbench/catalog.db,
+# docs/catalog.md); the demo's runs go to one of their own, new each time.
+export FLEETBENCH_CATALOG="$out/catalog.db"
+rm -f "$FLEETBENCH_CATALOG" "$FLEETBENCH_CATALOG-wal" "$FLEETBENCH_CATALOG-shm"
 
 # Prints a fleetbench command line as it can be copied (an argument quoted only where the
 # shell would read it otherwise), then runs it.
@@ -97,5 +102,10 @@ fb "${pg[@]}" cleanup
 echo
 fb compare "$out/ps.json" "$out/pg.json"
 echo
-echo "demo: the results are $out/ps.json, $out/nops.json and $out/pg.json"
+# The catalog: the three runs, newest first, and the first two compared by name.
+fb runs list
+echo
+fb runs compare last~2 last~1
+echo
+echo "demo: the results are $out/ps.json, $out/nops.json and $out/pg.json, and in the catalog $FLEETBENCH_CATALOG"
 echo "demo: the HTML report of the first run is $out/ps.html (open it in a browser)"
