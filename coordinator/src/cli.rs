@@ -177,6 +177,15 @@ pub struct RawArgs {
     /// same test and setup in the catalog, the worse way (docs/catalog.md).
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Serve a live web page of the run, sweep or scenario file (and of the catalog's runs)
+    /// at this address, e.g. localhost:8080 (docs/web.md); an address other than loopback
+    /// needs a token.
+    #[arg(long, value_name = "IP:PORT")]
+    pub web: Option<String>,
+    /// The token the web page asks for on an address other than loopback [default: the
+    /// agents' token].
+    #[arg(long, value_name = "FILE")]
+    pub web_token_file: Option<PathBuf>,
     /// `runs list`: runs that started on or after this date (YYYY-MM-DD, UTC) or this many
     /// days ago (Nd).
     #[arg(long, value_name = "DATE|Nd")]

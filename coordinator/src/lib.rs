@@ -23,6 +23,7 @@ pub mod servers;
 pub mod session;
 pub mod sweep;
 pub mod topology;
+pub mod web;
 pub mod wire;
 
 use std::ffi::OsString;
@@ -63,6 +64,18 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     if matches!(Which::of(&raw), Which::Bench | Which::Scenario) {
         extras.catalog = catalog::Settings::of(&raw)?;
     }
+    let web_settings = web::WebSettings::of(&raw)?;
+    let mut page = None;
+    if let Some(w) = &web_settings
+        && matches!(Which::of(&raw), Which::Bench | Which::Scenario)
+    {
+        let live = std::sync::Arc::new(web::LiveView::default());
+        let started = w
+            .start(live.clone(), extras.catalog.location.clone())
+            .await?;
+        extras.web = Some(live);
+        page = Some(started);
+    }
     if matches!(Which::of(&raw), Which::Bench | Which::Scenario)
         && (extras.metrics_listen.is_some() || extras.metrics_push.is_some())
     {
@@ -75,7 +88,8 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
         extras.metrics = Some(exporter);
     }
-    match Which::of(&raw) {
+    let code = match Which::of(&raw) {
+        Which::Serve => commands::serve::run(&raw, web_settings).await,
         Which::Compare => commands::docs::compare(&raw),
         Which::Report => commands::docs::report(&raw),
         Which::Runs => commands::runs::run(&raw).await,
@@ -95,5 +109,10 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
                 commands::bench::run(&inv, &link).await
             }
         }
+    };
+    // The pages open on the run get its report before the coordinator goes.
+    if let Some(p) = page {
+        p.linger(std::time::Duration::from_secs(3)).await;
     }
+    code
 }

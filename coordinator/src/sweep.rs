@@ -50,6 +50,8 @@ pub struct Extras {
     /// Where the measurements are recorded (`--catalog`), and whether a regression fails
     /// the command.
     pub catalog: crate::catalog::Settings,
+    /// `--web`: the live page's view of the runs, once the command has started the page.
+    pub web: Option<std::sync::Arc<crate::web::LiveView>>,
 }
 
 /// Most measurements `--repeat` takes per step.
@@ -167,6 +169,7 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         metrics_push,
         metrics: None,
         catalog: Default::default(),
+        web: None,
     })
 }
 

@@ -117,6 +117,7 @@ async fn measure_one(
         hlog,
         metrics: extras.metrics.clone(),
         hooks: hooks.clone(),
+        web: extras.web.clone(),
     };
     let result = match measure(plan, conns, live).await {
         Ok(r) => r,
@@ -168,6 +169,16 @@ async fn conclude(plan: &Plan, result: &merge::RunResult, extras: &Extras) -> an
     super::single_outputs(plan, result, extras)?;
     let doc = crate::report::doc::Document::Run(Box::new(report::json::build(plan, result)));
     let regressed = crate::catalog::remember(&extras.catalog, &doc).await;
+    if let Some(w) = &extras.web {
+        let lost: Vec<String> = result
+            .agents
+            .iter()
+            .filter(|a| a.status != merge::AgentStatus::Completed)
+            .map(|a| a.addr.clone())
+            .collect();
+        w.end(&lost, report::hosts::run_warnings(plan, result));
+        w.done(report::html::render(&doc));
+    }
     // A script's own error failed the run (sysbench's FATAL): one line on stderr and exit 1,
     // after the report of what ran before it.
     if let Some(why) = script_failed(plan, result) {

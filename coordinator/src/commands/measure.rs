@@ -26,6 +26,8 @@ pub struct Live {
     pub metrics: Option<Exporter>,
     /// A script's report hooks: they replace the interval lines when set.
     pub hooks: Option<std::sync::Arc<crate::script::Hooks>>,
+    /// `--web`: the live page's view, updated as the run goes.
+    pub web: Option<std::sync::Arc<crate::web::LiveView>>,
 }
 
 /// Runs `plan` on `conns`: the warm-up line, an interval line per tick when
@@ -36,6 +38,15 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
     let board = live.metrics.as_ref().map(Exporter::board);
     let mut watch = Watch::new(plan, &conns, board, live.style, live.banner, live.hlog);
     watch.hooks = live.hooks.clone();
+    if let Some(w) = &live.web {
+        let agents: Vec<(String, String)> = conns
+            .iter()
+            .map(|c| (c.addr.clone(), c.hello.hostname.clone()))
+            .collect();
+        let title = format!("{} ({} threads)", plan.workload.name(), plan.threads);
+        w.begin(&title, &agents);
+        watch.web = Some(w.clone());
+    }
     let result = session::run(conns, plan, &mut watch).await;
     let hlog = watch.hlog.take();
     match result {
@@ -90,6 +101,8 @@ struct Watch<'a> {
     server_ticks: Vec<crate::servers::ServerTick>,
     /// The servers the run reads, worked out once from the plan.
     readables: Vec<crate::servers::Readable>,
+    /// `--web`'s view.
+    web: Option<std::sync::Arc<crate::web::LiveView>>,
 }
 
 impl<'a> Watch<'a> {
@@ -119,6 +132,7 @@ impl<'a> Watch<'a> {
             hooks: None,
             server_ticks: Vec::new(),
             readables: crate::report::json::readables(plan),
+            web: None,
         }
     }
 
@@ -167,10 +181,16 @@ fn target_labels(plan: &Plan) -> Vec<(String, String)> {
 impl RunObserver for Watch<'_> {
     fn opening(&mut self, open: u64, total: u64) {
         self.opening.update(open, total);
+        if let Some(w) = &self.web {
+            w.opening(open, total);
+        }
     }
 
     fn go(&mut self, run_id: &str, ready: &RunResult) {
         let plan = self.plan;
+        if let Some(w) = &self.web {
+            w.go(run_id);
+        }
         if let Some(b) = self.board {
             b.begin(RunLabels {
                 run_id: run_id.to_string(),
@@ -206,6 +226,9 @@ impl RunObserver for Watch<'_> {
         if let Some(log) = self.hlog.as_mut() {
             log.merged(iv);
         }
+        if let Some(w) = &self.web {
+            w.interval(iv);
+        }
         if let Some(b) = self.board {
             b.merged(iv);
             let loaded = self.plan.workload.targets().len();
@@ -236,6 +259,10 @@ impl RunObserver for Watch<'_> {
     fn agent_interval(&mut self, t: AgentTick) {
         if let Some(log) = self.hlog.as_mut() {
             log.agent(t.addr, t.seq, t.part);
+        }
+        if let Some(w) = &self.web {
+            let rate = crate::merge::per_sec(t.part.events, t.part.duration);
+            w.agent(t.addr, rate, t.part.events, t.load.map(|l| l.cpu_busy_pct));
         }
         if let Some(b) = self.board {
             b.agent_interval(t.addr, t.part, t.load);

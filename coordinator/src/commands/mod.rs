@@ -11,6 +11,7 @@ pub mod pgbench;
 pub mod runs;
 pub mod scenario;
 pub mod script;
+pub mod serve;
 pub mod sweep;
 pub mod tables;
 
@@ -110,6 +111,8 @@ pub enum Which {
     Scenario,
     /// `runs ...`: the catalog read back.
     Runs,
+    /// `serve --web ADDR`: the catalog's page.
+    Serve,
     /// A test with prepare, run, cleanup or prewarm.
     Bench,
 }
@@ -119,6 +122,9 @@ impl Which {
         // `runs list --test TEST` filters by test: the word comes first.
         if raw.words.first().is_some_and(|w| w == "runs") {
             return Which::Runs;
+        }
+        if raw.test.is_none() && raw.words.first().is_some_and(|w| w == "serve") {
+            return Which::Serve;
         }
         if raw.test.is_some() {
             return Which::Bench;

@@ -123,6 +123,9 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
     ));
     super::write_outputs(raw.json.as_ref(), &extras, &doc)?;
     let regressed = crate::catalog::remember(&extras.catalog, &doc).await;
+    if let Some(w) = &extras.web {
+        w.done(crate::report::html::render(&doc));
+    }
     Ok(super::after_regression(
         exit::of_run(passes.all_clean),
         regressed,

@@ -61,6 +61,7 @@ pub async fn run_steps(
             hlog: None,
             metrics: extras.metrics.clone(),
             hooks: None,
+            web: extras.web.clone(),
         };
         let r = measure(&p, conns, live).await?;
         // A step measured on a saturated client host: said once, after the last step (the
@@ -229,6 +230,9 @@ pub async fn run(
     let doc = Document::Sweep(sweep::sweep_doc(plan, extras, &steps, interrupted));
     super::write_outputs(plan.json.as_ref(), extras, &doc)?;
     let regressed = crate::catalog::remember(&extras.catalog, &doc).await;
+    if let Some(w) = &extras.web {
+        w.done(report::html::render(&doc));
+    }
     Ok(super::after_regression(
         exit::of_run(all_clean),
         regressed,
