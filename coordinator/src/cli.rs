@@ -177,6 +177,9 @@ pub struct RawArgs {
     /// same test and setup in the catalog, the worse way (docs/catalog.md).
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Under each interval line, one line per agent: its rate, latency and host load.
+    #[arg(long)]
+    pub live_agents: bool,
     /// Serve a live web page of the run, sweep or scenario file (and of the catalog's runs)
     /// at this address, e.g. localhost:8080 (docs/web.md); an address other than loopback
     /// needs a token.

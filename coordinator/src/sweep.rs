@@ -52,6 +52,8 @@ pub struct Extras {
     pub catalog: crate::catalog::Settings,
     /// `--web`: the live page's view of the runs, once the command has started the page.
     pub web: Option<std::sync::Arc<crate::web::LiveView>>,
+    /// `--live-agents`: a line per agent under each interval line.
+    pub live_agents: bool,
 }
 
 /// Most measurements `--repeat` takes per step.
@@ -170,6 +172,7 @@ pub fn take_extras(raw: &mut RawArgs) -> Result<Extras, PlanError> {
         metrics: None,
         catalog: Default::default(),
         web: None,
+        live_agents: raw.live_agents,
     })
 }
 

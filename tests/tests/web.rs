@@ -242,3 +242,78 @@ fn another_address_than_loopback_needs_the_token() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not a loopback address"), "{err}");
 }
+
+#[test]
+fn live_agents_puts_a_line_per_agent_under_each_interval_line() {
+    let out = fleetbench_env(
+        &[
+            "cpu",
+            "--threads=2",
+            "--local-agents=2",
+            "--time=3",
+            "--report-interval=1",
+            "--live-agents",
+            "--no-catalog",
+            "run",
+        ],
+        &[],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let intervals: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("[ ") && lines[i].contains("s ] thds: "))
+        .collect();
+    assert!(intervals.len() >= 2, "{text}");
+    for &i in &intervals {
+        let under: Vec<&&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("    agent "))
+            .collect();
+        assert_eq!(under.len(), 2, "{text}");
+        assert!(
+            under.iter().all(|l| l.contains(" events/s, 95%: ")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_hundred_idle_pages_do_not_hold_the_run() {
+    let scratch = Scratch::new("web-idle");
+    let db = scratch.path("c.db");
+    let env = [("FLEETBENCH_CATALOG", db.to_str().unwrap())];
+    let started = Instant::now();
+    let served = Served::start(
+        &[
+            "cpu",
+            "--threads=1",
+            "--rate=200",
+            "--time=3",
+            "--web=127.0.0.1:0",
+            "run",
+        ],
+        &env,
+    );
+    let addr = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    // A hundred streams opened and never read.
+    let idle: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            write!(s, "GET /api/events HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    assert_eq!(served.wait(), 0);
+    // The run's 3 s, its start and a few seconds' grace at most for the pages.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(idle);
+}

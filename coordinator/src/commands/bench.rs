@@ -118,6 +118,7 @@ async fn measure_one(
         metrics: extras.metrics.clone(),
         hooks: hooks.clone(),
         web: extras.web.clone(),
+        live_agents: extras.live_agents,
     };
     let result = match measure(plan, conns, live).await {
         Ok(r) => r,

@@ -28,6 +28,8 @@ pub struct Live {
     pub hooks: Option<std::sync::Arc<crate::script::Hooks>>,
     /// `--web`: the live page's view, updated as the run goes.
     pub web: Option<std::sync::Arc<crate::web::LiveView>>,
+    /// `--live-agents`: a line per agent under each interval line.
+    pub live_agents: bool,
 }
 
 /// Runs `plan` on `conns`: the warm-up line, an interval line per tick when
@@ -38,6 +40,9 @@ pub async fn measure(plan: &Plan, conns: Vec<AgentConn>, live: Live) -> anyhow::
     let board = live.metrics.as_ref().map(Exporter::board);
     let mut watch = Watch::new(plan, &conns, board, live.style, live.banner, live.hlog);
     watch.hooks = live.hooks.clone();
+    if live.live_agents {
+        watch.agent_lines = Some(Vec::new());
+    }
     if let Some(w) = &live.web {
         let agents: Vec<(String, String)> = conns
             .iter()
@@ -103,6 +108,8 @@ struct Watch<'a> {
     readables: Vec<crate::servers::Readable>,
     /// `--web`'s view.
     web: Option<std::sync::Arc<crate::web::LiveView>>,
+    /// `--live-agents`: each agent's line of the ticks not printed yet, (tick, line).
+    agent_lines: Option<Vec<(u32, String)>>,
 }
 
 impl<'a> Watch<'a> {
@@ -133,6 +140,7 @@ impl<'a> Watch<'a> {
             server_ticks: Vec::new(),
             readables: crate::report::json::readables(plan),
             web: None,
+            agent_lines: None,
         }
     }
 
@@ -252,6 +260,12 @@ impl RunObserver for Watch<'_> {
                 &self.plan.workload,
                 self.style,
             ));
+            if let Some(lines) = self.agent_lines.as_mut() {
+                for (_, l) in lines.iter().filter(|(seq, _)| *seq == iv.seq) {
+                    stdout::line(l.clone());
+                }
+                lines.retain(|(seq, _)| *seq > iv.seq);
+            }
         }
         self.checkpoint(iv);
     }
@@ -260,9 +274,13 @@ impl RunObserver for Watch<'_> {
         if let Some(log) = self.hlog.as_mut() {
             log.agent(t.addr, t.seq, t.part);
         }
+        if let Some(lines) = self.agent_lines.as_mut() {
+            let pct = self.plan.percentiles[0];
+            lines.push((t.seq, report::text::agent_line(t.addr, t.part, t.load, pct)));
+        }
         if let Some(w) = &self.web {
             let rate = crate::merge::per_sec(t.part.events, t.part.duration);
-            w.agent(t.addr, rate, t.part.events, t.load.map(|l| l.cpu_busy_pct));
+            w.agent(t.addr, rate, t.part.events, t.load);
         }
         if let Some(b) = self.board {
             b.agent_interval(t.addr, t.part, t.load);

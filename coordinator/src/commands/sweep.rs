@@ -62,6 +62,7 @@ pub async fn run_steps(
             metrics: extras.metrics.clone(),
             hooks: None,
             web: extras.web.clone(),
+            live_agents: extras.live_agents,
         };
         let r = measure(&p, conns, live).await?;
         // A step measured on a saturated client host: said once, after the last step (the

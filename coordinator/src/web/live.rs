@@ -8,6 +8,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use fleetbench_model::host::HostFigures;
+
 use crate::merge::MergedInterval;
 
 /// Points kept per run: an hour of one-second intervals.
@@ -40,7 +42,7 @@ pub struct Snapshot {
 }
 
 /// One merged interval.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Point {
     /// Seconds since the measurement began (the interval's end).
     pub t: f64,
@@ -49,6 +51,8 @@ pub struct Point {
     pub p95_ms: f64,
     pub p99_ms: f64,
     pub threads: u32,
+    /// Each agent's rate (events/s) in its last interval, by address.
+    pub agents: BTreeMap<String, f64>,
 }
 
 /// One agent as the page lists it.
@@ -122,26 +126,41 @@ impl LiveView {
         });
     }
 
-    /// A merged interval, with the percentiles the page charts.
+    /// A merged interval, with the percentiles the page charts and each agent's last rate.
     pub fn interval(&self, iv: &MergedInterval) {
-        let p = Point {
+        let mut p = Point {
             t: iv.end.as_secs_f64(),
             tps: iv.events_per_sec(),
             qps: crate::merge::per_sec(iv.db.reads + iv.db.writes + iv.db.others, iv.duration),
             p95_ms: iv.latency.percentile_ms(95.0),
             p99_ms: iv.latency.percentile_ms(99.0),
             threads: iv.threads,
+            agents: BTreeMap::new(),
         };
-        self.with(|s| push_point(&mut s.points, p));
+        self.with(|s| {
+            p.agents = s.agents.iter().map(|(k, a)| (k.clone(), a.rate)).collect();
+            push_point(&mut s.points, p);
+        });
     }
 
-    /// One agent's interval: its rate and its host's load.
-    pub fn agent(&self, addr: &str, rate: f64, events: u64, cpu_busy_pct: Option<f64>) {
+    /// One agent's interval: its rate and its host's load; a saturated host is a warning,
+    /// once per host, as the report would give it at the end.
+    pub fn agent(&self, addr: &str, rate: f64, events: u64, load: Option<&HostFigures>) {
         self.with(|s| {
             let a = s.agents.entry(addr.to_string()).or_default();
             a.rate = rate;
             a.events = a.events.saturating_add(events);
-            a.cpu_busy_pct = cpu_busy_pct;
+            a.cpu_busy_pct = load.map(|l| l.cpu_busy_pct);
+            if load.is_some_and(crate::report::hosts::saturated) {
+                let host = if a.host.is_empty() { addr } else { a.host.as_str() };
+                let w = format!(
+                    "client host {host} is saturated (CPU {:.0} % busy): the figures may measure the client, not the server",
+                    a.cpu_busy_pct.unwrap_or(0.0)
+                );
+                if !s.warnings.iter().any(|x| x.starts_with(&format!("client host {host} "))) {
+                    s.warnings.push(w);
+                }
+            }
         });
     }
 
@@ -153,6 +172,8 @@ impl LiveView {
                     a.state = "lost".into();
                 }
             }
+            // The report's own saturation warnings stand for the ones said as it went.
+            s.warnings.retain(|w| !w.contains(" is saturated (CPU "));
             s.warnings.extend(warnings);
         });
     }
@@ -186,19 +207,30 @@ mod tests {
         assert_eq!((s.state.as_str(), s.runs), ("opening", 1));
         assert_eq!(s.agents["a:7600"].state, "opening");
         v.go("run-1");
-        v.agent("a:7600", 12.5, 25, Some(40.0));
+        let busy = HostFigures {
+            cpu_busy_pct: 97.0,
+            cores: 2,
+            ..Default::default()
+        };
+        v.agent("a:7600", 12.5, 25, Some(&busy));
+        v.agent("a:7600", 12.5, 0, Some(&busy));
         v.agent("b:7600", 1.0, 1, None);
+        assert_eq!(
+            v.snapshot().warnings.len(),
+            1,
+            "{:?}",
+            v.snapshot().warnings
+        );
+        assert!(v.snapshot().warnings[0].starts_with("client host h1 is saturated"));
         let s = v.snapshot();
         assert_eq!(s.agents["a:7600"].state, "running");
         assert_eq!(s.agents["a:7600"].events, 25);
         assert_eq!(s.agents.len(), 2);
-        v.end(
-            &["a:7600".into()],
-            vec!["client host h1 was saturated".into()],
-        );
+        v.end(&["a:7600".into()], vec!["an agent was lost".into()]);
         v.done("<html></html>".into());
         let s = v.snapshot();
         assert_eq!(s.agents["a:7600"].state, "lost");
+        // The saturation said as it went gives way to the report's own warnings.
         assert_eq!((s.state.as_str(), s.warnings.len()), ("done", 1));
         assert!(s.version > 5);
         let mut pts = Vec::new();

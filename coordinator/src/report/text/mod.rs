@@ -52,6 +52,29 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
     }
 }
 
+/// `--live-agents`: one agent's part of an interval, under the merged line:
+/// `    agent 10.0.0.1:7600: 1234.50 events/s, 95%: 2.61 ms, host CPU 45 %`.
+pub fn agent_line(
+    addr: &str,
+    part: &crate::merge::IntervalPart,
+    load: Option<&fleetbench_model::host::HostFigures>,
+    percentile: f64,
+) -> String {
+    let rate = crate::merge::per_sec(part.events, part.duration);
+    let mut s = format!(
+        "    agent {addr}: {rate:.2} events/s, {}%: {:.2} ms",
+        crate::report::pct_label(percentile),
+        part.latency.percentile_ms(percentile)
+    );
+    if let Some(l) = load {
+        s.push_str(&format!(", host CPU {:.0} %", l.cpu_busy_pct));
+        if crate::report::hosts::saturated(l) {
+            s.push_str(" (saturated)");
+        }
+    }
+    s
+}
+
 /// An interval line in `style`: sysbench 1.0's, or for 0.4/0.5 0.5's.
 pub fn interval_line_in(
     iv: &MergedInterval,
