@@ -230,6 +230,40 @@ fn a_sweep_is_one_record_with_its_steps_and_shows_as_its_file() {
     assert!(imported.contains("3 runs"), "{imported}");
     let out = fleetbench_env(&["runs", "trend", &whole], &env);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out).1);
+    // Result files of earlier versions import and show as `report` shows them; a file that
+    // is not a result stores nothing.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for f in ["compare-base.json", "html-oltp-sweep.json"] {
+        let path = fixtures.join(f);
+        let path = path.to_str().unwrap();
+        let (imported, _) = expect(&["runs", "import", path], &env, 0);
+        let first = imported
+            .split('(')
+            .nth(1)
+            .unwrap()
+            .split([',', ')'])
+            .next()
+            .unwrap();
+        let (shown, _) = expect(&["runs", "show", first], &env, 0);
+        let (report, _) = expect(&["report", path], &env, 0);
+        assert_eq!(shown, report, "{f}");
+    }
+    let before = expect(&["runs", "list"], &env, 0).0.lines().count();
+    let bad = scratch.write("bad.json", "{ not json");
+    let out = fleetbench_env(
+        &[
+            "runs",
+            "import",
+            json.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ],
+        &env,
+    );
+    let (_, err) = text(&out);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.json"), "{err}");
+    assert_eq!(expect(&["runs", "list"], &env, 0).0.lines().count(), before);
 }
 
 #[test]
@@ -250,6 +284,25 @@ fn a_shared_catalog_on_postgresql_and_on_mariadb_works_the_same() {
         let (cmp, _) = expect(&["runs", "compare", "last", "last~1"], &env, 0);
         assert!(cmp.contains("events/s"), "{cmp}");
     }
+    // A scenario file on MariaDB, recorded in the MariaDB catalog: one record for the file,
+    // shown as `report` shows its result, and one for its step.
+    let maria_url = format!("mysql://sbtest:sbtest-pw@127.0.0.1:{}/sbtest", maria.port());
+    let env = [("FLEETBENCH_CATALOG", maria_url.as_str())];
+    let toml = format!(
+        "test = \"oltp_point_select\"\nthreads = [2]\ntime = 1\n[options]\ntables = 1\ntable-size = 200\nlocal-agents = 1\n[targets]\ndb = \"{maria_url}\"\n[[scenario]]\nname = \"direct\"\ntargets = [\"db\"]\n"
+    );
+    let file = scratch.write("s.toml", &toml);
+    let json = scratch.path("s.json");
+    let json_opt = format!("--json={}", json.display());
+    let (_, err) = expect(
+        &["scenario", "run", file.to_str().unwrap(), &json_opt],
+        &env,
+        0,
+    );
+    assert!(err.contains("with its step "), "{err}");
+    let (shown, _) = expect(&["runs", "show", &recorded_id(&err)], &env, 0);
+    let (report, _) = expect(&["report", json.to_str().unwrap()], &env, 0);
+    assert_eq!(shown, report);
     // A server that is not there: one line, and the run itself goes on.
     let env = [(
         "FLEETBENCH_CATALOG",

@@ -104,12 +104,15 @@ pub async fn remember(settings: &Settings, doc: &Document) -> bool {
             let which = if ids.len() == 1 {
                 format!("as {first}")
             } else {
-                format!(
-                    "as {first} with its {} steps ({} to {})",
-                    ids.len() - 1,
-                    ids[1],
-                    ids[ids.len() - 1]
-                )
+                match &ids[1..] {
+                    [one] => format!("as {first} with its step {one}"),
+                    steps => format!(
+                        "as {first} with its {} steps ({} to {})",
+                        steps.len(),
+                        steps[0],
+                        steps[steps.len() - 1]
+                    ),
+                }
             };
             eprintln!(
                 "catalog: recorded {which} in {} (fleetbench runs show {first})",
