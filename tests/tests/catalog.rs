@@ -303,6 +303,17 @@ fn a_shared_catalog_on_postgresql_and_on_mariadb_works_the_same() {
     let (shown, _) = expect(&["runs", "show", &recorded_id(&err)], &env, 0);
     let (report, _) = expect(&["report", json.to_str().unwrap()], &env, 0);
     assert_eq!(shown, report);
+    // And its result file imported again: the file and its step.
+    let (imported, _) = expect(&["runs", "import", json.to_str().unwrap()], &env, 0);
+    assert!(imported.contains(": 2 runs ("), "{imported}");
+    let first = imported
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    assert_eq!(expect(&["runs", "show", first], &env, 0).0, report);
     // A server that is not there: one line, and the run itself goes on.
     let env = [(
         "FLEETBENCH_CATALOG",
