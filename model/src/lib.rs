@@ -31,6 +31,10 @@ pub mod sqlstate;
 pub mod wire;
 pub mod workloads;
 
-/// How long a keepalive ping may go unanswered before the peer counts as gone, on both
-/// ends of the coordinator's connection to an agent.
-pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a keepalive ping (one a second) may go unanswered before the peer counts as
+/// gone, on both ends of the coordinator's connection to an agent: the lease of a run when
+/// the network between them fails (a partition, a frozen host) rather than a process. An
+/// agent cut off from its coordinator stops its load within this and a second; the
+/// coordinator counts the agent lost as soon. Short enough that a cut-off agent does not
+/// load a database for long on its own, long enough that a busy host answers in time.
+pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
