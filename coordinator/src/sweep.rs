@@ -51,7 +51,7 @@ pub struct Extras {
     /// the command.
     pub catalog: crate::catalog::Settings,
     /// `--web`: the live page's view of the runs, once the command has started the page.
-    pub web: Option<std::sync::Arc<crate::web::LiveView>>,
+    pub web: Option<std::sync::Arc<crate::web::live::LiveView>>,
     /// `--live-agents`: a line per agent under each interval line.
     pub live_agents: bool,
 }

@@ -27,7 +27,7 @@ pub struct Live {
     /// A script's report hooks: they replace the interval lines when set.
     pub hooks: Option<std::sync::Arc<crate::script::Hooks>>,
     /// `--web`: the live page's view, updated as the run goes.
-    pub web: Option<std::sync::Arc<crate::web::LiveView>>,
+    pub web: Option<std::sync::Arc<crate::web::live::LiveView>>,
     /// `--live-agents`: a line per agent under each interval line.
     pub live_agents: bool,
 }
@@ -107,7 +107,7 @@ struct Watch<'a> {
     /// The servers the run reads, worked out once from the plan.
     readables: Vec<crate::servers::Readable>,
     /// `--web`'s view.
-    web: Option<std::sync::Arc<crate::web::LiveView>>,
+    web: Option<std::sync::Arc<crate::web::live::LiveView>>,
     /// `--live-agents`: each agent's line of the ticks not printed yet, (tick, line).
     agent_lines: Option<Vec<(u32, String)>>,
 }
