@@ -323,3 +323,56 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_dockerfile() {
     assert!(policy.contains("matchLabels: { app: fleetbench-coordinator }"));
     assert!(policy.contains("matchLabels: { app: fleetbench-agent }"));
 }
+
+/// Runs deploy/install-agent.sh with `args` into the directory `root`.
+fn install_agent(root: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(repo().join("deploy/install-agent.sh"))
+        .args(args)
+        .arg(bin("fleetbench-agent"))
+        .env("FLEETBENCH_INSTALL_ROOT", root)
+        .output()
+        .expect("run install-agent.sh")
+}
+
+#[test]
+fn install_agent_takes_the_fleets_token_and_says_which_one_the_coordinator_needs() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new("install-agent");
+    let root = scratch.path("root");
+    let fleet = scratch.write("fleet-token", "one-token-for-the-whole-fleet\n");
+    let out = install_agent(&root, &["--token-file", fleet.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let installed = root.join("etc/fleetbench/token");
+    assert_eq!(
+        std::fs::read_to_string(&installed).unwrap(),
+        "one-token-for-the-whole-fleet\n"
+    );
+    let mode = std::fs::metadata(&installed).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(root.join("usr/local/bin/fleetbench-agent").is_file());
+    assert!(root.join("etc/systemd/system/fleetbench-agent.service").is_file());
+    let last = said.lines().last().unwrap();
+    assert!(
+        last.contains("the coordinator needs the fleet's token: --token-file")
+            && last.contains(fleet.to_str().unwrap()),
+        "{said}"
+    );
+    // Again without a token: the installed one is kept, and said so.
+    let out = install_agent(&root, &[]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("(kept as it was)"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&installed).unwrap(),
+        "one-token-for-the-whole-fleet\n"
+    );
+    // A token file that is not one: refused in one line before anything is installed.
+    let other = scratch.path("other-root");
+    let bad = scratch.write("bad-token", "two words\n");
+    let out = install_agent(&other, &["--token-file", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("without spaces"), "{err}");
+    assert!(!other.exists(), "installed despite the refusal");
+}
