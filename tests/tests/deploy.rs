@@ -342,7 +342,11 @@ fn install_agent_takes_the_fleets_token_and_says_which_one_the_coordinator_needs
     let fleet = scratch.write("fleet-token", "one-token-for-the-whole-fleet\n");
     let out = install_agent(&root, &["--token-file", fleet.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let installed = root.join("etc/fleetbench/token");
     assert_eq!(
         std::fs::read_to_string(&installed).unwrap(),
@@ -351,7 +355,10 @@ fn install_agent_takes_the_fleets_token_and_says_which_one_the_coordinator_needs
     let mode = std::fs::metadata(&installed).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     assert!(root.join("usr/local/bin/fleetbench-agent").is_file());
-    assert!(root.join("etc/systemd/system/fleetbench-agent.service").is_file());
+    assert!(
+        root.join("etc/systemd/system/fleetbench-agent.service")
+            .is_file()
+    );
     let last = said.lines().last().unwrap();
     assert!(
         last.contains("the coordinator needs the fleet's token: --token-file")

@@ -104,6 +104,14 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
         "rolled back: {rollbacks}"
     );
     assert_eq!(tp["constraints_ok"], true);
+    // The last line repeats the <TpmC> block's figure, for whoever reads the tail.
+    let last = text.lines().rev().find(|l| !l.is_empty()).unwrap();
+    let block_tpmc = text
+        .split("<TpmC>\n")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap();
+    assert_eq!(last, format!("TpmC: {block_tpmc}"), "{text}");
     // `report FILE` reprints the run as it printed: tpcc-mysql's interval lines, Raw
     // Results, Constraint Check and TpmC, then the response times by type (the average
     // response times aside: the file keeps them to the microsecond, the run printed them
@@ -127,6 +135,7 @@ fn prepare_run_check_and_cleanup_over_two_agents() {
             .join("\n")
     };
     assert_eq!(block(&again), block(&text), "{again}");
+    assert!(again.ends_with(&format!("\n{last}\n")), "{again}");
     assert!(!again.contains("thds:"), "not sysbench's layout: {again}");
     // The server saw what the agents counted: one order per New-Order that committed.
     let new_orders = count(&db, "SELECT COUNT(*) FROM tpcc.orders") - 60_000;

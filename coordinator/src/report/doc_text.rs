@@ -104,6 +104,10 @@ fn run(doc: &Report) -> String {
         s.push_str(&agents(&doc.agents, &key));
     }
     s.push_str(&super::text::servers::block(&totals.targets));
+    if let Some(t) = &totals.figures.tpcc {
+        // As the run ended: its TpmC once more, last.
+        s.push_str(&tpcc::last_line(t.tpmc));
+    }
     s
 }
 

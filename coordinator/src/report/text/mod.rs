@@ -47,6 +47,11 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
         ReportStyle::Fleetbench => {
             let mut s = sysbench10::end_report(plan, r);
             s.push_str(&fleetbench::blocks(plan, r));
+            // TPC-C's figure again at the very end, for whoever reads the tail.
+            if matches!(plan.workload, crate::plan::Workload::Tpcc(_)) {
+                let tpmc = crate::report::tpcc::tpmc(&r.txns(), r.total_time());
+                s.push_str(&tpcc::last_line(tpmc));
+            }
             s
         }
     }

@@ -146,6 +146,12 @@ fn pct(l: &Latency, p: f64) -> f64 {
     }
 }
 
+/// The report's last line, the TpmC of the `<TpmC>` block above repeated: a reader of the
+/// tail (`| tail -1`) finds it there.
+pub fn last_line(tpmc: f64) -> String {
+    format!("\nTpmC: {tpmc:.3}\n")
+}
+
 /// tpcc-mysql's end of run: Raw Results, Constraint Check, TpmC.
 pub fn end_report(txns: &Txns, measured: Duration) -> String {
     end_report_of(
