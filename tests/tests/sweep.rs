@@ -268,7 +268,8 @@ fn a_repeated_saturated_step_is_named_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     let step = format!("{} threads", 2 * cores);
     if let Some(line) = err.lines().find(|l| l.contains("was saturated in")) {
-        assert!(line.contains(&format!("in step: {step}:")), "{line}");
+        assert!(line.contains(&format!("in step: {step} (in ")), "{line}");
+        assert!(line.contains(" of 3 repeats):"), "{line}");
         assert!(!line.contains(&format!("{step}, {step}")), "{line}");
     }
     // (A host that never saturated, on an idle many-core box, has no line to check.)

@@ -25,8 +25,9 @@ pub async fn run_steps(
     let mut steps = Vec::new();
     let mut all_clean = true;
     let mut interrupted = false;
-    // The client hosts saturated in some step, with those steps' names.
-    let mut saturated: Vec<(String, Vec<String>)> = Vec::new();
+    // The client hosts saturated in some step, with those steps' names and in how many of
+    // their measurements.
+    let mut saturated: Vec<(String, Vec<(String, u32)>)> = Vec::new();
     let n = axis.len();
     let total = n as u32 * extras.repeat;
     // Repeats go round the whole list, so that drift over time (a warming buffer pool, a
@@ -68,11 +69,13 @@ pub async fn run_steps(
         // A step measured on a saturated client host: said once, after the last step (the
         // JSON has the figures).
         for host in report::hosts::saturated_hosts(&p, &r) {
-            // A step measured again (--repeat) is named once.
+            // A step measured again (--repeat) is named once, with its count.
             match saturated.iter_mut().find(|(h, _)| *h == host) {
-                Some((_, steps)) if !steps.contains(&name) => steps.push(name.clone()),
-                Some(_) => {}
-                None => saturated.push((host, vec![name.clone()])),
+                Some((_, steps)) => match steps.iter_mut().find(|(s, _)| *s == name) {
+                    Some((_, n)) => *n += 1,
+                    None => steps.push((name.clone(), 1)),
+                },
+                None => saturated.push((host, vec![(name.clone(), 1)])),
             }
         }
         if extras.histogram {
@@ -119,14 +122,29 @@ pub async fn run_steps(
             break;
         }
     }
-    for (host, names) in &saturated {
+    for (host, steps) in &saturated {
         eprintln!(
             "{label}WARNING: client host {host} was saturated in {}: {}: these figures may measure the client, not the server (host_load in the JSON has the figures)",
-            if names.len() == 1 { "step" } else { "steps" },
-            names.join(", ")
+            if steps.len() == 1 { "step" } else { "steps" },
+            saturated_steps(steps, extras.repeat)
         );
     }
     Ok((steps, all_clean, interrupted))
+}
+
+/// "4 threads, 8 threads", or with `--repeat` "4 threads (in 3 of 3 repeats)".
+fn saturated_steps(steps: &[(String, u32)], repeats: u32) -> String {
+    let named: Vec<String> = steps
+        .iter()
+        .map(|(s, n)| {
+            if repeats > 1 {
+                format!("{s} (in {n} of {repeats} repeats)")
+            } else {
+                s.clone()
+            }
+        })
+        .collect();
+    named.join(", ")
 }
 
 /// Whether every agent completed and nobody interrupted.
@@ -239,4 +257,19 @@ pub async fn run(
         regressed,
         &extras.catalog,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_steps_warning_says_in_how_many_repeats() {
+        let steps = [("4 threads".to_string(), 3), ("8 threads".to_string(), 1)];
+        assert_eq!(
+            saturated_steps(&steps, 3),
+            "4 threads (in 3 of 3 repeats), 8 threads (in 1 of 3 repeats)"
+        );
+        assert_eq!(saturated_steps(&steps[..1], 1), "4 threads");
+    }
 }
