@@ -220,6 +220,7 @@ fn the_page_follows_a_run_and_keeps_its_report() {
         .next()
         .unwrap();
     assert_eq!(get_status(addr, &format!("/runs/{run_id}")), 200);
+    assert_eq!(get_status(addr, &format!("/runs/{run_id}/trend")), 200);
     assert_eq!(get_status(addr, "/runs/ffffffff"), 404);
 }
 

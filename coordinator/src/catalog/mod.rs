@@ -88,6 +88,75 @@ pub fn default_path() -> Option<PathBuf> {
     Some(data.join("fleetbench").join("catalog.db"))
 }
 
+/// Most runs a trend shows: the newest of its key.
+pub const TREND_RUNS: u32 = 1000;
+
+/// The complete runs of `base`'s comparison key, oldest first (the newest [`TREND_RUNS`]),
+/// each with its figure `metric`, and the change points of that series; a usage error for
+/// a whole sweep or a figure no run has.
+pub async fn trend(
+    c: &mut Catalog,
+    base: &Record,
+    metric: &str,
+) -> anyhow::Result<(Vec<(Record, f64)>, Vec<usize>)> {
+    if base.cmp_hash.is_empty() {
+        return Err(UsageError(format!(
+            "run {} is a whole {}: give one of its steps (runs list shows them)",
+            base.id, base.kind
+        ))
+        .into());
+    }
+    let mut runs = c
+        .list(&Filter {
+            cmp_hash: Some(base.cmp_hash.clone()),
+            complete_only: true,
+            limit: Some(TREND_RUNS),
+            ..Default::default()
+        })
+        .await?;
+    runs.reverse();
+    let name = figure_name(metric, base);
+    let points: Vec<(Record, f64)> = runs
+        .into_iter()
+        .filter_map(|r| {
+            let v = figure(&r, &name)?;
+            Some((r, v))
+        })
+        .collect();
+    if points.is_empty() {
+        let known: Vec<String> = base.figures.keys().cloned().collect();
+        return Err(UsageError(format!(
+            "--metric '{metric}': these runs have no such figure (tps, qps, avg, max, errors, {})",
+            known.join(", ")
+        ))
+        .into());
+    }
+    let values: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
+    let changes = regress::change_points(&name, &values);
+    Ok((points, changes))
+}
+
+/// The recorded name of figure `metric` (`p95` is recorded as `p95 latency`).
+fn figure_name(metric: &str, r: &Record) -> String {
+    if !r.figures.contains_key(metric) && r.figures.contains_key(&format!("{metric} latency")) {
+        format!("{metric} latency")
+    } else {
+        metric.to_string()
+    }
+}
+
+/// Figure `name` of a run: a column's (tps, qps, avg, max, errors) or a recorded one.
+pub fn figure(r: &Record, name: &str) -> Option<f64> {
+    match name {
+        "tps" => Some(r.tps),
+        "qps" => r.qps,
+        "avg" => Some(r.lat_avg_ms),
+        "max" => Some(r.lat_max_ms),
+        "errors" => Some(r.errors_per_sec),
+        other => r.figures.get(other).copied(),
+    }
+}
+
 /// Records `doc`'s measurements and says, on stderr, where, and which of their figures
 /// moved beyond the noise of earlier runs. Whether any regressed (the worse way).
 pub async fn remember(settings: &Settings, doc: &Document) -> bool {
@@ -214,5 +283,23 @@ fn figure_text(v: f64) -> String {
         format!("{v:.1}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trend_figure_is_a_column_or_a_recorded_figure() {
+        let r = Record {
+            tps: 5.0,
+            figures: [("p95 latency".to_string(), 3.0)].into(),
+            ..Default::default()
+        };
+        assert_eq!(figure(&r, &figure_name("p95", &r)), Some(3.0));
+        assert_eq!(figure(&r, &figure_name("tps", &r)), Some(5.0));
+        assert_eq!(figure(&r, "nosuch"), None);
+        assert_eq!(figure(&r, "qps"), None);
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use fleetbench_catalog::{Catalog, Filter, IdSpec, Location, Record};
 
-use crate::catalog::{record, regress};
+use crate::catalog::record;
 use crate::cli::RawArgs;
 use crate::error::UsageError;
 use crate::exit::EXIT_OK;
@@ -284,38 +284,15 @@ async fn trend(c: &mut Catalog, raw: &RawArgs, args: &[&str]) -> anyhow::Result<
         }
     };
     let base = c.get(&spec(id)?).await?;
-    if base.cmp_hash.is_empty() {
-        return Err(UsageError(format!(
-            "run {} is a whole {}: give one of its steps (runs list shows them)",
-            base.id, base.kind
-        ))
-        .into());
-    }
     let metric = raw.metric.clone().unwrap_or_else(|| "tps".into());
-    let mut runs = c
-        .list(&Filter {
-            cmp_hash: Some(base.cmp_hash.clone()),
-            complete_only: true,
-            ..Default::default()
-        })
-        .await?;
-    runs.reverse();
-    let points: Vec<(&Record, f64)> = runs
-        .iter()
-        .filter_map(|r| Some((r, figure(r, &metric)?)))
-        .collect();
-    if points.is_empty() {
-        let known: Vec<String> = base.figures.keys().cloned().collect();
-        return Err(UsageError(format!(
-            "--metric '{metric}': these runs have no such figure (tps, qps, avg, errors, {})",
-            known.join(", ")
-        ))
-        .into());
-    }
-    let values: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
-    let changes = regress::change_points(&metric_name(&metric, &base), &values);
-    let text = crate::report::trend::table(&metric, &base.cmp_key, &points, &changes);
-    stdout::print(&text);
+    let (points, changes) = crate::catalog::trend(c, &base, &metric).await?;
+    let points: Vec<(&Record, f64)> = points.iter().map(|(r, v)| (r, *v)).collect();
+    stdout::print(&crate::report::trend::table(
+        &metric,
+        &base.cmp_key,
+        &points,
+        &changes,
+    ));
     if let Some(out) = &raw.html {
         let page = crate::report::trend::html(&metric, &base.cmp_key, &points, &changes);
         crate::output::write(out, |w| w.write_all(page.as_bytes()))
@@ -325,31 +302,6 @@ async fn trend(c: &mut Catalog, raw: &RawArgs, args: &[&str]) -> anyhow::Result<
         }
     }
     Ok(EXIT_OK)
-}
-
-/// The recorded name of figure `metric` (`p95` is recorded as `p95 latency`).
-fn metric_name(metric: &str, r: &Record) -> String {
-    if !r.figures.contains_key(metric) && r.figures.contains_key(&format!("{metric} latency")) {
-        format!("{metric} latency")
-    } else {
-        metric.to_string()
-    }
-}
-
-/// Figure `name` of a listed run: a column's (tps, qps, avg, errors) or a recorded one.
-fn figure(r: &Record, name: &str) -> Option<f64> {
-    match name {
-        "tps" => Some(r.tps),
-        "qps" => r.qps,
-        "avg" => Some(r.lat_avg_ms),
-        "max" => Some(r.lat_max_ms),
-        "errors" => Some(r.errors_per_sec),
-        other => r
-            .figures
-            .get(other)
-            .or_else(|| r.figures.get(&format!("{other} latency")))
-            .copied(),
-    }
 }
 
 #[cfg(test)]
@@ -387,11 +339,5 @@ mod tests {
         assert!(lines[1].ends_with("32 threads; pool=8G"), "{t}");
         assert!(lines.iter().all(|l| l.chars().count() <= 110), "{t}");
         assert!(list_table(&[]).contains("(no runs)"));
-        let f = Record {
-            figures: [("p95 latency".to_string(), 3.0)].into(),
-            ..Default::default()
-        };
-        assert_eq!(figure(&f, "p95"), Some(3.0));
-        assert_eq!(figure(&f, "nosuch"), None);
     }
 }

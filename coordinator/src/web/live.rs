@@ -51,8 +51,9 @@ pub struct Point {
     pub p95_ms: f64,
     pub p99_ms: f64,
     pub threads: u32,
-    /// Each agent's rate (events/s) in its last interval, by address.
-    pub agents: BTreeMap<String, f64>,
+    /// Each agent's rate (events/s) in its last interval, in the order of the snapshot's
+    /// `agents` (by address): numbers only, so an hour of points stays small.
+    pub agents: Vec<f64>,
 }
 
 /// One agent as the page lists it.
@@ -81,6 +82,13 @@ impl LiveView {
         let r = f(&mut s);
         s.version += 1;
         r
+    }
+
+    /// The snapshot's version and whether the run is done, without copying it: a stream
+    /// copies only a snapshot it will send.
+    pub fn version(&self) -> (u64, bool) {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        (s.version, s.state == "done")
     }
 
     /// The page's copy.
@@ -135,10 +143,10 @@ impl LiveView {
             p95_ms: iv.latency.percentile_ms(95.0),
             p99_ms: iv.latency.percentile_ms(99.0),
             threads: iv.threads,
-            agents: BTreeMap::new(),
+            agents: Vec::new(),
         };
         self.with(|s| {
-            p.agents = s.agents.iter().map(|(k, a)| (k.clone(), a.rate)).collect();
+            p.agents = s.agents.values().map(|a| a.rate).collect();
             push_point(&mut s.points, p);
         });
     }
@@ -226,6 +234,9 @@ mod tests {
         assert_eq!(s.agents["a:7600"].state, "running");
         assert_eq!(s.agents["a:7600"].events, 25);
         assert_eq!(s.agents.len(), 2);
+        // A point holds the agents' rates in the order of the snapshot's agents.
+        v.interval(&MergedInterval::default());
+        assert_eq!(v.snapshot().points[0].agents, [12.5, 1.0]);
         v.end(&["a:7600".into()], vec!["an agent was lost".into()]);
         v.done("<html></html>".into());
         let s = v.snapshot();

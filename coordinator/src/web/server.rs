@@ -184,11 +184,13 @@ async fn events(State(app): State<App>) -> Sse<impl Stream<Item = Result<Event, 
             if finished {
                 return None;
             }
+            // A new snapshot is copied at most once a second (or at once when the run
+            // ends); in between only its version is looked at.
             let mut tick = 0;
             let snap = loop {
-                let s = app.live.snapshot();
-                if s.version != sent && (tick >= 4 || s.state == "done" || sent == 0) {
-                    break s;
+                let (version, done) = app.live.version();
+                if version != sent && (tick >= 4 || done || sent == 0) {
+                    break app.live.snapshot();
                 }
                 tick += 1;
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -276,26 +278,20 @@ async fn run_trend(State(app): State<App>, Path(id): Path<String>) -> Response {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let f = Filter {
-        cmp_hash: Some(base.cmp_hash.clone()),
-        complete_only: true,
-        ..Default::default()
-    };
-    let mut runs = match c.list(&f).await {
-        Ok(r) => r,
-        Err(e) => return (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response(),
-    };
-    runs.reverse();
-    let points: Vec<(&fleetbench_catalog::Record, f64)> = runs.iter().map(|r| (r, r.tps)).collect();
-    let values: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
-    let changes = crate::catalog::regress::change_points("tps", &values);
-    Html(crate::report::trend::html(
-        "tps",
-        &base.cmp_key,
-        &points,
-        &changes,
-    ))
-    .into_response()
+    match crate::catalog::trend(&mut c, &base, "tps").await {
+        Ok((points, changes)) => {
+            let points: Vec<(&fleetbench_catalog::Record, f64)> =
+                points.iter().map(|(r, v)| (r, *v)).collect();
+            Html(crate::report::trend::html(
+                "tps",
+                &base.cmp_key,
+                &points,
+                &changes,
+            ))
+            .into_response()
+        }
+        Err(e) => (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
+    }
 }
 
 #[derive(serde::Deserialize)]
