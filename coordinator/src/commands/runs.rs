@@ -219,9 +219,20 @@ async fn compare_runs(c: &mut Catalog, raw: &RawArgs, ids: &[&str]) -> anyhow::R
     super::docs::print_comparison(&all, &raw.fail_if)
 }
 
+/// Most files one `runs import` takes.
+const MAX_IMPORT: usize = 1000;
+
 async fn import(c: &mut Catalog, files: &[&str]) -> anyhow::Result<i32> {
     if files.is_empty() {
         return Err(UsageError::new("usage: fleetbench runs import RESULT.json...").into());
+    }
+    // Every file is held until all are read: a bounded number of them (each is capped).
+    if files.len() > MAX_IMPORT {
+        return Err(UsageError(format!(
+            "runs import takes at most {MAX_IMPORT} files at once ({} given): import them in batches",
+            files.len()
+        ))
+        .into());
     }
     // Every file is read before any is stored: a bad one stores nothing.
     let mut all = Vec::new();
