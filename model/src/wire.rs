@@ -691,6 +691,7 @@ mod tests {
             ignored_errors: 4,
             reconnects: 5,
             reconnect_failures: 6,
+            connect_ns: 7,
             errors_by_code: [(1213, 4)].into_iter().collect(),
         };
         assert_eq!(db_from_proto(&db_to_proto(&db).unwrap()), db);

@@ -392,7 +392,15 @@ impl Scanner {
         // Where the character at byte offset `b` of `text` came from.
         let col_of = |b: usize| -> Pos {
             let k = text[..b.min(text.len())].chars().count();
-            cols.get(k).copied().unwrap_or(start)
+            match (cols.get(k), cols.last()) {
+                (Some(p), _) => *p,
+                // Just past the text's end: the column after its last character.
+                (None, Some(p)) => Pos {
+                    line: p.line,
+                    col: p.col + 1,
+                },
+                (None, None) => start,
+            }
         };
         let listing = format!("\\{}", text.trim_end());
         let args_at = name_len + (text.len() - name_len - text[name_len..].trim_start().len());

@@ -807,7 +807,7 @@ mod tests {
     fn run_defaults_are_pgbench_s() {
         let a = ok("");
         assert!(!a.init);
-        assert_eq!(a.scripts, vec![(Builtin::TpcbLike, 1)]);
+        assert_eq!(a.scripts, vec![(Script::Builtin(Builtin::TpcbLike), 1)]);
         assert_eq!(a.clients, 1);
         assert_eq!(a.transactions, Some(10));
         assert_eq!(a.mode, QueryMode::Simple);
@@ -837,7 +837,7 @@ mod tests {
         assert_eq!(a.transactions, None);
         assert_eq!(a.progress, Some(1));
         assert_eq!(a.mode, QueryMode::Prepared);
-        assert_eq!(a.scripts, vec![(Builtin::SelectOnly, 1)]);
+        assert_eq!(a.scripts, vec![(Script::Builtin(Builtin::SelectOnly), 1)]);
         assert_eq!(
             (
                 a.target.host.as_str(),
@@ -851,7 +851,10 @@ mod tests {
         assert!(b.no_vacuum);
         assert_eq!(
             b.scripts,
-            vec![(Builtin::SelectOnly, 1), (Builtin::SimpleUpdate, 2)]
+            vec![
+                (Script::Builtin(Builtin::SelectOnly), 1),
+                (Script::Builtin(Builtin::SimpleUpdate), 2)
+            ]
         );
         assert_eq!(b.rate, Some(100.0));
         let e = parse(

@@ -128,6 +128,8 @@ fn error(s: &str) -> ScriptError {
 fn mistakes_are_refused_with_their_line_and_column() {
     let e = error("SELECT 1;\n\\set aid random(1, \n");
     assert_eq!((e.line, e.column), (2, 19), "{e}");
+    let e = error("\\set x random(1,\nSELECT 1;\n");
+    assert_eq!((e.line, e.column), (1, 17), "{e}");
     let e = error("\\set x 1 +* 2\n");
     assert_eq!((e.line, e.column), (1, 11), "{e}");
     let e = error("SELECT 1;\n\n  \\setshell x echo 1\n");

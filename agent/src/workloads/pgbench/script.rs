@@ -69,6 +69,9 @@ pub struct ScriptWorker {
     scripts: Arc<Scripts>,
     /// None between transactions with `-C`.
     conn: Option<PgConn>,
+    /// How the first connection was made and the server's version, kept for the run's
+    /// record when `-C` closes it.
+    first: (crate::sql::ConnInfo, String),
     sockets: Arc<Sockets>,
     /// `-M prepared`: each script's SQL commands, prepared on this connection.
     stmts: Vec<Vec<Option<PgStmt>>>,
@@ -132,6 +135,7 @@ impl ScriptWorker {
                 None => Vec::new(),
             },
             stmts: Vec::new(),
+            first: (conn.info(), format!("PostgreSQL {}", conn.server_version())),
             conn: Some(conn),
             rng: Rng::new(seed),
             vars,
@@ -147,6 +151,12 @@ impl ScriptWorker {
             cfg,
         };
         w.prepare().map_err(|e| prepare_error(&w.cfg, e))?;
+        // -C: every transaction opens its own (the statements were checked on this one).
+        if w.cfg.connect_each
+            && let Some(c) = w.conn.take()
+        {
+            c.quit();
+        }
         Ok(w)
     }
 
@@ -174,12 +184,11 @@ impl ScriptWorker {
     }
 
     pub fn info(&self) -> crate::sql::ConnInfo {
-        self.conn.as_ref().map(|c| c.info()).unwrap_or_default()
+        self.first.0.clone()
     }
 
     pub fn server_version(&self) -> String {
-        let v = self.conn.as_ref().map_or("", |c| c.server_version());
-        format!("PostgreSQL {v}")
+        self.first.1.clone()
     }
 
     /// Closes the connection (politely unless the run was aborted), leaving the
@@ -387,11 +396,13 @@ impl ScriptWorker {
     /// again), or the end of the last one's.
     fn reconnect(&mut self) -> Result<(), SqlError> {
         if self.conn.is_none() {
+            let t0 = Instant::now();
             self.conn = Some(PgConn::connect(
                 &self.cfg.target,
                 Some(self.sockets.clone()),
             )?);
             self.db.reconnects += 1;
+            self.db.connect_ns += t0.elapsed().as_nanos() as u64;
             self.prepare()?;
         }
         Ok(())
