@@ -161,7 +161,8 @@ async fn open_run(
             let (sockets, sink, scripts) = (sockets.clone(), sink.clone(), scripts.clone());
             let client = share.first_thread + u64::from(t);
             let seed = share.seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let run_seed = share.seed;
+            // The coordinator gives each agent the run's seed plus its first client's number.
+            let run_seed = share.seed.wrapping_sub(share.first_thread);
             let open = move || {
                 let w = match scripts {
                     Some(s) => PgClient::Script(ScriptWorker::open(
