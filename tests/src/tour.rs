@@ -167,7 +167,7 @@ pub fn sample_matches(sample: &str, output: &str) -> Result<(), String> {
 fn line_pattern(line: &str) -> Regex {
     let number = Regex::new(r"[0-9]+(?:\.[0-9]+)*").expect("number pattern");
     let mut pat = String::from(r"^\s*");
-    for (i, part) in line.trim().split_whitespace().enumerate() {
+    for (i, part) in line.split_whitespace().enumerate() {
         if i > 0 {
             pat.push_str(r"\s+");
         }

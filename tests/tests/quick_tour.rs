@@ -104,8 +104,14 @@ fn pointed_at(steps: &[Step], db_port: u16) -> Vec<Step> {
             );
             let c = port.replace_all(&s.command, format!("--mysql-port={db_port}").as_str());
             let c = agent.replace_all(&c, |m: &regex::Captures| {
-                let free = *agents.entry(m[1].to_string()).or_insert_with(free_port);
-                format!("127.0.0.1:{free}")
+                if !agents.contains_key(&m[1]) {
+                    // Two probes may find the same port: each agent gets its own.
+                    let free = std::iter::repeat_with(free_port)
+                        .find(|p| !agents.values().any(|q| q == p))
+                        .unwrap();
+                    agents.insert(m[1].to_string(), free);
+                }
+                format!("127.0.0.1:{}", agents[&m[1]])
             });
             Step {
                 command: c.into_owned(),
