@@ -15,6 +15,7 @@ use crate::exit;
 use crate::merge::{MergedInterval, RunResult};
 use crate::plan::pgbench::{PgbenchArgs, load_scripts, parse};
 use crate::plan::{AgentSource, Command, Plan, Workload};
+use crate::report::pgbench_log::{Columns, LogFiles};
 use crate::report::text::pgbench as layout;
 use crate::report::{self, stdout};
 use crate::session::{self, AgentConn, AgentTick, Link, RunObserver};
@@ -213,8 +214,14 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         started: Instant::now(),
         conn_time: Duration::ZERO,
         server_version: String::new(),
+        addrs: conns.iter().map(|c| c.addr.clone()).collect(),
+        logs: log_files(a, conns.len())?,
     };
-    let result = session::run(conns, &plan, &mut watch).await?;
+    let result = session::run(conns, &plan, &mut watch).await;
+    if let Some(logs) = watch.logs.take() {
+        logs.finish();
+    }
+    let result = result?;
     let facts = layout::RunFacts {
         server_version: watch.server_version.clone(),
         scale,
@@ -284,13 +291,32 @@ fn aborted(r: &RunResult) -> Option<String> {
     })
 }
 
-/// What a run shows while it goes: `-P`'s progress lines on stderr, as pgbench.
+/// `-l`'s files, one per agent, made before the run starts.
+fn log_files(a: &PgbenchArgs, agents: usize) -> anyhow::Result<Option<LogFiles>> {
+    let Some(l) = &a.log else {
+        return Ok(None);
+    };
+    let columns = Columns {
+        lag: a.rate.is_some(),
+        retries: a.max_tries != 1,
+        detailed: a.failures_detailed,
+    };
+    let files = LogFiles::create(&l.prefix, agents, l.aggregate, columns)
+        .map_err(|e| UsageError(format!("pgbench: could not open log file {e}")))?;
+    Ok(Some(files))
+}
+
+/// What a run shows while it goes: `-P`'s progress lines on stderr, as pgbench, and
+/// `-l`'s log lines into the agents' files.
 struct Watch {
     args: PgbenchArgs,
     progress: bool,
     started: Instant,
     conn_time: Duration,
     server_version: String,
+    /// The agents' addresses, in the order of their log files.
+    addrs: Vec<String>,
+    logs: Option<LogFiles>,
 }
 
 impl RunObserver for Watch {
@@ -321,5 +347,11 @@ impl RunObserver for Watch {
         }
     }
 
-    fn agent_interval(&mut self, _tick: AgentTick) {}
+    fn agent_interval(&mut self, tick: AgentTick) {
+        if let (Some(logs), false) = (self.logs.as_mut(), tick.txn_log.is_empty())
+            && let Some(k) = self.addrs.iter().position(|a| a == tick.addr)
+        {
+            logs.write(k, tick.txn_log);
+        }
+    }
 }

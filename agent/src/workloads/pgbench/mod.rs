@@ -121,6 +121,12 @@ async fn open_run(
         config.latency_limit = Some(Duration::from_micros(cfg.latency_limit_us));
         config.skip_late = config.rate.is_some();
     }
+    if let Some(sampling) = cfg.log_sampling {
+        config.txn_log = Some(crate::txnlog::TxnLogConfig {
+            first_client: share.first_thread,
+            sampling,
+        });
+    }
     let mut run = PreparedRun::empty(config);
     // How the first client got in, and the server's version, are set once all are in.
     let tail = run.set_target(None);
