@@ -276,7 +276,7 @@ impl RunObserver for Watch<'_> {
         }
         if let Some(lines) = self.agent_lines.as_mut() {
             let pct = self.plan.percentiles[0];
-            lines.push((t.seq, report::text::agent_line(t.addr, t.part, t.load, pct)));
+            lines.push((t.seq, report::text::agent_line(t.name, t.part, t.load, pct)));
         }
         if let Some(w) = &self.web {
             let rate = crate::merge::per_sec(t.part.events, t.part.duration);

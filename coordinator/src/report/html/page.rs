@@ -5,6 +5,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use super::checks::{constraint_table, errors_line, errors_table};
 use super::grid::charts_grid;
 use super::header::{run_header, saturation_warnings, steps_header};
 use super::markup::esc;
@@ -178,8 +179,16 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
     let series = compare::series(doc, "this run");
     body.push_str("<h2>Summary</h2>");
     body.push_str(&wide(&rows_table(&series)));
+    if let Some(t) = errors_table(run) {
+        body.push_str("<h2 id=\"errors\">Ignored errors by code</h2>");
+        body.push_str(&wide(&t));
+    }
     if let Some(t) = tpcc_table(&[("this run".to_string(), run)]) {
         body.push_str("<h2>TPC-C response times by transaction type</h2>");
+        body.push_str(&wide(&t));
+    }
+    if let Some(t) = constraint_table(run) {
+        body.push_str("<h2 id=\"tpcc-constraints\">TPC-C Constraint Check</h2>");
         body.push_str(&wide(&t));
     }
     body.push_str("<h2>Charts</h2>");
@@ -404,6 +413,9 @@ fn over_time(body: &mut String, toc: &mut Toc, runs: &StepRuns, groups: &Groups)
                 if j == 0 { "" } else { " hidden" },
                 esc(label)
             );
+            // What the text said of this step: its saturated hosts, its ignored errors.
+            body.push_str(&saturation_warnings(r));
+            body.push_str(&errors_line(r));
             if let Some(m) = &r.meta {
                 let _ = write!(
                     body,
