@@ -616,7 +616,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let dir = Scratch::new("html-run");
     let json = dir.path("run.json");
     let html = dir.path("run.html");
-    let (_, doc) = run_json(
+    let (text, doc) = run_json(
         &words(
             "cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000 --tag=purpose=html-test --tag=round=1",
         ),
@@ -678,23 +678,29 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
         "{}",
         fact("duration")
     );
-    // Agents by the host names their Hello gave, numbered when they share a host.
-    let hosts: Vec<&str> = doc["agents"]
+    // Agents named as the text report and the tables name them (issue 60): two embedded
+    // agents are embedded-1 and embedded-2, in the JSON, the text, the header, the
+    // per-agent table and every legend, never by the host they share.
+    let names: Vec<&str> = doc["agents"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a["host"].as_str().unwrap())
+        .map(|a| a["name"].as_str().unwrap())
         .collect();
-    assert!(!hosts[0].is_empty());
-    let names: Vec<String> = if hosts[0] == hosts[1] {
-        vec![format!("{} #1", hosts[0]), format!("{} #2", hosts[0])]
-    } else {
-        hosts.iter().map(|h| h.to_string()).collect()
-    };
+    assert_eq!(names, ["embedded-1", "embedded-2"]);
     for n in &names {
         assert!(fact("agents").contains(&format!("<b>{n}</b>")), "{facts}");
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("    {n} "))),
+            "{n}'s row in\n{text}"
+        );
+        assert!(
+            dom.contains(&format!("<tr><td>{n}</td>")),
+            "{n} in the per-agent table"
+        );
     }
-    // The legends name the agents so, not by address.
+    assert!(!text.contains("127.0.0.1:"), "no loopback port in\n{text}");
+    // The legends name the agents so, not by host or address.
     for id in ["agents-time", "hosts-cpu-time", "hosts-run-queue-time"] {
         assert_eq!(texts(chart(&dom, id), "legend"), names, "{id}");
     }
