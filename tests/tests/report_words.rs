@@ -58,7 +58,8 @@ fn the_embedded_agent_is_named_embedded_in_the_report_and_in_errors() {
         "the header names it:\n{text}"
     );
     assert!(
-        text.lines().any(|l| l.starts_with("    embedded ") && l.ends_with("ok")),
+        text.lines()
+            .any(|l| l.starts_with("    embedded ") && l.ends_with("ok")),
         "its per-agent row:\n{text}"
     );
     assert!(!text.contains("127.0.0.1:"), "no loopback port in\n{text}");
@@ -157,12 +158,15 @@ fn a_load_logged_to_a_file_says_how_far_it_is() {
         (lines.len() as f64) <= took.as_secs_f64() + 1.0,
         "{lines:?} in {took:?}"
     );
-    assert!(lines.iter().all(|&(_, total)| total == 300_000), "{lines:?}");
+    assert!(
+        lines.iter().all(|&(_, total)| total == 300_000),
+        "{lines:?}"
+    );
     assert!(lines.windows(2).all(|w| w[0].0 <= w[1].0), "{lines:?}");
     assert!(
-        stderr.lines().any(|l| l.starts_with("prepare: ")
-            && l.contains(" rows/s")
-            && l.contains(" after ")),
+        stderr
+            .lines()
+            .any(|l| l.starts_with("prepare: ") && l.contains(" rows/s") && l.contains(" after ")),
         "{stderr}"
     );
 
@@ -175,7 +179,10 @@ fn a_load_logged_to_a_file_says_how_far_it_is() {
     assert_eq!(progress.len(), 2, "{stderr}");
     assert!(progress[0].starts_with("progress: 1s of 3s, "), "{stderr}");
     assert!(progress[1].starts_with("progress: 2s of 3s, "), "{stderr}");
-    assert!(progress.iter().all(|l| l.ends_with(" events/s")), "{stderr}");
+    assert!(
+        progress.iter().all(|l| l.ends_with(" events/s")),
+        "{stderr}"
+    );
     assert!(!stdout.contains("progress: "), "stderr only:\n{stdout}");
     // With interval lines (they are the progress) or at the default period: none.
     let (_, stderr) = ok_env(
@@ -187,7 +194,10 @@ fn a_load_logged_to_a_file_says_how_far_it_is() {
     assert!(!stderr.contains("progress: "), "{stderr}");
     // Cleanup is quick: no line before its first period.
     let (_, stderr) = ok_env(&with(&["cleanup"]), &[]);
-    assert!(job_lines(&stderr, "cleanup", "tables").is_empty(), "{stderr}");
+    assert!(
+        job_lines(&stderr, "cleanup", "tables").is_empty(),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -211,11 +221,19 @@ fn a_tpcc_load_logged_to_a_file_says_how_far_it_is() {
     let lines = job_lines(&stderr, "load", "rows");
     let took: f64 = stdout
         .lines()
-        .find_map(|l| l.strip_prefix("loaded in ")?.strip_suffix('s')?.parse().ok())
+        .find_map(|l| {
+            l.strip_prefix("loaded in ")?
+                .strip_suffix('s')?
+                .parse()
+                .ok()
+        })
         .unwrap_or_else(|| panic!("no load time in\n{stdout}"));
     assert!(took > 2.0, "the load was too short: {took}s\n{stdout}");
     assert!(!lines.is_empty(), "no load progress in\n{stderr}");
     let total = lines[0].1;
     assert!(total > 100_000, "{lines:?}");
-    assert!(lines.iter().all(|&(d, t)| t == total && d <= t), "{lines:?}");
+    assert!(
+        lines.iter().all(|&(d, t)| t == total && d <= t),
+        "{lines:?}"
+    );
 }

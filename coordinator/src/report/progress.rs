@@ -58,7 +58,10 @@ pub fn job_line(what: &str, unit: Unit, done: u64, total: u64, elapsed: Duration
     let secs = elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
     let left = |rate: f64| {
         if rate > 0.0 && total > done {
-            format!(", eta {}", age(((total - done) as f64 / rate).ceil() as u64))
+            format!(
+                ", eta {}",
+                age(((total - done) as f64 / rate).ceil() as u64)
+            )
         } else {
             String::new()
         }
@@ -260,7 +263,13 @@ mod tests {
             "prepare: 512.0/2048.0 MiB (25 %) after 10s, 51.2 MiB/s, eta 30s"
         );
         assert_eq!(
-            job_line("cleanup", Unit::Count("tables"), 3, 10, Duration::from_secs(75)),
+            job_line(
+                "cleanup",
+                Unit::Count("tables"),
+                3,
+                10,
+                Duration::from_secs(75)
+            ),
             "cleanup: 3/10 tables (30 %) after 1m15s"
         );
         // Nothing done yet: no rate to tell the time left by.
