@@ -522,6 +522,49 @@ mod tests {
         assert!(page.contains(r#"<div class="step" id="s0-1" data-group="s0" hidden><h3>"#));
     }
 
+    /// Each step of a sweep says what its text said: its saturated client host and its
+    /// ignored errors by code, in its own section.
+    #[test]
+    fn a_steps_warnings_and_errors_are_under_it() {
+        use crate::report::doc::{Agent, HostLoad, Sql};
+        let mut hot = run_doc(16, 180.0, 3600.0, 4.0);
+        // A database test: the client's saturation is worth a warning.
+        hot.test = "oltp_read_write".into();
+        hot.agents = vec![Agent {
+            addr: "10.0.0.1:7600".into(),
+            name: "10.0.0.1:7600".into(),
+            host: "c1".into(),
+            host_load: Some(HostLoad {
+                cpu_busy_pct_peak: 96.0,
+                run_queue_peak: 5,
+                cores: 2,
+                saturated_intervals: vec![2],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }];
+        hot.totals.figures.sql = Some(Sql {
+            ignored_errors: 3,
+            errors_by_code: [("1213".to_string(), 3)].into(),
+            ..Default::default()
+        });
+        let steps = vec![step(run_doc(8, 100.0, 2000.0, 4.0), 1), step(hot, 1)];
+        let page = render(&sweep_of("oltp_read_write", steps, None));
+        let second = &page[page.find("<div class=\"step\" id=\"s0-1\"").unwrap()..];
+        let second = &second[..second.find("</div>").unwrap()];
+        assert!(
+            second.contains("<p class=\"warning\">WARNING: agent 10.0.0.1:7600: its host c1 was saturated (CPU busy 96 % at peak, run queue 5 on 2 cores) in 1 of "),
+            "{second}"
+        );
+        assert!(
+            second.contains("<p class=\"errors\">Ignored errors by code: 1213 (deadlock) x 3</p>"),
+            "{second}"
+        );
+        let first = &page[page.find("<div class=\"step\" id=\"s0-0\"").unwrap()..];
+        let first = &first[..first.find("</div>").unwrap()];
+        assert!(!first.contains("WARNING"), "{first}");
+    }
+
     /// Charts a reader sees on `page`: all but those of the steps the pickers hide.
     fn charts_shown(page: &str) -> usize {
         let all = page.matches("<svg class=\"chart\"").count();
