@@ -101,7 +101,10 @@ fn run(doc: &Report) -> String {
     }
     s.push_str(&fairness(&totals.fairness));
     if !doc.agents.is_empty() {
-        s.push_str(&agents(&doc.agents, &key));
+        s.push_str(&agents(&doc.agents, &doc.agent_names(), &key));
+    }
+    if let Some(q) = &totals.figures.sql {
+        s.push_str(&super::errors::line(&q.errors_by_code, q.ignored_errors));
     }
     s.push_str(&super::text::servers::block(&totals.targets));
     if let Some(t) = &totals.figures.tpcc {
@@ -268,9 +271,9 @@ fn fairness(fair: &Fairness) -> String {
     s
 }
 
-/// One row per agent, then what the hosts are, as the run printed it (files before the
-/// facts have none).
-fn agents(agents: &[Agent], key: &str) -> String {
+/// One row per agent (named by `names`), then what the hosts are, as the run printed it
+/// (files before the facts have none).
+fn agents(agents: &[Agent], names: &[String], key: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -282,11 +285,11 @@ fn agents(agents: &[Agent], key: &str) -> String {
         "evts/s",
         format!("{key} ms")
     );
-    for a in agents {
+    for (a, name) in agents.iter().zip(names) {
         let _ = writeln!(
             s,
             "    {:<22}  {:<16}  {:>7}  {:>12}  {:>12.2}  {:>10.2}  {}",
-            a.addr,
+            name,
             a.host,
             a.threads,
             a.events,
@@ -388,6 +391,7 @@ mod tests {
         let r = RunResult {
             agents: vec![AgentResult {
                 addr: "c1:7600".into(),
+                name: "c1:7600".into(),
                 host: "c1".into(),
                 facts: Default::default(),
                 threads: 4,
