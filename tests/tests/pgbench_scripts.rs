@@ -32,7 +32,23 @@ fn pgbench(pg: Option<&Postgres>, args: &[&str]) -> (Option<i32>, String, String
     )
 }
 
-fn ok(pg: &Postgres, args: &[&str]) -> String {
+/// Command-line words: each part split at its spaces (a path stays one part).
+fn words(parts: &[&str]) -> Vec<String> {
+    parts
+        .iter()
+        .flat_map(|p| {
+            if p.starts_with('/') {
+                vec![p.to_string()]
+            } else {
+                p.split_whitespace().map(String::from).collect()
+            }
+        })
+        .collect()
+}
+
+fn ok(pg: &Postgres, args: &[impl AsRef<str>]) -> String {
+    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+    let args = &args[..];
     let (code, out, err) = pgbench(Some(pg), args);
     assert_eq!(
         code,
@@ -117,9 +133,7 @@ fn custom_scripts_over_two_agents_do_what_their_counts_say() {
     let tpcb = file("tpcb.sql", TPCB);
     let out = ok(
         &pg,
-        &[
-            &agents, "-n", "-M", "prepared", "-c", "4", "-j", "2", "-t", "25", "-r", "-f", &tpcb,
-        ],
+        &words(&[&agents, "-n -M prepared -c 4 -j 2 -t 25 -r -f", &tpcb]),
     );
     assert!(
         out.contains(&format!("transaction type: {tpcb}\n")),
@@ -253,9 +267,7 @@ fn custom_scripts_over_two_agents_do_what_their_counts_say() {
     let s0 = sessions();
     let out = ok(
         &pg,
-        &[
-            &agents, "-n", "-C", "-c", "2", "-t", "10", "-f", &branches, "-D", "mode=1",
-        ],
+        &words(&[&agents, "-n -C -c 2 -t 10 -f", &branches, "-D mode=1"]),
     );
     assert_eq!(processed(&out), 20);
     assert!(
@@ -400,18 +412,7 @@ fn transaction_logs_are_pgbenchs_one_file_per_agent() {
     let prefix = dir.join("tx").to_string_lossy().into_owned();
     let out = ok(
         &pg,
-        &[
-            &agents,
-            "-n",
-            "-S",
-            "-c",
-            "4",
-            "-t",
-            "30",
-            "-l",
-            "--log-prefix",
-            &prefix,
-        ],
+        &words(&[&agents, "-n -S -c 4 -t 30 -l --log-prefix", &prefix]),
     );
     assert_eq!(processed(&out), 120);
     let files = log_files(&dir, "tx");
@@ -446,24 +447,11 @@ fn transaction_logs_are_pgbenchs_one_file_per_agent() {
     let prefix = dir.join("agg").to_string_lossy().into_owned();
     let out = ok(
         &pg,
-        &[
+        &words(&[
             &agents,
-            "-n",
-            "-S",
-            "-c",
-            "2",
-            "-T",
-            "4",
-            "-R",
-            "200",
-            "--max-tries",
-            "2",
-            "-l",
-            "--aggregate-interval",
-            "1",
-            "--log-prefix",
+            "-n -S -c 2 -T 4 -R 200 --max-tries 2 -l --aggregate-interval 1 --log-prefix",
             &prefix,
-        ],
+        ]),
     );
     let done = processed(&out);
     let files = log_files(&dir, "agg");
@@ -491,20 +479,11 @@ fn transaction_logs_are_pgbenchs_one_file_per_agent() {
     let prefix = dir.join("smp").to_string_lossy().into_owned();
     let out = ok(
         &pg,
-        &[
+        &words(&[
             &agents,
-            "-n",
-            "-S",
-            "-c",
-            "2",
-            "-t",
-            "500",
-            "-l",
-            "--sampling-rate",
-            "0.2",
-            "--log-prefix",
+            "-n -S -c 2 -t 500 -l --sampling-rate 0.2 --log-prefix",
             &prefix,
-        ],
+        ]),
     );
     assert_eq!(processed(&out), 1000);
     let kept: usize = log_files(&dir, "smp")

@@ -823,6 +823,9 @@ Initialization options:
 
 Benchmarking options:
   -b, --builtin=NAME[@W]   tpcb-like, simple-update or select-only (weight W)
+  -f, --file=FILENAME[@W]  a script file in pgbench's language (weight W)
+  -D, --define=VARNAME=VALUE  a variable for every client's scripts
+  -C, --connect            a new connection for each transaction
   -N, --skip-some-updates  same as \"-b simple-update\"
   -S, --select-only        same as \"-b select-only\"
   -c, --client=NUM         number of concurrent database clients (default: 1)
@@ -834,6 +837,10 @@ Benchmarking options:
   -R, --rate=NUM           target rate in transactions per second
   -t, --transactions=NUM   number of transactions each client runs (default: 10)
   -T, --time=NUM           duration of benchmark test in seconds
+  -l, --log                write each transaction to a log file (one per agent)
+  --aggregate-interval=NUM aggregate the log over NUM seconds
+  --log-prefix=PREFIX      prefix of the log files (default: \"pgbench_log\")
+  --sampling-rate=NUM      fraction of transactions to log (e.g. 0.01 for 1%)
   --failures-detailed      report the failures grouped by basic types
   --max-tries=NUM          max number of tries to run transaction (default: 1)
   --random-seed=SEED       set random seed (integer, \"time\" or \"rand\")
@@ -852,7 +859,7 @@ fleetbench options:
   --token-file=FILE        the agents' bearer token
   --ready-timeout=SECS     give up opening the clients after this long (default: 30)
 
-Custom scripts (-f) are not supported. See docs/pgbench.md.
+See docs/pgbench.md.
 ";
 
 #[cfg(test)]
@@ -1048,8 +1055,18 @@ mod tests {
 
     #[test]
     fn bad_input_is_one_clear_line() {
-        assert!(err("-f my.sql").contains("custom scripts (-f/--file) are not supported"));
-        assert!(err("--file=x.sql").contains("not supported"));
+        // A file named my.sql@x (no number after the @), read after the command line.
+        let f = ok("-f my.sql@x -f b.sql@3 -D a=1 -D b=x=y -C");
+        let file = |n: &str| Script::File {
+            name: n.into(),
+            text: String::new(),
+        };
+        assert_eq!(f.scripts, vec![(file("my.sql@x"), 1), (file("b.sql"), 3)]);
+        assert_eq!(f.defines[1], ("b".to_string(), "x=y".to_string()));
+        assert!(f.connect_each);
+        assert!(err("-D 1a=2").contains("invalid variable name"));
+        assert!(err("-l --sampling-rate=0").contains("invalid sampling rate"));
+        assert!(err("--log-prefix=x").contains("only when logging transactions"));
         assert!(err("--bogus").contains("unrecognized option '--bogus'"));
         assert!(err("-Z").contains("invalid option -- 'Z'"));
         assert!(err("-c zero").contains("invalid number of clients"));
@@ -1063,10 +1080,10 @@ mod tests {
         assert!(err("-h db1,db2").contains("host lists are not supported"));
         assert!(err("a b").contains("too many command-line arguments"));
         assert!(err("-c").contains("requires an argument"));
-        assert!(err("-l").contains("not supported"));
+        assert!(err("--show-script=tpcb-like").contains("not supported"));
         assert!(err("-i --partition-method=hash").contains("--partitions"));
         assert!(err("-b select-only@0").contains("weight must not be zero"));
-        for e in [err("-f x"), err("--bogus"), err("-c 0")] {
+        for e in [err("-D x"), err("--bogus"), err("-c 0")] {
             assert!(!e.contains('\n'), "{e}");
         }
     }

@@ -166,6 +166,16 @@ impl PgConn {
     /// is in the buffer and reads the reply.
     #[inline]
     fn bind_execute(&mut self, name: &str, params: &[Param]) -> Result<Reply, SqlError> {
+        self.bind(name, params)?;
+        frontend::execute("", 0, &mut self.wbuf)?;
+        frontend::sync(&mut self.wbuf);
+        self.flush()?;
+        self.finish()
+    }
+
+    /// Appends Bind of statement `name` to the unnamed portal, the parameters as text.
+    #[inline]
+    fn bind(&mut self, name: &str, params: &[Param]) -> Result<(), SqlError> {
         let bound = frontend::bind(
             "",
             name,
@@ -182,13 +192,7 @@ impl PgConn {
             std::iter::empty(),
             &mut self.wbuf,
         );
-        if bound.is_err() {
-            return Err(SqlError::Protocol("a parameter is too long".into()));
-        }
-        frontend::execute("", 0, &mut self.wbuf)?;
-        frontend::sync(&mut self.wbuf);
-        self.flush()?;
-        self.finish()
+        bound.map_err(|_| SqlError::Protocol("a parameter is too long".into()))
     }
 
     /// Runs `sql`, a `COPY ... FROM STDIN`, sending the rows `fill` writes (text format)

@@ -4,7 +4,6 @@
 //! written (no `?` placeholders rewritten), and pipelines (Bind and Execute sent
 //! without waiting; one Sync at the end).
 
-use postgres_protocol::IsNull;
 use postgres_protocol::message::frontend;
 
 use super::{PgConn, PgStmt, command_reply, parse_data_row};
@@ -89,25 +88,7 @@ impl PgConn {
                 ""
             }
         };
-        let bound = frontend::bind(
-            "",
-            name,
-            std::iter::empty(),
-            params.iter(),
-            |p, buf| {
-                match p {
-                    Param::Int(v) => super::put_int(buf, *v),
-                    Param::Str(s) => bytes::BufMut::put_slice(buf, s),
-                    Param::Null => return Ok(IsNull::Yes),
-                }
-                Ok(IsNull::No)
-            },
-            std::iter::empty(),
-            &mut self.wbuf,
-        );
-        if bound.is_err() {
-            return Err(SqlError::Protocol("a parameter is too long".into()));
-        }
+        self.bind(name, params)?;
         if cap != Capture::Nothing {
             // The column names come with a RowDescription, which Describe asks for.
             frontend::describe(b'P', "", &mut self.wbuf)?;
