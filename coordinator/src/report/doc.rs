@@ -295,6 +295,16 @@ pub struct PgbenchTotals {
     pub schedule_lag_ms: Option<ScheduleLag>,
     /// Per script (`-b NAME@WEIGHT`), in the order given.
     pub scripts: Vec<PgbenchScript>,
+    /// pgbench's "number of threads" (`-j`), "initial connection time" and whether the
+    /// failures were broken down (`--failures-detailed`): with the rest of the document,
+    /// what `report FILE` needs to print pgbench's report as the run printed it. Absent in
+    /// files written before them, which `report FILE` reads in sysbench's layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_connection_time_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failures_detailed: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

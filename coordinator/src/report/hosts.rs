@@ -254,6 +254,52 @@ pub fn ranges(ticks: &[u32]) -> String {
     parts.join(", ")
 }
 
+/// The summaries again from a result document (as rounded there, so that a report printed
+/// from them reads the same live and from the file): one per agent that sent its host's
+/// load, named by its host, over the intervals that carried that host's figures.
+pub fn from_doc(doc: &super::doc::Report) -> Vec<HostSummary> {
+    doc.agents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let h = a.host_load.as_ref()?;
+            Some(HostSummary {
+                addr: a.addr.clone(),
+                host: if a.host.is_empty() {
+                    a.addr.clone()
+                } else {
+                    a.host.clone()
+                },
+                intervals: doc
+                    .intervals
+                    .iter()
+                    .filter(|iv| iv.agent_hosts.get(i).is_some_and(Option::is_some))
+                    .count(),
+                cpu_busy_avg: h.cpu_busy_pct_avg,
+                cpu_busy_peak: h.cpu_busy_pct_peak,
+                agent_cpu_avg: h.agent_cpu_pct_avg,
+                agent_cpu_peak: h.agent_cpu_pct_peak,
+                agent_cpu_s: h
+                    .agent_cpu_us_per_event
+                    .map_or(0.0, |us| us * a.events as f64 / 1e6),
+                run_queue_peak: h.run_queue_peak,
+                cores: h.cores,
+                mem_used_peak_bytes: h.mem_used_bytes_peak,
+                mem_total_bytes: h.mem_total_bytes,
+                net_rx_bytes_per_sec: h.net_rx_bytes_per_sec,
+                net_tx_bytes_per_sec: h.net_tx_bytes_per_sec,
+                saturated: h.saturated_intervals.clone(),
+                disk: h.disk.as_ref().map(|d| DiskSummary {
+                    util_avg: d.util_pct_avg,
+                    util_peak: d.util_pct_peak,
+                    queue_avg: d.queue_depth_avg,
+                    queue_peak: d.queue_depth_peak,
+                }),
+            })
+        })
+        .collect()
+}
+
 /// Names each summary's host by its agent's (`agents`: address and host name).
 pub fn name_hosts(s: &mut [HostSummary], agents: &[(String, String)]) {
     for h in s {
