@@ -159,12 +159,11 @@ fn agents_text(run: &Report) -> String {
                 .iter()
                 .any(|c| c.strip_prefix("local:") == Some(a.addr.as_str()));
             format!(
-                "<b>{}</b> ({}{}, {} thread{})",
+                "<b>{}</b> ({}{}, {})",
                 esc(n),
                 if embedded { "embedded, " } else { "" },
                 esc(&a.addr),
-                a.threads,
-                if a.threads == 1 { "" } else { "s" }
+                super::pgbench::count_text(run, a.threads)
             )
         })
         .collect();
