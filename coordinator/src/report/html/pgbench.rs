@@ -58,47 +58,70 @@ pub(super) fn section(run: &Report) -> String {
     s
 }
 
-/// The run's figures, one row each, named as pgbench's report names them.
-fn figures_table(run: &Report, p: &PgbenchTotals) -> String {
-    let all = p.processed + p.failed + p.skipped;
+/// The run's settings as pgbench's report states them, in its order: transaction type,
+/// scaling factor, query mode, clients, threads, tries, duration or transactions.
+fn settings_rows(run: &Report, p: &PgbenchTotals) -> Vec<(&'static str, String)> {
     let cfg = &run.config;
-    let mut rows: Vec<(&str, String)> = vec![("number of clients", cfg.threads.to_string())];
+    let setting = |key: &str| {
+        cfg.workload
+            .get(key)
+            .map(super::markup::value_text)
+            .unwrap_or_default()
+    };
+    let kind = match &p.scripts[..] {
+        [one] => one.name.clone(),
+        _ => "multiple scripts".into(),
+    };
+    let mut rows = vec![
+        ("transaction type", kind),
+        ("scaling factor", setting("scale")),
+        ("query mode", setting("query_mode")),
+        ("number of clients", cfg.threads.to_string()),
+    ];
     if let Some(j) = p.threads {
         rows.push(("number of threads", j.to_string()));
     }
-    for key in ["scale", "query_mode", "max_tries"] {
-        if let Some(v) = cfg.workload.get(key) {
-            let name = match key {
-                "scale" => "scaling factor",
-                "query_mode" => "query mode",
-                _ => "maximum number of tries",
-            };
-            rows.push((name, super::markup::value_text(v)));
-        }
+    rows.push(("maximum number of tries", setting("max_tries")));
+    if cfg.time_s > 0 {
+        rows.push(("duration", format!("{} s", cfg.time_s)));
+    } else {
+        let per_client = cfg.events / u64::from(cfg.threads.max(1));
+        rows.push(("number of transactions per client", per_client.to_string()));
     }
+    rows
+}
+
+/// The run's figures, one row each, named as pgbench's report names them and in its
+/// order, after the settings; then fleetbench's count of aborted clients.
+fn figures_table(run: &Report, p: &PgbenchTotals) -> String {
+    let all = p.processed + p.failed + p.skipped;
+    let mut rows = settings_rows(run, p);
     rows.push((
         "number of transactions actually processed",
         p.processed.to_string(),
     ));
-    rows.push(("tps", format!("{:.6}", p.tps)));
-    rows.push(("latency average", format!("{:.3} ms", p.latency_avg_ms)));
-    rows.push(("latency stddev", format!("{:.3} ms", p.latency_stddev_ms)));
     rows.push(("number of failed transactions", share(p.failed, all)));
     if p.failures_detailed {
         rows.push((
             "number of serialization failures",
             share(p.serialization_failures, all),
         ));
-        rows.push(("number of deadlock failures", share(p.deadlock_failures, all)));
+        rows.push((
+            "number of deadlock failures",
+            share(p.deadlock_failures, all),
+        ));
     }
     rows.push(("number of transactions retried", share(p.retried, all)));
     rows.push(("total number of retries", p.retries.to_string()));
     rows.push(("number of transactions skipped", share(p.skipped, all)));
     if let (Some(limit), Some(late)) = (p.latency_limit_ms, p.late) {
-        let pct = share(late, p.processed);
-        rows.push(("latency limit", format!("{limit:.1} ms")));
-        rows.push(("number of transactions above the latency limit", pct));
+        rows.push((
+            "number of transactions above the latency limit",
+            format!("{} (limit {limit:.1} ms)", share(late, p.processed)),
+        ));
     }
+    rows.push(("latency average", format!("{:.3} ms", p.latency_avg_ms)));
+    rows.push(("latency stddev", format!("{:.3} ms", p.latency_stddev_ms)));
     if let Some(l) = &p.schedule_lag_ms {
         rows.push((
             "rate limit schedule lag",
@@ -108,6 +131,7 @@ fn figures_table(run: &Report, p: &PgbenchTotals) -> String {
     if let Some(ms) = p.initial_connection_time_ms {
         rows.push(("initial connection time", format!("{ms:.3} ms")));
     }
+    rows.push(("tps", format!("{:.6}", p.tps)));
     rows.push(("clients aborted", p.clients_aborted.to_string()));
     let mut s = String::from("<table class=\"facts\" id=\"pgbench-figures\">");
     for (k, v) in rows {
@@ -219,7 +243,10 @@ mod tests {
             latency_stddev_ms: 2.541,
             latency_limit_ms: Some(5.0),
             late: Some(90),
-            schedule_lag_ms: Some(ScheduleLag { avg: 0.1, max: 1.25 }),
+            schedule_lag_ms: Some(ScheduleLag {
+                avg: 0.1,
+                max: 1.25,
+            }),
             threads: Some(2),
             initial_connection_time_ms: Some(41.282),
             scripts: vec![
@@ -248,16 +275,15 @@ mod tests {
         for want in [
             "<title>fleetbench pgbench run, 4 clients</title>",
             "<h2 id=\"pgbench\">pgbench's report</h2>",
-            "<tr><th>number of clients</th><td>4</td></tr><tr><th>number of threads</th><td>2</td></tr>",
-            "<tr><th>scaling factor</th><td>3</td></tr>",
-            "<tr><th>query mode</th><td>prepared</td></tr>",
+            "<tr><th>transaction type</th><td>multiple scripts</td></tr><tr><th>scaling factor</th><td>3</td></tr><tr><th>query mode</th><td>prepared</td></tr>",
+            "<tr><th>number of clients</th><td>4</td></tr><tr><th>number of threads</th><td>2</td></tr><tr><th>maximum number of tries</th><td>3</td></tr><tr><th>duration</th><td>10 s</td></tr>",
             "<tr><th>tps</th><td>450.123456</td></tr>",
             "<tr><th>latency average</th><td>4.354 ms</td></tr>",
             "<tr><th>latency stddev</th><td>2.541 ms</td></tr>",
             "<tr><th>number of failed transactions</th><td>3 (0.332%)</td></tr>",
             "<tr><th>number of transactions retried</th><td>2 (0.221%)</td></tr>",
             "<tr><th>number of transactions skipped</th><td>0 (0.000%)</td></tr>",
-            "<tr><th>number of transactions above the latency limit</th><td>90 (10.000%)</td></tr>",
+            "<tr><th>number of transactions above the latency limit</th><td>90 (10.000%) (limit 5.0 ms)</td></tr>",
             "<tr><th>rate limit schedule lag</th><td>avg 0.100 (max 1.250) ms</td></tr>",
             "<tr><th>initial connection time</th><td>41.282 ms</td></tr>",
             "<td class=\"text\">&lt;builtin: select only&gt;</td><td>3 (75.0%)</td><td>600 (66.667%)</td><td>300.000000</td>",
@@ -281,7 +307,10 @@ mod tests {
         assert_eq!(count_text(&run, 1), "1 thread");
         let page = crate::report::html::render(&Document::Run(Box::new(run)));
         assert!(page.contains("<th>series</th><th>threads</th>"), "{page}");
-        assert!(page.contains("<th>host facts</th><th>threads</th>"), "{page}");
+        assert!(
+            page.contains("<th>host facts</th><th>threads</th>"),
+            "{page}"
+        );
         assert!(!page.contains("pgbench's report"), "{page}");
     }
 }
