@@ -3,9 +3,9 @@
 //! terminal shows them follow pgbench's order line for line (the banner first, then the
 //! scale warning and the vacuum, the progress lines, the report); every `-P` period has its
 //! line, the last one included (T/P lines); the per-agent block counts clients; the client
-//! hosts block and its saturation warning are there; `report FILE` of the result prints
-//! pgbench's report as the run printed it; `--html` writes a page with pgbench's figures,
-//! checked in headless Chromium.
+//! hosts block and its saturation warning are there; `report FILE` of the result (a
+//! built-in script and a script file) prints pgbench's report as the run printed it;
+//! `--html` writes a page with pgbench's figures, checked in headless Chromium.
 //!
 //! They need PostgreSQL and Chromium (scripts/test.sh installs both) and fail, rather than
 //! skip, without them.
@@ -272,6 +272,12 @@ fn report_file_html_clients_and_client_hosts() {
     fleetbench_ok(&pg, &["-i", "-s", "1"]);
     let tmp = Scratch::new("pgbench-output");
     let (json, html) = (tmp.path("run.json"), tmp.path("run.html"));
+    // A script file beside a built-in script: a statement over two lines, \gset.
+    let file = tmp.write(
+        "balance.sql",
+        "\\set aid random(1, 100000 * :scale)\nSELECT abalance\n  FROM pgbench_accounts WHERE aid = :aid \\gset\nUPDATE pgbench_accounts SET abalance = :abalance WHERE aid = :aid;\n",
+    );
+    let file_opt = format!("--file={}@1", file.display());
     let (json_opt, html_opt) = (
         format!("--json={}", json.display()),
         format!("--html={}", html.display()),
@@ -291,7 +297,7 @@ fn report_file_html_clients_and_client_hosts() {
             "-r",
             "-b",
             "select-only@2",
-            "-N",
+            &file_opt,
             "--max-tries=2",
             &json_opt,
             &html_opt,
@@ -351,7 +357,7 @@ fn report_file_html_clients_and_client_hosts() {
         "report FILE:\n{report}\nrun:\n{out}"
     );
     assert!(
-        report.contains("SQL script 2: <builtin: simple update>"),
+        report.contains(&format!("SQL script 2: {}", file.display())),
         "{report}"
     );
     assert!(
@@ -419,8 +425,8 @@ fn report_file_html_clients_and_client_hosts() {
     assert_eq!(cell(&dom, "pgbench-figures", "number of threads"), "2");
     assert_eq!(rows(&dom, "pgbench-scripts"), 2);
     assert_eq!(rows(&dom, "pgbench-commands-1"), 2);
-    assert_eq!(rows(&dom, "pgbench-commands-2"), 9);
-    assert!(dom.contains("<code>END;</code>"), "{dom}");
+    assert_eq!(rows(&dom, "pgbench-commands-2"), 3);
+    assert!(dom.contains("<code>SELECT abalance \\gset</code>"), "{dom}");
     // The same page again from the JSON.
     let again = tmp.path("again.html");
     let a = again.to_string_lossy().into_owned();

@@ -15,7 +15,7 @@ use fleetbench_model::workloads::pgbench::Step;
 use crate::error::UsageError;
 use crate::exit;
 use crate::merge::{MergedInterval, RunResult};
-use crate::plan::pgbench::{PgbenchArgs, parse};
+use crate::plan::pgbench::{PgbenchArgs, load_scripts, parse};
 use crate::plan::{AgentSource, Command, Plan, Workload};
 use crate::report::text::pgbench as layout;
 use crate::report::text::{pgbench_doc, pgbench_live};
@@ -44,8 +44,9 @@ pub async fn run(args: Vec<OsString>, command_line: String) -> anyhow::Result<i3
                 .ok_or_else(|| UsageError::new("pgbench: arguments must be UTF-8"))
         })
         .collect::<Result<Vec<String>, UsageError>>()?;
-    let a = parse(&words, &|k| std::env::var(k).ok())
+    let mut a = parse(&words, &|k| std::env::var(k).ok())
         .map_err(|e| UsageError(format!("pgbench: {e}")))?;
+    load_scripts(&mut a, &read_script).map_err(|e| UsageError(format!("pgbench: {e}")))?;
     if let Some(text) = &a.shown {
         stdout::line(text.trim_end().to_string());
         return Ok(exit::EXIT_OK);
@@ -75,6 +76,21 @@ pub async fn run(args: Vec<OsString>, command_line: String) -> anyhow::Result<i3
         }
     })
     .await
+}
+
+/// The most a script file may hold: it travels to every agent in the run's request.
+const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+
+/// A script file's text (`-f`), refused when it is not a file of at most 1 MiB.
+fn read_script(path: &str) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_SCRIPT_BYTES {
+        return Err(std::io::Error::other("larger than 1 MiB"));
+    }
+    std::fs::read_to_string(path)
 }
 
 /// The plan every step and the run start from.
@@ -172,31 +188,30 @@ async fn init(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Re
 
 /// A run: the tables' scale, the vacuum, the run itself and its report.
 async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
-    let checked = step(a, plan, &conns, 1, Step::Check).await?;
-    let scale: u32 = checked
-        .iter()
-        .find_map(|s| s.summary.strip_prefix("scale=")?.trim().parse().ok())
-        .unwrap_or(0);
-    if scale == 0 {
-        return Err(UsageError::new(
-            "pgbench: pgbench_branches has no rows: run `fleetbench pgbench -i` first",
-        )
-        .into());
-    }
-    // pgbench's lines before the run, held until the banner is out (it follows them).
+    // As pgbench: the scale is read from pgbench_branches only when a built-in script
+    // runs; script files alone take -s (default 1), and their vacuum's errors are said
+    // and passed over. pgbench's lines before the run wait for the banner (they follow it).
     let mut early = pgbench_live::Early::default();
-    if a.scale.is_some_and(|s| s != scale) {
-        early.line(format!(
-            "pgbench: warning: scale option ignored, using count from pgbench_branches table ({scale})"
-        ));
-    }
+    let builtin = a.scripts.iter().any(|(s, _)| s.builtin().is_some());
+    let scale = if builtin {
+        table_scale(a, plan, &conns, &mut early).await?
+    } else {
+        a.scale.unwrap_or(1)
+    };
     if !a.no_vacuum {
-        if let Err(e) = step(a, plan, &conns, scale, Step::RunVacuum).await {
-            early.flush();
-            eprint!("starting vacuum...");
-            return Err(e);
+        match step(a, plan, &conns, scale, Step::RunVacuum).await {
+            Ok(_) => early.line("starting vacuum...end."),
+            Err(e) if !builtin => {
+                early.line(format!("starting vacuum...pgbench: error: {e:#}"));
+                early.line("pgbench: detail: (ignoring this error and continuing anyway)");
+                early.line("end.");
+            }
+            Err(e) => {
+                early.flush();
+                eprint!("starting vacuum...");
+                return Err(e);
+            }
         }
-        early.line("starting vacuum...end.");
     }
     let plan = Plan {
         workload: Workload::Pgbench(Box::new(a.config(scale, Step::Check))),
@@ -265,6 +280,33 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         .iter()
         .any(|a| a.status != crate::merge::AgentStatus::Completed);
     Ok(exit::of_run(!degraded && !result.interrupted))
+}
+
+/// The scale a run of built-in scripts uses: pgbench_branches' rows (pgbench's warning
+/// into `early` when `-s` said otherwise).
+async fn table_scale(
+    a: &PgbenchArgs,
+    plan: &Plan,
+    conns: &[AgentConn],
+    early: &mut pgbench_live::Early,
+) -> anyhow::Result<u32> {
+    let checked = step(a, plan, conns, 1, Step::Check).await?;
+    let scale: u32 = checked
+        .iter()
+        .find_map(|s| s.summary.strip_prefix("scale=")?.trim().parse().ok())
+        .unwrap_or(0);
+    if scale == 0 {
+        return Err(UsageError::new(
+            "pgbench: pgbench_branches has no rows: run `fleetbench pgbench -i` first",
+        )
+        .into());
+    }
+    if a.scale.is_some_and(|s| s != scale) {
+        early.line(format!(
+            "pgbench: warning: scale option ignored, using count from pgbench_branches table ({scale})"
+        ));
+    }
+    Ok(scale)
 }
 
 /// Why an agent's clients stopped before the run's end, if one did.

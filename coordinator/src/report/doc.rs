@@ -305,6 +305,9 @@ pub struct PgbenchTotals {
     pub initial_connection_time_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub failures_detailed: bool,
+    /// `-C`: pgbench's "average connection time" (each transaction opened its connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_connection_time_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -326,6 +329,10 @@ pub struct PgbenchScript {
     pub skipped: u64,
     pub latency_avg_ms: f64,
     pub latency_stddev_ms: f64,
+    /// A script file's text (`-f`), so that `report FILE` lists its commands as the run
+    /// did; absent for a built-in script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_text: Option<String>,
     /// `-r`: one per command of the script, in its order (empty without `-r`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<PgbenchCommand>,
@@ -402,6 +409,8 @@ impl Sql {
                 .collect(),
             reconnects: self.reconnects,
             reconnect_failures: self.reconnect_failures,
+            // Only pgbench's -C report reads it, from the run itself.
+            connect_ns: 0,
         }
     }
 }

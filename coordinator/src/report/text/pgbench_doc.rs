@@ -8,7 +8,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use fleetbench_model::workloads::pgbench::{Builtin, QueryMode};
+use fleetbench_model::workloads::pgbench::{Builtin, QueryMode, Script};
 
 use super::pgbench::{CommandLine, Figures, RunFacts, ScriptFigures, run_report};
 use crate::plan::pgbench::PgbenchArgs;
@@ -76,23 +76,40 @@ pub fn blocks_after_agents(doc: &Report) -> String {
     s
 }
 
+/// The scripts of the run's configuration with their weights: a built-in one by its name,
+/// a file by its name and (from `totals.pgbench`) its text.
+fn scripts_of(doc: &Report, p: &PgbenchTotals) -> Option<Vec<(Script, u32)>> {
+    let listed = doc.config.workload.get("scripts")?.as_array()?;
+    if listed.len() != p.scripts.len() {
+        return None;
+    }
+    listed
+        .iter()
+        .zip(&p.scripts)
+        .map(|(s, figures)| {
+            let name = s.get("name")?.as_str()?;
+            let script = if s.get("file").and_then(|f| f.as_bool()) == Some(true) {
+                Script::File {
+                    name: name.to_string(),
+                    text: figures.file_text.clone()?,
+                }
+            } else {
+                Script::Builtin(Builtin::find(name).ok()?)
+            };
+            Some((script, u32::try_from(s.get("weight")?.as_u64()?).ok()?))
+        })
+        .collect()
+}
+
 /// The command line's options again, as far as the report shows them, from the run's
 /// configuration (`config`: clients, -T or -t, -P, -R, scale, scripts, query mode, tries)
-/// and `totals.pgbench` (-j, -L, -r, --failures-detailed).
+/// and `totals.pgbench` (-j, -L, -r, -C, --failures-detailed, the files' texts).
 fn args_of(doc: &Report, p: &PgbenchTotals) -> Option<PgbenchArgs> {
     let cfg = &doc.config;
     let w = &cfg.workload;
     let mut a =
         crate::plan::pgbench::parse(&[], &|k| (k == "USER").then(|| "report".into())).ok()?;
-    a.scripts = w
-        .get("scripts")?
-        .as_array()?
-        .iter()
-        .map(|s| {
-            let b = Builtin::find(s.get("name")?.as_str()?).ok()?;
-            Some((b, u32::try_from(s.get("weight")?.as_u64()?).ok()?))
-        })
-        .collect::<Option<Vec<_>>>()?;
+    a.scripts = scripts_of(doc, p)?;
     a.mode = QueryMode::parse(w.get("query_mode")?.as_str()?)?;
     a.max_tries = u32::try_from(w.get("max_tries")?.as_u64()?).ok()?;
     a.clients = cfg.threads;
@@ -104,6 +121,7 @@ fn args_of(doc: &Report, p: &PgbenchTotals) -> Option<PgbenchArgs> {
     a.latency_limit_ms = p.latency_limit_ms;
     a.per_statement = p.scripts.iter().any(|s| !s.commands.is_empty());
     a.failures_detailed = p.failures_detailed;
+    a.connect_each = p.average_connection_time_ms.is_some();
     Some(a)
 }
 
@@ -123,6 +141,7 @@ fn figures_of(doc: &Report, p: &PgbenchTotals) -> Figures {
         late: p.late,
         aborted: p.clients_aborted,
         secs: doc.totals.time_s,
+        connect_ms: p.average_connection_time_ms,
         scripts: p
             .scripts
             .iter()
@@ -162,7 +181,10 @@ mod tests {
     /// The result document of a run of `line` with figures `f`, as `fleetbench pgbench`
     /// writes it: the plan's configuration and `totals.pgbench`.
     fn doc_of(line: &str, f: &Figures, facts: &RunFacts) -> Report {
-        let a = args(line);
+        doc_of_args(&args(line), f, facts)
+    }
+
+    fn doc_of_args(a: &PgbenchArgs, f: &Figures, facts: &RunFacts) -> Report {
         let mut doc = crate::sweep::tests::run_doc(a.clients, 100.0, 0.0, 2.0);
         doc.test = "pgbench".into();
         doc.config.threads = a.clients;
@@ -184,7 +206,7 @@ mod tests {
             }],
             ..Default::default()
         }];
-        let mut p = super::super::pgbench::json(&a, f);
+        let mut p = super::super::pgbench::json(a, f);
         p.initial_connection_time_ms = Some(facts.conn_time.as_secs_f64() * 1e3);
         doc.totals.pgbench = Some(p);
         doc
@@ -214,6 +236,7 @@ mod tests {
             late: Some(9),
             aborted: 0,
             secs: 2.000_123,
+            connect_ms: None,
             scripts: (0..scripts)
                 .map(|i| ScriptFigures {
                     processed: 600 + i as u64 * 34,
@@ -252,6 +275,41 @@ mod tests {
             let text = render(&doc).unwrap_or_else(|| panic!("{line}: no pgbench layout"));
             assert!(text.starts_with(&live), "{line}:\n{live}\n---\n{text}");
         }
+    }
+
+    /// A script file (its commands listed by `-r` from its text, a multi-line statement by
+    /// its first line) beside a built-in one, and `-C`'s connection time.
+    #[test]
+    fn a_script_file_and_a_connection_per_transaction_reprint_too() {
+        let mut a = args("-c 2 -T 2 -r -C -S");
+        let text = "\\set aid random(1, 10)\nSELECT abalance\n  FROM pgbench_accounts WHERE aid = :aid \\gset\n\\sleep 1 ms\n";
+        a.scripts.push((
+            Script::File {
+                name: "my.sql".into(),
+                text: text.into(),
+            },
+            2,
+        ));
+        let mut f = busy(2, &[2, 3]);
+        f.connect_ms = Some(1.75);
+        let live = run_report(&a, &facts(), &f);
+        assert!(live.contains("\nSQL script 2: my.sql\n"), "{live}");
+        assert!(
+            live.contains("average connection time = 1.750 ms"),
+            "{live}"
+        );
+        let doc = doc_of_args(&a, &f, &facts());
+        let p = doc.totals.pgbench.as_ref().unwrap();
+        assert_eq!(p.scripts[1].file_text.as_deref(), Some(text));
+        assert_eq!(p.average_connection_time_ms, Some(1.75));
+        let again = render(&doc).expect("pgbench's layout");
+        assert!(again.starts_with(&live), "{live}\n---\n{again}");
+        // A file's text missing (a result that did not keep it): not in pgbench's layout.
+        let mut lost = doc.clone();
+        if let Some(p) = lost.totals.pgbench.as_mut() {
+            p.scripts[1].file_text = None;
+        }
+        assert!(render(&lost).is_none());
     }
 
     #[test]
