@@ -236,6 +236,8 @@ pub fn pgbench_to_proto(c: &PgbenchConfig) -> pb::PgbenchSpec {
             .collect(),
         defines: c.defines.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         connect_each: c.connect_each,
+        log_transactions: c.log_sampling.is_some(),
+        sampling_rate: c.log_sampling.unwrap_or(0.0),
         query_mode: c.mode.name().into(),
         max_tries: c.max_tries,
         step: c.step.name().into(),
@@ -316,6 +318,7 @@ pub fn pgbench_from_proto(p: &pb::PgbenchSpec) -> Result<PgbenchConfig, WireErro
         scripts,
         defines,
         connect_each: p.connect_each,
+        log_sampling: p.log_transactions.then_some(p.sampling_rate),
         mode: QueryMode::parse(&p.query_mode)
             .ok_or_else(|| WireError(format!("unknown query mode '{}'", p.query_mode)))?,
         max_tries: p.max_tries,

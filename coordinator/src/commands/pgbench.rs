@@ -17,6 +17,7 @@ use crate::exit;
 use crate::merge::{MergedInterval, RunResult};
 use crate::plan::pgbench::{PgbenchArgs, load_scripts, parse};
 use crate::plan::{AgentSource, Command, Plan, Workload};
+use crate::report::pgbench_log::{Columns, LogFiles};
 use crate::report::text::pgbench as layout;
 use crate::report::text::{pgbench_doc, pgbench_live};
 use crate::report::{self, stdout};
@@ -218,6 +219,7 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         command: Command::Run,
         ..plan.clone()
     };
+    let logs = log_files(a, conns.len()).inspect_err(|_| early.flush())?;
     let mut watch = Watch {
         args: a.clone(),
         started: Instant::now(),
@@ -228,8 +230,14 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         },
         early,
         bannered: false,
+        addrs: conns.iter().map(|c| c.addr.clone()).collect(),
+        logs,
     };
-    let result = match session::run(conns, &plan, &mut watch).await {
+    let result = session::run(conns, &plan, &mut watch).await;
+    if let Some(logs) = watch.logs.take() {
+        logs.finish();
+    }
+    let result = match result {
         Ok(r) => r,
         Err(e) => {
             watch.early.flush();
@@ -319,8 +327,24 @@ fn aborted(r: &RunResult) -> Option<String> {
     })
 }
 
+/// `-l`'s files, one per agent, made before the run starts.
+fn log_files(a: &PgbenchArgs, agents: usize) -> anyhow::Result<Option<LogFiles>> {
+    let Some(l) = &a.log else {
+        return Ok(None);
+    };
+    let columns = Columns {
+        lag: a.rate.is_some(),
+        retries: a.max_tries != 1,
+        detailed: a.failures_detailed,
+    };
+    let files = LogFiles::create(&l.prefix, agents, l.aggregate, columns)
+        .map_err(|e| UsageError(format!("pgbench: could not open log file {e}")))?;
+    Ok(Some(files))
+}
+
 /// What a run shows while it goes, as pgbench: the banner on stdout once the clients are
-/// connected (then the lines held for it), `-P`'s progress lines on stderr.
+/// connected (then the lines held for it), `-P`'s progress lines on stderr; and `-l`'s
+/// log lines into the agents' files.
 struct Watch {
     args: PgbenchArgs,
     started: Instant,
@@ -329,6 +353,9 @@ struct Watch {
     early: pgbench_live::Early,
     /// The banner is out.
     bannered: bool,
+    /// The agents' addresses, in the order of their log files.
+    addrs: Vec<String>,
+    logs: Option<LogFiles>,
 }
 
 impl RunObserver for Watch {
@@ -362,5 +389,11 @@ impl RunObserver for Watch {
         }
     }
 
-    fn agent_interval(&mut self, _tick: AgentTick) {}
+    fn agent_interval(&mut self, tick: AgentTick) {
+        if let (Some(logs), false) = (self.logs.as_mut(), tick.txn_log.is_empty())
+            && let Some(k) = self.addrs.iter().position(|a| a == tick.addr)
+        {
+            logs.write(k, tick.txn_log);
+        }
+    }
 }

@@ -37,6 +37,8 @@ pub struct PgbenchArgs {
     pub defines: Vec<(String, String)>,
     /// `-C`: a new connection per transaction.
     pub connect_each: bool,
+    /// `-l`: the transaction log the coordinator writes.
+    pub log: Option<LogArgs>,
     pub clients: u32,
     pub jobs: u32,
     /// `-T` seconds, or `-t` transactions per client.
@@ -86,6 +88,7 @@ impl PgbenchArgs {
             scripts: self.scripts.clone(),
             defines: self.defines.clone(),
             connect_each: self.connect_each,
+            log_sampling: self.log.as_ref().map(|l| l.sampling),
             mode: self.mode,
             max_tries: self.max_tries,
             step,
@@ -104,6 +107,18 @@ impl PgbenchArgs {
             per_statement: self.per_statement,
         }
     }
+}
+
+/// `-l` and its options: pgbench's log files, written on the coordinator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogArgs {
+    /// `--sampling-rate`: the share of transactions logged (1: all).
+    pub sampling: f64,
+    /// `--aggregate-interval` seconds: one line per interval instead of one per
+    /// transaction.
+    pub aggregate: Option<u64>,
+    /// `--log-prefix` (default pgbench_log).
+    pub prefix: String,
 }
 
 /// How an option is spelled and whether it takes a value.
@@ -182,6 +197,10 @@ const INIT_ONLY: &[&str] = &[
 ];
 const RUN_ONLY: &[&str] = &[
     "builtin",
+    "log",
+    "sampling-rate",
+    "aggregate-interval",
+    "log-prefix",
     "file",
     "define",
     "connect",
@@ -331,6 +350,45 @@ fn define(v: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `-l` with its options, checked together as pgbench checks them.
+fn log_args(l: &Loose, duration: Option<u64>) -> Result<Option<LogArgs>, String> {
+    if !l.log {
+        return match (l.aggregate, l.sampling, &l.prefix) {
+            (Some(_), _, _) => Err(
+                "log aggregation is allowed only when actually logging transactions (-l)".into(),
+            ),
+            (_, Some(_), _) => Err(
+                "log sampling (--sampling-rate) is allowed only when logging transactions (-l)"
+                    .into(),
+            ),
+            (_, _, Some(_)) => Err(
+                "log file prefix (--log-prefix) is allowed only when logging transactions (-l)"
+                    .into(),
+            ),
+            _ => Ok(None),
+        };
+    }
+    if l.aggregate.is_some() && l.sampling.is_some() {
+        return Err("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time".into());
+    }
+    if let (Some(agg), Some(d)) = (l.aggregate, duration)
+        && d % agg != 0
+    {
+        return Err(format!(
+            "duration ({d}) must be a multiple of aggregation interval ({agg})"
+        ));
+    }
+    let prefix = l.prefix.clone().unwrap_or_else(|| "pgbench_log".into());
+    if prefix.is_empty() || prefix.contains('\0') {
+        return Err("invalid log file prefix".into());
+    }
+    Ok(Some(LogArgs {
+        sampling: l.sampling.unwrap_or(1.0),
+        aggregate: l.aggregate,
+        prefix,
+    }))
+}
+
 /// Reads each script file of `a` with `read` and checks it whole (its syntax, and that
 /// the query mode can run it): a mistake is one line naming the file, the line and the
 /// column, before anything starts.
@@ -358,6 +416,10 @@ struct Loose {
     user: Option<String>,
     foreign_keys: bool,
     method_given: bool,
+    log: bool,
+    sampling: Option<f64>,
+    aggregate: Option<u64>,
+    prefix: Option<String>,
 }
 
 /// Reads pgbench's command line; `env` gives the PG environment variables (and USER).
@@ -408,6 +470,7 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Pg
     if a.scripts.iter().all(|(_, w)| *w == 0) {
         return Err("total script weight must not be zero".into());
     }
+    a.log = log_args(&loose, a.duration)?;
     let Loose {
         host, port, user, ..
     } = loose;
@@ -428,6 +491,7 @@ fn defaults() -> Result<PgbenchArgs, String> {
         scripts: Vec::new(),
         defines: Vec::new(),
         connect_each: false,
+        log: None,
         clients: 1,
         jobs: 1,
         duration: None,
@@ -479,6 +543,18 @@ fn apply(a: &mut PgbenchArgs, loose: &mut Loose, name: &str, v: String) -> Resul
         "file" => a.scripts.push(file(&v)?),
         "define" => a.defines.push(define(&v)?),
         "connect" => a.connect_each = true,
+        "log" => loose.log = true,
+        "sampling-rate" => {
+            let r = number("sampling rate", &v)?;
+            if !(r > 0.0 && r <= 1.0) {
+                return Err(format!("invalid sampling rate: \"{v}\" (0 < rate <= 1)"));
+            }
+            loose.sampling = Some(r);
+        }
+        "aggregate-interval" => {
+            loose.aggregate = Some(int("aggregation interval", &v, 1, 86_400)?)
+        }
+        "log-prefix" => loose.prefix = Some(v),
         "client" => a.clients = int("number of clients", &v, 1, 1_000_000)?,
         "jobs" => a.jobs = int("number of threads", &v, 1, 1_000_000)?,
         "time" => a.duration = Some(int("duration", &v, 1, 31_536_000)?),

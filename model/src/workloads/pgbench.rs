@@ -372,6 +372,9 @@ pub struct PgbenchConfig {
     pub defines: Vec<(String, String)>,
     /// `-C`: a new connection for every transaction.
     pub connect_each: bool,
+    /// `-l`: each transaction is logged as it ends, with this share of them kept
+    /// (`--sampling-rate`; None: no log).
+    pub log_sampling: Option<f64>,
     pub mode: QueryMode,
     pub max_tries: u32,
     pub step: Step,
@@ -409,6 +412,7 @@ impl Default for PgbenchConfig {
             scripts: vec![(Script::Builtin(Builtin::TpcbLike), 1)],
             defines: Vec::new(),
             connect_each: false,
+            log_sampling: None,
             mode: QueryMode::Simple,
             max_tries: 1,
             step: Step::Create,

@@ -121,6 +121,12 @@ async fn open_run(
         config.latency_limit = Some(Duration::from_micros(cfg.latency_limit_us));
         config.skip_late = config.rate.is_some();
     }
+    if let Some(sampling) = cfg.log_sampling {
+        config.txn_log = Some(crate::txnlog::TxnLogConfig {
+            first_client: share.first_thread,
+            sampling,
+        });
+    }
     let mut run = PreparedRun::empty(config);
     // How the first client got in, and the server's version, are set once all are in.
     let tail = run.set_target(None);
@@ -161,7 +167,8 @@ async fn open_run(
             let (sockets, sink, scripts) = (sockets.clone(), sink.clone(), scripts.clone());
             let client = share.first_thread + u64::from(t);
             let seed = share.seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let run_seed = share.seed;
+            // The coordinator gives each agent the run's seed plus its first client's number.
+            let run_seed = share.seed.wrapping_sub(share.first_thread);
             let open = move || {
                 let w = match scripts {
                     Some(s) => PgClient::Script(ScriptWorker::open(
