@@ -370,3 +370,171 @@ fn a_run_time_error_ends_its_client_with_pgbenchs_line() {
         "{err}"
     );
 }
+
+/// The log files `prefix.PID[.N]` in `dir`, sorted by name.
+fn log_files(dir: &std::path::Path, prefix: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.starts_with(&format!("{prefix}.")).then(|| {
+                (
+                    name.clone(),
+                    std::fs::read_to_string(dir.join(&name)).unwrap(),
+                )
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn transaction_logs_are_pgbenchs_one_file_per_agent() {
+    let pg = Postgres::start();
+    let (_a, _b, agents) = AgentProc::pair();
+    let agents = format!("--agents={agents}");
+    let tmp = Scratch::new("pgbench-logs");
+    ok(&pg, &[&agents, "-i", "-s", "1", "-q"]);
+    let dir = tmp.0.clone();
+    let prefix = dir.join("tx").to_string_lossy().into_owned();
+    let out = ok(
+        &pg,
+        &[
+            &agents,
+            "-n",
+            "-S",
+            "-c",
+            "4",
+            "-t",
+            "30",
+            "-l",
+            "--log-prefix",
+            &prefix,
+        ],
+    );
+    assert_eq!(processed(&out), 120);
+    let files = log_files(&dir, "tx");
+    assert_eq!(files.len(), 2, "{files:?}");
+    let pid = files[0].0.strip_prefix("tx.").unwrap().to_string();
+    assert!(pid.bytes().all(|b| b.is_ascii_digit()), "{}", files[0].0);
+    assert_eq!(files[1].0, format!("tx.{pid}.1"));
+    // client_id transaction_no time script_no time_epoch time_us, each client's
+    // transactions numbered 1..=30, the clients split over the two files.
+    let line = Regex::new(r"^(\d+) (\d+) (\d+) 0 (\d{10}) (\d{1,6})$").unwrap();
+    let mut per_client = std::collections::BTreeMap::<u64, Vec<u64>>::new();
+    for (name, text) in &files {
+        for l in text.lines() {
+            let c = line.captures(l).unwrap_or_else(|| panic!("{name}: {l:?}"));
+            per_client
+                .entry(c[1].parse().unwrap())
+                .or_default()
+                .push(c[2].parse().unwrap());
+        }
+    }
+    assert_eq!(
+        per_client.keys().copied().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    for (c, mut numbers) in per_client {
+        numbers.sort();
+        assert_eq!(numbers, (1..=30).collect::<Vec<u64>>(), "client {c}");
+    }
+
+    // Aggregated, with the rate's lag and the retries: 15 fields a line, the counts of
+    // the closed windows within the run's.
+    let prefix = dir.join("agg").to_string_lossy().into_owned();
+    let out = ok(
+        &pg,
+        &[
+            &agents,
+            "-n",
+            "-S",
+            "-c",
+            "2",
+            "-T",
+            "4",
+            "-R",
+            "200",
+            "--max-tries",
+            "2",
+            "-l",
+            "--aggregate-interval",
+            "1",
+            "--log-prefix",
+            &prefix,
+        ],
+    );
+    let done = processed(&out);
+    let files = log_files(&dir, "agg");
+    assert_eq!(files.len(), 2);
+    let mut logged = 0;
+    for (name, text) in &files {
+        assert!(text.lines().count() >= 2, "{name}: {text}");
+        for l in text.lines() {
+            let f: Vec<u64> = l
+                .split(' ')
+                .map(|x| x.parse().unwrap_or_else(|_| panic!("{l}")))
+                .collect();
+            assert_eq!(f.len(), 15, "{name}: {l}");
+            let (n, sum, min, max) = (f[1], f[2], f[4], f[5]);
+            if n > 0 {
+                assert!(min <= max && sum >= n * min && sum <= n * max, "{l}");
+                assert!(f[6] > 0 || f[9] == 0, "lag sums with -R: {l}");
+            }
+            logged += n;
+        }
+    }
+    assert!(logged > done / 2 && logged <= done, "{logged} of {done}");
+
+    // Sampling keeps about its share.
+    let prefix = dir.join("smp").to_string_lossy().into_owned();
+    let out = ok(
+        &pg,
+        &[
+            &agents,
+            "-n",
+            "-S",
+            "-c",
+            "2",
+            "-t",
+            "500",
+            "-l",
+            "--sampling-rate",
+            "0.2",
+            "--log-prefix",
+            &prefix,
+        ],
+    );
+    assert_eq!(processed(&out), 1000);
+    let kept: usize = log_files(&dir, "smp")
+        .iter()
+        .map(|(_, t)| t.lines().count())
+        .sum();
+    assert!((120..=280).contains(&kept), "{kept} of 1000 at 0.2");
+
+    // Their mistakes are one line.
+    for (args, needle) in [
+        (
+            &["--sampling-rate", "0.5"][..],
+            "allowed only when logging transactions",
+        ),
+        (&["-l", "--sampling-rate", "2"][..], "invalid sampling rate"),
+        (
+            &["-l", "--sampling-rate", "0.5", "--aggregate-interval", "1"][..],
+            "cannot be used at the same time",
+        ),
+        (
+            &["-l", "-T", "3", "--aggregate-interval", "2"][..],
+            "must be a multiple",
+        ),
+        (
+            &["-l", "--log-prefix", "/nonexistent/dir/x"][..],
+            "could not open log file /nonexistent/dir/x.",
+        ),
+    ] {
+        let (code, _, err) = pgbench(Some(&pg), &[&["-n", "-S"][..], args].concat());
+        assert_eq!((code, err.lines().count()), (Some(2), 1), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
