@@ -310,6 +310,7 @@ fn main() {
         .enumerate()
         .map(|(a, addr)| wire::Sender {
             addr: addr.clone(),
+            name: addr.clone(),
             host: format!("client{a}"),
             facts: Default::default(),
             threads: o.threads_per_agent,

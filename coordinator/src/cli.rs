@@ -11,6 +11,29 @@ use clap::Parser;
 use fleetbench_model::options::{Kind, OptionDef};
 use fleetbench_model::spec::{DECLARED, GROUPS};
 
+/// `fleetbench --help`'s commands, first: what a newcomer looks for.
+const COMMANDS_HELP: &str = "\
+Commands (`fleetbench TEST help`: a test's own options and their defaults):
+  TEST prepare|run|cleanup|prewarm  sysbench's tests (listed at the end) and commands
+  tpcc prepare|run|check|cleanup    tpcc-mysql's TPC-C (`fleetbench tpcc help`)
+  pgbench [OPTION]... [DBNAME]      pgbench's command line (`fleetbench pgbench --help`)
+  SCRIPT.lua prepare|run|cleanup    a sysbench Lua script (`fleetbench SCRIPT.lua help`)
+  scenario run|cleanup FILE         setups compared from one file (`fleetbench scenario help`)
+  compare A.json B.json [...]       results side by side, with their noise
+  report RESULT.json [--html OUT]   a saved result again, as text or an HTML page
+  runs list|show|compare|trend|...  the catalog of past runs (`fleetbench runs`: its usage)
+  serve --web IP:PORT               the catalog's runs as a web page
+  agents --agents HOST:PORT,...     the agents' state
+  stop --agents HOST:PORT,...       stop what the agents run
+  help                              this text";
+
+/// `fleetbench --help`'s last lines: the tests, and where the load runs.
+const TESTS_HELP: &str = "\
+Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only,
+oltp_point_select, oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index,
+select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc, or a Lua script.
+Without --agents, one embedded agent runs in this process (--local-agents K for more).";
+
 /// fleetbench: a distributed, sysbench-compatible load generator.
 #[derive(Debug, Default, Parser)]
 #[command(
@@ -21,15 +44,9 @@ use fleetbench_model::spec::{DECLARED, GROUPS};
     // that collect (`--agents`, `--target`, `--tag`, ...) keep every occurrence.
     args_override_self = true,
     override_usage = "fleetbench [OPTIONS] TEST COMMAND\n       fleetbench --test=TEST [OPTIONS] COMMAND",
-    after_help = "Tests: cpu, fileio, memory, threads, mutex, oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, \
-                  oltp_insert, oltp_delete, oltp_update_index, oltp_update_non_index, \
-                  select_random_points, select_random_ranges, bulk_insert, oltp_sp, tpcc (tpcc-mysql's TPC-C; `fleetbench tpcc help`), or a sysbench Lua script (`fleetbench ./my_test.lua run`; `fleetbench SCRIPT help`: its options).  Commands: prepare, run, cleanup, prewarm (OLTP), help \
-                  (`fleetbench TEST help`: that test's options and defaults).\n\
-                  Other commands: `compare A.json B.json [...]` (results side by side, with noise), \
-                  `report RESULT.json [--html OUT.html]` (a saved result as text or HTML), \
-                  `scenario run|cleanup FILE` (scenario files; `scenario help`), `agents --agents ...` (the agents' state), \
-                  `stop --agents ...` (stop their runs), `help`.\n\
-                  Without --agents, one embedded agent runs in this process (--local-agents K for more)."
+    help_template = "{about-with-newline}\n{usage-heading} {usage}\n\n{before-help}{all-args}{after-help}",
+    before_help = COMMANDS_HELP,
+    after_help = TESTS_HELP
 )]
 pub struct RawArgs {
     /// TEST and COMMAND, e.g. `cpu run` (only the command when --test is given).
@@ -41,59 +58,64 @@ pub struct RawArgs {
     pub legacy: bool,
 
     /// Test to run (sysbench 0.4/0.5 spelling of the TEST word).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run options")]
     pub test: Option<String>,
 
     /// Number of threads, split over the agents, or a comma-separated list for a sweep
     /// (one measurement per count) [default: 1].
-    #[arg(long, alias = "num-threads")]
+    #[arg(long, alias = "num-threads", help_heading = "Run options")]
     pub threads: Option<String>,
 
     /// Limit for total execution time in seconds; 0 = none [default: 10].
-    #[arg(long, alias = "max-time")]
+    #[arg(long, alias = "max-time", help_heading = "Run options")]
     pub time: Option<String>,
 
     /// Limit for total number of events over all agents; 0 = none [default: 0].
-    #[arg(long, alias = "max-requests")]
+    #[arg(long, alias = "max-requests", help_heading = "Run options")]
     pub events: Option<String>,
 
     /// Print merged intermediate results every N seconds; 0 = off [default: 0].
-    #[arg(long)]
+    #[arg(long, help_heading = "Output options")]
     pub report_interval: Option<String>,
 
     /// Latency percentiles to report, comma-separated, each in (0, 100]; 0 = none [default: 95].
-    #[arg(long)]
+    #[arg(long, help_heading = "Output options")]
     pub percentile: Option<String>,
 
     /// Seed for the random number generators; 0 = from the current time [default: 0].
-    #[arg(long)]
+    #[arg(long, help_heading = "Run options")]
     pub rand_seed: Option<String>,
 
     /// sysbench 0.5 (`--rand-init`) and 0.4 (`--init-rng`): on = seed the generators from
     /// the clock (as --rand-seed=0), off = a fixed seed (1) unless --rand-seed gives one.
-    #[arg(long, alias = "init-rng", num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    #[arg(long, alias = "init-rng", num_args = 0..=1, require_equals = true, default_missing_value = "on", help_heading = "Run options")]
     pub rand_init: Option<String>,
 
     /// Open loop: events (transactions) per second over all agents, arriving at random
     /// (Poisson) and waiting for a free thread; latency counts from the arrival. A
     /// comma-separated list runs one step per rate (a rate sweep). 0 = closed loop
     /// (`--tx-rate` in 0.5) [default: 0].
-    #[arg(long, alias = "tx-rate", value_name = "R[,R...]")]
+    #[arg(
+        long,
+        alias = "tx-rate",
+        value_name = "R[,R...]",
+        help_heading = "Run options"
+    )]
     pub rate: Option<String>,
 
     /// Log verbosity, 0 (only critical messages) to 5 (debug), as sysbench's; the
     /// FLEETBENCH_LOG environment variable takes precedence [default: 3].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5), help_heading = "Output options")]
     pub verbosity: Option<u8>,
 
     /// Full reports of the time since the previous one at these seconds, e.g. 10,20,30
     /// (sysbench 0.5/1.0).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", help_heading = "Output options")]
     pub report_checkpoints: Option<String>,
 
     /// Stop agents still running this many seconds (or N% of --time) after the run's time;
     /// off = only the agents' own hard deadline (10 s) [default: off].
-    #[arg(long, value_name = "off|N|N%")]
+    #[arg(long, value_name = "off|N|N%", help_heading = "Run options")]
     pub forced_shutdown: Option<String>,
 
     /// sysbench 0.4/0.5: worker stack size. Accepted; fleetbench sizes its own stacks.
@@ -107,132 +129,159 @@ pub struct RawArgs {
     pub validate: Option<String>,
 
     /// Write the whole result as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub json: Option<PathBuf>,
 
     /// Seconds of load before each measurement, on its threads and connections with
     /// statistics off (sysbench 1.0); --time counts after it [default: 0].
-    #[arg(long)]
+    #[arg(long, help_heading = "Run options")]
     pub warmup_time: Option<String>,
     /// Thread sweeps: seconds of rest between two steps [default: 0].
-    #[arg(long)]
+    #[arg(long, help_heading = "Run options")]
     pub cooldown: Option<String>,
     /// Write the run's, sweep's or scenarios' table as CSV to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub csv: Option<PathBuf>,
     /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub html: Option<PathBuf>,
     /// Label the result: KEY=VALUE, stored in the JSON's meta and shown by `compare`
     /// (repeatable), e.g. --tag buffer_pool=8G --tag proxy=mycat.
-    #[arg(long, value_name = "KEY=VALUE")]
+    #[arg(long, value_name = "KEY=VALUE", help_heading = "Output options")]
     pub tag: Vec<String>,
     /// Write every interval's merged latency histogram to this file as an HdrHistogram
     /// interval log (V2 compressed, microseconds), for HdrHistogram's own tools.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub hlog: Option<PathBuf>,
     /// With --hlog: each agent's interval histograms too, tagged with its address.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output options")]
     pub hlog_per_agent: bool,
     /// Serve the live run to Prometheus at http://ADDR/metrics (text format, or OpenMetrics
     /// when the scraper asks for it), e.g. --metrics-listen 0.0.0.0:9464.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", help_heading = "Output options")]
     pub metrics_listen: Option<String>,
     /// Push each run's final figures to this Prometheus Pushgateway when it ends, e.g.
     /// --metrics-push http://pushgateway:9091 (grouped by job fleetbench and the run id).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help_heading = "Output options")]
     pub metrics_push: Option<String>,
     /// Print the merged latency histogram, as sysbench does: --histogram or --histogram=on.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on", help_heading = "Output options")]
     pub histogram: Option<String>,
     /// Warn about a saturated client host for cpu, memory, threads and mutex too (they load
     /// the client on purpose, so by default they get no such warning).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output options")]
     pub warn_client_saturation: bool,
     /// Report layout: `fleetbench` (sysbench 1.0's report, then fleetbench's per-agent and
     /// per-target blocks), or sysbench's own alone: `1.0`, `0.5` or `0.4` [default: fleetbench].
-    #[arg(long, value_name = "STYLE")]
+    #[arg(long, value_name = "STYLE", help_heading = "Output options")]
     pub report_style: Option<String>,
     /// Measurements per step of a run, sweep or scenario file (back and forth between
     /// scenarios), all kept in the JSON; `compare` derives confidence intervals from them
     /// [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Run options")]
     pub repeat: Option<String>,
     /// `compare`: exit 1 when a figure changes past this threshold beyond noise, e.g.
     /// `tps<-5%` or `p99>+10%` (repeatable).
-    #[arg(long, value_name = "RULE")]
+    #[arg(long, value_name = "RULE", help_heading = "Catalog, compare and runs")]
     pub fail_if: Vec<String>,
     /// `compare`: compare documents of different tests anyway.
-    #[arg(long)]
+    #[arg(long, help_heading = "Catalog, compare and runs")]
     pub force: bool,
     /// The catalog every run is recorded in: an SQLite file, or postgres://... or
     /// mysql://... for a shared one [default: $XDG_DATA_HOME/fleetbench/catalog.db, i.e.
     /// ~/.local/share/fleetbench/catalog.db; or $FLEETBENCH_CATALOG].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        help_heading = "Catalog, compare and runs"
+    )]
     pub catalog: Option<String>,
     /// Record nothing in the catalog (also FLEETBENCH_CATALOG=off).
-    #[arg(long, conflicts_with = "catalog")]
+    #[arg(
+        long,
+        conflicts_with = "catalog",
+        help_heading = "Catalog, compare and runs"
+    )]
     pub no_catalog: bool,
     /// Exit 1 when a figure of the run moved beyond the noise of the earlier runs of the
     /// same test and setup in the catalog, the worse way (docs/catalog.md).
-    #[arg(long)]
+    #[arg(long, help_heading = "Catalog, compare and runs")]
     pub fail_on_regression: bool,
     /// Under each interval line, one line per agent: its rate, latency and host load.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output options")]
     pub live_agents: bool,
     /// Serve a live web page of the run, sweep or scenario file (and of the catalog's runs)
     /// at this address, e.g. localhost:8080 (docs/web.md); an address other than loopback
     /// needs a token.
-    #[arg(long, value_name = "IP:PORT")]
+    #[arg(long, value_name = "IP:PORT", help_heading = "Output options")]
     pub web: Option<String>,
     /// The token the web page asks for on an address other than loopback [default: the
     /// agents' token].
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub web_token_file: Option<PathBuf>,
     /// `runs list`: runs that started on or after this date (YYYY-MM-DD, UTC) or this many
     /// days ago (Nd).
-    #[arg(long, value_name = "DATE|Nd")]
+    #[arg(
+        long,
+        value_name = "DATE|Nd",
+        help_heading = "Catalog, compare and runs"
+    )]
     pub since: Option<String>,
     /// `runs trend`: the figure followed (tps, qps, avg, the percentile as p95, errors, or
     /// a server figure) [default: tps].
-    #[arg(long, value_name = "FIGURE")]
+    #[arg(
+        long,
+        value_name = "FIGURE",
+        help_heading = "Catalog, compare and runs"
+    )]
     pub metric: Option<String>,
     /// `scenario run`: run only this scenario (repeatable).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = "Catalog, compare and runs")]
     pub only: Vec<String>,
 
     /// Agents to run the load on, comma-separated HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT,...")]
+    #[arg(long, value_name = "HOST:PORT,...", help_heading = "Agents")]
     pub agents: Vec<String>,
 
     /// File holding the agents' token (default: FLEETBENCH_TOKEN); sent with every call.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Agents")]
     pub token_file: Option<PathBuf>,
 
     /// Seconds an agent may go without progress while it opens its workers (connections)
     /// before answering Ready [default: 30].
-    #[arg(long)]
+    #[arg(long, help_heading = "Agents")]
     pub ready_timeout: Option<String>,
 
     /// A run fails (exit 4) when a database target was down (failed reconnects and
     /// nothing done) for more than this percent of the run [default: any whole interval].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", help_heading = "Run options")]
     pub max_downtime: Option<String>,
 
     /// Agents serve TLS: check their certificates against this CA (PEM).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Agents")]
     pub tls_ca: Option<PathBuf>,
 
     /// Client certificate (PEM) for agents that require one; needs --tls-key and --tls-ca.
-    #[arg(long, value_name = "FILE", requires = "tls_key", requires = "tls_ca")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        requires = "tls_ca",
+        help_heading = "Agents"
+    )]
     pub tls_cert: Option<PathBuf>,
 
     /// Private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_cert",
+        help_heading = "Agents"
+    )]
     pub tls_key: Option<PathBuf>,
 
     /// Number of embedded agents to start in this process when --agents is not given [default: 1].
-    #[arg(long)]
+    #[arg(long, help_heading = "Agents")]
     pub local_agents: Option<String>,
 
     /// The declared options (those of cpu, fileio, memory, threads and mutex:
@@ -679,6 +728,34 @@ mod tests {
             .collect();
         for style in ["`fleetbench`", "`1.0`", "`0.5`", "`0.4`"] {
             assert!(line.contains(style), "{style} missing: {line}");
+        }
+    }
+
+    /// `fleetbench --help` (issue 60): the commands first (pgbench, tpcc, scenario and runs
+    /// among them, and `TEST help`), then every option in a group, none in a flat list.
+    #[test]
+    fn help_lists_the_commands_then_the_options_in_groups() {
+        use clap::CommandFactory;
+        let help = RawArgs::command().render_long_help().to_string();
+        let commands = help.find("Commands (").expect("the commands");
+        assert!(commands < help.find("Run options:").unwrap(), "{help}");
+        for c in [
+            "\n  pgbench ",
+            "\n  tpcc ",
+            "\n  scenario ",
+            "\n  runs ",
+            "`fleetbench TEST help`",
+        ] {
+            assert!(help[commands..].contains(c), "{c} in {help}");
+        }
+        let mut cmd = RawArgs::command();
+        cmd.build();
+        for a in cmd.get_arguments() {
+            let Some(long) = a.get_long() else { continue };
+            if a.is_hide_set() || ["help", "version"].contains(&long) {
+                continue;
+            }
+            assert!(a.get_help_heading().is_some(), "--{long} has no group");
         }
     }
 

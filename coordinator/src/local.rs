@@ -4,10 +4,28 @@
 //! their threads against the host's ceiling, the session holds each embedded agent to the
 //! whole run, and each refuses a Start beyond it, so a run too big for the host is refused
 //! with one line, never started until the runtime aborts the process.
+//!
+//! An embedded agent listens on a port the system picks, which says nothing to a reader:
+//! reports and errors name it `embedded` (`embedded-1`, `embedded-2`, ... with
+//! `--local-agents`), as [`agent_name`] says; the result's JSON keeps its address too.
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// The embedded agents serving in this process now: (address, name). An address is
+/// unique while its listener is open, so agents of two runs at once (tests) never mix.
+static NAMES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// The name an agent goes by in reports and errors: `embedded` (or `embedded-N`) for an
+/// agent serving inside this process, else its address as given.
+pub fn agent_name(addr: &str) -> String {
+    let names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    names
+        .iter()
+        .find(|(a, _)| a == addr)
+        .map_or_else(|| addr.to_string(), |(_, n)| n.clone())
+}
 
 /// Agents running inside this process.
 pub struct LocalAgents {
@@ -31,7 +49,12 @@ pub async fn start(
     };
     for i in 0..k {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
-        agents.addrs.push(listener.local_addr()?.to_string());
+        let addr = listener.local_addr()?.to_string();
+        NAMES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((addr.clone(), crate::report::format::embedded_name(i, k)));
+        agents.addrs.push(addr);
         let (stop, stopped) = oneshot::channel::<()>();
         let mut options = options.clone();
         if own_dirs {
@@ -98,11 +121,50 @@ where
 impl LocalAgents {
     /// Stops every embedded agent and waits for it.
     pub async fn stop(self) {
+        NAMES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(a, _)| !self.addrs.contains(a));
         for s in self.stops {
             let _ = s.send(());
         }
         for t in self.tasks {
             let _ = t.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn embedded_agents_go_by_their_names_while_they_serve() {
+        let options = fleetbench_agent::AgentOptions {
+            token: None,
+            tls: None,
+            work_dir: std::env::temp_dir(),
+            name: None,
+            allow_scripts: false,
+            script_memory: None,
+            stuck: None,
+        };
+        let two = start(2, options.clone(), false).await.unwrap();
+        let one = start(1, options, false).await.unwrap();
+        let names =
+            |a: &LocalAgents| -> Vec<String> { a.addrs.iter().map(|x| agent_name(x)).collect() };
+        assert_eq!(names(&two), ["embedded-1", "embedded-2"]);
+        assert_eq!(names(&one), ["embedded"]);
+        // Any other agent goes by its address.
+        assert_eq!(agent_name("10.0.0.1:7600"), "10.0.0.1:7600");
+        let addrs = two.addrs.clone();
+        two.stop().await;
+        assert_eq!(
+            agent_name(&addrs[0]),
+            addrs[0],
+            "a stopped agent is no longer named"
+        );
+        assert_eq!(names(&one), ["embedded"]);
+        one.stop().await;
     }
 }

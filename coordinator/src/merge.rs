@@ -560,6 +560,9 @@ pub enum AgentStatus {
 #[derive(Debug, Clone)]
 pub struct AgentResult {
     pub addr: String,
+    /// What reports and errors call it: its address, or `embedded` (`embedded-N`) for an
+    /// agent inside the coordinator's process (crate::local::agent_name).
+    pub name: String,
     pub host: String,
     /// Cores, CPU model, kernel and memory of its host, as its Hello said.
     pub facts: fleetbench_model::host::HostFacts,
@@ -1185,6 +1188,7 @@ mod tests {
                 .into_iter()
                 .map(|open| AgentResult {
                     addr: String::new(),
+                    name: String::new(),
                     host: String::new(),
                     facts: Default::default(),
                     threads: 1,

@@ -36,6 +36,8 @@ pub struct AgentFinal {
 #[derive(Debug, Clone)]
 pub struct Sender {
     pub addr: String,
+    /// What reports call it (see [`crate::merge::AgentResult::name`]).
+    pub name: String,
     pub host: String,
     pub facts: HostFacts,
     pub threads: u32,
@@ -113,6 +115,7 @@ impl Sender {
     pub fn lost(&self, why: String) -> AgentResult {
         AgentResult {
             addr: self.addr.clone(),
+            name: self.name.clone(),
             host: self.host.clone(),
             facts: self.facts.clone(),
             threads: self.threads,
@@ -310,6 +313,7 @@ pub fn agent_final(from: &Sender, f: &pb::Final) -> AgentFinal {
     AgentFinal {
         agent: AgentResult {
             addr: from.addr.clone(),
+            name: from.name.clone(),
             host: from.host.clone(),
             facts: from.facts.clone(),
             threads: from.threads,

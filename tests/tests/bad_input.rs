@@ -58,16 +58,42 @@ fn help_lists_every_command_and_each_tests_options() {
     };
     let top = stdout(&["help"]);
     assert_eq!(top, stdout(&["--help"]));
+    // The commands come first, one line each, then the options in groups (issue 60).
+    let commands = &top[top.find("Commands").expect("a Commands section")
+        ..top.find("Run options:").expect("a Run options group")];
     for command in [
+        "TEST prepare|run|cleanup",
+        "tpcc prepare|run|check|cleanup",
+        "pgbench ",
+        "scenario run",
+        "runs list",
+        "serve --web",
         "compare",
         "report",
-        "scenario run",
         "agents",
         "stop",
-        "prepare, run, cleanup",
+        "`fleetbench TEST help`",
     ] {
-        assert!(top.contains(command), "{command} in\n{top}");
+        assert!(
+            commands.lines().any(|l| l.contains(command)),
+            "{command} in\n{commands}"
+        );
     }
+    let mut at = 0;
+    for group in [
+        "Run options:",
+        "Output options:",
+        "Catalog, compare and runs:",
+        "Agents:",
+    ] {
+        let found = top[at..].find(&format!("\n{group}\n"));
+        let found = found.unwrap_or_else(|| panic!("{group} after {at} in\n{top}"));
+        at += found + 1;
+    }
+    // No option is left in the flat list but --help and --version.
+    let flat = &top[top.find("\nOptions:\n").unwrap()..top.find("\nRun options:").unwrap()];
+    assert_eq!(flat.matches("--").count(), 2, "{flat}");
+    assert!(top.contains("\n      --threads <THREADS>"), "{top}");
     let cpu = stdout(&["cpu", "help"]);
     assert!(
         cpu.starts_with("cpu options (cpu):\n  --cpu-max-prime "),

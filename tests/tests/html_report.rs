@@ -616,7 +616,7 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
     let dir = Scratch::new("html-run");
     let json = dir.path("run.json");
     let html = dir.path("run.html");
-    let (_, doc) = run_json(
+    let (text, doc) = run_json(
         &words(
             "cpu --threads=2 --time=3 --local-agents=2 --cpu-max-prime=2000 --tag=purpose=html-test --tag=round=1",
         ),
@@ -678,23 +678,29 @@ fn report_turns_a_run_json_into_html_with_time_series_and_configuration() {
         "{}",
         fact("duration")
     );
-    // Agents by the host names their Hello gave, numbered when they share a host.
-    let hosts: Vec<&str> = doc["agents"]
+    // Agents named as the text report and the tables name them (issue 60): two embedded
+    // agents are embedded-1 and embedded-2, in the JSON, the text, the header, the
+    // per-agent table and every legend, never by the host they share.
+    let names: Vec<&str> = doc["agents"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a["host"].as_str().unwrap())
+        .map(|a| a["name"].as_str().unwrap())
         .collect();
-    assert!(!hosts[0].is_empty());
-    let names: Vec<String> = if hosts[0] == hosts[1] {
-        vec![format!("{} #1", hosts[0]), format!("{} #2", hosts[0])]
-    } else {
-        hosts.iter().map(|h| h.to_string()).collect()
-    };
+    assert_eq!(names, ["embedded-1", "embedded-2"]);
     for n in &names {
         assert!(fact("agents").contains(&format!("<b>{n}</b>")), "{facts}");
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("    {n} "))),
+            "{n}'s row in\n{text}"
+        );
+        assert!(
+            dom.contains(&format!("<tr><td>{n}</td>")),
+            "{n} in the per-agent table"
+        );
     }
-    // The legends name the agents so, not by address.
+    assert!(!text.contains("127.0.0.1:"), "no loopback port in\n{text}");
+    // The legends name the agents so, not by host or address.
     for id in ["agents-time", "hosts-cpu-time", "hosts-run-queue-time"] {
         assert_eq!(texts(chart(&dom, id), "legend"), names, "{id}");
     }
@@ -997,6 +1003,58 @@ fn a_tpcc_sweep_shows_tpmc_each_types_percentiles_and_its_server() {
         assert!(table.contains(&row), "{row} in {table}");
     }
     assert!(points(&dom, "tpmc-threads").len() == 2);
+    // Each step's Constraint Check, last in its row, as the JSON says it.
+    for s in steps {
+        let ok = s["result"]["totals"]["tpcc"]["constraints_ok"]
+            .as_bool()
+            .unwrap();
+        let cell = format!(
+            "<td class=\"check\">{}</td></tr>",
+            if ok { "[OK]" } else { "[NG]" }
+        );
+        assert!(table.contains(&cell), "{cell} in {table}");
+    }
+    // A step's run alone: the page's Constraint Check says what `report FILE` prints in
+    // tpcc-mysql's <Constraint Check> block, check for check.
+    let step_json = dir.path("step.json");
+    let run_html = dir.path("step.html");
+    std::fs::write(&step_json, serde_json::to_vec(&steps[1]["result"]).unwrap()).unwrap();
+    let text = fleetbench_ok(&["report", step_json.to_str().unwrap()]);
+    let block = &text[text.find("<Constraint Check>").expect("the text's check")..];
+    let block = &block[..block.find("<TpmC>").unwrap()];
+    let said: Vec<&str> = block
+        .lines()
+        .filter_map(|l| l.trim_end().rsplit(' ').next())
+        .filter(|v| *v == "[OK]" || *v == "[NG]")
+        .collect();
+    assert_eq!(said.len(), 9, "four mixes and five response times: {block}");
+    report_html(&step_json, &run_html);
+    let step_dom = browse(&dir, &run_html, &["--dump-dom"]);
+    let rows = table_rows(&step_dom, "tpcc-check");
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    // The mix of Payment, Order-Status, Delivery, Stock-Level, then the five response times.
+    let shown: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r[3].as_str())
+        .chain(rows.iter().map(|r| r[5].as_str()))
+        .collect();
+    assert_eq!(shown, said, "{rows:?} vs {block}");
+    let verdict = &step_dom[step_dom
+        .find("id=\"tpcc-check-verdict\"")
+        .expect("the verdict")..];
+    let ok = said.iter().all(|v| *v == "[OK]");
+    assert!(
+        verdict.starts_with(&format!(
+            "id=\"tpcc-check-verdict\">Constraint Check: {}",
+            if ok {
+                "every check passed [OK]"
+            } else {
+                "a check failed [NG]"
+            }
+        )),
+        "{}",
+        &verdict[..120]
+    );
     // The header: the target with its server's version and the variables read.
     let conn = &steps[0]["result"]["totals"]["targets"][0]["connections"][0];
     let version = conn["server_version"].as_str().unwrap();
@@ -1127,4 +1185,107 @@ fn the_servers_figures_are_charted_on_the_runs_time_axis() {
         legend.iter().any(|l| l.contains(&observer.addr)),
         "{legend:?}"
     );
+}
+
+/// The rows of the table `id` in the dumped DOM, each as its cells' text.
+fn table_rows(dom: &str, id: &str) -> Vec<Vec<String>> {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no table {id}"));
+    let table = &dom[at..at + dom[at..].find("</table>").unwrap()];
+    table
+        .split("<tr")
+        .skip(1)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|c| c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()].to_string())
+                .collect::<Vec<String>>()
+        })
+        .filter(|cells| !cells.is_empty())
+        .collect()
+}
+
+/// The page says what the text says (issue 60): a run whose threads collide on 10 rows
+/// lists its ignored errors by code as the text's line and the JSON count them; its
+/// embedded agent is `embedded` in the header, the per-agent table and the legends, as in
+/// the text; and the same run with a saturated client host (the JSON edited, as a real
+/// saturation cannot be made to order) carries the text report's warning word for word.
+#[test]
+fn the_page_says_what_the_text_says() {
+    let db = MariaDb::start();
+    db.sql("SET GLOBAL innodb_lock_wait_timeout=1");
+    let data = ["oltp_read_write", "--table-size=10", "--range-size=5"];
+    db.fleetbench_ok(&[&data, &["prepare"]]);
+    let dir = Scratch::new("html-says");
+    let html = dir.path("run.html");
+    let json = dir.path("run.json");
+    let (text, doc) = db.run_json(
+        &[
+            &data,
+            &[
+                "--threads=32",
+                "--time=4",
+                &format!("--html={}", html.display()),
+            ],
+        ],
+        &json,
+    );
+    let dom = browse(&dir, &html, &["--dump-dom"]);
+    assert_eq!(attr(status(&dom), "data-ok"), "true");
+
+    // Ignored errors: the same codes and counts as the JSON and the text's line.
+    let codes = doc["totals"]["sql"]["errors_by_code"].as_object().unwrap();
+    assert!(!codes.is_empty(), "32 threads on 10 rows must collide");
+    let rows = table_rows(&dom, "ignored-errors");
+    assert_eq!(rows.len(), codes.len(), "{rows:?} vs {codes:?}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Ignored errors by code: "))
+        .unwrap_or_else(|| panic!("no line of codes in\n{text}"));
+    for (code, n) in codes {
+        let row = rows
+            .iter()
+            .find(|r| r[0] == *code)
+            .unwrap_or_else(|| panic!("{code} in {rows:?}"));
+        assert_eq!(row[2], n.to_string(), "{row:?}");
+        let named = if row[1] == "-" {
+            format!("{code} x {n}")
+        } else {
+            format!("{code} ({}) x {n}", row[1])
+        };
+        assert!(line.contains(&named), "{named} in {line}");
+    }
+    // Commonest first, as the text lists them.
+    let counts: Vec<u64> = rows.iter().map(|r| r[2].parse().unwrap()).collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+
+    // The agent: `embedded` everywhere the page names it, as the text does.
+    assert_eq!(doc["agents"][0]["name"], "embedded");
+    assert!(
+        text.lines().any(|l| l.starts_with("    embedded ")),
+        "{text}"
+    );
+    assert_eq!(texts(chart(&dom, "agents-time"), "legend"), ["embedded"]);
+    assert!(dom.contains("<tr><td>embedded</td>"), "the per-agent table");
+    assert!(dom.contains("<b>embedded</b> (host "), "the header");
+
+    // A saturated client host: the text report's warning, on the page.
+    let mut hot = doc.clone();
+    let load = &mut hot["agents"][0]["host_load"];
+    load["saturated_intervals"] = serde_json::json!([1, 2]);
+    load["cpu_busy_pct_peak"] = 97.0.into();
+    let (queue, cores) = (load["run_queue_peak"].clone(), load["cores"].clone());
+    let hot_json = dir.path("hot.json");
+    let hot_html = dir.path("hot.html");
+    std::fs::write(&hot_json, serde_json::to_vec(&hot).unwrap()).unwrap();
+    report_html(&hot_json, &hot_html);
+    let dom = browse(&dir, &hot_html, &["--dump-dom"]);
+    let host = doc["agents"][0]["host"].as_str().unwrap();
+    let intervals = doc["intervals"].as_array().unwrap().len();
+    let warning = format!(
+        "<p class=\"warning\">WARNING: agent embedded: its host {host} was saturated (CPU busy 97 % at peak, run queue {queue} on {cores} cores) in 2 of {intervals} intervals (1-2): these figures may measure the client, not the server</p>"
+    );
+    assert!(dom.contains(&warning), "{warning} in the page");
+    check_page(&dir, &html, "run");
 }

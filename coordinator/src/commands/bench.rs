@@ -98,7 +98,7 @@ async fn measure_one(
     let listing: Vec<(String, u32)> = conns
         .iter()
         .zip(&shares)
-        .map(|(c, &t)| (c.addr.clone(), t as u32))
+        .map(|(c, &t)| (c.name.clone(), t as u32))
         .collect();
     stdout::print(&report::text::header_in(plan, &listing, extras.style));
     // --hlog: created before the run, so that a path it cannot write fails first.
@@ -204,7 +204,7 @@ fn script_failed(plan: &Plan, result: &merge::RunResult) -> Option<String> {
     }
     result.agents.iter().find_map(|a| match &a.status {
         merge::AgentStatus::Aborted(why) if why.starts_with("script error") => {
-            Some(format!("run on agent {}: {why}", a.addr))
+            Some(format!("run on agent {}: {why}", a.name))
         }
         _ => None,
     })

@@ -7,7 +7,7 @@ use crate::merge::{MergedInterval, RunResult};
 use crate::metrics::{Board, Exporter, RunLabels};
 use crate::plan::Plan;
 use crate::report::hlog::RunLog;
-use crate::report::progress::Opening;
+use crate::report::progress::{Opening, RunLines};
 use crate::report::style::ReportStyle;
 use crate::report::{self, stdout};
 use crate::session::{self, AgentConn, AgentTick, RunObserver};
@@ -110,6 +110,9 @@ struct Watch<'a> {
     web: Option<std::sync::Arc<crate::web::live::LiveView>>,
     /// `--live-agents`: each agent's line of the ticks not printed yet, (tick, line).
     agent_lines: Option<Vec<(u32, String)>>,
+    /// A plain progress line every 10 s on stderr when it is no terminal and the run
+    /// prints no interval lines (a run logged to a file shows that it moves).
+    plain: Option<RunLines>,
 }
 
 impl<'a> Watch<'a> {
@@ -141,6 +144,11 @@ impl<'a> Watch<'a> {
             readables: crate::report::json::readables(plan),
             web: None,
             agent_lines: None,
+            plain: plan
+                .report_interval
+                .is_none()
+                .then(|| RunLines::new(plan.time.map_or(0, |t| t.as_secs())))
+                .flatten(),
         }
     }
 
@@ -268,6 +276,11 @@ impl RunObserver for Watch<'_> {
             }
         }
         self.checkpoint(iv);
+        if let Some(p) = self.plain.as_mut()
+            && let Some(line) = p.at(iv.label_secs(), iv.events_per_sec())
+        {
+            eprintln!("{line}");
+        }
     }
 
     fn agent_interval(&mut self, t: AgentTick) {
@@ -276,7 +289,7 @@ impl RunObserver for Watch<'_> {
         }
         if let Some(lines) = self.agent_lines.as_mut() {
             let pct = self.plan.percentiles[0];
-            lines.push((t.seq, report::text::agent_line(t.addr, t.part, t.load, pct)));
+            lines.push((t.seq, report::text::agent_line(t.name, t.part, t.load, pct)));
         }
         if let Some(w) = &self.web {
             let rate = crate::merge::per_sec(t.part.events, t.part.duration);

@@ -35,7 +35,7 @@ pub async fn run(plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
         match &a.status {
             AgentStatus::Completed => {}
             AgentStatus::Aborted(why) | AgentStatus::Lost(why) => {
-                failed.get_or_insert_with(|| format!("{} on agent {}: {why}", s.command, a.addr));
+                failed.get_or_insert_with(|| format!("{} on agent {}: {why}", s.command, a.name));
             }
         }
     }

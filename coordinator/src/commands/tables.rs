@@ -8,6 +8,7 @@ use fleetbench_model::workloads::tpcc::{PrepareStep, TpccConfig};
 
 use crate::error::{AgentEnd, Interrupted, SessionError};
 use crate::plan::{Command, Plan, Workload};
+use crate::report::progress::{JobLines, Unit};
 use crate::report::{self, stdout};
 use crate::session::{self, AgentConn};
 
@@ -17,8 +18,8 @@ use crate::session::{self, AgentConn};
 #[error("{0}")]
 pub struct Unfinished(pub String);
 
-/// A table job of a plan from the command line: the banner, a progress bar on stderr
-/// (hidden when it is not a terminal), then each agent's summary.
+/// A table job of a plan from the command line: the banner, a progress bar on stderr (a
+/// plain line every 10 s instead when it is not a terminal), then each agent's summary.
 pub async fn run(plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
     if let Workload::Tpcc(t) = &plan.workload {
         return tpcc(plan, t, conns, None).await;
@@ -37,15 +38,25 @@ pub async fn run(plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
         }
         _ => false,
     };
-    let template = match (create, files) {
-        _ if plan.command == Command::Prewarm => "{bar:40} {pos}/{len} tables  eta {eta}",
-        (true, false) => "{bar:40} {pos}/{len} rows  {rows_per_sec}  eta {eta}",
-        (false, false) => "{bar:40} {pos}/{len} tables",
-        (true, true) => "{bar:40} {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
-        (false, true) => "{bar:40} {pos}/{len} files",
+    let (template, unit) = match (create, files) {
+        _ if plan.command == Command::Prewarm => (
+            "{bar:40} {pos}/{len} tables  eta {eta}",
+            Unit::Count("tables"),
+        ),
+        (true, false) => (
+            "{bar:40} {pos}/{len} rows  {rows_per_sec}  eta {eta}",
+            Unit::Rows,
+        ),
+        (false, false) => ("{bar:40} {pos}/{len} tables", Unit::Count("tables")),
+        (true, true) => (
+            "{bar:40} {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
+            Unit::Bytes,
+        ),
+        (false, true) => ("{bar:40} {pos}/{len} files", Unit::Count("files")),
     };
     let bar = indicatif::ProgressBar::new(0);
-    let summaries = match table_job_on_bar(conns, plan, create, bar, template).await {
+    let lines = JobLines::new(plan.command.name(), unit);
+    let summaries = match table_job_on_bar(conns, plan, create, (bar, lines), template).await {
         Err(SessionError::Interrupted(i)) => {
             return Err(Unfinished(interrupted_account(plan, &i, None)).into());
         }
@@ -114,13 +125,26 @@ async fn tpcc(
         } else {
             indicatif::ProgressBar::hidden()
         };
-        let template = if step == PrepareStep::Load && create {
-            "{bar:40} {pos}/{len} rows  {rows_per_sec}  eta {eta}"
+        let (template, unit) = if step == PrepareStep::Load && create {
+            (
+                "{bar:40} {pos}/{len} rows  {rows_per_sec}  eta {eta}",
+                Unit::Rows,
+            )
         } else {
-            "{bar:40} {pos}/{len} steps"
+            ("{bar:40} {pos}/{len} steps", Unit::Count("steps"))
         };
+        // Where stderr is a log: a plain line every 10 s, under the scenario's name.
+        let lines = JobLines::new(
+            &match label {
+                Some(l) => format!("[{l}] {}", step_name(plan.command, step)),
+                None => step_name(plan.command, step).to_string(),
+            },
+            unit,
+        );
         let started = std::time::Instant::now();
-        let summaries = match table_job_on_bar(conns.clone(), &plan, create, bar, template).await {
+        let summaries = match table_job_on_bar(conns.clone(), &plan, create, (bar, lines), template)
+            .await
+        {
             Err(SessionError::Interrupted(i)) => {
                 let account = interrupted_account(&plan, &i, Some(step));
                 return Err(Unfinished(match label {
@@ -169,6 +193,17 @@ async fn tpcc(
     Ok(crate::exit::EXIT_OK)
 }
 
+/// What a TPC-C step's plain progress lines call it.
+fn step_name(command: Command, step: PrepareStep) -> &'static str {
+    match (command, step) {
+        (Command::Cleanup, _) => "cleanup",
+        (_, PrepareStep::Create) => "create",
+        (_, PrepareStep::Load) => "load",
+        (_, PrepareStep::Index) => "index",
+        (_, PrepareStep::Check) => "check",
+    }
+}
+
 /// A load's rate as the progress bar shows it: whole rows a second, thousands grouped.
 fn rows_per_sec(rate: f64) -> String {
     let n = rate.max(0.0).round() as u64;
@@ -184,12 +219,13 @@ fn rows_per_sec(rate: f64) -> String {
 }
 
 /// Runs the table job of `plan` on `conns` with its progress on `bar`, drawn with
-/// `template` and cleared at the end; each agent's summary.
+/// `template` and cleared at the end, and as plain `lines` where stderr is no terminal;
+/// each agent's summary.
 async fn table_job_on_bar(
     conns: Vec<AgentConn>,
     plan: &Plan,
     create: bool,
-    bar: indicatif::ProgressBar,
+    (bar, mut lines): (indicatif::ProgressBar, Option<JobLines>),
     template: &str,
 ) -> Result<Vec<session::JobSummary>, SessionError> {
     bar.set_style(
@@ -208,6 +244,9 @@ async fn table_job_on_bar(
     let summaries = session::table_job(conns, plan, create, |done, total, notes| {
         bar.set_length(total);
         bar.set_position(done);
+        if let Some(l) = lines.as_mut() {
+            l.update(done, total);
+        }
         // Above the bar, as they happen.
         for n in notes {
             bar.suspend(|| stdout::line(n));
@@ -235,7 +274,18 @@ pub async fn run_labelled(plan: &Plan, conns: Vec<AgentConn>, label: &str) -> an
         };
     }
     stdout::line(format!("[{label}] {} ...", plan.command.name()));
-    let notes = |_: u64, _: u64, notes: &[String]| {
+    let unit = match (&plan.workload, plan.command) {
+        (_, Command::Prewarm) => Unit::Count("tables"),
+        (Workload::Fileio(_), Command::Prepare) => Unit::Bytes,
+        (Workload::Fileio(_), _) => Unit::Count("files"),
+        (_, Command::Prepare) => Unit::Rows,
+        _ => Unit::Count("tables"),
+    };
+    let mut lines = JobLines::new(&format!("[{label}] {}", plan.command.name()), unit);
+    let notes = |done: u64, total: u64, notes: &[String]| {
+        if let Some(l) = lines.as_mut() {
+            l.update(done, total);
+        }
         for n in notes {
             stdout::line(format!("[{label}] {n}"));
         }

@@ -138,6 +138,39 @@ pub struct Report {
     pub agents: Vec<Agent>,
 }
 
+impl Report {
+    /// Each agent's name in the reports, in the run's agent order: the name it was given;
+    /// in a file written before agents had names, `embedded` (`embedded-N` of several) for
+    /// one the configuration lists as `local:ADDRESS`, else its address.
+    pub fn agent_names(&self) -> Vec<String> {
+        let local = self
+            .config
+            .agents
+            .iter()
+            .filter(|c| c.starts_with("local:"))
+            .count() as u32;
+        let mut nth = 0;
+        self.agents
+            .iter()
+            .map(|a| {
+                if !a.name.is_empty() {
+                    return a.name.clone();
+                }
+                let embedded = self
+                    .config
+                    .agents
+                    .iter()
+                    .any(|c| c.strip_prefix("local:") == Some(a.addr.as_str()));
+                if !embedded {
+                    return a.addr.clone();
+                }
+                nth += 1;
+                super::format::embedded_name(nth - 1, local)
+            })
+            .collect()
+    }
+}
+
 /// What the result says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
@@ -566,6 +599,10 @@ pub struct MemoryOps {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Agent {
     pub addr: String,
+    /// What the reports call it: its address, or `embedded` for an agent inside the
+    /// coordinator's process (absent in files before it: see [`Report::agent_names`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
     pub host: String,
     /// What its host is, as its Hello said ("" and 0 from agents and files before them).
     #[serde(default)]
@@ -923,6 +960,7 @@ mod tests {
         latency.max_ns = 4_000_000;
         let agent = |i: u32, status| AgentResult {
             addr: format!("10.0.0.{i}:7600"),
+            name: format!("10.0.0.{i}:7600"),
             host: format!("c{i}"),
             facts: fleetbench_model::host::HostFacts {
                 cores: 8,

@@ -106,7 +106,10 @@ fn run(doc: &Report) -> String {
     }
     s.push_str(&fairness(&totals.fairness));
     if !doc.agents.is_empty() {
-        s.push_str(&agents(&doc.agents, &key, "threads"));
+        s.push_str(&agents(&doc.agents, &doc.agent_names(), &key, "threads"));
+    }
+    if let Some(q) = &totals.figures.sql {
+        s.push_str(&super::errors::line(&q.errors_by_code, q.ignored_errors));
     }
     s.push_str(&super::text::servers::block(&totals.targets));
     if let Some(t) = &totals.figures.tpcc {
@@ -273,9 +276,10 @@ fn fairness(fair: &Fairness) -> String {
     s
 }
 
-/// One row per agent, then what the hosts are, as the run printed it (files before the
-/// facts have none); `workers` names the third column ("threads", pgbench's "clients").
-pub(super) fn agents(agents: &[Agent], key: &str, workers: &str) -> String {
+/// One row per agent (named by `names`), then what the hosts are, as the run printed it
+/// (files before the facts have none); `workers` names the third column ("threads",
+/// pgbench's "clients").
+pub(super) fn agents(agents: &[Agent], names: &[String], key: &str, workers: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -287,11 +291,11 @@ pub(super) fn agents(agents: &[Agent], key: &str, workers: &str) -> String {
         "evts/s",
         format!("{key} ms")
     );
-    for a in agents {
+    for (a, name) in agents.iter().zip(names) {
         let _ = writeln!(
             s,
             "    {:<22}  {:<16}  {:>7}  {:>12}  {:>12.2}  {:>10.2}  {}",
-            a.addr,
+            name,
             a.host,
             a.threads,
             a.events,
@@ -393,6 +397,7 @@ mod tests {
         let r = RunResult {
             agents: vec![AgentResult {
                 addr: "c1:7600".into(),
+                name: "c1:7600".into(),
                 host: "c1".into(),
                 facts: Default::default(),
                 threads: 4,

@@ -21,6 +21,16 @@ pub fn rate_label(rate: f64) -> String {
     }
 }
 
+/// The name of embedded agent `i` (from 0) of `k` in reports and errors: `embedded`
+/// alone, else numbered from 1 (`embedded-2`): one word, as the text tables' columns are.
+pub fn embedded_name(i: u32, k: u32) -> String {
+    if k == 1 {
+        "embedded".to_string()
+    } else {
+        format!("embedded-{}", i + 1)
+    }
+}
+
 /// A duration in seconds as people say it: `42s`, `3m05s`, `2h07m`, `3d04h`.
 /// `n` and the noun for it: "1 thread", "2 threads".
 pub fn count_of(n: impl Into<u64>, one: &str, many: &str) -> String {
@@ -46,6 +56,13 @@ mod tests {
         assert_eq!(count_of(1u32, "thread", "threads"), "1 thread");
         assert_eq!(count_of(0u32, "thread", "threads"), "0 threads");
         assert_eq!(count_of(12u64, "warehouse", "warehouses"), "12 warehouses");
+    }
+
+    #[test]
+    fn embedded_agents_are_one_word_numbered_when_several() {
+        assert_eq!(embedded_name(0, 1), "embedded");
+        assert_eq!(embedded_name(0, 3), "embedded-1");
+        assert_eq!(embedded_name(2, 3), "embedded-3");
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub fn saturated(f: &HostFigures) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostSummary {
     pub addr: String,
+    /// What the report calls the agent (its address until [`name_hosts`] says).
+    pub agent: String,
     /// The host the agent runs on, as its Hello named it (its address until
     /// [`name_hosts`] says): agents on one host share one saturation warning.
     pub host: String,
@@ -78,6 +80,7 @@ pub fn summarize(hosts: &[(String, Vec<(u32, HostFigures)>)], tick: Duration) ->
             let secs = (tick.as_secs_f64() * n).max(f64::MIN_POSITIVE);
             HostSummary {
                 addr: addr.clone(),
+                agent: addr.clone(),
                 host: addr.clone(),
                 intervals: v.len(),
                 cpu_busy_avg: avg(|h| h.cpu_busy_pct),
@@ -150,7 +153,7 @@ pub fn no_disk_note(s: &[HostSummary]) -> Option<String> {
     let without: Vec<&str> = s
         .iter()
         .filter(|h| h.disk.is_none())
-        .map(|h| h.addr.as_str())
+        .map(|h| h.agent.as_str())
         .collect();
     if without.is_empty() {
         None
@@ -254,34 +257,58 @@ pub fn ranges(ticks: &[u32]) -> String {
     parts.join(", ")
 }
 
-/// The summaries again from a result document (as rounded there, so that a report printed
-/// from them reads the same live and from the file): one per agent that sent its host's
-/// load, named by its host, over the intervals that carried that host's figures.
-pub fn from_doc(doc: &super::doc::Report) -> Vec<HostSummary> {
-    doc.agents
+/// Names each summary's agent and host as its agent's (`agents`: address, host name and
+/// the agent's name in reports).
+pub fn name_hosts(s: &mut [HostSummary], agents: &[(String, String, String)]) {
+    for h in s {
+        let Some((_, host, name)) = agents.iter().find(|(a, _, _)| *a == h.addr) else {
+            continue;
+        };
+        if !host.is_empty() {
+            h.host = host.clone();
+        }
+        if !name.is_empty() {
+            h.agent = name.clone();
+        }
+    }
+}
+
+/// A saved run's client hosts as summaries (what its JSON keeps of them), so that a report
+/// of the file warns as the run's text did: each agent that sent its host's load, named
+/// as the reports name it. The intervals are those that carried the agent's host figures
+/// (all of the run's in files written before the per-interval figures).
+pub fn of_doc(run: &crate::report::doc::Report) -> Vec<HostSummary> {
+    let names = run.agent_names();
+    run.agents
         .iter()
+        .zip(names)
         .enumerate()
-        .filter_map(|(i, a)| {
+        .filter_map(|(i, (a, name))| {
             let h = a.host_load.as_ref()?;
+            let with_figures = run
+                .intervals
+                .iter()
+                .filter(|iv| iv.agent_hosts.get(i).is_some_and(Option::is_some))
+                .count();
+            let intervals = if with_figures > 0 {
+                with_figures
+            } else {
+                run.intervals.len()
+            };
             Some(HostSummary {
                 addr: a.addr.clone(),
+                agent: name,
                 host: if a.host.is_empty() {
                     a.addr.clone()
                 } else {
                     a.host.clone()
                 },
-                intervals: doc
-                    .intervals
-                    .iter()
-                    .filter(|iv| iv.agent_hosts.get(i).is_some_and(Option::is_some))
-                    .count(),
+                intervals,
                 cpu_busy_avg: h.cpu_busy_pct_avg,
                 cpu_busy_peak: h.cpu_busy_pct_peak,
                 agent_cpu_avg: h.agent_cpu_pct_avg,
                 agent_cpu_peak: h.agent_cpu_pct_peak,
-                agent_cpu_s: h
-                    .agent_cpu_us_per_event
-                    .map_or(0.0, |us| us * a.events as f64 / 1e6),
+                agent_cpu_s: 0.0,
                 run_queue_peak: h.run_queue_peak,
                 cores: h.cores,
                 mem_used_peak_bytes: h.mem_used_bytes_peak,
@@ -298,15 +325,6 @@ pub fn from_doc(doc: &super::doc::Report) -> Vec<HostSummary> {
             })
         })
         .collect()
-}
-
-/// Names each summary's host by its agent's (`agents`: address and host name).
-pub fn name_hosts(s: &mut [HostSummary], agents: &[(String, String)]) {
-    for h in s {
-        if let Some((_, name)) = agents.iter().find(|(a, n)| *a == h.addr && !n.is_empty()) {
-            h.host = name.clone();
-        }
-    }
 }
 
 /// Whether a run's saturated client host goes unwarned: cpu, memory, threads and mutex
@@ -338,11 +356,11 @@ pub fn warnings(s: &[HostSummary]) -> Vec<String> {
                 .max_by_key(|h| h.saturated.len())
                 .expect("a host has an agent");
             let who = match (v.len(), h.addr == name) {
-                (1, true) => format!("agent {}: its host", h.addr),
-                (1, false) => format!("agent {}: its host {name}", h.addr),
+                (1, true) => format!("agent {}: its host", h.agent),
+                (1, false) => format!("agent {}: its host {name}", h.agent),
                 _ => {
-                    let addrs: Vec<&str> = v.iter().map(|h| h.addr.as_str()).collect();
-                    format!("agents {}: their host {name}", addrs.join(", "))
+                    let agents: Vec<&str> = v.iter().map(|h| h.agent.as_str()).collect();
+                    format!("agents {}: their host {name}", agents.join(", "))
                 }
             };
             format!(
@@ -375,11 +393,11 @@ pub fn saturated_hosts(plan: &crate::plan::Plan, r: &crate::merge::RunResult) ->
     out
 }
 
-/// Each agent's address and host name.
-pub fn agent_names(r: &crate::merge::RunResult) -> Vec<(String, String)> {
+/// Each agent's address, host name and name in reports.
+pub fn agent_names(r: &crate::merge::RunResult) -> Vec<(String, String, String)> {
     r.agents
         .iter()
-        .map(|a| (a.addr.clone(), a.host.clone()))
+        .map(|a| (a.addr.clone(), a.host.clone(), a.name.clone()))
         .collect()
 }
 
@@ -462,7 +480,7 @@ pub fn block(s: &[HostSummary], listed: usize, fileio: bool) -> String {
     for h in s {
         let mut line = format!(
             "    {:<21} {:>7.1}/{:<6.1} {:>7.1}/{:<6.1} {:>7}/{:<3} {:>6.1}/{:<6.1} {:>8.2}/{:<8.2}",
-            h.addr,
+            h.agent,
             h.cpu_busy_avg,
             h.cpu_busy_peak,
             h.agent_cpu_avg,
@@ -556,14 +574,15 @@ mod tests {
             h.clone(),
             HostSummary {
                 addr: "10.0.0.1:7601".into(),
+                agent: "10.0.0.1:7601".into(),
                 ..h.clone()
             },
         ];
         name_hosts(
             &mut two,
             &[
-                ("10.0.0.1:7600".into(), "db-client".into()),
-                ("10.0.0.1:7601".into(), "db-client".into()),
+                ("10.0.0.1:7600".into(), "db-client".into(), String::new()),
+                ("10.0.0.1:7601".into(), "db-client".into(), String::new()),
             ],
         );
         assert_eq!(
@@ -594,6 +613,7 @@ mod tests {
         let many: Vec<HostSummary> = (0..30)
             .map(|i| HostSummary {
                 addr: format!("10.0.1.{i}:7600"),
+                agent: format!("10.0.1.{i}:7600"),
                 host: format!("10.0.1.{i}:7600"),
                 ..h.clone()
             })

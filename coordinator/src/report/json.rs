@@ -480,6 +480,7 @@ fn agents(plan: &Plan, r: &RunResult, figures: &FigureSource) -> Vec<Agent> {
             };
             Agent {
                 addr: a.addr.clone(),
+                name: a.name.clone(),
                 host: a.host.clone(),
                 cores: a.facts.cores,
                 cpu_model: a.facts.cpu_model.clone(),
@@ -654,6 +655,7 @@ mod tests {
             agents: (0..n)
                 .map(|i| crate::merge::AgentResult {
                     addr: format!("10.0.1.{i}:7600"),
+                    name: format!("10.0.1.{i}:7600"),
                     host: format!("c{i}"),
                     facts: Default::default(),
                     threads: 1,

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod csv;
 pub mod doc;
 pub mod doc_text;
+pub mod errors;
 pub mod format;
 pub mod histogram;
 pub mod hlog;

@@ -221,6 +221,7 @@ impl Collector {
                 }
                 let tick = |part| AgentTick {
                     addr: &parts[i].conn.addr,
+                    name: &parts[i].conn.name,
                     seq,
                     part,
                     load: host.as_ref(),
@@ -258,7 +259,7 @@ impl Collector {
                         (self.stop_on_abort, &agent.status)
                         && self.pending > 0
                     {
-                        let why = format!("agent {} stopped: {why}", parts[i].conn.addr);
+                        let why = format!("agent {} stopped: {why}", parts[i].conn.name);
                         send_stop(parts, &why);
                     }
                     self.outcome[i] = Some(agent);

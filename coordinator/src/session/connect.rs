@@ -25,6 +25,9 @@ pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub struct AgentConn {
     pub addr: String,
+    /// What reports and errors call it: its address, or `embedded` for an agent inside
+    /// this process ([`crate::local::agent_name`]).
+    pub name: String,
     pub hello: HelloReply,
     pub(super) client: AgentClient<InterceptedService<Channel, Attach>>,
     /// How it was reached: observers of the run are reached the same way.
@@ -114,19 +117,19 @@ pub async fn connect(
         if !c.hello.workloads.iter().any(|w| w == workload.capability()) {
             if matches!(workload, Workload::Script(_)) {
                 return Err(SessionError::Refused {
-                    agent: c.addr.clone(),
+                    agent: c.name.clone(),
                     reason: "it does not run Lua scripts: start fleetbench-agent with --allow-scripts on that host".into(),
                 });
             }
             return Err(SessionError::MissingWorkload {
-                agent: c.addr.clone(),
+                agent: c.name.clone(),
                 workload: workload.capability().into(),
                 offers: c.hello.workloads.join(", "),
             });
         }
         if !c.hello.busy_run_id.is_empty() {
             return Err(SessionError::Refused {
-                agent: c.addr.clone(),
+                agent: c.name.clone(),
                 reason: format!(
                     "busy: run {} for {} from {}",
                     c.hello.busy_run_id,
@@ -192,7 +195,7 @@ pub fn check_ceilings(
         // What the host must give is OS threads: pgbench's clients share its -j threads.
         let (threads, option) = workload.os_threads(share);
         let limit = |reason: String| SessionError::Limit {
-            agent: c.addr.clone(),
+            agent: c.name.clone(),
             threads,
             reason,
         };
@@ -250,6 +253,7 @@ fn greeting_of(b: &[u8]) -> Option<String> {
 }
 
 pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, SessionError> {
+    let name = crate::local::agent_name(&addr);
     let plain = link.tls.is_none();
     let unreachable = |reason: String| {
         // A plain-text client meeting a TLS agent gets past TCP and fails in the handshake.
@@ -259,7 +263,7 @@ pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, S
             ""
         };
         SessionError::Unreachable {
-            agent: addr.clone(),
+            agent: name.clone(),
             reason: format!("{reason}{hint}"),
         }
     };
@@ -297,7 +301,7 @@ pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, S
     )) && let Some(what) = who_answers(&addr).await
     {
         return Err(SessionError::Unreachable {
-            agent: addr.clone(),
+            agent: name.clone(),
             reason: format!(
                 "{what} answers there, not a fleetbench agent (agents listen on port 7600 unless started with --listen)"
             ),
@@ -312,11 +316,11 @@ pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, S
         })?
         .map_err(|s| match s.code() {
             Code::FailedPrecondition => SessionError::Refused {
-                agent: addr.clone(),
+                agent: name.clone(),
                 reason: s.message().to_string(),
             },
             Code::Unauthenticated => SessionError::Auth {
-                agent: addr.clone(),
+                agent: name.clone(),
                 reason: s.message().to_string(),
             },
             _ => unreachable(status_text(&s)),
@@ -324,7 +328,7 @@ pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, S
         .into_inner();
     if hello.protocol_version != PROTOCOL_VERSION {
         return Err(SessionError::Protocol {
-            agent: addr,
+            agent: name.clone(),
             theirs: hello.protocol_version,
             ours: PROTOCOL_VERSION,
             version: hello.agent_version,
@@ -332,6 +336,7 @@ pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, S
     }
     Ok(AgentConn {
         addr,
+        name,
         hello,
         client,
         link,
@@ -384,6 +389,7 @@ mod tests {
         let channel = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
         AgentConn {
             addr: addr.into(),
+            name: addr.into(),
             hello: HelloReply {
                 max_threads,
                 max_threads_limit: "vm.max_map_count 65,530, at 5 mappings a thread".into(),

@@ -24,6 +24,8 @@ pub trait RunObserver {
 pub struct AgentTick<'a> {
     /// The agent's address.
     pub addr: &'a str,
+    /// What reports call it (its address, or `embedded`).
+    pub name: &'a str,
     /// The tick's number.
     pub seq: u32,
     pub part: &'a IntervalPart,

@@ -25,6 +25,7 @@ impl Participant {
     pub(super) fn sender(&self) -> wire::Sender {
         wire::Sender {
             addr: self.conn.addr.clone(),
+            name: self.conn.name.clone(),
             host: self.conn.hello.hostname.clone(),
             facts: wire::host_facts(&self.conn.hello),
             threads: self.threads,

@@ -249,13 +249,13 @@ async fn start_one(
     };
     tx.send(msg).await.expect("receiver is alive");
     let refused = |reason: String| SessionError::Refused {
-        agent: conn.addr.clone(),
+        agent: conn.name.clone(),
         reason,
     };
     // The agent opens its workers (threads, database connections) before it answers, so
     // the timeout covers the call and the first message together.
     let not_ready = |conn: &AgentConn| SessionError::NotReady {
-        agent: conn.addr.clone(),
+        agent: conn.name.clone(),
         secs: ready_timeout.as_secs(),
     };
     let mut client = conn.client.clone();

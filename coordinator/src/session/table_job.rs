@@ -300,7 +300,7 @@ async fn open_job(
     }
 }
 
-/// One agent's dry run: its address and last summary, or why it refused.
+/// One agent's dry run: its name and last summary, or why it refused.
 async fn check_one(
     mut conn: AgentConn,
     req: pb::PrepareRequest,
@@ -308,12 +308,12 @@ async fn check_one(
 ) -> Result<(String, String), SessionError> {
     let r = open_job(&mut conn, req, prepares).await;
     let refused = |s: Status| SessionError::Refused {
-        agent: conn.addr.clone(),
+        agent: conn.name.clone(),
         reason: status_text(&s),
     };
     let mut stream = r.map_err(refused)?.into_inner();
     Ok((
-        conn.addr.clone(),
+        conn.name.clone(),
         stream_progress(&mut stream).await.map_err(refused)?,
     ))
 }
@@ -475,7 +475,7 @@ impl JobState {
             Err(s) => {
                 self.ends[i] = AgentEnd::Stopped(status_text(&s));
                 self.failures
-                    .push(format!("{}: {}", conns[i].addr, status_text(&s)));
+                    .push(format!("{}: {}", conns[i].name, status_text(&s)));
                 false
             }
         }
@@ -491,7 +491,7 @@ impl JobState {
                 begun: true,
                 agents: conns
                     .iter()
-                    .map(|c| c.addr.clone())
+                    .map(|c| c.name.clone())
                     .zip(self.ends)
                     .collect(),
                 done: self.done.iter().sum(),

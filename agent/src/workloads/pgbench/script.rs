@@ -26,11 +26,14 @@ use crate::sql::{Client, Param, Sockets, SqlError};
 use crate::stats::{CommandTally, TxnEnd};
 use crate::workloads::{Step, WorkerLoop};
 
+/// An SQL command's `$n` form and its parameters' variable names.
+type Numbered = (String, Vec<String>);
+
 /// The scripts of a run, parsed once per agent and shared by its clients, with each SQL
-/// command's `$n` form and parameter names.
+/// command's `$n` form and parameter names (None for a meta command).
 pub struct Scripts {
     pub programs: Vec<Program>,
-    numbered: Vec<Vec<Option<(String, Vec<String>)>>>,
+    numbered: Vec<Vec<Option<Numbered>>>,
 }
 
 impl Scripts {

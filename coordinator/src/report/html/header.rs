@@ -143,8 +143,8 @@ fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
 
-/// The agents by name, each with its address and threads (the first
-/// [`AGENTS_LISTED`]); embedded agents (`local:` in the configuration's agents) say so.
+/// The agents by name as the tables name them, each with its host, its address where the
+/// name is not it (`embedded`), and its threads (the first [`AGENTS_LISTED`]).
 fn agents_text(run: &Report) -> String {
     let names = agent_names(run);
     let mut items: Vec<String> = run
@@ -153,18 +153,15 @@ fn agents_text(run: &Report) -> String {
         .zip(&names)
         .take(AGENTS_LISTED)
         .map(|(a, n)| {
-            let embedded = run
-                .config
-                .agents
-                .iter()
-                .any(|c| c.strip_prefix("local:") == Some(a.addr.as_str()));
-            format!(
-                "<b>{}</b> ({}{}, {})",
-                esc(n),
-                if embedded { "embedded, " } else { "" },
-                esc(&a.addr),
-                super::pgbench::count_text(run, a.threads)
-            )
+            let mut about = Vec::new();
+            if !a.host.is_empty() {
+                about.push(format!("host {}", a.host));
+            }
+            if a.addr != *n {
+                about.push(a.addr.clone());
+            }
+            about.push(super::pgbench::count_text(run, a.threads));
+            format!("<b>{}</b> ({})", esc(n), esc(&about.join(", ")))
         })
         .collect();
     if run.agents.len() > AGENTS_LISTED {
@@ -241,37 +238,19 @@ fn facts_table(facts: &[Fact]) -> String {
 /// so their pages warn of nothing (as the text report, without --warn-client-saturation).
 const MEASURE_THE_CLIENT: [&str; 4] = ["cpu", "memory", "threads", "mutex"];
 
-/// One warning per agent whose host was saturated in some interval, as the text report
-/// and the JSON (`host_load.saturated_intervals`) say it: these figures may measure the
-/// client, not the server. Empty when none was, or for a test that measures the client.
+/// The text report's warnings of saturated client hosts, word for word (one per host,
+/// naming its agents; at most five and how many more), from the JSON's
+/// `host_load.saturated_intervals`: these figures may measure the client, not the server.
+/// Empty when none was, or for a test that measures the client.
 pub(super) fn saturation_warnings(run: &Report) -> String {
     if MEASURE_THE_CLIENT.contains(&run.test.as_str()) && !run.config.warn_client_saturation {
         return String::new();
     }
-    let mut out = String::new();
-    for a in &run.agents {
-        let Some(h) = a
-            .host_load
-            .as_ref()
-            .filter(|h| !h.saturated_intervals.is_empty())
-        else {
-            continue;
-        };
-        let intervals: Vec<String> = h.saturated_intervals.iter().map(u32::to_string).collect();
-        let text = format!(
-            "WARNING: agent {} (host {}) was saturated (CPU busy {:.0} % at peak, run queue {} on {} cores) in {} of {} intervals ({}): these figures may measure the client, not the server",
-            a.addr,
-            a.host,
-            h.cpu_busy_pct_peak,
-            h.run_queue_peak,
-            h.cores,
-            h.saturated_intervals.len(),
-            run.intervals.len(),
-            intervals.join(", ")
-        );
-        out.push_str(&format!("<p class=\"warning\">{}</p>", esc(&text)));
-    }
-    out
+    let summaries = crate::report::hosts::of_doc(run);
+    crate::report::hosts::capped_warnings(&summaries)
+        .iter()
+        .map(|w| format!("<p class=\"warning\">{}</p>", esc(w)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -333,7 +312,7 @@ mod tests {
             "<th>started</th><td>2026-12-01T23:38:54Z</td>",
             "<th>duration</th><td>10 s measured; ended 2026-12-01T23:39:04Z</td>",
             "<th>tags</th><td>buffer_pool=8G</td>",
-            "<b>vm #1</b> (embedded, 127.0.0.1:1, 2 threads)",
+            "<b>embedded-1</b> (host vm, 127.0.0.1:1, 2 threads)",
             "<th>target default</th><td>sbtest@127.0.0.1:3306, database sbtest, tables 1-2; server <b>10.11.6-MariaDB</b>",
             "server variables: innodb_buffer_pool_size=134217728",
         ] {

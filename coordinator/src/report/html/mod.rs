@@ -16,14 +16,18 @@
 //!
 //! One module a part of the page: the page itself (`page`: its sections, a table of
 //! contents for sweeps and scenario files, each step's charts behind a picker), what ran
-//! (`header`), the charts of a run over time (`run_charts`), across a sweep's steps
+//! (`header`, with the client hosts' saturation warnings), what the text report says
+//! beside the figures (`checks`: ignored errors by code, TPC-C's Constraint Check), the
+//! charts of a run over time (`run_charts`), across a sweep's steps
 //! (`sweep_charts`) and of the latency spectrum (`spectrum`), the grid they sit in and
 //! the charts left out for want of data (`grid`), the tables (`tables`: the summary with
 //! TpmC, TPC-C's transaction types, agents, configurations), pgbench's figures of a
 //! `fleetbench pgbench` run (`pgbench`); SVG drawing (`svg`, its axes in `axis`), names of
-//! agents, targets and settings (`names`) and the page's text (`markup`).
+//! agents (as the text report and the tables name them), targets and settings (`names`)
+//! and the page's text (`markup`).
 
 pub mod axis;
+mod checks;
 mod grid;
 mod header;
 mod markup;

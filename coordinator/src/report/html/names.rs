@@ -1,5 +1,5 @@
-//! How the page names what ran: agents by their host names (as their Hello gave them),
-//! database targets and their servers as text, and configuration values as a person reads
+//! How the page names what ran: agents as the text report and the page's tables name
+//! them (their address, or `embedded`), database targets and their servers as text, and configuration values as a person reads
 //! them rather than as JSON.
 
 use serde_json::Value;
@@ -7,34 +7,12 @@ use serde_json::Value;
 use super::markup::{num, value_text};
 use crate::report::doc::Report;
 
-/// Each agent's name on the page, in the run's agent order: its host name, numbered when
-/// several agents share a host ("vm #1", "vm #2"), its address when the agent gave no
-/// host name (files written before agents did).
+/// Each agent's name on the page, in the run's agent order: the same in the charts'
+/// legends, the tables and the warnings, and the same as the text report's (its address,
+/// or `embedded` for an agent inside the coordinator: [`Report::agent_names`]). Host
+/// names are not names: several agents may share a host.
 pub(super) fn agent_names(run: &Report) -> Vec<String> {
-    let hosts: Vec<&str> = run.agents.iter().map(|a| a.host.as_str()).collect();
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    run.agents
-        .iter()
-        .map(|a| {
-            if a.host.is_empty() {
-                return a.addr.clone();
-            }
-            if hosts.iter().filter(|h| **h == a.host).count() == 1 {
-                return a.host.clone();
-            }
-            let n = match seen.iter_mut().find(|(h, _)| *h == a.host) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    seen.push((&a.host, 1));
-                    1
-                }
-            };
-            format!("{} #{n}", a.host)
-        })
-        .collect()
+    run.agent_names()
 }
 
 /// Table numbers as short text: runs of consecutive numbers as ranges ("1-4, 7").
@@ -163,20 +141,31 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn agents_are_named_by_host_numbered_when_they_share_one() {
+    fn agents_are_named_as_the_text_report_names_them() {
         let mut run = crate::sweep::tests::run_doc(4, 1.0, 1.0, 1.0);
-        let agent = |addr: &str, host: &str| Agent {
+        let agent = |addr: &str, name: &str, host: &str| Agent {
             addr: addr.into(),
+            name: name.into(),
             host: host.into(),
             ..Default::default()
         };
         run.agents = vec![
-            agent("10.0.0.1:7600", "c1"),
-            agent("127.0.0.1:1", "vm"),
-            agent("127.0.0.1:2", "vm"),
-            agent("10.0.0.9:7600", ""),
+            agent("10.0.0.1:7600", "10.0.0.1:7600", "c1"),
+            agent("127.0.0.1:1", "embedded-1", "vm"),
+            agent("127.0.0.1:2", "embedded-2", "vm"),
         ];
-        assert_eq!(agent_names(&run), ["c1", "vm #1", "vm #2", "10.0.0.9:7600"]);
+        assert_eq!(
+            agent_names(&run),
+            ["10.0.0.1:7600", "embedded-1", "embedded-2"]
+        );
+        // A file written before agents had names: the configuration says which were
+        // embedded; the others go by their address.
+        run.config.agents = vec!["local:127.0.0.1:1".into()];
+        run.agents = vec![agent("127.0.0.1:1", "", "vm")];
+        assert_eq!(agent_names(&run), ["embedded"]);
+        run.config.agents = vec!["10.0.0.9:7600".into()];
+        run.agents = vec![agent("10.0.0.9:7600", "", "")];
+        assert_eq!(agent_names(&run), ["10.0.0.9:7600"]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use super::checks::{constraint_table, errors_line, errors_table};
 use super::grid::charts_grid;
 use super::header::{run_header, saturation_warnings, steps_header};
 use super::markup::esc;
@@ -182,8 +183,16 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
         rows_table(&series),
     )));
     body.push_str(&super::pgbench::section(run));
+    if let Some(t) = errors_table(run) {
+        body.push_str("<h2 id=\"errors\">Ignored errors by code</h2>");
+        body.push_str(&wide(&t));
+    }
     if let Some(t) = tpcc_table(&[("this run".to_string(), run)]) {
         body.push_str("<h2>TPC-C response times by transaction type</h2>");
+        body.push_str(&wide(&t));
+    }
+    if let Some(t) = constraint_table(run) {
+        body.push_str("<h2 id=\"tpcc-constraints\">TPC-C Constraint Check</h2>");
         body.push_str(&wide(&t));
     }
     body.push_str("<h2>Charts</h2>");
@@ -408,6 +417,9 @@ fn over_time(body: &mut String, toc: &mut Toc, runs: &StepRuns, groups: &Groups)
                 if j == 0 { "" } else { " hidden" },
                 esc(label)
             );
+            // What the text said of this step: its saturated hosts, its ignored errors.
+            body.push_str(&saturation_warnings(r));
+            body.push_str(&errors_line(r));
             if let Some(m) = &r.meta {
                 let _ = write!(
                     body,
@@ -512,6 +524,49 @@ mod tests {
         );
         assert!(page.contains(r#"<div class="step" id="s0-0" data-group="s0"><h3>"#));
         assert!(page.contains(r#"<div class="step" id="s0-1" data-group="s0" hidden><h3>"#));
+    }
+
+    /// Each step of a sweep says what its text said: its saturated client host and its
+    /// ignored errors by code, in its own section.
+    #[test]
+    fn a_steps_warnings_and_errors_are_under_it() {
+        use crate::report::doc::{Agent, HostLoad, Sql};
+        let mut hot = run_doc(16, 180.0, 3600.0, 4.0);
+        // A database test: the client's saturation is worth a warning.
+        hot.test = "oltp_read_write".into();
+        hot.agents = vec![Agent {
+            addr: "10.0.0.1:7600".into(),
+            name: "10.0.0.1:7600".into(),
+            host: "c1".into(),
+            host_load: Some(HostLoad {
+                cpu_busy_pct_peak: 96.0,
+                run_queue_peak: 5,
+                cores: 2,
+                saturated_intervals: vec![2],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }];
+        hot.totals.figures.sql = Some(Sql {
+            ignored_errors: 3,
+            errors_by_code: [("1213".to_string(), 3)].into(),
+            ..Default::default()
+        });
+        let steps = vec![step(run_doc(8, 100.0, 2000.0, 4.0), 1), step(hot, 1)];
+        let page = render(&sweep_of("oltp_read_write", steps, None));
+        let second = &page[page.find("<div class=\"step\" id=\"s0-1\"").unwrap()..];
+        let second = &second[..second.find("</div>").unwrap()];
+        assert!(
+            second.contains("<p class=\"warning\">WARNING: agent 10.0.0.1:7600: its host c1 was saturated (CPU busy 96 % at peak, run queue 5 on 2 cores) in 1 of "),
+            "{second}"
+        );
+        assert!(
+            second.contains("<p class=\"errors\">Ignored errors by code: 1213 (deadlock) x 3</p>"),
+            "{second}"
+        );
+        let first = &page[page.find("<div class=\"step\" id=\"s0-0\"").unwrap()..];
+        let first = &first[..first.find("</div>").unwrap()];
+        assert!(!first.contains("WARNING"), "{first}");
     }
 
     /// Charts a reader sees on `page`: all but those of the steps the pickers hide.

@@ -290,7 +290,7 @@ mod tests {
             "id=\"pgbench-commands-2\"",
             "<tr><td>0.750</td><td>1</td><td>2</td><td class=\"text\"><code>END;</code></td></tr>",
             "<th>clients</th><th>TPS</th>",
-            "(embedded, 127.0.0.1:1, 2 clients)",
+            "<b>embedded</b> (host vm, 127.0.0.1:1, 2 clients)",
         ] {
             assert!(page.contains(want), "{want} in\n{page}");
         }

@@ -155,7 +155,8 @@ pub(super) fn rows_table(series: &[compare::Series]) -> String {
 const TPCC_PERCENTILES: [&str; 2] = ["p95", "p99"];
 
 /// TPC-C's response times per transaction type: a row per run (`label`, the run), with
-/// its TpmC and each type's count, p95, p99 and max in ms; None when no run is TPC-C's.
+/// its TpmC, each type's count, p95, p99 and max in ms, and tpcc-mysql's Constraint Check
+/// ([OK] or [NG], as the JSON's `constraints_ok`); None when no run is TPC-C's.
 pub(super) fn tpcc_table(runs: &[(String, &Report)]) -> Option<String> {
     let names = fleetbench_model::workloads::tpcc::TXN_NAMES;
     let rows: Vec<(&String, &crate::report::doc::Tpcc)> = runs
@@ -172,7 +173,7 @@ pub(super) fn tpcc_table(runs: &[(String, &Report)]) -> Option<String> {
     for n in names {
         let _ = write!(s, "<th colspan=\"{per_type}\">{}</th>", esc(n));
     }
-    s.push_str("</tr><tr>");
+    s.push_str("<th rowspan=\"2\">Constraint Check</th></tr><tr>");
     for _ in names {
         s.push_str("<th>count</th>");
         for p in TPCC_PERCENTILES {
@@ -204,14 +205,18 @@ pub(super) fn tpcc_table(runs: &[(String, &Report)]) -> Option<String> {
                 }
             }
         }
-        s.push_str("</tr>");
+        let _ = write!(
+            s,
+            "<td class=\"check\">{}</td></tr>",
+            if t.constraints_ok { "[OK]" } else { "[NG]" }
+        );
     }
     s.push_str("</table>");
     Some(s)
 }
 
-/// A run's agents, one row each: address, host, what the host is, threads, rate, p95 and
-/// p99, status.
+/// A run's agents, one row each: its name (as the charts' legends and the text report
+/// give it), host, what the host is, threads, rate, p95 and p99, status.
 pub(super) fn agents_table(run: &Report) -> String {
     let db = run.totals.figures.sql.is_some();
     let mut s = String::new();
@@ -221,11 +226,11 @@ pub(super) fn agents_table(run: &Report) -> String {
         super::pgbench::worker(run),
         if db { "TPS" } else { "events/s" }
     );
-    for a in &run.agents {
+    for (a, name) in run.agents.iter().zip(super::names::agent_names(run)) {
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&a.addr),
+            esc(&name),
             esc(&a.host),
             esc(&crate::report::hosts::facts_line(
                 &fleetbench_model::host::HostFacts {
@@ -318,6 +323,8 @@ mod tests {
             t.contains("<td>0</td><td>-</td><td>-</td><td>-</td>"),
             "{t}"
         );
+        // The Constraint Check's verdict, last.
+        assert!(t.contains("<td class=\"check\">[OK]</td></tr>"), "{t}");
         assert!(tpcc_table(&[("x".into(), &run_doc(4, 1.0, 2.0, 3.0))]).is_none());
         // On the page: the summary's column and the table.
         let page = super::super::page::render(&doc);

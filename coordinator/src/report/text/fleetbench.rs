@@ -1,6 +1,6 @@
 //! fleetbench's own blocks after sysbench 1.0's report: the open loop's figures, one row
-//! per agent (condensed past [`AGENTS_LISTED`] agents), one per target, the client hosts'
-//! load and the run's id; the header's agents line and connections; `fleetbench
+//! per agent (condensed past [`AGENTS_LISTED`] agents), one per target, the ignored errors
+//! by code, the client hosts' load and the run's id; the header's agents line and connections; `fleetbench
 //! agents`' table.
 
 use std::fmt::Write;
@@ -17,6 +17,12 @@ pub fn blocks(plan: &Plan, r: &RunResult) -> String {
     let mut s = open_loop_block(plan, r);
     s.push_str(&agents_block(plan, r));
     s.push_str(&targets_block(plan, r));
+    // sysbench's "ignored errors:" line gives their total; here, which they were.
+    let d = r.db();
+    s.push_str(&crate::report::errors::line(
+        &crate::report::errors::named(&d.errors_by_code),
+        d.ignored_errors,
+    ));
     s.push_str(&super::servers::block(&crate::report::json::targets(
         plan, r,
     )));
@@ -259,7 +265,7 @@ pub fn targets_block(plan: &Plan, r: &RunResult) -> String {
 }
 
 /// The header's line of agents: each with its threads, or past [`AGENTS_LISTED`] agents,
-/// the count, the range of threads per agent and the first and last address.
+/// the count, the range of threads per agent and the first and last agent's name.
 pub fn agents_line(agents: &[(String, u32)]) -> String {
     if agents.len() <= AGENTS_LISTED {
         let list: Vec<String> = agents
@@ -349,7 +355,7 @@ pub const AGENTS_LISTED: usize = 20;
 /// How many of the slowest and of the fastest agents the condensed block names.
 pub const EXTREMES: usize = 3;
 
-/// Per agent: up to [`AGENTS_LISTED`] agents one row each (address, host, threads, events,
+/// Per agent: up to [`AGENTS_LISTED`] agents one row each (name, host, threads, events,
 /// events/s, first percentile, status); more are summarised by [`agents_summary`]. Then a
 /// warning for each agent that stopped early or was lost.
 pub fn agents_block(plan: &Plan, r: &RunResult) -> String {
@@ -488,10 +494,10 @@ pub fn agent_warnings(agents: &[AgentResult]) -> String {
         match &a.status {
             AgentStatus::Completed => {}
             AgentStatus::Aborted(why) => {
-                notes.push(format!("WARNING: agent {} stopped early: {why}", a.addr))
+                notes.push(format!("WARNING: agent {} stopped early: {why}", a.name))
             }
             AgentStatus::Lost(why) => {
-                notes.push(format!("WARNING: agent {} was lost: {why}", a.addr))
+                notes.push(format!("WARNING: agent {} was lost: {why}", a.name))
             }
         }
     }
@@ -516,7 +522,7 @@ pub fn agent_warnings(agents: &[AgentResult]) -> String {
 /// The layout of the per-agent table for a plan and the agents it will show.
 struct AgentTable {
     percentile: f64,
-    addr_w: usize,
+    name_w: usize,
     host_w: usize,
     db: bool,
     fileio: bool,
@@ -539,9 +545,9 @@ impl AgentTable {
     fn new(plan: &Plan, agents: &[&AgentResult]) -> Self {
         AgentTable {
             percentile: plan.percentiles.first().copied().unwrap_or(95.0),
-            addr_w: agents
+            name_w: agents
                 .iter()
-                .map(|a| a.addr.len())
+                .map(|a| a.name.len())
                 .max()
                 .unwrap_or(5)
                 .max(5),
@@ -562,7 +568,7 @@ impl AgentTable {
     }
 
     fn head(&self) -> String {
-        let (addr_w, host_w) = (self.addr_w, self.host_w);
+        let (name_w, host_w) = (self.name_w, self.host_w);
         // fleetbench's own labels, none of which a pattern written for sysbench's report
         // ("transactions", "tps", "lat (ms,95%)", "read:") matches.
         let (events_head, rate_head) = if self.db {
@@ -573,7 +579,7 @@ impl AgentTable {
         let mut s = String::new();
         let _ = write!(
             s,
-            "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
+            "    {:<name_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
             "agent", "host", self.workers, events_head, rate_head
         );
         if self.db {
@@ -595,7 +601,7 @@ impl AgentTable {
     }
 
     fn row(&self, a: &AgentResult) -> String {
-        let (addr_w, host_w) = (self.addr_w, self.host_w);
+        let (name_w, host_w) = (self.name_w, self.host_w);
         let status = match &a.status {
             AgentStatus::Completed => "ok",
             AgentStatus::Aborted(_) => "stopped",
@@ -604,8 +610,8 @@ impl AgentTable {
         let mut s = String::new();
         let _ = write!(
             s,
-            "    {:<addr_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12.2}  ",
-            a.addr,
+            "    {:<name_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12.2}  ",
+            a.name,
             a.host,
             a.threads,
             a.events,

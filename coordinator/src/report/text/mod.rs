@@ -60,16 +60,17 @@ pub fn final_report_in(plan: &Plan, r: &RunResult, style: ReportStyle) -> String
 }
 
 /// `--live-agents`: one agent's part of an interval, under the merged line:
-/// `    agent 10.0.0.1:7600: 1234.50 events/s, 95%: 2.61 ms, host CPU 45 %`.
+/// `    agent 10.0.0.1:7600: 1234.50 events/s, 95%: 2.61 ms, host CPU 45 %` (`name`: the
+/// agent as reports name it).
 pub fn agent_line(
-    addr: &str,
+    name: &str,
     part: &crate::merge::IntervalPart,
     load: Option<&fleetbench_model::host::HostFigures>,
     percentile: f64,
 ) -> String {
     let rate = crate::merge::per_sec(part.events, part.duration);
     let mut s = format!(
-        "    agent {addr}: {rate:.2} events/s, {}%: {:.2} ms",
+        "    agent {name}: {rate:.2} events/s, {}%: {:.2} ms",
         crate::report::pct_label(percentile),
         part.latency.percentile_ms(percentile)
     );

@@ -33,6 +33,7 @@ pub fn render(doc: &Report) -> Option<String> {
     );
     s.push_str(&crate::report::doc_text::agents(
         &doc.agents,
+        &doc.agent_names(),
         &key,
         "clients",
     ));
@@ -65,7 +66,14 @@ pub fn percentiles_line(l: &LatencyMs) -> String {
 /// warning for each saturated host, the client's CPU per transaction).
 pub fn blocks_after_agents(doc: &Report) -> String {
     let mut s = super::servers::block(&doc.totals.targets);
-    let summary = hosts::from_doc(doc);
+    let mut summary = hosts::of_doc(doc);
+    // The client's CPU per transaction, as the result keeps it per agent.
+    for h in &mut summary {
+        if let Some(a) = doc.agents.iter().find(|a| a.addr == h.addr) {
+            let us = a.host_load.as_ref().and_then(|l| l.agent_cpu_us_per_event);
+            h.agent_cpu_s = us.map_or(0.0, |us| us * a.events as f64 / 1e6);
+        }
+    }
     s.push_str(&hosts::block(&summary, super::AGENTS_LISTED, false));
     let events: Vec<(String, u64)> = doc
         .agents

@@ -184,6 +184,7 @@ pub fn checkpoint_report(plan: &Plan, at: u64, span: &MergedInterval) -> String 
     let r = RunResult {
         agents: vec![AgentResult {
             addr: String::new(),
+            name: String::new(),
             host: String::new(),
             facts: Default::default(),
             threads: span.threads,

@@ -64,6 +64,7 @@ pub(super) fn latency(us: &[u64]) -> Latency {
 pub(super) fn result() -> RunResult {
     let a = AgentResult {
         addr: "10.0.0.1:7600".into(),
+        name: "10.0.0.1:7600".into(),
         host: "db1".into(),
         facts: Default::default(),
         threads: 2,
@@ -79,6 +80,7 @@ pub(super) fn result() -> RunResult {
     };
     let b = AgentResult {
         addr: "10.0.0.2:7600".into(),
+        name: "10.0.0.2:7600".into(),
         host: "db2".into(),
         facts: Default::default(),
         threads: 1,
@@ -116,6 +118,7 @@ pub(super) fn many(n: usize) -> RunResult {
     let agents = (0..n)
         .map(|i| AgentResult {
             addr: format!("10.0.0.{i}:7600"),
+            name: format!("10.0.0.{i}:7600"),
             host: format!("c{i}"),
             facts: Default::default(),
             threads: 1,
