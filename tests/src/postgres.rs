@@ -290,6 +290,14 @@ impl Postgres {
         cmd
     }
 
+    /// PostgreSQL's own `pgbench` of the instance's installation (to set fleetbench's output
+    /// beside it), with no `PG*` variables inherited and no options yet.
+    pub fn pgbench_command(&self) -> Command {
+        let mut cmd = Command::new(self.bins.postgres.with_file_name("pgbench"));
+        clear_pg_env(&mut cmd);
+        cmd
+    }
+
     /// Runs `sql` (one or more `;`-separated statements, each in its own transaction) as
     /// the superuser over the socket on database `sbtest`; the output without headers,
     /// columns separated by `|`, one row per line, trimmed. Panics with psql's error if a

@@ -2,7 +2,9 @@
 //! `-i` runs the initialisation steps one Prepare call each (the loads spread over the
 //! agents by ranges of accounts), with pgbench's lines on stderr; a run reads the tables'
 //! scale, vacuums unless `-n`, runs the built-in scripts on the agents' clients and prints
-//! pgbench's report, then fleetbench's percentiles and per-agent block.
+//! pgbench's report (its banner first, once the agents' Ready names the server), then
+//! fleetbench's percentiles, per-agent, servers and client hosts blocks; `--json` and
+//! `--html` write the result and its page.
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
@@ -17,6 +19,7 @@ use crate::plan::pgbench::{PgbenchArgs, load_scripts, parse};
 use crate::plan::{AgentSource, Command, Plan, Workload};
 use crate::report::pgbench_log::{Columns, LogFiles};
 use crate::report::text::pgbench as layout;
+use crate::report::text::{pgbench_doc, pgbench_live};
 use crate::report::{self, stdout};
 use crate::session::{self, AgentConn, AgentTick, Link, RunObserver};
 
@@ -52,6 +55,12 @@ pub async fn run(args: Vec<OsString>, command_line: String) -> anyhow::Result<i3
     for n in &a.notes {
         eprintln!("note: {n}");
     }
+    // The result files' paths, checked before anything runs (as every run's are).
+    crate::output::check_all(&crate::cli::RawArgs {
+        json: a.json.clone(),
+        html: a.html.clone(),
+        ..Default::default()
+    })?;
     let plan = base_plan(&a, command_line);
     let token = fleetbench_model::auth::load(a.token_file.as_deref()).map_err(UsageError)?;
     let link = Link {
@@ -182,69 +191,88 @@ async fn init(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Re
 async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
     // As pgbench: the scale is read from pgbench_branches only when a built-in script
     // runs; script files alone take -s (default 1), and their vacuum's errors are said
-    // and passed over.
+    // and passed over. pgbench's lines before the run wait for the banner (they follow it).
+    let mut early = pgbench_live::Early::default();
     let builtin = a.scripts.iter().any(|(s, _)| s.builtin().is_some());
     let scale = if builtin {
-        table_scale(a, plan, &conns).await?
+        table_scale(a, plan, &conns, &mut early).await?
     } else {
         a.scale.unwrap_or(1)
     };
     if !a.no_vacuum {
-        eprint!("starting vacuum...");
-        let vacuum = step(a, plan, &conns, scale, Step::RunVacuum).await;
-        match vacuum {
+        match step(a, plan, &conns, scale, Step::RunVacuum).await {
+            Ok(_) => early.line("starting vacuum...end."),
             Err(e) if !builtin => {
-                eprintln!("pgbench: error: {e:#}");
-                eprintln!("pgbench: detail: (ignoring this error and continuing anyway)");
+                early.line(format!("starting vacuum...pgbench: error: {e:#}"));
+                early.line("pgbench: detail: (ignoring this error and continuing anyway)");
+                early.line("end.");
             }
-            other => {
-                other?;
+            Err(e) => {
+                early.flush();
+                eprint!("starting vacuum...");
+                return Err(e);
             }
         }
-        eprintln!("end.");
     }
     let plan = Plan {
         workload: Workload::Pgbench(Box::new(a.config(scale, Step::Check))),
         command: Command::Run,
         ..plan.clone()
     };
+    let logs = log_files(a, conns.len()).inspect_err(|_| early.flush())?;
     let mut watch = Watch {
         args: a.clone(),
-        progress: a.progress.is_some(),
         started: Instant::now(),
-        conn_time: Duration::ZERO,
-        server_version: String::new(),
+        facts: layout::RunFacts {
+            server_version: String::new(),
+            scale,
+            conn_time: Duration::ZERO,
+        },
+        early,
+        bannered: false,
         addrs: conns.iter().map(|c| c.addr.clone()).collect(),
-        logs: log_files(a, conns.len())?,
+        logs,
     };
     let result = session::run(conns, &plan, &mut watch).await;
     if let Some(logs) = watch.logs.take() {
         logs.finish();
     }
-    let result = result?;
-    let facts = layout::RunFacts {
-        server_version: watch.server_version.clone(),
-        scale,
-        conn_time: watch.conn_time,
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            watch.early.flush();
+            return Err(e.into());
+        }
     };
     let figures = layout::figures(a, &result);
-    stdout::print(&layout::run_report(a, &facts, &figures));
+    let mut doc = report::json::build(&plan, &result);
+    let mut totals = layout::json(a, &figures);
+    totals.initial_connection_time_ms = Some(watch.facts.conn_time.as_secs_f64() * 1e3);
+    doc.totals.pgbench = Some(totals);
+    let text = layout::run_report(a, &watch.facts, &figures);
+    stdout::print(if watch.bannered {
+        pgbench_live::without_banner(&text)
+    } else {
+        &text
+    });
+    // fleetbench's blocks, from the result document as `report FILE` prints them.
     stdout::print(&format!(
         "\n{}",
-        layout::percentiles_line(&result.latency())
+        pgbench_doc::percentiles_line(&doc.totals.latency_ms)
     ));
     stdout::print(&report::text::agents_block(&plan, &result));
-    stdout::print(&report::text::servers::block(&report::json::targets(
-        &plan, &result,
-    )));
-    let mut doc = report::json::build(&plan, &result);
-    doc.totals.pgbench = Some(layout::json(a, &figures));
+    stdout::print(&pgbench_doc::blocks_after_agents(&doc));
     if let Some(path) = &plan.json {
         report::json::write(path, &doc)
             .with_context(|| format!("cannot write the JSON result to {}", path.display()))?;
     }
+    let doc = report::doc::Document::Run(Box::new(doc));
+    if let Some(path) = &a.html {
+        report::html::write(path, &doc)
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+    }
     let catalog = crate::catalog::Settings::from_env()?;
-    crate::catalog::remember(&catalog, &report::doc::Document::Run(Box::new(doc))).await;
+    crate::catalog::remember(&catalog, &doc).await;
     if let Some(why) = aborted(&result) {
         eprintln!("pgbench: error: {why}");
         eprintln!("{ABORTED_LINE}");
@@ -262,8 +290,14 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
     Ok(exit::of_run(!degraded && !result.interrupted))
 }
 
-/// The scale a run of built-in scripts uses: pgbench_branches' rows.
-async fn table_scale(a: &PgbenchArgs, plan: &Plan, conns: &[AgentConn]) -> anyhow::Result<u32> {
+/// The scale a run of built-in scripts uses: pgbench_branches' rows (pgbench's warning
+/// into `early` when `-s` said otherwise).
+async fn table_scale(
+    a: &PgbenchArgs,
+    plan: &Plan,
+    conns: &[AgentConn],
+    early: &mut pgbench_live::Early,
+) -> anyhow::Result<u32> {
     let checked = step(a, plan, conns, 1, Step::Check).await?;
     let scale: u32 = checked
         .iter()
@@ -276,7 +310,9 @@ async fn table_scale(a: &PgbenchArgs, plan: &Plan, conns: &[AgentConn]) -> anyho
         .into());
     }
     if a.scale.is_some_and(|s| s != scale) {
-        eprintln!("scale option ignored, using count from pgbench_branches table ({scale})");
+        early.line(format!(
+            "pgbench: warning: scale option ignored, using count from pgbench_branches table ({scale})"
+        ));
     }
     Ok(scale)
 }
@@ -306,14 +342,17 @@ fn log_files(a: &PgbenchArgs, agents: usize) -> anyhow::Result<Option<LogFiles>>
     Ok(Some(files))
 }
 
-/// What a run shows while it goes: `-P`'s progress lines on stderr, as pgbench, and
-/// `-l`'s log lines into the agents' files.
+/// What a run shows while it goes, as pgbench: the banner on stdout once the clients are
+/// connected (then the lines held for it), `-P`'s progress lines on stderr; and `-l`'s
+/// log lines into the agents' files.
 struct Watch {
     args: PgbenchArgs,
-    progress: bool,
     started: Instant,
-    conn_time: Duration,
-    server_version: String,
+    /// The server's version and the connection time, from the agents' Ready.
+    facts: layout::RunFacts,
+    early: pgbench_live::Early,
+    /// The banner is out.
+    bannered: bool,
     /// The agents' addresses, in the order of their log files.
     addrs: Vec<String>,
     logs: Option<LogFiles>,
@@ -323,10 +362,13 @@ impl RunObserver for Watch {
     fn opening(&mut self, _open: u64, _total: u64) {}
 
     fn go(&mut self, _run_id: &str, ready: &RunResult) {
-        self.conn_time = self.started.elapsed();
+        self.facts.conn_time = self.started.elapsed();
         if let Some((_, c)) = ready.connections.first() {
-            self.server_version = c.server_version.clone();
+            self.facts.server_version = c.server_version.clone();
         }
+        stdout::line(pgbench_live::banner(&self.args, &self.facts));
+        self.bannered = true;
+        self.early.flush();
     }
 
     fn interval(&mut self, iv: &MergedInterval) {
@@ -341,8 +383,8 @@ impl RunObserver for Watch {
         if unsaid > 0 {
             eprintln!("pgbench: error: {unsaid} more clients aborted");
         }
-        // The run's last, partial interval has no line, as in pgbench.
-        if self.progress && !iv.last {
+        // Every full period has its line, the last one too; a partial one none.
+        if pgbench_live::shows_progress(&self.args, iv) {
             eprintln!("{}", layout::progress_line(&self.args, iv));
         }
     }

@@ -1,6 +1,6 @@
 //! `fleetbench pgbench`'s command line: pgbench's own options (PostgreSQL 15), its
 //! environment variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE) and fleetbench's
-//! `--agents`, `--json` and `--token-file`, read into a checked [`PgbenchArgs`]. Pure: the
+//! `--agents`, `--json`, `--html` and `--token-file`, read into a checked [`PgbenchArgs`]. Pure: the
 //! environment comes in as a function.
 
 use std::path::PathBuf;
@@ -59,6 +59,8 @@ pub struct PgbenchArgs {
     pub target: Target,
     pub agents: Option<Vec<String>>,
     pub json: Option<PathBuf>,
+    /// `--html FILE`: the run's page, pgbench's figures in it.
+    pub html: Option<PathBuf>,
     pub token_file: Option<PathBuf>,
     /// `--ready-timeout` seconds: how long opening the clients may take (fleetbench's own
     /// option, with its default).
@@ -178,6 +180,7 @@ const OPTS: &[Opt] = &[
     o(Some('?'), "help", false),
     o(None, "agents", true),
     o(None, "json", true),
+    o(None, "html", true),
     o(None, "token-file", true),
     o(None, "ready-timeout", true),
 ];
@@ -216,6 +219,7 @@ const RUN_ONLY: &[&str] = &[
     "failures-detailed",
     "max-tries",
     "json",
+    "html",
 ];
 
 /// Options as given, (long name, value), and the positional words.
@@ -508,6 +512,7 @@ fn defaults() -> Result<PgbenchArgs, String> {
         },
         agents: None,
         json: None,
+        html: None,
         token_file: None,
         ready_timeout: super::READY_TIMEOUT_SECS,
         notes: Vec::new(),
@@ -601,6 +606,7 @@ fn apply(a: &mut PgbenchArgs, loose: &mut Loose, name: &str, v: String) -> Resul
             a.agents = Some(list);
         }
         "json" => a.json = Some(PathBuf::from(v)),
+        "html" => a.html = Some(PathBuf::from(v)),
         "token-file" => a.token_file = Some(PathBuf::from(v)),
         "ready-timeout" => {
             a.ready_timeout = int("ready timeout", &v, 1, fleetbench_model::limits::MAX_SECONDS)?
@@ -856,6 +862,7 @@ fleetbench options:
   --agents=HOST:PORT,...   spread the clients (and the load of -i) over these agents
                            (default: one agent inside this process)
   --json=FILE              write the result document to FILE
+  --html=FILE              write the run's HTML report (pgbench's figures, charts) to FILE
   --token-file=FILE        the agents' bearer token
   --ready-timeout=SECS     give up opening the clients after this long (default: 30)
 

@@ -328,6 +328,19 @@ pub struct PgbenchTotals {
     pub schedule_lag_ms: Option<ScheduleLag>,
     /// Per script (`-b NAME@WEIGHT`), in the order given.
     pub scripts: Vec<PgbenchScript>,
+    /// pgbench's "number of threads" (`-j`), "initial connection time" and whether the
+    /// failures were broken down (`--failures-detailed`): with the rest of the document,
+    /// what `report FILE` needs to print pgbench's report as the run printed it. Absent in
+    /// files written before them, which `report FILE` reads in sysbench's layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_connection_time_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failures_detailed: bool,
+    /// `-C`: pgbench's "average connection time" (each transaction opened its connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_connection_time_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -349,6 +362,10 @@ pub struct PgbenchScript {
     pub skipped: u64,
     pub latency_avg_ms: f64,
     pub latency_stddev_ms: f64,
+    /// A script file's text (`-f`), so that `report FILE` lists its commands as the run
+    /// did; absent for a built-in script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_text: Option<String>,
     /// `-r`: one per command of the script, in its order (empty without `-r`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<PgbenchCommand>,

@@ -1,8 +1,9 @@
 //! `fleetbench report RESULT.json` without `--html`: the text report of a saved result. A
 //! run reads as it printed (sysbench 1.0's interval lines and end report, then one row per
 //! agent; a TPC-C run tpcc-mysql's interval lines, Raw Results, Constraint Check and TpmC,
-//! then its response times by type); a sweep or scenario file as its table (a rate sweep's
-//! with its offered and achieved rates).
+//! then its response times by type; a `fleetbench pgbench` run pgbench's report, from
+//! `text::pgbench_doc`); a sweep or scenario file as its table (a rate sweep's with its
+//! offered and achieved rates).
 
 use std::fmt::Write;
 
@@ -60,8 +61,12 @@ fn meta_line(meta: Option<&Meta>) -> String {
     s
 }
 
-/// A run: header line, interval lines, sysbench's end report, agents.
+/// A run: header line, interval lines, sysbench's end report, agents; a `fleetbench
+/// pgbench` run in pgbench's layout instead.
 fn run(doc: &Report) -> String {
+    if let Some(text) = super::text::pgbench_doc::render(doc) {
+        return text;
+    }
     let totals = &doc.totals;
     let cfg = &doc.config;
     let p = cfg.percentiles.first().copied().unwrap_or(95.0);
@@ -101,7 +106,7 @@ fn run(doc: &Report) -> String {
     }
     s.push_str(&fairness(&totals.fairness));
     if !doc.agents.is_empty() {
-        s.push_str(&agents(&doc.agents, &doc.agent_names(), &key));
+        s.push_str(&agents(&doc.agents, &doc.agent_names(), &key, "threads"));
     }
     if let Some(q) = &totals.figures.sql {
         s.push_str(&super::errors::line(&q.errors_by_code, q.ignored_errors));
@@ -272,15 +277,16 @@ fn fairness(fair: &Fairness) -> String {
 }
 
 /// One row per agent (named by `names`), then what the hosts are, as the run printed it
-/// (files before the facts have none).
-fn agents(agents: &[Agent], names: &[String], key: &str) -> String {
+/// (files before the facts have none); `workers` names the third column ("threads",
+/// pgbench's "clients").
+pub(super) fn agents(agents: &[Agent], names: &[String], key: &str, workers: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "\nPer agent:\n    {:<22}  {:<16}  {:>7}  {:>12}  {:>12}  {:>10}  status",
         "agent",
         "host",
-        "threads",
+        workers,
         "evts",
         "evts/s",
         format!("{key} ms")

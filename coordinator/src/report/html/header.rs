@@ -160,9 +160,7 @@ fn agents_text(run: &Report) -> String {
             if a.addr != *n {
                 about.push(a.addr.clone());
             }
-            about.push(crate::report::format::count_of(
-                a.threads, "thread", "threads",
-            ));
+            about.push(super::pgbench::count_text(run, a.threads));
             format!("<b>{}</b> ({})", esc(n), esc(&about.join(", ")))
         })
         .collect();

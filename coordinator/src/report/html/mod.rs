@@ -21,9 +21,10 @@
 //! charts of a run over time (`run_charts`), across a sweep's steps
 //! (`sweep_charts`) and of the latency spectrum (`spectrum`), the grid they sit in and
 //! the charts left out for want of data (`grid`), the tables (`tables`: the summary with
-//! TpmC, TPC-C's transaction types, agents, configurations); SVG drawing (`svg`, its axes
-//! in `axis`), names of agents (as the text report and the tables name them), targets and
-//! settings (`names`) and the page's text (`markup`).
+//! TpmC, TPC-C's transaction types, agents, configurations), pgbench's figures of a
+//! `fleetbench pgbench` run (`pgbench`); SVG drawing (`svg`, its axes in `axis`), names of
+//! agents (as the text report and the tables name them), targets and settings (`names`)
+//! and the page's text (`markup`).
 
 pub mod axis;
 mod checks;
@@ -32,6 +33,7 @@ mod header;
 mod markup;
 mod names;
 pub mod page;
+mod pgbench;
 pub mod run_charts;
 pub mod spectrum;
 pub mod svg;

@@ -10,7 +10,7 @@ use super::grid::charts_grid;
 use super::header::{run_header, saturation_warnings, steps_header};
 use super::markup::esc;
 use super::run_charts::{run_charts, steps_over_time};
-use super::spectrum::{step_label, steps_spectrum, threads_text};
+use super::spectrum::{step_label, steps_spectrum};
 use super::svg::Chart;
 use super::sweep_charts::{rate_charts, sweep_charts};
 use super::tables::{agents_table, config_table, rows_table, steps_config_table, tpcc_table};
@@ -170,7 +170,7 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
     let title = format!(
         "fleetbench {} run, {}",
         run.test,
-        threads_text(run.config.threads)
+        super::pgbench::count_text(run, run.config.threads)
     );
     let mut body = String::new();
     body.push_str("<h2>What ran</h2>");
@@ -178,7 +178,11 @@ fn run_page(doc: &Document, run: &Report) -> (String, String) {
     body.push_str(&saturation_warnings(run));
     let series = compare::series(doc, "this run");
     body.push_str("<h2>Summary</h2>");
-    body.push_str(&wide(&rows_table(&series)));
+    body.push_str(&wide(&super::pgbench::summary_in_clients(
+        run,
+        rows_table(&series),
+    )));
+    body.push_str(&super::pgbench::section(run));
     if let Some(t) = errors_table(run) {
         body.push_str("<h2 id=\"errors\">Ignored errors by code</h2>");
         body.push_str(&wide(&t));

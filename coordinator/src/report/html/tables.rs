@@ -222,7 +222,8 @@ pub(super) fn agents_table(run: &Report) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>host facts</th><th>threads</th><th>{}</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>",
+        "<h2>Per agent</h2><table class=\"rows\"><tr><th>agent</th><th>host</th><th>host facts</th><th>{}s</th><th>{}</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr>",
+        super::pgbench::worker(run),
         if db { "TPS" } else { "events/s" }
     );
     for (a, name) in run.agents.iter().zip(super::names::agent_names(run)) {

@@ -399,9 +399,10 @@ pub fn agents_summary(plan: &Plan, r: &RunResult) -> String {
     let mut s = String::from("Per agent (condensed):\n");
     let _ = write!(
         s,
-        "    {} agents, {} threads: {ok} completed",
+        "    {} agents, {} {}: {ok} completed",
         r.agents.len(),
-        r.threads()
+        r.threads(),
+        workers(plan)
     );
     if stopped > 0 {
         let _ = write!(s, ", {stopped} stopped early");
@@ -527,6 +528,17 @@ struct AgentTable {
     fileio: bool,
     /// memory: its block size.
     memory: Option<u64>,
+    /// What its "threads" column counts ([`workers`]).
+    workers: &'static str,
+}
+
+/// What a run's threads are called: pgbench's clients (each a connection, however many
+/// threads run them), else threads.
+fn workers(plan: &Plan) -> &'static str {
+    match plan.workload {
+        Workload::Pgbench(_) => "clients",
+        _ => "threads",
+    }
 }
 
 impl AgentTable {
@@ -551,6 +563,7 @@ impl AgentTable {
                 Workload::Memory(m) => Some(m.block_size),
                 _ => None,
             },
+            workers: workers(plan),
         }
     }
 
@@ -567,7 +580,7 @@ impl AgentTable {
         let _ = write!(
             s,
             "    {:<name_w$}  {:<host_w$}  {:>7}  {:>12}  {:>12}  ",
-            "agent", "host", "threads", events_head, rate_head
+            "agent", "host", self.workers, events_head, rate_head
         );
         if self.db {
             let _ = write!(s, "{:>12}  ", "stmts/s");

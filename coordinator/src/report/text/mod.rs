@@ -10,6 +10,8 @@ pub mod fleetbench;
 mod header;
 pub mod legacy;
 pub mod pgbench;
+pub mod pgbench_doc;
+pub mod pgbench_live;
 pub mod servers;
 pub mod sysbench10;
 pub mod tpcc;

@@ -324,6 +324,11 @@ pub fn json(args: &PgbenchArgs, f: &Figures) -> crate::report::doc::PgbenchTotal
         latency_limit_ms: args.latency_limit_ms,
         late: f.late,
         clients_aborted: f.aborted,
+        threads: Some(args.jobs),
+        // The command adds it: [`RunFacts`] has it, not the figures.
+        initial_connection_time_ms: None,
+        failures_detailed: args.failures_detailed,
+        average_connection_time_ms: f.connect_ms,
         latency_avg_ms: f.avg_ms,
         latency_stddev_ms: f.stddev_ms,
         schedule_lag_ms: f.lag_ms.map(|(avg, max)| ScheduleLag { avg, max }),
@@ -342,6 +347,10 @@ pub fn json(args: &PgbenchArgs, f: &Figures) -> crate::report::doc::PgbenchTotal
                 skipped: sf.skipped,
                 latency_avg_ms: sf.avg_ms,
                 latency_stddev_ms: sf.stddev_ms,
+                file_text: match b {
+                    Script::File { text, .. } => Some(text.clone()),
+                    Script::Builtin(_) => None,
+                },
                 commands: b
                     .commands()
                     .iter()
@@ -419,17 +428,6 @@ fn script_blocks(args: &PgbenchArgs, f: &Figures) -> String {
             s.push_str(&command_block(args, " - ", b, &sf.commands));
         }
     }
-    s
-}
-
-/// fleetbench's line after pgbench's report: the latency percentiles, exact to HDR
-/// precision over every agent's transactions.
-pub fn percentiles_line(lat: &Latency) -> String {
-    let mut s = String::from("latency percentiles (ms):");
-    for p in [50.0, 90.0, 95.0, 99.0, 99.9] {
-        let _ = write!(s, " p{p} {:.3},", lat.percentile_ms(p));
-    }
-    let _ = writeln!(s, " max {:.3}", lat.max_ms());
     s
 }
 
