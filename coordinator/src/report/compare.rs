@@ -80,13 +80,14 @@ fn servers_of(run: &Report) -> Vec<Server> {
 /// Each series' server settings, keyed so that the same server compares with itself:
 /// when every series reached one server, `server` (its address and version) and `server
 /// VAR`, so that a tuning study's servers line up whatever their addresses; else `server
-/// ADDR` (its version) and `server ADDR VAR`.
-fn server_settings(series: &[Series]) -> Vec<BTreeMap<String, String>> {
+/// ADDR` (its version) and `server ADDR VAR`. Per series: the servers (their identities)
+/// and, apart, their variables.
+fn server_settings(series: &[Series]) -> Vec<(BTreeMap<String, String>, BTreeMap<String, String>)> {
     let one_each = series.iter().all(|s| s.servers.len() <= 1);
     series
         .iter()
         .map(|s| {
-            let mut out = BTreeMap::new();
+            let (mut ids, mut vars) = (BTreeMap::new(), BTreeMap::new());
             for srv in &s.servers {
                 let (key, identity) = if one_each {
                     let id = if srv.version.is_empty() {
@@ -100,13 +101,13 @@ fn server_settings(series: &[Series]) -> Vec<BTreeMap<String, String>> {
                     (format!("server {}", srv.addr), v)
                 };
                 if let Some(id) = identity {
-                    out.insert(key.clone(), id);
+                    ids.insert(key.clone(), id);
                 }
                 for (k, v) in &srv.vars {
-                    out.insert(format!("{key} {k}"), v.clone());
+                    vars.insert(format!("{key} {k}"), v.clone());
                 }
             }
-            out
+            (ids, vars)
         })
         .collect()
 }
@@ -304,35 +305,91 @@ pub fn text(series: &[Series]) -> (String, Vec<Change>) {
     (c.text(), c.changes())
 }
 
-/// The settings in which series differ from the first: `key: base / other / ...` lines,
-/// the servers' settings by server (see [`server_settings`]).
-pub fn differing_settings(series: &[Series]) -> String {
+/// The settings in which series differ from the first, each with its value per series
+/// (None where a series lacks it). Server variables only some series have (a MariaDB
+/// server's beside a PostgreSQL one's) are not listed, only counted: they say nothing about
+/// a change of setting, and a cross-engine comparison would open with a screen of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettingsDiff {
+    pub labels: Vec<String>,
+    pub rows: Vec<(String, Vec<Option<String>>)>,
+    /// Server variables present in some series and missing in others, left out of `rows`.
+    pub one_sided: usize,
+}
+
+/// The settings in which `series` differ (see [`SettingsDiff`]); the servers' settings
+/// by server (see [`server_settings`]).
+pub fn settings_diff(series: &[Series]) -> SettingsDiff {
+    let servers = server_settings(series);
     let all: Vec<BTreeMap<String, String>> = series
         .iter()
-        .zip(server_settings(series))
-        .map(|(x, mut servers)| {
-            servers.extend(x.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
-            servers
+        .zip(&servers)
+        .map(|(x, (ids, vars))| {
+            let mut all = ids.clone();
+            all.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all.extend(x.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all
         })
         .collect();
+    let is_var = |k: &str| servers.iter().any(|(_, vars)| vars.contains_key(k));
     let mut keys: Vec<&String> = all.iter().flat_map(|s| s.keys()).collect();
     keys.sort();
     keys.dedup();
-    let mut s = String::new();
+    let mut diff = SettingsDiff {
+        labels: series.iter().map(|x| x.label.clone()).collect(),
+        ..Default::default()
+    };
     for k in keys {
-        let vals: Vec<&str> = all
-            .iter()
-            .map(|x| x.get(k).map_or("n/a", String::as_str))
-            .collect();
-        if vals.iter().any(|v| *v != vals[0]) {
+        let vals: Vec<Option<String>> = all.iter().map(|x| x.get(k).cloned()).collect();
+        if vals.iter().all(|v| *v == vals[0]) {
+            continue;
+        }
+        if is_var(k) && vals.iter().any(Option::is_none) {
+            diff.one_sided += 1;
+            continue;
+        }
+        diff.rows.push((k.clone(), vals));
+    }
+    diff
+}
+
+impl SettingsDiff {
+    /// `Settings that differ (a / b):`, then `    key: base / other / ...` lines and the
+    /// count of one-sided server settings; empty when nothing differs.
+    pub fn text(&self) -> String {
+        if self.rows.is_empty() && self.one_sided == 0 {
+            return String::new();
+        }
+        let mut s = format!("Settings that differ ({}):\n", self.labels.join(" / "));
+        for (k, vals) in &self.rows {
+            let vals: Vec<&str> = vals.iter().map(|v| v.as_deref().unwrap_or("n/a")).collect();
             let _ = writeln!(s, "    {k}: {}", vals.join(" / "));
         }
+        if let Some(note) = self.one_sided_note() {
+            let _ = writeln!(s, "    {note}");
+        }
+        s.push('\n');
+        s
     }
-    if s.is_empty() {
-        return s;
+
+    /// `(14 server settings only on one side not shown)`, when there are such.
+    pub fn one_sided_note(&self) -> Option<String> {
+        let side = if self.labels.len() > 2 {
+            "on some sides only"
+        } else {
+            "only on one side"
+        };
+        match self.one_sided {
+            0 => None,
+            1 => Some(format!("(1 server setting {side} not shown)")),
+            n => Some(format!("({n} server settings {side} not shown)")),
+        }
     }
-    let labels: Vec<&str> = series.iter().map(|x| x.label.as_str()).collect();
-    format!("Settings that differ ({}):\n{s}\n", labels.join(" / "))
+}
+
+/// The settings in which series differ from the first, as text (see [`SettingsDiff`]).
+pub fn differing_settings(series: &[Series]) -> String {
+    settings_diff(series).text()
 }
 
 /// A `--fail-if` rule: a figure, a direction and a threshold in percent.
@@ -728,11 +785,63 @@ mod tests {
         );
         let d = series(&run(two), "two.json");
         let t = differing_settings(&[a[0].clone(), d[0].clone()]);
+        // The second server is named; its settings, which the other run cannot have, are
+        // counted, not listed as n/a.
         assert!(
-            t.contains("    server 127.0.0.1:3308 innodb_doublewrite: n/a / OFF\n"),
+            t.contains("    server 127.0.0.1:3308: n/a / 10.11.6-MariaDB\n"),
             "{t}"
         );
+        assert!(
+            t.contains("    (1 server setting only on one side not shown)\n"),
+            "{t}"
+        );
+        assert!(!t.contains("innodb_doublewrite"), "{t}");
         assert!(!t.contains("server 127.0.0.1:3306"), "{t}");
+    }
+
+    #[test]
+    fn a_cross_engine_comparison_lists_only_the_settings_both_servers_have() {
+        let maria = on_server(
+            "default",
+            3306,
+            &[
+                ("innodb_buffer_pool_size", "128M"),
+                ("max_connections", "151"),
+            ],
+        );
+        let mut pg = on_server(
+            "default",
+            5432,
+            &[
+                ("shared_buffers", "128MB"),
+                ("work_mem", "4MB"),
+                ("max_connections", "100"),
+            ],
+        );
+        pg.totals.targets[0].connections[0].server_version = "PostgreSQL 16.4".into();
+        let (a, b) = (
+            series(&run(maria), "maria.json"),
+            series(&run(pg), "pg.json"),
+        );
+        let all = [a[0].clone(), b[0].clone()];
+        let d = settings_diff(&all);
+        assert_eq!(d.one_sided, 3, "{d:?}");
+        assert_eq!(
+            d.text(),
+            "Settings that differ (maria.json / pg.json):\n\
+             \x20   server: 127.0.0.1:3306 (10.11.6-MariaDB) / 127.0.0.1:5432 (PostgreSQL 16.4)\n\
+             \x20   server max_connections: 151 / 100\n\
+             \x20   targets: default: sbtest@127.0.0.1:3306/sbtest (tables 1-3, 5) / default: sbtest@127.0.0.1:5432/sbtest (tables 1-3, 5)\n\
+             \x20   (3 server settings only on one side not shown)\n\n"
+        );
+        // Three series: "on some sides only".
+        let three = [a[0].clone(), b[0].clone(), a[0].clone()];
+        assert!(
+            differing_settings(&three)
+                .contains("    (3 server settings on some sides only not shown)\n"),
+            "{}",
+            differing_settings(&three)
+        );
     }
 
     #[test]
