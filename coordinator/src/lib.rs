@@ -56,7 +56,10 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
     // Output paths, before anything runs: a missing directory costs a second, not a run.
     output::check_all(&raw)?;
     // A CSV file collects runs: one of another layout is refused now, not after the run.
-    if let Some(path) = &raw.csv {
+    // (A comparison's CSV replaces its file.)
+    if let Some(path) = &raw.csv
+        && matches!(Which::of(&raw), Which::Bench | Which::Scenario)
+    {
         report::csv::check_existing(path)
             .map_err(|why| UsageError(format!("--csv {}: {why}", path.display())))?;
     }

@@ -245,10 +245,12 @@ pub struct Block {
     pub rows: Vec<Row>,
 }
 
-/// The whole comparison: the series' labels (the first the baseline) and its blocks.
+/// The whole comparison: the series' labels (the first the baseline), the test each ran,
+/// and its blocks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub labels: Vec<String>,
+    pub tests: Vec<String>,
     pub blocks: Vec<Block>,
 }
 
@@ -409,6 +411,7 @@ impl Comparison {
     /// offered rate when a series is a rate sweep (in the order they first appear).
     pub fn of(series: &[Series]) -> Comparison {
         let labels = series.iter().map(|s| s.label.clone()).collect();
+        let tests = series.iter().map(|s| s.test.clone()).collect();
         let by_rate = series.iter().any(|s| is_rate_sweep(&s.rows));
         let single = series.iter().all(|s| {
             s.rows.first().is_some_and(|f| {
@@ -420,6 +423,7 @@ impl Comparison {
         if single {
             return Comparison {
                 labels,
+                tests,
                 blocks: vec![single_block(series)],
             };
         }
@@ -455,7 +459,11 @@ impl Comparison {
                 )
             })
             .collect();
-        Comparison { labels, blocks }
+        Comparison {
+            labels,
+            tests,
+            blocks,
+        }
     }
 
     /// The comparison as text: its blocks, a blank line between two.

@@ -2,6 +2,7 @@
 //! comparisons and charts built from them.
 
 pub mod compare;
+pub mod compare_files;
 pub mod compare_table;
 pub mod csv;
 pub mod doc;

@@ -24,6 +24,8 @@
 //! (`markup`).
 
 pub mod axis;
+mod change_chart;
+pub mod compare_page;
 mod grid;
 mod header;
 mod markup;
