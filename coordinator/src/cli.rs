@@ -40,6 +40,11 @@ pub struct RawArgs {
     #[arg(skip)]
     pub legacy: bool,
 
+    /// The options given on the command line, by clap id, in order (set by [`parse`]; what
+    /// commands::honoured checks against the command).
+    #[arg(skip)]
+    pub given: Vec<String>,
+
     /// Test to run (sysbench 0.4/0.5 spelling of the TEST word).
     #[arg(long)]
     pub test: Option<String>,
@@ -296,7 +301,24 @@ where
         LEGACY.contains(&name) || name.starts_with("--oltp-")
     });
     let (args, options) = declared_options(args)?;
-    let mut raw = RawArgs::try_parse_from(args).map_err(suggest_declared)?;
+    let command = <RawArgs as clap::CommandFactory>::command();
+    let ids: Vec<String> = command
+        .get_arguments()
+        .filter(|a| !a.is_positional())
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let matches = command
+        .try_get_matches_from(args)
+        .map_err(suggest_declared)?;
+    let mut raw = <RawArgs as clap::FromArgMatches>::from_arg_matches(&matches)?;
+    raw.given = matches
+        .ids()
+        .filter(|id| ids.iter().any(|o| o == id.as_str()))
+        .filter(|id| {
+            matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|id| id.to_string())
+        .collect();
     raw.legacy = legacy;
     raw.options = options;
     Ok(raw)
