@@ -119,7 +119,26 @@ fn change_text(p: &ChangePoint) -> String {
 /// The chart as one SVG element of class `chart change`.
 pub fn svg(c: &ChangeChart) -> String {
     let (y0, y1) = c.y_range();
-    let pw = WIDTH - LEFT - RIGHT;
+    let y_ticks: Vec<(f64, String)> = ticks(y0, y1, 5)
+        .into_iter()
+        .map(|t| {
+            (
+                t,
+                if t > 0.0 {
+                    format!("+{}%", num(t))
+                } else {
+                    format!("{}%", num(t))
+                },
+            )
+        })
+        .collect();
+    // Room for the widest tick label beside the rotated axis label.
+    let widest = y_ticks
+        .iter()
+        .map(|(_, l)| text_width(l, FONT))
+        .fold(0.0, f64::max);
+    let left = (30.0 + widest + 8.0).max(LEFT);
+    let pw = WIDTH - left - RIGHT;
     let sy = |v: f64| TOP + PLOT_HEIGHT - (v - y0) / (y1 - y0) * PLOT_HEIGHT;
     let n = c.categories.len().max(1) as f64;
     let cw = pw / n;
@@ -129,52 +148,53 @@ pub fn svg(c: &ChangeChart) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg class="chart change" id="{id}" data-points="{pts}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{t}"><text class="title" x="{LEFT}" y="18">{shown}</text>"#,
+        r#"<svg class="chart change" id="{id}" data-points="{pts}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{t}"><text class="title" x="{left}" y="18">{shown}</text>"#,
         id = esc(&c.id),
         pts = c.point_count(),
         t = esc(&c.title),
-        shown = esc(&fit(&c.title, TITLE_FONT * 1.1, WIDTH - LEFT - 10.0)),
+        shown = esc(&fit(&c.title, TITLE_FONT * 1.1, WIDTH - left - 10.0)),
     );
-    for t in ticks(y0, y1, 5) {
+    for (t, label) in &y_ticks {
         let _ = write!(
             s,
-            r#"<line class="grid" x1="{LEFT}" x2="{x2:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick y" x="{tx:.1}" y="{ty:.1}" text-anchor="end">{label}%</text>"#,
-            x2 = LEFT + pw,
-            y = sy(t),
-            tx = LEFT - 6.0,
-            ty = sy(t) + 4.0,
-            label = if t > 0.0 {
-                format!("+{}", num(t))
-            } else {
-                num(t)
-            },
+            r#"<line class="grid" x1="{left}" x2="{x2:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick y" x="{tx:.1}" y="{ty:.1}" text-anchor="end">{label}</text>"#,
+            x2 = left + pw,
+            y = sy(*t),
+            tx = left - 6.0,
+            ty = sy(*t) + 4.0,
         );
     }
     let zero = sy(0.0);
     let _ = write!(
         s,
-        r##"<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{bottom:.1}"/><line class="axis" x1="{LEFT}" x2="{x2:.1}" y1="{bottom:.1}" y2="{bottom:.1}"/><line class="zero" x1="{LEFT}" x2="{x2:.1}" y1="{zero:.1}" y2="{zero:.1}" stroke="#333" stroke-dasharray="5 3"/><text class="tick baseline" x="{bx:.1}" y="{by:.1}" text-anchor="end">baseline</text>"##,
+        r##"<line class="axis" x1="{left}" x2="{left}" y1="{TOP}" y2="{bottom:.1}"/><line class="axis" x1="{left}" x2="{x2:.1}" y1="{bottom:.1}" y2="{bottom:.1}"/><line class="zero" x1="{left}" x2="{x2:.1}" y1="{zero:.1}" y2="{zero:.1}" stroke="#333" stroke-dasharray="5 3"/><text class="tick baseline" x="{bx:.1}" y="{by:.1}" text-anchor="end">baseline</text>"##,
         bottom = TOP + PLOT_HEIGHT,
-        x2 = LEFT + pw,
-        bx = LEFT + pw - 2.0,
+        x2 = left + pw,
+        bx = left + pw - 2.0,
         by = zero - 4.0,
     );
     for (i, cat) in c.categories.iter().enumerate() {
         let _ = write!(
             s,
             r#"<text class="tick x" x="{x:.1}" y="{y:.1}" text-anchor="middle"><title>{full}</title>{shown}</text>"#,
-            x = LEFT + cw * (i as f64 + 0.5),
+            x = left + cw * (i as f64 + 0.5),
             y = TOP + PLOT_HEIGHT + 16.0,
             full = esc(cat),
             shown = esc(&fit(cat, FONT, cw - 6.0)),
         );
     }
+    if !c.x_label.is_empty() {
+        let _ = write!(
+            s,
+            r#"<text class="label" x="{x:.1}" y="{y:.1}" text-anchor="middle">{l}</text>"#,
+            x = left + pw / 2.0,
+            y = TOP + PLOT_HEIGHT + 36.0,
+            l = esc(&c.x_label),
+        );
+    }
     let _ = write!(
         s,
-        r#"<text class="label" x="{x:.1}" y="{y:.1}" text-anchor="middle">{l}</text><text class="label" transform="translate(16 {ly:.1}) rotate(-90)" text-anchor="middle">change against the baseline</text>"#,
-        x = LEFT + pw / 2.0,
-        y = TOP + PLOT_HEIGHT + 36.0,
-        l = esc(&c.x_label),
+        r#"<text class="label" transform="translate(16 {ly:.1}) rotate(-90)" text-anchor="middle">change</text>"#,
         ly = TOP + PLOT_HEIGHT / 2.0,
     );
     let m = c.lines.len().max(1) as f64;
@@ -186,7 +206,7 @@ pub fn svg(c: &ChangeChart) -> String {
             let Some(p) = p else { continue };
             point(
                 &mut s,
-                (LEFT + cw * (i as f64 + 0.5) + dx, color),
+                (left + cw * (i as f64 + 0.5) + dx, color),
                 p,
                 &sy,
                 (&line.name, &c.categories[i]),

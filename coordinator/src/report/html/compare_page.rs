@@ -74,7 +74,7 @@ fn compared_table(c: &Comparison) -> String {
 fn settings_table(d: &SettingsDiff) -> String {
     let mut s = String::new();
     if d.rows.is_empty() {
-        s.push_str("<p>None listed.</p>");
+        s.push_str("<p>None: the results ran with the same settings.</p>");
     } else {
         s.push_str("<div class=\"wide\"><table class=\"settings\"><tr><th>setting</th>");
         for l in &d.labels {
