@@ -587,3 +587,64 @@ fn compare_lists_server_settings_by_server_and_only_those_that_differ() {
     assert!(settings[3].starts_with("    targets: default: "), "{text}");
     assert!(!text.contains("n/a /") && !text.contains('{'), "{text}");
 }
+
+/// A MariaDB result compared with a PostgreSQL one (issue 60): the settings list only what
+/// both servers have, and says in one line how many server settings were one-sided.
+#[test]
+fn a_cross_engine_comparison_lists_only_the_server_settings_both_sides_have() {
+    use fleetbench_tests::Postgres;
+    use fleetbench_tests::mariadb::MariaDb;
+    let common = ["oltp_read_only", "--tables=1", "--table-size=1000"];
+    let maria = MariaDb::prepared(&common);
+    let pg = Postgres::start();
+    let pg_args = |extra: &[&str]| -> Vec<String> {
+        common
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .chain(pg.pgsql_args())
+            .collect()
+    };
+    fleetbench_tests::fleetbench_ok(&pg_args(&["prepare"]));
+    let dir = Scratch::new("compare-engines");
+    let (m, p) = (dir.path("maria.json"), dir.path("pg.json"));
+    maria.run_json(&[&common, &["--time=2"]], &m);
+    fleetbench_tests::run_json(&pg_args(&["--time=2"]), &p);
+    let text = expect_ok(&fleetbench(&[
+        "compare",
+        &m.display().to_string(),
+        &p.display().to_string(),
+    ]));
+    let settings: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        settings[0], "Settings that differ (maria.json / pg.json):",
+        "{text}"
+    );
+    // The servers are named, each by its address and version.
+    let server = settings
+        .iter()
+        .find(|l| l.starts_with("    server: "))
+        .unwrap_or_else(|| panic!("no server line in {text}"));
+    assert!(
+        server.contains("MariaDB") && server.contains("PostgreSQL"),
+        "{server}"
+    );
+    // No server setting that only one side has is listed; they are counted.
+    for l in &settings[1..] {
+        assert!(
+            !(l.starts_with("    server ") && l.contains("n/a")),
+            "{l} in\n{text}"
+        );
+    }
+    let last = settings.last().unwrap();
+    let n: usize = last
+        .strip_prefix("    (")
+        .and_then(|r| r.strip_suffix(" server settings only on one side not shown)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of one-sided settings in {text}"));
+    assert!(n >= 10, "{text}");
+    // The settings block is short: a screen's worth of n/a lines was the complaint.
+    assert!(settings.len() < 12, "{text}");
+    maria.fleetbench_ok(&[&common, &["cleanup"]]);
+    fleetbench_tests::fleetbench_ok(&pg_args(&["cleanup"]));
+}

@@ -73,9 +73,9 @@ fn compared_table(c: &Comparison) -> String {
 /// settings left out.
 fn settings_table(d: &SettingsDiff) -> String {
     let mut s = String::new();
-    if d.rows.is_empty() {
+    if d.rows.is_empty() && d.one_sided == 0 {
         s.push_str("<p>None: the results ran with the same settings.</p>");
-    } else {
+    } else if !d.rows.is_empty() {
         s.push_str("<div class=\"wide\"><table class=\"settings\"><tr><th>setting</th>");
         for l in &d.labels {
             let _ = write!(s, "<th>{}</th>", esc(l));
