@@ -111,7 +111,7 @@ pub struct RawArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on", hide = true)]
     pub validate: Option<String>,
 
-    /// Write the whole result as JSON to this file.
+    /// Write the whole result as JSON to this file (`compare`: the comparison).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
@@ -122,10 +122,12 @@ pub struct RawArgs {
     /// Thread sweeps: seconds of rest between two steps [default: 0].
     #[arg(long)]
     pub cooldown: Option<String>,
-    /// Write the run's, sweep's or scenarios' table as CSV to this file.
+    /// Write the run's, sweep's or scenarios' table as CSV to this file (`compare`: the
+    /// comparison's figures).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
+    /// Write a self-contained HTML report with charts to this file (also: `report FILE
+    /// --html`; `compare`: the comparison's page).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Label the result: KEY=VALUE, stored in the JSON's meta and shown by `compare`
