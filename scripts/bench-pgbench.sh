@@ -4,8 +4,11 @@
 # directory on a free loopback port (never the system's clusters or port 5432) and removes
 # again on exit.
 #
-#  1. run: initialises once (`pgbench -i -s SCALE`), then for each built-in script in
-#     SCRIPTS and client count in CLIENTS runs pgbench and fleetbench pgbench alternately
+#  1. run: initialises once (`pgbench -i -s SCALE`), then for each script in SCRIPTS (a
+#     built-in one, or `custom`: a script file in pgbench's language, a zipfian key
+#     scattered by permute, read with \gset, a second read keyed by what the first
+#     returned and a \if, run with `-f`, at the CUSTOM_CLIENTS counts) and client count in
+#     CLIENTS runs pgbench and fleetbench pgbench alternately
 #     (ROUNDS rounds of SECONDS seconds, `-n -M MODE -c N`, -j left at its default 1 on
 #     both sides) and prints TPS, the ratio fb/pg, and the client CPU (user+sys of the
 #     whole client process) in µs per transaction; then per (script, clients) the medians
@@ -22,7 +25,8 @@
 # Environment (defaults in brackets):
 #   FLEETBENCH_BIN   directory holding fleetbench [target/release; built with
 #                    `cargo build --release --locked --bins -q` if absent]
-#   SCALE [10]  SCRIPTS ["tpcb-like select-only"]  CLIENTS ["4 64"]  MODE [prepared]
+#   SCALE [10]  SCRIPTS ["tpcb-like select-only custom"]  CLIENTS ["4 64"]
+#   CUSTOM_CLIENTS [8]  MODE [prepared]
 #   ROUNDS [5]  SECONDS (or RUN_SECONDS) [10]  INIT_SCALE [50]  INIT_ROUNDS [3]
 #   SYNC_COMMIT [off]  the server's synchronous_commit: off by default, so that a commit's
 #                      wait for the disk (the same for both tools, and the shared disk's
@@ -40,8 +44,9 @@ source "$(dirname "$0")/bench-lib.sh"
 source "$(dirname "$0")/private-postgres.sh"
 
 scale=${SCALE:-10}
-scripts=${SCRIPTS:-tpcb-like select-only}
+scripts=${SCRIPTS:-tpcb-like select-only custom}
 clients_list=${CLIENTS:-4 64}
+custom_clients=${CUSTOM_CLIENTS:-8}
 mode=${MODE:-prepared}
 rounds=${ROUNDS:-5}
 init_scale=${INIT_SCALE:-50}
@@ -59,7 +64,7 @@ on_exit() {
 }
 trap on_exit EXIT
 max_conns=0
-for c in $clients_list; do [[ $c -gt $max_conns ]] && max_conns=$c; done
+for c in $clients_list $custom_clients; do [[ $c -gt $max_conns ]] && max_conns=$c; done
 PRIVATE_PG_MAX_CONNECTIONS=$((max_conns + 100)) private_postgres_start "$dir/pg" \
   || die "could not start a private PostgreSQL"
 port=$PRIVATE_PG_PORT
@@ -88,6 +93,19 @@ echo "server: PostgreSQL $("$PRIVATE_PG_BIN/postgres" --version | awk '{print $3
 echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 
+# The custom script: what a user's own -f file typically does.
+custom=$dir/custom.sql
+cat >"$custom" <<'SQL'
+\set r random_zipfian(1, 100000 * :scale, 1.1)
+\set aid 1 + permute(:r - 1, 100000 * :scale)
+SELECT abalance, bid FROM pgbench_accounts WHERE aid = :aid \gset
+\if :abalance >= 0
+SELECT bbalance FROM pgbench_branches WHERE bid = :bid;
+\else
+SELECT tbalance FROM pgbench_tellers WHERE bid = :bid LIMIT 1;
+\endif
+SQL
+
 verdicts=()
 if section run; then
   "$pgbench" -i -q -s "$scale" "${conn[@]}" sbtest >"$dir/init.out" 2>&1 \
@@ -96,10 +114,12 @@ if section run; then
   row() { printf '%-12s %7s %5s %10s %10s %9s %9s %9s %9s\n' "$@"; }
   row script clients round "pg TPS" "fb TPS" "TPS fb/pg" "pg CPU" "fb CPU" "CPU fb/pg"
   for script in $scripts; do
-    for clients in $clients_list; do
+    counts=$clients_list which=(-b "$script")
+    if [[ $script == custom ]]; then counts=$custom_clients which=(-f "$custom"); fi
+    for clients in $counts; do
       rate_ratios=() cost_ratios=()
       for r in $(seq "$rounds"); do
-        opts=(-n -M "$mode" -b "$script" -c "$clients" -T "$run_secs" "${conn[@]}" sbtest)
+        opts=(-n -M "$mode" "${which[@]}" -c "$clients" -T "$run_secs" "${conn[@]}" sbtest)
         p=$dir/run-pg-$script-$clients-$r f=$dir/run-fb-$script-$clients-$r
         pair_order "$r" "$p" "$f" bench_run "$pgbench" "${opts[@]}" -- "$fleetbench" pgbench "${opts[@]}"
         pair_figures "$p" "$f" pg_tps cpu_per_txn

@@ -6,18 +6,27 @@
 # HTML, a second run without prepared statements, cleanup, and a compare of the two runs;
 # then the same test on a throwaway PostgreSQL (installing postgresql if it is missing)
 # through the same agents, compared with the MariaDB run; last, the catalog every run was
-# recorded in: `runs list` and a `runs compare` of the first two runs by their names there.
+# recorded in: a `runs compare` of the first two runs by their names there, and last
+# `runs list`, the summary: one line per run with its test, threads, TPS and p95 latency.
 # Each fleetbench command line is printed before it runs, as it can be copied. The result
 # files stay in target/demo (FLEETBENCH_DEMO_OUT); everything it started is stopped at the
-# end. Extra arguments go to both runs, e.g. `scripts/demo.sh --threads=8 --time=30`.
+# end. Extra arguments go to both MariaDB runs, e.g. `scripts/demo.sh --threads=8 --time=30`.
+# FLEETBENCH_DEMO_BIN: a directory with fleetbench and fleetbench-agent already built; the
+# demo then uses them instead of building the release binaries (the tests use their own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/private-mariadb.sh
 . scripts/private-postgres.sh
 
-build_tools_install
-cargo build --release --locked --bins
-bin=$(realpath "${CARGO_TARGET_DIR:-target}/release")
+if [ -n "${FLEETBENCH_DEMO_BIN:-}" ]; then
+  bin=$(realpath "$FLEETBENCH_DEMO_BIN")
+  [ -x "$bin/fleetbench" ] && [ -x "$bin/fleetbench-agent" ] ||
+    { echo "demo: FLEETBENCH_DEMO_BIN=$FLEETBENCH_DEMO_BIN has no fleetbench and fleetbench-agent" >&2; exit 1; }
+else
+  build_tools_install
+  cargo build --release --locked --bins
+  bin=$(realpath "${CARGO_TARGET_DIR:-target}/release")
+fi
 out=$(realpath -m "${FLEETBENCH_DEMO_OUT:-target/demo}")
 mkdir -p "$out"
 # Every run is recorded in a catalog (by default ~/.local/share/fleetbench/catalog.db,
@@ -102,10 +111,12 @@ fb "${pg[@]}" cleanup
 echo
 fb compare "$out/ps.json" "$out/pg.json"
 echo
-# The catalog: the three runs, newest first, and the first two compared by name.
-fb runs list
-echo
+# The catalog: the first two runs compared by their names there, then the summary of all
+# three, newest first (test, threads, TPS, p95 latency and the tags that tell them apart).
 fb runs compare last~2 last~1
+echo
+echo "demo: summary of the runs"
+fb runs list
 echo
 echo "demo: the results are $out/ps.json, $out/nops.json and $out/pg.json, and in the catalog $FLEETBENCH_CATALOG"
 echo "demo: the HTML report of the first run is $out/ps.html (open it in a browser)"

@@ -13,6 +13,7 @@ pub mod servers;
 pub mod service;
 pub mod sql;
 pub mod stats;
+pub mod txnlog;
 pub mod workloads;
 
 use std::future::Future;

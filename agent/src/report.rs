@@ -80,6 +80,7 @@ pub fn interval_to_proto(iv: &IntervalReport) -> pb::Interval {
         client_errors: iv.sample.client_errors.clone(),
         // Read beside the run, by the drive loop (crate::servers).
         servers: Vec::new(),
+        txn_log: iv.sample.log.clone(),
     }
 }
 

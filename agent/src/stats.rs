@@ -158,6 +158,13 @@ pub struct Sample {
     /// and their messages (at most [`MAX_CLIENT_ERRORS`] kept per interval).
     pub clients_aborted: u32,
     pub client_errors: Vec<String>,
+    /// pgbench's `-l`: the transactions logged this interval.
+    pub log: Vec<fleetbench_proto::v1::TxnLogEntry>,
+}
+
+/// The SQLSTATE of a deadlock, as the counters code it.
+fn deadlock() -> Option<u32> {
+    fleetbench_model::sqlstate::encode("40P01")
 }
 
 /// Messages of aborted workers an interval keeps; the count stays exact.
@@ -235,6 +242,7 @@ impl Default for Sample {
             late: 0,
             clients_aborted: 0,
             client_errors: Vec::new(),
+            log: Vec::new(),
         }
     }
 }
@@ -383,6 +391,8 @@ struct Counts {
     late: u64,
     clients_aborted: u32,
     client_errors: Vec<String>,
+    /// pgbench's `-l`: the transactions that ended this interval.
+    log: Vec<fleetbench_proto::v1::TxnLogEntry>,
 }
 
 impl Default for Counts {
@@ -404,6 +414,7 @@ impl Default for Counts {
             late: 0,
             clients_aborted: 0,
             client_errors: Vec::new(),
+            log: Vec::new(),
         }
     }
 }
@@ -424,6 +435,8 @@ struct WorkerStats {
     events: u64,
     /// Nanoseconds spent inside events over the whole run.
     busy_ns: u64,
+    /// pgbench's `-l`: this worker's transactions are logged.
+    log: Option<crate::txnlog::LogState>,
 }
 
 /// A worker's slot, shared between the worker and the ticker.
@@ -447,10 +460,16 @@ impl WorkerSlot {
                 drained: 0,
                 events: 0,
                 busy_ns: 0,
+                log: None,
             }),
             shared,
             busy: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Logs this worker's transactions (pgbench's `-l`) as worker `t` of the agent.
+    pub fn log_transactions(&self, cfg: crate::txnlog::TxnLogConfig, t: u32) {
+        self.lock().log = Some(crate::txnlog::LogState::new(cfg, t));
     }
 
     /// The worker starts (true) or ends (false) an event.
@@ -507,6 +526,19 @@ impl WorkerSlot {
     /// `late`: it took longer than the run's latency limit.
     pub fn record_txn(&self, ns: u64, svc_ns: Option<u64>, end: &TxnEnd, late: bool) {
         let mut s = self.lock();
+        if let Some(log) = s.log.as_mut() {
+            let status = match end.failed {
+                false => crate::txnlog::DONE,
+                true if end.db.errors_by_code.keys().any(|&c| Some(c) == deadlock()) => {
+                    crate::txnlog::DEADLOCK
+                }
+                true => crate::txnlog::SERIALIZATION,
+            };
+            let lag = svc_ns.map_or(0, |svc| ns.saturating_sub(svc));
+            if let Some(e) = log.entry(end.kind, status, ns, lag, end.retried) {
+                s.interval.log.push(e);
+            }
+        }
         if !end.failed {
             self.record_locked(&mut s, ns, svc_ns);
             s.interval.late += u64::from(late);
@@ -574,6 +606,11 @@ impl WorkerSlot {
     pub fn skip(&self, kind: Option<usize>) {
         let mut s = self.lock();
         s.interval.skipped += 1;
+        if let Some(log) = s.log.as_mut()
+            && let Some(e) = log.entry(kind.unwrap_or(0), crate::txnlog::SKIPPED, 0, 0, 0)
+        {
+            s.interval.log.push(e);
+        }
         if let Some(k) = kind {
             let txns = &mut s.interval.txns;
             if txns.len() <= k {
@@ -641,6 +678,7 @@ impl WorkerSlot {
         into.late += c.late;
         into.clients_aborted += c.clients_aborted;
         add_errors(&mut into.client_errors, &c.client_errors);
+        into.log.extend(c.log);
         for &us in &s.pending {
             let _ = into.hist.record(u64::from(us));
         }

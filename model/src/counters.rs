@@ -21,7 +21,7 @@ macro_rules! counter_fields {
     (DbCounters, $then:ident!($($args:tt)*)) => {
         $then! {
             $($args)*
-            [reads, writes, others, ignored_errors, reconnects, reconnect_failures],
+            [reads, writes, others, ignored_errors, reconnects, reconnect_failures, connect_ns],
             maps [errors_by_code]
         }
     };
@@ -76,6 +76,9 @@ pub struct DbCounters {
     /// Attempts to reconnect to a lost server that failed: while these grow and nothing
     /// else does, the server is down.
     pub reconnect_failures: u64,
+    /// Time spent opening the connections counted in `reconnects` (pgbench's `-C`:
+    /// "average connection time"), in nanoseconds.
+    pub connect_ns: u64,
 }
 
 impl DbCounters {
@@ -105,8 +108,16 @@ impl DbCounters {
             reconnects,
             errors_by_code,
             reconnect_failures,
+            connect_ns,
         } = self;
-        (*reads | *writes | *others | *ignored_errors | *reconnects | *reconnect_failures) == 0
+        (*reads
+            | *writes
+            | *others
+            | *ignored_errors
+            | *reconnects
+            | *reconnect_failures
+            | *connect_ns)
+            == 0
             && errors_by_code.is_empty()
     }
 

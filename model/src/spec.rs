@@ -18,7 +18,7 @@ use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
 use crate::workloads::server::{ServerOptions, TargetOptions};
 
 use crate::workloads::memory::{MemoryConfig, MemoryError, Oper};
-use crate::workloads::pgbench::PgbenchConfig;
+use crate::workloads::pgbench::{PgbenchConfig, Script as PgScript};
 use crate::workloads::script::ScriptConfig;
 use crate::workloads::tpcc::{TpccConfig, TpccOptions};
 
@@ -654,9 +654,14 @@ impl Spec for PgbenchConfig {
         let scripts: Vec<Value> = self
             .scripts
             .iter()
-            .map(|(b, w)| serde_json::json!({"name": b.name(), "weight": w}))
+            .map(|(s, w)| match s {
+                PgScript::Builtin(b) => serde_json::json!({"name": b.name(), "weight": w}),
+                PgScript::File { name, .. } => {
+                    serde_json::json!({"name": name, "file": true, "weight": w})
+                }
+            })
             .collect();
-        vec![
+        let mut out = vec![
             ("scale".into(), Value::from(self.scale)),
             ("scripts".into(), Value::Array(scripts)),
             ("query_mode".into(), Value::from(self.mode.name())),
@@ -668,7 +673,20 @@ impl Spec for PgbenchConfig {
                     "user": t.user, "database": t.database,
                 }]),
             ),
-        ]
+        ];
+        // Only when used: older results and comparison keys stay as they were.
+        if !self.defines.is_empty() {
+            let d: serde_json::Map<String, Value> = self
+                .defines
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            out.push(("defines".into(), Value::Object(d)));
+        }
+        if self.connect_each {
+            out.push(("connect".into(), Value::Bool(true)));
+        }
+        out
     }
 }
 

@@ -15,7 +15,9 @@ use crate::spec::{OltpSpec, TableSplit, Workload};
 use crate::workloads::fileio::FileioConfig;
 use crate::workloads::oltp::tls::{SslMode, SslSettings};
 use crate::workloads::oltp::{OltpConfig, OltpDb, OltpOptions, Script};
-use crate::workloads::pgbench::{Builtin, PartitionMethod, PgbenchConfig, QueryMode, Step};
+use crate::workloads::pgbench::{
+    Builtin, PartitionMethod, PgbenchConfig, QueryMode, Script as PgScript, Step,
+};
 use crate::workloads::script::{Files, OptKind, OptValue, ScriptConfig};
 use crate::workloads::server::ServerOptions;
 use crate::workloads::server::{Driver, Target};
@@ -220,11 +222,22 @@ pub fn pgbench_to_proto(c: &PgbenchConfig) -> pb::PgbenchSpec {
     pb::PgbenchSpec {
         target: Some(target_to_proto(&c.target)),
         scale: c.scale,
-        scripts: c
+        scripts: scripts_to_proto(&c.scripts),
+        files: c
             .scripts
             .iter()
-            .map(|(b, w)| format!("{}@{w}", b.name()))
+            .filter_map(|(s, _)| match s {
+                PgScript::File { name, text } => Some(pb::PgbenchFile {
+                    name: name.clone(),
+                    text: text.clone(),
+                }),
+                PgScript::Builtin(_) => None,
+            })
             .collect(),
+        defines: c.defines.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        connect_each: c.connect_each,
+        log_transactions: c.log_sampling.is_some(),
+        sampling_rate: c.log_sampling.unwrap_or(0.0),
         query_mode: c.mode.name().into(),
         max_tries: c.max_tries,
         step: c.step.name().into(),
@@ -242,28 +255,70 @@ pub fn pgbench_to_proto(c: &PgbenchConfig) -> pb::PgbenchSpec {
     }
 }
 
+/// The scripts in order: "tpcb-like@1" for a built-in one, "file:N@W" for the N-th file.
+fn scripts_to_proto(scripts: &[(PgScript, u32)]) -> Vec<String> {
+    let mut files = 0;
+    scripts
+        .iter()
+        .map(|(s, w)| match s {
+            PgScript::Builtin(b) => format!("{}@{w}", b.name()),
+            PgScript::File { .. } => {
+                files += 1;
+                format!("file:{}@{w}", files - 1)
+            }
+        })
+        .collect()
+}
+
+fn scripts_from_proto(p: &pb::PgbenchSpec) -> Result<Vec<(PgScript, u32)>, WireError> {
+    p.scripts
+        .iter()
+        .map(|s| {
+            let (name, weight) = s.rsplit_once('@').unwrap_or((s.as_str(), "1"));
+            let w = weight
+                .parse::<u32>()
+                .map_err(|_| WireError(format!("invalid weight in script '{s}'")))?;
+            let script = match name.strip_prefix("file:") {
+                Some(n) => {
+                    let f = n
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|n| p.files.get(n))
+                        .ok_or_else(|| WireError(format!("no script file for '{s}'")))?;
+                    PgScript::File {
+                        name: f.name.clone(),
+                        text: f.text.clone(),
+                    }
+                }
+                None => PgScript::Builtin(Builtin::find(name).map_err(WireError)?),
+            };
+            Ok((script, w))
+        })
+        .collect()
+}
+
 /// Validates wire pgbench options into the agent's configuration.
 pub fn pgbench_from_proto(p: &pb::PgbenchSpec) -> Result<PgbenchConfig, WireError> {
     let target = p
         .target
         .as_ref()
         .ok_or_else(|| WireError("no database target given".into()))?;
-    let scripts = p
-        .scripts
+    let scripts = scripts_from_proto(p)?;
+    let defines = p
+        .defines
         .iter()
-        .map(|s| {
-            let (name, weight) = s.split_once('@').unwrap_or((s.as_str(), "1"));
-            let b = Builtin::find(name).map_err(WireError)?;
-            let w = weight
-                .parse::<u32>()
-                .map_err(|_| WireError(format!("invalid weight in script '{s}'")))?;
-            Ok((b, w))
+        .map(|d| match d.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => Err(WireError(format!("invalid variable definition '{d}'"))),
         })
         .collect::<Result<Vec<_>, WireError>>()?;
     let cfg = PgbenchConfig {
         target: target_from_proto(target)?,
         scale: p.scale,
         scripts,
+        defines,
+        connect_each: p.connect_each,
+        log_sampling: p.log_transactions.then_some(p.sampling_rate),
         mode: QueryMode::parse(&p.query_mode)
             .ok_or_else(|| WireError(format!("unknown query mode '{}'", p.query_mode)))?,
         max_tries: p.max_tries,
@@ -639,6 +694,7 @@ mod tests {
             ignored_errors: 4,
             reconnects: 5,
             reconnect_failures: 6,
+            connect_ns: 7,
             errors_by_code: [(1213, 4)].into_iter().collect(),
         };
         assert_eq!(db_from_proto(&db_to_proto(&db).unwrap()), db);

@@ -21,6 +21,8 @@ pub mod mariadb;
 pub mod postgres;
 mod servers;
 pub mod shape;
+pub mod shell;
+pub mod tour;
 pub mod tpcc;
 
 pub use postgres::{PgOpts, Postgres};

@@ -1,7 +1,7 @@
 //! `fleetbench pgbench` end to end: a private PostgreSQL, real agent processes. `-i` loads
 //! pgbench's tables over two agents; a TPC-B-like run over them keeps the balances
 //! consistent; the report reads with the regexes one would use on pgbench's own output,
-//! and its count of transactions is the server's; custom scripts and bad options are
+//! and its count of transactions is the server's; a missing script file and bad options are
 //! refused with one line and exit code 2. `-r` lists every command of the scripts with
 //! latencies that add up to the transaction's; `-t` is exact per client (history rows per
 //! backend); `-R` with `-L` skips late transactions and says how many; serialization
@@ -254,8 +254,8 @@ fn server_side_init_and_weighted_scripts_in_each_query_mode() {
 fn custom_scripts_and_bad_options_are_refused_with_one_line() {
     for (args, needle) in [
         (
-            &["-f", "my.sql"][..],
-            "custom scripts (-f/--file) are not supported",
+            &["-U", "x", "-f", "/nonexistent/my.sql"][..],
+            "could not open file \"/nonexistent/my.sql\"",
         ),
         (&["--bogus"][..], "unrecognized option '--bogus'"),
         (&["-c", "0"][..], "invalid number of clients"),

@@ -57,6 +57,8 @@ pub struct RunConfig {
     /// Open loop with a latency limit: an event already later than the limit when a
     /// worker could start it is skipped and counted, not run (pgbench's `-R` with `-L`).
     pub skip_late: bool,
+    /// pgbench's `-l`: each transaction logged as it ends (sampled), with its interval.
+    pub txn_log: Option<crate::txnlog::TxnLogConfig>,
 }
 
 /// One tick's worth of results.
@@ -518,6 +520,7 @@ mod tests {
             events_per_thread: None,
             latency_limit: None,
             skip_late: false,
+            txn_log: None,
         }
     }
 

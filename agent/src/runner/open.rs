@@ -160,6 +160,9 @@ impl PreparedRun {
         End: FnOnce(W, &Control) + Send + 'static,
     {
         let slot = Arc::new(WorkerSlot::new(self.intervals.clone()));
+        if let Some(log) = self.config.txn_log {
+            slot.log_transactions(log, t);
+        }
         self.slots.push(slot.clone());
         let (control, gate) = (self.control.clone(), self.gate.clone());
         let (running, all_done) = (self.running.clone(), self.all_done.clone());

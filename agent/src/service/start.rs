@@ -167,6 +167,7 @@ fn run_config(start: &pb::Start) -> Result<RunConfig, Status> {
         events_per_thread: None,
         latency_limit: None,
         skip_late: false,
+        txn_log: None,
     })
 }
 

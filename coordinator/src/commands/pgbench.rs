@@ -13,8 +13,9 @@ use fleetbench_model::workloads::pgbench::Step;
 use crate::error::UsageError;
 use crate::exit;
 use crate::merge::{MergedInterval, RunResult};
-use crate::plan::pgbench::{PgbenchArgs, parse};
+use crate::plan::pgbench::{PgbenchArgs, load_scripts, parse};
 use crate::plan::{AgentSource, Command, Plan, Workload};
+use crate::report::pgbench_log::{Columns, LogFiles};
 use crate::report::text::pgbench as layout;
 use crate::report::{self, stdout};
 use crate::session::{self, AgentConn, AgentTick, Link, RunObserver};
@@ -41,8 +42,9 @@ pub async fn run(args: Vec<OsString>, command_line: String) -> anyhow::Result<i3
                 .ok_or_else(|| UsageError::new("pgbench: arguments must be UTF-8"))
         })
         .collect::<Result<Vec<String>, UsageError>>()?;
-    let a = parse(&words, &|k| std::env::var(k).ok())
+    let mut a = parse(&words, &|k| std::env::var(k).ok())
         .map_err(|e| UsageError(format!("pgbench: {e}")))?;
+    load_scripts(&mut a, &read_script).map_err(|e| UsageError(format!("pgbench: {e}")))?;
     if let Some(text) = &a.shown {
         stdout::line(text.trim_end().to_string());
         return Ok(exit::EXIT_OK);
@@ -66,6 +68,21 @@ pub async fn run(args: Vec<OsString>, command_line: String) -> anyhow::Result<i3
         }
     })
     .await
+}
+
+/// The most a script file may hold: it travels to every agent in the run's request.
+const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+
+/// A script file's text (`-f`), refused when it is not a file of at most 1 MiB.
+fn read_script(path: &str) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_SCRIPT_BYTES {
+        return Err(std::io::Error::other("larger than 1 MiB"));
+    }
+    std::fs::read_to_string(path)
 }
 
 /// The plan every step and the run start from.
@@ -163,23 +180,27 @@ async fn init(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Re
 
 /// A run: the tables' scale, the vacuum, the run itself and its report.
 async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::Result<i32> {
-    let checked = step(a, plan, &conns, 1, Step::Check).await?;
-    let scale: u32 = checked
-        .iter()
-        .find_map(|s| s.summary.strip_prefix("scale=")?.trim().parse().ok())
-        .unwrap_or(0);
-    if scale == 0 {
-        return Err(UsageError::new(
-            "pgbench: pgbench_branches has no rows: run `fleetbench pgbench -i` first",
-        )
-        .into());
-    }
-    if a.scale.is_some_and(|s| s != scale) {
-        eprintln!("scale option ignored, using count from pgbench_branches table ({scale})");
-    }
+    // As pgbench: the scale is read from pgbench_branches only when a built-in script
+    // runs; script files alone take -s (default 1), and their vacuum's errors are said
+    // and passed over.
+    let builtin = a.scripts.iter().any(|(s, _)| s.builtin().is_some());
+    let scale = if builtin {
+        table_scale(a, plan, &conns).await?
+    } else {
+        a.scale.unwrap_or(1)
+    };
     if !a.no_vacuum {
         eprint!("starting vacuum...");
-        step(a, plan, &conns, scale, Step::RunVacuum).await?;
+        let vacuum = step(a, plan, &conns, scale, Step::RunVacuum).await;
+        match vacuum {
+            Err(e) if !builtin => {
+                eprintln!("pgbench: error: {e:#}");
+                eprintln!("pgbench: detail: (ignoring this error and continuing anyway)");
+            }
+            other => {
+                other?;
+            }
+        }
         eprintln!("end.");
     }
     let plan = Plan {
@@ -193,8 +214,14 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
         started: Instant::now(),
         conn_time: Duration::ZERO,
         server_version: String::new(),
+        addrs: conns.iter().map(|c| c.addr.clone()).collect(),
+        logs: log_files(a, conns.len())?,
     };
-    let result = session::run(conns, &plan, &mut watch).await?;
+    let result = session::run(conns, &plan, &mut watch).await;
+    if let Some(logs) = watch.logs.take() {
+        logs.finish();
+    }
+    let result = result?;
     let facts = layout::RunFacts {
         server_version: watch.server_version.clone(),
         scale,
@@ -235,6 +262,25 @@ async fn bench(a: &PgbenchArgs, plan: &Plan, conns: Vec<AgentConn>) -> anyhow::R
     Ok(exit::of_run(!degraded && !result.interrupted))
 }
 
+/// The scale a run of built-in scripts uses: pgbench_branches' rows.
+async fn table_scale(a: &PgbenchArgs, plan: &Plan, conns: &[AgentConn]) -> anyhow::Result<u32> {
+    let checked = step(a, plan, conns, 1, Step::Check).await?;
+    let scale: u32 = checked
+        .iter()
+        .find_map(|s| s.summary.strip_prefix("scale=")?.trim().parse().ok())
+        .unwrap_or(0);
+    if scale == 0 {
+        return Err(UsageError::new(
+            "pgbench: pgbench_branches has no rows: run `fleetbench pgbench -i` first",
+        )
+        .into());
+    }
+    if a.scale.is_some_and(|s| s != scale) {
+        eprintln!("scale option ignored, using count from pgbench_branches table ({scale})");
+    }
+    Ok(scale)
+}
+
 /// Why an agent's clients stopped before the run's end, if one did.
 fn aborted(r: &RunResult) -> Option<String> {
     r.agents.iter().find_map(|a| match &a.status {
@@ -245,13 +291,32 @@ fn aborted(r: &RunResult) -> Option<String> {
     })
 }
 
-/// What a run shows while it goes: `-P`'s progress lines on stderr, as pgbench.
+/// `-l`'s files, one per agent, made before the run starts.
+fn log_files(a: &PgbenchArgs, agents: usize) -> anyhow::Result<Option<LogFiles>> {
+    let Some(l) = &a.log else {
+        return Ok(None);
+    };
+    let columns = Columns {
+        lag: a.rate.is_some(),
+        retries: a.max_tries != 1,
+        detailed: a.failures_detailed,
+    };
+    let files = LogFiles::create(&l.prefix, agents, l.aggregate, columns)
+        .map_err(|e| UsageError(format!("pgbench: could not open log file {e}")))?;
+    Ok(Some(files))
+}
+
+/// What a run shows while it goes: `-P`'s progress lines on stderr, as pgbench, and
+/// `-l`'s log lines into the agents' files.
 struct Watch {
     args: PgbenchArgs,
     progress: bool,
     started: Instant,
     conn_time: Duration,
     server_version: String,
+    /// The agents' addresses, in the order of their log files.
+    addrs: Vec<String>,
+    logs: Option<LogFiles>,
 }
 
 impl RunObserver for Watch {
@@ -282,5 +347,11 @@ impl RunObserver for Watch {
         }
     }
 
-    fn agent_interval(&mut self, _tick: AgentTick) {}
+    fn agent_interval(&mut self, tick: AgentTick) {
+        if let (Some(logs), false) = (self.logs.as_mut(), tick.txn_log.is_empty())
+            && let Some(k) = self.addrs.iter().position(|a| a == tick.addr)
+        {
+            logs.write(k, tick.txn_log);
+        }
+    }
 }

@@ -31,6 +31,7 @@ pub(super) fn part(events: u64, us: &[u64]) -> IntervalPart {
             reconnects: 0,
             errors_by_code: [(1213, 1)].into_iter().collect(),
             reconnect_failures: 0,
+            connect_ns: 0,
         },
         ..Default::default()
     }

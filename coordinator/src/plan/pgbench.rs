@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use fleetbench_model::workloads::oltp::tls::{SslMode, SslSettings};
 use fleetbench_model::workloads::pgbench::{
-    Builtin, MAX_PARTITIONS, MAX_SCALE, MAX_TRIES, PartitionMethod, PgbenchConfig, QueryMode, Step,
+    Builtin, MAX_PARTITIONS, MAX_SCALE, MAX_TRIES, PartitionMethod, PgbenchConfig, QueryMode,
+    Script, Step,
 };
 use fleetbench_model::workloads::server::{Driver, Target};
 
@@ -29,7 +30,15 @@ pub struct PgbenchArgs {
     pub unlogged: bool,
     pub partitions: u32,
     pub partition_method: PartitionMethod,
-    pub scripts: Vec<(Builtin, u32)>,
+    /// The scripts in order with their weights; a file's text is read by
+    /// [`load_scripts`], after the command line.
+    pub scripts: Vec<(Script, u32)>,
+    /// `-D NAME=VALUE`, in order (a later one wins).
+    pub defines: Vec<(String, String)>,
+    /// `-C`: a new connection per transaction.
+    pub connect_each: bool,
+    /// `-l`: the transaction log the coordinator writes.
+    pub log: Option<LogArgs>,
     pub clients: u32,
     pub jobs: u32,
     /// `-T` seconds, or `-t` transactions per client.
@@ -75,6 +84,9 @@ impl PgbenchArgs {
             target: self.target.clone(),
             scale,
             scripts: self.scripts.clone(),
+            defines: self.defines.clone(),
+            connect_each: self.connect_each,
+            log_sampling: self.log.as_ref().map(|l| l.sampling),
             mode: self.mode,
             max_tries: self.max_tries,
             step,
@@ -93,6 +105,18 @@ impl PgbenchArgs {
             per_statement: self.per_statement,
         }
     }
+}
+
+/// `-l` and its options: pgbench's log files, written on the coordinator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogArgs {
+    /// `--sampling-rate`: the share of transactions logged (1: all).
+    pub sampling: f64,
+    /// `--aggregate-interval` seconds: one line per interval instead of one per
+    /// transaction.
+    pub aggregate: Option<u64>,
+    /// `--log-prefix` (default pgbench_log).
+    pub prefix: String,
 }
 
 /// How an option is spelled and whether it takes a value.
@@ -170,6 +194,13 @@ const INIT_ONLY: &[&str] = &[
 ];
 const RUN_ONLY: &[&str] = &[
     "builtin",
+    "log",
+    "sampling-rate",
+    "aggregate-interval",
+    "log-prefix",
+    "file",
+    "define",
+    "connect",
     "skip-some-updates",
     "select-only",
     "client",
@@ -277,12 +308,100 @@ fn number(what: &str, v: &str) -> Result<f64, String> {
 }
 
 /// A `-b NAME[@WEIGHT]`.
-fn builtin(v: &str) -> Result<(Builtin, u32), String> {
+fn builtin(v: &str) -> Result<(Script, u32), String> {
     let (name, weight) = match v.rsplit_once('@') {
         Some((n, w)) => (n, int("weight", w, 0u32, i32::MAX as u32)?),
         None => (v, 1),
     };
-    Ok((Builtin::find(name)?, weight))
+    Ok((Script::Builtin(Builtin::find(name)?), weight))
+}
+
+/// `-f FILE[@WEIGHT]`: the file (read later) and its weight. As in pgbench, what follows
+/// the last `@` is a weight only when it is a number.
+fn file(v: &str) -> Result<(Script, u32), String> {
+    let (name, weight) = match v.rsplit_once('@') {
+        Some((n, w)) if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) => {
+            (n, int("weight", w, 0u32, i32::MAX as u32)?)
+        }
+        _ => (v, 1),
+    };
+    if name.is_empty() {
+        return Err("-f needs a script file's name".into());
+    }
+    let script = Script::File {
+        name: name.to_string(),
+        text: String::new(),
+    };
+    Ok((script, weight))
+}
+
+/// `-D NAME=VALUE`.
+fn define(v: &str) -> Result<(String, String), String> {
+    match v.split_once('=') {
+        Some((k, val)) if fleetbench_pgscript::value::valid_name(k) => {
+            Ok((k.to_string(), val.to_string()))
+        }
+        Some((k, _)) => Err(format!("invalid variable name: \"{k}\"")),
+        None => Err(format!("invalid variable definition: \"{v}\" (NAME=VALUE)")),
+    }
+}
+
+/// `-l` with its options, checked together as pgbench checks them.
+fn log_args(l: &Loose, duration: Option<u64>) -> Result<Option<LogArgs>, String> {
+    if !l.log {
+        return match (l.aggregate, l.sampling, &l.prefix) {
+            (Some(_), _, _) => Err(
+                "log aggregation is allowed only when actually logging transactions (-l)".into(),
+            ),
+            (_, Some(_), _) => Err(
+                "log sampling (--sampling-rate) is allowed only when logging transactions (-l)"
+                    .into(),
+            ),
+            (_, _, Some(_)) => Err(
+                "log file prefix (--log-prefix) is allowed only when logging transactions (-l)"
+                    .into(),
+            ),
+            _ => Ok(None),
+        };
+    }
+    if l.aggregate.is_some() && l.sampling.is_some() {
+        return Err("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time".into());
+    }
+    if let (Some(agg), Some(d)) = (l.aggregate, duration)
+        && d % agg != 0
+    {
+        return Err(format!(
+            "duration ({d}) must be a multiple of aggregation interval ({agg})"
+        ));
+    }
+    let prefix = l.prefix.clone().unwrap_or_else(|| "pgbench_log".into());
+    if prefix.is_empty() || prefix.contains('\0') {
+        return Err("invalid log file prefix".into());
+    }
+    Ok(Some(LogArgs {
+        sampling: l.sampling.unwrap_or(1.0),
+        aggregate: l.aggregate,
+        prefix,
+    }))
+}
+
+/// Reads each script file of `a` with `read` and checks it whole (its syntax, and that
+/// the query mode can run it): a mistake is one line naming the file, the line and the
+/// column, before anything starts.
+pub fn load_scripts(
+    a: &mut PgbenchArgs,
+    read: &dyn Fn(&str) -> std::io::Result<String>,
+) -> Result<(), String> {
+    let extended = a.mode != QueryMode::Simple;
+    for (s, _) in &mut a.scripts {
+        let Script::File { name, text } = s else {
+            continue;
+        };
+        *text = read(name).map_err(|e| format!("could not open file \"{name}\": {e}"))?;
+        let p = fleetbench_pgscript::Program::parse(text).map_err(|e| format!("{name}:{e}"))?;
+        p.check_mode(extended).map_err(|e| format!("{name}:{e}"))?;
+    }
+    Ok(())
 }
 
 /// Options read loose from the command line and settled once all are read.
@@ -293,6 +412,10 @@ struct Loose {
     user: Option<String>,
     foreign_keys: bool,
     method_given: bool,
+    log: bool,
+    sampling: Option<f64>,
+    aggregate: Option<u64>,
+    prefix: Option<String>,
 }
 
 /// Reads pgbench's command line; `env` gives the PG environment variables (and USER).
@@ -330,12 +453,20 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Pg
         a.transactions = Some(DEFAULT_TRANSACTIONS);
     }
     if a.scripts.is_empty() {
-        a.scripts.push((Builtin::TpcbLike, 1));
+        a.scripts.push((Script::Builtin(Builtin::TpcbLike), 1));
     }
     a.scripts = merge_scripts(std::mem::take(&mut a.scripts));
+    if a.scripts.len() > fleetbench_model::workloads::pgbench::MAX_SCRIPTS {
+        return Err(format!(
+            "at most {} scripts (-b, -f, -N, -S) in one run, {} given",
+            fleetbench_model::workloads::pgbench::MAX_SCRIPTS,
+            a.scripts.len()
+        ));
+    }
     if a.scripts.iter().all(|(_, w)| *w == 0) {
         return Err("total script weight must not be zero".into());
     }
+    a.log = log_args(&loose, a.duration)?;
     let Loose {
         host, port, user, ..
     } = loose;
@@ -354,6 +485,9 @@ fn defaults() -> Result<PgbenchArgs, String> {
         partitions: 0,
         partition_method: PartitionMethod::Range,
         scripts: Vec::new(),
+        defines: Vec::new(),
+        connect_each: false,
+        log: None,
         clients: 1,
         jobs: 1,
         duration: None,
@@ -399,13 +533,23 @@ fn apply(a: &mut PgbenchArgs, loose: &mut Loose, name: &str, v: String) -> Resul
         }
         "quiet" | "debug" => {}
         "builtin" => a.scripts.push(builtin(&v)?),
-        "skip-some-updates" => a.scripts.push((Builtin::SimpleUpdate, 1)),
-        "select-only" => a.scripts.push((Builtin::SelectOnly, 1)),
-        "file" => {
-            return Err(
-                "custom scripts (-f/--file) are not supported by fleetbench pgbench: use the built-in scripts (-b tpcb-like|simple-update|select-only, -N, -S)".into(),
-            );
+        "skip-some-updates" => a.scripts.push((Script::Builtin(Builtin::SimpleUpdate), 1)),
+        "select-only" => a.scripts.push((Script::Builtin(Builtin::SelectOnly), 1)),
+        "file" => a.scripts.push(file(&v)?),
+        "define" => a.defines.push(define(&v)?),
+        "connect" => a.connect_each = true,
+        "log" => loose.log = true,
+        "sampling-rate" => {
+            let r = number("sampling rate", &v)?;
+            if !(r > 0.0 && r <= 1.0) {
+                return Err(format!("invalid sampling rate: \"{v}\" (0 < rate <= 1)"));
+            }
+            loose.sampling = Some(r);
         }
+        "aggregate-interval" => {
+            loose.aggregate = Some(int("aggregation interval", &v, 1, 86_400)?)
+        }
+        "log-prefix" => loose.prefix = Some(v),
         "client" => a.clients = int("number of clients", &v, 1, 1_000_000)?,
         "jobs" => a.jobs = int("number of threads", &v, 1, 1_000_000)?,
         "time" => a.duration = Some(int("duration", &v, 1, 31_536_000)?),
@@ -477,11 +621,13 @@ fn apply(a: &mut PgbenchArgs, loose: &mut Loose, name: &str, v: String) -> Resul
     Ok(())
 }
 
-/// One slot per script: the same script named twice has its weights added.
-fn merge_scripts(scripts: Vec<(Builtin, u32)>) -> Vec<(Builtin, u32)> {
-    let mut merged: Vec<(Builtin, u32)> = Vec::new();
+/// One slot per built-in script: the same one named twice has its weights added (files
+/// stay apart, each its own script).
+fn merge_scripts(scripts: Vec<(Script, u32)>) -> Vec<(Script, u32)> {
+    let mut merged: Vec<(Script, u32)> = Vec::new();
     for (b, w) in scripts {
-        match merged.iter_mut().find(|(m, _)| *m == b) {
+        let same = |m: &&mut (Script, u32)| b.builtin().is_some() && m.0 == b;
+        match merged.iter_mut().find(same) {
             Some(m) => m.1 = m.1.saturating_add(w),
             None => merged.push((b, w)),
         }
@@ -737,7 +883,7 @@ mod tests {
     fn run_defaults_are_pgbench_s() {
         let a = ok("");
         assert!(!a.init);
-        assert_eq!(a.scripts, vec![(Builtin::TpcbLike, 1)]);
+        assert_eq!(a.scripts, vec![(Script::Builtin(Builtin::TpcbLike), 1)]);
         assert_eq!(a.clients, 1);
         assert_eq!(a.transactions, Some(10));
         assert_eq!(a.mode, QueryMode::Simple);
@@ -767,7 +913,7 @@ mod tests {
         assert_eq!(a.transactions, None);
         assert_eq!(a.progress, Some(1));
         assert_eq!(a.mode, QueryMode::Prepared);
-        assert_eq!(a.scripts, vec![(Builtin::SelectOnly, 1)]);
+        assert_eq!(a.scripts, vec![(Script::Builtin(Builtin::SelectOnly), 1)]);
         assert_eq!(
             (
                 a.target.host.as_str(),
@@ -781,7 +927,10 @@ mod tests {
         assert!(b.no_vacuum);
         assert_eq!(
             b.scripts,
-            vec![(Builtin::SelectOnly, 1), (Builtin::SimpleUpdate, 2)]
+            vec![
+                (Script::Builtin(Builtin::SelectOnly), 1),
+                (Script::Builtin(Builtin::SimpleUpdate), 2)
+            ]
         );
         assert_eq!(b.rate, Some(100.0));
         let e = parse(

@@ -392,6 +392,8 @@ impl Sql {
                 .collect(),
             reconnects: self.reconnects,
             reconnect_failures: self.reconnect_failures,
+            // Only pgbench's -C report reads it, from the run itself.
+            connect_ns: 0,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod hosts;
 pub mod html;
 pub mod json;
 pub mod meta;
+pub mod pgbench_log;
 pub mod progress;
 pub mod stats;
 pub mod stdout;

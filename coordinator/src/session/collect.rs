@@ -38,6 +38,8 @@ enum Delivery {
         Result<Box<IntervalPart>, CodecError>,
         Option<HostFigures>,
         Vec<ServerTick>,
+        // pgbench's -l: the transactions logged in it.
+        Vec<pb::TxnLogEntry>,
     ),
     Final(Box<AgentFinal>),
     Broken(String),
@@ -138,14 +140,16 @@ impl Reader {
         loop {
             let d = match stream.message().await {
                 Ok(Some(RunEvent {
-                    msg: Some(run_event::Msg::Interval(iv)),
+                    msg: Some(run_event::Msg::Interval(mut iv)),
                 })) => {
                     let part = wire::interval_part(&iv).map(Box::new);
                     if let Ok(p) = &part {
                         self.sum.lock().unwrap_or_else(|p| p.into_inner()).add(p);
                     }
                     let servers = wire::server_ticks(&iv);
-                    Delivery::Interval(iv.seq, part, iv.host.as_ref().map(wire::host_load), servers)
+                    let log = std::mem::take(&mut iv.txn_log);
+                    let host = iv.host.as_ref().map(wire::host_load);
+                    Delivery::Interval(iv.seq, part, host, servers, log)
                 }
                 Ok(Some(RunEvent {
                     msg: Some(run_event::Msg::Final(f)),
@@ -211,7 +215,7 @@ impl Collector {
         watch: &mut impl RunObserver,
     ) -> Vec<MergedInterval> {
         match d {
-            Delivery::Interval(seq, part, host, servers) => {
+            Delivery::Interval(seq, part, host, servers, txn_log) => {
                 if let Some(h) = host {
                     self.hosts[i].push((seq, h));
                 }
@@ -221,6 +225,7 @@ impl Collector {
                     part,
                     load: host.as_ref(),
                     servers: &servers,
+                    txn_log: &txn_log,
                 };
                 let merged = match part {
                     Ok(part) => {

@@ -31,4 +31,6 @@ pub struct AgentTick<'a> {
     pub load: Option<&'a HostFigures>,
     /// The servers this agent reads, over the tick.
     pub servers: &'a [crate::servers::ServerTick],
+    /// pgbench's `-l`: the transactions the agent logged in the tick.
+    pub txn_log: &'a [fleetbench_proto::v1::TxnLogEntry],
 }

@@ -127,6 +127,57 @@ impl Builtin {
     }
 }
 
+/// The most scripts one run draws from (`-b` and `-f` together): each has a transaction
+/// type slot of its own in the results, and there are five.
+pub const MAX_SCRIPTS: usize = 5;
+
+/// A script a run draws its transactions from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Script {
+    Builtin(Builtin),
+    /// A script file (`-f`): its name as given and its text.
+    File {
+        name: String,
+        text: String,
+    },
+}
+
+impl Script {
+    /// How pgbench's report names it: "<builtin: TPC-B (sort of)>" or the file's name.
+    pub fn title(&self) -> String {
+        match self {
+            Script::Builtin(b) => format!("<builtin: {}>", b.title()),
+            Script::File { name, .. } => name.clone(),
+        }
+    }
+
+    pub fn builtin(&self) -> Option<Builtin> {
+        match self {
+            Script::Builtin(b) => Some(*b),
+            Script::File { .. } => None,
+        }
+    }
+
+    /// The script's text in pgbench's language (a built-in one written out).
+    pub fn text(&self) -> String {
+        match self {
+            Script::Builtin(b) => b.commands().join("\n"),
+            Script::File { text, .. } => text.clone(),
+        }
+    }
+
+    /// Its commands as `-r` lists them (a file that does not parse has none: it was
+    /// refused before the run).
+    pub fn commands(&self) -> Vec<String> {
+        match self {
+            Script::Builtin(b) => b.commands().iter().map(|c| c.to_string()).collect(),
+            Script::File { text, .. } => fleetbench_pgscript::Program::parse(text)
+                .map(|p| p.listing)
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// `-M`: how statements reach the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueryMode {
@@ -314,8 +365,16 @@ impl Step {
 pub struct PgbenchConfig {
     pub target: Target,
     pub scale: u32,
-    /// The built-in scripts with their weights (a run draws one per transaction).
-    pub scripts: Vec<(Builtin, u32)>,
+    /// The scripts with their weights (a run draws one per transaction); a script's place
+    /// here is its transaction type slot.
+    pub scripts: Vec<(Script, u32)>,
+    /// `-D NAME=VALUE`: variables every client starts with.
+    pub defines: Vec<(String, String)>,
+    /// `-C`: a new connection for every transaction.
+    pub connect_each: bool,
+    /// `-l`: each transaction is logged as it ends, with this share of them kept
+    /// (`--sampling-rate`; None: no log).
+    pub log_sampling: Option<f64>,
     pub mode: QueryMode,
     pub max_tries: u32,
     pub step: Step,
@@ -350,7 +409,10 @@ impl Default for PgbenchConfig {
                 ..Target::default()
             },
             scale: 1,
-            scripts: vec![(Builtin::TpcbLike, 1)],
+            scripts: vec![(Script::Builtin(Builtin::TpcbLike), 1)],
+            defines: Vec::new(),
+            connect_each: false,
+            log_sampling: None,
             mode: QueryMode::Simple,
             max_tries: 1,
             step: Step::Create,
@@ -389,6 +451,25 @@ impl PgbenchConfig {
         if self.scripts.is_empty() || self.scripts.iter().all(|(_, w)| *w == 0) {
             return Err("total script weight must not be zero".into());
         }
+        if self.scripts.len() > MAX_SCRIPTS {
+            return Err(format!(
+                "at most {MAX_SCRIPTS} scripts (-b and -f) in one run, {} given",
+                self.scripts.len()
+            ));
+        }
+        let extended = self.mode != QueryMode::Simple;
+        for (s, _) in &self.scripts {
+            if let Script::File { name, text } = s {
+                let p =
+                    fleetbench_pgscript::Program::parse(text).map_err(|e| format!("{name}:{e}"))?;
+                p.check_mode(extended).map_err(|e| format!("{name}:{e}"))?;
+            }
+        }
+        for (name, _) in &self.defines {
+            if !fleetbench_pgscript::value::valid_name(name) {
+                return Err(format!("invalid variable name: \"{name}\""));
+            }
+        }
         if self.max_tries == 0 || self.max_tries > MAX_TRIES {
             return Err(format!(
                 "invalid number of maximum tries: {} (1..{MAX_TRIES})",
@@ -413,6 +494,11 @@ impl PgbenchConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Whether every script is a built-in one (run natively, without the interpreter).
+    pub fn builtins_only(&self) -> bool {
+        self.scripts.iter().all(|(s, _)| s.builtin().is_some())
     }
 
     /// The script a draw `r` in 0..total weight picks (weights in order).
@@ -505,7 +591,10 @@ mod tests {
     #[test]
     fn weights_pick_scripts_in_order() {
         let c = PgbenchConfig {
-            scripts: vec![(Builtin::SelectOnly, 2), (Builtin::SimpleUpdate, 1)],
+            scripts: vec![
+                (Script::Builtin(Builtin::SelectOnly), 2),
+                (Script::Builtin(Builtin::SimpleUpdate), 1),
+            ],
             ..PgbenchConfig::default()
         };
         assert_eq!(c.total_weight(), 3);
@@ -528,5 +617,44 @@ mod tests {
             ..ok
         };
         assert!(mysql.validate().is_err());
+    }
+
+    #[test]
+    fn script_files_are_checked_with_their_name_and_place() {
+        let file = |text: &str| PgbenchConfig {
+            scripts: vec![(
+                Script::File {
+                    name: "my.sql".into(),
+                    text: text.into(),
+                },
+                1,
+            )],
+            ..PgbenchConfig::default()
+        };
+        assert_eq!(file("SELECT 1;").validate(), Ok(()));
+        let e = file("SELECT 1;\\set x (1").validate().unwrap_err();
+        assert!(e.starts_with("my.sql:1:"), "{e}");
+        let piped = PgbenchConfig {
+            mode: QueryMode::Simple,
+            ..file("\\startpipeline\nSELECT 1;\n\\endpipeline\n")
+        };
+        assert!(piped.validate().unwrap_err().contains("extended"));
+        let six = PgbenchConfig {
+            scripts: vec![(Script::Builtin(Builtin::SelectOnly), 1); 6],
+            ..PgbenchConfig::default()
+        };
+        assert!(six.validate().unwrap_err().contains("at most 5"));
+        assert_eq!(
+            Script::Builtin(Builtin::TpcbLike).title(),
+            "<builtin: TPC-B (sort of)>"
+        );
+        let text = Script::Builtin(Builtin::SelectOnly).text();
+        assert_eq!(
+            fleetbench_pgscript::Program::parse(&text)
+                .unwrap()
+                .commands
+                .len(),
+            2
+        );
     }
 }

@@ -15,6 +15,7 @@
 //! failure) starts on a usable connection, as a MySQL server's own rollback leaves it.
 
 mod auth;
+pub mod script;
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 //! (`fleetbench_model::workloads::pgbench`); the statements are in `sql`.
 
 pub mod init;
+pub mod script;
 pub mod sql;
 pub mod worker;
 
@@ -23,7 +24,59 @@ use crate::workloads::{
     JobFuture, OpenFuture, Opened, Share, TableJob, TableOp, Workload, blocking,
 };
 use init::PgbenchJob;
+use script::{ScriptWorker, Scripts};
 use worker::PgbenchWorker;
+
+/// One client: the native worker runs built-in scripts alone; script files (and `-C`)
+/// run in the interpreter.
+pub enum PgClient {
+    Native(PgbenchWorker),
+    Script(ScriptWorker),
+}
+
+impl PgClient {
+    fn info(&self) -> crate::sql::ConnInfo {
+        match self {
+            PgClient::Native(w) => w.info(),
+            PgClient::Script(w) => w.info(),
+        }
+    }
+
+    fn server_version(&self) -> String {
+        match self {
+            PgClient::Native(w) => w.server_version(),
+            PgClient::Script(w) => w.server_version(),
+        }
+    }
+
+    fn close(self) {
+        match self {
+            PgClient::Native(w) => w.close(),
+            PgClient::Script(w) => w.close(),
+        }
+    }
+}
+
+impl crate::workloads::WorkerLoop for PgClient {
+    #[inline]
+    fn event(
+        &mut self,
+        stop: &std::sync::atomic::AtomicBool,
+        io: &mut fleetbench_model::counters::IoCounters,
+    ) -> crate::workloads::Step {
+        match self {
+            PgClient::Native(w) => w.event(stop, io),
+            PgClient::Script(w) => w.event(stop, io),
+        }
+    }
+
+    fn skip(&mut self) -> Option<usize> {
+        match self {
+            PgClient::Native(w) => w.skip(),
+            PgClient::Script(w) => w.skip(),
+        }
+    }
+}
 
 /// pgbench's clients on this agent.
 pub struct PgbenchRun {
@@ -68,6 +121,12 @@ async fn open_run(
         config.latency_limit = Some(Duration::from_micros(cfg.latency_limit_us));
         config.skip_late = config.rate.is_some();
     }
+    if let Some(sampling) = cfg.log_sampling {
+        config.txn_log = Some(crate::txnlog::TxnLogConfig {
+            first_client: share.first_thread,
+            sampling,
+        });
+    }
     let mut run = PreparedRun::empty(config);
     // How the first client got in, and the server's version, are set once all are in.
     let tail = run.set_target(None);
@@ -92,15 +151,33 @@ async fn open_run(
         last: None,
         stuck_in: None,
     };
+    let scripts = if cfg.builtins_only() && !cfg.connect_each {
+        None
+    } else {
+        let parsed = Scripts::parse(&cfg).map_err(|message| OpenError::Prepare {
+            target: cfg.target.describe(),
+            message,
+        })?;
+        Some(Arc::new(parsed))
+    };
     let sockets = run.control.sockets.clone();
     let run = run
         .open_workers(how, &progress, |t| {
             let (own, gate, info) = (cfg.clone(), gate.clone(), info.clone());
-            let (sockets, sink) = (sockets.clone(), sink.clone());
+            let (sockets, sink, scripts) = (sockets.clone(), sink.clone(), scripts.clone());
             let client = share.first_thread + u64::from(t);
             let seed = share.seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            // The coordinator gives each agent the run's seed plus its first client's number.
+            let run_seed = share.seed.wrapping_sub(share.first_thread);
             let open = move || {
-                let w = PgbenchWorker::open(own, client, seed, sockets, &gate, sink)?;
+                let w = match scripts {
+                    Some(s) => PgClient::Script(ScriptWorker::open(
+                        own, s, client, seed, run_seed, sockets, &gate, sink,
+                    )?),
+                    None => PgClient::Native(PgbenchWorker::open(
+                        own, client, seed, sockets, &gate, sink,
+                    )?),
+                };
                 let mut first = info.lock().unwrap_or_else(|p| p.into_inner());
                 if first.is_none() {
                     let mut i = w.info();
@@ -109,7 +186,7 @@ async fn open_run(
                 }
                 Ok(w)
             };
-            (open, |w: PgbenchWorker, _: &Control| w.close())
+            (open, |w: PgClient, _: &Control| w.close())
         })
         .await
         .map_err(|e| e.into_open(&cfg.target))?;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use fleetbench_model::counters::{DbCounters, IoCounters};
 use fleetbench_model::workloads::pgbench::{
-    ACCOUNTS_PER_SCALE, PgbenchConfig, QueryMode, TELLERS_PER_SCALE,
+    ACCOUNTS_PER_SCALE, Builtin, PgbenchConfig, QueryMode, TELLERS_PER_SCALE,
 };
 
 use super::sql::{Stmt, Vals, script};
@@ -27,7 +27,7 @@ use crate::workloads::{Step, WorkerLoop};
 
 /// SQLSTATEs a transaction is tried again after: serialization_failure and
 /// deadlock_detected (pgbench's retriable errors).
-fn retriable(code: u32) -> bool {
+pub(super) fn retriable(code: u32) -> bool {
     use fleetbench_model::sqlstate::encode;
     Some(code) == encode("40001") || Some(code) == encode("40P01")
 }
@@ -41,8 +41,9 @@ pub struct PgbenchWorker {
     rng: Rng,
     sql: String,
     db: DbCounters,
-    /// The transaction-type slot of each script (its builtin's index).
-    slots: Vec<usize>,
+    /// The run's scripts (all built-in on this path); a script's place is its
+    /// transaction-type slot.
+    builtins: Vec<Builtin>,
     total_weight: u64,
     accounts: u64,
     tellers: u64,
@@ -79,7 +80,7 @@ impl PgbenchWorker {
             .map_err(|e| gate_error(target, e))?;
         let mut stmts: Vec<Option<PgStmt>> = vec![None; Stmt::ALL.len()];
         if cfg.mode == QueryMode::Prepared {
-            for &(b, _) in &cfg.scripts {
+            for b in cfg.scripts.iter().filter_map(|(s, _)| s.builtin()) {
                 for &s in script(b) {
                     if stmts[s.index()].is_some() {
                         continue;
@@ -93,7 +94,11 @@ impl PgbenchWorker {
         }
         let scale = u64::from(cfg.scale);
         Ok(PgbenchWorker {
-            slots: cfg.scripts.iter().map(|(b, _)| b.index()).collect(),
+            builtins: cfg
+                .scripts
+                .iter()
+                .filter_map(|(s, _)| s.builtin())
+                .collect(),
             total_weight: cfg.total_weight(),
             accounts: scale * ACCOUNTS_PER_SCALE,
             tellers: scale * TELLERS_PER_SCALE,
@@ -106,7 +111,7 @@ impl PgbenchWorker {
                 Some(_) => cfg
                     .scripts
                     .iter()
-                    .map(|(b, _)| vec![CommandTally::default(); b.commands().len()])
+                    .map(|(s, _)| vec![CommandTally::default(); s.commands().len()])
                     .collect(),
                 None => Vec::new(),
             },
@@ -175,7 +180,7 @@ impl PgbenchWorker {
     /// One try of script `i`'s statements with `v`; on an error, the failing
     /// statement's place in the script with it.
     fn attempt(&mut self, i: usize, v: &Vals) -> Result<(), (usize, SqlError)> {
-        let (b, _) = self.cfg.scripts[i];
+        let b = self.builtins[i];
         if self.commands.is_empty() {
             for (k, &s) in script(b).iter().enumerate() {
                 self.run(s, v).map_err(|e| (k, e))?;
@@ -196,7 +201,7 @@ impl PgbenchWorker {
 
     /// The script of the next transaction, by weight.
     fn pick(&mut self) -> usize {
-        if self.slots.len() == 1 {
+        if self.builtins.len() == 1 {
             0
         } else {
             self.cfg.pick(self.rng.uniform(0, self.total_weight - 1))
@@ -224,7 +229,7 @@ impl PgbenchWorker {
                 *x = self.value(k);
             }
         } else {
-            let sets = self.cfg.scripts[i].0.sets();
+            let sets = self.builtins[i].sets();
             let mut t = Instant::now();
             for (k, x) in x.iter_mut().enumerate() {
                 *x = self.value(k);
@@ -248,7 +253,7 @@ impl PgbenchWorker {
     /// command 9 query 0: ERROR:  ..." (commands counted from the script's first
     /// `\set` line).
     fn abort_message(&self, i: usize, k: usize, e: &SqlError) -> String {
-        let command = self.cfg.scripts[i].0.sets() + k;
+        let command = self.builtins[i].sets() + k;
         let what = match e {
             SqlError::Server { message, .. } => format!("ERROR:  {message}"),
             other => other.to_string(),
@@ -260,7 +265,7 @@ impl PgbenchWorker {
     }
 }
 
-fn prepare_error(cfg: &PgbenchConfig, e: SqlError) -> LeanOpenError {
+pub(super) fn prepare_error(cfg: &PgbenchConfig, e: SqlError) -> LeanOpenError {
     let message = match e.code() {
         Some(c) if Some(c) == fleetbench_model::sqlstate::encode("42P01") => {
             format!("{e}: the pgbench tables are not there; run `fleetbench pgbench -i` first")
@@ -278,7 +283,7 @@ impl WorkerLoop for PgbenchWorker {
     fn event(&mut self, stop: &AtomicBool, _io: &mut IoCounters) -> Step {
         let (i, v) = self.draw();
         let mut end = TxnEnd {
-            kind: self.slots[i],
+            kind: i,
             ..TxnEnd::default()
         };
         let mut tries = 1;
@@ -287,7 +292,7 @@ impl WorkerLoop for PgbenchWorker {
                 Ok(()) => break,
                 Err((k, e)) => {
                     let stopped = stop.load(Ordering::Relaxed);
-                    let at = self.cfg.scripts[i].0.sets() + k;
+                    let at = self.builtins[i].sets() + k;
                     match e.code() {
                         Some(code) if retriable(code) => {
                             // The client rolled the failed transaction back already.
@@ -321,8 +326,7 @@ impl WorkerLoop for PgbenchWorker {
     }
 
     fn skip(&mut self) -> Option<usize> {
-        let i = self.pick();
-        Some(self.slots[i])
+        Some(self.pick())
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use fleetbench_model::workloads::pgbench::{Builtin, Step};
+use fleetbench_model::workloads::pgbench::{Script, Step};
 
 use crate::merge::{CommandFigures, Latency, MergedInterval, RunResult, TxnFigures};
 use crate::plan::pgbench::PgbenchArgs;
@@ -70,6 +70,8 @@ pub struct Figures {
     pub secs: f64,
     /// Per script, in the order given.
     pub scripts: Vec<ScriptFigures>,
+    /// `-C`: the average time to open a transaction's connection, in milliseconds.
+    pub connect_ms: Option<f64>,
 }
 
 /// Average and standard deviation of `l`, in milliseconds (HDR precision).
@@ -81,7 +83,7 @@ fn avg_stddev(l: &Latency) -> (f64, f64) {
 }
 
 /// The `-r` lines of script `script` of `b`, from the merged per-command figures.
-fn command_lines(b: Builtin, script: usize, all: &[CommandFigures]) -> Vec<CommandLine> {
+fn command_lines(b: &Script, script: usize, all: &[CommandFigures]) -> Vec<CommandLine> {
     (0..b.commands().len())
         .map(|command| {
             let c = all
@@ -121,7 +123,7 @@ pub fn figures(args: &PgbenchArgs, r: &RunResult) -> Figures {
         .iter()
         .enumerate()
         .map(|(i, (b, _))| {
-            let t: &TxnFigures = &txns.0[b.index()];
+            let t: &TxnFigures = &txns.0[i];
             let (avg_ms, stddev_ms) = avg_stddev(&t.latency);
             ScriptFigures {
                 processed: t.count(),
@@ -132,7 +134,7 @@ pub fn figures(args: &PgbenchArgs, r: &RunResult) -> Figures {
                 avg_ms,
                 stddev_ms,
                 commands: if args.per_statement {
-                    command_lines(*b, i, &r.commands)
+                    command_lines(b, i, &r.commands)
                 } else {
                     Vec::new()
                 },
@@ -155,6 +157,9 @@ pub fn figures(args: &PgbenchArgs, r: &RunResult) -> Figures {
         aborted: r.clients.clients_aborted,
         secs: r.total_time().as_secs_f64(),
         scripts,
+        connect_ms: args
+            .connect_each
+            .then(|| db.connect_ns as f64 / db.reconnects.max(1) as f64 / 1e6),
     }
 }
 
@@ -200,8 +205,8 @@ fn counts_lines(s: &mut String, args: &PgbenchArgs, prefix: &str, c: &Counts, al
     }
 }
 
-fn script_name(b: Builtin) -> String {
-    format!("<builtin: {}>", b.title())
+fn script_name(b: &Script) -> String {
+    b.title()
 }
 
 /// The end-of-run report in pgbench's layout.
@@ -218,7 +223,7 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
         }
     );
     let kind = match &args.scripts[..] {
-        [(b, _)] => script_name(*b),
+        [(b, _)] => script_name(b),
         _ => "multiple scripts".into(),
     };
     let _ = writeln!(s, "transaction type: {kind}");
@@ -278,17 +283,23 @@ pub fn run_report(args: &PgbenchArgs, facts: &RunFacts, f: &Figures) -> String {
     if let Some((avg, max)) = f.lag_ms {
         let _ = writeln!(s, "rate limit schedule lag: avg {avg:.3} (max {max:.3}) ms");
     }
-    let _ = writeln!(
-        s,
-        "initial connection time = {:.3} ms",
-        facts.conn_time.as_secs_f64() * 1_000.0
-    );
     let tps = if f.secs > 0.0 {
         f.processed as f64 / f.secs
     } else {
         0.0
     };
-    let _ = writeln!(s, "tps = {tps:.6} (without initial connection time)");
+    // -C: every transaction opened its connection, timed within it.
+    if let Some(ms) = f.connect_ms {
+        let _ = writeln!(s, "average connection time = {ms:.3} ms");
+        let _ = writeln!(s, "tps = {tps:.6} (including reconnection times)");
+    } else {
+        let _ = writeln!(
+            s,
+            "initial connection time = {:.3} ms",
+            facts.conn_time.as_secs_f64() * 1_000.0
+        );
+        let _ = writeln!(s, "tps = {tps:.6} (without initial connection time)");
+    }
     if args.scripts.len() > 1 {
         s.push_str(&script_blocks(args, f));
     } else if let (true, Some(sf)) = (args.per_statement, f.scripts.first()) {
@@ -321,7 +332,7 @@ pub fn json(args: &PgbenchArgs, f: &Figures) -> crate::report::doc::PgbenchTotal
             .iter()
             .zip(&f.scripts)
             .map(|((b, w), sf)| PgbenchScript {
-                name: script_name(*b),
+                name: script_name(b),
                 weight: *w,
                 processed: sf.processed,
                 tps: per_sec(sf.processed),
@@ -349,7 +360,7 @@ pub fn json(args: &PgbenchArgs, f: &Figures) -> crate::report::doc::PgbenchTotal
 
 /// `-r`'s block of one script: a heading (after `prefix`, " - " inside a script's
 /// block), then a line per command: average latency, failures (and retries), text.
-fn command_block(args: &PgbenchArgs, prefix: &str, b: &Builtin, lines: &[CommandLine]) -> String {
+fn command_block(args: &PgbenchArgs, prefix: &str, b: &Script, lines: &[CommandLine]) -> String {
     let retries = args.max_tries != 1;
     let mut s = String::new();
     let _ = writeln!(
@@ -376,7 +387,7 @@ fn script_blocks(args: &PgbenchArgs, f: &Figures) -> String {
     let mut s = String::new();
     let weights: u64 = args.scripts.iter().map(|(_, w)| u64::from(*w)).sum();
     for (i, ((b, w), sf)) in args.scripts.iter().zip(&f.scripts).enumerate() {
-        let _ = writeln!(s, "SQL script {}: {}", i + 1, script_name(*b));
+        let _ = writeln!(s, "SQL script {}: {}", i + 1, script_name(b));
         let _ = writeln!(
             s,
             " - weight: {w} (targets {:.1}% of total)",
