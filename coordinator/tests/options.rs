@@ -166,3 +166,42 @@ fn a_table_job_says_which_general_options_it_does_not_use() {
         "{err}"
     );
 }
+
+#[test]
+fn pgbench_takes_its_own_options_and_refuses_the_others_in_one_line() {
+    // `fleetbench pgbench` reads pgbench's command line (plan/pgbench.rs), not clap's: an
+    // option of the other commands is either one of pgbench's own (then `--version`
+    // shows the version, and nothing runs) or refused in one line.
+    let mut own = Vec::new();
+    for arg in RawArgs::command()
+        .get_arguments()
+        .filter(|a| !a.is_positional())
+    {
+        let id = arg.get_id().as_str();
+        let line = [
+            "pgbench".to_string(),
+            format!("{}=1", long(id)),
+            "--version".into(),
+        ];
+        let out = Command::new(env!("CARGO_BIN_EXE_fleetbench"))
+            .args(&line)
+            .env("FLEETBENCH_CATALOG", "off")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => {
+                assert!(
+                    String::from_utf8_lossy(&out.stdout).starts_with("fleetbench pgbench"),
+                    "{line:?}"
+                );
+                own.push(id.to_string());
+            }
+            Some(2) => assert_eq!(err.lines().count(), 1, "{line:?}: {err}"),
+            other => panic!("{line:?}: exit {other:?}: {err}"),
+        }
+    }
+    // pgbench's own long options that share a name with the others' (its -R, --agents, ...).
+    assert!(own.contains(&"agents".to_string()), "{own:?}");
+    assert!(own.len() < 10, "{own:?}");
+}
