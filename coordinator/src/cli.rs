@@ -57,6 +57,11 @@ pub struct RawArgs {
     #[arg(skip)]
     pub legacy: bool,
 
+    /// The options given on the command line, by clap id, in order (set by [`parse`]; what
+    /// commands::honoured checks against the command).
+    #[arg(skip)]
+    pub given: Vec<String>,
+
     /// Test to run (sysbench 0.4/0.5 spelling of the TEST word).
     #[arg(long, help_heading = "Run options")]
     pub test: Option<String>,
@@ -128,7 +133,7 @@ pub struct RawArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on", hide = true)]
     pub validate: Option<String>,
 
-    /// Write the whole result as JSON to this file.
+    /// Write the whole result as JSON to this file (`compare`: the comparison).
     #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub json: Option<PathBuf>,
 
@@ -139,10 +144,12 @@ pub struct RawArgs {
     /// Thread sweeps: seconds of rest between two steps [default: 0].
     #[arg(long, help_heading = "Run options")]
     pub cooldown: Option<String>,
-    /// Write the run's, sweep's or scenarios' table as CSV to this file.
+    /// Write the run's, sweep's or scenarios' table as CSV to this file (`compare`: the
+    /// comparison's figures).
     #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub csv: Option<PathBuf>,
-    /// Write a self-contained HTML report with charts to this file (also: `report FILE --html`).
+    /// Write a self-contained HTML report with charts to this file (also: `report FILE
+    /// --html`; `compare`: the comparison's page).
     #[arg(long, value_name = "FILE", help_heading = "Output options")]
     pub html: Option<PathBuf>,
     /// Label the result: KEY=VALUE, stored in the JSON's meta and shown by `compare`
@@ -345,7 +352,24 @@ where
         LEGACY.contains(&name) || name.starts_with("--oltp-")
     });
     let (args, options) = declared_options(args)?;
-    let mut raw = RawArgs::try_parse_from(args).map_err(suggest_declared)?;
+    let command = <RawArgs as clap::CommandFactory>::command();
+    let ids: Vec<String> = command
+        .get_arguments()
+        .filter(|a| !a.is_positional())
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let matches = command
+        .try_get_matches_from(args)
+        .map_err(suggest_declared)?;
+    let mut raw = <RawArgs as clap::FromArgMatches>::from_arg_matches(&matches)?;
+    raw.given = matches
+        .ids()
+        .filter(|id| ids.iter().any(|o| o == id.as_str()))
+        .filter(|id| {
+            matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|id| id.to_string())
+        .collect();
     raw.legacy = legacy;
     raw.options = options;
     Ok(raw)

@@ -53,10 +53,17 @@ async fn run_command(args: Vec<OsString>) -> anyhow::Result<i32> {
         }
         Parsed::Args(raw) => raw,
     };
+    // Never a silently ignored option: one the command does not take is refused now.
+    for note in commands::honoured::check(&raw)? {
+        eprintln!("note: {note}");
+    }
     // Output paths, before anything runs: a missing directory costs a second, not a run.
     output::check_all(&raw)?;
     // A CSV file collects runs: one of another layout is refused now, not after the run.
-    if let Some(path) = &raw.csv {
+    // (A comparison's CSV replaces its file.)
+    if let Some(path) = &raw.csv
+        && matches!(Which::of(&raw), Which::Bench | Which::Scenario)
+    {
         report::csv::check_existing(path)
             .map_err(|why| UsageError(format!("--csv {}: {why}", path.display())))?;
     }

@@ -15,6 +15,7 @@ use fleetbench_proto::PROTOCOL_VERSION;
 use fleetbench_proto::v1::HelloRequest;
 use fleetbench_proto::v1::agent_client::AgentClient;
 
+pub mod browser;
 pub mod chromium;
 pub mod lab;
 pub mod mariadb;

@@ -125,6 +125,20 @@ fn runs_are_remembered_and_a_slower_one_is_named() {
     assert_eq!(shown, report);
     let (cmp, _) = expect(&["runs", "compare", "last~1", "last~2"], &env, 0);
     assert!(cmp.contains(&sixth) && cmp.contains("events/s"), "{cmp}");
+    // As compare's, its comparison also as a file.
+    let cmp_json = scratch.path("cmp.json");
+    let cmp_path = cmp_json.to_str().unwrap();
+    expect(
+        &["runs", "compare", "last~1", "last~2", "--json", cmp_path],
+        &env,
+        0,
+    );
+    let doc = fleetbench_tests::json(&cmp_json);
+    assert_eq!(
+        (doc["format"].as_u64(), doc["baseline"].as_str()),
+        (Some(1), Some(&sixth[..])),
+        "{doc}"
+    );
 
     // The trend marks where the rate fell.
     let (trend, _) = expect(&["runs", "trend", "last"], &env, 0);

@@ -34,6 +34,18 @@ pub async fn run(inv: &Invocation, link: &Link) -> anyhow::Result<i32> {
     for n in &plan.notes {
         eprintln!("note: {n}");
     }
+    // --cooldown rests between measurements: one run has only one.
+    if raw.cooldown.is_some()
+        && plan.command == Command::Run
+        && extras.counts.is_none()
+        && extras.rates.is_none()
+        && extras.repeat == 1
+    {
+        return Err(crate::UsageError::new(
+            "--cooldown rests between the steps of a sweep or the measurements of --repeat: this run is one measurement (give --threads or --rate a list, or --repeat N)",
+        )
+        .into());
+    }
     for &n in extras.counts.iter().flatten() {
         plan::check_threads(n, &plan.agents)?;
     }

@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod bench;
 pub mod docs;
+pub mod honoured;
 pub mod measure;
 pub mod pgbench;
 pub mod runs;

@@ -206,7 +206,7 @@ async fn export(c: &mut Catalog, id: &str) -> anyhow::Result<i32> {
 async fn compare_runs(c: &mut Catalog, raw: &RawArgs, ids: &[&str]) -> anyhow::Result<i32> {
     if ids.len() < 2 {
         return Err(UsageError::new(
-            "usage: fleetbench runs compare ID ID... (the first the baseline; last, last~1, ... name the newest)",
+            "usage: fleetbench runs compare ID ID... [--html OUT] [--csv OUT] [--json OUT] (the first the baseline; last, last~1, ... name the newest)",
         )
         .into());
     }
@@ -216,7 +216,7 @@ async fn compare_runs(c: &mut Catalog, raw: &RawArgs, ids: &[&str]) -> anyhow::R
         docs.push((doc, r.id));
     }
     let all = compare::series_of(&docs, raw.force)?;
-    super::docs::print_comparison(&all, &raw.fail_if)
+    super::docs::print_comparison(&all, &raw.fail_if, &super::docs::Files::of(raw))
 }
 
 /// Most files one `runs import` takes.

@@ -25,6 +25,14 @@ pub async fn run(raw: &RawArgs, web: Option<WebSettings>) -> anyhow::Result<i32>
             token: None,
         },
     };
+    // serve's --token-file is the page's token, which only a page beyond loopback asks for.
+    if raw.token_file.is_some() && settings.token.is_none() {
+        return Err(UsageError(format!(
+            "serve takes --token-file for a page beyond loopback: the page at {} asks for no token",
+            settings.addr
+        ))
+        .into());
+    }
     let catalog = crate::catalog::Settings::of(raw)?;
     if catalog.location.is_none() {
         return Err(UsageError::new(

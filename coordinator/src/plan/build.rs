@@ -24,6 +24,7 @@ pub fn build(raw: &RawArgs) -> Result<Plan, PlanError> {
             (workload, command)
         }
     };
+    workload_options(raw, &workload)?;
     let threads = threads_of(raw, &workload, command)?;
     let (time, events) = limits(raw, &workload, command)?;
     let report_interval: u64 = seconds(
@@ -130,6 +131,34 @@ fn check_command(workload: &Workload, command: Command, test: String) -> Result<
         });
     }
     Ok(())
+}
+
+/// The options only some workloads take, refused for the others rather than ignored: a
+/// test that reaches no database server (cpu, fileio, ...) takes no database option, and
+/// only the built-in OLTP tests spread tables over targets.
+fn workload_options(raw: &RawArgs, workload: &Workload) -> Result<(), PlanError> {
+    let no_server = workload.targets().is_empty();
+    let refused = [
+        (no_server && !raw.target.is_empty(), "--target"),
+        (no_server && raw.server_status.is_some(), "--server-status"),
+        (no_server && raw.max_downtime.is_some(), "--max-downtime"),
+        (
+            raw.table_map.is_some() && !matches!(workload, Workload::Oltp(_)),
+            "--table-map",
+        ),
+    ];
+    match refused.iter().find(|(given, _)| *given) {
+        None => Ok(()),
+        Some((_, option)) => Err(PlanError::NotSupported(format!(
+            "{option} with {} ({})",
+            workload.name(),
+            if no_server {
+                "it reaches no database server"
+            } else {
+                "only the built-in OLTP tests spread their tables over targets"
+            }
+        ))),
+    }
 }
 
 /// `--threads`, at least 1.
@@ -650,6 +679,50 @@ mod tests {
         .unwrap();
         assert_eq!(a, b);
         assert_eq!(a.threads, 8);
+    }
+
+    #[test]
+    fn database_options_are_refused_for_a_test_without_a_database() {
+        for (args, option) in [
+            (
+                &["cpu", "--target=a=mysql://u@h/d", "run"][..],
+                "--target with cpu",
+            ),
+            (
+                &["cpu", "--server-status=off", "run"][..],
+                "--server-status with cpu",
+            ),
+            (
+                &["fileio", "--max-downtime=5", "prepare"][..],
+                "--max-downtime with fileio",
+            ),
+            (
+                &["memory", "--table-map=sbtest1=default", "run"][..],
+                "--table-map with memory",
+            ),
+            (
+                &["tpcc", "--table-map=x=default", "run"][..],
+                "--table-map with tpcc (only the built-in OLTP",
+            ),
+        ] {
+            let raw = crate::cli::parse(std::iter::once("fleetbench").chain(args.iter().copied()))
+                .unwrap();
+            let e = build(&raw).unwrap_err().to_string();
+            assert!(
+                e.starts_with(option) && e.ends_with("is not supported"),
+                "{args:?}: {e}"
+            );
+        }
+        // A database test takes them.
+        let raw = crate::cli::parse([
+            "fleetbench",
+            "oltp_read_only",
+            "--server-status=off",
+            "--max-downtime=5",
+            "run",
+        ])
+        .unwrap();
+        assert!(build(&raw).is_ok());
     }
 
     #[test]

@@ -9,11 +9,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
+pub use super::compare_table::{Change, Comparison};
 use super::doc::{Document, Report, Step};
-use super::stats::{self, Better, Estimate, Spread, Verdict};
+use super::stats::Verdict;
 use crate::error::DocError;
-use crate::report::format::rate_label;
-use crate::sweep::{Summary, is_rate_sweep, percentile_keys};
+use crate::sweep::{Summary, is_rate_sweep};
 
 /// One line of results: a run, a sweep or a scenario, with its measurements (several per
 /// thread count with `--repeat`).
@@ -80,13 +80,14 @@ fn servers_of(run: &Report) -> Vec<Server> {
 /// Each series' server settings, keyed so that the same server compares with itself:
 /// when every series reached one server, `server` (its address and version) and `server
 /// VAR`, so that a tuning study's servers line up whatever their addresses; else `server
-/// ADDR` (its version) and `server ADDR VAR`.
-fn server_settings(series: &[Series]) -> Vec<BTreeMap<String, String>> {
+/// ADDR` (its version) and `server ADDR VAR`. Per series: the servers (their identities)
+/// and, apart, their variables.
+fn server_settings(series: &[Series]) -> Vec<(BTreeMap<String, String>, BTreeMap<String, String>)> {
     let one_each = series.iter().all(|s| s.servers.len() <= 1);
     series
         .iter()
         .map(|s| {
-            let mut out = BTreeMap::new();
+            let (mut ids, mut vars) = (BTreeMap::new(), BTreeMap::new());
             for srv in &s.servers {
                 let (key, identity) = if one_each {
                     let id = if srv.version.is_empty() {
@@ -100,13 +101,13 @@ fn server_settings(series: &[Series]) -> Vec<BTreeMap<String, String>> {
                     (format!("server {}", srv.addr), v)
                 };
                 if let Some(id) = identity {
-                    out.insert(key.clone(), id);
+                    ids.insert(key.clone(), id);
                 }
                 for (k, v) in &srv.vars {
-                    out.insert(format!("{key} {k}"), v.clone());
+                    vars.insert(format!("{key} {k}"), v.clone());
                 }
             }
-            out
+            (ids, vars)
         })
         .collect()
 }
@@ -298,402 +299,97 @@ pub fn pct_change(base: f64, new: f64) -> Option<f64> {
     (base != 0.0).then(|| (new - base) / base * 100.0)
 }
 
-/// A compared figure: its name, key (for `--fail-if`), which way is better, and how to read
-/// it and its interval series from a summary.
-struct Metric {
-    name: String,
-    key: String,
-    better: Better,
-    get: Box<Figure>,
-    series: Box<FigureSeries>,
-}
-
-impl Metric {
-    /// A figure where more is better, with its interval series.
-    fn higher(
-        name: &str,
-        key: &str,
-        get: fn(&Summary) -> Option<f64>,
-        series: fn(&Summary) -> &Vec<f64>,
-    ) -> Metric {
-        Metric {
-            name: name.into(),
-            key: key.into(),
-            better: Better::Higher,
-            get: Box::new(get),
-            series: Box::new(move |s| Some(series(s).clone())),
-        }
-    }
-}
-
-/// Reads a figure from a summary (None when the summary lacks it).
-type Figure = dyn Fn(&Summary) -> Option<f64>;
-/// Reads a figure's interval series from a summary.
-type FigureSeries = dyn Fn(&Summary) -> Option<Vec<f64>>;
-
-/// The metrics compared for rows like `rows`.
-fn metrics(rows: &[&Summary]) -> Vec<Metric> {
-    let mut m: Vec<Metric> = Vec::new();
-    let db = rows.iter().any(|r| r.qps.is_some());
-    let plain = rows.iter().any(|r| r.qps.is_none());
-    m.push(Metric {
-        name: match (db, plain) {
-            (true, false) => "tps",
-            (false, _) => "events/s",
-            (true, true) => "tps or events/s",
-        }
-        .into(),
-        key: "tps".into(),
-        better: Better::Higher,
-        get: Box::new(|s| Some(s.tps)),
-        series: Box::new(|s| Some(s.series.tps.clone())),
-    });
-    if rows.iter().any(|r| r.tpmc.is_some()) {
-        m.push(Metric::higher(
-            "TpmC",
-            "tpmc",
-            |s| s.tpmc,
-            |s| &s.series.tpmc,
-        ));
-    }
-    if db {
-        m.push(Metric::higher("qps", "qps", |s| s.qps, |s| &s.series.qps));
-    }
-    let mut lat = vec!["min".to_string(), "avg".to_string()];
-    lat.extend(percentile_keys(rows.iter().copied()));
-    lat.push("max".into());
-    for k in lat {
-        let (key, key2) = (k.clone(), k.clone());
-        m.push(Metric {
-            name: format!("lat {k} (ms)"),
-            key: k,
-            better: Better::Lower,
-            get: Box::new(move |s| s.latency_ms.get(&key).copied()),
-            series: Box::new(move |s| s.series.latency_ms.get(&key2).cloned()),
-        });
-    }
-    for name in crate::servers::COMPARED
-        .into_iter()
-        .chain(crate::servers::HOSTS_COMPARED)
-    {
-        if rows.iter().any(|r| r.server.contains_key(name)) {
-            m.push(Metric {
-                name: name.into(),
-                key: name.trim_start_matches("server ").into(),
-                better: Better::Lower,
-                get: Box::new(move |s| s.server.get(name).copied()),
-                series: Box::new(move |s| s.series.server.get(name).cloned()),
-            });
-        }
-    }
-    if db {
-        m.push(Metric {
-            name: "err/s".into(),
-            key: "err/s".into(),
-            better: Better::Lower,
-            get: Box::new(|s| s.qps.map(|_| s.errors_per_sec)),
-            series: Box::new(|s| Some(s.series.errors_per_sec.clone())),
-        });
-    }
-    m
-}
-
-/// One entry's estimate of a metric: from its repeats when it has several measurements,
-/// else from its single run's interval series. None when the figure is missing.
-fn estimate(rows: &[&Summary], m: &Metric) -> Option<(Estimate, Spread)> {
-    match rows {
-        [] => None,
-        [one] => {
-            let v = (m.get)(one)?;
-            Some(stats::from_intervals(
-                v,
-                &(m.series)(one).unwrap_or_default(),
-            ))
-        }
-        many => {
-            let v: Vec<f64> = many.iter().filter_map(|r| (m.get)(r)).collect();
-            if v.is_empty() {
-                return None;
-            }
-            let n = v.len();
-            Some((stats::from_repeats(&v), Spread::Repeats(n)))
-        }
-    }
-}
-
-/// A figure with its interval: `12.34 ±0.56`, or just the figure without a spread.
-fn with_interval(e: &Estimate) -> String {
-    match e.half_width() {
-        Some(hw) => format!("{:.2} ±{:.2}", e.mean, hw),
-        None => format!("{:.2}", e.mean),
-    }
-}
-
-/// A compared figure of one entry against the baseline.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    pub metric: String,
-    pub key: String,
-    pub entry: String,
-    pub threads: u32,
-    /// The offered rate of the block (events/s) when rate sweeps are lined up by rate, else 0.
-    pub rate: f64,
-    /// Change in percent of the baseline, with the half-width of its interval.
-    pub pct: f64,
-    pub pct_half_width: Option<f64>,
-    pub verdict: Verdict,
-}
-
-impl Change {
-    /// Where the change was seen: "16 threads", "offered rate 2000/s".
-    pub fn place(&self) -> String {
-        if self.rate > 0.0 {
-            format!("offered rate {}/s", rate_label(self.rate))
-        } else {
-            format!("{} threads", self.threads)
-        }
-    }
-}
-
-/// What `compare` lines steps up by.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Key {
-    Threads(u32),
-    /// Offered rate (events/s), for rate sweeps: their thread count is one setting.
-    Rate(f64),
-}
-
-impl Key {
-    fn of(r: &Summary, by_rate: bool) -> Key {
-        if by_rate {
-            Key::Rate(r.rate)
-        } else {
-            Key::Threads(r.threads)
-        }
-    }
-
-    /// "16 threads", "offered rate 2000/s" (a closed loop's rows in a rate comparison:
-    /// "closed loop").
-    fn text(self) -> String {
-        match self {
-            Key::Threads(n) => crate::report::format::count_of(n, "thread", "threads"),
-            Key::Rate(r) if r > 0.0 => format!("offered rate {}/s", rate_label(r)),
-            Key::Rate(_) => "closed loop".into(),
-        }
-    }
-}
-
-/// One block: a row per metric, a column per entry, change and verdict columns after each
-/// entry but the first (the baseline). Returns the text and the changes it shows.
-fn block(title: &str, key: Key, entries: &[(&str, Vec<&Summary>)]) -> (String, Vec<Change>) {
-    let present: Vec<&Summary> = entries.iter().flat_map(|e| e.1.iter().copied()).collect();
-    let (threads, rate) = match key {
-        Key::Threads(n) => (n, 0.0),
-        Key::Rate(r) => (present.first().map_or(0, |s| s.threads), r),
-    };
-    let metrics = metrics(&present);
-    let mut cells: Vec<Vec<String>> = Vec::new();
-    let mut head = vec!["metric".to_string()];
-    for (i, (label, _)) in entries.iter().enumerate() {
-        head.push(label.to_string());
-        if i > 0 {
-            head.push("change".into());
-            head.push("verdict".into());
-        }
-    }
-    cells.push(head);
-    let mut changes = Vec::new();
-    let mut spreads: Vec<Option<Spread>> = vec![None; entries.len()];
-    for m in &metrics {
-        let mut row = vec![m.name.clone()];
-        let ests: Vec<Option<(Estimate, Spread)>> =
-            entries.iter().map(|(_, rows)| estimate(rows, m)).collect();
-        for (i, e) in ests.iter().enumerate() {
-            row.push(e.as_ref().map_or("n/a".into(), |(e, _)| with_interval(e)));
-            if let Some((_, sp)) = e
-                && spreads[i].is_none()
-            {
-                spreads[i] = Some(*sp);
-            }
-            if i == 0 {
-                continue;
-            }
-            match (&ests[0], e) {
-                (Some((base, _)), Some((new, _))) if base.mean != 0.0 => {
-                    let (d, hw) = stats::difference(base, new);
-                    let pct = d / base.mean * 100.0;
-                    let pct_hw = hw.map(|h| h / base.mean.abs() * 100.0);
-                    let v = stats::verdict(d, hw, m.better);
-                    row.push(match pct_hw {
-                        Some(h) => format!("{pct:+.1}% ±{h:.1}%"),
-                        None => format!("{pct:+.1}%"),
-                    });
-                    row.push(v.text().into());
-                    changes.push(Change {
-                        metric: m.name.clone(),
-                        key: m.key.clone(),
-                        entry: entries[i].0.to_string(),
-                        threads,
-                        rate,
-                        pct,
-                        pct_half_width: pct_hw,
-                        verdict: v,
-                    });
-                }
-                _ => {
-                    row.push("n/a".into());
-                    row.push("n/a".into());
-                }
-            }
-        }
-        cells.push(row);
-    }
-    let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            cells
-                .iter()
-                .filter_map(|r| r.get(c))
-                .map(|x| x.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut s = format!("{title}\n");
-    let sources: Vec<String> = entries
-        .iter()
-        .zip(&spreads)
-        .map(|((label, _), sp)| format!("{label}: {}", sp.unwrap_or(Spread::None).describe()))
-        .collect();
-    let _ = writeln!(s, "95% intervals from {}", sources.join("; "));
-    for row in &cells {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            if c == 0 {
-                let _ = write!(line, "{cell:<w$}", w = widths[0]);
-            } else {
-                let _ = write!(line, "  {cell:>w$}", w = widths[c]);
-            }
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-    }
-    (s, changes)
-}
-
-/// The whole comparison: one block when every series is a single step (however often
-/// repeated), else one block per thread count, or per offered rate when a series is a rate
-/// sweep (in the order they first appear).
+/// The whole comparison as text, and the changes it shows (see [`Comparison`]).
 pub fn text(series: &[Series]) -> (String, Vec<Change>) {
-    let by_rate = series.iter().any(|s| is_rate_sweep(&s.rows));
-    let mut keys: Vec<Key> = Vec::new();
-    for s in series {
-        for r in &s.rows {
-            let k = Key::of(r, by_rate);
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    let single = series.iter().all(|s| {
-        s.rows.first().is_some_and(|f| {
-            s.rows
-                .iter()
-                .all(|r| Key::of(r, by_rate) == Key::of(f, by_rate))
-        })
-    });
-    if single {
-        let entries: Vec<(&str, Vec<&Summary>)> = series
-            .iter()
-            .map(|s| (s.label.as_str(), s.rows.iter().collect()))
-            .collect();
-        let column = |f: &dyn Fn(&Summary) -> String| {
-            series
-                .iter()
-                .map(|s| f(&s.rows[0]))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        };
-        let rates = if series.iter().any(|s| s.rows[0].rate > 0.0) {
-            format!(
-                "; offered rate: {}",
-                column(&|r| if r.rate > 0.0 {
-                    format!("{}/s", rate_label(r.rate))
-                } else {
-                    "closed loop".into()
-                })
-            )
-        } else {
-            String::new()
-        };
-        return block(
-            &format!(
-                "Compared with {} (threads: {}{rates})",
-                series[0].label,
-                column(&|r| r.threads.to_string())
-            ),
-            Key::Threads(series[0].rows[0].threads),
-            &entries,
-        );
-    }
-    let mut out = String::new();
-    let mut changes = Vec::new();
-    for (i, k) in keys.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let entries: Vec<(&str, Vec<&Summary>)> = series
-            .iter()
-            .map(|s| {
-                (
-                    s.label.as_str(),
-                    s.rows
-                        .iter()
-                        .filter(|r| Key::of(r, by_rate) == *k)
-                        .collect(),
-                )
-            })
-            .collect();
-        let (t, c) = block(
-            &format!("{}, compared with {}", k.text(), series[0].label),
-            *k,
-            &entries,
-        );
-        out.push_str(&t);
-        changes.extend(c);
-    }
-    (out, changes)
+    let c = Comparison::of(series);
+    (c.text(), c.changes())
 }
 
-/// The settings in which series differ from the first: `key: base / other / ...` lines,
-/// the servers' settings by server (see [`server_settings`]).
-pub fn differing_settings(series: &[Series]) -> String {
+/// The settings in which series differ from the first, each with its value per series
+/// (None where a series lacks it). Server variables only some series have (a MariaDB
+/// server's beside a PostgreSQL one's) are not listed, only counted: they say nothing about
+/// a change of setting, and a cross-engine comparison would open with a screen of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettingsDiff {
+    pub labels: Vec<String>,
+    pub rows: Vec<(String, Vec<Option<String>>)>,
+    /// Server variables present in some series and missing in others, left out of `rows`.
+    pub one_sided: usize,
+}
+
+/// The settings in which `series` differ (see [`SettingsDiff`]); the servers' settings
+/// by server (see [`server_settings`]).
+pub fn settings_diff(series: &[Series]) -> SettingsDiff {
+    let servers = server_settings(series);
     let all: Vec<BTreeMap<String, String>> = series
         .iter()
-        .zip(server_settings(series))
-        .map(|(x, mut servers)| {
-            servers.extend(x.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
-            servers
+        .zip(&servers)
+        .map(|(x, (ids, vars))| {
+            let mut all = ids.clone();
+            all.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all.extend(x.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all
         })
         .collect();
+    let is_var = |k: &str| servers.iter().any(|(_, vars)| vars.contains_key(k));
     let mut keys: Vec<&String> = all.iter().flat_map(|s| s.keys()).collect();
     keys.sort();
     keys.dedup();
-    let mut s = String::new();
+    let mut diff = SettingsDiff {
+        labels: series.iter().map(|x| x.label.clone()).collect(),
+        ..Default::default()
+    };
     for k in keys {
-        let vals: Vec<&str> = all
-            .iter()
-            .map(|x| x.get(k).map_or("n/a", String::as_str))
-            .collect();
-        if vals.iter().any(|v| *v != vals[0]) {
+        let vals: Vec<Option<String>> = all.iter().map(|x| x.get(k).cloned()).collect();
+        if vals.iter().all(|v| *v == vals[0]) {
+            continue;
+        }
+        if is_var(k) && vals.iter().any(Option::is_none) {
+            diff.one_sided += 1;
+            continue;
+        }
+        diff.rows.push((k.clone(), vals));
+    }
+    diff
+}
+
+impl SettingsDiff {
+    /// `Settings that differ (a / b):`, then `    key: base / other / ...` lines and the
+    /// count of one-sided server settings; empty when nothing differs.
+    pub fn text(&self) -> String {
+        if self.rows.is_empty() && self.one_sided == 0 {
+            return String::new();
+        }
+        let mut s = format!("Settings that differ ({}):\n", self.labels.join(" / "));
+        for (k, vals) in &self.rows {
+            let vals: Vec<&str> = vals.iter().map(|v| v.as_deref().unwrap_or("n/a")).collect();
             let _ = writeln!(s, "    {k}: {}", vals.join(" / "));
         }
+        if let Some(note) = self.one_sided_note() {
+            let _ = writeln!(s, "    {note}");
+        }
+        s.push('\n');
+        s
     }
-    if s.is_empty() {
-        return s;
+
+    /// `(14 server settings only on one side not shown)`, when there are such.
+    pub fn one_sided_note(&self) -> Option<String> {
+        let side = if self.labels.len() > 2 {
+            "on some sides only"
+        } else {
+            "only on one side"
+        };
+        match self.one_sided {
+            0 => None,
+            1 => Some(format!("(1 server setting {side} not shown)")),
+            n => Some(format!("({n} server settings {side} not shown)")),
+        }
     }
-    let labels: Vec<&str> = series.iter().map(|x| x.label.as_str()).collect();
-    format!("Settings that differ ({}):\n{s}\n", labels.join(" / "))
+}
+
+/// The settings in which series differ from the first, as text (see [`SettingsDiff`]).
+pub fn differing_settings(series: &[Series]) -> String {
+    settings_diff(series).text()
 }
 
 /// A `--fail-if` rule: a figure, a direction and a threshold in percent.
@@ -1089,11 +785,63 @@ mod tests {
         );
         let d = series(&run(two), "two.json");
         let t = differing_settings(&[a[0].clone(), d[0].clone()]);
+        // The second server is named; its settings, which the other run cannot have, are
+        // counted, not listed as n/a.
         assert!(
-            t.contains("    server 127.0.0.1:3308 innodb_doublewrite: n/a / OFF\n"),
+            t.contains("    server 127.0.0.1:3308: n/a / 10.11.6-MariaDB\n"),
             "{t}"
         );
+        assert!(
+            t.contains("    (1 server setting only on one side not shown)\n"),
+            "{t}"
+        );
+        assert!(!t.contains("innodb_doublewrite"), "{t}");
         assert!(!t.contains("server 127.0.0.1:3306"), "{t}");
+    }
+
+    #[test]
+    fn a_cross_engine_comparison_lists_only_the_settings_both_servers_have() {
+        let maria = on_server(
+            "default",
+            3306,
+            &[
+                ("innodb_buffer_pool_size", "128M"),
+                ("max_connections", "151"),
+            ],
+        );
+        let mut pg = on_server(
+            "default",
+            5432,
+            &[
+                ("shared_buffers", "128MB"),
+                ("work_mem", "4MB"),
+                ("max_connections", "100"),
+            ],
+        );
+        pg.totals.targets[0].connections[0].server_version = "PostgreSQL 16.4".into();
+        let (a, b) = (
+            series(&run(maria), "maria.json"),
+            series(&run(pg), "pg.json"),
+        );
+        let all = [a[0].clone(), b[0].clone()];
+        let d = settings_diff(&all);
+        assert_eq!(d.one_sided, 3, "{d:?}");
+        assert_eq!(
+            d.text(),
+            "Settings that differ (maria.json / pg.json):\n\
+             \x20   server: 127.0.0.1:3306 (10.11.6-MariaDB) / 127.0.0.1:5432 (PostgreSQL 16.4)\n\
+             \x20   server max_connections: 151 / 100\n\
+             \x20   targets: default: sbtest@127.0.0.1:3306/sbtest (tables 1-3, 5) / default: sbtest@127.0.0.1:5432/sbtest (tables 1-3, 5)\n\
+             \x20   (3 server settings only on one side not shown)\n\n"
+        );
+        // Three series: "on some sides only".
+        let three = [a[0].clone(), b[0].clone(), a[0].clone()];
+        assert!(
+            differing_settings(&three)
+                .contains("    (3 server settings on some sides only not shown)\n"),
+            "{}",
+            differing_settings(&three)
+        );
     }
 
     #[test]

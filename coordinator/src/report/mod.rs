@@ -2,6 +2,8 @@
 //! comparisons and charts built from them.
 
 pub mod compare;
+pub mod compare_files;
+pub mod compare_table;
 pub mod csv;
 pub mod doc;
 pub mod doc_text;

@@ -42,6 +42,11 @@ impl WebSettings {
             ))
         })?;
         if addr.ip().is_loopback() {
+            if raw.web_token_file.is_some() {
+                return Err(UsageError(format!(
+                    "--web-token-file: the page at {addr} (loopback) asks for no token; a token is for an address other than loopback"
+                )));
+            }
             return Ok(Some(WebSettings { addr, token: None }));
         }
         let token = match &raw.web_token_file {
@@ -135,5 +140,8 @@ mod tests {
         assert!(e.to_string().contains("/nonexistent"), "{e}");
         let e = WebSettings::of(&raw(&["--web-token-file=/x"])).unwrap_err();
         assert!(e.to_string().contains("without --web"), "{e}");
+        // On loopback the page asks for no token: one given is refused, not ignored.
+        let e = WebSettings::of(&raw(&["--web=127.0.0.1:0", "--web-token-file=/x"])).unwrap_err();
+        assert!(e.to_string().contains("asks for no token"), "{e}");
     }
 }

@@ -27,7 +27,9 @@
 //! and the page's text (`markup`).
 
 pub mod axis;
+mod change_chart;
 mod checks;
+pub mod compare_page;
 mod grid;
 mod header;
 mod markup;

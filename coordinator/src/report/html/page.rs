@@ -17,7 +17,7 @@ use super::tables::{agents_table, config_table, rows_table, steps_config_table, 
 use crate::report::compare;
 use crate::report::doc::{Document, Report, ScenarioDoc, Step};
 
-const STYLE: &str = "body{font-family:sans-serif;margin:20px;color:#222}h1{font-size:22px}\
+pub(super) const STYLE: &str = "body{font-family:sans-serif;margin:20px;color:#222}h1{font-size:22px}\
 p.warning{color:#a00;font-weight:bold}\
 h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:12px;align-items:start;margin:10px 0}\
@@ -37,7 +37,7 @@ table.rows td.text{white-space:normal;min-width:240px}\
 /// attributes of the hidden #status element; an error (a chart missing points, any script
 /// error on the page) is shown on the page. Also the step pickers of sweeps and scenario
 /// files: each shows one step's charts over time at a time, and a link to a step shows it.
-const SCRIPT: &str = r#"(function () {
+pub(super) const SCRIPT: &str = r#"(function () {
   var st = document.getElementById('status');
   function fail(m) { st.textContent = 'error: ' + m; st.className = 'error'; st.hidden = false; st.setAttribute('data-ok', 'false'); }
   window.addEventListener('error', function (e) { fail(e.message); });

@@ -27,7 +27,7 @@ const TICK_FONT: f64 = 11.0;
 
 const TITLE_FONT: f64 = 14.0;
 
-const COLORS: [&str; 8] = [
+pub(super) const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
