@@ -382,8 +382,10 @@ options = { cpu-max-prime = 4000 }
     let file = dir.path("rates.toml");
     let refused = fleetbench(&["scenario", "run", file.to_str().unwrap(), "--rate=100,200"]);
     assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        String::from_utf8_lossy(&refused.stderr)
-            .contains("the scenario file sets test, threads and rate, not the command line")
+        err.contains("scenario run does not take --rate: the scenario file sets it"),
+        "{err}"
     );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
