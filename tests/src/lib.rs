@@ -16,7 +16,6 @@ use fleetbench_proto::v1::HelloRequest;
 use fleetbench_proto::v1::agent_client::AgentClient;
 
 pub mod browser;
-pub mod chromium;
 pub mod lab;
 pub mod mariadb;
 pub mod postgres;

@@ -383,7 +383,7 @@ fn report_file_html_clients_and_client_hosts() {
 
     // The page in a real browser: its script ran clean and it has pgbench's figures, the
     // text's, and counts clients.
-    let dom = fleetbench_tests::chromium::dump_dom(&tmp.0, &html);
+    let dom = fleetbench_tests::browser::dump_dom(&tmp.0, &html);
     assert!(dom.contains("data-ok=\"true\""), "the page's script: {dom}");
     assert!(
         dom.contains("<title>fleetbench pgbench run, 4 clients</title>"),

@@ -110,8 +110,9 @@ pub fn check(
 
 /// Indexes of the change points of a series (oldest first): where a value leaves the band
 /// of the [`BASELINE_RUNS`] values before it (from [`MIN_RUNS`] on), the same test as
-/// [`check`] applied along the series of figure `name`; after a change the baseline starts
-/// again there.
+/// [`check`] applied along the series of figure `name`, and the value after it (if any)
+/// stays out on the same side: one run off the band and back is noise, not a change. After
+/// a change the baseline starts again there.
 pub fn change_points(name: &str, series: &[f64]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -120,7 +121,16 @@ pub fn change_points(name: &str, series: &[f64]) -> Vec<usize> {
         let Some((m, half)) = band(&series[from..i], floor_pct(name)) else {
             continue;
         };
-        if (series[i] - m).abs() > half {
+        let side = |v: f64| {
+            if (v - m).abs() <= half {
+                0.0
+            } else {
+                (v - m).signum()
+            }
+        };
+        let here = side(series[i]);
+        let stays = series.get(i + 1).is_none_or(|&next| side(next) == here);
+        if here != 0.0 && stays {
             out.push(i);
             start = i;
         }
@@ -181,6 +191,10 @@ mod tests {
         let s = [100.0, 101.0, 99.0, 100.0, 50.0, 51.0, 49.0, 50.0, 50.0];
         assert_eq!(change_points("tps", &s), [4]);
         assert!(change_points("tps", &[1.0, 1.0, 1.0, 1.04]).is_empty());
+        // One run above the band, then the fall: the change is the fall.
+        let blip = [394.0, 398.0, 407.0, 394.0, 417.0, 222.0, 203.0];
+        assert_eq!(change_points("tps", &blip), [5]);
+        assert!(change_points("tps", &[400.0, 400.0, 400.0, 500.0, 400.0]).is_empty());
         assert!(change_points("tps", &[]).is_empty());
         // A latency's floor is wider: 8 % is its noise, 30 % is not.
         assert!(change_points("p95 latency", &[1.0, 1.0, 1.0, 1.08]).is_empty());
