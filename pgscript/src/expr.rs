@@ -3,9 +3,10 @@
 //! multiplicative, unary), function calls, `CASE WHEN ... END` and parentheses. Parsed
 //! once per script into an [`Expr`]; evaluated per use over a client's variables.
 
+use crate::EvalError;
+pub use crate::env::Env;
 use crate::func::{self, Func};
-use crate::value::{Num, Value, Vars, valid_name};
-use crate::{EvalError, Random};
+use crate::value::{Num, Value, valid_name};
 
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -473,14 +474,6 @@ impl Parser {
     }
 }
 
-/// What an evaluation reads: a client's variables, its random numbers and the default
-/// seed of the hash and permute functions.
-pub struct Env<'a> {
-    pub vars: &'a Vars,
-    pub rng: &'a mut dyn Random,
-    pub default_seed: i64,
-}
-
 impl Expr {
     /// Whether the expression reads variable `name`.
     pub fn reads(&self, name: &str) -> bool {
@@ -529,7 +522,13 @@ impl Expr {
                 };
                 Ok(Value::Bool(yes != *negated))
             }
-            Expr::Call(f, args) => func::call(*f, args, env),
+            Expr::Call(f, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(a.eval(env)?);
+                }
+                func::call(*f, &vals, env)
+            }
             Expr::Case(arms, other) => {
                 for (cond, then) in arms {
                     if cond.eval(env)?.truth()? {
@@ -651,6 +650,8 @@ fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Random;
+    use crate::value::Vars;
 
     struct Counter(u64);
     impl Random for Counter {
@@ -763,5 +764,26 @@ mod tests {
         assert!(parse("1 2").is_err());
         assert!(parse("").is_err());
         assert!(parse("1 is 2").is_err());
+    }
+
+    #[test]
+    fn the_documented_function_examples_hold() {
+        assert_eq!(ev("abs(-17)"), Value::Int(17));
+        assert_eq!(ev("debug(5432.1)"), Value::Double(5432.1));
+        assert_eq!(ev("double(5432)"), Value::Double(5432.0));
+        assert_eq!(ev("exp(1.0)"), Value::Double(std::f64::consts::E));
+        assert_eq!(ev("greatest(5, 4, 3, 2)"), Value::Int(5));
+        assert_eq!(ev("hash(10, 5432)"), Value::Int(-5817877081768721676));
+        assert_eq!(ev("hash_fnv1a(10, 5432)"), Value::Int(-7793829335365542153));
+        assert_eq!(ev("int(5.4 + 3.8)"), Value::Int(9));
+        assert_eq!(ev("least(5, 4, 3, 2.1)"), Value::Double(2.1));
+        assert_eq!(ev("ln(2.718281828459045)"), Value::Double(1.0));
+        assert_eq!(ev("mod(54, 32)"), Value::Int(22));
+        assert_eq!(ev("pow(2.0, 10)"), Value::Double(1024.0));
+        assert_eq!(ev("power(2.0, 10)"), Value::Double(1024.0));
+        assert_eq!(ev("sqrt(4)"), Value::Double(2.0));
+        assert_eq!(ev("PI()"), Value::Double(std::f64::consts::PI));
+        let p = ev("permute(0, 4)");
+        assert!(matches!(p, Value::Int(0..=3)), "{p:?}");
     }
 }

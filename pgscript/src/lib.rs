@@ -8,6 +8,7 @@
 //! file once to refuse a bad one before anything starts, and the agents parse the same
 //! text again.
 
+pub mod env;
 pub mod expr;
 pub mod func;
 pub mod hash;

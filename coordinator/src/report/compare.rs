@@ -15,31 +15,7 @@ use super::stats::Verdict;
 use crate::error::DocError;
 use crate::sweep::{Summary, is_rate_sweep};
 
-/// One line of results: a run, a sweep or a scenario, with its measurements (several per
-/// thread count with `--repeat`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub label: String,
-    /// The test it ran ("oltp_read_write", "cpu", ...).
-    pub test: String,
-    /// Its configuration, flattened to `key: value` (thread counts of thread sweeps and
-    /// rates of rate sweeps left out).
-    pub settings: BTreeMap<String, String>,
-    /// The database servers it reached, with the settings the agents read from them:
-    /// compared by server, not by the target names the runs gave them.
-    pub servers: Vec<Server>,
-    pub rows: Vec<Summary>,
-}
-
-/// A database server a run reached: where it is, what it is, and its recorded variables.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Server {
-    /// `host:port`, or the socket's path (the target's name in files without targets).
-    pub addr: String,
-    /// Empty in files written before the agents reported it.
-    pub version: String,
-    pub vars: BTreeMap<String, String>,
-}
+pub use super::compare_series::{Series, Server};
 
 /// The servers of a run, one per address (two targets naming one server are one), in the
 /// order of its targets.

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::compare::Series;
+use super::compare_series::Series;
 use super::stats::{self, Better, Estimate, Spread, Verdict};
 use crate::report::format::rate_label;
 use crate::sweep::{Summary, is_rate_sweep, percentile_keys};

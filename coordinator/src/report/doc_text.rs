@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::doc::{
-    Agent, Document, Fairness, FileOps, Interval, Meta, OpenLoopTotals, Report, Sql, Totals,
+    Document, Fairness, FileOps, Interval, Meta, OpenLoopTotals, Report, Sql, Totals,
 };
 use super::text::{DbRates, LineFigures, LineKind, sysbench_line, tpcc};
 use super::{compare, pct_label};
@@ -106,7 +106,12 @@ fn run(doc: &Report) -> String {
     }
     s.push_str(&fairness(&totals.fairness));
     if !doc.agents.is_empty() {
-        s.push_str(&agents(&doc.agents, &doc.agent_names(), &key, "threads"));
+        s.push_str(&super::doc_agents::agents(
+            &doc.agents,
+            &doc.agent_names(),
+            &key,
+            "threads",
+        ));
     }
     if let Some(q) = &totals.figures.sql {
         s.push_str(&super::errors::line(&q.errors_by_code, q.ignored_errors));
@@ -273,57 +278,6 @@ fn fairness(fair: &Fairness) -> String {
         "{:<35}{:.4}/{:3.2}",
         "    execution time (avg/stddev):", fair.execution_time_avg_s, fair.execution_time_stddev_s
     );
-    s
-}
-
-/// One row per agent (named by `names`), then what the hosts are, as the run printed it
-/// (files before the facts have none); `workers` names the third column ("threads",
-/// pgbench's "clients").
-pub(super) fn agents(agents: &[Agent], names: &[String], key: &str, workers: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nPer agent:\n    {:<22}  {:<16}  {:>7}  {:>12}  {:>12}  {:>10}  status",
-        "agent",
-        "host",
-        workers,
-        "evts",
-        "evts/s",
-        format!("{key} ms")
-    );
-    for (a, name) in agents.iter().zip(names) {
-        let _ = writeln!(
-            s,
-            "    {:<22}  {:<16}  {:>7}  {:>12}  {:>12.2}  {:>10.2}  {}",
-            name,
-            a.host,
-            a.threads,
-            a.events,
-            a.events_per_sec,
-            a.latency_ms.get(key).unwrap_or(0.0),
-            a.status,
-        );
-    }
-    let facts: Vec<(&str, fleetbench_model::host::HostFacts)> = agents
-        .iter()
-        .map(|a| {
-            (
-                a.host.as_str(),
-                fleetbench_model::host::HostFacts {
-                    cores: a.cores,
-                    cpu_model: a.cpu_model.clone(),
-                    kernel: a.kernel.clone(),
-                    mem_total_bytes: a.mem_total_bytes,
-                },
-            )
-        })
-        .collect();
-    let facts: Vec<(&str, &fleetbench_model::host::HostFacts)> =
-        facts.iter().map(|(h, f)| (*h, f)).collect();
-    s.push_str(&super::hosts::facts_block(
-        &facts,
-        super::text::AGENTS_LISTED,
-    ));
     s
 }
 

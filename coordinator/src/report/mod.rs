@@ -3,9 +3,11 @@
 
 pub mod compare;
 pub mod compare_files;
+pub mod compare_series;
 pub mod compare_table;
 pub mod csv;
 pub mod doc;
+pub mod doc_agents;
 pub mod doc_text;
 pub mod errors;
 pub mod format;

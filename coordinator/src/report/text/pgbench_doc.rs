@@ -31,7 +31,7 @@ pub fn render(doc: &Report) -> Option<String> {
         "p{}",
         crate::report::pct_label(doc.config.percentiles.first().copied().unwrap_or(95.0))
     );
-    s.push_str(&crate::report::doc_text::agents(
+    s.push_str(&crate::report::doc_agents::agents(
         &doc.agents,
         &doc.agent_names(),
         &key,
