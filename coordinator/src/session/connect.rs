@@ -223,6 +223,9 @@ pub fn check_ceilings(
 /// What speaks first on `addr`, if it is a server that greets its clients (a MySQL server
 /// sends its handshake at once; a gRPC agent waits for the client): "a MySQL server
 /// (5.7.44)", or None.
+/// The largest message an agent may send (an interval with pgbench's transaction log).
+const MAX_AGENT_MESSAGE: usize = 64 * 1024 * 1024;
+
 async fn who_answers(addr: &str) -> Option<String> {
     use tokio::io::AsyncReadExt;
     let mut sock =
@@ -287,7 +290,11 @@ pub(super) async fn connect_one(addr: String, link: Link) -> Result<AgentConn, S
         .await
         .map_err(|_| unreachable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs())))?
         .map_err(|e| unreachable(chain(&e)))?;
-    let mut client = AgentClient::with_interceptor(channel, link.auth.clone());
+    // An interval of pgbench's -l carries each transaction it logged: at 100,000
+    // transactions a second an agent's interval passes tonic's 4 MiB default. Bounded still,
+    // so that a broken agent cannot make the coordinator buffer without end.
+    let mut client = AgentClient::with_interceptor(channel, link.auth.clone())
+        .max_decoding_message_size(MAX_AGENT_MESSAGE);
     let req = HelloRequest {
         protocol_version: PROTOCOL_VERSION,
         coordinator_version: env!("CARGO_PKG_VERSION").into(),
