@@ -25,6 +25,14 @@ const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 pub(super) const CLIENT_PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
 const CLIENT_SSL: u32 = 0x800;
+/// Set in a MySQL server's greeting; MariaDB (10.2 and later) clears it and says what else
+/// it can do in four bytes of the greeting's filler, its extended capabilities.
+const CLIENT_MYSQL: u32 = 0x1;
+/// MariaDB's extended capability (bit 36, bit 4 of the extended four bytes): the server
+/// sends a prepared statement's result metadata only when it changed, not with every
+/// execution. MariaDB's own client library asks for it, so sysbench's server work per
+/// point select has no column definition in it; ours must not have one either.
+pub(super) const MARIADB_CLIENT_CACHE_METADATA: u32 = 0x10;
 
 /// Where to connect and as whom.
 #[derive(Debug, Clone)]
@@ -111,6 +119,14 @@ impl Conn {
             caps |= CLIENT_CONNECT_WITH_DB;
         }
         caps &= hello.capabilities;
+        // MariaDB's extended capabilities count only when the server says it is MariaDB
+        // (CLIENT_MYSQL clear), and then only when our own CLIENT_MYSQL is clear too.
+        let ext = if hello.capabilities & CLIENT_MYSQL == 0 {
+            caps &= !CLIENT_MYSQL;
+            hello.mariadb_capabilities & MARIADB_CLIENT_CACHE_METADATA
+        } else {
+            0
+        };
         if caps & CLIENT_PROTOCOL_41 == 0 {
             return Err(SqlError::Protocol(
                 "server does not speak protocol 4.1".into(),
@@ -120,7 +136,7 @@ impl Conn {
         match (&opts.tls, server_tls) {
             (Some(cfg), true) => {
                 caps |= CLIENT_SSL;
-                self.start_tls(caps, cfg.clone(), opts)?;
+                self.start_tls(caps, ext, cfg.clone(), opts)?;
             }
             (_, false) if opts.ssl_mode.requires_tls() => {
                 return Err(SqlError::Tls(format!(
@@ -142,7 +158,7 @@ impl Conn {
         self.wbuf.extend_from_slice(&caps.to_le_bytes());
         self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
         self.wbuf.push(COLLATION);
-        self.wbuf.extend_from_slice(&[0; 23]);
+        put_filler(&mut self.wbuf, ext);
         self.wbuf.extend_from_slice(opts.user.as_bytes());
         self.wbuf.push(0);
         if caps & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0 {
@@ -209,6 +225,7 @@ impl Conn {
     fn start_tls(
         &mut self,
         caps: u32,
+        ext: u32,
         cfg: Arc<rustls::ClientConfig>,
         opts: &ConnectOpts,
     ) -> Result<(), SqlError> {
@@ -216,7 +233,7 @@ impl Conn {
         self.wbuf.extend_from_slice(&caps.to_le_bytes());
         self.wbuf.extend_from_slice(&MAX_PACKET.to_le_bytes());
         self.wbuf.push(COLLATION);
-        self.wbuf.extend_from_slice(&[0; 23]);
+        put_filler(&mut self.wbuf, ext);
         self.send()?;
         let host = if opts.socket.is_some() || opts.host == "localhost" {
             "localhost"
@@ -291,11 +308,20 @@ impl Conn {
     }
 }
 
+/// The handshake response's 23 reserved bytes: zero, but for MariaDB's extended
+/// capabilities in the last four.
+fn put_filler(out: &mut Vec<u8>, mariadb_capabilities: u32) {
+    out.extend_from_slice(&[0; 19]);
+    out.extend_from_slice(&mariadb_capabilities.to_le_bytes());
+}
+
 /// What the server's greeting says.
 #[derive(Debug, PartialEq)]
 pub(super) struct Hello {
     pub(super) server_version: String,
     pub(super) capabilities: u32,
+    /// MariaDB's extended capabilities (0 from a MySQL server).
+    pub(super) mariadb_capabilities: u32,
     pub(super) scramble: Vec<u8>,
     pub(super) plugin: String,
 }
@@ -316,9 +342,13 @@ pub(super) fn parse_handshake(p: &[u8]) -> Result<Hello, SqlError> {
     let mut capabilities = u32::from(u16::from_le_bytes([low[0], low[1]]));
     i += 2;
     let mut plugin = String::new();
+    let mut mariadb_capabilities = 0;
     if p.len() >= i + 16 {
         let high = u16::from_le_bytes([p[i + 3], p[i + 4]]);
         capabilities |= u32::from(high) << 16;
+        if capabilities & CLIENT_MYSQL == 0 {
+            mariadb_capabilities = u32::from_le_bytes([p[i + 12], p[i + 13], p[i + 14], p[i + 15]]);
+        }
         let auth_len = usize::from(p[i + 5]);
         i += 16; // charset, status, high capabilities, auth data length, reserved
         if capabilities & CLIENT_SECURE_CONNECTION != 0 {
@@ -342,6 +372,7 @@ pub(super) fn parse_handshake(p: &[u8]) -> Result<Hello, SqlError> {
             v.strip_prefix("5.5.5-").unwrap_or(&v).to_string()
         },
         capabilities,
+        mariadb_capabilities,
         scramble,
         plugin,
     })

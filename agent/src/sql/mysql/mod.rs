@@ -642,6 +642,11 @@ mod tests {
         assert_eq!(h.server_version, "10.11.6-MariaDB");
         assert_eq!(h.capabilities, 0x81ff_f7fe);
         assert!(h.capabilities & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0);
+        // CLIENT_MYSQL clear: MariaDB's extended capabilities are read from the filler.
+        assert_eq!(h.mariadb_capabilities, 0x1d);
+        let mut mysql = greeting();
+        mysql[36] |= 1;
+        assert_eq!(parse_handshake(&mysql).unwrap().mariadb_capabilities, 0);
         let mut err = vec![0xff, 0x10, 0x04];
         err.extend_from_slice(b"Too many connections");
         match parse_handshake(&err) {
@@ -782,6 +787,34 @@ mod tests {
         assert_eq!(&sent[..want.len()], &want[..]);
         let query = packet(0, b"\x03UPDATE t SET k=k+1");
         assert_eq!(&sent[want.len()..want.len() + query.len()], &query[..]);
+    }
+
+    #[test]
+    fn cached_metadata_replies_are_read_with_or_without_definitions() {
+        // MARIADB_CLIENT_CACHE_METADATA: the column count carries a "metadata follows" byte;
+        // 0 goes straight to the EOF before the rows, 1 (the table changed) sends them.
+        let col = b"\x03def\x06sbtest\x07sbtest1\x07sbtest1\x01c\x01c\x0c\x2d\x00";
+        let row = [0u8, 0, 1, b'x'];
+        let eof = [0xfe, 0, 0, 0x22, 0];
+        let mut s = Vec::new();
+        s.extend(packet(1, &[1, 0]));
+        s.extend(packet(2, &eof));
+        s.extend(packet(3, &row));
+        s.extend(packet(4, &eof));
+        s.extend(packet(1, &[1, 1]));
+        s.extend(packet(2, col));
+        s.extend(packet(3, &eof));
+        s.extend(packet(4, &row));
+        s.extend(packet(5, &row));
+        s.extend(packet(6, &eof));
+        let (mut c, _h) = replay(s);
+        let mut stmt = Stmt {
+            id: 1,
+            params: 0,
+            bound: false,
+        };
+        assert_eq!(c.execute(&mut stmt, &[]).unwrap(), Reply::Rows(1));
+        assert_eq!(c.execute(&mut stmt, &[]).unwrap(), Reply::Rows(2));
     }
 
     #[test]

@@ -44,6 +44,13 @@ pub struct PgStmt {
     /// the server accounts for each one as a statement (pg_stat_statements does not count
     /// a transaction command's executions through the extended protocol).
     simple: Option<&'static str>,
+    /// Results asked for in binary, as sysbench's pgsql driver asks for them (libpq's
+    /// PQexecPrepared with resultFormat 1): the server then sends each value with its
+    /// type's send function instead of making text of it, which for numbers, floats,
+    /// dates and timestamps is most of its work on a wide result set. The rows are counted,
+    /// never read, so the format costs the client nothing. pgbench asks for text, and so
+    /// do statements whose values are read (pgbench scripts' `\gset`).
+    binary: bool,
 }
 
 /// Transaction control as a simple query: the command of `sql`, if it is one.
@@ -120,9 +127,12 @@ impl PgConn {
                 name: String::new(),
                 params: 0,
                 simple: Some(cmd),
+                binary: false,
             });
         }
-        self.prepare_named(sql)
+        let mut stmt = self.prepare_named(sql)?;
+        stmt.binary = true;
+        Ok(stmt)
     }
 
     /// [`Self::prepare`] for every statement, transaction control too: pgbench's
@@ -140,6 +150,7 @@ impl PgConn {
             name,
             params,
             simple: None,
+            binary: false,
         })
     }
 
@@ -150,7 +161,7 @@ impl PgConn {
             return self.query(cmd);
         }
         self.wbuf.clear();
-        self.bind_execute(&stmt.name, params)
+        self.bind_execute(&stmt.name, params, stmt.binary)
     }
 
     /// Parses `sql` (`$n` parameters) as the unnamed statement and runs it with `params`:
@@ -159,23 +170,30 @@ impl PgConn {
     pub fn execute_unnamed(&mut self, sql: &str, params: &[Param]) -> Result<Reply, SqlError> {
         self.wbuf.clear();
         frontend::parse("", sql, std::iter::empty(), &mut self.wbuf)?;
-        self.bind_execute("", params)
+        self.bind_execute("", params, false)
     }
 
-    /// Appends Bind (params as text), Execute and Sync of statement `name`, sends what
-    /// is in the buffer and reads the reply.
+    /// Appends Bind (params as text; results in binary if `binary`), Execute and Sync of
+    /// statement `name`, sends what is in the buffer and reads the reply.
     #[inline]
-    fn bind_execute(&mut self, name: &str, params: &[Param]) -> Result<Reply, SqlError> {
-        self.bind(name, params)?;
+    fn bind_execute(
+        &mut self,
+        name: &str,
+        params: &[Param],
+        binary: bool,
+    ) -> Result<Reply, SqlError> {
+        self.bind(name, params, binary)?;
         frontend::execute("", 0, &mut self.wbuf)?;
         frontend::sync(&mut self.wbuf);
         self.flush()?;
         self.finish()
     }
 
-    /// Appends Bind of statement `name` to the unnamed portal, the parameters as text.
+    /// Appends Bind of statement `name` to the unnamed portal, the parameters as text and
+    /// every result column in binary if `binary` (one format code for all), else as text.
     #[inline]
-    fn bind(&mut self, name: &str, params: &[Param]) -> Result<(), SqlError> {
+    fn bind(&mut self, name: &str, params: &[Param], binary: bool) -> Result<(), SqlError> {
+        let results: &[i16] = if binary { &[1] } else { &[] };
         let bound = frontend::bind(
             "",
             name,
@@ -189,7 +207,7 @@ impl PgConn {
                 }
                 Ok(IsNull::No)
             },
-            std::iter::empty(),
+            results.iter().copied(),
             &mut self.wbuf,
         );
         bound.map_err(|_| SqlError::Protocol("a parameter is too long".into()))

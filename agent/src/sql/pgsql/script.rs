@@ -57,6 +57,7 @@ impl PgConn {
             name,
             params: 0,
             simple: None,
+            binary: false,
         })
     }
 
@@ -88,7 +89,7 @@ impl PgConn {
                 ""
             }
         };
-        self.bind(name, params)?;
+        self.bind(name, params, false)?;
         if cap != Capture::Nothing {
             // The column names come with a RowDescription, which Describe asks for.
             frontend::describe(b'P', "", &mut self.wbuf)?;
