@@ -28,6 +28,8 @@
 #   TABLES [10]  TABLE_SIZE [100000]  PGBENCH_SCALE [10]  WIDE_ROWS [2000]
 #   TARGET_rw4 [1.10] TARGET_rw64 [1.10] TARGET_ps4 [1.09] TARGET_ps64 [1.0]
 #   TARGET_pgrw [1.17] TARGET_tpcb [1.06] TARGET_pgwide [0.98] TARGET_mywide [0.99]
+#   REF_FLEETBENCH_BIN []  a directory with another fleetbench build to take the reference
+#                    tools' place: an A/B of a change, pinned the same way
 # Needs: sysbench, mariadb-server, postgresql (pgbench), taskset (util-linux).
 # Exit status: 0 when every run worked (whether or not the floors are met), 1 when a run
 # failed, 2 for a setup problem.
@@ -53,6 +55,14 @@ done
 [[ $(nproc) -gt $server_cpu && $(nproc) -gt $client_cpu ]] ||
   die "this machine has $(nproc) CPUs: SERVER_CPU=$server_cpu and CLIENT_CPU=$client_cpu must be below that"
 find_fleetbench
+# The reference: sysbench and pgbench, or another fleetbench build (an A/B of a change).
+ref_sb=(sysbench)
+ref_pgbench=()
+if [[ -n ${REF_FLEETBENCH_BIN:-} ]]; then
+  [[ -x $REF_FLEETBENCH_BIN/fleetbench ]] || die "no fleetbench binary in REF_FLEETBENCH_BIN=$REF_FLEETBENCH_BIN"
+  ref_sb=("$REF_FLEETBENCH_BIN/fleetbench")
+  ref_pgbench=("$REF_FLEETBENCH_BIN/fleetbench" pgbench)
+fi
 has() { [[ $cases == *" $1 "* ]]; }
 wants_pg() { has pgrw || has tpcb || has pgwide; }
 wants_my() { has rw4 || has rw64 || has ps4 || has ps64 || has mywide; }
@@ -179,7 +189,7 @@ run_case() {
     "$name" "$label" "$rm" "$target" "$v" "$cm" "$sm")")
 }
 
-echo "fleetbench: $fleetbench ($("$fleetbench" --version))  sysbench: $(sysbench --version)"
+echo "fleetbench: $fleetbench ($("$fleetbench" --version))  reference: ${ref_sb[0]} ($("${ref_sb[0]}" --version))"
 echo "servers pinned to CPU $server_cpu (MariaDB 127.0.0.1:$MARIADB_PORT${pg_pid:+, PostgreSQL 127.0.0.1:$PRIVATE_PG_PORT}), clients to CPU $client_cpu"
 echo "machine: $(nproc) cores; CPU busy before start: $(cpu_busy) (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
@@ -198,24 +208,25 @@ for c in rw4 rw64 ps4 ps64; do
   esac
   threads=${c#??}
   opts=("$test" "${data[@]}" --threads="$threads" --time="$run_secs" "${my[@]}" run)
-  run_case "$c" "$test, $threads threads, MariaDB" my qps "$floor" -- sysbench "${opts[@]}" -- "$fleetbench" "${opts[@]}"
+  run_case "$c" "$test, $threads threads, MariaDB" my qps "$floor" -- "${ref_sb[@]}" "${opts[@]}" -- "$fleetbench" "${opts[@]}"
 done
 
 if has pgrw; then
   "${pin[@]}" sysbench oltp_read_write "${data[@]}" --threads=4 "${pg[@]}" prepare >"$dir/pg-prepare.out" 2>&1 ||
     die "prepare on PostgreSQL failed: $(tail -3 "$dir/pg-prepare.out")"
   opts=(oltp_read_write "${data[@]}" --threads=4 --time="$run_secs" "${pg[@]}" run)
-  run_case pgrw "oltp_read_write, 4 threads, PostgreSQL" pg qps 1.17 -- sysbench "${opts[@]}" -- "$fleetbench" "${opts[@]}"
+  run_case pgrw "oltp_read_write, 4 threads, PostgreSQL" pg qps 1.17 -- "${ref_sb[@]}" "${opts[@]}" -- "$fleetbench" "${opts[@]}"
 fi
 
 if has tpcb; then
   pgbench=$PRIVATE_PG_BIN/pgbench
+  [[ ${#ref_pgbench[@]} -gt 0 ]] || ref_pgbench=("$pgbench")
   pgconn=(-h 127.0.0.1 -p "$PRIVATE_PG_PORT" -U sbtest)
   export PGPASSWORD=sbpass
   "${pin[@]}" "$pgbench" -i -q -s "$scale" "${pgconn[@]}" sbtest >"$dir/pgbench-init.out" 2>&1 ||
     die "pgbench -i failed: $(tail -3 "$dir/pgbench-init.out")"
   opts=(-n -M prepared -b tpcb-like -c 4 -T "$run_secs" "${pgconn[@]}" sbtest)
-  run_case tpcb "pgbench tpcb-like, -M prepared -c 4, PostgreSQL" pg pgbench 1.06 -- "$pgbench" "${opts[@]}" -- "$fleetbench" pgbench "${opts[@]}"
+  run_case tpcb "pgbench tpcb-like, -M prepared -c 4, PostgreSQL" pg pgbench 1.06 -- "${ref_pgbench[@]}" "${opts[@]}" -- "$fleetbench" pgbench "${opts[@]}"
 fi
 
 # The wide table: 21 columns of mixed types, made by SQL (the same rows for both servers but
@@ -264,13 +275,13 @@ if has pgwide; then
   wide_sql pg | PGPASSWORD=sbpass "$PRIVATE_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 \
     -p "$PRIVATE_PG_PORT" -U sbtest sbtest >"$dir/wide-pg.out" 2>&1 || die "the wide table on PostgreSQL: $(tail -3 "$dir/wide-pg.out")"
   opts=("$wide_lua" --threads=4 --time="$run_secs" "${pg[@]}" run)
-  run_case pgwide "$wide_rows-row 21-column SELECT *, 4 threads, PostgreSQL" pg tps 0.98 -- sysbench "${opts[@]}" -- "$fleetbench" "${opts[@]}"
+  run_case pgwide "$wide_rows-row 21-column SELECT *, 4 threads, PostgreSQL" pg tps 0.98 -- "${ref_sb[@]}" "${opts[@]}" -- "$fleetbench" "${opts[@]}"
 fi
 if has mywide; then
   wide_sql my | mariadb --no-defaults -S "$MARIADB_SOCKET" -uroot sbtest >"$dir/wide-my.out" 2>&1 ||
     die "the wide table on MariaDB: $(tail -3 "$dir/wide-my.out")"
   opts=("$wide_lua" --threads=4 --time="$run_secs" "${my[@]}" run)
-  run_case mywide "$wide_rows-row 21-column SELECT *, 4 threads, MariaDB" my tps 0.99 -- sysbench "${opts[@]}" -- "$fleetbench" "${opts[@]}"
+  run_case mywide "$wide_rows-row 21-column SELECT *, 4 threads, MariaDB" my tps 0.99 -- "${ref_sb[@]}" "${opts[@]}" -- "$fleetbench" "${opts[@]}"
 fi
 
 echo "== floors (rate fleetbench/reference, medians of $rounds pinned rounds)"

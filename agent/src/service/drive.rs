@@ -139,7 +139,11 @@ impl Run {
             let mut msg = report::interval_to_proto(&iv);
             msg.host = host.sample().map(|h| wire::host_to_proto(&h));
             if let Some(w) = &servers {
-                msg.servers = w.read().await;
+                msg.servers = if iv.last {
+                    w.read_last().await
+                } else {
+                    w.read().await
+                };
                 for s in &mut msg.servers {
                     if let Some(b) = noted
                         .iter_mut()

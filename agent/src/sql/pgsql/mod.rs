@@ -726,4 +726,92 @@ mod tests {
         assert_eq!(parse_data_row(&b).unwrap(), [Some("42".into()), None]);
         assert!(parse_data_row(&b[..5]).is_err());
     }
+    /// A backend message: tag, length, body.
+    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    /// The sysbench path's statements ask for every result column in binary, as
+    /// sysbench's pgsql driver does; pgbench's (prepare_named) and scripts' ask for text.
+    #[test]
+    fn sysbench_statements_ask_for_binary_results_and_pgbench_ones_for_text() {
+        use crate::sql::stream::{Plain, Sock};
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let ready = msg(b'Z', b"I");
+        let mut reply = Vec::new();
+        for _ in 0..2 {
+            // Parse + Sync, then Bind + Execute + Sync of one row.
+            reply.extend(msg(b'1', b""));
+            reply.extend(ready.clone());
+            reply.extend(msg(b'2', b""));
+            reply.extend(msg(b'D', &[0, 1, 0, 0, 0, 1, b'7']));
+            reply.extend(msg(b'C', b"SELECT 1\0"));
+            reply.extend(ready.clone());
+        }
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            s.write_all(&reply).unwrap();
+            let mut got = Vec::new();
+            let _ = s.read_to_end(&mut got);
+            got
+        });
+        let sock = Sock::Tcp(std::net::TcpStream::connect(addr).unwrap());
+        let mut c = PgConn {
+            stream: Stream::Plain(Plain::new(sock)),
+            rbuf: vec![0; 1024],
+            rpos: 0,
+            rend: 0,
+            wbuf: BytesMut::new(),
+            registry: None,
+            auth: "trust",
+            server_version: String::new(),
+            next_stmt: 0,
+        };
+        let mut sb = c.prepare("SELECT c FROM sbtest1 WHERE id = ?").unwrap();
+        assert_eq!(
+            c.execute(&mut sb, &[Param::Int(5)]).unwrap(),
+            Reply::Rows(1)
+        );
+        let mut pg = c
+            .prepare_named("SELECT abalance FROM pgbench_accounts WHERE aid = $1")
+            .unwrap();
+        assert_eq!(
+            c.execute(&mut pg, &[Param::Int(5)]).unwrap(),
+            Reply::Rows(1)
+        );
+        c.stream.shutdown();
+        let sent = server.join().unwrap();
+        let bind = |stmt: &str, results: &[i16]| {
+            let mut b = BytesMut::new();
+            frontend::bind(
+                "",
+                stmt,
+                std::iter::empty(),
+                [b"5".as_slice()],
+                |p, buf| {
+                    buf.put_slice(p);
+                    Ok::<_, Box<dyn std::error::Error + Sync + Send>>(IsNull::No)
+                },
+                results.iter().copied(),
+                &mut b,
+            )
+            .map_err(|_| "bind")
+            .unwrap();
+            b.to_vec()
+        };
+        let has = |needle: &[u8]| sent.windows(needle.len()).any(|w| w == needle);
+        assert!(
+            has(&bind("fb1", &[1])),
+            "no binary-result Bind for the sysbench statement"
+        );
+        assert!(
+            has(&bind("fb2", &[])),
+            "no text-result Bind for pgbench's statement"
+        );
+    }
 }
