@@ -20,6 +20,9 @@ use crate::sql::{Client, SqlError, mysql, pgsql::PgConn};
 /// How long an interval waits for its readings before it goes out without them.
 pub const READ_WAIT: Duration = Duration::from_secs(1);
 
+/// How long the run's last interval waits for its readings (see [`ServerWatch::read_last`]).
+pub const LAST_READ_WAIT: Duration = Duration::from_secs(5);
+
 /// How long the run's last reading waits when a target is PostgreSQL. A backend sends
 /// its statistics to the shared counters at most once a second while it works, and the
 /// rest as it exits, a few milliseconds after the workers' Terminate: read at once, the
@@ -88,22 +91,32 @@ impl ServerWatch {
     }
 
     /// [`Self::read`] for the run's last interval, read after the workers closed their
-    /// connections: PostgreSQL's backends are given [`PG_SETTLE`] to report as they exit.
+    /// connections: PostgreSQL's backends are given [`PG_SETTLE`] to report as they exit,
+    /// and the reading [`LAST_READ_WAIT`]: no next interval waits behind it, and a late
+    /// last reading would lose the end of the run's figures.
     pub async fn read_last(&self) -> Vec<pb::ServerSample> {
         tokio::time::sleep(self.settle).await;
-        self.read().await
+        self.read_within(LAST_READ_WAIT, "the last status read took over 5 seconds")
+            .await
     }
 
     /// Each server's change since the last reading, or why there is none.
     pub async fn read(&self) -> Vec<pb::ServerSample> {
+        self.read_within(READ_WAIT, "the status read took over a second")
+            .await
+    }
+
+    /// [`Self::read`], waiting up to `wait` for the readings (`late` says why there are
+    /// none when they come later).
+    async fn read_within(&self, wait: Duration, late: &str) -> Vec<pb::ServerSample> {
         let (tx, rx) = oneshot::channel();
         if self.asks.send(tx).is_err() {
             return self.missing("the reading thread has ended");
         }
-        match tokio::time::timeout(READ_WAIT, rx).await {
+        match tokio::time::timeout(wait, rx).await {
             Ok(Ok(samples)) => samples,
             Ok(Err(_)) => self.missing("the reading thread has ended"),
-            Err(_) => self.missing("the status read took over a second"),
+            Err(_) => self.missing(late),
         }
     }
 
