@@ -19,7 +19,8 @@
 # (user+sys µs per query or transaction) and the server's CPU per query or transaction
 # (the server processes' user+sys time from /proc, backends reaped included). Then per
 # case the medians and PASS/MISS against the case's floor (TARGET_<case>, the rate ratio
-# fleetbench/reference it must reach).
+# fleetbench/reference it must reach). Every run starts once both servers are idle (MariaDB
+# purges and flushes for a while after the write-heavy cases, on the servers' core).
 #
 # Usage: scripts/bench-pinned.sh
 # Environment (defaults in brackets):
@@ -111,10 +112,26 @@ settle() {
   done
 }
 
+# Waits (up to 90 s) until neither server has used more than 5 % of a CPU over a second:
+# after a write-heavy run MariaDB purges and flushes for a while on the servers' core,
+# which would slow, and be counted against, whichever run came next.
+quiet() {
+  local i a b c d busy
+  for i in $(seq 90); do
+    a=$(server_ticks my); c=$([[ -n $pg_pid ]] && server_ticks pg || echo 0)
+    sleep 1
+    b=$(server_ticks my); d=$([[ -n $pg_pid ]] && server_ticks pg || echo 0)
+    busy=$(((b - a + d - c) * 100 / hz))
+    [[ $busy -le 5 ]] && return
+  done
+  echo "$BENCH_NAME: the servers were still busy ($busy % of a CPU) after 90 s; running anyway" >&2
+}
+
 # Runs the command pinned to CLIENT_CPU and keeps the server's CPU ticks it cost in OUT.srv.
 server=my
 pinned_run() {
   local out=$1 before; shift
+  quiet
   before=$(server_ticks "$server")
   measure "$out" "${pin[@]}" "$@" || return 1
   settle "$server"
