@@ -261,11 +261,7 @@ impl Plain {
     /// result to a reader that drains each chunk at once (see docs/benchmarks.md).
     #[inline(never)]
     fn read_streaming(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::fd::AsRawFd;
-        let fd = match &self.sock {
-            Sock::Tcp(s) => s.as_raw_fd(),
-            Sock::Unix(s) => s.as_raw_fd(),
-        };
+        let fd = self.fd();
         let until = Instant::now() + STREAM_SPIN;
         loop {
             // SAFETY: `buf` is valid for `buf.len()` bytes of writes.
@@ -275,8 +271,9 @@ impl Plain {
                 return Ok(n as usize);
             }
             let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::WouldBlock {
-                return Err(e);
+            match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => {}
+                _ => return Err(e),
             }
             if Instant::now() >= until {
                 return self.sock.read(buf);
